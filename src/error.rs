@@ -1,0 +1,149 @@
+//! The one error type of the core, with stable numbered codes.
+//!
+//! Every fallible core function returns [`Error`]. The C layer hands the same value to the
+//! caller as a `perps_error` object, so the code, message, HTTP status, venue body and the
+//! "may have reached the venue" flag survive the boundary unchanged.
+
+use std::fmt;
+
+/// Stable error codes. The numbers are part of the ABI: never renumber, never reuse.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Code {
+    /// An argument is missing, NULL, not UTF-8, or malformed.
+    InvalidArgument = 1,
+    /// A private key could not be parsed or does not match itself.
+    InvalidKey = 2,
+    /// The order is invalid (field missing, wrong type, unknown field, bad value).
+    InvalidOrder = 3,
+    /// A signature or the claims of a sign-in challenge did not verify.
+    VerificationFailed = 4,
+    /// The call is not allowed in the session's current state (e.g. login before prepare).
+    InvalidState = 5,
+    /// The connection failed (refused, DNS, TLS, reset).
+    Transport = 6,
+    /// A time limit was reached.
+    Timeout = 7,
+    /// The venue answered with a non-2xx HTTP status.
+    HttpStatus = 8,
+    /// The venue answered 2xx but said no (`success: false`, `code != 0`).
+    ApiError = 9,
+    /// The venue's answer could not be understood (not JSON, wrong shape, too large).
+    BadResponse = 10,
+    /// The session's access token has expired; sign in again.
+    TokenExpired = 11,
+    /// The operating system's random number generator failed.
+    Rng = 12,
+    /// A bug: a panic was caught at the C boundary.
+    Panic = 99,
+}
+
+impl Code {
+    /// The code's name as the C header spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Code::InvalidArgument => "PERPS_INVALID_ARGUMENT",
+            Code::InvalidKey => "PERPS_INVALID_KEY",
+            Code::InvalidOrder => "PERPS_INVALID_ORDER",
+            Code::VerificationFailed => "PERPS_VERIFICATION_FAILED",
+            Code::InvalidState => "PERPS_INVALID_STATE",
+            Code::Transport => "PERPS_TRANSPORT",
+            Code::Timeout => "PERPS_TIMEOUT",
+            Code::HttpStatus => "PERPS_HTTP_STATUS",
+            Code::ApiError => "PERPS_API_ERROR",
+            Code::BadResponse => "PERPS_BAD_RESPONSE",
+            Code::TokenExpired => "PERPS_TOKEN_EXPIRED",
+            Code::Rng => "PERPS_RNG",
+            Code::Panic => "PERPS_PANIC",
+        }
+    }
+}
+
+/// One failure. Messages name the problem and never contain a secret.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Error {
+    code: Code,
+    message: String,
+    http_status: u16,
+    body: Option<String>,
+    may_have_reached_venue: bool,
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
+        Error { code, message: message.into(), http_status: 0, body: None, may_have_reached_venue: false }
+    }
+
+    pub fn invalid_argument(message: impl Into<String>) -> Self {
+        Error::new(Code::InvalidArgument, message)
+    }
+    pub fn invalid_key(message: impl Into<String>) -> Self {
+        Error::new(Code::InvalidKey, message)
+    }
+    pub fn invalid_order(message: impl Into<String>) -> Self {
+        Error::new(Code::InvalidOrder, message)
+    }
+    pub fn verification(message: impl Into<String>) -> Self {
+        Error::new(Code::VerificationFailed, message)
+    }
+    pub fn invalid_state(message: impl Into<String>) -> Self {
+        Error::new(Code::InvalidState, message)
+    }
+    pub fn bad_response(message: impl Into<String>) -> Self {
+        Error::new(Code::BadResponse, message)
+    }
+
+    /// Attach the HTTP status of the venue's answer.
+    pub fn with_status(mut self, status: u16) -> Self {
+        self.http_status = status;
+        self
+    }
+    /// Attach the venue's response body (kept verbatim for the caller).
+    pub fn with_body(mut self, body: impl Into<String>) -> Self {
+        self.body = Some(body.into());
+        self
+    }
+    /// Mark that the request may have been processed by the venue (never retry an order then).
+    pub fn reached_venue(mut self, may_have: bool) -> Self {
+        self.may_have_reached_venue = may_have;
+        self
+    }
+
+    pub fn code(&self) -> Code {
+        self.code
+    }
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+    /// HTTP status of the venue's answer, 0 when there was none.
+    pub fn http_status(&self) -> u16 {
+        self.http_status
+    }
+    pub fn body(&self) -> Option<&str> {
+        self.body.as_deref()
+    }
+    pub fn may_have_reached_venue(&self) -> bool {
+        self.may_have_reached_venue
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code.name(), self.message)
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Error")
+            .field("code", &self.code.name())
+            .field("message", &self.message)
+            .field("http_status", &self.http_status)
+            .field("body", &self.body)
+            .field("may_have_reached_venue", &self.may_have_reached_venue)
+            .finish()
+    }
+}
+
+impl std::error::Error for Error {}

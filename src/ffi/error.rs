@@ -1,0 +1,131 @@
+//! `perps_error`: one failure handed to the caller, with accessors and a `_free`.
+
+use crate::error::{Code, Error};
+use crate::ffi::handles::{free_handle, into_handle};
+use std::ffi::{CString, c_char};
+
+/// Result codes. The numbers are stable and never reused.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum perps_code {
+    /// Success.
+    PERPS_OK = 0,
+    /// An argument is NULL, not UTF-8, or malformed.
+    PERPS_INVALID_ARGUMENT = 1,
+    /// A private key could not be parsed, or a keypair's halves do not match.
+    PERPS_INVALID_KEY = 2,
+    /// The order is invalid: a field is missing, unknown, of the wrong type or out of range.
+    PERPS_INVALID_ORDER = 3,
+    /// A signature or a challenge claim did not verify.
+    PERPS_VERIFICATION_FAILED = 4,
+    /// Not allowed in the session's current state (e.g. login before prepare-signin).
+    PERPS_INVALID_STATE = 5,
+    /// The connection failed; see `perps_error_may_have_reached_venue`.
+    PERPS_TRANSPORT = 6,
+    /// A time limit was reached; see `perps_error_may_have_reached_venue`.
+    PERPS_TIMEOUT = 7,
+    /// The venue answered a non-2xx HTTP status; see `perps_error_http_status` and `_body`.
+    PERPS_HTTP_STATUS = 8,
+    /// The venue answered 2xx but refused (`success: false`, or `code` != 0); see `_body`.
+    PERPS_API_ERROR = 9,
+    /// The venue's answer is not JSON, has the wrong shape, or is too large.
+    PERPS_BAD_RESPONSE = 10,
+    /// The session's access token has expired; nothing was sent.
+    PERPS_TOKEN_EXPIRED = 11,
+    /// The operating system's random number generator failed.
+    PERPS_RNG = 12,
+    /// A panic was caught inside the library (a bug; please report it).
+    PERPS_PANIC = 99,
+}
+
+impl From<Code> for perps_code {
+    fn from(code: Code) -> Self {
+        match code {
+            Code::InvalidArgument => perps_code::PERPS_INVALID_ARGUMENT,
+            Code::InvalidKey => perps_code::PERPS_INVALID_KEY,
+            Code::InvalidOrder => perps_code::PERPS_INVALID_ORDER,
+            Code::VerificationFailed => perps_code::PERPS_VERIFICATION_FAILED,
+            Code::InvalidState => perps_code::PERPS_INVALID_STATE,
+            Code::Transport => perps_code::PERPS_TRANSPORT,
+            Code::Timeout => perps_code::PERPS_TIMEOUT,
+            Code::HttpStatus => perps_code::PERPS_HTTP_STATUS,
+            Code::ApiError => perps_code::PERPS_API_ERROR,
+            Code::BadResponse => perps_code::PERPS_BAD_RESPONSE,
+            Code::TokenExpired => perps_code::PERPS_TOKEN_EXPIRED,
+            Code::Rng => perps_code::PERPS_RNG,
+            Code::Panic => perps_code::PERPS_PANIC,
+        }
+    }
+}
+
+/// One failure: a code, a message, and where it applies the HTTP status, the venue's
+/// response body, and whether the request may have reached the venue.
+///
+/// Returned through the `perps_error **err` out-parameter of a failing call (only when
+/// `err` is not NULL). Owned by the caller: free it with `perps_error_free`. Strings
+/// returned by its accessors live as long as the error object.
+pub struct perps_error {
+    error: Error,
+    message: CString,
+    body: Option<CString>,
+}
+
+impl perps_error {
+    pub(crate) fn new_raw(error: Error) -> *mut perps_error {
+        let message = c_text(error.message());
+        let body = error.body().map(c_text);
+        into_handle(perps_error { error, message, body })
+    }
+}
+
+/// Text with any NUL bytes made visible, so it always fits a C string.
+fn c_text(text: &str) -> CString {
+    CString::new(text.replace('\0', "\\0")).unwrap_or_default()
+}
+
+fn with_error<T>(e: *const perps_error, absent: T, read: impl FnOnce(&perps_error) -> T) -> T {
+    // SAFETY: non-NULL errors come from `new_raw` and live until `perps_error_free` (contract).
+    match unsafe { e.as_ref() } {
+        Some(e) => read(e),
+        None => absent,
+    }
+}
+
+/// The error's code. `PERPS_INVALID_ARGUMENT` when `e` is NULL.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_error_code(e: *const perps_error) -> perps_code {
+    with_error(e, perps_code::PERPS_INVALID_ARGUMENT, |e| e.error.code().into())
+}
+
+/// The error's message (UTF-8, never NULL, never contains a secret). Borrowed: valid until
+/// `perps_error_free(e)`. A static text when `e` is NULL.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_error_message(e: *const perps_error) -> *const c_char {
+    with_error(e, c"no error object (NULL)".as_ptr(), |e| e.message.as_ptr())
+}
+
+/// The HTTP status of the venue's answer, or 0 when there was none (or `e` is NULL).
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_error_http_status(e: *const perps_error) -> u16 {
+    with_error(e, 0, |e| e.error.http_status())
+}
+
+/// The venue's response body, or NULL when there was none. Borrowed: valid until
+/// `perps_error_free(e)`.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_error_body(e: *const perps_error) -> *const c_char {
+    with_error(e, std::ptr::null(), |e| e.body.as_ref().map_or(std::ptr::null(), |b| b.as_ptr()))
+}
+
+/// Whether the request may have been received and acted on by the venue. When true for an
+/// order, do not resend it blindly: query the venue first (the library never retries).
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_error_may_have_reached_venue(e: *const perps_error) -> bool {
+    with_error(e, false, |e| e.error.may_have_reached_venue())
+}
+
+/// Free an error. NULL is a no-op; must not be called twice.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_error_free(e: *mut perps_error) {
+    let _ = std::panic::catch_unwind(|| free_handle(e));
+}

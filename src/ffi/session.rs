@@ -1,0 +1,86 @@
+//! `perps_session`: one identity (request-signing key, chain/wallet, pending challenge,
+//! token). Safe to share between threads; calls on one session may run concurrently.
+
+use crate::ffi::error::perps_error;
+use crate::ffi::handles::{borrow, free_handle, into_handle};
+use crate::ffi::strings::{arg_str, to_c_string};
+use crate::session::Session;
+use std::ffi::c_char;
+
+/// One identity: an Ed25519 request-signing key (its base58 public key is the `requestId`),
+/// the chain and wallet address it signs in for, the verified challenge between
+/// prepare-signin and login, and the access token with its expiry.
+///
+/// Made by `perps_session_new` or `perps_session_from_api_key`; owned by the caller; freed
+/// (and its secrets zeroized) by `perps_session_free`. Thread-safe.
+pub struct perps_session {
+    pub(crate) inner: Session,
+}
+
+/// A new session with a fresh temporary Ed25519 key from the OS random number generator.
+/// Returns NULL on failure (`PERPS_RNG`) with `*err` set when `err` is not NULL.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_session_new(err: *mut *mut perps_error) -> *mut perps_session {
+    ffi_boundary!(err, { Ok(into_handle(perps_session { inner: Session::new()? })) })
+}
+
+/// A session for a web-site API credential: its API token and Ed25519 private key (base58
+/// 32-byte seed, base58 64-byte keypair, or hex of either). The session can place orders at
+/// once. A keypair whose public half does not match its seed is `PERPS_INVALID_KEY`.
+/// Neither secret is kept beyond the session (zeroized on free) or quoted in errors.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_session_from_api_key(
+    api_token: *const c_char,
+    ed25519_private_key: *const c_char,
+    err: *mut *mut perps_error,
+) -> *mut perps_session {
+    ffi_boundary!(err, {
+        let token = arg_str(api_token, "api_token")?;
+        let key = arg_str(ed25519_private_key, "ed25519_private_key")?;
+        Ok(into_handle(perps_session { inner: Session::from_api_key(token, key)? }))
+    })
+}
+
+/// The session's `requestId` (base58 of its Ed25519 public key). Free with `perps_string_free`.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_session_request_id(s: *const perps_session, err: *mut *mut perps_error) -> *mut c_char {
+    ffi_boundary!(err, { to_c_string(borrow(s, "session")?.inner.request_id().to_owned()) })
+}
+
+/// The session's access token (a secret: handle with care). `PERPS_INVALID_STATE` when the
+/// session has none. Free with `perps_string_free` (which overwrites it).
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_session_token(s: *const perps_session, err: *mut *mut perps_error) -> *mut c_char {
+    ffi_boundary!(err, {
+        let login = borrow(s, "session")?
+            .inner
+            .login()
+            .ok_or_else(|| crate::Error::invalid_state("the session has no access token"))?;
+        to_c_string(login.token.to_string())
+    })
+}
+
+/// The session's state as JSON, without secrets: `request_id`, `has_token`, `chain`,
+/// `address`, `alias`, `token_expires_at` (Unix seconds or null), `pending_signin`,
+/// `challenge_expires_at`. Free with `perps_string_free`.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_session_info(s: *const perps_session, err: *mut *mut perps_error) -> *mut c_char {
+    ffi_boundary!(err, { to_c_string(borrow(s, "session")?.inner.info_json()) })
+}
+
+/// Forget the session's token and any pending challenge; later calls that need a token fail
+/// with `PERPS_INVALID_STATE` until it signs in again. The key is kept.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_session_logout(s: *const perps_session, err: *mut *mut perps_error) -> crate::ffi::error::perps_code {
+    ffi_boundary!(err, {
+        borrow(s, "session")?.inner.logout();
+        Ok(crate::ffi::error::perps_code::PERPS_OK)
+    })
+}
+
+/// Free a session, zeroizing its key and token. NULL is a no-op; must not be called twice,
+/// nor while another thread is using the session.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_session_free(s: *mut perps_session) {
+    let _ = std::panic::catch_unwind(|| free_handle(s));
+}

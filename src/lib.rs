@@ -1,0 +1,20 @@
+//! libperps: sign in to a perpetual-futures venue with a wallet, sign request bodies with
+//! Ed25519, and send orders — a pure Rust core behind a thin C ABI.
+//!
+//! The core modules hold no raw pointers and can be used from Rust directly; `ffi` only
+//! converts between C and the core. See README.md for the C API conventions.
+
+pub mod body_sign;
+pub mod challenge;
+pub mod error;
+pub mod keys;
+pub mod order;
+pub mod session;
+pub mod wallet;
+
+pub mod ffi;
+
+#[cfg(feature = "sandbox")]
+pub mod sandbox;
+
+pub use error::{Code, Error, Result};

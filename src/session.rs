@@ -1,0 +1,188 @@
+//! One identity: the request-signing key, the chain and wallet it signs in for, the
+//! verified challenge waiting for login, and the access token.
+//!
+//! The key never changes after creation, so signing reads it without a lock; the mutable
+//! state sits behind an `RwLock` so one session can be shared by many threads.
+
+use crate::body_sign::{self, BodySignature};
+use crate::challenge::VerifiedChallenge;
+use crate::error::{Code, Error, Result};
+use crate::keys::RequestKey;
+use crate::wallet::Chain;
+use std::fmt;
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use zeroize::Zeroizing;
+
+/// The venue's default access-token lifetime (7 days).
+pub const DEFAULT_TOKEN_SECONDS: i64 = 604_800;
+
+/// A verified challenge waiting for the wallet's signature.
+#[derive(Clone, Debug)]
+pub struct PendingSignin {
+    pub chain: Chain,
+    pub address: String,
+    pub challenge: VerifiedChallenge,
+}
+
+/// What login (or an imported API credential) gave the session.
+#[derive(Clone)]
+pub struct Login {
+    pub token: Zeroizing<String>,
+    pub chain: Option<Chain>,
+    pub address: Option<String>,
+    pub alias: Option<String>,
+    /// Unix seconds after which the token is no longer accepted; `None` when unknown
+    /// (an API credential's token).
+    pub expires_at: Option<i64>,
+}
+
+impl fmt::Debug for Login {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Login")
+            .field("token", &"<redacted>")
+            .field("chain", &self.chain)
+            .field("address", &self.address)
+            .field("alias", &self.alias)
+            .field("expires_at", &self.expires_at)
+            .finish()
+    }
+}
+
+#[derive(Default, Debug)]
+struct State {
+    pending: Option<PendingSignin>,
+    login: Option<Login>,
+}
+
+#[derive(Debug)]
+pub struct Session {
+    key: RequestKey,
+    state: RwLock<State>,
+}
+
+impl Session {
+    /// A session with a fresh temporary key from the OS RNG.
+    pub fn new() -> Result<Session> {
+        Ok(Session::with_key(RequestKey::generate()?))
+    }
+
+    /// A session for a web-site API credential: its token and Ed25519 private key.
+    pub fn from_api_key(token: &str, private_key: &str) -> Result<Session> {
+        check_token(token)?;
+        let session = Session::with_key(RequestKey::from_text(private_key)?);
+        session.write().login = Some(Login {
+            token: Zeroizing::new(token.to_owned()),
+            chain: None,
+            address: None,
+            alias: None,
+            expires_at: None,
+        });
+        Ok(session)
+    }
+
+    pub fn with_key(key: RequestKey) -> Session {
+        Session { key, state: RwLock::new(State::default()) }
+    }
+
+    pub fn request_id(&self) -> &str {
+        self.key.request_id()
+    }
+
+    pub fn key(&self) -> &RequestKey {
+        &self.key
+    }
+
+    /// Sign a body with a fresh UUID at `timestamp_ms`.
+    pub fn sign_body_now(&self, body: &[u8], timestamp_ms: i64) -> Result<BodySignature> {
+        body_sign::sign_now(&self.key, body, timestamp_ms)
+    }
+
+    /// Sign a body with a caller-chosen request id and time.
+    pub fn sign_body_at(&self, body: &[u8], request_id: &str, timestamp_ms: i64) -> Result<BodySignature> {
+        body_sign::sign(&self.key, body, request_id, timestamp_ms)
+    }
+
+    pub fn set_pending(&self, pending: PendingSignin) {
+        self.write().pending = Some(pending);
+    }
+
+    pub fn pending(&self) -> Option<PendingSignin> {
+        self.read().pending.clone()
+    }
+
+    /// Keep the login result; the pending challenge has been used and is cleared.
+    pub fn complete_login(&self, login: Login) {
+        let mut state = self.write();
+        state.pending = None;
+        state.login = Some(login);
+    }
+
+    /// Forget the token and any pending challenge (the key stays: it is the session).
+    pub fn logout(&self) {
+        let mut state = self.write();
+        state.pending = None;
+        state.login = None;
+    }
+
+    pub fn login(&self) -> Option<Login> {
+        self.read().login.clone()
+    }
+
+    /// The token for a request, checked for presence and expiry before anything is sent.
+    pub fn usable_token(&self, now_secs: i64) -> Result<Zeroizing<String>> {
+        let state = self.read();
+        let login = state
+            .login
+            .as_ref()
+            .ok_or_else(|| Error::invalid_state("the session has no access token: sign in (or log in) first"))?;
+        if let Some(expires_at) = login.expires_at {
+            if now_secs >= expires_at {
+                return Err(Error::new(
+                    Code::TokenExpired,
+                    format!("the session's access token expired at {expires_at} (now {now_secs}); sign in again"),
+                ));
+            }
+        }
+        Ok(login.token.clone())
+    }
+
+    /// Identity and state as JSON, without secrets.
+    pub fn info_json(&self) -> String {
+        let state = self.read();
+        let login = state.login.as_ref();
+        let pending = state.pending.as_ref();
+        serde_json::json!({
+            "request_id": self.request_id(),
+            "has_token": login.is_some(),
+            "chain": login.and_then(|l| l.chain).or(pending.map(|p| p.chain)).map(Chain::as_str),
+            "address": login.and_then(|l| l.address.clone()).or(pending.map(|p| p.address.clone())),
+            "alias": login.and_then(|l| l.alias.clone()),
+            "token_expires_at": login.and_then(|l| l.expires_at),
+            "pending_signin": pending.is_some(),
+            "challenge_expires_at": pending.map(|p| p.challenge.exp),
+        })
+        .to_string()
+    }
+
+    // A panic while a lock is held cannot leave this state half-written (each write is one
+    // assignment), so a poisoned lock is safe to keep using.
+    fn read(&self) -> RwLockReadGuard<'_, State> {
+        self.state.read().unwrap_or_else(PoisonError::into_inner)
+    }
+    fn write(&self) -> RwLockWriteGuard<'_, State> {
+        self.state.write().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A token travels in an `Authorization` header: it must be non-empty visible ASCII.
+pub fn check_token(token: &str) -> Result<()> {
+    if token.is_empty() {
+        return Err(Error::invalid_argument("the API token is empty"));
+    }
+    if !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(Error::invalid_argument(
+            "the API token contains a space, control or non-ASCII character (it must fit an HTTP header)",
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,96 @@
+//! bsc (EVM) wallets: secp256k1 key, EIP-55 address, EIP-191 `personal_sign`.
+
+use crate::error::{Error, Result};
+use crate::keys::decode_hex;
+use k256::ecdsa::SigningKey;
+use sha3::{Digest, Keccak256};
+use std::fmt;
+
+/// A secp256k1 wallet key (zeroized on drop by k256).
+pub struct WalletKey {
+    key: SigningKey,
+}
+
+impl WalletKey {
+    /// Parse 32 bytes of hex, with or without `0x`.
+    pub fn parse(text: &str) -> Result<WalletKey> {
+        let text = text.trim();
+        let digits = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")).unwrap_or(text);
+        if digits.len() != 64 {
+            return Err(Error::invalid_key(format!(
+                "a bsc private key is 64 hex digits (optionally 0x-prefixed); got {} characters",
+                digits.len()
+            )));
+        }
+        let bytes = decode_hex(digits).ok_or_else(|| Error::invalid_key("the bsc private key is not valid hex"))?;
+        let key = SigningKey::from_slice(&bytes)
+            .map_err(|_| Error::invalid_key("the bsc private key is not a valid secp256k1 scalar (zero or ≥ n)"))?;
+        Ok(WalletKey { key })
+    }
+
+    /// `0x` + 40 hex digits in EIP-55 mixed case.
+    pub fn address(&self) -> String {
+        let point = self.key.verifying_key().to_sec1_point(false);
+        address_from_uncompressed(point.as_bytes())
+    }
+
+    /// EIP-191 personal_sign: keccak256("\x19Ethereum Signed Message:\n" + len + message),
+    /// RFC 6979 nonce, low-s; `0x` + r || s || v (v = 27 or 28) as 130 hex digits.
+    pub fn personal_sign(&self, message: &[u8]) -> String {
+        let digest = eip191_hash(message);
+        let (signature, recovery) = self.key.sign_prehash_recoverable(&digest);
+        // k256 normalizes s to the low half and adjusts the recovery id with it; check it
+        // anyway, since a high-s signature is rejected by EVM verifiers.
+        let (signature, recovery) = match signature.normalize_s() {
+            normalized if normalized == signature => (signature, recovery.to_byte()),
+            normalized => (normalized, recovery.to_byte() ^ 1),
+        };
+        let mut raw = [0u8; 65];
+        raw[..64].copy_from_slice(&signature.to_bytes());
+        raw[64] = 27 + (recovery & 1);
+        format!("0x{}", to_hex(&raw))
+    }
+}
+
+impl fmt::Debug for WalletKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("evm::WalletKey").field("address", &self.address()).finish_non_exhaustive()
+    }
+}
+
+/// keccak256 of the EIP-191 version 0x45 envelope.
+pub fn eip191_hash(message: &[u8]) -> [u8; 32] {
+    let mut hasher = Keccak256::new();
+    hasher.update(b"\x19Ethereum Signed Message:\n");
+    hasher.update(message.len().to_string().as_bytes());
+    hasher.update(message);
+    hasher.finalize().into()
+}
+
+/// Address of an uncompressed SEC1 public key (0x04 || x || y).
+pub fn address_from_uncompressed(point: &[u8]) -> String {
+    let hash: [u8; 32] = Keccak256::digest(&point[1..]).into();
+    eip55(&to_hex(&hash[12..]))
+}
+
+/// Apply the EIP-55 checksum case to 40 lower-case hex digits.
+fn eip55(lower_hex: &str) -> String {
+    let hash: [u8; 32] = Keccak256::digest(lower_hex.as_bytes()).into();
+    let mut out = String::with_capacity(42);
+    out.push_str("0x");
+    for (i, c) in lower_hex.chars().enumerate() {
+        let nibble = (hash[i / 2] >> if i % 2 == 0 { 4 } else { 0 }) & 0x0f;
+        out.push(if c.is_ascii_alphabetic() && nibble >= 8 { c.to_ascii_uppercase() } else { c });
+    }
+    out
+}
+
+pub(crate) fn to_hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(DIGITS[(b >> 4) as usize] as char);
+        s.push(DIGITS[(b & 0x0f) as usize] as char);
+    }
+    s
+}

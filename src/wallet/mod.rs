@@ -1,0 +1,89 @@
+//! Wallet signatures for callers who hold the wallet key in-process: the address a key
+//! controls, and the exact `signature` string the login endpoint expects.
+
+pub mod evm;
+pub mod solana;
+
+use crate::error::{Error, Result};
+use std::fmt;
+
+/// The wallet chains the venue supports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Chain {
+    Bsc,
+    Solana,
+}
+
+impl Chain {
+    pub fn parse(text: &str) -> Result<Chain> {
+        match text {
+            "bsc" => Ok(Chain::Bsc),
+            "solana" => Ok(Chain::Solana),
+            other => Err(Error::invalid_argument(format!(
+                "unknown chain {:?}: expected \"bsc\" or \"solana\"",
+                truncate_for_message(other)
+            ))),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Chain::Bsc => "bsc",
+            Chain::Solana => "solana",
+        }
+    }
+
+    /// Whether two wallet addresses on this chain name the same account:
+    /// EVM hex is case-insensitive (EIP-55 case is only a checksum), base58 is exact.
+    pub fn same_address(self, a: &str, b: &str) -> bool {
+        match self {
+            Chain::Bsc => a.eq_ignore_ascii_case(b),
+            Chain::Solana => a == b,
+        }
+    }
+}
+
+impl fmt::Display for Chain {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The address a wallet private key controls (EIP-55 for bsc, base58 for solana).
+pub fn address(chain: Chain, private_key: &str) -> Result<String> {
+    match chain {
+        Chain::Bsc => Ok(evm::WalletKey::parse(private_key)?.address()),
+        Chain::Solana => Ok(solana::WalletKey::parse(private_key)?.address()),
+    }
+}
+
+/// The login `signature` for the decoded sign-in payload JSON (it must hold `message`).
+pub fn sign_login(chain: Chain, private_key: &str, payload_json: &str) -> Result<String> {
+    match chain {
+        Chain::Bsc => {
+            let message = payload_message(payload_json)?;
+            Ok(evm::WalletKey::parse(private_key)?.personal_sign(message.as_bytes()))
+        }
+        Chain::Solana => solana::WalletKey::parse(private_key)?.login_signature(payload_json),
+    }
+}
+
+/// The `message` string of a sign-in payload.
+pub fn payload_message(payload_json: &str) -> Result<String> {
+    let payload: serde_json::Value = serde_json::from_str(payload_json)
+        .map_err(|e| Error::invalid_argument(format!("the sign-in payload is not valid JSON: {e}")))?;
+    match payload.get("message") {
+        Some(serde_json::Value::String(m)) => Ok(m.clone()),
+        Some(_) => Err(Error::invalid_argument("the sign-in payload's \"message\" is not a string")),
+        None if !payload.is_object() => Err(Error::invalid_argument("the sign-in payload is not a JSON object")),
+        None => Err(Error::invalid_argument("the sign-in payload has no \"message\" field")),
+    }
+}
+
+/// Untrusted text quoted in a message is cut short so an error cannot carry a huge input.
+pub(crate) fn truncate_for_message(text: &str) -> &str {
+    match text.char_indices().nth(40) {
+        Some((i, _)) => &text[..i],
+        None => text,
+    }
+}

@@ -1,0 +1,89 @@
+//! solana wallets: Ed25519 key, base58 address, and the base64 JSON wrapper the login
+//! endpoint expects as `signature`.
+
+use crate::error::{Error, Result};
+use crate::keys::parse_ed25519_secret;
+use base64::Engine as _;
+use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
+use std::fmt;
+
+pub struct WalletKey {
+    key: SigningKey,
+}
+
+impl WalletKey {
+    /// base58 64-byte keypair, base58 32-byte seed, hex, or the `solana-keygen` JSON array.
+    pub fn parse(text: &str) -> Result<WalletKey> {
+        Ok(WalletKey { key: parse_ed25519_secret(text)? })
+    }
+
+    pub fn address(&self) -> String {
+        bs58::encode(self.key.verifying_key().as_bytes()).into_string()
+    }
+
+    /// Sign the payload's `message` and wrap it for login.
+    pub fn login_signature(&self, payload_json: &str) -> Result<String> {
+        let message = super::payload_message(payload_json)?;
+        let signature = self.key.sign(message.as_bytes());
+        Ok(wrap(payload_json, message.as_bytes(), &signature.to_bytes(), self.key.verifying_key().as_bytes()))
+    }
+}
+
+impl fmt::Debug for WalletKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("solana::WalletKey").field("address", &self.address()).finish_non_exhaustive()
+    }
+}
+
+/// Wrap a signature made elsewhere (a hardware wallet) for login, after checking that it is
+/// a valid Ed25519 signature of the payload's message by `address`: a wrong signature is
+/// caught here rather than as an opaque login rejection.
+pub fn wrap_external_signature(payload_json: &str, address: &str, signature: &[u8]) -> Result<String> {
+    let message = super::payload_message(payload_json)?;
+    let public = decode_address(address)?;
+    let signature: [u8; 64] = signature.try_into().map_err(|_| {
+        Error::invalid_argument(format!("an Ed25519 signature is 64 bytes; got {}", signature.len()))
+    })?;
+    let verifying = VerifyingKey::from_bytes(&public)
+        .map_err(|_| Error::invalid_argument("the solana address is not a valid Ed25519 public key"))?;
+    verifying
+        .verify(message.as_bytes(), &Signature::from_bytes(&signature))
+        .map_err(|_| Error::verification("the signature is not a valid signature of the payload's message by this address"))?;
+    Ok(wrap(payload_json, message.as_bytes(), &signature, &public))
+}
+
+fn decode_address(address: &str) -> Result<[u8; 32]> {
+    let bytes = bs58::decode(address)
+        .into_vec()
+        .map_err(|_| Error::invalid_argument("the solana address is not valid base58"))?;
+    bytes.as_slice().try_into().map_err(|_| {
+        Error::invalid_argument(format!("a solana address is base58 of 32 bytes; it decodes to {}", bytes.len()))
+    })
+}
+
+/// base64(`{"input":<payload, byte for byte as given>,"output":{…}}`). The payload text is
+/// embedded unchanged (it was already checked to be a JSON object), so `input` is exactly
+/// what the venue issued.
+fn wrap(payload_json: &str, message: &[u8], signature: &[u8; 64], public_key: &[u8; 32]) -> String {
+    let json = format!(
+        "{{\"input\":{},\"output\":{{\"signedMessage\":{},\"signature\":{},\"account\":{{\"publicKey\":{}}}}}}}",
+        payload_json.trim(),
+        number_array(message),
+        number_array(signature),
+        number_array(public_key)
+    );
+    base64::engine::general_purpose::STANDARD.encode(json)
+}
+
+fn number_array(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(bytes.len() * 4 + 2);
+    s.push('[');
+    for (i, b) in bytes.iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        s.push_str(&b.to_string());
+    }
+    s.push(']');
+    s
+}
