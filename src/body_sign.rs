@@ -7,7 +7,6 @@
 use crate::error::{Code, Error, Result};
 use crate::keys::RequestKey;
 use base64::Engine as _;
-use ed25519_dalek::{Digest, Sha512, hazmat};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The only signature scheme version the venue defines.
@@ -99,20 +98,8 @@ fn sign_with_id_bytes(
     }
     let mut timestamp = [0u8; TIMESTAMP_MAX_LEN];
     let timestamp_len = write_decimal(timestamp_ms as u64, &mut timestamp);
-    let parts: [&[u8]; 6] =
-        [SIGN_VERSION.as_bytes(), b",", &request_id, b",", &timestamp[..timestamp_len], b","];
-    let signature = hazmat::raw_sign_byupdate::<Sha512, _>(
-        key.expanded(),
-        |hasher: &mut Sha512| {
-            for part in parts {
-                hasher.update(part);
-            }
-            hasher.update(body);
-            Ok(())
-        },
-        key.verifying_key(),
-    )
-    .map_err(|_| Error::new(Code::Panic, "Ed25519 signing failed"))?;
+    let stamp = &timestamp[..timestamp_len];
+    let signature = key.sign_parts(&[SIGN_VERSION.as_bytes(), b",", &request_id, b",", stamp, b",", body]);
     let mut b64 = [0u8; SIGNATURE_B64_LEN];
     base64::engine::general_purpose::STANDARD
         .encode_slice(signature.to_bytes(), &mut b64)

@@ -5,8 +5,8 @@
 //! body signature skips that hash. The expanded key is zeroized on drop by ed25519-dalek.
 
 use crate::error::{Error, Result};
-use ed25519_dalek::hazmat::ExpandedSecretKey;
-use ed25519_dalek::{SigningKey, VerifyingKey};
+use ed25519_dalek::hazmat::{self, ExpandedSecretKey};
+use ed25519_dalek::{Digest, Sha512, Signature, SigningKey, VerifyingKey};
 use std::fmt;
 use zeroize::Zeroizing;
 
@@ -47,8 +47,18 @@ impl RequestKey {
         &self.verifying
     }
 
-    pub(crate) fn expanded(&self) -> &ExpandedSecretKey {
-        &self.expanded
+    /// Ed25519 signature of the concatenation of `parts`, without concatenating them:
+    /// the pieces are hashed in turn with the key expanded once at creation.
+    pub fn sign_parts(&self, parts: &[&[u8]]) -> Signature {
+        let feed = |hasher: &mut Sha512| {
+            for part in parts {
+                hasher.update(part);
+            }
+            Ok(())
+        };
+        // raw_sign_byupdate only fails if the closure does; ours never does.
+        hazmat::raw_sign_byupdate::<Sha512, _>(&self.expanded, feed, &self.verifying)
+            .unwrap_or_else(|_| unreachable!("the message closure cannot fail"))
     }
 }
 

@@ -134,7 +134,7 @@ fn check_value(name: &str, kind: Kind, value: &Value) -> Result<()> {
         },
         Kind::Bool => match value {
             Value::Bool(_) => Ok(()),
-            other => Err(Error::invalid_order(format!("\"{name}\" must be true or false (got {})", json_type(other)))),
+            other => Err(Error::invalid_order(format!("\"{name}\" must be true or false ({})", json_type(other)))),
         },
         Kind::PositiveInt => match value.as_u64() {
             Some(n) if (1..=u32::MAX as u64).contains(&n) => Ok(()),

@@ -1,0 +1,62 @@
+//! Helpers shared by the Rust integration tests.
+#![allow(dead_code)]
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use p256::ecdsa::SigningKey;
+use p256::ecdsa::signature::Signer;
+
+/// An ES256 key playing the venue's certificate key, made from a fixed seed byte.
+pub struct VenueKey {
+    pub kid: Option<String>,
+    key: SigningKey,
+}
+
+impl VenueKey {
+    pub fn new(seed: u8, kid: Option<&str>) -> VenueKey {
+        let key = SigningKey::from_slice(&[seed; 32]).expect("valid P-256 scalar");
+        VenueKey { kid: kid.map(str::to_owned), key }
+    }
+
+    /// This key as a JWK (`{"kty":"EC","crv":"P-256",…}`).
+    pub fn jwk(&self) -> serde_json::Value {
+        let point = self.key.verifying_key().to_sec1_point(false);
+        let bytes = point.as_bytes();
+        let mut jwk = serde_json::json!({
+            "kty": "EC", "crv": "P-256", "alg": "ES256", "use": "sig",
+            "x": URL_SAFE_NO_PAD.encode(&bytes[1..33]),
+            "y": URL_SAFE_NO_PAD.encode(&bytes[33..65]),
+        });
+        if let Some(kid) = &self.kid {
+            jwk["kid"] = serde_json::Value::String(kid.clone());
+        }
+        jwk
+    }
+
+    /// A compact JWS over the given header and payload JSON texts.
+    pub fn sign_jws(&self, header: &str, payload: &str) -> String {
+        let input = format!("{}.{}", URL_SAFE_NO_PAD.encode(header), URL_SAFE_NO_PAD.encode(payload));
+        let signature: p256::ecdsa::Signature = self.key.sign(input.as_bytes());
+        format!("{input}.{}", URL_SAFE_NO_PAD.encode(signature.to_bytes()))
+    }
+
+    /// The standard ES256 header for this key (with `kid` when the key has one).
+    pub fn header(&self) -> String {
+        match &self.kid {
+            Some(kid) => format!(r#"{{"alg":"ES256","typ":"JWT","kid":"{kid}"}}"#),
+            None => r#"{"alg":"ES256","typ":"JWT"}"#.to_owned(),
+        }
+    }
+}
+
+pub fn jwk_set(keys: &[&VenueKey]) -> String {
+    serde_json::json!({ "keys": keys.iter().map(|k| k.jwk()).collect::<Vec<_>>() }).to_string()
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+pub fn unhex(text: &str) -> Vec<u8> {
+    (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap()).collect()
+}
