@@ -22,6 +22,11 @@
 #include <stdint.h>
 
 /**
+ * The longest token lifetime a caller may ask for (10 years); beyond it is surely a bug.
+ */
+#define MAX_EXPIRES_SECONDS ((10 * 365) * 86400)
+
+/**
  * Size of `perps_body_signature.version` ("v1" and its NUL, padded).
  */
 #define PERPS_SIGN_VERSION_SIZE 4
@@ -119,6 +124,15 @@ typedef enum perps_code {
 } perps_code;
 
 /**
+ * The venue's two base URLs, HTTP settings, one keep-alive connection pool, the cached
+ * certificate set and the clock offset. Shared by any number of sessions and threads.
+ *
+ * Made by `perps_client_new`; owned by the caller; freed by `perps_client_free` (after
+ * every call using it has returned).
+ */
+typedef struct perps_client perps_client;
+
+/**
  * One failure: a code, a message, and where it applies the HTTP status, the venue's
  * response body, and whether the request may have reached the venue.
  *
@@ -183,6 +197,75 @@ void perps_string_free(char *s);
  * `PERPS_VERIFICATION_FAILED` (or `PERPS_BAD_RESPONSE` for an unusable certs document).
  */
 char *perps_challenge_verify(const char *signed_data, const char *certs_json, const char *request_id, const char *chain, const char *address, int64_t now_unix_secs, struct perps_error **err);
+
+/**
+ * A new client. `base_url` serves sign-in and certs (e.g. "https://api.example"),
+ * `perps_url` serves trading; both are required (there is no default venue). Plain
+ * `http://` is refused unless the host is loopback or `allow_insecure_http` is set.
+ * `options_json` may be NULL or a JSON object with any of: `connect_timeout_ms` (5000),
+ * `read_timeout_ms` (10000), `total_timeout_ms` (15000), `max_response_bytes` (1048576),
+ * `user_agent` ("libperps/<version>"), `ca_bundle_path` (PEM file of CAs to trust instead
+ * of the built-in WebPKI roots), `allow_insecure_http` (false). Unknown options are refused.
+ */
+struct perps_client *perps_client_new(const char *base_url, const char *perps_url, const char *options_json, struct perps_error **err);
+
+/**
+ * Free a client. NULL is a no-op; must not be called twice, nor while a call is using it.
+ */
+void perps_client_free(struct perps_client *c);
+
+/**
+ * POST prepare-signin for `chain` ("bsc" or "solana") and wallet `address` with the
+ * session's requestId; verify the returned challenge (ES256 signature against the venue's
+ * certs — fetched once and cached, refetched once on an unknown key id — `exp`, `iat`,
+ * `requestId`, `address`); keep it in the session. Returns the decoded sign-in payload JSON
+ * (its `message` is what the wallet signs). `success: false` → `PERPS_API_ERROR` with the
+ * venue's body; a challenge that does not verify → `PERPS_VERIFICATION_FAILED`.
+ */
+char *perps_prepare_signin(const struct perps_client *c, const struct perps_session *s, const char *chain, const char *address, struct perps_error **err);
+
+/**
+ * POST login with the session's verified challenge and the wallet's `signature` (see
+ * `perps_wallet_sign`); check the answer's chain and address; keep the token and its
+ * expiry. `expires_seconds <= 0` asks for the venue default (604800 s); more than 10 years
+ * is `PERPS_INVALID_ARGUMENT`. Without a pending challenge → `PERPS_INVALID_STATE`.
+ * Returns the venue's login result JSON (it contains the token: free it with
+ * `perps_string_free`, which overwrites it).
+ */
+char *perps_login(const struct perps_client *c, const struct perps_session *s, const char *signature, int64_t expires_seconds, struct perps_error **err);
+
+/**
+ * Sign in with a wallet key held in-process: address from the key, prepare-signin,
+ * challenge verification, wallet signature, login — one call. Returns the login result
+ * JSON (free with `perps_string_free`).
+ */
+char *perps_signin(const struct perps_client *c, const struct perps_session *s, const char *chain, const char *wallet_private_key, int64_t expires_seconds, struct perps_error **err);
+
+/**
+ * Place an order: validate `order_json`, serialise it once, sign exactly those bytes, POST
+ * `/api/new_order` with the bearer token and the four signature headers (plus the session's
+ * `x-session-id` / `x-impersonate` if set). Returns the venue's JSON
+ * (`{"code":0,"message":"success","request_id":…}` = submitted). **Never retried**: on
+ * `PERPS_TIMEOUT`/`PERPS_TRANSPORT` check `perps_error_may_have_reached_venue` and query
+ * the venue before sending again. HTTP 200 with `code` != 0 → `PERPS_API_ERROR`.
+ */
+char *perps_new_order(const struct perps_client *c, const struct perps_session *s, const char *order_json, struct perps_error **err);
+
+/**
+ * Call any other venue endpoint under `perps_url`: `method` is "GET", "POST", "PUT" or
+ * "DELETE"; `path` starts with '/' (e.g. "/api/cancel_order", "/api/query_open_orders?symbol=BTC-USD");
+ * `body` may be NULL or "" for none. The bearer token is always sent; a body is signed and
+ * sent byte for byte. Never retried. Returns the venue's answer (free with `perps_string_free`).
+ */
+char *perps_request(const struct perps_client *c, const struct perps_session *s, const char *method, const char *path, const char *body, struct perps_error **err);
+
+/**
+ * Read the venue's clock (`GET {perps_url}/api/kline/time`) and keep the offset in the
+ * client: every later `x-request-timestamp` of requests sent through this client uses
+ * it (`perps_sign_body*` without a client keep the local clock). Writes the offset (venue
+ * minus local, milliseconds) to `*offset_ms` when it is not NULL.
+ */
+enum perps_code perps_client_sync_time(const struct perps_client *c, int64_t *offset_ms, struct perps_error **err);
 
 /**
  * The error's code. `PERPS_INVALID_ARGUMENT` when `e` is NULL.
@@ -268,6 +351,18 @@ enum perps_code perps_session_logout(const struct perps_session *s, struct perps
  * nor while another thread is using the session.
  */
 void perps_session_free(struct perps_session *s);
+
+/**
+ * Set the `x-session-id` header sent with the session's trading requests (ties REST
+ * orders to the order-response WebSocket session); NULL clears it.
+ */
+enum perps_code perps_session_set_session_id(const struct perps_session *s, const char *value, struct perps_error **err);
+
+/**
+ * Set the `x-impersonate` header (a vault id, `cv_…`, the account owns) sent with the
+ * session's trading requests; NULL clears it.
+ */
+enum perps_code perps_session_set_impersonate(const struct perps_session *s, const char *value, struct perps_error **err);
 
 /**
  * Sign `body` (NUL-terminated UTF-8, signed byte for byte) with a fresh UUID v4 and the

@@ -96,8 +96,18 @@ pub struct VerifiedChallenge {
 /// Why a challenge was refused. `UnknownKid` is separate so the client can refetch certs once.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Rejection {
+    /// The header names a key id the certs do not contain.
     UnknownKid(String),
+    /// No `kid`, and no key of the set verifies the signature.
+    NoMatchingKey(String),
+    /// Anything else (malformed, wrong alg, bad signature for the named key, claims).
     Other(String),
+}
+
+impl Rejection {
+    pub fn message(&self) -> String {
+        Error::from(self.clone()).message().to_owned()
+    }
 }
 
 impl From<Rejection> for Error {
@@ -106,7 +116,7 @@ impl From<Rejection> for Error {
             Rejection::UnknownKid(kid) => Error::verification(format!(
                 "the challenge is signed with key id {kid:?}, which the venue's certs do not contain"
             )),
-            Rejection::Other(message) => Error::verification(message),
+            Rejection::NoMatchingKey(message) | Rejection::Other(message) => Error::verification(message),
         }
     }
 }
@@ -147,9 +157,12 @@ pub fn verify(signed_data: &str, certs: &CertSet, expected: &Expected<'_>) -> st
     }
     let signing_input = &signed_data.as_bytes()[..header_b64.len() + 1 + payload_b64.len()];
     if !candidates.iter().any(|key| signature_matches(key, signing_input, signature_b64)) {
-        return reject(match kid {
-            Some(kid) => format!("the challenge's ES256 signature does not verify with certs key {kid:?}"),
-            None => format!("the challenge's ES256 signature does not verify with any of the {} certs keys", candidates.len()),
+        return Err(match kid {
+            Some(kid) => Rejection::Other(format!("the challenge's ES256 signature does not verify with certs key {kid:?}")),
+            None => Rejection::NoMatchingKey(format!(
+                "the challenge's ES256 signature does not verify with any of the {} certs keys",
+                candidates.len()
+            )),
         });
     }
 

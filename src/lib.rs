@@ -5,6 +5,7 @@
 //! converts between C and the core. See README.md for the C API conventions.
 
 pub mod body_sign;
+pub mod client;
 pub mod challenge;
 pub mod error;
 pub mod keys;

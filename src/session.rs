@@ -48,10 +48,20 @@ impl fmt::Debug for Login {
     }
 }
 
+/// Optional headers sent with every trading request of the session.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RequestOptions {
+    /// `x-session-id`: ties REST orders to the order-response WebSocket session.
+    pub session_id: Option<String>,
+    /// `x-impersonate`: act for a vault the account owns (`cv_…`).
+    pub impersonate: Option<String>,
+}
+
 #[derive(Default, Debug)]
 struct State {
     pending: Option<PendingSignin>,
     login: Option<Login>,
+    options: RequestOptions,
 }
 
 #[derive(Debug)]
@@ -146,6 +156,24 @@ impl Session {
         Ok(login.token.clone())
     }
 
+    pub fn request_options(&self) -> RequestOptions {
+        self.read().options.clone()
+    }
+
+    /// Set (`Some`) or clear (`None`) the `x-session-id` header value.
+    pub fn set_session_id(&self, value: Option<&str>) -> Result<()> {
+        let value = value.map(|v| header_value(v, "x-session-id")).transpose()?;
+        self.write().options.session_id = value;
+        Ok(())
+    }
+
+    /// Set (`Some`) or clear (`None`) the `x-impersonate` header value.
+    pub fn set_impersonate(&self, value: Option<&str>) -> Result<()> {
+        let value = value.map(|v| header_value(v, "x-impersonate")).transpose()?;
+        self.write().options.impersonate = value;
+        Ok(())
+    }
+
     /// Identity and state as JSON, without secrets.
     pub fn info_json(&self) -> String {
         let state = self.read();
@@ -160,6 +188,8 @@ impl Session {
             "token_expires_at": login.and_then(|l| l.expires_at),
             "pending_signin": pending.is_some(),
             "challenge_expires_at": pending.map(|p| p.challenge.exp),
+            "session_id": state.options.session_id,
+            "impersonate": state.options.impersonate,
         })
         .to_string()
     }
@@ -185,4 +215,11 @@ pub fn check_token(token: &str) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+fn header_value(value: &str, name: &str) -> Result<String> {
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(Error::invalid_argument(format!("the {name} value must be non-empty visible ASCII")));
+    }
+    Ok(value.to_owned())
 }

@@ -127,5 +127,5 @@ pub extern "C" fn perps_error_may_have_reached_venue(e: *const perps_error) -> b
 /// Free an error. NULL is a no-op; must not be called twice.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_error_free(e: *mut perps_error) {
-    let _ = std::panic::catch_unwind(|| free_handle(e));
+    free_handle(e);
 }

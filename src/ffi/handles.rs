@@ -14,10 +14,14 @@ pub(crate) fn borrow<'a, T>(ptr: *const T, name: &str) -> Result<&'a T> {
     unsafe { ptr.as_ref() }.ok_or_else(|| Error::invalid_argument(format!("{name} is NULL")))
 }
 
-/// Take a handle back and drop it; NULL is a no-op.
+/// Take a handle back and drop it; NULL is a no-op. A panic in a destructor is caught
+/// here: `_free` functions never unwind into C.
 pub(crate) fn free_handle<T>(ptr: *mut T) {
-    if !ptr.is_null() {
+    if ptr.is_null() {
+        return;
+    }
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         // SAFETY: `ptr` came from `into_handle` and is freed once (contract).
         drop(unsafe { Box::from_raw(ptr) });
-    }
+    }));
 }

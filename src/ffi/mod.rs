@@ -10,6 +10,7 @@ mod handles;
 mod strings;
 
 pub mod challenge;
+pub mod client;
 pub mod error;
 pub mod order;
 pub mod session;

@@ -82,5 +82,35 @@ pub extern "C" fn perps_session_logout(s: *const perps_session, err: *mut *mut p
 /// nor while another thread is using the session.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_session_free(s: *mut perps_session) {
-    let _ = std::panic::catch_unwind(|| free_handle(s));
+    free_handle(s);
+}
+
+/// Set the `x-session-id` header sent with the session's trading requests (ties REST
+/// orders to the order-response WebSocket session); NULL clears it.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_session_set_session_id(
+    s: *const perps_session,
+    value: *const c_char,
+    err: *mut *mut perps_error,
+) -> crate::ffi::error::perps_code {
+    ffi_boundary!(err, {
+        let value = crate::ffi::strings::arg_opt_str(value, "value")?;
+        borrow(s, "session")?.inner.set_session_id(value)?;
+        Ok(crate::ffi::error::perps_code::PERPS_OK)
+    })
+}
+
+/// Set the `x-impersonate` header (a vault id, `cv_…`, the account owns) sent with the
+/// session's trading requests; NULL clears it.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_session_set_impersonate(
+    s: *const perps_session,
+    value: *const c_char,
+    err: *mut *mut perps_error,
+) -> crate::ffi::error::perps_code {
+    ffi_boundary!(err, {
+        let value = crate::ffi::strings::arg_opt_str(value, "value")?;
+        borrow(s, "session")?.inner.set_impersonate(value)?;
+        Ok(crate::ffi::error::perps_code::PERPS_OK)
+    })
 }

@@ -1,0 +1,108 @@
+//! Client options: parsed from the JSON the caller passes to `perps_client_new`.
+//! Every option is optional; unknown options are refused so a typo is not silently ignored.
+
+use crate::error::{Error, Result};
+use serde_json::{Map, Value};
+use std::time::Duration;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClientOptions {
+    /// TCP + TLS connection set-up limit.
+    pub connect_timeout: Duration,
+    /// Longest wait for any single read from the venue.
+    pub read_timeout: Duration,
+    /// Whole exchange limit (connect, send, receive).
+    pub total_timeout: Duration,
+    /// Largest response body accepted.
+    pub max_response_bytes: u64,
+    pub user_agent: String,
+    /// PEM file of CA certificates to trust instead of the built-in WebPKI roots.
+    pub ca_bundle_path: Option<String>,
+    /// Allow plain `http://` to hosts other than loopback.
+    pub allow_insecure_http: bool,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            connect_timeout: Duration::from_secs(5),
+            read_timeout: Duration::from_secs(10),
+            total_timeout: Duration::from_secs(15),
+            max_response_bytes: 1 << 20,
+            user_agent: format!("libperps/{}", env!("CARGO_PKG_VERSION")),
+            ca_bundle_path: None,
+            allow_insecure_http: false,
+        }
+    }
+}
+
+const KNOWN: &[&str] = &[
+    "connect_timeout_ms",
+    "read_timeout_ms",
+    "total_timeout_ms",
+    "max_response_bytes",
+    "user_agent",
+    "ca_bundle_path",
+    "allow_insecure_http",
+];
+
+impl ClientOptions {
+    /// Parse the options JSON; `None` or an empty string means all defaults.
+    pub fn parse(json: Option<&str>) -> Result<ClientOptions> {
+        let mut options = ClientOptions::default();
+        let Some(json) = json.filter(|j| !j.trim().is_empty()) else {
+            return Ok(options);
+        };
+        let map: Map<String, Value> = serde_json::from_str(json)
+            .map_err(|e| Error::invalid_argument(format!("options_json is not a JSON object: {e}")))?;
+        if let Some(unknown) = map.keys().find(|k| !KNOWN.contains(&k.as_str())) {
+            return Err(Error::invalid_argument(format!(
+                "unknown client option {:?}; known options: {}",
+                crate::wallet::truncate_for_message(unknown),
+                KNOWN.join(", ")
+            )));
+        }
+        if let Some(v) = map.get("connect_timeout_ms") {
+            options.connect_timeout = millis(v, "connect_timeout_ms")?;
+        }
+        if let Some(v) = map.get("read_timeout_ms") {
+            options.read_timeout = millis(v, "read_timeout_ms")?;
+        }
+        if let Some(v) = map.get("total_timeout_ms") {
+            options.total_timeout = millis(v, "total_timeout_ms")?;
+        }
+        if let Some(v) = map.get("max_response_bytes") {
+            options.max_response_bytes = positive(v, "max_response_bytes", 1 << 30)?;
+        }
+        if let Some(v) = map.get("user_agent") {
+            let ua = text(v, "user_agent")?;
+            if ua.is_empty() || !ua.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+                return Err(Error::invalid_argument("user_agent must be non-empty printable ASCII"));
+            }
+            options.user_agent = ua.to_owned();
+        }
+        if let Some(v) = map.get("ca_bundle_path") {
+            options.ca_bundle_path = Some(text(v, "ca_bundle_path")?.to_owned());
+        }
+        if let Some(v) = map.get("allow_insecure_http") {
+            options.allow_insecure_http =
+                v.as_bool().ok_or_else(|| Error::invalid_argument("allow_insecure_http must be true or false"))?;
+        }
+        Ok(options)
+    }
+}
+
+fn positive(v: &Value, name: &str, max: u64) -> Result<u64> {
+    match v.as_u64() {
+        Some(n) if n >= 1 && n <= max => Ok(n),
+        _ => Err(Error::invalid_argument(format!("{name} must be an integer from 1 to {max}"))),
+    }
+}
+
+fn millis(v: &Value, name: &str) -> Result<Duration> {
+    positive(v, name, 3_600_000).map(Duration::from_millis)
+}
+
+fn text<'a>(v: &'a Value, name: &str) -> Result<&'a str> {
+    v.as_str().ok_or_else(|| Error::invalid_argument(format!("{name} must be a string")))
+}

@@ -1,0 +1,177 @@
+//! The sign-in flows: prepare-signin (with challenge verification), login, and both in one
+//! call with an in-process wallet key.
+
+use super::{Client, json_object, require_2xx};
+use crate::challenge::{self, Expected, Rejection};
+use crate::error::{Code, Error, Result};
+use crate::session::{DEFAULT_TOKEN_SECONDS, Login, PendingSignin, Session, check_token};
+use crate::wallet::{self, Chain};
+use serde_json::{Value, json};
+use ureq::http::Method;
+use zeroize::Zeroizing;
+
+/// The longest token lifetime a caller may ask for (10 years); beyond it is surely a bug.
+pub const MAX_EXPIRES_SECONDS: i64 = 10 * 365 * 86_400;
+
+impl Client {
+    /// POST prepare-signin, verify the challenge, keep it in the session; returns the
+    /// decoded payload JSON (the wallet signs its `message`).
+    pub fn prepare_signin(&self, session: &Session, chain: Chain, address: &str) -> Result<String> {
+        check_address(chain, address)?;
+        let url = format!("{}/v1/offchain/prepare-signin?chain={}", self.base_url, chain.as_str());
+        let body = json!({ "address": address, "requestId": session.request_id() }).to_string();
+        let reply = self.send(Method::POST, &url, &[("content-type", "application/json")], Some(body.as_bytes()))?;
+        let reply = require_2xx(reply, "prepare-signin")?;
+        let answer = json_object(&reply, "prepare-signin")?;
+        if answer.get("success") != Some(&Value::Bool(true)) {
+            return Err(Error::new(Code::ApiError, "prepare-signin: the venue answered success=false")
+                .with_status(reply.status)
+                .with_body(reply.body));
+        }
+        let Some(Value::String(signed_data)) = answer.get("signedData") else {
+            return Err(Error::bad_response("prepare-signin: the answer has no \"signedData\" string")
+                .with_status(reply.status)
+                .with_body(reply.body));
+        };
+        let expected =
+            Expected { request_id: session.request_id(), chain, address, now_secs: self.venue_now_ms().div_euclid(1000) };
+        let verified = self.verify_challenge(signed_data, &expected)?;
+        let payload = verified.payload_json.clone();
+        session.set_pending(PendingSignin { chain, address: address.to_owned(), challenge: verified });
+        Ok(payload)
+    }
+
+    /// Verify with the cached certs; on an unknown key id (or, without a kid, no key that
+    /// verifies) fetch the certs once more — key rotation — and try again, never looping.
+    fn verify_challenge(&self, signed_data: &str, expected: &Expected<'_>) -> Result<challenge::VerifiedChallenge> {
+        let (certs, fresh) = self.certs(false)?;
+        match challenge::verify(signed_data, &certs, expected) {
+            Ok(v) => Ok(v),
+            Err(Rejection::UnknownKid(_) | Rejection::NoMatchingKey(_)) if !fresh => {
+                let (certs, _) = self.certs(true)?;
+                challenge::verify(signed_data, &certs, expected).map_err(Error::from)
+            }
+            Err(rejection) => Err(rejection.into()),
+        }
+    }
+
+    /// POST login with the pending challenge and the wallet's signature; keep the token.
+    /// `expires_seconds <= 0` asks for the venue default (604800 s).
+    pub fn login(&self, session: &Session, signature: &str, expires_seconds: i64) -> Result<String> {
+        if expires_seconds > MAX_EXPIRES_SECONDS {
+            return Err(Error::invalid_argument(format!(
+                "expires_seconds {expires_seconds} is more than the {MAX_EXPIRES_SECONDS} s (10 years) this library allows"
+            )));
+        }
+        if signature.trim().is_empty() {
+            return Err(Error::invalid_argument("the wallet signature is empty"));
+        }
+        let pending = session
+            .pending()
+            .ok_or_else(|| Error::invalid_state("login needs a verified challenge: call prepare-signin first"))?;
+        let now = self.venue_now_ms().div_euclid(1000);
+        if pending.challenge.exp <= now {
+            return Err(Error::invalid_state(format!(
+                "the pending challenge expired at {} (now {now}); call prepare-signin again",
+                pending.challenge.exp
+            )));
+        }
+        let mut request = json!({ "signature": signature, "signedData": pending.challenge.signed_data });
+        if expires_seconds > 0 {
+            request["expiresSeconds"] = json!(expires_seconds);
+        }
+        let body = Zeroizing::new(request.to_string());
+        let url = format!("{}/v1/offchain/login?chain={}", self.base_url, pending.chain.as_str());
+        let reply = self.send(Method::POST, &url, &[("content-type", "application/json")], Some(body.as_bytes()))?;
+        let reply = require_2xx(reply, "login")?;
+        let answer = json_object(&reply, "login")?;
+        let login = check_login_answer(&answer, &pending, now, expires_seconds).map_err(|e| {
+            // The body holds the token: never attach it to an error.
+            e.with_status(reply.status)
+        })?;
+        session.complete_login(login);
+        Ok(Zeroizing::new(reply.body).to_string())
+    }
+
+    /// prepare-signin, sign with the in-process wallet key, login: one call.
+    pub fn signin(&self, session: &Session, chain: Chain, wallet_key: &str, expires_seconds: i64) -> Result<String> {
+        let address = wallet::address(chain, wallet_key)?;
+        let payload = self.prepare_signin(session, chain, &address)?;
+        let signature = Zeroizing::new(wallet::sign_login(chain, wallet_key, &payload)?);
+        self.login(session, &signature, expires_seconds)
+    }
+}
+
+fn check_login_answer(
+    answer: &serde_json::Map<String, Value>,
+    pending: &PendingSignin,
+    now: i64,
+    expires_seconds: i64,
+) -> Result<Login> {
+    let text = |name: &str| -> Result<&str> {
+        answer
+            .get(name)
+            .and_then(Value::as_str)
+            .ok_or_else(|| Error::bad_response(format!("login: the answer has no {name:?} string")))
+    };
+    let token = text("token")?;
+    check_token(token).map_err(|_| Error::bad_response("login: the token in the answer is empty or not header-safe"))?;
+    let chain = text("chain")?;
+    if chain != pending.chain.as_str() {
+        return Err(Error::verification(format!(
+            "login: the venue answered for chain {:?}, not {}",
+            wallet::truncate_for_message(chain),
+            pending.chain
+        )));
+    }
+    let address = text("address")?;
+    if !pending.chain.same_address(address, &pending.address) {
+        return Err(Error::verification(format!(
+            "login: the venue answered for wallet {:?}, not {}",
+            wallet::truncate_for_message(address),
+            pending.address
+        )));
+    }
+    let requested = if expires_seconds > 0 { expires_seconds } else { DEFAULT_TOKEN_SECONDS };
+    let expires_at = jwt_expiry(token).unwrap_or(now + requested);
+    Ok(Login {
+        token: Zeroizing::new(token.to_owned()),
+        chain: Some(pending.chain),
+        address: Some(address.to_owned()),
+        alias: answer.get("alias").and_then(Value::as_str).map(str::to_owned),
+        expires_at: Some(expires_at),
+    })
+}
+
+/// The `exp` claim of a JWT access token, read without verification (only the venue can
+/// verify its own token; we only want to know when to stop using it).
+fn jwt_expiry(token: &str) -> Option<i64> {
+    use base64::Engine as _;
+    let payload = token.split('.').nth(1)?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).ok()?;
+    serde_json::from_slice::<Value>(&bytes).ok()?.get("exp")?.as_i64()
+}
+
+/// A wallet address of the right shape for its chain, checked before anything is sent.
+fn check_address(chain: Chain, address: &str) -> Result<()> {
+    let ok = match chain {
+        Chain::Bsc => {
+            address.len() == 42
+                && (address.starts_with("0x") || address.starts_with("0X"))
+                && address[2..].bytes().all(|b| b.is_ascii_hexdigit())
+        }
+        Chain::Solana => bs58::decode(address).into_vec().is_ok_and(|b| b.len() == 32),
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::invalid_argument(format!(
+            "{:?} is not a {chain} address ({})",
+            wallet::truncate_for_message(address),
+            match chain {
+                Chain::Bsc => "0x followed by 40 hex digits",
+                Chain::Solana => "base58 of a 32-byte public key",
+            }
+        )))
+    }
+}

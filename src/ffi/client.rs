@@ -1,0 +1,173 @@
+//! `perps_client` and the network flows: sign-in, login, orders, other requests, time sync.
+
+use crate::client::Client;
+use crate::client::options::ClientOptions;
+use crate::ffi::error::{perps_code, perps_error};
+use crate::ffi::handles::{borrow, free_handle, into_handle};
+use crate::ffi::session::perps_session;
+use crate::ffi::strings::{arg_opt_str, arg_str, to_c_string};
+use crate::wallet::Chain;
+use std::ffi::c_char;
+
+/// The venue's two base URLs, HTTP settings, one keep-alive connection pool, the cached
+/// certificate set and the clock offset. Shared by any number of sessions and threads.
+///
+/// Made by `perps_client_new`; owned by the caller; freed by `perps_client_free` (after
+/// every call using it has returned).
+pub struct perps_client {
+    inner: Client,
+}
+
+/// A new client. `base_url` serves sign-in and certs (e.g. "https://api.example"),
+/// `perps_url` serves trading; both are required (there is no default venue). Plain
+/// `http://` is refused unless the host is loopback or `allow_insecure_http` is set.
+/// `options_json` may be NULL or a JSON object with any of: `connect_timeout_ms` (5000),
+/// `read_timeout_ms` (10000), `total_timeout_ms` (15000), `max_response_bytes` (1048576),
+/// `user_agent` ("libperps/<version>"), `ca_bundle_path` (PEM file of CAs to trust instead
+/// of the built-in WebPKI roots), `allow_insecure_http` (false). Unknown options are refused.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_client_new(
+    base_url: *const c_char,
+    perps_url: *const c_char,
+    options_json: *const c_char,
+    err: *mut *mut perps_error,
+) -> *mut perps_client {
+    ffi_boundary!(err, {
+        let base_url = arg_str(base_url, "base_url")?;
+        let perps_url = arg_str(perps_url, "perps_url")?;
+        let options = ClientOptions::parse(arg_opt_str(options_json, "options_json")?)?;
+        Ok(into_handle(perps_client { inner: Client::new(base_url, perps_url, options)? }))
+    })
+}
+
+/// Free a client. NULL is a no-op; must not be called twice, nor while a call is using it.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_client_free(c: *mut perps_client) {
+    free_handle(c);
+}
+
+/// POST prepare-signin for `chain` ("bsc" or "solana") and wallet `address` with the
+/// session's requestId; verify the returned challenge (ES256 signature against the venue's
+/// certs — fetched once and cached, refetched once on an unknown key id — `exp`, `iat`,
+/// `requestId`, `address`); keep it in the session. Returns the decoded sign-in payload JSON
+/// (its `message` is what the wallet signs). `success: false` → `PERPS_API_ERROR` with the
+/// venue's body; a challenge that does not verify → `PERPS_VERIFICATION_FAILED`.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_prepare_signin(
+    c: *const perps_client,
+    s: *const perps_session,
+    chain: *const c_char,
+    address: *const c_char,
+    err: *mut *mut perps_error,
+) -> *mut c_char {
+    ffi_boundary!(err, {
+        let client = &borrow(c, "client")?.inner;
+        let session = &borrow(s, "session")?.inner;
+        let chain = Chain::parse(arg_str(chain, "chain")?)?;
+        to_c_string(client.prepare_signin(session, chain, arg_str(address, "address")?)?)
+    })
+}
+
+/// POST login with the session's verified challenge and the wallet's `signature` (see
+/// `perps_wallet_sign`); check the answer's chain and address; keep the token and its
+/// expiry. `expires_seconds <= 0` asks for the venue default (604800 s); more than 10 years
+/// is `PERPS_INVALID_ARGUMENT`. Without a pending challenge → `PERPS_INVALID_STATE`.
+/// Returns the venue's login result JSON (it contains the token: free it with
+/// `perps_string_free`, which overwrites it).
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_login(
+    c: *const perps_client,
+    s: *const perps_session,
+    signature: *const c_char,
+    expires_seconds: i64,
+    err: *mut *mut perps_error,
+) -> *mut c_char {
+    ffi_boundary!(err, {
+        let client = &borrow(c, "client")?.inner;
+        let session = &borrow(s, "session")?.inner;
+        to_c_string(client.login(session, arg_str(signature, "signature")?, expires_seconds)?)
+    })
+}
+
+/// Sign in with a wallet key held in-process: address from the key, prepare-signin,
+/// challenge verification, wallet signature, login — one call. Returns the login result
+/// JSON (free with `perps_string_free`).
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_signin(
+    c: *const perps_client,
+    s: *const perps_session,
+    chain: *const c_char,
+    wallet_private_key: *const c_char,
+    expires_seconds: i64,
+    err: *mut *mut perps_error,
+) -> *mut c_char {
+    ffi_boundary!(err, {
+        let client = &borrow(c, "client")?.inner;
+        let session = &borrow(s, "session")?.inner;
+        let chain = Chain::parse(arg_str(chain, "chain")?)?;
+        let key = arg_str(wallet_private_key, "wallet_private_key")?;
+        to_c_string(client.signin(session, chain, key, expires_seconds)?)
+    })
+}
+
+/// Place an order: validate `order_json`, serialise it once, sign exactly those bytes, POST
+/// `/api/new_order` with the bearer token and the four signature headers (plus the session's
+/// `x-session-id` / `x-impersonate` if set). Returns the venue's JSON
+/// (`{"code":0,"message":"success","request_id":…}` = submitted). **Never retried**: on
+/// `PERPS_TIMEOUT`/`PERPS_TRANSPORT` check `perps_error_may_have_reached_venue` and query
+/// the venue before sending again. HTTP 200 with `code` != 0 → `PERPS_API_ERROR`.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_new_order(
+    c: *const perps_client,
+    s: *const perps_session,
+    order_json: *const c_char,
+    err: *mut *mut perps_error,
+) -> *mut c_char {
+    ffi_boundary!(err, {
+        let client = &borrow(c, "client")?.inner;
+        let session = &borrow(s, "session")?.inner;
+        to_c_string(client.new_order(session, arg_str(order_json, "order_json")?)?)
+    })
+}
+
+/// Call any other venue endpoint under `perps_url`: `method` is "GET", "POST", "PUT" or
+/// "DELETE"; `path` starts with '/' (e.g. "/api/cancel_order", "/api/query_open_orders?symbol=BTC-USD");
+/// `body` may be NULL or "" for none. The bearer token is always sent; a body is signed and
+/// sent byte for byte. Never retried. Returns the venue's answer (free with `perps_string_free`).
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_request(
+    c: *const perps_client,
+    s: *const perps_session,
+    method: *const c_char,
+    path: *const c_char,
+    body: *const c_char,
+    err: *mut *mut perps_error,
+) -> *mut c_char {
+    ffi_boundary!(err, {
+        let client = &borrow(c, "client")?.inner;
+        let session = &borrow(s, "session")?.inner;
+        let method = arg_str(method, "method")?;
+        let path = arg_str(path, "path")?;
+        to_c_string(client.request(session, method, path, arg_opt_str(body, "body")?)?)
+    })
+}
+
+/// Read the venue's clock (`GET {perps_url}/api/kline/time`) and keep the offset in the
+/// client: every later `x-request-timestamp` of requests sent through this client uses
+/// it (`perps_sign_body*` without a client keep the local clock). Writes the offset (venue
+/// minus local, milliseconds) to `*offset_ms` when it is not NULL.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_client_sync_time(
+    c: *const perps_client,
+    offset_ms: *mut i64,
+    err: *mut *mut perps_error,
+) -> perps_code {
+    ffi_boundary!(err, {
+        let offset = borrow(c, "client")?.inner.sync_time()?;
+        if !offset_ms.is_null() {
+            // SAFETY: non-NULL `offset_ms` points to a caller-owned int64_t (contract).
+            unsafe { offset_ms.write(offset) };
+        }
+        Ok(perps_code::PERPS_OK)
+    })
+}

@@ -1,0 +1,73 @@
+//! Closing an accepted TCP connection without a response.
+//!
+//! tiny_http 0.12 answers 500 when a `Request` is dropped unanswered, `into_writer` only
+//! gives the write half (dropping it leaves the socket open and the client waiting), and
+//! `upgrade` writes a 101 first. No API exposes the socket. So the sandbox finds the socket
+//! itself: it scans its own file descriptors for the TCP socket whose local end is the
+//! sandbox's port and whose peer is the client, and shuts it down in both directions. The
+//! client sees the connection end with no response (a transport error), and tiny_http's
+//! connection thread sees end-of-file and finishes.
+//!
+//! The same scan closes every client connection when the sandbox is dropped, so "drop
+//! stops it" holds for kept-alive connections too.
+
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+
+/// Shuts down every TCP socket of this process whose local address is 127.0.0.1:`port` and
+/// whose peer is `peer` (any peer when `None`). Returns how many were shut down.
+pub(crate) fn shutdown_connections(port: u16, peer: Option<SocketAddr>) -> usize {
+    let local = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, port));
+    let mut closed = 0;
+    for fd in candidate_fds() {
+        let Some(sock_local) = addr_of(fd, libc::getsockname) else {
+            continue;
+        };
+        if sock_local != local {
+            continue;
+        }
+        // The listening socket has no peer (ENOTCONN), so it is never touched.
+        let Some(sock_peer) = addr_of(fd, libc::getpeername) else {
+            continue;
+        };
+        if peer.is_none_or(|p| p == sock_peer) {
+            // SAFETY: shutdown on an fd is harmless if the fd is not a socket (ENOTSOCK);
+            // it does not close the descriptor, so no other owner is invalidated.
+            unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
+            closed += 1;
+        }
+    }
+    closed
+}
+
+/// Open descriptors from /proc/self/fd on Linux; elsewhere the low 4096 (the scan only
+/// issues getsockname, which fails harmlessly on descriptors that are not open).
+fn candidate_fds() -> Vec<libc::c_int> {
+    match std::fs::read_dir("/proc/self/fd") {
+        Ok(dir) => dir
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+            .collect(),
+        Err(_) => (0..4096).collect(),
+    }
+}
+
+type AddrFn =
+    unsafe extern "C" fn(libc::c_int, *mut libc::sockaddr, *mut libc::socklen_t) -> libc::c_int;
+
+/// The IPv4 address `get` (getsockname or getpeername) reports for `fd`, if any.
+fn addr_of(fd: libc::c_int, get: AddrFn) -> Option<SocketAddr> {
+    // SAFETY: sockaddr_storage is plain data; all-zero is a valid value.
+    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let mut len = libc::socklen_t::try_from(std::mem::size_of::<libc::sockaddr_storage>()).ok()?;
+    // SAFETY: the pointers are to live locals of the advertised size.
+    let rc = unsafe { get(fd, (&raw mut storage).cast(), &raw mut len) };
+    if rc != 0 || libc::c_int::from(storage.ss_family) != libc::AF_INET {
+        return None;
+    }
+    // SAFETY: ss_family is AF_INET, so the storage holds a sockaddr_in.
+    let sin: libc::sockaddr_in = unsafe { std::ptr::read((&raw const storage).cast()) };
+    let ip = Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
+    Some(SocketAddr::V4(SocketAddrV4::new(
+        ip,
+        u16::from_be(sin.sin_port),
+    )))
+}
