@@ -22,11 +22,6 @@
 #include <stdint.h>
 
 /**
- * The longest token lifetime a caller may ask for (10 years); beyond it is surely a bug.
- */
-#define MAX_EXPIRES_SECONDS ((10 * 365) * 86400)
-
-/**
  * Size of `perps_body_signature.version` ("v1" and its NUL, padded).
  */
 #define PERPS_SIGN_VERSION_SIZE 4

@@ -7,7 +7,7 @@
 #[macro_use]
 mod boundary;
 mod handles;
-mod strings;
+pub mod strings;
 
 pub mod challenge;
 pub mod client;

@@ -422,7 +422,8 @@ static void test_session_from_api_key_failures(void) {
     };
     for (size_t i = 0; i < sizeof bad_keys / sizeof bad_keys[0]; i++) {
         err = NULL;
-        CHECK(perps_session_from_api_key("tok", bad_keys[i], &err) == NULL);
+        CHECK(perps_session_from_api_key("tok-SECRET-TOKEN-xyz", bad_keys[i], &err) == NULL);
+        CHECK(err == NULL || !contains(perps_error_message(err), "SECRET-TOKEN"));
         const char *msg = perps_error_message(err);
         int quoted = bad_keys[i][0] != '\0' && strlen(bad_keys[i]) >= 6 && contains(msg, bad_keys[i]);
         /* Also no 12-character run of the key (a partial quote). */
@@ -636,6 +637,12 @@ static void test_sign_body_into(void) {
         perps_string_free(json);
     }
 
+    /* An embedded NUL is just another body byte (the length decides). */
+    static const uint8_t with_nul[] = {'a', '\0', 'b'};
+    perps_body_signature nul_sig;
+    CHECK(perps_sign_body_into(s, with_nul, sizeof with_nul, &nul_sig) == PERPS_OK);
+    CHECK(is_b64_sig(nul_sig.signature));
+
     /* Fresh id every call. */
     perps_body_signature second;
     CHECK(perps_sign_body_into(s, buf, sizeof KAT_BODY - 1, &second) == PERPS_OK);
@@ -664,6 +671,8 @@ static void test_sign_body_into(void) {
     CHECK(memcmp(&target, &pattern, sizeof target) == 0);
     static const uint8_t truncated_utf8[] = {'{', '"', 'a', '"', ':', '"', 0xC3}; /* cut mid-character */
     CHECK(perps_sign_body_into(s, truncated_utf8, sizeof truncated_utf8, &target) == PERPS_INVALID_ARGUMENT);
+    CHECK(memcmp(&target, &pattern, sizeof target) == 0);
+    CHECK(perps_sign_body_into(s, buf, SIZE_MAX, &target) == PERPS_INVALID_ARGUMENT); /* impossible length */
     CHECK(memcmp(&target, &pattern, sizeof target) == 0);
     CHECK(perps_sign_body_into(s, buf, 4, NULL) == PERPS_INVALID_ARGUMENT);
     CHECK(perps_sign_body_into(NULL, NULL, 0, NULL) == PERPS_INVALID_ARGUMENT);
@@ -871,6 +880,9 @@ static void test_wallet_wrap_solana_signature(void) {
     err = NULL;
     CHECK(perps_wallet_wrap_solana_signature(SOL_PAYLOAD, "3yZe7d", SOL_RAW_SIG, 64, &err) == NULL);
     EXPECT_ERROR(err, PERPS_INVALID_ARGUMENT, "32 bytes");
+    err = NULL;
+    CHECK(perps_wallet_wrap_solana_signature(SOL_PAYLOAD, ED_REQUEST_ID, SOL_RAW_SIG, SIZE_MAX, &err) == NULL);
+    EXPECT_ERROR(err, PERPS_INVALID_ARGUMENT, "signature");
     CHECK(perps_wallet_wrap_solana_signature(SOL_PAYLOAD, ED_REQUEST_ID, wrong, 64, NULL) == NULL);
     CHECK(perps_wallet_wrap_solana_signature(NULL, NULL, NULL, 0, NULL) == NULL);
 }

@@ -1,6 +1,8 @@
 //! Helpers shared by the Rust integration tests.
 #![allow(dead_code)]
 
+pub mod abi;
+
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use p256::ecdsa::SigningKey;
