@@ -126,11 +126,18 @@ fn reject<T>(message: impl Into<String>) -> std::result::Result<T, Rejection> {
 }
 
 /// Verify `signed_data` against `certs` and check its claims against `expected`.
-pub fn verify(signed_data: &str, certs: &CertSet, expected: &Expected<'_>) -> std::result::Result<VerifiedChallenge, Rejection> {
+pub fn verify(
+    signed_data: &str,
+    certs: &CertSet,
+    expected: &Expected<'_>,
+) -> std::result::Result<VerifiedChallenge, Rejection> {
     let signed_data = signed_data.trim();
     let segments: Vec<&str> = signed_data.split('.').collect();
     let [header_b64, payload_b64, signature_b64] = segments[..] else {
-        return reject(format!("the challenge is not a compact JWS (expected 3 dot-separated segments, got {})", segments.len()));
+        return reject(format!(
+            "the challenge is not a compact JWS (expected 3 dot-separated segments, got {})",
+            segments.len()
+        ));
     };
     let header = decode_json_segment(header_b64, "header")?;
     check_header(&header)?;
@@ -158,7 +165,9 @@ pub fn verify(signed_data: &str, certs: &CertSet, expected: &Expected<'_>) -> st
     let signing_input = &signed_data.as_bytes()[..header_b64.len() + 1 + payload_b64.len()];
     if !candidates.iter().any(|key| signature_matches(key, signing_input, signature_b64)) {
         return Err(match kid {
-            Some(kid) => Rejection::Other(format!("the challenge's ES256 signature does not verify with certs key {kid:?}")),
+            Some(kid) => {
+                Rejection::Other(format!("the challenge's ES256 signature does not verify with certs key {kid:?}"))
+            }
             None => Rejection::NoMatchingKey(format!(
                 "the challenge's ES256 signature does not verify with any of the {} certs keys",
                 candidates.len()
@@ -198,7 +207,10 @@ fn signature_matches(key: &CertKey, signing_input: &[u8], signature_b64: &str) -
     jsonwebtoken::crypto::verify(signature_b64, signing_input, &decoding, Algorithm::ES256).unwrap_or(false)
 }
 
-fn check_claims(payload: &Map<String, Value>, expected: &Expected<'_>) -> std::result::Result<VerifiedChallenge, Rejection> {
+fn check_claims(
+    payload: &Map<String, Value>,
+    expected: &Expected<'_>,
+) -> std::result::Result<VerifiedChallenge, Rejection> {
     let exp = numeric_claim(payload, "exp")?;
     let iat = numeric_claim(payload, "iat")?;
     if exp <= expected.now_secs {
@@ -231,7 +243,13 @@ fn check_claims(payload: &Map<String, Value>, expected: &Expected<'_>) -> std::r
     if message.is_empty() {
         return reject("the challenge's message is empty");
     }
-    Ok(VerifiedChallenge { signed_data: String::new(), payload_json: String::new(), message: message.to_owned(), exp, iat })
+    Ok(VerifiedChallenge {
+        signed_data: String::new(),
+        payload_json: String::new(),
+        message: message.to_owned(),
+        exp,
+        iat,
+    })
 }
 
 fn numeric_claim(payload: &Map<String, Value>, name: &str) -> std::result::Result<i64, Rejection> {

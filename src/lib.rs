@@ -5,8 +5,8 @@
 //! converts between C and the core. See README.md for the C API conventions.
 
 pub mod body_sign;
-pub mod client;
 pub mod challenge;
+pub mod client;
 pub mod error;
 pub mod keys;
 pub mod order;

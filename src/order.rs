@@ -173,7 +173,9 @@ fn check_decimal(name: &str, value: &Value) -> Result<()> {
                 "\"{name}\" must be a decimal string like \"0.01\", not a JSON number (floats lose precision)"
             )));
         }
-        other => return Err(Error::invalid_order(format!("\"{name}\" must be a decimal string ({})", json_type(other)))),
+        other => {
+            return Err(Error::invalid_order(format!("\"{name}\" must be a decimal string ({})", json_type(other))));
+        }
     };
     let bad = |why: &str| Err(Error::invalid_order(format!("\"{name}\" is \"{}\": {why}", truncate_for_message(s))));
     if s.len() > MAX_DECIMAL_LEN {
@@ -221,7 +223,8 @@ fn parse_entries(order_json: &str) -> Result<Vec<(String, Value)>> {
             Error::invalid_order(format!("the order is not valid JSON: {text}"))
         }
     })?;
-    de.end().map_err(|e| Error::invalid_order(format!("the order has trailing characters after the JSON object: {e}")))?;
+    de.end()
+        .map_err(|e| Error::invalid_order(format!("the order has trailing characters after the JSON object: {e}")))?;
     Ok(entries)
 }
 

@@ -60,7 +60,8 @@ fn tampered_payload_is_rejected() {
     let parts: Vec<&str> = jws.split('.').collect();
     let other = payload(NOW - 5, NOW + 175, REQUEST_ID, "0x0000000000000000000000000000000000000001");
     use base64::Engine as _;
-    let forged = format!("{}.{}.{}", parts[0], base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(other), parts[2]);
+    let forged =
+        format!("{}.{}.{}", parts[0], base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(other), parts[2]);
     rejected_with(&forged, &jwk_set(&[&key]), "signature does not verify");
 }
 
@@ -70,7 +71,8 @@ fn tampered_header_is_rejected() {
     let jws = key.sign_jws(&key.header(), &good_payload());
     let parts: Vec<&str> = jws.split('.').collect();
     use base64::Engine as _;
-    let header = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(r#"{"alg":"ES256","typ":"JWT","kid":"k1","x":1}"#);
+    let header =
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(r#"{"alg":"ES256","typ":"JWT","kid":"k1","x":1}"#);
     rejected_with(&format!("{header}.{}.{}", parts[1], parts[2]), &jwk_set(&[&key]), "signature does not verify");
 }
 
@@ -78,7 +80,11 @@ fn tampered_header_is_rejected() {
 fn wrong_key_is_rejected() {
     let signer = VenueKey::new(7, Some("k1"));
     let published = VenueKey::new(8, Some("k1"));
-    rejected_with(&signer.sign_jws(&signer.header(), &good_payload()), &jwk_set(&[&published]), "does not verify with certs key");
+    rejected_with(
+        &signer.sign_jws(&signer.header(), &good_payload()),
+        &jwk_set(&[&published]),
+        "does not verify with certs key",
+    );
 }
 
 #[test]
@@ -124,8 +130,15 @@ fn missing_kid_tries_every_key_of_the_set() {
     assert!(check(&jws, &jwk_set(&[&a, &b, &c])).is_ok(), "the second key of three must be found");
     let stranger = VenueKey::new(4, None);
     let certs = CertSet::parse(&jwk_set(&[&a, &b, &c])).unwrap();
-    assert!(matches!(verify(&stranger.sign_jws(unsigned_header, &good_payload()), &certs, &expected()), Err(Rejection::NoMatchingKey(_))));
-    rejected_with(&stranger.sign_jws(unsigned_header, &good_payload()), &jwk_set(&[&a, &b, &c]), "any of the 3 certs keys");
+    assert!(matches!(
+        verify(&stranger.sign_jws(unsigned_header, &good_payload()), &certs, &expected()),
+        Err(Rejection::NoMatchingKey(_))
+    ));
+    rejected_with(
+        &stranger.sign_jws(unsigned_header, &good_payload()),
+        &jwk_set(&[&a, &b, &c]),
+        "any of the 3 certs keys",
+    );
 }
 
 #[test]
@@ -150,14 +163,16 @@ fn kid_selects_the_key_even_if_another_key_would_verify() {
 #[test]
 fn wrong_request_id_is_rejected() {
     let key = VenueKey::new(7, None);
-    let jws = key.sign_jws(&key.header(), &payload(NOW, NOW + 180, "SomeoneElsesKey1111111111111111111111111111", EVM_ADDRESS));
+    let jws = key
+        .sign_jws(&key.header(), &payload(NOW, NOW + 180, "SomeoneElsesKey1111111111111111111111111111", EVM_ADDRESS));
     rejected_with(&jws, &jwk_set(&[&key]), "is not this session's key");
 }
 
 #[test]
 fn wrong_address_is_rejected() {
     let key = VenueKey::new(7, None);
-    let jws = key.sign_jws(&key.header(), &payload(NOW, NOW + 180, REQUEST_ID, "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"));
+    let jws =
+        key.sign_jws(&key.header(), &payload(NOW, NOW + 180, REQUEST_ID, "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"));
     rejected_with(&jws, &jwk_set(&[&key]), "is not the wallet");
 }
 
@@ -192,7 +207,11 @@ fn malformed_segments_are_rejected_with_their_own_messages() {
     rejected_with(&format!("{good}.extra"), &certs, "got 4");
     rejected_with(&format!("{}.{}.", parts[0], parts[1]), &certs, "signature segment is empty");
     rejected_with(&format!("!!!.{}.{}", parts[1], parts[2]), &certs, "header segment is not unpadded base64url");
-    rejected_with(&format!("{}.{}=.{}", parts[0], parts[1], parts[2]), &certs, "payload segment is not unpadded base64url");
+    rejected_with(
+        &format!("{}.{}=.{}", parts[0], parts[1], parts[2]),
+        &certs,
+        "payload segment is not unpadded base64url",
+    );
     rejected_with(&format!("{}.{}.{}", parts[0], parts[1], &parts[2][..20]), &certs, "expected 64");
     use base64::Engine as _;
     let b64 = |s: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
@@ -208,7 +227,13 @@ fn missing_or_mistyped_claims_are_rejected() {
     let key = VenueKey::new(7, None);
     let certs = jwk_set(&[&key]);
     let mut base: serde_json::Value = serde_json::from_str(&good_payload()).unwrap();
-    for (claim, fragment) in [("exp", "no \"exp\" claim"), ("iat", "no \"iat\" claim"), ("requestId", "no \"requestId\""), ("address", "no \"address\""), ("message", "no \"message\"")] {
+    for (claim, fragment) in [
+        ("exp", "no \"exp\" claim"),
+        ("iat", "no \"iat\" claim"),
+        ("requestId", "no \"requestId\""),
+        ("address", "no \"address\""),
+        ("message", "no \"message\""),
+    ] {
         let mut p = base.clone();
         p.as_object_mut().unwrap().remove(claim);
         rejected_with(&key.sign_jws(&key.header(), &p.to_string()), &certs, fragment);
@@ -219,7 +244,15 @@ fn missing_or_mistyped_claims_are_rejected() {
 
 #[test]
 fn certs_documents_that_cannot_verify_anything_are_errors() {
-    for bad in ["", "[]", "{}", r#"{"keys":{}}"#, r#"{"keys":[]}"#, r#"{"keys":[{"kty":"RSA","n":"x","e":"AQAB"}]}"#, r#"{"keys":[{"kty":"EC","crv":"P-384","x":"a","y":"b"}]}"#] {
+    for bad in [
+        "",
+        "[]",
+        "{}",
+        r#"{"keys":{}}"#,
+        r#"{"keys":[]}"#,
+        r#"{"keys":[{"kty":"RSA","n":"x","e":"AQAB"}]}"#,
+        r#"{"keys":[{"kty":"EC","crv":"P-384","x":"a","y":"b"}]}"#,
+    ] {
         let e = CertSet::parse(bad).expect_err(bad);
         assert_eq!(e.code(), perps::Code::BadResponse, "{bad}");
     }

@@ -5,7 +5,9 @@
 
 mod common;
 
-use common::abi::{self, Client, Failure, Session, c, login, new_order, prepare, request, signin, wallet_address, wallet_sign};
+use common::abi::{
+    self, Client, Failure, Session, c, login, new_order, prepare, request, signin, wallet_address, wallet_sign,
+};
 use perps::ffi::error::perps_code::*;
 use perps::sandbox::{Faults, Sandbox, SandboxConfig};
 
@@ -35,7 +37,12 @@ fn signed_in(venue: &Sandbox) -> (Client, Session) {
     (client, session)
 }
 
-fn assert_failure(result: Result<String, Failure>, code: perps::ffi::error::perps_code, reached: bool, fragment: &str) -> Failure {
+fn assert_failure(
+    result: Result<String, Failure>,
+    code: perps::ffi::error::perps_code,
+    reached: bool,
+    fragment: &str,
+) -> Failure {
     let f = result.expect_err("expected a failure");
     assert_eq!(f.code, code, "{f:?}");
     assert_eq!(f.may_have_reached_venue, reached, "may_have_reached_venue in {f:?}");
@@ -48,7 +55,8 @@ fn bsc_signin_then_order_end_to_end() {
     let venue = venue();
     let client = client_for(&venue);
     let session = Session::new();
-    let result: serde_json::Value = serde_json::from_str(&signin(&client, &session, "bsc", BSC_KEY, 3600).unwrap()).unwrap();
+    let result: serde_json::Value =
+        serde_json::from_str(&signin(&client, &session, "bsc", BSC_KEY, 3600).unwrap()).unwrap();
     assert!(result["address"].as_str().unwrap().eq_ignore_ascii_case(BSC_ADDRESS));
     assert_eq!(result["chain"], "bsc");
     let info = session.info();
@@ -69,7 +77,8 @@ fn solana_signin_then_order_end_to_end() {
     let client = client_for(&venue);
     let session = Session::new();
     let key = solana_keypair_b58();
-    let result: serde_json::Value = serde_json::from_str(&signin(&client, &session, "solana", &key, 0).unwrap()).unwrap();
+    let result: serde_json::Value =
+        serde_json::from_str(&signin(&client, &session, "solana", &key, 0).unwrap()).unwrap();
     assert_eq!(result["chain"], "solana");
     assert_eq!(result["address"], wallet_address("solana", &key).unwrap());
     // Default lifetime (expires_seconds 0): 7 days.
@@ -122,7 +131,9 @@ fn hardware_wallet_solana_signature_is_wrapped_and_accepted() {
 fn api_credential_path_places_orders_without_signin() {
     let seed: [u8; 32] = common::unhex(SOLANA_SEED_HEX).try_into().unwrap();
     let public = bs58::encode(ed25519_dalek::SigningKey::from_bytes(&seed).verifying_key().as_bytes()).into_string();
-    let venue = Sandbox::start(SandboxConfig { api_keys: vec![("web-token-123".into(), public)], ..Default::default() }).unwrap();
+    let venue =
+        Sandbox::start(SandboxConfig { api_keys: vec![("web-token-123".into(), public)], ..Default::default() })
+            .unwrap();
     let client = client_for(&venue);
     let session = Session::from_api_key("web-token-123", &bs58::encode(seed).into_string()).unwrap();
     assert!(new_order(&client, &session, ORDER).is_ok());
@@ -136,14 +147,26 @@ fn api_credential_path_places_orders_without_signin() {
 fn generic_requests_sign_bodies_and_always_send_the_bearer() {
     let venue = venue();
     let (client, session) = signed_in(&venue);
-    let placed: serde_json::Value = serde_json::from_str(&new_order(&client, &session, &ORDER.replace("}", r#","cl_ord_id":"abc-1"}"#)).unwrap()).unwrap();
+    let placed: serde_json::Value =
+        serde_json::from_str(&new_order(&client, &session, &ORDER.replace("}", r#","cl_ord_id":"abc-1"}"#)).unwrap())
+            .unwrap();
     assert_eq!(placed["code"], 0);
     let open = request(&client, &session, "GET", "/api/query_open_orders", None).unwrap();
     assert!(open.contains("abc-1"), "{open}");
     let cancelled = request(&client, &session, "POST", "/api/cancel_order", Some(r#"{"cl_ord_id":"abc-1"}"#)).unwrap();
     assert!(cancelled.contains("\"code\":0"), "{cancelled}");
-    assert_failure(request(&client, &session, "PATCH", "/api/x", None), PERPS_INVALID_ARGUMENT, false, "not one of GET");
-    assert_failure(request(&client, &session, "GET", "api/x", None), PERPS_INVALID_ARGUMENT, false, "must start with '/'");
+    assert_failure(
+        request(&client, &session, "PATCH", "/api/x", None),
+        PERPS_INVALID_ARGUMENT,
+        false,
+        "not one of GET",
+    );
+    assert_failure(
+        request(&client, &session, "GET", "api/x", None),
+        PERPS_INVALID_ARGUMENT,
+        false,
+        "must start with '/'",
+    );
 }
 
 #[test]
@@ -183,7 +206,12 @@ fn wrong_state_calls_fail_before_sending() {
     let session = Session::new();
     assert_failure(new_order(&client, &session, ORDER), PERPS_INVALID_STATE, false, "no access token");
     assert_failure(login(&client, &session, "0x00", 0), PERPS_INVALID_STATE, false, "prepare-signin first");
-    assert_failure(request(&client, &session, "GET", "/api/query_open_orders", None), PERPS_INVALID_STATE, false, "no access token");
+    assert_failure(
+        request(&client, &session, "GET", "/api/query_open_orders", None),
+        PERPS_INVALID_STATE,
+        false,
+        "no access token",
+    );
     assert_eq!(venue.stats().requests, 0, "nothing may reach the venue");
     // Logged out: the token is gone.
     let (client, session) = signed_in(&venue);
@@ -192,7 +220,12 @@ fn wrong_state_calls_fail_before_sending() {
     // An invalid order is refused before anything is sent.
     let before = venue.stats().orders_received;
     let (client, session) = signed_in(&venue);
-    assert_failure(new_order(&client, &session, &ORDER.replace("\"0.01\"", "0.01")), PERPS_INVALID_ORDER, false, "\"qty\"");
+    assert_failure(
+        new_order(&client, &session, &ORDER.replace("\"0.01\"", "0.01")),
+        PERPS_INVALID_ORDER,
+        false,
+        "\"qty\"",
+    );
     assert_eq!(venue.stats().orders_received, before);
 }
 
@@ -253,7 +286,12 @@ fn key_rotation_refetches_certs_once() {
     // A kid that never appears: exactly one refetch, then a clear failure (no loop).
     venue.set_faults(Faults { challenge_unknown_kid: true, ..Default::default() });
     let before = venue.stats().requests;
-    assert_failure(prepare(&client, &Session::new(), "bsc", BSC_ADDRESS), PERPS_VERIFICATION_FAILED, false, "certs do not contain");
+    assert_failure(
+        prepare(&client, &Session::new(), "bsc", BSC_ADDRESS),
+        PERPS_VERIFICATION_FAILED,
+        false,
+        "certs do not contain",
+    );
     assert_eq!(venue.stats().requests - before, 2, "prepare + one certs refetch");
 }
 
@@ -261,7 +299,12 @@ fn key_rotation_refetches_certs_once() {
 fn certs_endpoint_down_is_an_http_status_error() {
     let venue = venue();
     venue.set_faults(Faults { certs_down: true, ..Default::default() });
-    let f = assert_failure(prepare(&client_for(&venue), &Session::new(), "bsc", BSC_ADDRESS), PERPS_HTTP_STATUS, true, "certs");
+    let f = assert_failure(
+        prepare(&client_for(&venue), &Session::new(), "bsc", BSC_ADDRESS),
+        PERPS_HTTP_STATUS,
+        true,
+        "certs",
+    );
     assert_eq!(f.http_status, 503);
 }
 
@@ -271,7 +314,12 @@ fn login_answer_for_another_wallet_is_refused() {
     venue.set_faults(Faults { login_wrong_address: true, ..Default::default() });
     let client = client_for(&venue);
     let session = Session::new();
-    assert_failure(signin(&client, &session, "bsc", BSC_KEY, 0), PERPS_VERIFICATION_FAILED, false, "answered for wallet");
+    assert_failure(
+        signin(&client, &session, "bsc", BSC_KEY, 0),
+        PERPS_VERIFICATION_FAILED,
+        false,
+        "answered for wallet",
+    );
     assert_eq!(session.info()["has_token"], false, "no token kept from a mismatched answer");
 }
 
@@ -325,7 +373,12 @@ fn unparseable_and_oversized_answers_are_bad_responses() {
     let venue = venue();
     let (client, session) = signed_in(&venue);
     // kline/time answers a bare integer: not the JSON object a trading endpoint returns.
-    assert_failure(request(&client, &session, "GET", "/api/kline/time", None), PERPS_BAD_RESPONSE, true, "not a JSON object");
+    assert_failure(
+        request(&client, &session, "GET", "/api/kline/time", None),
+        PERPS_BAD_RESPONSE,
+        true,
+        "not a JSON object",
+    );
     let tiny = Client::new(&venue.base_url(), &venue.perps_url(), Some(r#"{"max_response_bytes":16}"#)).unwrap();
     assert_failure(new_order(&tiny, &session, ORDER), PERPS_BAD_RESPONSE, true, "larger than max_response_bytes");
 }

@@ -117,6 +117,7 @@ fn debug_output_never_shows_secrets() {
     let debug = format!("{session:?} {:?}", session.login());
     assert!(!debug.contains("secret-api-token-XYZ"), "{debug}");
     assert!(!debug.to_lowercase().contains(&SEED_HEX[..16]), "{debug}");
-    let evm = perps::wallet::evm::WalletKey::parse("ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80").unwrap();
+    let evm = perps::wallet::evm::WalletKey::parse("ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80")
+        .unwrap();
     assert!(!format!("{evm:?}").contains("ac0974bec39a17e3"));
 }

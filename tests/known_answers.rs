@@ -90,9 +90,18 @@ fn fresh_body_signatures_verify_and_use_uuid_v4() {
 #[test]
 fn evm_addresses_of_known_keys() {
     let cases = [
-        ("0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80", "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"),
-        ("59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d", "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"),
-        ("0xb25c7db31feed9122727bf0939dc769a96564b2de4c4726d035b36ecf1e5b364", "0x5ce9454909639D2D17A3F753ce7d93fa0b9aB12E"),
+        (
+            "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
+            "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266",
+        ),
+        (
+            "59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d",
+            "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+        ),
+        (
+            "0xb25c7db31feed9122727bf0939dc769a96564b2de4c4726d035b36ecf1e5b364",
+            "0x5ce9454909639D2D17A3F753ce7d93fa0b9aB12E",
+        ),
     ];
     for (key, address) in cases {
         assert_eq!(wallet::address(Chain::Bsc, key).unwrap(), address);
@@ -108,7 +117,10 @@ fn eip191_signature_matches_eth_account_documentation() {
         key.personal_sign("I♥SF".as_bytes()),
         "0xe6ca9bba58c88611fad66a6ce8f996908195593807c4b38bd528d2cff09d4eb33e5bfbbf4d3e39b1a2fd816a7680c19ebebaf3a141b239934ad43cb33fcec8ce1c"
     );
-    assert_eq!(hex(&evm::eip191_hash("I♥SF".as_bytes())), "1476abb745d423bf09273f1afd887d951181d25adc66c4834a70491911b7f750");
+    assert_eq!(
+        hex(&evm::eip191_hash("I♥SF".as_bytes())),
+        "1476abb745d423bf09273f1afd887d951181d25adc66c4834a70491911b7f750"
+    );
 }
 
 #[test]
@@ -125,7 +137,12 @@ fn eip191_signatures_are_low_s_and_recover_to_the_address() {
         assert!(raw[64] == 27 || raw[64] == 28);
         assert!(raw[32..64] <= half_n[..], "high s in {sig}");
         let ec = EcSig::from_slice(&raw[..64]).unwrap();
-        let recovered = VerifyingKey::recover_from_prehash(&evm::eip191_hash(message.as_bytes()), &ec, RecoveryId::from_byte(raw[64] - 27).unwrap()).unwrap();
+        let recovered = VerifyingKey::recover_from_prehash(
+            &evm::eip191_hash(message.as_bytes()),
+            &ec,
+            RecoveryId::from_byte(raw[64] - 27).unwrap(),
+        )
+        .unwrap();
         let address = evm::address_from_uncompressed(recovered.to_sec1_point(false).as_bytes());
         assert_eq!(address, "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266");
     }
@@ -137,13 +154,16 @@ fn solana_login_signature_has_the_documented_shape_and_verifies() {
     let standard = SigningKey::from_bytes(&seed.clone().try_into().unwrap());
     let keypair_b58 = bs58::encode(standard.to_keypair_bytes()).into_string();
     let address = bs58::encode(standard.verifying_key().as_bytes()).into_string();
-    let payload = format!(r#"{{"domain":"standx.com","address":"{address}","message":"standx.com wants you to sign in with your Solana account:\n{address}","nonce":"x","exp":2,"iat":1}}"#);
+    let payload = format!(
+        r#"{{"domain":"standx.com","address":"{address}","message":"standx.com wants you to sign in with your Solana account:\n{address}","nonce":"x","exp":2,"iat":1}}"#
+    );
     let sig_b64 = wallet::sign_login(Chain::Solana, &keypair_b58, &payload).unwrap();
     use base64::Engine as _;
     let wrapper: serde_json::Value =
         serde_json::from_slice(&base64::engine::general_purpose::STANDARD.decode(&sig_b64).unwrap()).unwrap();
     assert_eq!(wrapper["input"], serde_json::from_str::<serde_json::Value>(&payload).unwrap());
-    let bytes = |v: &serde_json::Value| v.as_array().unwrap().iter().map(|n| n.as_u64().unwrap() as u8).collect::<Vec<u8>>();
+    let bytes =
+        |v: &serde_json::Value| v.as_array().unwrap().iter().map(|n| n.as_u64().unwrap() as u8).collect::<Vec<u8>>();
     let message = serde_json::from_str::<serde_json::Value>(&payload).unwrap()["message"].as_str().unwrap().to_owned();
     assert_eq!(bytes(&wrapper["output"]["signedMessage"]), message.as_bytes());
     assert_eq!(bytes(&wrapper["output"]["account"]["publicKey"]), standard.verifying_key().as_bytes());
@@ -153,5 +173,8 @@ fn solana_login_signature_has_the_documented_shape_and_verifies() {
     assert_eq!(wallet::solana::wrap_external_signature(&payload, &address, &signature).unwrap(), sig_b64);
     let mut wrong = signature.clone();
     wrong[0] ^= 1;
-    assert_eq!(wallet::solana::wrap_external_signature(&payload, &address, &wrong).unwrap_err().code(), perps::Code::VerificationFailed);
+    assert_eq!(
+        wallet::solana::wrap_external_signature(&payload, &address, &wrong).unwrap_err().code(),
+        perps::Code::VerificationFailed
+    );
 }

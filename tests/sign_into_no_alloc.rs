@@ -17,14 +17,22 @@ thread_local! {
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // try_with: the thread-locals may be gone while a thread shuts down.
-        let _ = COUNTING.try_with(|on| if on.get() { ALLOCATIONS.with(|n| n.set(n.get() + 1)) });
+        let _ = COUNTING.try_with(|on| {
+            if on.get() {
+                ALLOCATIONS.with(|n| n.set(n.get() + 1))
+            }
+        });
         unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let _ = COUNTING.try_with(|on| if on.get() { ALLOCATIONS.with(|n| n.set(n.get() + 1)) });
+        let _ = COUNTING.try_with(|on| {
+            if on.get() {
+                ALLOCATIONS.with(|n| n.set(n.get() + 1))
+            }
+        });
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 }

@@ -40,10 +40,7 @@ struct Args {
 }
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
-    let mut out = Args {
-        config: SandboxConfig::default(),
-        exit_on_stdin_eof: false,
-    };
+    let mut out = Args { config: SandboxConfig::default(), exit_on_stdin_eof: false };
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
         match arg.as_str() {
@@ -57,9 +54,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, String>
             "--exit-on-stdin-eof" => out.exit_on_stdin_eof = true,
             "--api-key" => {
                 let v = value("--api-key")?;
-                let (token, key) = v
-                    .split_once(':')
-                    .ok_or("--api-key needs TOKEN:BASE58_PUBKEY")?;
+                let (token, key) = v.split_once(':').ok_or("--api-key needs TOKEN:BASE58_PUBKEY")?;
                 out.config.api_keys.push((token.to_owned(), key.to_owned()));
             }
             other => return Err(format!("unknown argument {other:?}")),
@@ -69,8 +64,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, String>
 }
 
 fn number<T: std::str::FromStr>(text: &str, name: &str) -> Result<T, String> {
-    text.parse()
-        .map_err(|_| format!("{name}: {text:?} is not a valid number"))
+    text.parse().map_err(|_| format!("{name}: {text:?} is not a valid number"))
 }
 
 fn main() -> ExitCode {
@@ -110,10 +104,7 @@ fn main() -> ExitCode {
         serde_json::Value::from(format!("http://127.0.0.1:{}/_sandbox", sandbox.port())),
     );
     let mut stdout = std::io::stdout().lock();
-    if writeln!(stdout, "{line}")
-        .and_then(|()| stdout.flush())
-        .is_err()
-    {
+    if writeln!(stdout, "{line}").and_then(|()| stdout.flush()).is_err() {
         return ExitCode::FAILURE;
     }
     drop(stdout);

@@ -74,7 +74,8 @@ impl Client {
         }
         let reply = self.send(Method::GET, &format!("{}/v1/offchain/certs", self.base_url), &[], None)?;
         let reply = require_2xx(reply, "certs")?;
-        let certs = Arc::new(CertSet::parse(&reply.body).map_err(|e| e.with_status(reply.status).with_body(reply.body))?);
+        let certs =
+            Arc::new(CertSet::parse(&reply.body).map_err(|e| e.with_status(reply.status).with_body(reply.body))?);
         *self.certs.lock().unwrap_or_else(PoisonError::into_inner) = Some(certs.clone());
         Ok((certs, true))
     }
@@ -137,7 +138,11 @@ fn check_url(url: &str, name: &str, allow_insecure_http: bool) -> Result<String>
                  (use https, or set allow_insecure_http)"
             )));
         }
-        _ => return Err(Error::invalid_argument(format!("{name} {url:?} must start with https:// (or http:// for loopback)"))),
+        _ => {
+            return Err(Error::invalid_argument(format!(
+                "{name} {url:?} must start with https:// (or http:// for loopback)"
+            )));
+        }
     }
     Ok(url.trim_end_matches('/').to_owned())
 }

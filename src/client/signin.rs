@@ -33,8 +33,12 @@ impl Client {
                 .with_status(reply.status)
                 .with_body(reply.body));
         };
-        let expected =
-            Expected { request_id: session.request_id(), chain, address, now_secs: self.venue_now_ms().div_euclid(1000) };
+        let expected = Expected {
+            request_id: session.request_id(),
+            chain,
+            address,
+            now_secs: self.venue_now_ms().div_euclid(1000),
+        };
         let verified = self.verify_challenge(signed_data, &expected)?;
         let payload = verified.payload_json.clone();
         session.set_pending(PendingSignin { chain, address: address.to_owned(), challenge: verified });
@@ -115,7 +119,8 @@ fn check_login_answer(
             .ok_or_else(|| Error::bad_response(format!("login: the answer has no {name:?} string")))
     };
     let token = text("token")?;
-    check_token(token).map_err(|_| Error::bad_response("login: the token in the answer is empty or not header-safe"))?;
+    check_token(token)
+        .map_err(|_| Error::bad_response("login: the token in the answer is empty or not header-safe"))?;
     let chain = text("chain")?;
     if chain != pending.chain.as_str() {
         return Err(Error::verification(format!(

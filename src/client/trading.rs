@@ -13,7 +13,8 @@ impl Client {
     pub fn new_order(&self, session: &Session, order_json: &str) -> Result<String> {
         let token = session.usable_token(self.venue_now_ms().div_euclid(1000))?;
         let body = order::validate(order_json)?;
-        let reply = self.signed_request(session, &token, Method::POST, "/api/new_order", Some(body.as_str().as_bytes()))?;
+        let reply =
+            self.signed_request(session, &token, Method::POST, "/api/new_order", Some(body.as_str().as_bytes()))?;
         venue_result(reply, "new_order")
     }
 

@@ -57,12 +57,8 @@ impl Transport {
         };
         let mut response = response?;
         let status = response.status().as_u16();
-        let bytes = response
-            .body_mut()
-            .with_config()
-            .limit(self.max_response_bytes)
-            .read_to_vec()
-            .map_err(|e| match e {
+        let bytes =
+            response.body_mut().with_config().limit(self.max_response_bytes).read_to_vec().map_err(|e| match e {
                 ureq::Error::BodyExceedsLimit(limit) => Error::bad_response(format!(
                     "the venue's answer (HTTP {status}) is larger than max_response_bytes ({limit})"
                 ))
@@ -71,7 +67,9 @@ impl Transport {
                 other => map_error(other).with_status(status).reached_venue(true),
             })?;
         let body = String::from_utf8(bytes).map_err(|_| {
-            Error::bad_response(format!("the venue's answer (HTTP {status}) is not UTF-8")).with_status(status).reached_venue(true)
+            Error::bad_response(format!("the venue's answer (HTTP {status}) is not UTF-8"))
+                .with_status(status)
+                .reached_venue(true)
         })?;
         Ok(Reply { status, body })
     }
@@ -119,7 +117,10 @@ fn map_error(e: ureq::Error) -> Error {
 fn before_request(kind: ErrorKind) -> bool {
     matches!(
         kind,
-        ErrorKind::ConnectionRefused | ErrorKind::HostUnreachable | ErrorKind::NetworkUnreachable | ErrorKind::AddrNotAvailable
+        ErrorKind::ConnectionRefused
+            | ErrorKind::HostUnreachable
+            | ErrorKind::NetworkUnreachable
+            | ErrorKind::AddrNotAvailable
     )
 }
 

@@ -31,15 +31,13 @@ impl Failure for perps_code {
 /// value alone (NULL or a code) reports the problem.
 macro_rules! ffi_boundary {
     ($err:expr, $body:block) => {{
-        let outcome = ::std::panic::catch_unwind(::std::panic::AssertUnwindSafe(
-            || -> $crate::error::Result<_> { $body },
-        ));
+        let outcome =
+            ::std::panic::catch_unwind(::std::panic::AssertUnwindSafe(|| -> $crate::error::Result<_> { $body }));
         $crate::ffi::boundary::finish(outcome, $err)
     }};
     ($body:block) => {{
-        let outcome = ::std::panic::catch_unwind(::std::panic::AssertUnwindSafe(
-            || -> $crate::error::Result<_> { $body },
-        ));
+        let outcome =
+            ::std::panic::catch_unwind(::std::panic::AssertUnwindSafe(|| -> $crate::error::Result<_> { $body }));
         $crate::ffi::boundary::finish(outcome, ::std::ptr::null_mut())
     }};
 }

@@ -71,7 +71,10 @@ pub extern "C" fn perps_session_info(s: *const perps_session, err: *mut *mut per
 /// Forget the session's token and any pending challenge; later calls that need a token fail
 /// with `PERPS_INVALID_STATE` until it signs in again. The key is kept.
 #[unsafe(no_mangle)]
-pub extern "C" fn perps_session_logout(s: *const perps_session, err: *mut *mut perps_error) -> crate::ffi::error::perps_code {
+pub extern "C" fn perps_session_logout(
+    s: *const perps_session,
+    err: *mut *mut perps_error,
+) -> crate::ffi::error::perps_code {
     ffi_boundary!(err, {
         borrow(s, "session")?.inner.logout();
         Ok(crate::ffi::error::perps_code::PERPS_OK)

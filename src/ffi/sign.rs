@@ -62,9 +62,9 @@ impl From<&BodySignature> for perps_body_signature {
 
 fn body_text<'a>(body: &'a [u8]) -> Result<&'a [u8]> {
     // A request body is JSON, so UTF-8; refusing other bytes catches a wrong buffer early.
-    std::str::from_utf8(body)
-        .map(str::as_bytes)
-        .map_err(|e| Error::invalid_argument(format!("body is not valid UTF-8 (bad byte at offset {})", e.valid_up_to())))
+    std::str::from_utf8(body).map(str::as_bytes).map_err(|e| {
+        Error::invalid_argument(format!("body is not valid UTF-8 (bad byte at offset {})", e.valid_up_to()))
+    })
 }
 
 /// Sign `body` (NUL-terminated UTF-8, signed byte for byte) with a fresh UUID v4 and the
@@ -72,7 +72,11 @@ fn body_text<'a>(body: &'a [u8]) -> Result<&'a [u8]> {
 /// `{"x-request-sign-version":"v1","x-request-id":…,"x-request-timestamp":…,"x-request-signature":…}`.
 /// No network. Free the result with `perps_string_free`.
 #[unsafe(no_mangle)]
-pub extern "C" fn perps_sign_body(s: *const perps_session, body: *const c_char, err: *mut *mut perps_error) -> *mut c_char {
+pub extern "C" fn perps_sign_body(
+    s: *const perps_session,
+    body: *const c_char,
+    err: *mut *mut perps_error,
+) -> *mut c_char {
     ffi_boundary!(err, {
         let session = borrow(s, "session")?;
         let body = arg_str(body, "body")?;

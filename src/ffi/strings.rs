@@ -24,7 +24,11 @@ pub(crate) fn arg_opt_str<'a>(ptr: *const c_char, name: &str) -> Result<Option<&
 /// Borrow `len` bytes; NULL is allowed only with `len == 0`.
 pub(crate) fn arg_bytes<'a>(ptr: *const u8, len: usize, name: &str) -> Result<&'a [u8]> {
     if ptr.is_null() {
-        return if len == 0 { Ok(&[]) } else { Err(Error::invalid_argument(format!("{name} is NULL but its length is {len}"))) };
+        return if len == 0 {
+            Ok(&[])
+        } else {
+            Err(Error::invalid_argument(format!("{name} is NULL but its length is {len}")))
+        };
     }
     if len > isize::MAX as usize {
         return Err(Error::invalid_argument(format!("{name} length {len} is larger than any object can be")));
@@ -35,9 +39,9 @@ pub(crate) fn arg_bytes<'a>(ptr: *const u8, len: usize, name: &str) -> Result<&'
 
 /// Hand a string to the caller as a new `char*`.
 pub(crate) fn to_c_string(text: String) -> Result<*mut c_char> {
-    CString::new(text)
-        .map(CString::into_raw)
-        .map_err(|_| Error::new(Code::BadResponse, "the result contains a NUL byte and cannot be returned as a C string"))
+    CString::new(text).map(CString::into_raw).map_err(|_| {
+        Error::new(Code::BadResponse, "the result contains a NUL byte and cannot be returned as a C string")
+    })
 }
 
 /// Free a string returned by any `perps_*` function. Its bytes are overwritten first, since

@@ -34,17 +34,11 @@ fn challenge(shared: &Shared, inc: &Incoming) -> Result<String, String> {
         return Err("Content-Type must be application/json".into());
     }
     let body = inc.json_object()?;
-    let address = body
-        .get("address")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    let address = body.get("address").and_then(Value::as_str).unwrap_or_default();
     if !chain.valid_address(address) {
         return Err(format!("address is not a valid {} address", chain.as_str()));
     }
-    let request_id = body
-        .get("requestId")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    let request_id = body.get("requestId").and_then(Value::as_str).unwrap_or_default();
     if request_key(request_id).is_none() {
         return Err("requestId must be the base58 encoding of an Ed25519 public key".into());
     }
@@ -103,10 +97,9 @@ pub(crate) fn login(shared: &Shared, inc: &Incoming) -> Reply {
         Ok(b) => b,
         Err(m) => return bad(m),
     };
-    let (Some(signature), Some(signed_data)) = (
-        body.get("signature").and_then(Value::as_str),
-        body.get("signedData").and_then(Value::as_str),
-    ) else {
+    let (Some(signature), Some(signed_data)) =
+        (body.get("signature").and_then(Value::as_str), body.get("signedData").and_then(Value::as_str))
+    else {
         return bad("signature and signedData are required strings".into());
     };
     let lifetime = match body.get("expiresSeconds") {
@@ -130,22 +123,14 @@ pub(crate) fn login(shared: &Shared, inc: &Incoming) -> Reply {
         return bad("signedData has expired".into());
     }
     if claims.chain != chain {
-        return bad(format!(
-            "signedData was issued for another chain than {}",
-            chain.as_str()
-        ));
+        return bad(format!("signedData was issued for another chain than {}", chain.as_str()));
     }
     if shared.state().used_nonces.contains(claims.nonce) {
         return bad("signedData nonce has already been used".into());
     }
     let checked = match chain {
         Chain::Bsc => verify_bsc(claims.address, claims.message, signature),
-        Chain::Solana => verify_solana(
-            claims.address,
-            &Value::Object(payload.clone()),
-            claims.message,
-            signature,
-        ),
+        Chain::Solana => verify_solana(claims.address, &Value::Object(payload.clone()), claims.message, signature),
     };
     match checked {
         Ok(()) => {}
@@ -167,19 +152,9 @@ pub(crate) fn login(shared: &Shared, inc: &Incoming) -> Reply {
     if !st.used_nonces.insert(claims.nonce.to_owned()) {
         return bad("signedData nonce has already been used".into());
     }
-    st.sessions.insert(
-        token.clone(),
-        Session {
-            account,
-            key,
-            expires_at: Some(exp),
-        },
-    );
-    let answered = if st.faults.login_wrong_address {
-        other_address(chain, claims.address)
-    } else {
-        claims.address.to_owned()
-    };
+    st.sessions.insert(token.clone(), Session { account, key, expires_at: Some(exp) });
+    let answered =
+        if st.faults.login_wrong_address { other_address(chain, claims.address) } else { claims.address.to_owned() };
     drop(st);
     Reply::Json(
         200,
@@ -202,16 +177,8 @@ struct Claims<'a> {
 
 impl<'a> Claims<'a> {
     fn read(p: &'a Map<String, Value>) -> Result<Claims<'a>, String> {
-        let text = |k: &str| {
-            p.get(k)
-                .and_then(Value::as_str)
-                .ok_or(format!("{k} missing"))
-        };
-        let chain = p
-            .get("chainId")
-            .and_then(Value::as_u64)
-            .and_then(Chain::from_chain_id)
-            .ok_or("unknown chainId")?;
+        let text = |k: &str| p.get(k).and_then(Value::as_str).ok_or(format!("{k} missing"));
+        let chain = p.get("chainId").and_then(Value::as_u64).and_then(Chain::from_chain_id).ok_or("unknown chainId")?;
         Ok(Claims {
             chain,
             address: text("address")?,
@@ -224,11 +191,8 @@ impl<'a> Claims<'a> {
 }
 
 fn chain_param(inc: &Incoming) -> Result<Chain, String> {
-    let chain = inc
-        .query_param("chain")?
-        .ok_or("query parameter chain is required")?;
-    Chain::parse(chain)
-        .ok_or_else(|| format!("unsupported chain {chain:?}; expected bsc or solana"))
+    let chain = inc.query_param("chain")?.ok_or("query parameter chain is required")?;
+    Chain::parse(chain).ok_or_else(|| format!("unsupported chain {chain:?}; expected bsc or solana"))
 }
 
 /// The Ed25519 key named by a `requestId`: canonical base58 of a valid, not small-order point.
@@ -249,14 +213,7 @@ fn other_address(chain: Chain, address: &str) -> String {
     match chain {
         Chain::Bsc => {
             let (head, last) = address.split_at(address.len() - 1);
-            format!(
-                "{head}{}",
-                if last.eq_ignore_ascii_case("0") {
-                    "1"
-                } else {
-                    "0"
-                }
-            )
+            format!("{head}{}", if last.eq_ignore_ascii_case("0") { "1" } else { "0" })
         }
         Chain::Solana => {
             let mut bytes = base58_32(address).unwrap_or_default();

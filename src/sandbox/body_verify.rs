@@ -19,15 +19,9 @@ pub(crate) struct SignedHeaders<'a> {
 /// Checks presence and shape of the four headers and that the timestamp (decimal
 /// milliseconds) lies within `window_ms` either side of the sandbox clock. Any failure is
 /// the client's malformed request: HTTP 400.
-pub(crate) fn read_headers(
-    inc: &Incoming,
-    now_ms: i64,
-    window_ms: i64,
-) -> Result<SignedHeaders<'_>, String> {
-    let get = |name: &str| -> Result<&str, String> {
-        inc.header(name)?
-            .ok_or_else(|| format!("missing header {name}"))
-    };
+pub(crate) fn read_headers(inc: &Incoming, now_ms: i64, window_ms: i64) -> Result<SignedHeaders<'_>, String> {
+    let get =
+        |name: &str| -> Result<&str, String> { inc.header(name)?.ok_or_else(|| format!("missing header {name}")) };
     let version = get("x-request-sign-version")?;
     if version != "v1" {
         return Err("x-request-sign-version must be v1".into());
@@ -46,9 +40,7 @@ pub(crate) fn read_headers(
         .flatten()
         .ok_or("x-request-timestamp must be decimal milliseconds since the Unix epoch")?;
     if (ts - now_ms).abs() > window_ms {
-        return Err(format!(
-            "x-request-timestamp {ts} is outside ±{window_ms} ms of the venue clock {now_ms}"
-        ));
+        return Err(format!("x-request-timestamp {ts} is outside ±{window_ms} ms of the venue clock {now_ms}"));
     }
     let raw = STANDARD
         .decode(get("x-request-signature")?)
@@ -56,26 +48,13 @@ pub(crate) fn read_headers(
         .filter(|r| r.len() == 64)
         .ok_or("x-request-signature must be standard base64 of 64 bytes")?;
     let signature = Signature::from_bytes(&raw.try_into().expect("length checked"));
-    Ok(SignedHeaders {
-        version,
-        id,
-        timestamp,
-        signature,
-    })
+    Ok(SignedHeaders { version, id, timestamp, signature })
 }
 
 /// Strict Ed25519 verification of the v1 text over the body bytes exactly as received.
 pub(crate) fn verify(key: &VerifyingKey, h: &SignedHeaders<'_>, body: &[u8]) -> bool {
-    let mut text =
-        Vec::with_capacity(h.version.len() + h.id.len() + h.timestamp.len() + 3 + body.len());
-    for part in [
-        h.version.as_bytes(),
-        b",",
-        h.id.as_bytes(),
-        b",",
-        h.timestamp.as_bytes(),
-        b",",
-    ] {
+    let mut text = Vec::with_capacity(h.version.len() + h.id.len() + h.timestamp.len() + 3 + body.len());
+    for part in [h.version.as_bytes(), b",", h.id.as_bytes(), b",", h.timestamp.as_bytes(), b","] {
         text.extend_from_slice(part);
     }
     text.extend_from_slice(body);

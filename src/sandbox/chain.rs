@@ -33,9 +33,7 @@ impl Chain {
     }
 
     pub(crate) fn from_chain_id(id: u64) -> Option<Chain> {
-        [Chain::Bsc, Chain::Solana]
-            .into_iter()
-            .find(|c| c.chain_id() == id)
+        [Chain::Bsc, Chain::Solana].into_iter().find(|c| c.chain_id() == id)
     }
 
     /// The account noun of the EIP-4361 first line.
@@ -50,9 +48,9 @@ impl Chain {
     /// compare addresses case-insensitively). solana: canonical base58 of 32 bytes.
     pub(crate) fn valid_address(self, address: &str) -> bool {
         match self {
-            Chain::Bsc => address
-                .strip_prefix("0x")
-                .is_some_and(|h| h.len() == 40 && h.bytes().all(|b| b.is_ascii_hexdigit())),
+            Chain::Bsc => {
+                address.strip_prefix("0x").is_some_and(|h| h.len() == 40 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+            }
             Chain::Solana => base58_32(address).is_some(),
         }
     }

@@ -35,12 +35,7 @@ pub(crate) fn iso8601_utc_ms(unix_ms: i64) -> String {
     let days = secs.div_euclid(86_400);
     let sod = secs.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
-        sod / 3600,
-        (sod / 60) % 60,
-        sod % 60
-    )
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z", sod / 3600, (sod / 60) % 60, sod % 60)
 }
 
 /// Days since 1970-01-01 → (year, month, day) in the proleptic Gregorian calendar
@@ -66,9 +61,6 @@ mod tests {
     fn formats_known_instants() {
         assert_eq!(iso8601_utc_ms(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(iso8601_utc_ms(951_782_400_123), "2000-02-29T00:00:00.123Z");
-        assert_eq!(
-            iso8601_utc_ms(1_735_787_045_678),
-            "2025-01-02T03:04:05.678Z"
-        );
+        assert_eq!(iso8601_utc_ms(1_735_787_045_678), "2025-01-02T03:04:05.678Z");
     }
 }

@@ -46,9 +46,7 @@ impl SandboxConfig {
                 return invalid("an API token must not be empty".into());
             }
             if api_key_verifying_key(key).is_none() {
-                return invalid(format!(
-                    "API key {key:?} is not a base58 Ed25519 public key"
-                ));
+                return invalid(format!("API key {key:?} is not a base58 Ed25519 public key"));
             }
         }
         Ok(())

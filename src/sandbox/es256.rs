@@ -23,10 +23,7 @@ impl Key {
         // ≥ the group order, which is astronomically rare but must not be unwrapped.
         loop {
             if let Ok(signing) = SigningKey::from_slice(&random::bytes::<32>()) {
-                return Key {
-                    kid: format!("sbx-{}", random::hex::<8>()),
-                    signing,
-                };
+                return Key { kid: format!("sbx-{}", random::hex::<8>()), signing };
             }
         }
     }
@@ -45,11 +42,7 @@ pub(crate) struct KeyRing {
 
 impl KeyRing {
     pub(crate) fn new() -> KeyRing {
-        KeyRing {
-            current: Key::generate(),
-            retired: Vec::new(),
-            rogue: Key::generate(),
-        }
+        KeyRing { current: Key::generate(), retired: Vec::new(), rogue: Key::generate() }
     }
 
     /// Replaces the signing key; returns the new kid.
@@ -91,9 +84,7 @@ impl KeyRing {
     /// The signature is checked over the exact bytes received, never a re-encoding.
     pub(crate) fn verify(&self, jwt: &str) -> Result<Map<String, Value>, String> {
         let mut parts = jwt.split('.');
-        let (Some(h64), Some(p64), Some(s64), None) =
-            (parts.next(), parts.next(), parts.next(), parts.next())
-        else {
+        let (Some(h64), Some(p64), Some(s64), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
             return Err("not a compact JWS (three dot-separated parts)".into());
         };
         let header = decode_json_object(h64).ok_or("JWS header is not base64url JSON")?;
@@ -114,10 +105,7 @@ impl KeyRing {
             return Err("JWS kid is unknown".into());
         }
         let signing_input = &jwt.as_bytes()[..h64.len() + 1 + p64.len()];
-        if !candidates
-            .iter()
-            .any(|k| k.verify(signing_input, &sig).is_ok())
-        {
+        if !candidates.iter().any(|k| k.verify(signing_input, &sig).is_ok()) {
             return Err("JWS signature does not verify".into());
         }
         decode_json_object(p64).ok_or_else(|| "JWS payload is not base64url JSON".into())
@@ -127,26 +115,18 @@ impl KeyRing {
         if self.current.kid == kid {
             return Some(self.current.signing.verifying_key());
         }
-        self.retired
-            .iter()
-            .find(|(k, _)| k == kid)
-            .map(|(_, vk)| vk)
+        self.retired.iter().find(|(k, _)| k == kid).map(|(_, vk)| vk)
     }
 
     fn all_keys(&self) -> Vec<&VerifyingKey> {
-        std::iter::once(self.current.signing.verifying_key())
-            .chain(self.retired.iter().map(|(_, vk)| vk))
-            .collect()
+        std::iter::once(self.current.signing.verifying_key()).chain(self.retired.iter().map(|(_, vk)| vk)).collect()
     }
 }
 
 fn encode(key: &Key, claims: &Value) -> String {
     let header = json!({"alg": "ES256", "typ": "JWT", "kid": key.kid});
-    let signing_input = format!(
-        "{}.{}",
-        URL_SAFE_NO_PAD.encode(header.to_string()),
-        URL_SAFE_NO_PAD.encode(claims.to_string())
-    );
+    let signing_input =
+        format!("{}.{}", URL_SAFE_NO_PAD.encode(header.to_string()), URL_SAFE_NO_PAD.encode(claims.to_string()));
     let sig: Signature = key.signing.sign(signing_input.as_bytes());
     format!("{signing_input}.{}", URL_SAFE_NO_PAD.encode(sig.to_bytes()))
 }

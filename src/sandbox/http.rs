@@ -42,12 +42,7 @@ impl Incoming {
         let headers: Vec<(String, String)> = rq
             .headers()
             .iter()
-            .map(|h| {
-                (
-                    h.field.as_str().as_str().to_ascii_lowercase(),
-                    h.value.as_str().to_owned(),
-                )
-            })
+            .map(|h| (h.field.as_str().as_str().to_ascii_lowercase(), h.value.as_str().to_owned()))
             .collect();
         if rq.body_length().is_some_and(|n| n > MAX_BODY) {
             return Err(error(413, "request body too large"));
@@ -74,11 +69,7 @@ impl Incoming {
     /// The one value of a header. A header sent twice is an error: a venue that signs over
     /// header values cannot guess which copy the client meant.
     pub(crate) fn header(&self, name: &str) -> Result<Option<&str>, String> {
-        let mut found = self
-            .headers
-            .iter()
-            .filter(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str());
+        let mut found = self.headers.iter().filter(|(n, _)| n == name).map(|(_, v)| v.as_str());
         match (found.next(), found.next()) {
             (v, None) => Ok(v),
             (Some(_), Some(_)) => Err(format!("header {name} is repeated")),
@@ -88,11 +79,7 @@ impl Incoming {
 
     /// The one value of a query parameter; repeated is an error, like headers.
     pub(crate) fn query_param(&self, name: &str) -> Result<Option<&str>, String> {
-        let mut found = self
-            .query
-            .iter()
-            .filter(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str());
+        let mut found = self.query.iter().filter(|(n, _)| n == name).map(|(_, v)| v.as_str());
         match (found.next(), found.next()) {
             (v, None) => Ok(v),
             _ => Err(format!("query parameter {name} is repeated")),

@@ -56,8 +56,7 @@ impl Sandbox {
     /// Binds 127.0.0.1:`config.port` and starts `config.worker_threads` workers.
     pub fn start(config: SandboxConfig) -> io::Result<Sandbox> {
         config.validate()?;
-        let server =
-            tiny_http::Server::http(("127.0.0.1", config.port)).map_err(io::Error::other)?;
+        let server = tiny_http::Server::http(("127.0.0.1", config.port)).map_err(io::Error::other)?;
         let port = server
             .server_addr()
             .to_ip()
@@ -66,15 +65,9 @@ impl Sandbox {
         let server = Arc::new(server);
         let shared = Arc::new(Shared::new(config, port));
         let stop = Arc::new(AtomicBool::new(false));
-        let mut sandbox = Sandbox {
-            shared,
-            server: Some(server.clone()),
-            stop,
-            workers: Vec::new(),
-        };
+        let mut sandbox = Sandbox { shared, server: Some(server.clone()), stop, workers: Vec::new() };
         for i in 0..sandbox.shared.config.worker_threads.max(1) {
-            let (server, shared, stop) =
-                (server.clone(), sandbox.shared.clone(), sandbox.stop.clone());
+            let (server, shared, stop) = (server.clone(), sandbox.shared.clone(), sandbox.stop.clone());
             let worker = std::thread::Builder::new()
                 .name(format!("perps-sandbox-{i}"))
                 .spawn(move || work(&server, &shared, &stop))?;
@@ -166,11 +159,8 @@ fn serve(shared: &Shared, mut rq: tiny_http::Request) {
             return;
         }
     };
-    let content_type =
-        tiny_http::Header::from_bytes("Content-Type", "application/json").expect("a valid header");
-    let response = tiny_http::Response::from_string(body)
-        .with_status_code(status)
-        .with_header(content_type);
+    let content_type = tiny_http::Header::from_bytes("Content-Type", "application/json").expect("a valid header");
+    let response = tiny_http::Response::from_string(body).with_status_code(status).with_header(content_type);
     // A client that hung up is its own problem; nothing to do here.
     let _ = rq.respond(response);
 }
@@ -191,12 +181,9 @@ fn route(shared: &Shared, inc: &Incoming) -> Reply {
         ("POST", "/auth/v1/offchain/prepare-signin") => auth::prepare_signin(shared, inc),
         ("GET", "/auth/v1/offchain/certs") => auth::certs(shared),
         ("POST", "/auth/v1/offchain/login") => auth::login(shared, inc),
-        (
-            _,
-            "/auth/v1/offchain/prepare-signin"
-            | "/auth/v1/offchain/certs"
-            | "/auth/v1/offchain/login",
-        ) => error(405, "method not allowed"),
+        (_, "/auth/v1/offchain/prepare-signin" | "/auth/v1/offchain/certs" | "/auth/v1/offchain/login") => {
+            error(405, "method not allowed")
+        }
         _ => error(404, format!("no endpoint {path}")),
     }
 }

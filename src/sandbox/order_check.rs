@@ -71,10 +71,9 @@ fn decimal(o: &Map<String, Value>, field: &str, required: bool) -> Result<(), St
     match o.get(field) {
         None if !required => Ok(()),
         Some(Value::String(s)) if is_positive_decimal(s) => Ok(()),
-        _ => Err(format!(
-            "{field} {}must be a positive decimal string",
-            if required { "is required and " } else { "" }
-        )),
+        _ => {
+            Err(format!("{field} {}must be a positive decimal string", if required { "is required and " } else { "" }))
+        }
     }
 }
 
@@ -99,9 +98,7 @@ mod tests {
         for ok in ["1", "0.1", "10.50", "007"] {
             assert!(is_positive_decimal(ok), "{ok}");
         }
-        for bad in [
-            "", "0", "0.000", "-1", "1e3", ".5", "5.", " 1", "1.2.3", "+1",
-        ] {
+        for bad in ["", "0", "0.000", "-1", "1e3", ".5", "5.", " 1", "1.2.3", "+1"] {
             assert!(!is_positive_decimal(bad), "{bad}");
         }
     }

@@ -16,10 +16,7 @@ pub(crate) struct Bucket {
 
 impl Bucket {
     pub(crate) fn new(now: Instant) -> Bucket {
-        Bucket {
-            credits: BURST,
-            last: now,
-        }
+        Bucket { credits: BURST, last: now }
     }
 
     /// Takes one request's credits; false (and nothing taken) when there are too few.

@@ -24,11 +24,7 @@ impl ReplayGuard {
 
     /// Records `id` (case-insensitive, as UUIDs are); false if it was already seen.
     pub(crate) fn first_use(&mut self, id: &str, now_ms: i64) -> bool {
-        while self
-            .order
-            .front()
-            .is_some_and(|(t, _)| now_ms.saturating_sub(*t) > self.keep_ms)
-        {
+        while self.order.front().is_some_and(|(t, _)| now_ms.saturating_sub(*t) > self.keep_ms) {
             if let Some((_, old)) = self.order.pop_front() {
                 self.seen.remove(&old);
             }

@@ -43,15 +43,12 @@ pub(crate) fn shutdown_connections(port: u16, peer: Option<SocketAddr>) -> usize
 /// issues getsockname, which fails harmlessly on descriptors that are not open).
 fn candidate_fds() -> Vec<libc::c_int> {
     match std::fs::read_dir("/proc/self/fd") {
-        Ok(dir) => dir
-            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-            .collect(),
+        Ok(dir) => dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect(),
         Err(_) => (0..4096).collect(),
     }
 }
 
-type AddrFn =
-    unsafe extern "C" fn(libc::c_int, *mut libc::sockaddr, *mut libc::socklen_t) -> libc::c_int;
+type AddrFn = unsafe extern "C" fn(libc::c_int, *mut libc::sockaddr, *mut libc::socklen_t) -> libc::c_int;
 
 /// The IPv4 address `get` (getsockname or getpeername) reports for `fd`, if any.
 fn addr_of(fd: libc::c_int, get: AddrFn) -> Option<SocketAddr> {
@@ -66,8 +63,5 @@ fn addr_of(fd: libc::c_int, get: AddrFn) -> Option<SocketAddr> {
     // SAFETY: ss_family is AF_INET, so the storage holds a sockaddr_in.
     let sin: libc::sockaddr_in = unsafe { std::ptr::read((&raw const storage).cast()) };
     let ip = Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
-    Some(SocketAddr::V4(SocketAddrV4::new(
-        ip,
-        u16::from_be(sin.sin_port),
-    )))
+    Some(SocketAddr::V4(SocketAddrV4::new(ip, u16::from_be(sin.sin_port))))
 }

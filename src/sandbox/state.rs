@@ -60,11 +60,7 @@ impl Shared {
             .iter()
             .filter_map(|(token, key)| {
                 let vk = api_key_verifying_key(key)?;
-                let session = Session {
-                    account: format!("apikey:{key}"),
-                    key: vk,
-                    expires_at: None,
-                };
+                let session = Session { account: format!("apikey:{key}"), key: vk, expires_at: None };
                 Some((token.clone(), session))
             })
             .collect();
@@ -120,9 +116,6 @@ impl Shared {
         }
         let now = Instant::now();
         let mut st = self.state();
-        st.buckets
-            .entry(account.to_owned())
-            .or_insert_with(|| Bucket::new(now))
-            .take(now)
+        st.buckets.entry(account.to_owned()).or_insert_with(|| Bucket::new(now)).take(now)
     }
 }

@@ -116,10 +116,7 @@ pub(crate) fn handle(shared: &Shared, inc: &Incoming, name: &str) -> Reply {
 }
 
 fn success(request_id: &str) -> Reply {
-    Reply::Json(
-        200,
-        json!({"code": 0, "message": "success", "request_id": request_id}),
-    )
+    Reply::Json(200, json!({"code": 0, "message": "success", "request_id": request_id}))
 }
 
 /// `Authorization: Bearer <token>`, known and not expired; otherwise 401.
@@ -152,10 +149,7 @@ fn new_order(
     }
     let mut st = shared.state();
     if st.faults.order_code_nonzero {
-        return Reply::Json(
-            200,
-            json!({"code": 400, "message": "order rejected (sandbox fault)"}),
-        );
+        return Reply::Json(200, json!({"code": 400, "message": "order rejected (sandbox fault)"}));
     }
     let order_id = st.next_order_id;
     st.next_order_id += 1;
@@ -163,10 +157,7 @@ fn new_order(
     order.insert("status".into(), "new".into());
     order.insert("request_id".into(), request_id.into());
     order.insert("created_at".into(), now_ms.into());
-    st.orders
-        .entry(session.account.clone())
-        .or_default()
-        .push(Value::Object(order));
+    st.orders.entry(session.account.clone()).or_default().push(Value::Object(order));
     st.stats.orders_accepted += 1;
     success(request_id)
 }
@@ -182,10 +173,7 @@ fn cancel_order(shared: &Shared, session: &Session, body: &Map<String, Value>, i
             Box::new(move |o| o.get("cl_ord_id").and_then(Value::as_str) == Some(c.as_str()))
         }
         _ => {
-            return error(
-                400,
-                "cancel_order needs order_id (integer) or cl_ord_id (string)",
-            );
+            return error(400, "cancel_order needs order_id (integer) or cl_ord_id (string)");
         }
     };
     if let Some(orders) = shared.state().orders.get_mut(&session.account) {
@@ -196,12 +184,7 @@ fn cancel_order(shared: &Shared, session: &Session, body: &Map<String, Value>, i
 
 /// Cancels the orders listed in `order_id_list` / `cl_ord_id_list` when given.
 fn cancel_orders(shared: &Shared, session: &Session, body: &Map<String, Value>, id: &str) -> Reply {
-    let listed = |k: &str| {
-        body.get(k)
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default()
-    };
+    let listed = |k: &str| body.get(k).and_then(Value::as_array).cloned().unwrap_or_default();
     let (ids, cl_ids) = (listed("order_id_list"), listed("cl_ord_id_list"));
     if let Some(orders) = shared.state().orders.get_mut(&session.account) {
         orders.retain(|o| {
@@ -226,10 +209,7 @@ fn open_orders(shared: &Shared, inc: &Incoming, session: &Session) -> Reply {
         .flatten()
         .filter(|o| symbol.is_none_or(|s| o.get("symbol").and_then(Value::as_str) == Some(s)))
         .collect();
-    Reply::Json(
-        200,
-        json!({"code": 0, "message": "success", "result": result}),
-    )
+    Reply::Json(200, json!({"code": 0, "message": "success", "result": result}))
 }
 
 /// `GET query_order?order_id=…` or `?cl_ord_id=…`.
@@ -244,13 +224,7 @@ fn query_order(shared: &Shared, inc: &Incoming, session: &Session) -> Reply {
         _ => return error(400, "query_order needs order_id (integer) or cl_ord_id"),
     };
     let st = shared.state();
-    match st
-        .orders
-        .get(&session.account)
-        .into_iter()
-        .flatten()
-        .find(|o| wanted(o))
-    {
+    match st.orders.get(&session.account).into_iter().flatten().find(|o| wanted(o)) {
         Some(o) => Reply::Json(200, json!({"code": 0, "message": "success", "result": o})),
         None => error(404, "order not found"),
     }

@@ -34,9 +34,7 @@ pub(crate) fn verify_bsc(address: &str, message: &str, signature: &str) -> Resul
         27 | 28 => raw[64] - 27,
         0 | 1 => raw[64],
         v => {
-            return Err(Malformed(format!(
-                "bsc signature has v = {v}; expected 27 or 28"
-            )));
+            return Err(Malformed(format!("bsc signature has v = {v}; expected 27 or 28")));
         }
     };
     let sig = k256::ecdsa::Signature::from_slice(&raw[..64])
@@ -48,15 +46,10 @@ pub(crate) fn verify_bsc(address: &str, message: &str, signature: &str) -> Resul
     let point = key.to_sec1_point(false);
     let digest = Keccak256::digest(&point.as_bytes()[1..]);
     let recovered: String = digest[12..].iter().map(|b| format!("{b:02x}")).collect();
-    if address
-        .get(2..)
-        .is_some_and(|a| a.eq_ignore_ascii_case(&recovered))
-    {
+    if address.get(2..).is_some_and(|a| a.eq_ignore_ascii_case(&recovered)) {
         Ok(())
     } else {
-        Err(Mismatch(
-            "bsc signature was not made by the signing-in address".into(),
-        ))
+        Err(Mismatch("bsc signature was not made by the signing-in address".into()))
     }
 }
 
@@ -72,10 +65,7 @@ fn decode_hex(hex: &str) -> Option<Vec<u8>> {
     if hex.len() % 2 != 0 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
-    (0..hex.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).ok())
-        .collect()
+    (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).ok()).collect()
 }
 
 /// solana: `signature` is standard base64 of
@@ -84,48 +74,28 @@ fn decode_hex(hex: &str) -> Option<Vec<u8>> {
 /// `input` must equal the decoded challenge payload (JSON value equality, so key order and
 /// whitespace do not matter but a string in place of the object does), `signedMessage` the
 /// message bytes, `publicKey` the signing-in address; the Ed25519 check is strict.
-pub(crate) fn verify_solana(
-    address: &str,
-    payload: &Value,
-    message: &str,
-    signature: &str,
-) -> Result<(), WalletError> {
-    let raw = STANDARD
-        .decode(signature)
-        .map_err(|_| Malformed("solana signature is not standard base64".into()))?;
-    let doc: Value = serde_json::from_slice(&raw)
-        .map_err(|_| Malformed("solana signature does not decode to JSON".into()))?;
+pub(crate) fn verify_solana(address: &str, payload: &Value, message: &str, signature: &str) -> Result<(), WalletError> {
+    let raw = STANDARD.decode(signature).map_err(|_| Malformed("solana signature is not standard base64".into()))?;
+    let doc: Value =
+        serde_json::from_slice(&raw).map_err(|_| Malformed("solana signature does not decode to JSON".into()))?;
     if doc.get("input") != Some(payload) {
-        return Err(Malformed(
-            "solana signature input is not the signed-in payload".into(),
-        ));
+        return Err(Malformed("solana signature input is not the signed-in payload".into()));
     }
-    let output = doc
-        .get("output")
-        .ok_or_else(|| Malformed("solana signature has no output".into()))?;
+    let output = doc.get("output").ok_or_else(|| Malformed("solana signature has no output".into()))?;
     let signed = byte_array(output.get("signedMessage"), None, "output.signedMessage")?;
     if signed != message.as_bytes() {
-        return Err(Malformed(
-            "output.signedMessage is not the challenge message".into(),
-        ));
+        return Err(Malformed("output.signedMessage is not the challenge message".into()));
     }
     let sig = byte_array(output.get("signature"), Some(64), "output.signature")?;
-    let pk = byte_array(
-        output.get("account").and_then(|a| a.get("publicKey")),
-        Some(32),
-        "output.account.publicKey",
-    )?;
+    let pk = byte_array(output.get("account").and_then(|a| a.get("publicKey")), Some(32), "output.account.publicKey")?;
     let expected = base58_32(address).ok_or_else(|| Malformed("address is not base58".into()))?;
     if pk != expected {
-        return Err(Mismatch(
-            "output.account.publicKey is not the signing-in address".into(),
-        ));
+        return Err(Mismatch("output.account.publicKey is not the signing-in address".into()));
     }
     let key = ed25519_dalek::VerifyingKey::from_bytes(&expected)
         .map_err(|_| Mismatch("the address is not an Ed25519 public key".into()))?;
     let sig = ed25519_dalek::Signature::from_bytes(&sig.try_into().expect("length checked"));
-    key.verify_strict(message.as_bytes(), &sig)
-        .map_err(|_| Mismatch("solana signature does not verify".into()))
+    key.verify_strict(message.as_bytes(), &sig).map_err(|_| Mismatch("solana signature does not verify".into()))
 }
 
 /// A JSON array of integers 0..=255, optionally of an exact length.

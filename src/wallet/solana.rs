@@ -41,14 +41,14 @@ impl fmt::Debug for WalletKey {
 pub fn wrap_external_signature(payload_json: &str, address: &str, signature: &[u8]) -> Result<String> {
     let message = super::payload_message(payload_json)?;
     let public = decode_address(address)?;
-    let signature: [u8; 64] = signature.try_into().map_err(|_| {
-        Error::invalid_argument(format!("an Ed25519 signature is 64 bytes; got {}", signature.len()))
-    })?;
+    let signature: [u8; 64] = signature
+        .try_into()
+        .map_err(|_| Error::invalid_argument(format!("an Ed25519 signature is 64 bytes; got {}", signature.len())))?;
     let verifying = VerifyingKey::from_bytes(&public)
         .map_err(|_| Error::invalid_argument("the solana address is not a valid Ed25519 public key"))?;
-    verifying
-        .verify(message.as_bytes(), &Signature::from_bytes(&signature))
-        .map_err(|_| Error::verification("the signature is not a valid signature of the payload's message by this address"))?;
+    verifying.verify(message.as_bytes(), &Signature::from_bytes(&signature)).map_err(|_| {
+        Error::verification("the signature is not a valid signature of the payload's message by this address")
+    })?;
     Ok(wrap(payload_json, message.as_bytes(), &signature, &public))
 }
 

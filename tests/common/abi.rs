@@ -138,7 +138,13 @@ pub fn new_order(client: &Client, session: &Session, order: &str) -> Result<Stri
     owned(|e| perps_new_order(client.0, session.0, o.as_ptr(), e))
 }
 
-pub fn request(client: &Client, session: &Session, method: &str, path: &str, body: Option<&str>) -> Result<String, Failure> {
+pub fn request(
+    client: &Client,
+    session: &Session,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+) -> Result<String, Failure> {
     let (m, p) = (c(method), c(path));
     let b = body.map(c);
     owned(|e| perps_request(client.0, session.0, m.as_ptr(), p.as_ptr(), b.as_ref().map_or(null(), |b| b.as_ptr()), e))

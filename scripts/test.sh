@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Every test of the project, from a fresh clone on a fresh machine: installs what it needs
+# (Debian packages, the pinned cbindgen), checks the generated header, runs the Rust tests,
+# the C tests under AddressSanitizer/UBSan and valgrind, the independent Python
+# cross-checks, and the C example end to end under valgrind. `.ci/run` calls exactly this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CBINDGEN_VERSION=0.29.4
+export CARGO_TERM_COLOR=never
+
+step() { printf '\n=== %s ===\n' "$*"; }
+
+step "tools"
+missing=()
+for tool in valgrind cc python3 pkg-config; do
+  command -v "$tool" >/dev/null || missing+=("$tool")
+done
+python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
+if [ ${#missing[@]} -gt 0 ]; then
+  packages=()
+  for tool in "${missing[@]}"; do
+    case "$tool" in
+      cc) packages+=(gcc) ;;
+      python3) packages+=(python3 python3-venv) ;;
+      *) packages+=("$tool") ;;
+    esac
+  done
+  echo "installing: ${packages[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${packages[@]}" >/dev/null
+fi
+if [ "$(cbindgen --version 2>/dev/null)" != "cbindgen $CBINDGEN_VERSION" ]; then
+  cargo install cbindgen --version "$CBINDGEN_VERSION" --locked --quiet
+fi
+
+step "header: include/perps.h is what cbindgen $CBINDGEN_VERSION generates"
+generated=$(mktemp)
+cbindgen --config cbindgen.toml --output "$generated" 2>/dev/null
+if ! cmp -s "$generated" include/perps.h; then
+  diff -u include/perps.h "$generated" | head -40
+  echo "include/perps.h is stale: run cbindgen --config cbindgen.toml --output include/perps.h" >&2
+  exit 1
+fi
+rm -f "$generated"
+
+step "build: sandbox venue, then the library (without the sandbox)"
+cargo build --release --features sandbox --bin perps-sandbox
+cargo build --release --lib
+
+step "rust tests (unit, vectors, tables, flows through the C ABI against the sandbox)"
+cargo test --features sandbox
+
+step "C tests: ASan+UBSan, valgrind"
+bash tests/c/run.sh target/release
+
+step "independent cross-checks (PyNaCl, eth-account)"
+bash tests/python/run.sh
+
+step "C example end to end against the sandbox, under valgrind"
+RUNNER="valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect" \
+  bash examples-c/demo.sh
+
+step "all tests passed"
