@@ -97,8 +97,8 @@ pub extern "C" fn perps_session_set_session_id(
     err: *mut *mut perps_error,
 ) -> crate::ffi::error::perps_code {
     ffi_boundary!(err, {
-        let value = crate::ffi::strings::arg_opt_str(value, "value")?;
-        borrow(s, "session")?.inner.set_session_id(value)?;
+        let session = &borrow(s, "session")?.inner;
+        session.set_session_id(crate::ffi::strings::arg_opt_str(value, "value")?)?;
         Ok(crate::ffi::error::perps_code::PERPS_OK)
     })
 }
@@ -112,8 +112,8 @@ pub extern "C" fn perps_session_set_impersonate(
     err: *mut *mut perps_error,
 ) -> crate::ffi::error::perps_code {
     ffi_boundary!(err, {
-        let value = crate::ffi::strings::arg_opt_str(value, "value")?;
-        borrow(s, "session")?.inner.set_impersonate(value)?;
+        let session = &borrow(s, "session")?.inner;
+        session.set_impersonate(crate::ffi::strings::arg_opt_str(value, "value")?)?;
         Ok(crate::ffi::error::perps_code::PERPS_OK)
     })
 }

@@ -20,8 +20,8 @@ impl Chain {
             "bsc" => Ok(Chain::Bsc),
             "solana" => Ok(Chain::Solana),
             other => Err(Error::invalid_argument(format!(
-                "unknown chain {:?}: expected \"bsc\" or \"solana\"",
-                truncate_for_message(other)
+                "unknown chain {}: expected \"bsc\" or \"solana\"",
+                quote_if_harmless(other)
             ))),
         }
     }
@@ -77,6 +77,17 @@ pub fn payload_message(payload_json: &str) -> Result<String> {
         Some(_) => Err(Error::invalid_argument("the sign-in payload's \"message\" is not a string")),
         None if !payload.is_object() => Err(Error::invalid_argument("the sign-in payload is not a JSON object")),
         None => Err(Error::invalid_argument("the sign-in payload has no \"message\" field")),
+    }
+}
+
+/// Quote a short lower-case word (a misspelt chain name); anything else might be a secret
+/// passed in the wrong argument (a swapped `chain` and `private_key`), so only its length
+/// is shown.
+fn quote_if_harmless(text: &str) -> String {
+    if text.len() <= 12 && text.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') {
+        format!("{text:?}")
+    } else {
+        format!("(a {}-byte string, not shown)", text.len())
     }
 }
 

@@ -97,6 +97,20 @@ static int contains(const char *haystack, const char *needle) {
     return haystack != NULL && strstr(haystack, needle) != NULL;
 }
 
+/* True when `msg` contains any 12-character run of `secret`. */
+static int quotes_secret(const char *msg, const char *secret) {
+    size_t len = strlen(secret);
+    for (size_t off = 0; msg != NULL && off + 12 <= len; off++) {
+        char run[13];
+        memcpy(run, secret + off, 12);
+        run[12] = '\0';
+        if (strstr(msg, run) != NULL) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* A lower-case hyphenated UUID v4 (RFC 9562 variant). */
 static int is_uuid_v4(const char *s) {
     if (strlen(s) != 36) {
@@ -425,15 +439,8 @@ static void test_session_from_api_key_failures(void) {
         CHECK(perps_session_from_api_key("tok-SECRET-TOKEN-xyz", bad_keys[i], &err) == NULL);
         CHECK(err == NULL || !contains(perps_error_message(err), "SECRET-TOKEN"));
         const char *msg = perps_error_message(err);
-        int quoted = bad_keys[i][0] != '\0' && strlen(bad_keys[i]) >= 6 && contains(msg, bad_keys[i]);
-        /* Also no 12-character run of the key (a partial quote). */
-        size_t len = strlen(bad_keys[i]);
-        for (size_t off = 0; !quoted && len >= 12 && off + 12 <= len; off++) {
-            char run[13];
-            memcpy(run, bad_keys[i] + off, 12);
-            run[12] = '\0';
-            quoted = contains(msg, run);
-        }
+        /* Neither the whole key nor any 12-character run of it is quoted. */
+        int quoted = (strlen(bad_keys[i]) >= 6 && contains(msg, bad_keys[i])) || quotes_secret(msg, bad_keys[i]);
         CHECK(!quoted);
         if (quoted) {
             fprintf(stderr, "     bad key %zu quoted in message: %s\n", i, msg);
@@ -745,6 +752,26 @@ static void test_wallet_address(void) {
     }
 }
 
+/* Both arguments are `const char *`: a caller who swaps chain and private_key must not get
+ * the key back in the error message (ABI.md convention 8: secrets never appear in errors). */
+static void test_swapped_arguments_do_not_leak_the_key(void) {
+    static const char *keys[] = {EVM_KEY, ED_SEED_B58, ED_PAIR_B58};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        perps_error *err = NULL;
+        CHECK(perps_wallet_address(keys[i], "bsc", &err) == NULL);
+        CHECK(err != NULL && !quotes_secret(perps_error_message(err), keys[i]));
+        if (err != NULL && quotes_secret(perps_error_message(err), keys[i])) {
+            fprintf(stderr, "     perps_wallet_address(key, \"bsc\") message quotes the key: %s\n",
+                    perps_error_message(err));
+        }
+        EXPECT_ERROR(err, PERPS_INVALID_ARGUMENT, NULL);
+        err = NULL;
+        CHECK(perps_wallet_sign(keys[i], "solana", SOL_PAYLOAD, &err) == NULL);
+        CHECK(err != NULL && !quotes_secret(perps_error_message(err), keys[i]));
+        EXPECT_ERROR(err, PERPS_INVALID_ARGUMENT, NULL);
+    }
+}
+
 static void test_wallet_sign(void) {
     perps_error *err = NULL;
 
@@ -1044,6 +1071,7 @@ int main(void) {
     test_sign_body_into();
     test_wallet_address();
     test_wallet_sign();
+    test_swapped_arguments_do_not_leak_the_key();
     test_wallet_wrap_solana_signature();
     test_challenge_verify();
     test_order_serialize();
