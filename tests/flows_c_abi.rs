@@ -405,3 +405,58 @@ fn a_clock_far_off_fails_signin_clearly_until_synced() {
     signin(&client, &session, "bsc", BSC_KEY, 0).unwrap();
     assert!(new_order(&client, &session, ORDER).is_ok());
 }
+
+#[test]
+fn tls_failure_is_transport_before_the_request_was_sent() {
+    // A server that answers the TLS ClientHello with plain HTTP: the handshake fails
+    // before any request byte is written.
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("https://{}", listener.local_addr().unwrap());
+    let server = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut hello = [0u8; 512];
+        let _ = stream.read(&mut hello);
+        let _ = stream.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n");
+    });
+    let client = Client::new(&url, &url, Some(r#"{"total_timeout_ms":3000}"#)).unwrap();
+    assert_failure(prepare(&client, &Session::new(), "bsc", BSC_ADDRESS), PERPS_TRANSPORT, false, "request not sent");
+    server.join().unwrap();
+}
+
+#[test]
+fn dns_failure_is_transport_before_the_request_was_sent() {
+    let client = Client::new(
+        "https://no-such-host.invalid",
+        "https://no-such-host.invalid",
+        Some(r#"{"total_timeout_ms":3000}"#),
+    )
+    .unwrap();
+    let f = prepare(&client, &Session::new(), "bsc", BSC_ADDRESS).expect_err("no such host");
+    assert!(matches!(f.code, PERPS_TRANSPORT | PERPS_TIMEOUT), "{f:?}");
+    assert!(!f.may_have_reached_venue, "{f:?}");
+}
+
+#[test]
+fn prepare_signin_success_false_is_an_api_error_with_the_venue_body() {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let server = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut buf = [0u8; 4096];
+        let _ = stream.read(&mut buf);
+        let body = r#"{"success":false,"message":"address is blocked"}"#;
+        let reply = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(reply.as_bytes()).unwrap();
+    });
+    let client = Client::new(&url, &url, None).unwrap();
+    let session = Session::new();
+    let f = assert_failure(prepare(&client, &session, "bsc", BSC_ADDRESS), PERPS_API_ERROR, false, "success=false");
+    assert_eq!(f.body.as_deref(), Some(r#"{"success":false,"message":"address is blocked"}"#));
+    assert_eq!(session.info()["pending_signin"], false);
+    server.join().unwrap();
+}

@@ -2,6 +2,7 @@
 //! and the clock offset. Shared by any number of sessions and threads.
 
 pub mod options;
+mod sent_tracker;
 mod signin;
 mod trading;
 pub mod transport;

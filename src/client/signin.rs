@@ -88,7 +88,11 @@ impl Client {
         let url = format!("{}/v1/offchain/login?chain={}", self.base_url, pending.chain.as_str());
         let reply = self.send(Method::POST, &url, &[("content-type", "application/json")], Some(body.as_bytes()))?;
         let reply = require_2xx(reply, "login")?;
-        let answer = json_object(&reply, "login")?;
+        // Not through `json_object`: that attaches the body, and a cut answer can hold the token.
+        let answer: serde_json::Map<String, Value> = serde_json::from_str(&reply.body).map_err(|_| {
+            Error::bad_response("login: the venue's answer is not a JSON object (body withheld: it may hold the token)")
+                .with_status(reply.status)
+        })?;
         let login = check_login_answer(&answer, &pending, now, expires_seconds).map_err(|e| {
             // The body holds the token: never attach it to an error.
             e.with_status(reply.status)

@@ -91,6 +91,15 @@ fn venue_result(reply: super::Reply, what: &str) -> Result<String> {
     match answer.get("code") {
         None => Ok(reply.body),
         Some(code) if code.as_i64() == Some(0) => Ok(reply.body),
+        // Not an integer ("0", null, 0.5…): the answer has the wrong shape and the order's
+        // fate is unknown, so it is not reported as a refusal.
+        Some(code) if code.as_i64().is_none() => Err(Error::bad_response(format!(
+            "{what}: the venue's \"code\" is not an integer ({})",
+            crate::wallet::truncate_for_message(&code.to_string())
+        ))
+        .with_status(reply.status)
+        .reached_venue(true)
+        .with_body(reply.body)),
         Some(code) => {
             let message = answer.get("message").and_then(|m| m.as_str()).unwrap_or("");
             Err(Error::new(

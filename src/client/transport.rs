@@ -1,17 +1,19 @@
 //! The HTTP transport: one ureq `Agent` (keep-alive pool, TCP_NODELAY, no redirects,
 //! rustls) and the one place where transport failures become library errors.
 //!
-//! `may_have_reached_venue` is decided here. It is false only when the failure certainly
-//! happened before the request could be read by the venue (DNS, refused connection, TLS
-//! handshake, connect timeout); any later failure is reported as "may have reached", since
-//! the venue may have read the whole request and acted on it.
+//! `may_have_reached_venue` is decided here, from a fact rather than a guess: whether any
+//! request bytes were written (see `sent_tracker`). Before that (DNS, refused connection,
+//! TLS handshake, connect timeout) the venue cannot have seen the request; after it, the
+//! venue may have read the whole request and acted on it.
 
 use crate::client::options::ClientOptions;
+use crate::client::sent_tracker::{self, SentTracking};
 use crate::error::{Code, Error, Result};
-use std::io::ErrorKind;
 use ureq::Agent;
 use ureq::http::{Method, Request};
 use ureq::tls::{Certificate, RootCerts, TlsConfig};
+use ureq::unversioned::resolver::DefaultResolver;
+use ureq::unversioned::transport::{Connector, DefaultConnector};
 
 /// A venue answer: status and body (UTF-8, within the size cap).
 #[derive(Clone, Debug)]
@@ -42,7 +44,9 @@ impl Transport {
             .timeout_global(Some(options.total_timeout))
             .tls_config(tls.build())
             .build();
-        Ok(Transport { agent: config.new_agent(), max_response_bytes: options.max_response_bytes })
+        let connector = DefaultConnector::default().chain(SentTracking);
+        let agent = Agent::with_parts(config, connector, DefaultResolver::default());
+        Ok(Transport { agent, max_response_bytes: options.max_response_bytes })
     }
 
     /// Send one request, exactly once. `body` is sent byte for byte when present.
@@ -51,6 +55,7 @@ impl Transport {
         for (name, value) in headers {
             builder = builder.header(*name, *value);
         }
+        sent_tracker::reset();
         let response = match body {
             Some(bytes) => builder.body(bytes).map_err(bad_request).and_then(|r| self.agent.run(r).map_err(map_error)),
             None => builder.body(()).map_err(bad_request).and_then(|r| self.agent.run(r).map_err(map_error)),
@@ -64,7 +69,7 @@ impl Transport {
                 ))
                 .with_status(status)
                 .reached_venue(true),
-                other => map_error(other).with_status(status).reached_venue(true),
+                other => map_error(other).with_status(status),
             })?;
         let body = String::from_utf8(bytes).map_err(|_| {
             Error::bad_response(format!("the venue's answer (HTTP {status}) is not UTF-8"))
@@ -79,49 +84,25 @@ fn bad_request(e: ureq::http::Error) -> Error {
     Error::invalid_argument(format!("the request cannot be built (bad URL or header value): {e}"))
 }
 
-/// Turn a ureq failure into our error, deciding whether the venue may have seen the request.
+/// Turn a ureq failure into our error. Whether the venue may have seen the request is
+/// whether request bytes were written on this thread during this call.
 fn map_error(e: ureq::Error) -> Error {
-    use ureq::Error as U;
-    use ureq::Timeout as T;
-    match e {
-        U::HostNotFound => Error::new(Code::Transport, "the venue's host name could not be resolved (DNS)"),
-        U::Timeout(T::Resolve) => Error::new(Code::Timeout, "timed out resolving the venue's host name"),
-        U::Timeout(T::Connect) => Error::new(Code::Timeout, "timed out connecting to the venue (request not sent)"),
-        U::Timeout(stage) => Error::new(
-            Code::Timeout,
-            format!("timed out after the request was sent ({stage:?}); the venue may have received it"),
-        )
-        .reached_venue(true),
-        U::Tls(_) | U::Rustls(_) | U::Pem(_) | U::TlsRequired => {
-            Error::new(Code::Transport, format!("TLS failure before the request was sent: {e}"))
+    let sent = sent_tracker::request_bytes_sent();
+    let (code, what) = match &e {
+        ureq::Error::Timeout(stage) => (Code::Timeout, format!("timed out ({stage:?})")),
+        ureq::Error::HostNotFound => (Code::Transport, "the venue's host name could not be resolved".to_owned()),
+        ureq::Error::Tls(_) | ureq::Error::Rustls(_) | ureq::Error::Pem(_) | ureq::Error::TlsRequired => {
+            (Code::Transport, format!("TLS failure: {e}"))
         }
-        U::Io(io) if before_request(io.kind()) => {
-            Error::new(Code::Transport, format!("could not connect to the venue (request not sent): {io}"))
-        }
-        U::ConnectionFailed => Error::new(Code::Transport, "could not connect to the venue (request not sent)"),
-        U::BadUri(uri) => Error::invalid_argument(format!("bad URL: {uri}")),
-        U::Io(io) => Error::new(
-            Code::Transport,
-            format!("connection lost after the request was sent ({io}); the venue may have received it"),
-        )
-        .reached_venue(true),
-        other => Error::new(
-            Code::Transport,
-            format!("HTTP exchange failed after the request was sent ({other}); the venue may have received it"),
-        )
-        .reached_venue(true),
+        ureq::Error::BadUri(uri) => return Error::invalid_argument(format!("bad URL: {uri}")),
+        other => (Code::Transport, format!("HTTP exchange failed: {other}")),
+    };
+    if sent {
+        Error::new(code, format!("{what} after the request was sent; the venue may have received it"))
+            .reached_venue(true)
+    } else {
+        Error::new(code, format!("could not reach the venue ({what}): request not sent"))
     }
-}
-
-/// I/O errors that only a connection attempt produces.
-fn before_request(kind: ErrorKind) -> bool {
-    matches!(
-        kind,
-        ErrorKind::ConnectionRefused
-            | ErrorKind::HostUnreachable
-            | ErrorKind::NetworkUnreachable
-            | ErrorKind::AddrNotAvailable
-    )
 }
 
 fn load_pem_bundle(path: &str) -> Result<Vec<Certificate<'static>>> {
