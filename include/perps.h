@@ -331,7 +331,7 @@ char *perps_session_token(const struct perps_session *s, struct perps_error **er
 /**
  * The session's state as JSON, without secrets: `request_id`, `has_token`, `chain`,
  * `address`, `alias`, `token_expires_at` (Unix seconds or null), `pending_signin`,
- * `challenge_expires_at`. Free with `perps_string_free`.
+ * `challenge_expires_at`, `session_id`, `impersonate`. Free with `perps_string_free`.
  */
 char *perps_session_info(const struct perps_session *s, struct perps_error **err);
 

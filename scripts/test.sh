@@ -12,7 +12,7 @@ step() { printf '\n=== %s ===\n' "$*"; }
 
 step "tools"
 missing=()
-for tool in valgrind cc python3 pkg-config; do
+for tool in valgrind cc python3 pkg-config go g++; do
   command -v "$tool" >/dev/null || missing+=("$tool")
 done
 python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
@@ -22,6 +22,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     case "$tool" in
       cc) packages+=(gcc) ;;
       python3) packages+=(python3 python3-venv) ;;
+      go) packages+=(golang-go) ;;
       *) packages+=("$tool") ;;
     esac
   done
@@ -54,8 +55,20 @@ cargo test --features sandbox
 step "C tests: ASan+UBSan, valgrind"
 bash tests/c/run.sh target/release
 
+step "C++ layer: perps.hpp unit test (valgrind, ASan+UBSan), C++ example against the sandbox"
+bash tests/cpp/run.sh target/release
+
+step "install: make install into a temporary prefix, C example built with pkg-config (shared, static)"
+bash tests/install/run.sh
+
 step "independent cross-checks (PyNaCl, eth-account)"
 bash tests/python/run.sh
+
+step "Go binding (cgo): go vet, go test against the sandbox"
+bash bindings/go/run.sh
+
+step "Python binding (ctypes): pytest against the sandbox"
+bash bindings/python/run.sh
 
 step "C example end to end against the sandbox, under valgrind"
 RUNNER="valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect" \

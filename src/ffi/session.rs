@@ -62,7 +62,7 @@ pub extern "C" fn perps_session_token(s: *const perps_session, err: *mut *mut pe
 
 /// The session's state as JSON, without secrets: `request_id`, `has_token`, `chain`,
 /// `address`, `alias`, `token_expires_at` (Unix seconds or null), `pending_signin`,
-/// `challenge_expires_at`. Free with `perps_string_free`.
+/// `challenge_expires_at`, `session_id`, `impersonate`. Free with `perps_string_free`.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_session_info(s: *const perps_session, err: *mut *mut perps_error) -> *mut c_char {
     ffi_boundary!(err, { to_c_string(borrow(s, "session")?.inner.info_json()) })

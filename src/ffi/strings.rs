@@ -37,11 +37,21 @@ pub(crate) fn arg_bytes<'a>(ptr: *const u8, len: usize, name: &str) -> Result<&'
     Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
 }
 
-/// Hand a string to the caller as a new `char*`.
+/// Hand a string to the caller as a new `char*`. The bytes are copied once into an
+/// allocation of the exact final size (so no reallocation leaves a stray copy behind, which
+/// matters for tokens), and the Rust original is overwritten before it is freed.
 pub(crate) fn to_c_string(text: String) -> Result<*mut c_char> {
-    CString::new(text).map(CString::into_raw).map_err(|_| {
-        Error::new(Code::BadResponse, "the result contains a NUL byte and cannot be returned as a C string")
-    })
+    let mut text = zeroize::Zeroizing::new(text);
+    if text.as_bytes().contains(&0) {
+        return Err(Error::new(Code::BadResponse, "the result contains a NUL byte and cannot be returned as a C string"));
+    }
+    let mut bytes = Vec::with_capacity(text.len() + 1);
+    bytes.extend_from_slice(text.as_bytes());
+    bytes.push(0);
+    zeroize::Zeroize::zeroize(&mut *text);
+    let c_string = CString::from_vec_with_nul(bytes)
+        .map_err(|_| Error::new(Code::Panic, "internal error: C string without its terminating NUL"))?;
+    Ok(c_string.into_raw())
 }
 
 /// Free a string returned by any `perps_*` function. Its bytes are overwritten first, since

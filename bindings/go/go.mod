@@ -1,0 +1,3 @@
+module libperps/bindings/go
+
+go 1.19

@@ -1,0 +1,563 @@
+"""libperps for Python: wallet sign-in to a perpetual-futures venue, Ed25519 body
+signatures and orders, through the library's C ABI (ctypes).
+
+    with perps.Client(base_url, perps_url) as client, perps.Session() as session:
+        client.signin(session, "bsc", wallet_key, 3600)
+        answer = client.new_order(session, order)          # raises perps.PerpsError
+
+The library is loaded from ``$PERPS_LIB``, else from ``target/release/libperps.so`` of the
+repository this package sits in (``bindings/python/../../target/release``).
+
+Conventions:
+
+* A failing call raises :class:`PerpsError` (``code`` as a :class:`Code`, ``message``,
+  ``http_status``, ``body``, ``may_have_reached_venue``), read from the error object the C
+  call hands back through its own out-parameter, then freed: there is no "last error"
+  state, so threads need no care.
+* :class:`Client` and :class:`Session` are context managers; ``close()`` is idempotent and
+  waits for calls in flight on other threads; a handle never closed is freed when garbage
+  collected (a safety net only). A call on a closed handle raises ``INVALID_ARGUMENT``.
+  Both are safe to share between threads (ctypes releases the GIL during each call).
+* Every string the library returns is copied into Python and freed with
+  ``perps_string_free`` at once (which overwrites it). Strings passed in are UTF-8; one
+  holding a NUL character is refused (C would silently cut it short).
+* Venue answers and the sign-in payload are returned as the library's exact JSON text
+  (``str``); session info and signature headers, which the library builds, as ``dict``.
+"""
+
+import ctypes
+import json
+import os
+import pathlib
+import threading
+from ctypes import POINTER, Structure, byref, c_bool, c_char, c_char_p, c_int, c_int64, c_size_t, c_uint16, c_void_p
+from enum import IntEnum
+
+__all__ = [
+    "BodySignature",
+    "Client",
+    "Code",
+    "PerpsError",
+    "Session",
+    "challenge_verify",
+    "order_serialize",
+    "version",
+    "wallet_address",
+    "wallet_sign",
+    "wallet_wrap_solana_signature",
+]
+
+
+class Code(IntEnum):
+    """libperps result codes (stable numbers, never reused)."""
+
+    OK = 0
+    INVALID_ARGUMENT = 1
+    INVALID_KEY = 2
+    INVALID_ORDER = 3
+    VERIFICATION_FAILED = 4
+    INVALID_STATE = 5
+    TRANSPORT = 6
+    TIMEOUT = 7
+    HTTP_STATUS = 8
+    API_ERROR = 9
+    BAD_RESPONSE = 10
+    TOKEN_EXPIRED = 11
+    RNG = 12
+    PANIC = 99
+
+
+class PerpsError(Exception):
+    """One libperps failure.
+
+    ``http_status`` is 0 and ``body`` None when the venue did not answer.
+    ``may_have_reached_venue``: for an order, query the venue before sending it again
+    (the library never retries).
+    """
+
+    def __init__(self, code, message, http_status=0, body=None, may_have_reached_venue=False):
+        try:
+            code = Code(code)
+        except ValueError:  # a code newer than this binding: keep the number
+            code = int(code)
+        self.code = code
+        self.message = message
+        self.http_status = http_status
+        self.body = body
+        self.may_have_reached_venue = may_have_reached_venue
+        name = code.name if isinstance(code, Code) else str(code)
+        status = f" (HTTP {http_status})" if http_status else ""
+        super().__init__(f"PERPS_{name}{status}: {message}")
+
+
+# ------------------------------------------------------------------------------------------
+# The C library
+# ------------------------------------------------------------------------------------------
+
+SIGN_VERSION_SIZE = 4
+REQUEST_ID_SIZE = 40
+TIMESTAMP_SIZE = 24
+SIGNATURE_SIZE = 96
+
+
+class BodySignature(Structure):
+    """``perps_body_signature``: the four header values in fixed-size fields, filled in place
+    by :meth:`Session.sign_body_into`. Fields read as ``bytes``; :meth:`headers` gives ``str``."""
+
+    _fields_ = [
+        ("version", c_char * SIGN_VERSION_SIZE),
+        ("request_id", c_char * REQUEST_ID_SIZE),
+        ("timestamp", c_char * TIMESTAMP_SIZE),
+        ("signature", c_char * SIGNATURE_SIZE),
+    ]
+
+    def headers(self):
+        """The four headers by name, as ``str``."""
+        return {
+            "x-request-sign-version": self.version.decode("ascii"),
+            "x-request-id": self.request_id.decode("ascii"),
+            "x-request-timestamp": self.timestamp.decode("ascii"),
+            "x-request-signature": self.signature.decode("ascii"),
+        }
+
+
+def _library_path():
+    env = os.environ.get("PERPS_LIB")
+    if env:
+        return env
+    return str(pathlib.Path(__file__).resolve().parents[3] / "target" / "release" / "libperps.so")
+
+
+def _load():
+    path = _library_path()
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as e:
+        raise ImportError(
+            f"perps: cannot load libperps from {path} ({e}); build it with "
+            "`cargo build --release --lib` or set PERPS_LIB"
+        ) from None
+
+    err = POINTER(c_void_p)  # perps_error **
+    owned = c_void_p  # an owned char*: never c_char_p, which would convert it and leak it
+    code = c_int  # enum perps_code
+
+    def decl(name, restype, *argtypes):
+        fn = getattr(lib, name)
+        fn.restype = restype
+        fn.argtypes = list(argtypes)
+
+    decl("perps_version", c_char_p)  # static
+    decl("perps_string_free", None, c_void_p)
+
+    decl("perps_error_code", code, c_void_p)
+    decl("perps_error_message", c_char_p, c_void_p)  # borrowed from the error
+    decl("perps_error_http_status", c_uint16, c_void_p)
+    decl("perps_error_body", c_char_p, c_void_p)  # borrowed from the error
+    decl("perps_error_may_have_reached_venue", c_bool, c_void_p)
+    decl("perps_error_free", None, c_void_p)
+
+    decl("perps_client_new", c_void_p, c_char_p, c_char_p, c_char_p, err)
+    decl("perps_client_free", None, c_void_p)
+    decl("perps_client_sync_time", code, c_void_p, POINTER(c_int64), err)
+    decl("perps_prepare_signin", owned, c_void_p, c_void_p, c_char_p, c_char_p, err)
+    decl("perps_login", owned, c_void_p, c_void_p, c_char_p, c_int64, err)
+    decl("perps_signin", owned, c_void_p, c_void_p, c_char_p, c_char_p, c_int64, err)
+    decl("perps_new_order", owned, c_void_p, c_void_p, c_char_p, err)
+    decl("perps_request", owned, c_void_p, c_void_p, c_char_p, c_char_p, c_char_p, err)
+
+    decl("perps_session_new", c_void_p, err)
+    decl("perps_session_from_api_key", c_void_p, c_char_p, c_char_p, err)
+    decl("perps_session_request_id", owned, c_void_p, err)
+    decl("perps_session_token", owned, c_void_p, err)
+    decl("perps_session_info", owned, c_void_p, err)
+    decl("perps_session_logout", code, c_void_p, err)
+    decl("perps_session_set_session_id", code, c_void_p, c_char_p, err)
+    decl("perps_session_set_impersonate", code, c_void_p, c_char_p, err)
+    decl("perps_session_free", None, c_void_p)
+
+    decl("perps_sign_body", owned, c_void_p, c_char_p, err)
+    decl("perps_sign_body_at", owned, c_void_p, c_char_p, c_char_p, c_int64, err)
+    # const uint8_t *body, size_t len: c_char_p passes a bytes object's buffer without a copy
+    decl("perps_sign_body_into", code, c_void_p, c_char_p, c_size_t, POINTER(BodySignature))
+
+    decl("perps_wallet_address", owned, c_char_p, c_char_p, err)
+    decl("perps_wallet_sign", owned, c_char_p, c_char_p, c_char_p, err)
+    decl("perps_wallet_wrap_solana_signature", owned, c_char_p, c_char_p, c_char_p, c_size_t, err)
+    decl("perps_challenge_verify", owned, c_char_p, c_char_p, c_char_p, c_char_p, c_char_p, c_int64, err)
+    decl("perps_order_serialize", owned, c_char_p, err)
+    return lib
+
+
+_lib = _load()
+
+
+# ------------------------------------------------------------------------------------------
+# Conversions
+# ------------------------------------------------------------------------------------------
+
+
+def _arg(name, value, optional=False):
+    """A str argument as NUL-terminated UTF-8 bytes (None → NULL when optional)."""
+    if value is None and optional:
+        return None
+    if isinstance(value, str):
+        value = value.encode("utf-8")
+    elif not isinstance(value, (bytes, bytearray, memoryview)):
+        raise TypeError(f"perps: {name} must be str, not {type(value).__name__}")
+    value = bytes(value)
+    if b"\0" in value:
+        raise PerpsError(Code.INVALID_ARGUMENT, f"{name} contains a NUL character")
+    return value
+
+
+def _i64(name, value):
+    """An int64_t argument: ctypes would silently wrap a larger int, so refuse it."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"perps: {name} must be int, not {type(value).__name__}")
+    if not -(2**63) <= value < 2**63:
+        raise PerpsError(Code.INVALID_ARGUMENT, f"{name} {value} does not fit in 64 bits")
+    return value
+
+
+def _take_error(err):
+    """Turn the perps_error a failing call stored in ``err`` into a PerpsError, and free it."""
+    if not err.value:
+        return PerpsError(Code.PANIC, "libperps reported a failure without an error object")
+    try:
+        body = _lib.perps_error_body(err)
+        return PerpsError(
+            _lib.perps_error_code(err),
+            _lib.perps_error_message(err).decode("utf-8", "replace"),
+            _lib.perps_error_http_status(err),
+            None if body is None else body.decode("utf-8", "replace"),
+            bool(_lib.perps_error_may_have_reached_venue(err)),
+        )
+    finally:
+        _lib.perps_error_free(err)
+
+
+def _take_string(ptr):
+    """Copy an owned char* into a str and free it with perps_string_free."""
+    try:
+        return ctypes.string_at(ptr).decode("utf-8")
+    finally:
+        _lib.perps_string_free(ptr)
+
+
+def _call_str(fn, *args):
+    err = c_void_p()
+    ptr = fn(*args, byref(err))
+    if not ptr:
+        raise _take_error(err)
+    return _take_string(ptr)
+
+
+def _call_code(fn, *args):
+    err = c_void_p()
+    if fn(*args, byref(err)) != Code.OK:
+        raise _take_error(err)
+
+
+def _call_handle(fn, *args):
+    err = c_void_p()
+    ptr = fn(*args, byref(err))
+    if not ptr:
+        raise _take_error(err)
+    return ptr
+
+
+class _Handle:
+    """One C handle's lifetime: calls count themselves in and out; close() takes the pointer
+    away, waits for the calls in flight, then frees it exactly once."""
+
+    __slots__ = ("_ptr", "_free", "_kind", "_cond", "_users")
+
+    def __init__(self, ptr, free, kind):
+        self._ptr = ptr
+        self._free = free
+        self._kind = kind
+        self._cond = threading.Condition(threading.Lock())
+        self._users = 0
+
+    def acquire(self):
+        with self._cond:
+            if self._ptr is None:
+                raise PerpsError(Code.INVALID_ARGUMENT, f"the {self._kind} is closed")
+            self._users += 1
+            return self._ptr
+
+    def release(self):
+        with self._cond:
+            self._users -= 1
+            if self._users == 0:
+                self._cond.notify_all()
+
+    def close(self):
+        with self._cond:
+            ptr, self._ptr = self._ptr, None
+            while self._users:
+                self._cond.wait()
+        if ptr is not None:
+            self._free(ptr)
+
+
+class _Using:
+    """``with _Using(a, b) as (pa, pb):`` holds the handles open for one call."""
+
+    def __init__(self, *owners):
+        self._handles = []
+        for owner in owners:
+            if not isinstance(owner, (Client, Session)):
+                raise TypeError(f"perps: expected a Client or Session, not {type(owner).__name__}")
+            self._handles.append(owner._handle)
+
+    def __enter__(self):
+        ptrs = []
+        try:
+            for h in self._handles:
+                ptrs.append(h.acquire())
+        except BaseException:
+            for h in self._handles[: len(ptrs)]:
+                h.release()
+            raise
+        return ptrs
+
+    def __exit__(self, *exc):
+        for h in self._handles:
+            h.release()
+        return False
+
+
+class _Owner:
+    """Shared close / context-manager / finaliser behaviour of Client and Session."""
+
+    _handle = None
+
+    def close(self):
+        """Free the handle after the calls in flight return. Idempotent."""
+        if self._handle is not None:
+            self._handle.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: nothing left to report to
+            pass
+
+
+# ------------------------------------------------------------------------------------------
+# Client and Session
+# ------------------------------------------------------------------------------------------
+
+
+class Session(_Owner):
+    """One identity: the Ed25519 request-signing key (a fresh temporary one), the chain and
+    wallet address, the pending challenge and the access token. Thread-safe."""
+
+    def __init__(self):
+        self._handle = _Handle(_call_handle(_lib.perps_session_new), _lib.perps_session_free, "session")
+
+    @classmethod
+    def from_api_key(cls, api_token, ed25519_private_key):
+        """A session for a web-site API credential (token and Ed25519 key: base58 seed or
+        keypair, or hex); it can place orders at once."""
+        self = cls.__new__(cls)
+        ptr = _call_handle(
+            _lib.perps_session_from_api_key,
+            _arg("api_token", api_token),
+            _arg("ed25519_private_key", ed25519_private_key),
+        )
+        self._handle = _Handle(ptr, _lib.perps_session_free, "session")
+        return self
+
+    @property
+    def request_id(self):
+        """The requestId: base58 of the session's Ed25519 public key."""
+        with _Using(self) as (s,):
+            return _call_str(_lib.perps_session_request_id, s)
+
+    def token(self):
+        """The access token (a secret). ``INVALID_STATE`` when the session has none."""
+        with _Using(self) as (s,):
+            return _call_str(_lib.perps_session_token, s)
+
+    def info(self):
+        """The session's state without secrets, as a dict (request_id, has_token, chain,
+        address, alias, token_expires_at, pending_signin, challenge_expires_at)."""
+        with _Using(self) as (s,):
+            return json.loads(_call_str(_lib.perps_session_info, s))
+
+    def logout(self):
+        """Forget the token and any pending challenge; the key is kept."""
+        with _Using(self) as (s,):
+            _call_code(_lib.perps_session_logout, s)
+
+    def set_session_id(self, value):
+        """Set the ``x-session-id`` header of trading requests; None clears it."""
+        value = _arg("value", value, optional=True)
+        with _Using(self) as (s,):
+            _call_code(_lib.perps_session_set_session_id, s, value)
+
+    def set_impersonate(self, value):
+        """Set the ``x-impersonate`` header (a vault id the account owns); None clears it."""
+        value = _arg("value", value, optional=True)
+        with _Using(self) as (s,):
+            _call_code(_lib.perps_session_set_impersonate, s, value)
+
+    def sign_body(self, body):
+        """Sign ``body`` (str or bytes, byte for byte) with a fresh UUID v4 and the local
+        clock; returns the four ``x-request-*`` headers as a dict. No network."""
+        body = _arg("body", body)
+        with _Using(self) as (s,):
+            return json.loads(_call_str(_lib.perps_sign_body, s, body))
+
+    def sign_body_at(self, body, request_id, timestamp_ms):
+        """``sign_body`` with a caller-chosen request id (hyphenated UUID) and timestamp (ms)."""
+        body, request_id = _arg("body", body), _arg("request_id", request_id)
+        timestamp_ms = _i64("timestamp_ms", timestamp_ms)
+        with _Using(self) as (s,):
+            return json.loads(_call_str(_lib.perps_sign_body_at, s, body, request_id, timestamp_ms))
+
+    def sign_body_into(self, body, out=None):
+        """The hot path: sign ``body`` (bytes, may hold any byte; str is encoded) into a
+        :class:`BodySignature` (``out``, reused when given) without allocating in the
+        library. Returns ``out``."""
+        if isinstance(body, str):
+            body = body.encode("utf-8")
+        elif not isinstance(body, bytes):
+            body = bytes(body)
+        if out is None:
+            out = BodySignature()
+        with _Using(self) as (s,):
+            code = _lib.perps_sign_body_into(s, body, len(body), byref(out))
+        if code != Code.OK:
+            raise PerpsError(code, "perps_sign_body_into failed (NULL pointer, non-UTF-8 body, or RNG)")
+        return out
+
+
+class Client(_Owner):
+    """The venue's two base URLs, HTTP settings, one keep-alive connection pool, the cached
+    certificates and the clock offset. Share one client between sessions and threads.
+
+    ``options``: None, a dict, or a JSON object text (connect_timeout_ms, read_timeout_ms,
+    total_timeout_ms, max_response_bytes, user_agent, ca_bundle_path, allow_insecure_http).
+    """
+
+    def __init__(self, base_url, perps_url, options=None):
+        if isinstance(options, dict):
+            options = json.dumps(options)
+        ptr = _call_handle(
+            _lib.perps_client_new,
+            _arg("base_url", base_url),
+            _arg("perps_url", perps_url),
+            _arg("options", options, optional=True),
+        )
+        self._handle = _Handle(ptr, _lib.perps_client_free, "client")
+
+    def sync_time(self):
+        """Read the venue's clock and keep the offset; returns venue minus local, in ms."""
+        offset = c_int64()
+        with _Using(self) as (c,):
+            _call_code(_lib.perps_client_sync_time, c, byref(offset))
+        return offset.value
+
+    def prepare_signin(self, session, chain, address):
+        """POST prepare-signin, verify the challenge, keep it in the session. Returns the
+        sign-in payload JSON text: pass it unchanged to the wallet (:func:`wallet_sign`)."""
+        chain, address = _arg("chain", chain), _arg("address", address)
+        with _Using(self, session) as (c, s):
+            return _call_str(_lib.perps_prepare_signin, c, s, chain, address)
+
+    def login(self, session, signature, expires_seconds=0):
+        """POST login with the pending challenge and the wallet's signature; keep the token.
+        ``expires_seconds <= 0``: the venue default. Returns the login result JSON text."""
+        signature, expires_seconds = _arg("signature", signature), _i64("expires_seconds", expires_seconds)
+        with _Using(self, session) as (c, s):
+            return _call_str(_lib.perps_login, c, s, signature, expires_seconds)
+
+    def signin(self, session, chain, wallet_key, expires_seconds=0):
+        """All of sign-in with a wallet key held in-process. Returns the login result JSON text."""
+        chain, wallet_key = _arg("chain", chain), _arg("wallet_key", wallet_key)
+        expires_seconds = _i64("expires_seconds", expires_seconds)
+        with _Using(self, session) as (c, s):
+            return _call_str(_lib.perps_signin, c, s, chain, wallet_key, expires_seconds)
+
+    def new_order(self, session, order):
+        """Validate the order (JSON text, or a dict), serialise it once, sign and POST it.
+        Never retried: on a PerpsError with ``may_have_reached_venue``, query the venue
+        before sending again. Returns the venue's JSON text."""
+        if isinstance(order, dict):
+            order = json.dumps(order)
+        order = _arg("order", order)
+        with _Using(self, session) as (c, s):
+            return _call_str(_lib.perps_new_order, c, s, order)
+
+    def request(self, session, method, path, body=None):
+        """Any other endpoint under perps_url (method GET/POST/PUT/DELETE, path from "/");
+        a body is signed and sent byte for byte. Never retried. Returns the answer text."""
+        method, path, body = _arg("method", method), _arg("path", path), _arg("body", body, optional=True)
+        with _Using(self, session) as (c, s):
+            return _call_str(_lib.perps_request, c, s, method, path, body)
+
+
+# ------------------------------------------------------------------------------------------
+# Functions without a handle
+# ------------------------------------------------------------------------------------------
+
+
+def version():
+    """The loaded library's version, "MAJOR.MINOR.PATCH"."""
+    return _lib.perps_version().decode("ascii")
+
+
+def wallet_address(chain, private_key):
+    """The address ``private_key`` controls on ``chain`` ("bsc": EIP-55; "solana": base58)."""
+    return _call_str(_lib.perps_wallet_address, _arg("chain", chain), _arg("private_key", private_key))
+
+
+def wallet_sign(chain, private_key, payload_json):
+    """The login signature for a sign-in payload (:meth:`Client.prepare_signin`'s text)."""
+    return _call_str(
+        _lib.perps_wallet_sign, _arg("chain", chain), _arg("private_key", private_key), _arg("payload_json", payload_json)
+    )
+
+
+def wallet_wrap_solana_signature(payload_json, address, signature):
+    """Wrap a raw 64-byte Ed25519 signature of the payload's message, made elsewhere by the
+    Solana wallet ``address``, into the login signature format (verified first)."""
+    signature = bytes(signature)
+    return _call_str(
+        _lib.perps_wallet_wrap_solana_signature,
+        _arg("payload_json", payload_json),
+        _arg("address", address),
+        signature,
+        len(signature),
+    )
+
+
+def challenge_verify(signed_data, certs_json, request_id, chain, address, now_unix_secs=0):
+    """Check a sign-in challenge without the network; returns the decoded payload JSON text."""
+    return _call_str(
+        _lib.perps_challenge_verify,
+        _arg("signed_data", signed_data),
+        _arg("certs_json", certs_json),
+        _arg("request_id", request_id),
+        _arg("chain", chain),
+        _arg("address", address),
+        _i64("now_unix_secs", now_unix_secs),
+    )
+
+
+def order_serialize(order):
+    """Validate an order (JSON text or dict); returns the exact body new_order would send."""
+    if isinstance(order, dict):
+        order = json.dumps(order)
+    return _call_str(_lib.perps_order_serialize, _arg("order", order))

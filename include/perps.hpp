@@ -1,0 +1,470 @@
+/*
+ * libperps C++17 API: a header-only layer over the C API in perps.h.
+ *
+ *   perps::Client client(base_url, perps_url);            // owns a perps_client*
+ *   perps::Session session;                               // owns a perps_session* (fresh key)
+ *   client.signin(session, "bsc", wallet_private_key);    // or prepare_signin + wallet_sign + login
+ *   std::string answer = client.new_order(session, order_json);
+ *
+ * What it adds to the C API, and nothing else:
+ *  - Ownership. Client and Session are move-only and free their handle exactly once; a
+ *    moved-from object holds no handle (using it throws PERPS_INVALID_ARGUMENT, destroying
+ *    it is a no-op). Every char* the library returns is copied into a std::string and freed
+ *    with perps_string_free (which overwrites it) before the function returns or throws.
+ *  - Errors. A failing call throws perps::Error (a std::runtime_error) carrying the code,
+ *    message, HTTP status, venue body and may_have_reached_venue flag copied out of the
+ *    perps_error, which is then freed. Error is nothrow-copyable, as exceptions should be.
+ *  - Inputs. std::string arguments containing a NUL byte throw PERPS_INVALID_ARGUMENT here
+ *    instead of being cut short by the C API (a body must be signed and sent in full);
+ *    only sign_body_into takes raw bytes (a std::string_view, signed byte for byte).
+ *
+ * Secrets: results holding secrets (perps::Session::token(), login() answers, wallet
+ * signatures) end up in ordinary std::string memory, which is not overwritten when freed.
+ * Keep them short-lived, or use the C API for those calls.
+ *
+ * Threads: as in C. A Client and a Session may be shared between threads (their methods
+ * may run concurrently, including the non-const ones); do not move or destroy one while
+ * another thread is using it.
+ *
+ * Link with -lperps (see `pkg-config --cflags --libs perps`); needs C++17 and exceptions.
+ */
+#ifndef PERPS_HPP
+#define PERPS_HPP
+
+#include "perps.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace perps {
+
+/* ------------------------------------------------------------------------------------ */
+/* Errors                                                                                */
+/* ------------------------------------------------------------------------------------ */
+
+/// The name of a code ("PERPS_INVALID_ORDER"), or "PERPS_UNKNOWN" for a number the header
+/// does not know.
+inline const char *code_name(perps_code code) noexcept {
+    switch (code) {
+    case PERPS_OK: return "PERPS_OK";
+    case PERPS_INVALID_ARGUMENT: return "PERPS_INVALID_ARGUMENT";
+    case PERPS_INVALID_KEY: return "PERPS_INVALID_KEY";
+    case PERPS_INVALID_ORDER: return "PERPS_INVALID_ORDER";
+    case PERPS_VERIFICATION_FAILED: return "PERPS_VERIFICATION_FAILED";
+    case PERPS_INVALID_STATE: return "PERPS_INVALID_STATE";
+    case PERPS_TRANSPORT: return "PERPS_TRANSPORT";
+    case PERPS_TIMEOUT: return "PERPS_TIMEOUT";
+    case PERPS_HTTP_STATUS: return "PERPS_HTTP_STATUS";
+    case PERPS_API_ERROR: return "PERPS_API_ERROR";
+    case PERPS_BAD_RESPONSE: return "PERPS_BAD_RESPONSE";
+    case PERPS_TOKEN_EXPIRED: return "PERPS_TOKEN_EXPIRED";
+    case PERPS_RNG: return "PERPS_RNG";
+    case PERPS_PANIC: return "PERPS_PANIC";
+    }
+    return "PERPS_UNKNOWN";
+}
+
+/// One failure, thrown by every wrapper whose C call fails. what() is the message.
+class Error : public std::runtime_error {
+public:
+    Error(perps_code code, const std::string &message, std::uint16_t http_status = 0,
+          std::optional<std::string> body = std::nullopt, bool may_have_reached_venue = false)
+        : std::runtime_error(message), code_(code), http_status_(http_status),
+          body_(body ? std::make_shared<const std::string>(std::move(*body)) : nullptr),
+          may_have_reached_venue_(may_have_reached_venue) {}
+
+    /// Copy everything out of a C error object (which the caller still owns and frees).
+    explicit Error(const perps_error *e)
+        : Error(perps_error_code(e), perps_error_message(e), perps_error_http_status(e),
+                body_of(e), perps_error_may_have_reached_venue(e)) {}
+
+    /// The stable code (PERPS_INVALID_ORDER, PERPS_HTTP_STATUS, ...).
+    perps_code code() const noexcept { return code_; }
+    /// The message (the same text as what()); never contains a secret.
+    const char *message() const noexcept { return what(); }
+    /// The HTTP status of the venue's answer, or 0 when there was none.
+    std::uint16_t http_status() const noexcept { return http_status_; }
+    /// The venue's response body, when there was one.
+    std::optional<std::string> body() const {
+        return body_ ? std::optional<std::string>(*body_) : std::nullopt;
+    }
+    /// Whether the request may have reached the venue: for an order, query the venue before
+    /// sending it again (the library never retries).
+    bool may_have_reached_venue() const noexcept { return may_have_reached_venue_; }
+
+private:
+    static std::optional<std::string> body_of(const perps_error *e) {
+        const char *body = perps_error_body(e);
+        return body ? std::optional<std::string>(body) : std::nullopt;
+    }
+
+    perps_code code_;
+    std::uint16_t http_status_;
+    std::shared_ptr<const std::string> body_;  // shared: copying an Error never throws
+    bool may_have_reached_venue_;
+};
+
+/* ------------------------------------------------------------------------------------ */
+/* Plumbing (not part of the API)                                                        */
+/* ------------------------------------------------------------------------------------ */
+
+namespace detail {
+
+struct ErrorFree {
+    void operator()(perps_error *e) const noexcept { perps_error_free(e); }
+};
+struct StringFree {
+    void operator()(char *s) const noexcept { perps_string_free(s); }
+};
+struct ClientFree {
+    void operator()(perps_client *c) const noexcept { perps_client_free(c); }
+};
+struct SessionFree {
+    void operator()(perps_session *s) const noexcept { perps_session_free(s); }
+};
+using ErrorPtr = std::unique_ptr<perps_error, ErrorFree>;
+using StringPtr = std::unique_ptr<char, StringFree>;
+
+/// The `perps_error **err` out-parameter of one call. Whatever the call stores is freed
+/// when this goes out of scope, after raise() has copied it into a perps::Error.
+class ErrorSlot {
+public:
+    ErrorSlot() noexcept = default;
+    ErrorSlot(const ErrorSlot &) = delete;
+    ErrorSlot &operator=(const ErrorSlot &) = delete;
+    ~ErrorSlot() { perps_error_free(err_); }
+
+    perps_error **out() noexcept { return &err_; }
+
+    /// Throw the stored error (or, should the library not have stored one, `code`).
+    [[noreturn]] void raise(const char *function, perps_code code = PERPS_PANIC) {
+        ErrorPtr owned(std::exchange(err_, nullptr));  // freed after Error has copied it
+        if (owned) {
+            throw Error(owned.get());
+        }
+        throw Error(code, std::string(function) + " failed (" + code_name(code) + ")");
+    }
+
+private:
+    perps_error *err_ = nullptr;
+};
+
+/// A std::string argument as a C string; one containing a NUL byte would be silently cut
+/// short by the C API, so it is refused.
+inline const char *arg(const std::string &s, const char *name) {
+    if (s.find('\0') != std::string::npos) {
+        throw Error(PERPS_INVALID_ARGUMENT, std::string(name) + " contains a NUL byte");
+    }
+    return s.c_str();
+}
+
+/// An optional argument: std::nullopt is NULL.
+inline const char *arg(const std::optional<std::string> &s, const char *name) {
+    return s ? arg(*s, name) : nullptr;
+}
+
+/// Call a C function that returns an owned char* (NULL on failure): `call(perps_error **)`.
+template <typename Call>
+std::string string_result(const char *function, Call call) {
+    ErrorSlot err;
+    StringPtr result(call(err.out()));
+    if (!result) {
+        err.raise(function);
+    }
+    return std::string(result.get());  // if this throws, result is still freed
+}
+
+/// Call a C function that returns a perps_code: `call(perps_error **)`.
+template <typename Call>
+void code_result(const char *function, Call call) {
+    ErrorSlot err;
+    perps_code code = call(err.out());
+    if (code != PERPS_OK) {
+        err.raise(function, code);
+    }
+}
+
+}  // namespace detail
+
+/* ------------------------------------------------------------------------------------ */
+/* Free functions: no handle, no network                                                 */
+/* ------------------------------------------------------------------------------------ */
+
+/// The library's version, "MAJOR.MINOR.PATCH" (static storage). Compare with
+/// PERPS_VERSION_MAJOR/MINOR/PATCH, the version of the header you compiled against.
+inline std::string_view version() noexcept { return perps_version(); }
+
+/// The wallet address of `private_key` on `chain` ("bsc": EIP-55, "solana": base58).
+inline std::string wallet_address(const std::string &chain, const std::string &private_key) {
+    return detail::string_result("perps_wallet_address", [&](perps_error **err) {
+        return perps_wallet_address(detail::arg(chain, "chain"), detail::arg(private_key, "private_key"), err);
+    });
+}
+
+/// The login `signature` for a sign-in payload (the JSON Client::prepare_signin returns).
+inline std::string wallet_sign(const std::string &chain, const std::string &private_key,
+                               const std::string &payload_json) {
+    return detail::string_result("perps_wallet_sign", [&](perps_error **err) {
+        return perps_wallet_sign(detail::arg(chain, "chain"), detail::arg(private_key, "private_key"),
+                                 detail::arg(payload_json, "payload_json"), err);
+    });
+}
+
+/// Wrap a raw 64-byte Ed25519 signature of the payload's `message` (made e.g. by a hardware
+/// wallet for `address`) into the login `signature`; verified first.
+inline std::string wrap_solana_signature(const std::string &payload_json, const std::string &address,
+                                         const std::uint8_t *signature, std::size_t signature_len) {
+    return detail::string_result("perps_wallet_wrap_solana_signature", [&](perps_error **err) {
+        return perps_wallet_wrap_solana_signature(detail::arg(payload_json, "payload_json"),
+                                                  detail::arg(address, "address"), signature, signature_len, err);
+    });
+}
+
+inline std::string wrap_solana_signature(const std::string &payload_json, const std::string &address,
+                                         const std::vector<std::uint8_t> &signature) {
+    return wrap_solana_signature(payload_json, address, signature.data(), signature.size());
+}
+
+/// The exact compact body Client::new_order would sign and send (validates the order).
+inline std::string order_serialize(const std::string &order_json) {
+    return detail::string_result("perps_order_serialize", [&](perps_error **err) {
+        return perps_order_serialize(detail::arg(order_json, "order_json"), err);
+    });
+}
+
+/// Verify a sign-in challenge offline; returns the decoded payload JSON.
+/// `now_unix_secs` 0 means the system clock.
+inline std::string challenge_verify(const std::string &signed_data, const std::string &certs_json,
+                                    const std::string &request_id, const std::string &chain,
+                                    const std::string &address, std::int64_t now_unix_secs = 0) {
+    return detail::string_result("perps_challenge_verify", [&](perps_error **err) {
+        return perps_challenge_verify(detail::arg(signed_data, "signed_data"), detail::arg(certs_json, "certs_json"),
+                                      detail::arg(request_id, "request_id"), detail::arg(chain, "chain"),
+                                      detail::arg(address, "address"), now_unix_secs, err);
+    });
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Session: one identity (owns a perps_session*)                                         */
+/* ------------------------------------------------------------------------------------ */
+
+class Session {
+public:
+    /// A session with a fresh temporary Ed25519 request key (perps_session_new).
+    Session() : handle_(make()) {}
+
+    /// A session for a web-site API credential (perps_session_from_api_key).
+    static Session from_api_key(const std::string &api_token, const std::string &ed25519_private_key) {
+        detail::ErrorSlot err;
+        perps_session *s = perps_session_from_api_key(detail::arg(api_token, "api_token"),
+                                                      detail::arg(ed25519_private_key, "ed25519_private_key"),
+                                                      err.out());
+        if (s == nullptr) {
+            err.raise("perps_session_from_api_key");
+        }
+        return Session(s);
+    }
+
+    /// Take ownership of a handle from the C API (NULL gives an empty session).
+    static Session adopt(perps_session *s) noexcept { return Session(s); }
+
+    Session(Session &&) noexcept = default;
+    Session &operator=(Session &&) noexcept = default;  // frees the handle it held
+    Session(const Session &) = delete;
+    Session &operator=(const Session &) = delete;
+    ~Session() = default;  // perps_session_free (zeroizes the key and token)
+
+    /// The handle, still owned by this object (NULL after a move).
+    perps_session *get() const noexcept { return handle_.get(); }
+    /// Give the handle up: the caller frees it with perps_session_free.
+    perps_session *release() noexcept { return handle_.release(); }
+    explicit operator bool() const noexcept { return handle_ != nullptr; }
+
+    /// The requestId: base58 of the session's Ed25519 public key.
+    std::string request_id() const {
+        return detail::string_result("perps_session_request_id",
+                                     [&](perps_error **err) { return perps_session_request_id(get(), err); });
+    }
+
+    /// The access token (a secret). PERPS_INVALID_STATE when not logged in.
+    std::string token() const {
+        return detail::string_result("perps_session_token",
+                                     [&](perps_error **err) { return perps_session_token(get(), err); });
+    }
+
+    /// State as JSON, without secrets (request_id, has_token, chain, address, ...).
+    std::string info() const {
+        return detail::string_result("perps_session_info",
+                                     [&](perps_error **err) { return perps_session_info(get(), err); });
+    }
+
+    /// Forget the token and any pending challenge; the key is kept.
+    void logout() {
+        detail::code_result("perps_session_logout",
+                            [&](perps_error **err) { return perps_session_logout(get(), err); });
+    }
+
+    /// The x-session-id header for trading requests; std::nullopt clears it.
+    void set_session_id(const std::optional<std::string> &value) {
+        detail::code_result("perps_session_set_session_id", [&](perps_error **err) {
+            return perps_session_set_session_id(get(), detail::arg(value, "value"), err);
+        });
+    }
+
+    /// The x-impersonate header (a vault id) for trading requests; std::nullopt clears it.
+    void set_impersonate(const std::optional<std::string> &value) {
+        detail::code_result("perps_session_set_impersonate", [&](perps_error **err) {
+            return perps_session_set_impersonate(get(), detail::arg(value, "value"), err);
+        });
+    }
+
+    /// Sign `body` with a fresh UUID and the local clock: JSON of the four x-request-* headers.
+    std::string sign_body(const std::string &body) const {
+        return detail::string_result("perps_sign_body", [&](perps_error **err) {
+            return perps_sign_body(get(), detail::arg(body, "body"), err);
+        });
+    }
+
+    /// The same with your request id (a hyphenated UUID) and timestamp (ms since the epoch).
+    std::string sign_body_at(const std::string &body, const std::string &request_id,
+                             std::int64_t timestamp_ms) const {
+        return detail::string_result("perps_sign_body_at", [&](perps_error **err) {
+            return perps_sign_body_at(get(), detail::arg(body, "body"), detail::arg(request_id, "request_id"),
+                                      timestamp_ms, err);
+        });
+    }
+
+    /// The hot path without allocation: the four header values in fixed-size C strings.
+    /// The body is signed byte for byte (it may contain any UTF-8, including NUL).
+    perps_body_signature sign_body_into(std::string_view body) const {
+        perps_body_signature out{};
+        perps_code code = try_sign_body_into(body, out);
+        if (code != PERPS_OK) {
+            throw Error(code, std::string("perps_sign_body_into failed (") + code_name(code) + ")");
+        }
+        return out;
+    }
+
+    /// The same without exceptions: PERPS_OK, or a code (`out` is then unchanged).
+    perps_code try_sign_body_into(std::string_view body, perps_body_signature &out) const noexcept {
+        return perps_sign_body_into(get(), reinterpret_cast<const std::uint8_t *>(body.data()), body.size(), &out);
+    }
+
+private:
+    explicit Session(perps_session *s) noexcept : handle_(s) {}
+
+    static perps_session *make() {
+        detail::ErrorSlot err;
+        perps_session *s = perps_session_new(err.out());
+        if (s == nullptr) {
+            err.raise("perps_session_new");
+        }
+        return s;
+    }
+
+    std::unique_ptr<perps_session, detail::SessionFree> handle_;
+};
+
+/* ------------------------------------------------------------------------------------ */
+/* Client: the venue, its HTTP settings and connection pool (owns a perps_client*)       */
+/* ------------------------------------------------------------------------------------ */
+
+class Client {
+public:
+    /// A client for the venue's two base URLs; `options_json` as in perps_client_new.
+    Client(const std::string &base_url, const std::string &perps_url,
+           const std::optional<std::string> &options_json = std::nullopt)
+        : handle_(make(base_url, perps_url, options_json)) {}
+
+    /// Take ownership of a handle from the C API (NULL gives an empty client).
+    static Client adopt(perps_client *c) noexcept { return Client(c); }
+
+    Client(Client &&) noexcept = default;
+    Client &operator=(Client &&) noexcept = default;  // frees the handle it held
+    Client(const Client &) = delete;
+    Client &operator=(const Client &) = delete;
+    ~Client() = default;  // perps_client_free
+
+    perps_client *get() const noexcept { return handle_.get(); }
+    perps_client *release() noexcept { return handle_.release(); }
+    explicit operator bool() const noexcept { return handle_ != nullptr; }
+
+    /// Measure the venue's clock and keep the offset for later requests; returns it (ms).
+    std::int64_t sync_time() const {
+        std::int64_t offset_ms = 0;
+        detail::code_result("perps_client_sync_time",
+                            [&](perps_error **err) { return perps_client_sync_time(get(), &offset_ms, err); });
+        return offset_ms;
+    }
+
+    /// POST prepare-signin, verify the challenge, keep it in the session; returns the
+    /// payload JSON whose `message` the wallet signs (see perps::wallet_sign).
+    std::string prepare_signin(Session &session, const std::string &chain, const std::string &address) const {
+        return detail::string_result("perps_prepare_signin", [&](perps_error **err) {
+            return perps_prepare_signin(get(), session.get(), detail::arg(chain, "chain"),
+                                        detail::arg(address, "address"), err);
+        });
+    }
+
+    /// POST login with the kept challenge and the wallet's signature; keeps the token.
+    /// `expires_seconds` <= 0 asks for the venue default. Returns the login answer (has the token).
+    std::string login(Session &session, const std::string &signature, std::int64_t expires_seconds = 0) const {
+        return detail::string_result("perps_login", [&](perps_error **err) {
+            return perps_login(get(), session.get(), detail::arg(signature, "signature"), expires_seconds, err);
+        });
+    }
+
+    /// All of sign-in in one call with an in-process wallet key; returns the login answer.
+    std::string signin(Session &session, const std::string &chain, const std::string &wallet_private_key,
+                       std::int64_t expires_seconds = 0) const {
+        return detail::string_result("perps_signin", [&](perps_error **err) {
+            return perps_signin(get(), session.get(), detail::arg(chain, "chain"),
+                                detail::arg(wallet_private_key, "wallet_private_key"), expires_seconds, err);
+        });
+    }
+
+    /// Validate, serialise once, sign and POST /api/new_order; the venue's answer.
+    /// Never retried: on an Error with may_have_reached_venue(), query before resending.
+    std::string new_order(const Session &session, const std::string &order_json) const {
+        return detail::string_result("perps_new_order", [&](perps_error **err) {
+            return perps_new_order(get(), session.get(), detail::arg(order_json, "order_json"), err);
+        });
+    }
+
+    /// Any other endpoint under perps_url ("GET", "POST", "PUT", "DELETE"; path from '/').
+    /// A body, when given, is signed and sent byte for byte. Never retried.
+    std::string request(const Session &session, const std::string &method, const std::string &path,
+                        const std::optional<std::string> &body = std::nullopt) const {
+        return detail::string_result("perps_request", [&](perps_error **err) {
+            return perps_request(get(), session.get(), detail::arg(method, "method"), detail::arg(path, "path"),
+                                 detail::arg(body, "body"), err);
+        });
+    }
+
+private:
+    explicit Client(perps_client *c) noexcept : handle_(c) {}
+
+    static perps_client *make(const std::string &base_url, const std::string &perps_url,
+                              const std::optional<std::string> &options_json) {
+        detail::ErrorSlot err;
+        perps_client *c = perps_client_new(detail::arg(base_url, "base_url"), detail::arg(perps_url, "perps_url"),
+                                           detail::arg(options_json, "options_json"), err.out());
+        if (c == nullptr) {
+            err.raise("perps_client_new");
+        }
+        return c;
+    }
+
+    std::unique_ptr<perps_client, detail::ClientFree> handle_;
+};
+
+}  // namespace perps
+
+#endif  // PERPS_HPP

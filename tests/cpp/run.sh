@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# The C++ layer (include/perps.hpp): build with g++ -std=c++17 -Wall -Wextra -Werror -pedantic
+# and run
+#   - tests/cpp/test_hpp.cpp (offline unit test): shared library plainly and under valgrind,
+#     static library under AddressSanitizer + UBSan;
+#   - examples-c/signin_order.cpp (the full flow: bsc and solana sign-in, login, order, an
+#     invalid order and a venue refusal caught as perps::Error) against a sandbox venue this
+#     script starts and stops: plainly and under valgrind, checking its output;
+#   - when README.md has a "Use from C++" section: that its snippet is the example's lines.
+# Exits non-zero if any build, run or check fails.
+#
+# Usage (the caller builds first, the sandbox before the library, as scripts/test.sh does):
+#   cargo build --release --features sandbox --bin perps-sandbox
+#   cargo build --release --lib
+#   bash tests/cpp/run.sh [PROFILE_DIR]       # default: target/release
+#
+# Environment: CXX (default g++), VALGRIND (default valgrind), PERPS_NATIVE_LIBS (system
+# libraries of the static library, as in tests/c/run.sh), PERPS_README (default README.md).
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT" || exit 2
+
+PROFILE_DIR="${1:-target/release}"
+PROFILE_DIR="$(cd "$PROFILE_DIR" 2>/dev/null && pwd)" || {
+    echo "run.sh: profile dir '${1:-target/release}' does not exist (build the library first)" >&2
+    exit 2
+}
+CXX="${CXX:-g++}"
+VALGRIND="${VALGRIND:-valgrind}"
+README="${PERPS_README:-README.md}"
+NATIVE_LIBS="${PERPS_NATIVE_LIBS:--lgcc_s -lutil -lrt -lpthread -lm -ldl -lc}"
+CXXFLAGS=(-std=c++17 -Wall -Wextra -Werror -pedantic -Iinclude -g)
+VALGRIND_ARGS=(--quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect
+    --show-leak-kinds=definite,indirect)
+
+for file in libperps.so libperps.a perps-sandbox; do
+    if [[ ! -f "$PROFILE_DIR/$file" ]]; then
+        echo "run.sh: $PROFILE_DIR/$file not found: build the sandbox, then the library (see the header)" >&2
+        exit 2
+    fi
+done
+for tool in "$CXX" "$VALGRIND"; do
+    command -v "$tool" >/dev/null || { echo "run.sh: $tool not found" >&2; exit 2; }
+done
+
+OUT="$(mktemp -d "${TMPDIR:-/tmp}/perps-cpptests.XXXXXX")"
+sandbox_pid=""
+cleanup() {
+    if [[ -n "$sandbox_pid" ]]; then
+        kill "$sandbox_pid" 2>/dev/null
+        wait "$sandbox_pid" 2>/dev/null
+    fi
+    rm -rf "$OUT"
+}
+trap cleanup EXIT
+
+failures=()
+fail() {
+    echo "--- $1: FAILED${2:+ ($2)}"
+    failures+=("$1")
+}
+
+build() {
+    local label="$1"
+    shift
+    echo "=== build: $label"
+    echo "+ $*"
+    "$@" || { fail "build $label"; return 1; }
+}
+
+# Run a command, keep its output in $OUT/log; it must exit 0.
+run() {
+    local label="$1"
+    shift
+    echo "=== $label"
+    "$@" >"$OUT/log" 2>&1
+    local rc=$?
+    cat "$OUT/log"
+    if [[ $rc -ne 0 ]]; then
+        fail "$label" "exit status $rc"
+        return 1
+    fi
+}
+
+# The unit test's last line must be "N passed, 0 failed".
+run_unit() {
+    local label="$1"
+    shift
+    run "$label" "$@" || return 1
+    if ! grep -qE '^[0-9]+ passed, 0 failed$' "$OUT/log"; then
+        fail "$label" "no final 'N passed, 0 failed' line"
+        return 1
+    fi
+    echo "--- $label: ok ($(grep -E '^[0-9]+ passed' "$OUT/log" | tail -n 1))"
+}
+
+# The example must have placed the order and caught both errors with the right codes.
+run_example() {
+    local label="$1"
+    shift
+    run "$label" "$@" || return 1
+    local expected
+    for expected in 'order placed: {"code":0,' \
+        'refused: PERPS_INVALID_ORDER (3): "price" is required' \
+        'venue refused: PERPS_HTTP_STATUS (8)' \
+        '  HTTP 404, body: {'; do
+        if ! grep -qF "$expected" "$OUT/log"; then
+            fail "$label" "output lacks: $expected"
+            return 1
+        fi
+    done
+    echo "--- $label: ok"
+}
+
+# --- build --------------------------------------------------------------------------
+build "test_hpp (shared)" "$CXX" "${CXXFLAGS[@]}" tests/cpp/test_hpp.cpp \
+    -L"$PROFILE_DIR" -lperps -Wl,-rpath,"$PROFILE_DIR" -o "$OUT/test_hpp" && have_unit=1
+# shellcheck disable=SC2086  # NATIVE_LIBS is a list of flags
+build "test_hpp (static, ASan+UBSan)" "$CXX" "${CXXFLAGS[@]}" -fsanitize=address,undefined \
+    -fno-omit-frame-pointer -fno-sanitize-recover=undefined tests/cpp/test_hpp.cpp \
+    "$PROFILE_DIR/libperps.a" $NATIVE_LIBS -o "$OUT/test_hpp_asan" && have_asan=1
+build "signin_order_cpp (shared)" "$CXX" "${CXXFLAGS[@]}" examples-c/signin_order.cpp \
+    -L"$PROFILE_DIR" -lperps -Wl,-rpath,"$PROFILE_DIR" -o "$OUT/signin_order_cpp" && have_example=1
+
+# --- the offline unit test ------------------------------------------------------------
+if [[ -n "${have_unit:-}" ]]; then
+    run_unit "test_hpp (shared, plain)" "$OUT/test_hpp"
+    run_unit "test_hpp (shared, valgrind)" "$VALGRIND" "${VALGRIND_ARGS[@]}" "$OUT/test_hpp"
+fi
+if [[ -n "${have_asan:-}" ]]; then
+    run_unit "test_hpp (static, ASan+UBSan)" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+        UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$OUT/test_hpp_asan"
+fi
+
+# --- the example against the sandbox ----------------------------------------------------
+if [[ -n "${have_example:-}" ]]; then
+    "$PROFILE_DIR/perps-sandbox" --port 0 >"$OUT/urls" 2>"$OUT/sandbox.err" &
+    sandbox_pid=$!
+    for _ in $(seq 1 200); do
+        [[ -s "$OUT/urls" ]] && break
+        sleep 0.05
+    done
+    base_url=$(sed -n 's/.*"base_url":"\([^"]*\)".*/\1/p' "$OUT/urls")
+    perps_url=$(sed -n 's/.*"perps_url":"\([^"]*\)".*/\1/p' "$OUT/urls")
+    if [[ -z "$base_url" || -z "$perps_url" ]]; then
+        cat "$OUT/sandbox.err"
+        fail "sandbox start"
+    else
+        echo "sandbox venue: base_url=$base_url perps_url=$perps_url"
+        run_example "signin_order_cpp bsc (plain)" "$OUT/signin_order_cpp" "$base_url" "$perps_url" bsc
+        run_example "signin_order_cpp bsc (valgrind)" \
+            "$VALGRIND" "${VALGRIND_ARGS[@]}" "$OUT/signin_order_cpp" "$base_url" "$perps_url" bsc
+        run_example "signin_order_cpp solana (valgrind)" \
+            "$VALGRIND" "${VALGRIND_ARGS[@]}" "$OUT/signin_order_cpp" "$base_url" "$perps_url" solana
+    fi
+fi
+
+# --- the README snippet is the example's code ---------------------------------------
+# The lines between the example's "README" markers, unindented, must be the ```cpp block
+# of README.md's "Use from C++" section.
+if grep -q '^## Use from C++' "$README"; then
+    sed -n '/--- README "Use from C++"/,/--- end of the README snippet ---/p' examples-c/signin_order.cpp |
+        sed '1d;$d' | sed 's/^        //' >"$OUT/snippet.example"
+    awk '/^## Use from C\+\+/ { section = 1; next }
+         section && /^## / { exit }
+         section && /^```cpp/ { block = 1; next }
+         block && /^```/ { exit }
+         block { print }' "$README" >"$OUT/snippet.readme"
+    echo "=== $README snippet == examples-c/signin_order.cpp"
+    if diff -u "$OUT/snippet.readme" "$OUT/snippet.example"; then
+        echo "--- README snippet: ok"
+    else
+        fail "README snippet" "$README's C++ snippet differs from examples-c/signin_order.cpp"
+    fi
+else
+    echo "($README has no 'Use from C++' section yet: snippet check skipped)"
+fi
+
+echo
+if [[ ${#failures[@]} -ne 0 ]]; then
+    echo "C++ tests FAILED: ${failures[*]}"
+    exit 1
+fi
+echo "C++ tests: all runs passed"
