@@ -70,6 +70,12 @@ bash bindings/go/run.sh
 step "Python binding (ctypes): pytest against the sandbox"
 bash bindings/python/run.sh
 
+step "C# binding (P/Invoke, Mono) against the sandbox"
+PERPS_SKIP_BUILD=1 bash bindings/csharp/run.sh
+
+step "Java binding (JNA) against the sandbox"
+PERPS_SKIP_BUILD=1 bash bindings/java/run.sh
+
 step "C example end to end against the sandbox, under valgrind"
 RUNNER="valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect" \
   bash examples-c/demo.sh

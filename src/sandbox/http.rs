@@ -47,6 +47,11 @@ impl Incoming {
         if rq.body_length().is_some_and(|n| n > MAX_BODY) {
             return Err(error(413, "request body too large"));
         }
+        // tiny_http hands an upgrade request the raw socket as its "body": reading it to the
+        // end would wait for the client to hang up. The venue does not upgrade; refuse at once.
+        if headers.iter().any(|(name, value)| name == "connection" && value.to_ascii_lowercase().contains("upgrade")) {
+            return Err(error(400, "connection upgrades are not supported"));
+        }
         let mut body = Vec::new();
         let limit = u64::try_from(MAX_BODY).unwrap_or(u64::MAX) + 1;
         if rq.as_reader().take(limit).read_to_end(&mut body).is_err() {

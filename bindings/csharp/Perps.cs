@@ -1,0 +1,482 @@
+// libperps for C#: a thin P/Invoke layer over the C ABI (include/perps.h).
+//
+// Built with Mono's mcs (C# 6 syntax, no nuint: size_t is UIntPtr) and the .NET runtimes
+// alike. The rules it follows, each one a trap of P/Invoke:
+//  - every function is CallingConvention.Cdecl;
+//  - every char* the library returns is received as IntPtr, copied as UTF-8 bytes (never
+//    Marshal.PtrToStringAnsi, which is not UTF-8 on Mono) and freed with perps_string_free
+//    in a finally, never by the .NET marshaller (it would free with the wrong allocator);
+//  - every input string is passed as explicit NUL-terminated UTF-8 bytes (byte[]), never
+//    the platform's default string marshalling; null stays a NULL pointer;
+//  - C `bool` is one byte: [return: MarshalAs(UnmanagedType.I1)] (the P/Invoke default for
+//    bool is the 4-byte Win32 BOOL, whose upper bytes would be garbage);
+//  - size_t is UIntPtr, uint16_t is ushort, int64_t is long, perps_code is a 4-byte enum;
+//  - client, session and error handles are SafeHandle subclasses whose ReleaseHandle calls
+//    the matching _free: Dispose frees at once (twice is harmless), the finalizer is the
+//    safety net, and the marshaller keeps a handle alive for the duration of each call.
+//
+// Library resolution: [DllImport("perps")] finds libperps.so through LD_LIBRARY_PATH (or
+// the system's library path after installation); Mono also honours a <dllmap> in
+// Perps.dll.config.
+//
+// Thread safety is the library's: clients and sessions may be shared between threads.
+
+using System;
+using System.Runtime.InteropServices;
+using System.Text;
+using Microsoft.Win32.SafeHandles;
+
+namespace Perps
+{
+    /// <summary>Mirror of <c>perps_code</c>. The numbers are stable and never reused.</summary>
+    public enum PerpsCode
+    {
+        Ok = 0,
+        InvalidArgument = 1,
+        InvalidKey = 2,
+        InvalidOrder = 3,
+        VerificationFailed = 4,
+        InvalidState = 5,
+        Transport = 6,
+        Timeout = 7,
+        HttpStatus = 8,
+        ApiError = 9,
+        BadResponse = 10,
+        TokenExpired = 11,
+        Rng = 12,
+        Panic = 99,
+    }
+
+    /// <summary>A failed libperps call: the contents of its <c>perps_error</c>.</summary>
+    public class PerpsException : Exception
+    {
+        /// <summary>The stable error code.</summary>
+        public PerpsCode Code { get; private set; }
+        /// <summary>The venue's HTTP status, or 0 when there was no HTTP answer.</summary>
+        public int HttpStatus { get; private set; }
+        /// <summary>The venue's response body, or null.</summary>
+        public string Body { get; private set; }
+        /// <summary>True when the venue may have acted on the request: for an order, query the
+        /// venue before sending it again (the library never retries).</summary>
+        public bool MayHaveReachedVenue { get; private set; }
+
+        public PerpsException(PerpsCode code, string message, int httpStatus, string body, bool mayHaveReachedVenue)
+            : base(message)
+        {
+            Code = code;
+            HttpStatus = httpStatus;
+            Body = body;
+            MayHaveReachedVenue = mayHaveReachedVenue;
+        }
+
+        public override string ToString()
+        {
+            var s = "PerpsException(" + Code + "): " + Message;
+            if (HttpStatus != 0) s += " [HTTP " + HttpStatus + "]";
+            if (MayHaveReachedVenue) s += " [may have reached the venue]";
+            return s;
+        }
+    }
+
+    /// <summary>The four <c>x-request-*</c> header values of a signed body.</summary>
+    public struct BodySignature
+    {
+        public string Version;    // x-request-sign-version
+        public string RequestId;  // x-request-id
+        public string Timestamp;  // x-request-timestamp
+        public string Signature;  // x-request-signature
+    }
+
+    internal sealed class ClientHandle : SafeHandleZeroOrMinusOneIsInvalid
+    {
+        public ClientHandle() : base(true) { }
+        protected override bool ReleaseHandle() { Native.perps_client_free(handle); return true; }
+    }
+
+    internal sealed class SessionHandle : SafeHandleZeroOrMinusOneIsInvalid
+    {
+        public SessionHandle() : base(true) { }
+        protected override bool ReleaseHandle() { Native.perps_session_free(handle); return true; }
+    }
+
+    internal sealed class ErrorHandle : SafeHandleZeroOrMinusOneIsInvalid
+    {
+        public ErrorHandle(IntPtr error) : base(true) { SetHandle(error); }
+        protected override bool ReleaseHandle() { Native.perps_error_free(handle); return true; }
+    }
+
+    /// <summary>perps_body_signature: four fixed-size NUL-terminated char arrays.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal struct NativeBodySignature
+    {
+        [MarshalAs(UnmanagedType.ByValArray, SizeConst = 4)] public byte[] version;     // PERPS_SIGN_VERSION_SIZE
+        [MarshalAs(UnmanagedType.ByValArray, SizeConst = 40)] public byte[] request_id; // PERPS_REQUEST_ID_SIZE
+        [MarshalAs(UnmanagedType.ByValArray, SizeConst = 24)] public byte[] timestamp;  // PERPS_TIMESTAMP_SIZE
+        [MarshalAs(UnmanagedType.ByValArray, SizeConst = 96)] public byte[] signature;  // PERPS_SIGNATURE_SIZE
+    }
+
+    /// <summary>The C functions, one to one. Strings in: byte[] (NUL-terminated UTF-8).
+    /// Strings out: IntPtr. `ref IntPtr err` starts at IntPtr.Zero and is written only on
+    /// failure (an `out` SafeHandle would rely on the marshaller zeroing it).</summary>
+    internal static class Native
+    {
+        private const string Lib = "perps";
+        private const CallingConvention Cdecl = CallingConvention.Cdecl;
+
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern void perps_string_free(IntPtr s);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_version();
+
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern PerpsCode perps_error_code(ErrorHandle e);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_error_message(ErrorHandle e);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern ushort perps_error_http_status(ErrorHandle e);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_error_body(ErrorHandle e);
+        [DllImport(Lib, CallingConvention = Cdecl)]
+        [return: MarshalAs(UnmanagedType.I1)]
+        internal static extern bool perps_error_may_have_reached_venue(ErrorHandle e);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern void perps_error_free(IntPtr e);
+
+        [DllImport(Lib, CallingConvention = Cdecl)]
+        internal static extern ClientHandle perps_client_new(byte[] baseUrl, byte[] perpsUrl, byte[] optionsJson, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern void perps_client_free(IntPtr c);
+        [DllImport(Lib, CallingConvention = Cdecl)]
+        internal static extern PerpsCode perps_client_sync_time(ClientHandle c, out long offsetMs, ref IntPtr err);
+
+        [DllImport(Lib, CallingConvention = Cdecl)]
+        internal static extern IntPtr perps_prepare_signin(ClientHandle c, SessionHandle s, byte[] chain, byte[] address, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)]
+        internal static extern IntPtr perps_login(ClientHandle c, SessionHandle s, byte[] signature, long expiresSeconds, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)]
+        internal static extern IntPtr perps_signin(ClientHandle c, SessionHandle s, byte[] chain, byte[] walletKey, long expiresSeconds, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)]
+        internal static extern IntPtr perps_new_order(ClientHandle c, SessionHandle s, byte[] orderJson, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)]
+        internal static extern IntPtr perps_request(ClientHandle c, SessionHandle s, byte[] method, byte[] path, byte[] body, ref IntPtr err);
+
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern SessionHandle perps_session_new(ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)]
+        internal static extern SessionHandle perps_session_from_api_key(byte[] apiToken, byte[] ed25519Key, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern void perps_session_free(IntPtr s);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_session_request_id(SessionHandle s, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_session_token(SessionHandle s, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_session_info(SessionHandle s, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern PerpsCode perps_session_logout(SessionHandle s, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)]
+        internal static extern PerpsCode perps_session_set_session_id(SessionHandle s, byte[] value, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)]
+        internal static extern PerpsCode perps_session_set_impersonate(SessionHandle s, byte[] value, ref IntPtr err);
+
+        [DllImport(Lib, CallingConvention = Cdecl)]
+        internal static extern IntPtr perps_sign_body(SessionHandle s, byte[] body, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)]
+        internal static extern IntPtr perps_sign_body_at(SessionHandle s, byte[] body, byte[] requestId, long timestampMs, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)]
+        internal static extern PerpsCode perps_sign_body_into(SessionHandle s, byte[] body, UIntPtr len, out NativeBodySignature output);
+
+        [DllImport(Lib, CallingConvention = Cdecl)]
+        internal static extern IntPtr perps_wallet_address(byte[] chain, byte[] privateKey, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)]
+        internal static extern IntPtr perps_wallet_sign(byte[] chain, byte[] privateKey, byte[] payloadJson, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)]
+        internal static extern IntPtr perps_wallet_wrap_solana_signature(byte[] payloadJson, byte[] address, byte[] signature, UIntPtr signatureLen, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)]
+        internal static extern IntPtr perps_challenge_verify(byte[] signedData, byte[] certsJson, byte[] requestId, byte[] chain, byte[] address, long nowUnixSecs, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)]
+        internal static extern IntPtr perps_order_serialize(byte[] orderJson, ref IntPtr err);
+    }
+
+    /// <summary>String and error conversions shared by the wrappers.</summary>
+    internal static class Interop
+    {
+        private static readonly UTF8Encoding Utf8Strict = new UTF8Encoding(false, true);
+
+        /// <summary>A string as NUL-terminated UTF-8; null stays null (a NULL pointer).</summary>
+        internal static byte[] Utf8Z(string s)
+        {
+            if (s == null) return null;
+            var bytes = new byte[Utf8Strict.GetByteCount(s) + 1];
+            Utf8Strict.GetBytes(s, 0, s.Length, bytes, 0);
+            return bytes; // last byte stays 0
+        }
+
+        /// <summary>Copy a borrowed NUL-terminated UTF-8 string (not freed); null for NULL.</summary>
+        internal static string CopyUtf8(IntPtr p)
+        {
+            if (p == IntPtr.Zero) return null;
+            int n = 0;
+            while (Marshal.ReadByte(p, n) != 0) n++;
+            var bytes = new byte[n];
+            Marshal.Copy(p, bytes, 0, n);
+            try { return Encoding.UTF8.GetString(bytes); }
+            finally { Array.Clear(bytes, 0, n); } // results may hold tokens
+        }
+
+        /// <summary>Take an owned char* result: copy it, then free it with perps_string_free.
+        /// NULL means the call failed: throw the error it stored in `err`.</summary>
+        internal static string Take(IntPtr result, IntPtr err)
+        {
+            if (result == IntPtr.Zero) throw ToException(err);
+            try { return CopyUtf8(result); }
+            finally { Native.perps_string_free(result); }
+        }
+
+        /// <summary>A handle result: NULL (invalid) means failure.</summary>
+        internal static T TakeHandle<T>(T handle, IntPtr err) where T : SafeHandle
+        {
+            if (handle == null || handle.IsInvalid)
+            {
+                if (handle != null) handle.Dispose();
+                throw ToException(err);
+            }
+            return handle;
+        }
+
+        internal static void Check(PerpsCode code, IntPtr err)
+        {
+            if (code != PerpsCode.Ok) throw ToException(err, code);
+        }
+
+        /// <summary>Read and free a perps_error*, as an exception.</summary>
+        internal static PerpsException ToException(IntPtr err, PerpsCode fallback = PerpsCode.Panic)
+        {
+            if (err == IntPtr.Zero)
+                return new PerpsException(fallback, "libperps reported a failure without an error object", 0, null, false);
+            using (var e = new ErrorHandle(err))
+            {
+                return new PerpsException(
+                    Native.perps_error_code(e),
+                    CopyUtf8(Native.perps_error_message(e)),
+                    Native.perps_error_http_status(e),
+                    CopyUtf8(Native.perps_error_body(e)),
+                    Native.perps_error_may_have_reached_venue(e));
+            }
+        }
+
+        /// <summary>A fixed-size NUL-terminated char array as a string.</summary>
+        internal static string FixedField(byte[] field)
+        {
+            int n = Array.IndexOf(field, (byte)0);
+            return Encoding.UTF8.GetString(field, 0, n < 0 ? field.Length : n);
+        }
+    }
+
+    /// <summary>Library-wide information.</summary>
+    public static class Library
+    {
+        /// <summary>"MAJOR.MINOR.PATCH" (a static string in the library: not freed).</summary>
+        public static string Version { get { return Interop.CopyUtf8(Native.perps_version()); } }
+    }
+
+    /// <summary>The venue: its two base URLs, HTTP settings, one connection pool, the cached
+    /// certificates and the clock offset. Thread-safe; share one per venue.</summary>
+    public sealed class Client : IDisposable
+    {
+        private readonly ClientHandle handle;
+
+        /// <param name="optionsJson">null, or a JSON object of client options (see README).</param>
+        public Client(string baseUrl, string perpsUrl, string optionsJson = null)
+        {
+            IntPtr err = IntPtr.Zero;
+            handle = Interop.TakeHandle(
+                Native.perps_client_new(Interop.Utf8Z(baseUrl), Interop.Utf8Z(perpsUrl), Interop.Utf8Z(optionsJson), ref err), err);
+        }
+
+        /// <summary>Measure the venue's clock; returns the offset (venue − local, ms) now used
+        /// for every request timestamp sent through this client.</summary>
+        public long SyncTime()
+        {
+            IntPtr err = IntPtr.Zero;
+            long offset;
+            Interop.Check(Native.perps_client_sync_time(handle, out offset, ref err), err);
+            return offset;
+        }
+
+        /// <summary>prepare-signin + challenge verification; returns the payload JSON for the wallet.</summary>
+        public string PrepareSignin(Session session, string chain, string address)
+        {
+            IntPtr err = IntPtr.Zero;
+            return Interop.Take(Native.perps_prepare_signin(handle, Session.Of(session), Interop.Utf8Z(chain), Interop.Utf8Z(address), ref err), err);
+        }
+
+        /// <summary>login with the kept challenge and the wallet's signature; returns the login JSON.</summary>
+        public string Login(Session session, string signature, long expiresSeconds)
+        {
+            IntPtr err = IntPtr.Zero;
+            return Interop.Take(Native.perps_login(handle, Session.Of(session), Interop.Utf8Z(signature), expiresSeconds, ref err), err);
+        }
+
+        /// <summary>All of sign-in in one call with an in-process wallet key.</summary>
+        public string Signin(Session session, string chain, string walletPrivateKey, long expiresSeconds)
+        {
+            IntPtr err = IntPtr.Zero;
+            return Interop.Take(Native.perps_signin(handle, Session.Of(session), Interop.Utf8Z(chain), Interop.Utf8Z(walletPrivateKey), expiresSeconds, ref err), err);
+        }
+
+        /// <summary>Validate, sign and send an order (never retried); returns the venue's JSON.</summary>
+        public string NewOrder(Session session, string orderJson)
+        {
+            IntPtr err = IntPtr.Zero;
+            return Interop.Take(Native.perps_new_order(handle, Session.Of(session), Interop.Utf8Z(orderJson), ref err), err);
+        }
+
+        /// <summary>Any other endpoint under perps_url; body null for none.</summary>
+        public string Request(Session session, string method, string path, string body = null)
+        {
+            IntPtr err = IntPtr.Zero;
+            return Interop.Take(Native.perps_request(handle, Session.Of(session), Interop.Utf8Z(method), Interop.Utf8Z(path), Interop.Utf8Z(body), ref err), err);
+        }
+
+        public void Dispose() { handle.Dispose(); }
+    }
+
+    /// <summary>One identity: request-signing key, pending challenge, access token. Thread-safe.</summary>
+    public sealed class Session : IDisposable
+    {
+        internal readonly SessionHandle Handle;
+
+        private Session(SessionHandle handle) { Handle = handle; }
+
+        internal static SessionHandle Of(Session session)
+        {
+            if (session == null) throw new ArgumentNullException("session");
+            return session.Handle;
+        }
+
+        /// <summary>A session with a fresh temporary Ed25519 key.</summary>
+        public Session()
+        {
+            IntPtr err = IntPtr.Zero;
+            Handle = Interop.TakeHandle(Native.perps_session_new(ref err), err);
+        }
+
+        /// <summary>A session for a web-site API credential (can place orders at once).</summary>
+        public static Session FromApiKey(string apiToken, string ed25519PrivateKey)
+        {
+            IntPtr err = IntPtr.Zero;
+            return new Session(Interop.TakeHandle(
+                Native.perps_session_from_api_key(Interop.Utf8Z(apiToken), Interop.Utf8Z(ed25519PrivateKey), ref err), err));
+        }
+
+        /// <summary>base58 public key of the request-signing key.</summary>
+        public string RequestId
+        {
+            get { IntPtr err = IntPtr.Zero; return Interop.Take(Native.perps_session_request_id(Handle, ref err), err); }
+        }
+
+        /// <summary>The access token (a secret); InvalidState when there is none.</summary>
+        public string Token
+        {
+            get { IntPtr err = IntPtr.Zero; return Interop.Take(Native.perps_session_token(Handle, ref err), err); }
+        }
+
+        /// <summary>The session's state as JSON, without secrets.</summary>
+        public string Info
+        {
+            get { IntPtr err = IntPtr.Zero; return Interop.Take(Native.perps_session_info(Handle, ref err), err); }
+        }
+
+        /// <summary>Forget the token and any pending challenge.</summary>
+        public void Logout()
+        {
+            IntPtr err = IntPtr.Zero;
+            Interop.Check(Native.perps_session_logout(Handle, ref err), err);
+        }
+
+        /// <summary>x-session-id header for trading requests; null clears it.</summary>
+        public void SetSessionId(string value)
+        {
+            IntPtr err = IntPtr.Zero;
+            Interop.Check(Native.perps_session_set_session_id(Handle, Interop.Utf8Z(value), ref err), err);
+        }
+
+        /// <summary>x-impersonate header for trading requests; null clears it.</summary>
+        public void SetImpersonate(string value)
+        {
+            IntPtr err = IntPtr.Zero;
+            Interop.Check(Native.perps_session_set_impersonate(Handle, Interop.Utf8Z(value), ref err), err);
+        }
+
+        /// <summary>JSON of the four x-request-* headers for this exact body (its UTF-8 bytes).</summary>
+        public string SignBody(string body)
+        {
+            IntPtr err = IntPtr.Zero;
+            return Interop.Take(Native.perps_sign_body(Handle, Interop.Utf8Z(body), ref err), err);
+        }
+
+        /// <summary>Same with a caller-chosen request id (UUID) and timestamp (ms).</summary>
+        public string SignBodyAt(string body, string requestId, long timestampMs)
+        {
+            IntPtr err = IntPtr.Zero;
+            return Interop.Take(Native.perps_sign_body_at(Handle, Interop.Utf8Z(body), Interop.Utf8Z(requestId), timestampMs, ref err), err);
+        }
+
+        /// <summary>The allocation-free path of the library: sign these exact bytes.</summary>
+        public BodySignature SignBodyInto(byte[] body)
+        {
+            if (body == null) throw new ArgumentNullException("body");
+            NativeBodySignature raw;
+            var code = Native.perps_sign_body_into(Handle, body, new UIntPtr((ulong)body.Length), out raw);
+            if (code != PerpsCode.Ok)
+                throw new PerpsException(code, "perps_sign_body_into failed with " + code, 0, null, false);
+            return new BodySignature
+            {
+                Version = Interop.FixedField(raw.version),
+                RequestId = Interop.FixedField(raw.request_id),
+                Timestamp = Interop.FixedField(raw.timestamp),
+                Signature = Interop.FixedField(raw.signature),
+            };
+        }
+
+        /// <summary>Free the session now (zeroizes its key and token). Idempotent.</summary>
+        public void Dispose() { Handle.Dispose(); }
+    }
+
+    /// <summary>Wallet helpers for a wallet key held in-process.</summary>
+    public static class Wallet
+    {
+        /// <summary>EIP-55 (bsc) or base58 (solana) address of a wallet key.</summary>
+        public static string Address(string chain, string privateKey)
+        {
+            IntPtr err = IntPtr.Zero;
+            return Interop.Take(Native.perps_wallet_address(Interop.Utf8Z(chain), Interop.Utf8Z(privateKey), ref err), err);
+        }
+
+        /// <summary>The exact login signature for a sign-in payload (from PrepareSignin).</summary>
+        public static string Sign(string chain, string privateKey, string payloadJson)
+        {
+            IntPtr err = IntPtr.Zero;
+            return Interop.Take(Native.perps_wallet_sign(Interop.Utf8Z(chain), Interop.Utf8Z(privateKey), Interop.Utf8Z(payloadJson), ref err), err);
+        }
+
+        /// <summary>Wrap a raw 64-byte Ed25519 signature made elsewhere into the Solana login signature.</summary>
+        public static string WrapSolanaSignature(string payloadJson, string address, byte[] signature)
+        {
+            if (signature == null) throw new ArgumentNullException("signature");
+            IntPtr err = IntPtr.Zero;
+            return Interop.Take(Native.perps_wallet_wrap_solana_signature(
+                Interop.Utf8Z(payloadJson), Interop.Utf8Z(address), signature, new UIntPtr((ulong)signature.Length), ref err), err);
+        }
+    }
+
+    /// <summary>Orders without the network.</summary>
+    public static class Order
+    {
+        /// <summary>The exact body NewOrder would sign and send (InvalidOrder names the field).</summary>
+        public static string Serialize(string orderJson)
+        {
+            IntPtr err = IntPtr.Zero;
+            return Interop.Take(Native.perps_order_serialize(Interop.Utf8Z(orderJson), ref err), err);
+        }
+    }
+
+    /// <summary>Challenge checks as a pure function.</summary>
+    public static class Challenge
+    {
+        /// <summary>Verify signedData against a JWK set and the claims; nowUnixSecs 0 = system clock.</summary>
+        public static string Verify(string signedData, string certsJson, string requestId, string chain, string address, long nowUnixSecs)
+        {
+            IntPtr err = IntPtr.Zero;
+            return Interop.Take(Native.perps_challenge_verify(Interop.Utf8Z(signedData), Interop.Utf8Z(certsJson),
+                Interop.Utf8Z(requestId), Interop.Utf8Z(chain), Interop.Utf8Z(address), nowUnixSecs, ref err), err);
+        }
+    }
+}

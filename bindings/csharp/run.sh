@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Build the C# binding (Perps.dll) and its test program with Mono's mcs, and run the tests
+# with mono against the sandbox venue (the test program starts and stops it).
+#
+#   bash bindings/csharp/run.sh        # from anywhere; installs Mono when it is missing
+#
+# PERPS_SKIP_BUILD=1 skips the two cargo builds (when the caller has just made them).
+# Outputs go to target/bindings/csharp. The closing line is "N passed, N failed".
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+if ! command -v mcs >/dev/null || ! command -v mono >/dev/null; then
+  echo "installing: mono-mcs mono-runtime"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=600 mono-mcs mono-runtime >/dev/null
+fi
+
+if [ -z "${PERPS_SKIP_BUILD:-}" ]; then
+  # The sandbox first, then the library: both write target/release/libperps.so, and the
+  # library under test must be the one built without the sandbox feature.
+  cargo build --release --features sandbox --bin perps-sandbox
+  cargo build --release --lib
+fi
+
+out=target/bindings/csharp
+mkdir -p "$out"
+mcs -nologo -warnaserror+ -target:library -out:"$out/Perps.dll" bindings/csharp/Perps.cs
+mcs -nologo -warnaserror+ -reference:"$out/Perps.dll" -out:"$out/PerpsTests.exe" bindings/csharp/PerpsTests.cs
+
+# [DllImport("perps")] resolves to libperps.so through LD_LIBRARY_PATH. LC_ALL=C: the binding
+# must not depend on the locale, so run where a default-charset bug would show (ASCII).
+LC_ALL=C LD_LIBRARY_PATH="$PWD/target/release${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+  mono --debug "$out/PerpsTests.exe" "$PWD/target/release/perps-sandbox"

@@ -1,0 +1,157 @@
+package perps;
+
+import com.sun.jna.IntegerType;
+import com.sun.jna.Library;
+import com.sun.jna.Native;
+import com.sun.jna.Pointer;
+import com.sun.jna.Structure;
+import com.sun.jna.ptr.LongByReference;
+import com.sun.jna.ptr.PointerByReference;
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The C functions of include/perps.h, one to one, through JNA. Package-private: use
+ * {@link Client}, {@link Session}, {@link Wallet}, {@link Order}, {@link Challenge}, {@link Perps}.
+ *
+ * <p>The mapping rules, each one a JNA trap:
+ * <ul>
+ *   <li>every {@code char*} the library returns is a {@link Pointer}, never {@code String}
+ *       (JNA would copy it and never free it: a leak, and a token left in native memory); it is
+ *       copied with {@code getString(0, "UTF-8")} and freed with {@code perps_string_free};
+ *   <li>every input string is a {@code byte[]} of NUL-terminated UTF-8 made by {@link #utf8}
+ *       ({@code null} stays NULL). Not {@code String}: JNA encodes {@code String} arguments with
+ *       its default encoding ({@code jna.encoding}, else the platform's: US-ASCII under
+ *       {@code LANG=C}) and, in JNA 5.13, ignores {@code OPTION_STRING_ENCODING} for them;
+ *   <li>C {@code bool} is one byte: mapped as {@code byte} (JNA's {@code boolean} is a 4-byte
+ *       int whose upper bytes would be garbage on a return);
+ *   <li>{@code uint16_t} is {@code short} (read with {@code & 0xFFFF}), {@code int64_t} is
+ *       {@code long}, {@code perps_code} is {@code int}, handles are opaque {@code Pointer}s.
+ * </ul>
+ */
+interface PerpsNative extends Library {
+    PerpsNative LIB = Native.load("perps", PerpsNative.class);
+
+    /**
+     * C {@code size_t}. Not {@code long} (right only where size_t is 64 bits), not
+     * {@code NativeLong} (that is C {@code long}: 32 bits on 64-bit Windows, where size_t is
+     * 64): an unsigned integer of {@link Native#SIZE_T_SIZE} bytes, right on every platform.
+     */
+    final class SizeT extends IntegerType {
+        private static final long serialVersionUID = 1L;
+
+        public SizeT() {
+            this(0);
+        }
+
+        public SizeT(long value) {
+            super(Native.SIZE_T_SIZE, value, true);
+        }
+    }
+
+    /** {@code perps_body_signature}: four fixed-size NUL-terminated char arrays. */
+    @Structure.FieldOrder({"version", "request_id", "timestamp", "signature"})
+    final class BodySignatureStruct extends Structure {
+        public byte[] version = new byte[4];      // PERPS_SIGN_VERSION_SIZE
+        public byte[] request_id = new byte[40];  // PERPS_REQUEST_ID_SIZE
+        public byte[] timestamp = new byte[24];   // PERPS_TIMESTAMP_SIZE
+        public byte[] signature = new byte[96];   // PERPS_SIGNATURE_SIZE
+    }
+
+    void perps_string_free(Pointer s);
+    Pointer perps_version();
+
+    int perps_error_code(Pointer e);
+    Pointer perps_error_message(Pointer e);
+    short perps_error_http_status(Pointer e);
+    Pointer perps_error_body(Pointer e);
+    byte perps_error_may_have_reached_venue(Pointer e);
+    void perps_error_free(Pointer e);
+
+    Pointer perps_client_new(byte[] baseUrl, byte[] perpsUrl, byte[] optionsJson, PointerByReference err);
+    void perps_client_free(Pointer c);
+    int perps_client_sync_time(Pointer c, LongByReference offsetMs, PointerByReference err);
+
+    Pointer perps_prepare_signin(Pointer c, Pointer s, byte[] chain, byte[] address, PointerByReference err);
+    Pointer perps_login(Pointer c, Pointer s, byte[] signature, long expiresSeconds, PointerByReference err);
+    Pointer perps_signin(Pointer c, Pointer s, byte[] chain, byte[] walletKey, long expiresSeconds,
+            PointerByReference err);
+    Pointer perps_new_order(Pointer c, Pointer s, byte[] orderJson, PointerByReference err);
+    Pointer perps_request(Pointer c, Pointer s, byte[] method, byte[] path, byte[] body, PointerByReference err);
+
+    Pointer perps_session_new(PointerByReference err);
+    Pointer perps_session_from_api_key(byte[] apiToken, byte[] ed25519Key, PointerByReference err);
+    void perps_session_free(Pointer s);
+    Pointer perps_session_request_id(Pointer s, PointerByReference err);
+    Pointer perps_session_token(Pointer s, PointerByReference err);
+    Pointer perps_session_info(Pointer s, PointerByReference err);
+    int perps_session_logout(Pointer s, PointerByReference err);
+    int perps_session_set_session_id(Pointer s, byte[] value, PointerByReference err);
+    int perps_session_set_impersonate(Pointer s, byte[] value, PointerByReference err);
+
+    Pointer perps_sign_body(Pointer s, byte[] body, PointerByReference err);
+    Pointer perps_sign_body_at(Pointer s, byte[] body, byte[] requestId, long timestampMs, PointerByReference err);
+    int perps_sign_body_into(Pointer s, byte[] body, SizeT len, BodySignatureStruct out);
+
+    Pointer perps_wallet_address(byte[] chain, byte[] privateKey, PointerByReference err);
+    Pointer perps_wallet_sign(byte[] chain, byte[] privateKey, byte[] payloadJson, PointerByReference err);
+    Pointer perps_wallet_wrap_solana_signature(byte[] payloadJson, byte[] address, byte[] signature, SizeT signatureLen,
+            PointerByReference err);
+    Pointer perps_challenge_verify(byte[] signedData, byte[] certsJson, byte[] requestId, byte[] chain, byte[] address,
+            long nowUnixSecs, PointerByReference err);
+    Pointer perps_order_serialize(byte[] orderJson, PointerByReference err);
+
+    // ---- conversions shared by the wrappers ----
+
+    /**
+     * A string as NUL-terminated UTF-8 bytes; null stays null (a NULL pointer). A string that
+     * is not valid UTF-16 (a lone surrogate) is refused rather than sent with a '?' in it.
+     */
+    static byte[] utf8(String s) {
+        if (s == null) {
+            return null;
+        }
+        ByteBuffer text;
+        try {
+            text = StandardCharsets.UTF_8.newEncoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .encode(CharBuffer.wrap(s));
+        } catch (CharacterCodingException e) {
+            throw new IllegalArgumentException("string argument is not valid Unicode (lone surrogate)", e);
+        }
+        byte[] z = new byte[text.remaining() + 1];
+        text.get(z, 0, text.remaining());
+        return z; // last byte stays 0
+    }
+
+    /** Take an owned char* result: copy it as UTF-8, free it; NULL means failure: throw. */
+    static String take(Pointer result, PointerByReference err) {
+        if (result == null) {
+            throw PerpsException.take(err.getValue(), PerpsCode.PANIC);
+        }
+        try {
+            return result.getString(0, "UTF-8");
+        } finally {
+            LIB.perps_string_free(result);
+        }
+    }
+
+    /** A handle result: NULL means failure: throw. */
+    static Pointer takeHandle(Pointer handle, PointerByReference err) {
+        if (handle == null) {
+            throw PerpsException.take(err.getValue(), PerpsCode.PANIC);
+        }
+        return handle;
+    }
+
+    /** A perps_code result: non-zero means failure: throw. */
+    static void check(int code, PointerByReference err) {
+        if (code != PerpsCode.OK.value()) {
+            throw PerpsException.take(err.getValue(), PerpsCode.of(code));
+        }
+    }
+}

@@ -1,0 +1,143 @@
+package perps;
+
+import static perps.PerpsNative.LIB;
+import static perps.PerpsNative.utf8;
+
+import com.sun.jna.Pointer;
+import com.sun.jna.ptr.PointerByReference;
+import java.lang.ref.Reference;
+import java.nio.charset.StandardCharsets;
+import java.util.Objects;
+
+/**
+ * One identity: the request-signing key, the pending challenge, the access token. Thread-safe.
+ * Closing it frees it and zeroizes its key and token.
+ */
+public final class Session extends NativeHandle {
+    /** A session with a fresh temporary Ed25519 key from the OS random number generator. */
+    public Session() {
+        this(create());
+    }
+
+    private Session(Pointer pointer) {
+        super(pointer, LIB::perps_session_free);
+    }
+
+    private static Pointer create() {
+        PointerByReference err = new PointerByReference();
+        return PerpsNative.takeHandle(LIB.perps_session_new(err), err);
+    }
+
+    /** A session for a web-site API credential (it can place orders at once). */
+    public static Session fromApiKey(String apiToken, String ed25519PrivateKey) {
+        PointerByReference err = new PointerByReference();
+        return new Session(PerpsNative.takeHandle(
+                LIB.perps_session_from_api_key(utf8(apiToken), utf8(ed25519PrivateKey), err), err));
+    }
+
+    /** The base58 public key of the request-signing key. */
+    public String requestId() {
+        PointerByReference err = new PointerByReference();
+        try {
+            return PerpsNative.take(LIB.perps_session_request_id(ptr(), err), err);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /** The access token (a secret); INVALID_STATE when there is none. */
+    public String token() {
+        PointerByReference err = new PointerByReference();
+        try {
+            return PerpsNative.take(LIB.perps_session_token(ptr(), err), err);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /** The session's state as JSON, without secrets. */
+    public String info() {
+        PointerByReference err = new PointerByReference();
+        try {
+            return PerpsNative.take(LIB.perps_session_info(ptr(), err), err);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /** Forget the token and any pending challenge (the key is kept). */
+    public void logout() {
+        PointerByReference err = new PointerByReference();
+        try {
+            PerpsNative.check(LIB.perps_session_logout(ptr(), err), err);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /** The x-session-id header of trading requests; null clears it. */
+    public void setSessionId(String value) {
+        PointerByReference err = new PointerByReference();
+        try {
+            PerpsNative.check(LIB.perps_session_set_session_id(ptr(), utf8(value), err), err);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /** The x-impersonate header of trading requests; null clears it. */
+    public void setImpersonate(String value) {
+        PointerByReference err = new PointerByReference();
+        try {
+            PerpsNative.check(LIB.perps_session_set_impersonate(ptr(), utf8(value), err), err);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /** JSON of the four x-request-* headers for this body (its exact UTF-8 bytes are signed). */
+    public String signBody(String body) {
+        PointerByReference err = new PointerByReference();
+        try {
+            return PerpsNative.take(LIB.perps_sign_body(ptr(), utf8(body), err), err);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /** Same with a caller-chosen request id (a UUID) and timestamp (ms since the epoch). */
+    public String signBodyAt(String body, String requestId, long timestampMs) {
+        PointerByReference err = new PointerByReference();
+        try {
+            return PerpsNative.take(
+                    LIB.perps_sign_body_at(ptr(), utf8(body), utf8(requestId), timestampMs, err), err);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /** The library's allocation-free path: sign exactly these bytes (UTF-8). */
+    public BodySignature signBodyInto(byte[] body) {
+        Objects.requireNonNull(body, "body");
+        PerpsNative.BodySignatureStruct out = new PerpsNative.BodySignatureStruct();
+        try {
+            int code = LIB.perps_sign_body_into(ptr(), body, new PerpsNative.SizeT(body.length), out);
+            if (code != PerpsCode.OK.value()) {
+                PerpsCode c = PerpsCode.of(code);
+                throw new PerpsException(c, code, "perps_sign_body_into failed with " + c, 0, null, false);
+            }
+            return new BodySignature(field(out.version), field(out.request_id), field(out.timestamp),
+                    field(out.signature));
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    private static String field(byte[] bytes) {
+        int n = 0;
+        while (n < bytes.length && bytes[n] != 0) {
+            n++;
+        }
+        return new String(bytes, 0, n, StandardCharsets.UTF_8);
+    }
+}
