@@ -86,6 +86,9 @@ pub fn parse_ed25519_secret(text: &str) -> Result<SigningKey> {
     signing_key_from_bytes(&bytes)
 }
 
+/// The longest base58 text of 64 bytes.
+const MAX_BASE58_KEY_LEN: usize = 88;
+
 fn decode_secret_text(text: &str) -> Result<Zeroizing<Vec<u8>>> {
     if text.starts_with('[') {
         return decode_json_array(text);
@@ -96,6 +99,13 @@ fn decode_secret_text(text: &str) -> Result<Zeroizing<Vec<u8>>> {
         let digits = hex_body.unwrap_or(text);
         return decode_hex(digits)
             .ok_or_else(|| Error::invalid_key("the Ed25519 private key looks like hex but is not valid hex"));
+    }
+    // base58 decoding takes time quadratic in the length: refuse what cannot be a key first.
+    if text.len() > MAX_BASE58_KEY_LEN {
+        return Err(Error::invalid_key(format!(
+            "the Ed25519 private key is {} characters long; base58 of a 64-byte keypair is at most {MAX_BASE58_KEY_LEN}",
+            text.len()
+        )));
     }
     let decoded = bs58::decode(text).into_vec().map_err(|_| {
         Error::invalid_key("the Ed25519 private key is not valid base58 (or hex, or a JSON array of bytes)")

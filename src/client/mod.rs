@@ -118,34 +118,45 @@ fn json_object(reply: &Reply, what: &str) -> Result<serde_json::Map<String, serd
 /// unless allowed. Returns it without a trailing slash.
 fn check_url(url: &str, name: &str, allow_insecure_http: bool) -> Result<String> {
     let url = url.trim();
+    let shown = shown_url(url);
     let uri: ureq::http::Uri =
-        url.parse().map_err(|_| Error::invalid_argument(format!("{name} {url:?} is not a valid URL")))?;
+        url.parse().map_err(|_| Error::invalid_argument(format!("{name} {shown} is not a valid URL")))?;
     let scheme = uri.scheme_str().unwrap_or("");
     let Some(authority) = uri.authority() else {
-        return Err(Error::invalid_argument(format!("{name} {url:?} has no host (expected e.g. https://host)")));
+        return Err(Error::invalid_argument(format!("{name} {shown} has no host (expected e.g. https://host)")));
     };
     if authority.as_str().contains('@') {
         return Err(Error::invalid_argument(format!("{name} must not contain credentials")));
     }
     if uri.query().is_some() || url.contains('#') {
-        return Err(Error::invalid_argument(format!("{name} {url:?} must not have a query or fragment")));
+        return Err(Error::invalid_argument(format!("{name} {shown} must not have a query or fragment")));
     }
     match scheme {
         "https" => {}
         "http" if allow_insecure_http || is_loopback(authority.host()) => {}
         "http" => {
             return Err(Error::invalid_argument(format!(
-                "{name} {url:?} is plain http to a non-loopback host: a bearer token must not cross a network in clear \
+                "{name} {shown} is plain http to a non-loopback host: a bearer token must not cross a network in clear \
                  (use https, or set allow_insecure_http)"
             )));
         }
         _ => {
             return Err(Error::invalid_argument(format!(
-                "{name} {url:?} must start with https:// (or http:// for loopback)"
+                "{name} {shown} must start with https:// (or http:// for loopback)"
             )));
         }
     }
     Ok(url.trim_end_matches('/').to_owned())
+}
+
+/// A URL quoted in a message: cut short (an error never carries a huge input back), and not
+/// shown at all when it may hold credentials (`user:password@`).
+fn shown_url(url: &str) -> String {
+    if url.contains('@') {
+        "(not shown: it contains '@')".to_owned()
+    } else {
+        format!("{:?}", crate::wallet::truncate_for_message(url))
+    }
 }
 
 fn is_loopback(host: &str) -> bool {

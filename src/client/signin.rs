@@ -62,11 +62,7 @@ impl Client {
     /// POST login with the pending challenge and the wallet's signature; keep the token.
     /// `expires_seconds <= 0` asks for the venue default (604800 s).
     pub fn login(&self, session: &Session, signature: &str, expires_seconds: i64) -> Result<String> {
-        if expires_seconds > MAX_EXPIRES_SECONDS {
-            return Err(Error::invalid_argument(format!(
-                "expires_seconds {expires_seconds} is more than the {MAX_EXPIRES_SECONDS} s (10 years) this library allows"
-            )));
-        }
+        check_expires(expires_seconds)?;
         if signature.trim().is_empty() {
             return Err(Error::invalid_argument("the wallet signature is empty"));
         }
@@ -103,11 +99,23 @@ impl Client {
 
     /// prepare-signin, sign with the in-process wallet key, login: one call.
     pub fn signin(&self, session: &Session, chain: Chain, wallet_key: &str, expires_seconds: i64) -> Result<String> {
+        // Refused before prepare-signin: a bad argument must not spend a request and a nonce.
+        check_expires(expires_seconds)?;
         let address = wallet::address(chain, wallet_key)?;
         let payload = self.prepare_signin(session, chain, &address)?;
         let signature = Zeroizing::new(wallet::sign_login(chain, wallet_key, &payload)?);
         self.login(session, &signature, expires_seconds)
     }
+}
+
+/// `expires_seconds` ≤ 0 is the venue default; more than 10 years is surely a bug.
+fn check_expires(expires_seconds: i64) -> Result<()> {
+    if expires_seconds > MAX_EXPIRES_SECONDS {
+        return Err(Error::invalid_argument(format!(
+            "expires_seconds {expires_seconds} is more than the {MAX_EXPIRES_SECONDS} s (10 years) this library allows"
+        )));
+    }
+    Ok(())
 }
 
 fn check_login_answer(
@@ -153,12 +161,14 @@ fn check_login_answer(
 }
 
 /// The `exp` claim of a JWT access token, read without verification (only the venue can
-/// verify its own token; we only want to know when to stop using it).
+/// verify its own token; we only want to know when to stop using it). A NumericDate may be
+/// a non-integer (RFC 7519 §2): it is rounded down, as the challenge's claims are.
 fn jwt_expiry(token: &str) -> Option<i64> {
     use base64::Engine as _;
     let payload = token.split('.').nth(1)?;
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).ok()?;
-    serde_json::from_slice::<Value>(&bytes).ok()?.get("exp")?.as_i64()
+    let exp = serde_json::from_slice::<Value>(&bytes).ok()?.get("exp")?.as_number()?.clone();
+    exp.as_i64().or_else(|| exp.as_f64().map(|f| f.floor() as i64))
 }
 
 /// A wallet address of the right shape for its chain, checked before anything is sent.
@@ -169,7 +179,8 @@ fn check_address(chain: Chain, address: &str) -> Result<()> {
                 && (address.starts_with("0x") || address.starts_with("0X"))
                 && address[2..].bytes().all(|b| b.is_ascii_hexdigit())
         }
-        Chain::Solana => bs58::decode(address).into_vec().is_ok_and(|b| b.len() == 32),
+        // At most 44 characters encode 32 bytes; checked first, as decoding is quadratic.
+        Chain::Solana => address.len() <= 44 && bs58::decode(address).into_vec().is_ok_and(|b| b.len() == 32),
     };
     if ok {
         Ok(())

@@ -22,9 +22,12 @@ impl Client {
     /// there is a body (sent byte for byte as given). Never retried.
     pub fn request(&self, session: &Session, method: &str, path: &str, body: Option<&str>) -> Result<String> {
         let method = parse_method(method)?;
-        if !path.starts_with('/') || path.contains(char::is_whitespace) || path.contains('#') {
+        // Visible ASCII only: anything else is not a valid request target, and would be
+        // refused by the venue only after the request was sent.
+        if !path.starts_with('/') || !path.bytes().all(|b| b.is_ascii_graphic()) || path.contains('#') {
             return Err(Error::invalid_argument(format!(
-                "path {:?} must start with '/' and contain no spaces (e.g. \"/api/query_open_orders\")",
+                "path {:?} must start with '/' and contain no spaces, control or non-ASCII characters \
+                 (percent-encode them) or '#' (e.g. \"/api/query_open_orders\")",
                 crate::wallet::truncate_for_message(path)
             )));
         }
@@ -77,6 +80,12 @@ impl Client {
                 .with_status(reply.status)
                 .with_body(reply.body.clone())
         })?;
+        // Before 1970 or after 9999 is not a clock (and would overflow the arithmetic).
+        if !(0..=253_402_300_799).contains(&seconds) {
+            return Err(Error::bad_response("kline/time: the venue's time is out of range")
+                .with_status(reply.status)
+                .with_body(reply.body));
+        }
         // The venue's second was read somewhere during the round trip; its middle is the
         // best estimate, and +500 ms centres the truncated second.
         let offset = seconds * 1000 + 500 - (started + finished) / 2;

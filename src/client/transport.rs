@@ -12,7 +12,7 @@ use crate::error::{Code, Error, Result};
 use ureq::Agent;
 use ureq::http::{Method, Request};
 use ureq::tls::{Certificate, RootCerts, TlsConfig};
-use ureq::unversioned::resolver::DefaultResolver;
+use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::{Connector, DefaultConnector};
 
 /// A venue answer: status and body (UTF-8, within the size cap).
@@ -34,6 +34,9 @@ impl Transport {
             tls = tls.root_certs(RootCerts::new_with_certs(&load_pem_bundle(path)?));
         }
         let config = Agent::config_builder()
+            // Never a proxy from the environment (HTTP_PROXY, ALL_PROXY…): a bearer token sent
+            // to plain-http loopback must not be forwarded to some other host.
+            .proxy(None)
             .http_status_as_error(false)
             .max_redirects(0)
             .max_redirects_will_error(false)
@@ -45,7 +48,7 @@ impl Transport {
             .tls_config(tls.build())
             .build();
         let connector = DefaultConnector::default().chain(SentTracking);
-        let agent = Agent::with_parts(config, connector, DefaultResolver::default());
+        let agent = Agent::with_parts(config, connector, RememberingResolver::default());
         Ok(Transport { agent, max_response_bytes: options.max_response_bytes })
     }
 
@@ -62,21 +65,71 @@ impl Transport {
         };
         let mut response = response?;
         let status = response.status().as_u16();
-        let bytes =
-            response.body_mut().with_config().limit(self.max_response_bytes).read_to_vec().map_err(|e| match e {
-                ureq::Error::BodyExceedsLimit(limit) => Error::bad_response(format!(
+        // A non-2xx answer keeps its status, and so its documented mapping, even when its body
+        // is too large (the body is dropped) or not UTF-8 (decoded lossily).
+        let success = (200..300).contains(&status);
+        let bytes = match response.body_mut().with_config().limit(self.max_response_bytes).read_to_vec() {
+            Ok(bytes) => bytes,
+            Err(ureq::Error::BodyExceedsLimit(_)) if !success => Vec::new(),
+            Err(ureq::Error::BodyExceedsLimit(limit)) => {
+                return Err(Error::bad_response(format!(
                     "the venue's answer (HTTP {status}) is larger than max_response_bytes ({limit})"
                 ))
                 .with_status(status)
-                .reached_venue(true),
-                other => map_error(other).with_status(status),
-            })?;
-        let body = String::from_utf8(bytes).map_err(|_| {
-            Error::bad_response(format!("the venue's answer (HTTP {status}) is not UTF-8"))
-                .with_status(status)
-                .reached_venue(true)
-        })?;
+                .reached_venue(true));
+            }
+            Err(other) => return Err(map_error(other).with_status(status)),
+        };
+        let body = match String::from_utf8(bytes) {
+            Ok(body) => body,
+            Err(e) if !success => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+            Err(_) => {
+                return Err(Error::bad_response(format!("the venue's answer (HTTP {status}) is not UTF-8"))
+                    .with_status(status)
+                    .reached_venue(true));
+            }
+        };
         Ok(Reply { status, body })
+    }
+}
+
+/// How long a host's resolved addresses are reused (Java's default DNS cache time is 30 s).
+const RESOLVED_ADDRESSES_TTL: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// ureq resolves the host before it looks for a pooled connection, on every request, and
+/// with a time limit set (we always set one) it resolves on a new thread each time: a
+/// thread spawn and a `getaddrinfo` per order, ~30–50 µs of CPU on a kept-alive
+/// connection that needs no address at all. This resolver remembers each host's addresses
+/// for [`RESOLVED_ADDRESSES_TTL`]: a reused connection costs no lookup, and a new connection
+/// within that time uses the addresses just resolved. Failures are never remembered.
+#[derive(Debug, Default)]
+struct RememberingResolver {
+    inner: DefaultResolver,
+    /// (scheme, authority) → when resolved, addresses. A client talks to one or two hosts.
+    known: std::sync::Mutex<Vec<(String, String, std::time::Instant, ResolvedSocketAddrs)>>,
+}
+
+impl Resolver for RememberingResolver {
+    fn resolve(
+        &self,
+        uri: &ureq::http::Uri,
+        config: &ureq::config::Config,
+        timeout: ureq::unversioned::transport::NextTimeout,
+    ) -> std::result::Result<ResolvedSocketAddrs, ureq::Error> {
+        let (Some(scheme), Some(authority)) = (uri.scheme_str(), uri.authority().map(|a| a.as_str())) else {
+            return self.inner.resolve(uri, config, timeout);
+        };
+        let lock = || self.known.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((.., at, addrs)) = lock().iter().find(|(s, a, ..)| s == scheme && a == authority) {
+            if at.elapsed() < RESOLVED_ADDRESSES_TTL {
+                return Ok(addrs.clone());
+            }
+        }
+        let addrs = self.inner.resolve(uri, config, timeout)?;
+        let mut known = lock();
+        known.retain(|(s, a, ..)| !(s == scheme && a == authority));
+        known.push((scheme.to_owned(), authority.to_owned(), std::time::Instant::now(), addrs.clone()));
+        Ok(addrs)
     }
 }
 

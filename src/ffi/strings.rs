@@ -43,7 +43,10 @@ pub(crate) fn arg_bytes<'a>(ptr: *const u8, len: usize, name: &str) -> Result<&'
 pub(crate) fn to_c_string(text: String) -> Result<*mut c_char> {
     let mut text = zeroize::Zeroizing::new(text);
     if text.as_bytes().contains(&0) {
-        return Err(Error::new(Code::BadResponse, "the result contains a NUL byte and cannot be returned as a C string"));
+        return Err(Error::new(
+            Code::BadResponse,
+            "the result contains a NUL byte and cannot be returned as a C string",
+        ));
     }
     let mut bytes = Vec::with_capacity(text.len() + 1);
     bytes.extend_from_slice(text.as_bytes());

@@ -53,6 +53,13 @@ pub fn wrap_external_signature(payload_json: &str, address: &str, signature: &[u
 }
 
 fn decode_address(address: &str) -> Result<[u8; 32]> {
+    // At most 44 characters encode 32 bytes; checked first, as decoding is quadratic.
+    if address.len() > 44 {
+        return Err(Error::invalid_argument(format!(
+            "a solana address is base58 of 32 bytes (at most 44 characters); got {} characters",
+            address.len()
+        )));
+    }
     let bytes = bs58::decode(address)
         .into_vec()
         .map_err(|_| Error::invalid_argument("the solana address is not valid base58"))?;

@@ -1,0 +1,1016 @@
+/*
+ * tests/c/test_bad_input.c: bad input through the libperps C ABI, table-driven.
+ *
+ * The table is tests/bad_input/cases.txt (its header documents the format and the fixtures);
+ * tests/bad_input.rs runs the very same file from Rust. Each case calls one exported
+ * function with NULLs, empty strings, invalid UTF-8, 10 MiB inputs, malformed or wrongly
+ * typed JSON, keys wrong in length / alphabet / curve, unknown chains, out-of-range
+ * expires_seconds, or a session in the wrong state, and asserts:
+ *   - the exact perps_code (and the return value: NULL or that code);
+ *   - a non-empty message of at most 512 bytes containing the case's fragment;
+ *   - no run of 8 bytes of any secret the case handed over in the message;
+ *   - no HTTP status, no body, may_have_reached_venue false (nothing was sent);
+ *   - out-parameters untouched; the same failure again with err == NULL.
+ * While the table runs, the process's stdout and stderr are redirected to a file, which must
+ * stay empty: a failing call prints nothing (no logging, no panic message).
+ * tests/c/run.sh runs this program under ASan+UBSan (static library) and valgrind (shared
+ * library): every string, error, client and session is freed, so both report zero leaks.
+ *
+ * Build: cc -std=c11 -Wall -Wextra -Werror -pedantic -Iinclude tests/c/test_bad_input.c …
+ * Table: found beside this source (../bad_input/cases.txt, from __FILE__) or at
+ *        $PERPS_BAD_INPUT_CASES. PERPS_TEST_VERBOSE=1 prints every case's message;
+ *        PERPS_TEST_NO_CAPTURE=1 leaves stdout/stderr alone (for debugging);
+ *        PERPS_TEST_SELFTEST_NOISE=1 writes to stderr inside the capture (must then fail).
+ */
+
+#define _POSIX_C_SOURCE 200809L
+
+#include "perps.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------------------------ */
+/* Harness                                                                              */
+/* ------------------------------------------------------------------------------------ */
+
+static int passed;
+static int failed;
+/* Where the harness reports: the real stderr, also while fds 1 and 2 are redirected. */
+static FILE *report;
+
+static void check_at(int ok, const char *expr, int line) {
+    if (ok) {
+        passed++;
+    } else {
+        failed++;
+        fprintf(report ? report : stderr, "FAIL %s:%d: %s\n", __FILE__, line, expr);
+    }
+}
+
+#define CHECK(cond) check_at((cond) ? 1 : 0, #cond, __LINE__)
+
+#define MAX_ARGS 8
+#define MAX_MESSAGE_LEN 512
+#define SECRET_WINDOW 8
+#define MIB10 ((size_t)10 << 20)
+#define SENTINEL 0x5a
+
+enum arg_kind { ARG_NULL, ARG_STR, ARG_INT, ARG_FIX };
+
+struct arg {
+    enum arg_kind kind;
+    char *bytes; /* ARG_STR: malloc'd, NUL-terminated; len without the NUL */
+    size_t len;
+    int secret;      /* $"..." */
+    char word[64];   /* ARG_INT digits, ARG_FIX name */
+};
+
+struct tcase {
+    int line;
+    char fn[48];
+    struct arg args[MAX_ARGS];
+    int nargs;
+    perps_code expect;
+    char *fragment; /* NULL for "-" */
+};
+
+/* Problems found in the current case, printed together with its label. */
+static char problems[4096];
+static size_t problems_len;
+
+static void problem(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    if (problems_len < sizeof problems - 1) {
+        int n = vsnprintf(problems + problems_len, sizeof problems - problems_len, fmt, ap);
+        if (n > 0) {
+            problems_len += (size_t)n;
+            if (problems_len >= sizeof problems) {
+                problems_len = sizeof problems - 1;
+            }
+        }
+    }
+    if (problems_len < sizeof problems - 2) {
+        problems[problems_len++] = '\n';
+        problems[problems_len] = '\0';
+    }
+    va_end(ap);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* The table's vocabulary                                                               */
+/* ------------------------------------------------------------------------------------ */
+
+/* Parameter kinds in C order, without err (the same letters as tests/bad_input/harness.rs):
+ * c client, s session, x string, k secret string, b bytes (a length follows), n size_t,
+ * i int64_t, o out-pointer; e/C/S/z an error/client/session/string that may only be NULL. */
+static const struct {
+    const char *fn;
+    const char *kinds;
+} SIGNATURES[] = {
+    {"string_free", "z"},
+    {"client_free", "C"},
+    {"session_free", "S"},
+    {"error_free", "e"},
+    {"error_code", "e"},
+    {"error_message", "e"},
+    {"error_http_status", "e"},
+    {"error_body", "e"},
+    {"error_may_have_reached_venue", "e"},
+    {"version", ""},
+    {"session_new", ""},
+    {"client_new", "xxx"},
+    {"session_from_api_key", "kk"},
+    {"session_request_id", "s"},
+    {"session_token", "s"},
+    {"session_info", "s"},
+    {"session_logout", "s"},
+    {"session_set_session_id", "sx"},
+    {"session_set_impersonate", "sx"},
+    {"sign_body", "sx"},
+    {"sign_body_at", "sxxi"},
+    {"sign_body_into", "sbno"},
+    {"wallet_address", "xk"},
+    {"wallet_sign", "xkx"},
+    {"wallet_wrap_solana_signature", "xxbn"},
+    {"challenge_verify", "xxxxxi"},
+    {"order_serialize", "x"},
+    {"prepare_signin", "csxx"},
+    {"login", "csxi"},
+    {"signin", "csxki"},
+    {"new_order", "csx"},
+    {"request", "csxxx"},
+    {"client_sync_time", "co"},
+};
+#define N_SIGNATURES (sizeof SIGNATURES / sizeof SIGNATURES[0])
+
+static const char *signature_of(const char *fn) {
+    for (size_t i = 0; i < N_SIGNATURES; i++) {
+        if (strcmp(SIGNATURES[i].fn, fn) == 0) {
+            return SIGNATURES[i].kinds;
+        }
+    }
+    return NULL;
+}
+
+static const struct {
+    const char *name;
+    perps_code code;
+} CODES[] = {
+    {"OK", PERPS_OK},
+    {"INVALID_ARGUMENT", PERPS_INVALID_ARGUMENT},
+    {"INVALID_KEY", PERPS_INVALID_KEY},
+    {"INVALID_ORDER", PERPS_INVALID_ORDER},
+    {"VERIFICATION_FAILED", PERPS_VERIFICATION_FAILED},
+    {"INVALID_STATE", PERPS_INVALID_STATE},
+    {"TRANSPORT", PERPS_TRANSPORT},
+    {"TIMEOUT", PERPS_TIMEOUT},
+    {"HTTP_STATUS", PERPS_HTTP_STATUS},
+    {"API_ERROR", PERPS_API_ERROR},
+    {"BAD_RESPONSE", PERPS_BAD_RESPONSE},
+    {"TOKEN_EXPIRED", PERPS_TOKEN_EXPIRED},
+    {"RNG", PERPS_RNG},
+    {"PANIC", PERPS_PANIC},
+};
+
+static int code_named(const char *name, perps_code *out) {
+    for (size_t i = 0; i < sizeof CODES / sizeof CODES[0]; i++) {
+        if (strcmp(CODES[i].name, name) == 0) {
+            *out = CODES[i].code;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Parsing tests/bad_input/cases.txt                                                    */
+/* ------------------------------------------------------------------------------------ */
+
+static char *read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        return NULL;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    size_t got;
+    while (buf != NULL && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            char *bigger = realloc(buf, cap * 2 + 1);
+            if (bigger == NULL) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = bigger;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (buf != NULL) {
+        buf[n] = '\0';
+        *len = n;
+    }
+    return buf;
+}
+
+static int hexval(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* Parse a "..." literal starting at *p (on the quote); advance *p past it. */
+static int parse_literal(const char **p, const char *end, char **out, size_t *out_len) {
+    const char *s = *p + 1;
+    char *buf = malloc((size_t)(end - s) + 1);
+    size_t n = 0;
+    if (buf == NULL) {
+        return 0;
+    }
+    while (s < end && *s != '"') {
+        if (*s == '\\' && s + 1 < end) {
+            s++;
+            switch (*s) {
+            case '\\': buf[n++] = '\\'; break;
+            case '"': buf[n++] = '"'; break;
+            case 'n': buf[n++] = '\n'; break;
+            case 'r': buf[n++] = '\r'; break;
+            case 't': buf[n++] = '\t'; break;
+            case 'x':
+                if (s + 2 >= end || hexval(s[1]) < 0 || hexval(s[2]) < 0) {
+                    free(buf);
+                    return 0;
+                }
+                buf[n++] = (char)(hexval(s[1]) * 16 + hexval(s[2]));
+                s += 2;
+                break;
+            default: free(buf); return 0;
+            }
+            s++;
+        } else {
+            buf[n++] = *s++;
+        }
+    }
+    if (s >= end) {
+        free(buf);
+        return 0;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *out_len = n;
+    *p = s + 1;
+    return 1;
+}
+
+static void free_case(struct tcase *c) {
+    for (int i = 0; i < c->nargs; i++) {
+        free(c->args[i].bytes);
+    }
+    free(c->fragment);
+}
+
+/* Parse one line into *c; 0 with a message on a malformed line. */
+static int parse_line(const char *line, const char *end, int number, struct tcase *c) {
+    memset(c, 0, sizeof *c);
+    c->line = number;
+    const char *p = line;
+    int arrow = 0, have_code = 0, have_fragment = 0;
+    while (p < end) {
+        if (*p == ' ' || *p == '\t' || *p == '\r') {
+            p++;
+            continue;
+        }
+        if (*p == '"' || (*p == '$' && p + 1 < end && p[1] == '"')) {
+            int secret = *p == '$';
+            char *bytes = NULL;
+            size_t len = 0;
+            if (secret) {
+                p++;
+            }
+            if (!parse_literal(&p, end, &bytes, &len)) {
+                fprintf(report, "cases.txt:%d: bad literal\n", number);
+                return 0;
+            }
+            if (arrow) {
+                if (strcmp(bytes, "-") == 0) {
+                    free(bytes);
+                } else {
+                    c->fragment = bytes;
+                }
+                have_fragment = 1;
+            } else if (c->nargs < MAX_ARGS) {
+                struct arg *a = &c->args[c->nargs++];
+                a->kind = ARG_STR;
+                a->bytes = bytes;
+                a->len = len;
+                a->secret = secret;
+            } else {
+                free(bytes);
+                fprintf(report, "cases.txt:%d: too many arguments\n", number);
+                return 0;
+            }
+            continue;
+        }
+        const char *start = p;
+        while (p < end && *p != ' ' && *p != '\t' && *p != '\r') {
+            p++;
+        }
+        size_t wlen = (size_t)(p - start);
+        char word[64];
+        if (wlen >= sizeof word) {
+            fprintf(report, "cases.txt:%d: token too long\n", number);
+            return 0;
+        }
+        memcpy(word, start, wlen);
+        word[wlen] = '\0';
+        if (strcmp(word, "=>") == 0) {
+            arrow = 1;
+        } else if (arrow) {
+            if (have_code || !code_named(word, &c->expect)) {
+                fprintf(report, "cases.txt:%d: bad code %s\n", number, word);
+                return 0;
+            }
+            have_code = 1;
+        } else if (c->fn[0] == '\0') {
+            if (wlen >= sizeof c->fn) {
+                return 0;
+            }
+            memcpy(c->fn, word, wlen + 1);
+        } else if (c->nargs >= MAX_ARGS) {
+            fprintf(report, "cases.txt:%d: too many arguments\n", number);
+            return 0;
+        } else {
+            struct arg *a = &c->args[c->nargs++];
+            memcpy(a->word, word, wlen + 1);
+            if (strcmp(word, "NULL") == 0) {
+                a->kind = ARG_NULL;
+            } else if (word[0] == '@') {
+                a->kind = ARG_FIX;
+                memmove(a->word, word + 1, wlen);
+            } else {
+                char *rest = NULL;
+                errno = 0;
+                if (word[0] == '-') {
+                    (void)strtoll(word, &rest, 10);
+                } else {
+                    (void)strtoull(word, &rest, 10);
+                }
+                if (errno != 0 || rest == word || *rest != '\0') {
+                    fprintf(report, "cases.txt:%d: unknown token %s\n", number, word);
+                    return 0;
+                }
+                a->kind = ARG_INT;
+            }
+        }
+    }
+    const char *kinds = signature_of(c->fn);
+    if (!arrow || !have_code || !have_fragment || kinds == NULL || (int)strlen(kinds) != c->nargs) {
+        fprintf(report, "cases.txt:%d: malformed case (function %s)\n", number, c->fn);
+        return 0;
+    }
+    return 1;
+}
+
+static struct tcase *parse_table(const char *text, size_t len, int *count) {
+    size_t cap = 64;
+    int n = 0;
+    struct tcase *cases = malloc(cap * sizeof *cases);
+    const char *end = text + len;
+    int number = 0;
+    for (const char *line = text; cases != NULL && line < end;) {
+        const char *eol = memchr(line, '\n', (size_t)(end - line));
+        if (eol == NULL) {
+            eol = end;
+        }
+        number++;
+        const char *first = line;
+        while (first < eol && (*first == ' ' || *first == '\t')) {
+            first++;
+        }
+        if (first < eol && *first != '#' && *first != '\r') {
+            if ((size_t)n == cap) {
+                struct tcase *bigger = realloc(cases, cap * 2 * sizeof *cases);
+                if (bigger == NULL) {
+                    break;
+                }
+                cases = bigger;
+                cap *= 2;
+            }
+            if (parse_line(first, eol, number, &cases[n])) {
+                n++;
+            } else {
+                free_case(&cases[n]);
+                CHECK(!"every line of the table parses");
+            }
+        }
+        line = eol + 1;
+    }
+    *count = n;
+    return cases;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Fixtures                                                                             */
+/* ------------------------------------------------------------------------------------ */
+
+static const char API_TOKEN[] = "api-tok-7Hq2Lm9Xw4Rk8Vn3";
+static const char LOGGED_OUT_TOKEN[] = "api-tok-gone-5Tz1Qp6Yc0Wd";
+static const char EVM_KEY[] = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+static const char ED_SEED_B58[] = "BbMQkQYZspmkytduTWvXEtc4mMURjsekJDvty2WtKeSb";
+static const char ED_PAIR_B58[] =
+    "49W385L4rePHy6PAaQUovbD2aacgN4HsKXSMeUzRg4fmwXszN91JuMFrQRj3vMDpZuRF3ZknQBuRBoWQJEfXstMw";
+static const char ED_PUBLIC_B58[] = "FVen3X669xLzsi6N2V91DoiyzHzg1uAgqiT8jZ9nS96Z";
+static const char EVM_PAYLOAD[] =
+    "{\"domain\":\"standx.com\",\"chainId\":56,\"message\":\"standx.com wants you to sign in with "
+    "your Ethereum account:\\n0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266\\n\\nSign in to StandX."
+    "\\n\\nNonce: abc123\",\"exp\":1700000180,\"iat\":1700000000}";
+static const char SOL_PAYLOAD[] = "{\"message\":\"sign me please\",\"requestId\":\"x\"}";
+static const uint8_t SOL_RAW_SIG[64] = {
+    73,  168, 206, 31,  70,  74,  255, 147, 242, 247, 230, 89,  131, 29,  150, 98,
+    180, 38,  138, 158, 24,  219, 207, 93,  120, 132, 56,  86,  61,  25,  219, 9,
+    86,  73,  244, 95,  62,  151, 232, 135, 181, 10,  10,  23,  44,  18,  77,  22,
+    154, 252, 179, 31,  149, 250, 31,  197, 190, 77,  213, 27,  64,  158, 152, 7};
+static const char CERTS[] =
+    "{\"keys\":[{\"kty\":\"EC\",\"crv\":\"P-256\",\"kid\":\"k1\",\"alg\":\"ES256\",\"use\":\"sig\","
+    "\"x\":\"axfR8uEsQkf4vOblY6RA8ncDfYEt6zOg9KE5RdiYwpY\","
+    "\"y\":\"T-NC4v4af5uO5-tKfA-eFivOM1drMV7Oy7ZAaDe_UfU\"}]}";
+static const char ORDER[] =
+    "{\"symbol\":\"BTC-USD\",\"side\":\"buy\",\"order_type\":\"limit\",\"qty\":\"0.01\",\"price\":\"65000\","
+    "\"time_in_force\":\"gtc\",\"reduce_only\":false}";
+
+struct fixture {
+    const char *name;
+    char *bytes; /* malloc'd, NUL-terminated (the bytes fixtures too, one past their length) */
+    size_t len;
+    int secret;
+};
+
+static struct fixture fixtures[16];
+static size_t n_fixtures;
+static perps_client *fx_client;
+static perps_session *fx_fresh;
+static perps_session *fx_api;
+static perps_session *fx_logged_out;
+
+static void add_fixture(const char *name, const void *bytes, size_t len, int secret) {
+    char *copy = malloc(len + 1);
+    if (copy == NULL) {
+        return;
+    }
+    memcpy(copy, bytes, len);
+    copy[len] = '\0';
+    fixtures[n_fixtures++] = (struct fixture){name, copy, len, secret};
+}
+
+/* A fixture of `len` bytes: `head`, then `fill` repeated, then `tail`. */
+static void add_built_fixture(const char *name, const char *head, char fill, size_t len_fill, const char *tail,
+                              int secret) {
+    size_t h = strlen(head), t = strlen(tail);
+    char *buf = malloc(h + len_fill + t + 1);
+    if (buf == NULL) {
+        return;
+    }
+    memcpy(buf, head, h);
+    memset(buf + h, fill, len_fill);
+    memcpy(buf + h + len_fill, tail, t + 1);
+    fixtures[n_fixtures++] = (struct fixture){name, buf, h + len_fill + t, secret};
+}
+
+static const struct fixture *fixture_named(const char *name) {
+    for (size_t i = 0; i < n_fixtures; i++) {
+        if (strcmp(fixtures[i].name, name) == 0) {
+            return &fixtures[i];
+        }
+    }
+    return NULL;
+}
+
+/* A loopback port nothing listens on: bind one, then close it. */
+static int closed_port(void) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    int port = 9; /* discard: normally closed, if binding fails */
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&addr, sizeof addr) == 0 &&
+        getsockname(fd, (struct sockaddr *)&addr, &len) == 0) {
+        port = ntohs(addr.sin_port);
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    return port;
+}
+
+static int setup_fixtures(void) {
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", closed_port());
+    fx_client = perps_client_new(url, url, NULL, NULL);
+    fx_fresh = perps_session_new(NULL);
+    fx_api = perps_session_from_api_key(API_TOKEN, ED_SEED_B58, NULL);
+    fx_logged_out = perps_session_from_api_key(LOGGED_OUT_TOKEN, ED_SEED_B58, NULL);
+    if (fx_client == NULL || fx_fresh == NULL || fx_api == NULL || fx_logged_out == NULL ||
+        perps_session_logout(fx_logged_out, NULL) != PERPS_OK) {
+        return 0;
+    }
+    add_fixture("order", ORDER, strlen(ORDER), 0);
+    add_fixture("evm_key", EVM_KEY, strlen(EVM_KEY), 1);
+    add_fixture("sol_key", ED_PAIR_B58, strlen(ED_PAIR_B58), 1);
+    add_fixture("evm_payload", EVM_PAYLOAD, strlen(EVM_PAYLOAD), 0);
+    add_fixture("sol_payload", SOL_PAYLOAD, strlen(SOL_PAYLOAD), 0);
+    add_fixture("sol_address", ED_PUBLIC_B58, strlen(ED_PUBLIC_B58), 0);
+    add_fixture("sig64", SOL_RAW_SIG, sizeof SOL_RAW_SIG, 0);
+    static const uint8_t zero64[64] = {0};
+    add_fixture("zero64", zero64, sizeof zero64, 0);
+    add_fixture("certs", CERTS, strlen(CERTS), 0);
+    add_built_fixture("big_ascii", "", 'a', MIB10, "", 0);
+    add_built_fixture("big_bad_utf8", "", 'a', MIB10 - 1, "\xff", 0);
+    char head[256];
+    snprintf(head, sizeof head, "%.*s,\"cl_ord_id\":\"", (int)strlen(ORDER) - 1, ORDER);
+    add_built_fixture("big_order", head, 'x', MIB10, "\"}", 0);
+    add_built_fixture("big_deep", "{\"a\":", '[', MIB10, "", 0);
+    add_built_fixture("big_key", "", 'a', (size_t)64 << 10, "", 1);
+    return n_fixtures == 14;
+}
+
+static void free_fixtures(void) {
+    for (size_t i = 0; i < n_fixtures; i++) {
+        free(fixtures[i].bytes);
+    }
+    perps_client_free(fx_client);
+    perps_session_free(fx_fresh);
+    perps_session_free(fx_api);
+    perps_session_free(fx_logged_out);
+}
+
+static perps_session *session_fixture(const char *name) {
+    if (strcmp(name, "fresh") == 0) return fx_fresh;
+    if (strcmp(name, "api") == 0) return fx_api;
+    if (strcmp(name, "logged_out") == 0) return fx_logged_out;
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Secrets                                                                               */
+/* ------------------------------------------------------------------------------------ */
+
+/* Does any run of SECRET_WINDOW bytes of `secret` (or all of it, when shorter but at least
+ * 4 bytes) appear in `text`? Searches text's windows in the secret. */
+static int leaks(const char *text, const char *secret, size_t secret_len) {
+    if (secret_len < 4) {
+        return 0;
+    }
+    size_t w = secret_len < SECRET_WINDOW ? secret_len : SECRET_WINDOW;
+    size_t text_len = strlen(text);
+    for (size_t i = 0; i + w <= text_len; i++) {
+        for (size_t j = 0; j + w <= secret_len; j++) {
+            if (text[i] == secret[j] && memcmp(text + i, secret + j, w) == 0) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+static void check_secrets(const struct tcase *c, const char *kinds, const char *msg) {
+    for (int i = 0; i < c->nargs; i++) {
+        const struct arg *a = &c->args[i];
+        const char *bytes = NULL;
+        size_t len = 0;
+        if (a->kind == ARG_STR && (a->secret || kinds[i] == 'k')) {
+            bytes = a->bytes;
+            len = a->len;
+        } else if (a->kind == ARG_FIX) {
+            const struct fixture *f = fixture_named(a->word);
+            if (f != NULL && (f->secret || kinds[i] == 'k')) {
+                bytes = f->bytes;
+                len = f->len;
+            } else if (strcmp(a->word, "api") == 0 || strcmp(a->word, "logged_out") == 0) {
+                const char *token = a->word[0] == 'a' ? API_TOKEN : LOGGED_OUT_TOKEN;
+                if (leaks(msg, token, strlen(token))) {
+                    problem("the message quotes the session's API token");
+                }
+                bytes = ED_SEED_B58;
+                len = strlen(ED_SEED_B58);
+            }
+        }
+        if (bytes != NULL && leaks(msg, bytes, len)) {
+            problem("the message quotes a secret given as argument %d", i + 1);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Running one case                                                                     */
+/* ------------------------------------------------------------------------------------ */
+
+enum ret_kind { RET_OWNED, RET_CLIENT, RET_SESSION, RET_CODE, RET_UNIT };
+
+struct ret {
+    enum ret_kind kind;
+    char *str;
+    perps_client *client;
+    perps_session *session;
+    perps_code code;
+};
+
+struct resolved {
+    const void *ptr[MAX_ARGS];
+    int64_t i64[MAX_ARGS];
+    size_t size[MAX_ARGS];
+};
+
+#define S(i) ((const char *)r->ptr[i])
+#define SESSION(i) ((const perps_session *)r->ptr[i])
+#define CLIENT(i) ((const perps_client *)r->ptr[i])
+
+static struct ret call(const char *fn, const struct resolved *r, perps_error **err) {
+    struct ret out;
+    memset(&out, 0, sizeof out);
+    out.kind = RET_OWNED;
+    if (strcmp(fn, "string_free") == 0) {
+        perps_string_free((char *)(uintptr_t)r->ptr[0]);
+        out.kind = RET_UNIT;
+    } else if (strcmp(fn, "client_free") == 0) {
+        perps_client_free((perps_client *)(uintptr_t)r->ptr[0]);
+        out.kind = RET_UNIT;
+    } else if (strcmp(fn, "session_free") == 0) {
+        perps_session_free((perps_session *)(uintptr_t)r->ptr[0]);
+        out.kind = RET_UNIT;
+    } else if (strcmp(fn, "error_free") == 0) {
+        perps_error_free((perps_error *)(uintptr_t)r->ptr[0]);
+        out.kind = RET_UNIT;
+    } else if (strcmp(fn, "error_code") == 0) {
+        out.kind = RET_CODE;
+        out.code = perps_error_code((const perps_error *)r->ptr[0]);
+    } else if (strcmp(fn, "session_new") == 0) {
+        out.kind = RET_SESSION;
+        out.session = perps_session_new(err);
+    } else if (strcmp(fn, "client_new") == 0) {
+        out.kind = RET_CLIENT;
+        out.client = perps_client_new(S(0), S(1), S(2), err);
+    } else if (strcmp(fn, "session_from_api_key") == 0) {
+        out.kind = RET_SESSION;
+        out.session = perps_session_from_api_key(S(0), S(1), err);
+    } else if (strcmp(fn, "session_request_id") == 0) {
+        out.str = perps_session_request_id(SESSION(0), err);
+    } else if (strcmp(fn, "session_token") == 0) {
+        out.str = perps_session_token(SESSION(0), err);
+    } else if (strcmp(fn, "session_info") == 0) {
+        out.str = perps_session_info(SESSION(0), err);
+    } else if (strcmp(fn, "session_logout") == 0) {
+        out.kind = RET_CODE;
+        out.code = perps_session_logout(SESSION(0), err);
+    } else if (strcmp(fn, "session_set_session_id") == 0) {
+        out.kind = RET_CODE;
+        out.code = perps_session_set_session_id(SESSION(0), S(1), err);
+    } else if (strcmp(fn, "session_set_impersonate") == 0) {
+        out.kind = RET_CODE;
+        out.code = perps_session_set_impersonate(SESSION(0), S(1), err);
+    } else if (strcmp(fn, "sign_body") == 0) {
+        out.str = perps_sign_body(SESSION(0), S(1), err);
+    } else if (strcmp(fn, "sign_body_at") == 0) {
+        out.str = perps_sign_body_at(SESSION(0), S(1), S(2), r->i64[3], err);
+    } else if (strcmp(fn, "sign_body_into") == 0) {
+        out.kind = RET_CODE;
+        out.code = perps_sign_body_into(SESSION(0), (const uint8_t *)r->ptr[1], r->size[2],
+                                        (perps_body_signature *)(uintptr_t)r->ptr[3]);
+    } else if (strcmp(fn, "wallet_address") == 0) {
+        out.str = perps_wallet_address(S(0), S(1), err);
+    } else if (strcmp(fn, "wallet_sign") == 0) {
+        out.str = perps_wallet_sign(S(0), S(1), S(2), err);
+    } else if (strcmp(fn, "wallet_wrap_solana_signature") == 0) {
+        out.str = perps_wallet_wrap_solana_signature(S(0), S(1), (const uint8_t *)r->ptr[2], r->size[3], err);
+    } else if (strcmp(fn, "challenge_verify") == 0) {
+        out.str = perps_challenge_verify(S(0), S(1), S(2), S(3), S(4), r->i64[5], err);
+    } else if (strcmp(fn, "order_serialize") == 0) {
+        out.str = perps_order_serialize(S(0), err);
+    } else if (strcmp(fn, "prepare_signin") == 0) {
+        out.str = perps_prepare_signin(CLIENT(0), SESSION(1), S(2), S(3), err);
+    } else if (strcmp(fn, "login") == 0) {
+        out.str = perps_login(CLIENT(0), SESSION(1), S(2), r->i64[3], err);
+    } else if (strcmp(fn, "signin") == 0) {
+        out.str = perps_signin(CLIENT(0), SESSION(1), S(2), S(3), r->i64[4], err);
+    } else if (strcmp(fn, "new_order") == 0) {
+        out.str = perps_new_order(CLIENT(0), SESSION(1), S(2), err);
+    } else if (strcmp(fn, "request") == 0) {
+        out.str = perps_request(CLIENT(0), SESSION(1), S(2), S(3), S(4), err);
+    } else if (strcmp(fn, "client_sync_time") == 0) {
+        out.kind = RET_CODE;
+        out.code = perps_client_sync_time(CLIENT(0), (int64_t *)(uintptr_t)r->ptr[1], err);
+    } else {
+        out.kind = RET_UNIT;
+        problem("no runner for perps_%s", fn);
+    }
+    return out;
+}
+
+/* Free what a successful call returned; 1 when the call failed. */
+static int release(const struct ret *r) {
+    switch (r->kind) {
+    case RET_OWNED:
+        perps_string_free(r->str);
+        return r->str == NULL;
+    case RET_CLIENT:
+        perps_client_free(r->client);
+        return r->client == NULL;
+    case RET_SESSION:
+        perps_session_free(r->session);
+        return r->session == NULL;
+    case RET_CODE:
+        return r->code != PERPS_OK;
+    case RET_UNIT:
+        return 0;
+    }
+    return 0;
+}
+
+/* The accessors and frees that take no err: their documented answers for NULL. */
+static void run_accessor(const struct tcase *c) {
+    if (strcmp(c->fn, "error_message") == 0) {
+        const char *m = perps_error_message(NULL);
+        if (m == NULL || c->fragment == NULL || strstr(m, c->fragment) == NULL) {
+            problem("perps_error_message(NULL) is \"%s\"", m ? m : "(null)");
+        }
+    } else if (strcmp(c->fn, "error_http_status") == 0) {
+        if (perps_error_http_status(NULL) != 0) problem("perps_error_http_status(NULL) != 0");
+    } else if (strcmp(c->fn, "error_body") == 0) {
+        if (perps_error_body(NULL) != NULL) problem("perps_error_body(NULL) != NULL");
+    } else if (strcmp(c->fn, "error_may_have_reached_venue") == 0) {
+        if (perps_error_may_have_reached_venue(NULL)) problem("perps_error_may_have_reached_venue(NULL)");
+    } else if (strcmp(c->fn, "version") == 0) {
+        const char *v = perps_version();
+        if (v == NULL || c->fragment == NULL || strstr(v, c->fragment) == NULL) problem("perps_version()");
+    }
+    if (c->expect != PERPS_OK) {
+        problem("an accessor case must expect OK");
+    }
+}
+
+static void run_case(const struct tcase *c) {
+    const char *kinds = signature_of(c->fn);
+    if (strcmp(c->fn, "error_message") == 0 || strcmp(c->fn, "error_http_status") == 0 ||
+        strcmp(c->fn, "error_body") == 0 || strcmp(c->fn, "error_may_have_reached_venue") == 0 ||
+        strcmp(c->fn, "version") == 0) {
+        run_accessor(c);
+        return;
+    }
+
+    struct resolved r;
+    memset(&r, 0, sizeof r);
+    perps_body_signature out_sig;
+    int64_t out_i64;
+    memset(&out_sig, SENTINEL, sizeof out_sig);
+    memset(&out_i64, SENTINEL, sizeof out_i64);
+    int uses_out = 0;
+    size_t last_len = 0;
+    for (int i = 0; i < c->nargs; i++) {
+        const struct arg *a = &c->args[i];
+        char k = kinds[i];
+        if (a->kind == ARG_NULL) {
+            continue;
+        }
+        if (a->kind == ARG_FIX && k == 'c' && strcmp(a->word, "client") == 0) {
+            r.ptr[i] = fx_client;
+        } else if (a->kind == ARG_FIX && k == 's' && session_fixture(a->word) != NULL) {
+            r.ptr[i] = session_fixture(a->word);
+        } else if (a->kind == ARG_FIX && k == 'o' && strcmp(a->word, "out") == 0) {
+            uses_out = 1;
+            r.ptr[i] = strcmp(c->fn, "sign_body_into") == 0 ? (const void *)&out_sig : (const void *)&out_i64;
+        } else if (a->kind == ARG_FIX && k == 'n' && strcmp(a->word, "len") == 0) {
+            r.size[i] = last_len;
+        } else if (a->kind == ARG_FIX && (k == 'x' || k == 'k' || k == 'b') && fixture_named(a->word) != NULL) {
+            r.ptr[i] = fixture_named(a->word)->bytes;
+            last_len = fixture_named(a->word)->len;
+        } else if (a->kind == ARG_STR && (k == 'x' || k == 'k' || k == 'b')) {
+            r.ptr[i] = a->bytes;
+            last_len = a->len;
+        } else if (a->kind == ARG_INT && k == 'i') {
+            r.i64[i] = (int64_t)strtoll(a->word, NULL, 10);
+        } else if (a->kind == ARG_INT && k == 'n') {
+            r.size[i] = (size_t)strtoull(a->word, NULL, 10);
+        } else {
+            problem("argument %d does not fit parameter kind '%c'", i + 1, k);
+            return;
+        }
+    }
+
+    perps_error *err = NULL;
+    struct ret ret = call(c->fn, &r, &err);
+    int is_failure = ret.kind == RET_OWNED ? ret.str == NULL
+                     : ret.kind == RET_CLIENT ? ret.client == NULL
+                     : ret.kind == RET_SESSION ? ret.session == NULL
+                     : ret.kind == RET_CODE ? ret.code != PERPS_OK
+                                            : 0;
+    /* error_code(NULL) answers a code without failing: compare that code. */
+    perps_code got = ret.kind == RET_CODE ? ret.code : (is_failure ? PERPS_PANIC : PERPS_OK);
+    if (strcmp(c->fn, "error_code") == 0) {
+        is_failure = 0;
+    }
+    if (!is_failure && c->expect == PERPS_OK && c->fragment != NULL) {
+        const char *text = ret.kind == RET_OWNED ? ret.str : NULL;
+        if (text == NULL || strstr(text, c->fragment) == NULL) {
+            problem("the result does not contain \"%s\"", c->fragment);
+        }
+    }
+    if (!is_failure && strcmp(c->fn, "sign_body_into") == 0 && c->expect == PERPS_OK) {
+        if (strcmp(out_sig.version, "v1") != 0 || strlen(out_sig.signature) != 88) {
+            problem("perps_sign_body_into succeeded without filling *out");
+        }
+    }
+    release(&ret);
+
+    if (err != NULL) {
+        const char *msg = perps_error_message(err);
+        got = perps_error_code(err);
+        if (ret.kind == RET_CODE && ret.code != got) {
+            problem("returned code %d but the error object says %d", (int)ret.code, (int)got);
+        }
+        if (getenv("PERPS_TEST_VERBOSE") != NULL) {
+            fprintf(report, "  cases.txt:%d perps_%s: code %d: %.200s\n", c->line, c->fn, (int)got, msg);
+        }
+        if (!is_failure) {
+            problem("an error object was written on success");
+        }
+        if (msg == NULL || msg[0] == '\0') {
+            problem("empty message");
+        } else {
+            if (strlen(msg) > MAX_MESSAGE_LEN) {
+                problem("the message is %zu bytes (at most %d)", strlen(msg), MAX_MESSAGE_LEN);
+            }
+            if (c->fragment != NULL && strstr(msg, c->fragment) == NULL) {
+                problem("message \"%.300s\" does not contain \"%s\"", msg, c->fragment);
+            }
+            check_secrets(c, kinds, msg);
+        }
+        if (perps_error_http_status(err) != 0 || perps_error_body(err) != NULL ||
+            perps_error_may_have_reached_venue(err)) {
+            problem("an offline failure carries an HTTP status, a body or may_have_reached_venue");
+        }
+        perps_error_free(err);
+    } else if (is_failure && strcmp(c->fn, "sign_body_into") != 0) {
+        problem("the call failed without writing an error object");
+    } else if (is_failure && c->fragment != NULL) {
+        problem("a fragment is given but the function has no message");
+    }
+    if (got != c->expect) {
+        problem("code %d, expected %d", (int)got, (int)c->expect);
+    }
+    if (is_failure) {
+        perps_body_signature untouched;
+        int64_t untouched_i64;
+        memset(&untouched, SENTINEL, sizeof untouched);
+        memset(&untouched_i64, SENTINEL, sizeof untouched_i64);
+        if (uses_out && (memcmp(&out_sig, &untouched, sizeof out_sig) != 0 || out_i64 != untouched_i64)) {
+            problem("an out-parameter was written on failure");
+        }
+        /* Again with err == NULL: the return value alone reports the same failure. */
+        struct ret again = call(c->fn, &r, NULL);
+        if (ret.kind == RET_CODE ? again.code != ret.code : !release(&again)) {
+            problem("with err == NULL the call did not fail the same way");
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Main                                                                                 */
+/* ------------------------------------------------------------------------------------ */
+
+static char *table_path(void) {
+    const char *env = getenv("PERPS_BAD_INPUT_CASES");
+    if (env != NULL) {
+        return strdup(env);
+    }
+    const char *here = __FILE__;
+    const char *slash = strrchr(here, '/');
+    size_t dir = slash ? (size_t)(slash - here + 1) : 0;
+    const char *rel = "../bad_input/cases.txt";
+    char *path = malloc(dir + strlen(rel) + 1);
+    if (path != NULL) {
+        memcpy(path, here, dir);
+        strcpy(path + dir, rel);
+    }
+    return path;
+}
+
+int main(void) {
+    report = stderr;
+    char *path = table_path();
+    size_t len = 0;
+    char *text = path ? read_file(path, &len) : NULL;
+    if (text == NULL) {
+        fprintf(stderr, "cannot read the table %s (set PERPS_BAD_INPUT_CASES)\n", path ? path : "(null)");
+        free(path);
+        printf("0 passed, 1 failed\n");
+        return 1;
+    }
+    int n = 0;
+    struct tcase *cases = parse_table(text, len, &n);
+    free(text);
+    CHECK(cases != NULL && n >= 60);
+    if (!setup_fixtures()) {
+        CHECK(!"fixtures are set up");
+    }
+
+    /* Every exported function has a case. */
+    for (size_t i = 0; i < N_SIGNATURES; i++) {
+        int found = 0;
+        for (int j = 0; j < n && !found; j++) {
+            found = strcmp(cases[j].fn, SIGNATURES[i].fn) == 0;
+        }
+        if (!found) {
+            fprintf(stderr, "no case for perps_%s\n", SIGNATURES[i].fn);
+        }
+        CHECK(found);
+    }
+
+    /* Capture fds 1 and 2 while the table runs: a failing call must print nothing. */
+    int capture = getenv("PERPS_TEST_NO_CAPTURE") == NULL;
+    char captured_path[] = "/tmp/perps-bad-input-output.XXXXXX";
+    int saved_out = -1, saved_err = -1, cap_fd = -1;
+    if (capture) {
+        fflush(stdout);
+        fflush(stderr);
+        cap_fd = mkstemp(captured_path);
+        saved_out = dup(1);
+        saved_err = dup(2);
+        int report_fd = dup(2);
+        FILE *r = report_fd >= 0 ? fdopen(report_fd, "w") : NULL;
+        if (cap_fd < 0 || saved_out < 0 || saved_err < 0 || r == NULL || dup2(cap_fd, 1) < 0 || dup2(cap_fd, 2) < 0) {
+            CHECK(!"stdout and stderr can be captured");
+            capture = 0;
+        } else {
+            report = r;
+            setvbuf(report, NULL, _IONBF, 0);
+        }
+    }
+
+    int cases_ok = 0;
+    int silent = 0;
+    for (int i = 0; i < n; i++) {
+        problems_len = 0;
+        problems[0] = '\0';
+        run_case(&cases[i]);
+        if (problems_len > 0) {
+            failed++;
+            fprintf(report, "FAIL cases.txt:%d perps_%s:\n%s", cases[i].line, cases[i].fn, problems);
+        } else {
+            passed++;
+            cases_ok++;
+        }
+    }
+    if (capture && getenv("PERPS_TEST_SELFTEST_NOISE") != NULL) {
+        fputs("noise on stderr (self-test of the capture)\n", stderr);
+    }
+
+    if (capture) {
+        fflush(stdout);
+        fflush(stderr);
+        dup2(saved_out, 1);
+        dup2(saved_err, 2);
+        close(saved_out);
+        close(saved_err);
+        if (report != stderr) {
+            fclose(report);
+        }
+        report = stderr;
+        struct stat st;
+        silent = fstat(cap_fd, &st) == 0 && st.st_size == 0;
+        if (!silent) {
+            char buf[2048];
+            ssize_t got = pread(cap_fd, buf, sizeof buf - 1, 0);
+            buf[got > 0 ? got : 0] = '\0';
+            fprintf(stderr, "the library wrote to stdout/stderr during failing calls:\n%s\n", buf);
+        }
+        CHECK(silent);
+        close(cap_fd);
+        unlink(captured_path);
+    }
+
+    for (int i = 0; i < n; i++) {
+        free_case(&cases[i]);
+    }
+    free(cases);
+    free(path);
+    free_fixtures();
+    printf("bad input: %d of %d cases as expected (stdout/stderr during the calls: %s)\n", cases_ok, n,
+           !capture ? "not captured" : silent ? "silent" : "NOT SILENT");
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed == 0 ? 0 : 1;
+}
