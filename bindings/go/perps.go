@@ -225,6 +225,24 @@ func (h *handle) take() unsafe.Pointer {
 	return p
 }
 
+// close frees the pointer with free after the calls in flight return, and drops the
+// finalizer of owner (the Client or Session holding h). Idempotent.
+func (h *handle) close(owner interface{}, free func(unsafe.Pointer)) {
+	if p := h.take(); p != nil {
+		runtime.SetFinalizer(owner, nil)
+		free(p)
+	}
+}
+
+// finalize frees the pointer of a handle that was never closed. It runs only from the
+// owner's finalizer, when the owner is unreachable, so no call can be using it.
+func (h *handle) finalize(free func(unsafe.Pointer)) {
+	if h.ptr != nil {
+		free(h.ptr)
+		h.ptr = nil
+	}
+}
+
 // Version is the loaded library's version, "MAJOR.MINOR.PATCH".
 func Version() string { return C.GoString(C.perps_version()) }
 
@@ -257,28 +275,21 @@ func NewClient(baseURL, perpsURL, optionsJSON string) (*Client, error) {
 	return c, nil
 }
 
+func freeClient(p unsafe.Pointer) { C.perps_client_free((*C.perps_client)(p)) }
+
 // finalize runs only when c is unreachable, so no call can be using it.
-func (c *Client) finalize() {
-	if c.h.ptr != nil {
-		C.perps_client_free((*C.perps_client)(c.h.ptr))
-		c.h.ptr = nil
-	}
-}
+func (c *Client) finalize() { c.h.finalize(freeClient) }
 
 // Close frees the client after the calls in flight return. Idempotent; always nil.
 func (c *Client) Close() error {
-	if c == nil {
-		return nil
-	}
-	if p := c.h.take(); p != nil {
-		runtime.SetFinalizer(c, nil)
-		C.perps_client_free((*C.perps_client)(p))
+	if c != nil {
+		c.h.close(c, freeClient)
 	}
 	return nil
 }
 
-// use runs f with the client's (and the session's) C handle held open.
-func (c *Client) use(s *Session, f func(*C.perps_client, *C.perps_session) error) error {
+// useAlone runs f with the client's C handle held open.
+func (c *Client) useAlone(f func(*C.perps_client) error) error {
 	if c == nil {
 		return argumentError("the client is nil")
 	}
@@ -287,34 +298,29 @@ func (c *Client) use(s *Session, f func(*C.perps_client, *C.perps_session) error
 		return err
 	}
 	defer c.h.release()
-	if s == nil {
-		return argumentError("the session is nil")
-	}
-	sp, err := s.h.acquire("session")
-	if err != nil {
-		return err
-	}
-	defer s.h.release()
-	return f((*C.perps_client)(cp), (*C.perps_session)(sp))
+	return f((*C.perps_client)(cp))
+}
+
+// use runs f with the client's (and then the session's) C handle held open.
+func (c *Client) use(s *Session, f func(*C.perps_client, *C.perps_session) error) error {
+	return c.useAlone(func(cp *C.perps_client) error {
+		return s.use(func(sp *C.perps_session) error { return f(cp, sp) })
+	})
 }
 
 // SyncTime reads the venue's clock (GET {perpsURL}/api/kline/time) and keeps the offset
 // for every later request timestamp of this client. Returns venue minus local, in ms.
-func (c *Client) SyncTime() (int64, error) {
-	if c == nil {
-		return 0, argumentError("the client is nil")
-	}
-	cp, err := c.h.acquire("client")
-	if err != nil {
-		return 0, err
-	}
-	defer c.h.release()
-	var offset C.int64_t
-	var cerr *C.perps_error
-	if err := checkCode(C.perps_client_sync_time((*C.perps_client)(cp), &offset, &cerr), cerr); err != nil {
-		return 0, err
-	}
-	return int64(offset), nil
+func (c *Client) SyncTime() (offset int64, err error) {
+	err = c.useAlone(func(cp *C.perps_client) error {
+		var off C.int64_t
+		var cerr *C.perps_error
+		if err := checkCode(C.perps_client_sync_time(cp, &off, &cerr), cerr); err != nil {
+			return err
+		}
+		offset = int64(off)
+		return nil
+	})
+	return offset, err
 }
 
 // PrepareSignin posts prepare-signin for chain ("bsc" or "solana") and the wallet address,
@@ -442,22 +448,16 @@ func SessionFromAPIKey(apiToken, ed25519PrivateKey string) (*Session, error) {
 	return newSession(C.perps_session_from_api_key(token, key, &cerr), cerr)
 }
 
-func (s *Session) finalize() {
-	if s.h.ptr != nil {
-		C.perps_session_free((*C.perps_session)(s.h.ptr))
-		s.h.ptr = nil
-	}
-}
+func freeSession(p unsafe.Pointer) { C.perps_session_free((*C.perps_session)(p)) }
+
+// finalize runs only when s is unreachable, so no call can be using it.
+func (s *Session) finalize() { s.h.finalize(freeSession) }
 
 // Close frees the session (zeroizing its key and token) after the calls in flight return.
 // Idempotent; always nil.
 func (s *Session) Close() error {
-	if s == nil {
-		return nil
-	}
-	if p := s.h.take(); p != nil {
-		runtime.SetFinalizer(s, nil)
-		C.perps_session_free((*C.perps_session)(p))
+	if s != nil {
+		s.h.close(s, freeSession)
 	}
 	return nil
 }
@@ -524,32 +524,32 @@ func (s *Session) setHeader(name string, value *string, set func(*C.perps_sessio
 	})
 }
 
+func setSessionID(sp *C.perps_session, v *C.char, e **C.perps_error) C.enum_perps_code {
+	return C.perps_session_set_session_id(sp, v, e)
+}
+
+func setImpersonate(sp *C.perps_session, v *C.char, e **C.perps_error) C.enum_perps_code {
+	return C.perps_session_set_impersonate(sp, v, e)
+}
+
 // SetSessionID sets the x-session-id header sent with the session's trading requests.
 func (s *Session) SetSessionID(value string) error {
-	return s.setHeader("value", &value, func(sp *C.perps_session, v *C.char, e **C.perps_error) C.enum_perps_code {
-		return C.perps_session_set_session_id(sp, v, e)
-	})
+	return s.setHeader("value", &value, setSessionID)
 }
 
 // ClearSessionID stops sending x-session-id.
 func (s *Session) ClearSessionID() error {
-	return s.setHeader("value", nil, func(sp *C.perps_session, v *C.char, e **C.perps_error) C.enum_perps_code {
-		return C.perps_session_set_session_id(sp, v, e)
-	})
+	return s.setHeader("value", nil, setSessionID)
 }
 
 // SetImpersonate sets the x-impersonate header (a vault id the account owns).
 func (s *Session) SetImpersonate(value string) error {
-	return s.setHeader("value", &value, func(sp *C.perps_session, v *C.char, e **C.perps_error) C.enum_perps_code {
-		return C.perps_session_set_impersonate(sp, v, e)
-	})
+	return s.setHeader("value", &value, setImpersonate)
 }
 
 // ClearImpersonate stops sending x-impersonate.
 func (s *Session) ClearImpersonate() error {
-	return s.setHeader("value", nil, func(sp *C.perps_session, v *C.char, e **C.perps_error) C.enum_perps_code {
-		return C.perps_session_set_impersonate(sp, v, e)
-	})
+	return s.setHeader("value", nil, setImpersonate)
 }
 
 func headersFromJSON(text string, err error) (map[string]string, error) {

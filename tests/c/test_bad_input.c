@@ -39,25 +39,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check.h"
+
 /* ------------------------------------------------------------------------------------ */
 /* Harness                                                                              */
 /* ------------------------------------------------------------------------------------ */
-
-static int passed;
-static int failed;
-/* Where the harness reports: the real stderr, also while fds 1 and 2 are redirected. */
-static FILE *report;
-
-static void check_at(int ok, const char *expr, int line) {
-    if (ok) {
-        passed++;
-    } else {
-        failed++;
-        fprintf(report ? report : stderr, "FAIL %s:%d: %s\n", __FILE__, line, expr);
-    }
-}
-
-#define CHECK(cond) check_at((cond) ? 1 : 0, #cond, __LINE__)
 
 #define MAX_ARGS 8
 #define MAX_MESSAGE_LEN 512
@@ -1011,6 +997,5 @@ int main(void) {
     free_fixtures();
     printf("bad input: %d of %d cases as expected (stdout/stderr during the calls: %s)\n", cases_ok, n,
            !capture ? "not captured" : silent ? "silent" : "NOT SILENT");
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return check_summary();
 }

@@ -28,41 +28,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-static int passed;
-static int failed;
-
-static void check_at(int ok, const char *expr, int line) {
-    if (ok) {
-        passed++;
-    } else {
-        failed++;
-        fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, line, expr);
-    }
-}
-
-#define CHECK(cond) check_at((cond) ? 1 : 0, #cond, __LINE__)
+#include "check.h"
 
 /* Check code, a non-empty message containing `needle` (unless NULL) and the "reached"
  * flag; then free the error. */
 static void expect_error_at(perps_error *e, perps_code code, const char *needle, int reached, int line) {
-    check_at(e != NULL, "an error object was returned", line);
-    if (e == NULL) {
+    if (!check_error_at(e, code, needle, line)) {
         return;
-    }
-    const char *msg = perps_error_message(e);
-    if (getenv("PERPS_TEST_VERBOSE") != NULL) {
-        printf("  line %d: code %d: %s\n", line, (int)perps_error_code(e), msg);
-    }
-    check_at(perps_error_code(e) == code, "perps_error_code(e) == expected code", line);
-    if (perps_error_code(e) != code) {
-        fprintf(stderr, "     got code %d (%s), expected %d\n", (int)perps_error_code(e), msg, (int)code);
-    }
-    check_at(msg != NULL && msg[0] != '\0', "error message is non-empty", line);
-    if (needle != NULL && (msg == NULL || strstr(msg, needle) == NULL)) {
-        check_at(0, "error message names the problem", line);
-        fprintf(stderr, "     message \"%s\" does not contain \"%s\"\n", msg ? msg : "(null)", needle);
-    } else if (needle != NULL) {
-        check_at(1, "error message names the problem", line);
     }
     check_at(perps_error_may_have_reached_venue(e) == (reached != 0), "may_have_reached_venue as expected", line);
     perps_error_free(e);
@@ -528,6 +500,5 @@ int main(void) {
     test_refused_connection();
     test_silent_venue();
 
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return check_summary();
 }

@@ -25,47 +25,17 @@
 #include <string.h>
 #include <time.h>
 
+#include "check.h"
+
 /* ------------------------------------------------------------------------------------ */
-/* The tiny test harness                                                                 */
+/* The test harness (its shared part is tests/c/check.h)                                */
 /* ------------------------------------------------------------------------------------ */
-
-static int passed;
-static int failed;
-
-static void check_at(int ok, const char *expr, int line) {
-    if (ok) {
-        passed++;
-    } else {
-        failed++;
-        fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, line, expr);
-    }
-}
-
-#define CHECK(cond) check_at((cond) ? 1 : 0, #cond, __LINE__)
 
 /* Check that a call failed with `code`, a non-empty message containing `needle` (when not
  * NULL), and none of the HTTP details an offline failure cannot have; then free `e`. */
 static void expect_error_at(perps_error *e, perps_code code, const char *needle, int line) {
-    check_at(e != NULL, "an error object was returned", line);
-    if (e == NULL) {
+    if (!check_error_at(e, code, needle, line)) {
         return;
-    }
-    const char *msg = perps_error_message(e);
-    if (getenv("PERPS_TEST_VERBOSE") != NULL) {
-        printf("  line %d: code %d: %s\n", line, (int)perps_error_code(e), msg);
-    }
-    check_at(perps_error_code(e) == code, "perps_error_code(e) == expected code", line);
-    if (perps_error_code(e) != code) {
-        fprintf(stderr, "     got code %d (%s), expected %d\n", (int)perps_error_code(e), msg ? msg : "(null)",
-                (int)code);
-    }
-    check_at(msg != NULL && msg[0] != '\0', "error message is non-empty", line);
-    if (needle != NULL) {
-        int found = msg != NULL && strstr(msg, needle) != NULL;
-        check_at(found, "error message names the problem", line);
-        if (!found) {
-            fprintf(stderr, "     message \"%s\" does not contain \"%s\"\n", msg ? msg : "(null)", needle);
-        }
     }
     check_at(perps_error_http_status(e) == 0, "offline error has no HTTP status", line);
     check_at(perps_error_body(e) == NULL, "offline error has no venue body", line);
@@ -1076,6 +1046,5 @@ int main(void) {
     test_challenge_verify();
     test_order_serialize();
 
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return check_summary();
 }
