@@ -80,4 +80,7 @@ step "C example end to end against the sandbox, under valgrind"
 RUNNER="valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect" \
   bash examples-c/demo.sh
 
+step "benchmarks: each one runs briefly (no timing asserted; the numbers are in BENCHMARKS.md)"
+bash bench/smoke.sh
+
 step "all tests passed"

@@ -60,7 +60,7 @@ impl From<&BodySignature> for perps_body_signature {
     }
 }
 
-fn body_text<'a>(body: &'a [u8]) -> Result<&'a [u8]> {
+fn body_text(body: &[u8]) -> Result<&[u8]> {
     // A request body is JSON, so UTF-8; refusing other bytes catches a wrong buffer early.
     std::str::from_utf8(body).map(str::as_bytes).map_err(|e| {
         Error::invalid_argument(format!("body is not valid UTF-8 (bad byte at offset {})", e.valid_up_to()))
