@@ -56,7 +56,9 @@ impl Sandbox {
     /// Binds 127.0.0.1:`config.port` and starts `config.worker_threads` workers.
     pub fn start(config: SandboxConfig) -> io::Result<Sandbox> {
         config.validate()?;
-        let server = tiny_http::Server::http(("127.0.0.1", config.port)).map_err(io::Error::other)?;
+        let listener = std::net::TcpListener::bind(("127.0.0.1", config.port))?;
+        socket::set_nodelay_inherited(&listener);
+        let server = tiny_http::Server::from_listener(listener, None).map_err(io::Error::other)?;
         let port = server
             .server_addr()
             .to_ip()

@@ -65,3 +65,21 @@ fn addr_of(fd: libc::c_int, get: AddrFn) -> Option<SocketAddr> {
     let ip = Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
     Some(SocketAddr::V4(SocketAddrV4::new(ip, u16::from_be(sin.sin_port))))
 }
+
+/// Set TCP_NODELAY on the listening socket: on Linux accepted connections inherit it, and
+/// tiny_http gives no access to them. Without it, an answer written in two parts waits for
+/// the client's delayed acknowledgement (~40 ms per sign-in step). Best effort.
+pub(crate) fn set_nodelay_inherited(listener: &std::net::TcpListener) {
+    use std::os::fd::AsRawFd;
+    let on: libc::c_int = 1;
+    // SAFETY: a valid socket fd and a pointer to a c_int of the stated size.
+    unsafe {
+        libc::setsockopt(
+            listener.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_NODELAY,
+            (&on as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
+}
