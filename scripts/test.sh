@@ -52,6 +52,20 @@ cargo build --release --lib
 step "rust tests (unit, vectors, tables, flows through the C ABI against the sandbox)"
 cargo test --features sandbox
 
+step "stress in release: 8 threads share one client and one session; 100,000 signatures, 1,000 orders, token refresh"
+cargo test --release --features sandbox --test stress -- --ignored
+
+step "fuzz: every target for ${FUZZ_SECONDS:-30} s (libFuzzer + ASan; stable toolchain through RUSTC_BOOTSTRAP)"
+bash fuzz/run.sh "${FUZZ_SECONDS:-30}"
+
+if [ "${PERPS_TSAN:-0}" = 1 ]; then
+  step "ThreadSanitizer: the stress test, std rebuilt with TSan (needs the rust-src component)"
+  rustup component add rust-src
+  RUSTC_BOOTSTRAP=1 RUSTFLAGS="-Zsanitizer=thread" CARGO_TARGET_DIR=target/tsan \
+    cargo test -Zbuild-std --release --target "$(rustc -vV | sed -n 's/^host: //p')" \
+    --features sandbox --test stress -- --include-ignored
+fi
+
 step "C tests: ASan+UBSan, valgrind"
 bash tests/c/run.sh target/release
 

@@ -425,19 +425,6 @@ fn tls_failure_is_transport_before_the_request_was_sent() {
 }
 
 #[test]
-fn dns_failure_is_transport_before_the_request_was_sent() {
-    let client = Client::new(
-        "https://no-such-host.invalid",
-        "https://no-such-host.invalid",
-        Some(r#"{"total_timeout_ms":3000}"#),
-    )
-    .unwrap();
-    let f = prepare(&client, &Session::new(), "bsc", BSC_ADDRESS).expect_err("no such host");
-    assert!(matches!(f.code, PERPS_TRANSPORT | PERPS_TIMEOUT), "{f:?}");
-    assert!(!f.may_have_reached_venue, "{f:?}");
-}
-
-#[test]
 fn prepare_signin_success_false_is_an_api_error_with_the_venue_body() {
     use std::io::{Read, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus in fuzz/seeds/<target>/ (checked in; rerun only to change it).
+
+Keys and constants match fuzz_targets/common.rs: the venue's P-256 key is the scalar of 32
+bytes 0x07, the session's Ed25519 seed is 32 bytes 0x09, NOW is 1900000000, kid "fuzz-kid".
+Needs the `cryptography` package.
+"""
+import base64, json, os, pathlib
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, utils
+from cryptography.hazmat.primitives import hashes, serialization
+
+HERE = pathlib.Path(__file__).resolve().parent / "seeds"
+NOW, KID = 1_900_000_000, "fuzz-kid"
+BSC_ADDRESS = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"
+B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+def b58(data: bytes) -> str:
+    n, out = int.from_bytes(data, "big"), ""
+    while n:
+        n, r = divmod(n, 58)
+        out = B58[r] + out
+    return "1" * (len(data) - len(data.lstrip(b"\0"))) + out
+
+
+def b64u(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+venue = ec.derive_private_key(int.from_bytes(bytes([7] * 32), "big"), ec.SECP256R1())
+numbers = venue.public_key().public_numbers()
+jwk = {"kty": "EC", "crv": "P-256", "alg": "ES256", "use": "sig", "x": b64u(numbers.x.to_bytes(32, "big")),
+       "y": b64u(numbers.y.to_bytes(32, "big")), "kid": KID}
+certs = json.dumps({"keys": [jwk]}, separators=(",", ":"))
+seed9 = ed25519.Ed25519PrivateKey.from_private_bytes(bytes([9] * 32))
+request_id = b58(seed9.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw))
+
+
+def jws(header: str, payload: str) -> str:
+    signing_input = f"{b64u(header.encode())}.{b64u(payload.encode())}"
+    r, s = utils.decode_dss_signature(venue.sign(signing_input.encode(), ec.ECDSA(hashes.SHA256())))
+    return f"{signing_input}.{b64u(r.to_bytes(32, 'big') + s.to_bytes(32, 'big'))}"
+
+
+header = json.dumps({"alg": "ES256", "typ": "JWT", "kid": KID}, separators=(",", ":"))
+payload = json.dumps({"address": BSC_ADDRESS, "requestId": request_id, "message": "sign in",
+                      "iat": NOW, "exp": NOW + 180}, separators=(",", ":"))
+valid_challenge = jws(header, payload)
+
+LIMIT = '{"symbol":"BTC-USD","side":"buy","order_type":"limit","qty":"0.01","price":"65000","time_in_force":"gtc","reduce_only":false}'
+FULL = ('{"symbol":"ETH-USD","side":"sell","order_type":"limit","qty":"1.50","price":"3000.25","time_in_force":"alo",'
+        '"reduce_only":true,"cl_ord_id":"abc-1","margin_mode":"isolated","leverage":10,"tp_price":"3500","sl_price":"2500"}')
+MARKET = '{"symbol":"SOL-USD","side":"buy","order_type":"market","qty":"3","time_in_force":"ioc","reduce_only":false}'
+
+seeds = {
+    "order": [LIMIT, FULL, MARKET, LIMIT.replace('"0.01"', "0.01"), LIMIT.replace("reduce_only", "reduceOnly"),
+              LIMIT[:-1] + ',"reduce_only":true}', "[]", "{}", " { } "],
+    "sign_body_into": [b"", b"{}", LIMIT.encode(), b"\xff\xfe", "héllo ✓".encode(), bytes(range(64))],
+    "challenge": [b"\x00" + valid_challenge.encode(), b"\x00a.b.c", b"\x00" + valid_challenge.replace(KID, "x").encode(),
+                  b"\x01" + header.encode() + b"\xff" + payload.encode(),
+                  b"\x01" + b'{"alg":"none"}' + b"\xff" + payload.encode(),
+                  b"\x02" + header.encode() + b"\xff" + payload.encode()],
+    "certs": [certs, '{"keys":[]}', json.dumps({"keys": [dict(jwk, kid="other"), jwk]}), json.dumps({"keys": [dict(jwk, kty="RSA")]}),
+              json.dumps({"keys": [{k: v for k, v in jwk.items() if k != "kid"}]})],
+    "keys": ["ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
+             "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
+             b58(bytes([9] * 32)), b58(bytes([9] * 32) + bytes(32)), "[" + ",".join(["9"] * 32) + "]",
+             "[" + ",".join(["9"] * 64) + "]", "0x" + "09" * 64, "not a key", "[256]"],
+    "response": [b"\x00" + b'{"code":0,"message":"success"}', b"\x00" + b'{"code":10001,"message":"no"}', b"\x00[]",
+                 b"\x00" + b'{"code":"0"}',
+                 b"\x01HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{\"code\":0}",
+                 b"\x01HTTP/1.1 500 Internal Server Error\r\nContent-Length: 2\r\n\r\n{}",
+                 b"\x01HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\na\r\n{\"code\":0}\r\n0\r\n\r\n",
+                 b"\x01HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:1/\r\nContent-Length: 0\r\n\r\n",
+                 b"\x02" + json.dumps({"token": "tok", "chain": "bsc", "address": BSC_ADDRESS}).encode(),
+                 b"\x02" + json.dumps({"token": "a.eyJleHAiOjQxMDI0NDQ4MDB9.c", "chain": "bsc", "address": BSC_ADDRESS.lower()}).encode(),
+                 b'\x03{"success":true,"signedData":"@@CHALLENGE@@"}', b'\x03{"success":false}',
+                 b"\x041700000000", b"\x04 1700000000\n", b"\x049223372036854775807", b"\x05" + certs.encode()],
+}
+
+for target, items in seeds.items():
+    folder = HERE / target
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.iterdir():
+        old.unlink()
+    for i, item in enumerate(items):
+        (folder / f"seed-{i:02}").write_bytes(item if isinstance(item, bytes) else item.encode())
+    print(f"{target}: {len(items)} seeds")
