@@ -1,0 +1,153 @@
+//! The random bytes of request ids: OS randomness (`getrandom`), fetched `POOL_BYTES` at a
+//! time into a per-thread pool, each byte handed out once.
+//!
+//! Why this is sound: every byte still comes from the OS CSPRNG, unmodified (no user-space
+//! generator, nothing to seed or reseed); a byte is never handed out twice; the pool is
+//! per thread, so threads share no lock and no bytes. A request id is not secret (it travels
+//! in a header), it must only be unique and unpredictable to others, which OS randomness is.
+//!
+//! Fork: a child process starts with a copy of the parent's pools and would hand out the
+//! same ids as the parent. So the first use installs a `pthread_atfork` child handler that
+//! bumps a process-wide generation number; a pool filled under another generation is
+//! discarded, and the child draws fresh bytes from the OS. This covers `fork()` through the
+//! C library (C, Python's `os.fork`, …). A raw `clone` system call that bypasses the C
+//! library's fork handlers is not covered; such children (Go's `ForkExec`, `vfork`) only
+//! `exec`, without calling into this library.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// 32 request ids per system call: the call's cost is shared 32 ways, and the pool
+/// stays small (a thread-local block in every thread that signs).
+const POOL_BYTES: usize = 512;
+
+pub(super) struct Pool {
+    bytes: [u8; POOL_BYTES],
+    /// Bytes handed out so far; `POOL_BYTES` means empty.
+    pub(super) used: usize,
+    /// `GENERATION` when the pool was filled.
+    pub(super) generation: u64,
+}
+
+/// Bumped in a child process right after `fork`.
+pub(super) static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    // No destructor (so no per-thread registration, which could allocate), and no lazy
+    // initialiser: the first use finds an empty pool and fills it.
+    pub(super) static POOL: RefCell<Pool> =
+        const { RefCell::new(Pool { bytes: [0; POOL_BYTES], used: POOL_BYTES, generation: 0 }) };
+}
+
+/// 16 random bytes never handed out before, in this process or any other.
+pub(super) fn take16() -> Result<[u8; 16], getrandom::Error> {
+    let mut out = [0u8; 16];
+    if !forks_are_watched() {
+        getrandom::fill(&mut out)?;
+        return Ok(out);
+    }
+    let generation = GENERATION.load(Ordering::Acquire);
+    POOL.with(|cell| {
+        let mut pool = cell.borrow_mut();
+        if pool.used + out.len() > POOL_BYTES || pool.generation != generation {
+            pool.used = POOL_BYTES;
+            getrandom::fill(&mut pool.bytes)?;
+            pool.used = 0;
+            pool.generation = generation;
+        }
+        let range = pool.used..pool.used + out.len();
+        out.copy_from_slice(&pool.bytes[range.clone()]);
+        // Handed out once: wipe it from the pool.
+        pool.bytes[range].fill(0);
+        pool.used += out.len();
+        Ok(out)
+    })
+}
+
+/// Installs (once) the fork handler; false if it could not be installed.
+#[cfg(unix)]
+fn forks_are_watched() -> bool {
+    use std::sync::atomic::AtomicBool;
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    static WATCHED: AtomicBool = AtomicBool::new(false);
+    extern "C" fn in_child() {
+        // Async-signal-safe: one atomic add.
+        GENERATION.fetch_add(1, Ordering::AcqRel);
+    }
+    ONCE.call_once(|| {
+        // SAFETY: registers a handler that only touches an atomic. If registration fails
+        // (ENOMEM), forks would go unnoticed: every id then makes its own OS call.
+        let ok = unsafe { libc::pthread_atfork(None, None, Some(in_child)) } == 0;
+        WATCHED.store(ok, Ordering::Release);
+    });
+    WATCHED.load(Ordering::Acquire)
+}
+
+/// No `fork` without unix.
+#[cfg(not(unix))]
+fn forks_are_watched() -> bool {
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_distinct_across_refills_and_threads() {
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..1000 {
+            assert!(seen.insert(take16().unwrap()));
+        }
+        let other: Vec<[u8; 16]> =
+            std::thread::spawn(|| (0..1000).map(|_| take16().unwrap()).collect()).join().unwrap();
+        for id in other {
+            assert!(seen.insert(id));
+        }
+    }
+
+    #[test]
+    fn a_new_generation_discards_the_pool() {
+        take16().unwrap();
+        // What the fork handler does in a child.
+        let generation = GENERATION.fetch_add(1, Ordering::AcqRel) + 1;
+        take16().unwrap();
+        POOL.with(|cell| {
+            let pool = cell.borrow();
+            assert_eq!(pool.generation, generation);
+            assert_eq!(pool.used, 16, "refilled, then one id taken");
+        });
+    }
+
+    /// Without the fork handler, parent and child would hand out the same next id (the
+    /// child's pool is a copy of the parent's).
+    #[cfg(unix)]
+    #[test]
+    fn a_forked_child_draws_fresh_bytes() {
+        take16().unwrap();
+        let mut fds = [0; 2];
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            // The child: no panics, no allocation; report the next id and leave.
+            let id = take16().unwrap_or([0; 16]);
+            unsafe {
+                libc::write(fds[1], id.as_ptr().cast(), id.len());
+                libc::_exit(0);
+            }
+        }
+        let parent = take16().unwrap();
+        let mut child = [0u8; 16];
+        let n = unsafe { libc::read(fds[0], child.as_mut_ptr().cast(), child.len()) };
+        let mut status = 0;
+        unsafe {
+            libc::waitpid(pid, &mut status, 0);
+            libc::close(fds[0]);
+            libc::close(fds[1]);
+        }
+        assert_eq!(n, 16, "the child reported its id");
+        assert_ne!(child, [0; 16], "the child could not draw an id");
+        assert_ne!(parent, child, "a forked child repeated the parent's request id");
+    }
+}
