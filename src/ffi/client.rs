@@ -6,6 +6,7 @@ use crate::ffi::error::{perps_code, perps_error};
 use crate::ffi::handles::{borrow, free_handle, into_handle};
 use crate::ffi::session::perps_session;
 use crate::ffi::strings::{arg_opt_str, arg_str, to_c_string};
+use crate::session::Session;
 use crate::wallet::Chain;
 use std::ffi::c_char;
 
@@ -40,6 +41,11 @@ pub extern "C" fn perps_client_new(
     })
 }
 
+/// The two handles every network flow takes, borrowed for the call.
+fn client_and_session<'a>(c: *const perps_client, s: *const perps_session) -> crate::Result<(&'a Client, &'a Session)> {
+    Ok((&borrow(c, "client")?.inner, &borrow(s, "session")?.inner))
+}
+
 /// Free a client. NULL is a no-op; must not be called twice, nor while a call is using it.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_client_free(c: *mut perps_client) {
@@ -61,8 +67,7 @@ pub extern "C" fn perps_prepare_signin(
     err: *mut *mut perps_error,
 ) -> *mut c_char {
     ffi_boundary!(err, {
-        let client = &borrow(c, "client")?.inner;
-        let session = &borrow(s, "session")?.inner;
+        let (client, session) = client_and_session(c, s)?;
         let chain = Chain::parse(arg_str(chain, "chain")?)?;
         to_c_string(client.prepare_signin(session, chain, arg_str(address, "address")?)?)
     })
@@ -83,8 +88,7 @@ pub extern "C" fn perps_login(
     err: *mut *mut perps_error,
 ) -> *mut c_char {
     ffi_boundary!(err, {
-        let client = &borrow(c, "client")?.inner;
-        let session = &borrow(s, "session")?.inner;
+        let (client, session) = client_and_session(c, s)?;
         to_c_string(client.login(session, arg_str(signature, "signature")?, expires_seconds)?)
     })
 }
@@ -102,8 +106,7 @@ pub extern "C" fn perps_signin(
     err: *mut *mut perps_error,
 ) -> *mut c_char {
     ffi_boundary!(err, {
-        let client = &borrow(c, "client")?.inner;
-        let session = &borrow(s, "session")?.inner;
+        let (client, session) = client_and_session(c, s)?;
         let chain = Chain::parse(arg_str(chain, "chain")?)?;
         let key = arg_str(wallet_private_key, "wallet_private_key")?;
         to_c_string(client.signin(session, chain, key, expires_seconds)?)
@@ -124,8 +127,7 @@ pub extern "C" fn perps_new_order(
     err: *mut *mut perps_error,
 ) -> *mut c_char {
     ffi_boundary!(err, {
-        let client = &borrow(c, "client")?.inner;
-        let session = &borrow(s, "session")?.inner;
+        let (client, session) = client_and_session(c, s)?;
         to_c_string(client.new_order(session, arg_str(order_json, "order_json")?)?)
     })
 }
@@ -144,8 +146,7 @@ pub extern "C" fn perps_request(
     err: *mut *mut perps_error,
 ) -> *mut c_char {
     ffi_boundary!(err, {
-        let client = &borrow(c, "client")?.inner;
-        let session = &borrow(s, "session")?.inner;
+        let (client, session) = client_and_session(c, s)?;
         let method = arg_str(method, "method")?;
         let path = arg_str(path, "path")?;
         to_c_string(client.request(session, method, path, arg_opt_str(body, "body")?)?)
