@@ -42,26 +42,9 @@ fuzz_target!(|data: &[u8]| {
     } else {
         assert_eq!(parsed.as_ref().unwrap_err().code(), perps::Code::BadResponse);
     }
-    let (Some(s), Some(c), Some(r), Some(ch), Some(a)) = (
-        common::c(signed_data),
-        common::c(text),
-        common::c(request_id),
-        common::c("bsc"),
-        common::c(common::BSC_ADDRESS),
-    ) else {
+    let Some(abi) = common::verify_through_abi(signed_data, text, request_id) else {
         return;
     };
-    let abi = common::owned(|e| {
-        perps::ffi::challenge::perps_challenge_verify(
-            s.as_ptr(),
-            c.as_ptr(),
-            r.as_ptr(),
-            ch.as_ptr(),
-            a.as_ptr(),
-            common::NOW,
-            e,
-        )
-    });
     if parsed.is_err() {
         assert_eq!(abi.unwrap_err().code, perps::ffi::error::perps_code::PERPS_BAD_RESPONSE);
     }

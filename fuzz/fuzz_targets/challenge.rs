@@ -75,26 +75,9 @@ fuzz_target!(|data: &[u8]| {
         assert!(core.is_err(), "a forged signature was accepted");
     }
     // The C entry point: same verdict, same message.
-    let (Some(s), Some(c), Some(r), Some(ch), Some(a)) = (
-        common::c(&signed_data),
-        common::c(certs_json),
-        common::c(request_id()),
-        common::c("bsc"),
-        common::c(common::BSC_ADDRESS),
-    ) else {
+    let Some(abi) = common::verify_through_abi(&signed_data, certs_json, request_id()) else {
         return;
     };
-    let abi = common::owned(|e| {
-        perps::ffi::challenge::perps_challenge_verify(
-            s.as_ptr(),
-            c.as_ptr(),
-            r.as_ptr(),
-            ch.as_ptr(),
-            a.as_ptr(),
-            common::NOW,
-            e,
-        )
-    });
     match (core, abi) {
         (Ok(v), Ok(payload)) => assert_eq!(v.payload_json, payload),
         (Err(r), Err(f)) => {

@@ -101,3 +101,20 @@ pub fn code(call: impl FnOnce(*mut *mut perps_error) -> perps_code) -> Result<()
 pub fn c(text: &str) -> Option<CString> {
     CString::new(text).ok()
 }
+
+/// `perps_challenge_verify` through the C ABI for the bsc test wallet at `NOW`; `None` when an
+/// input holds a NUL byte and cannot be passed as a C string.
+pub fn verify_through_abi(signed_data: &str, certs_json: &str, request_id: &str) -> Option<Result<String, Failure>> {
+    let (s, c, r, ch, a) = (c(signed_data)?, c(certs_json)?, c(request_id)?, c("bsc")?, c(BSC_ADDRESS)?);
+    Some(owned(|e| {
+        perps::ffi::challenge::perps_challenge_verify(
+            s.as_ptr(),
+            c.as_ptr(),
+            r.as_ptr(),
+            ch.as_ptr(),
+            a.as_ptr(),
+            NOW,
+            e,
+        )
+    }))
+}
