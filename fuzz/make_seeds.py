@@ -54,7 +54,9 @@ MARKET = '{"symbol":"SOL-USD","side":"buy","order_type":"market","qty":"3","time
 
 seeds = {
     "order": [LIMIT, FULL, MARKET, LIMIT.replace('"0.01"', "0.01"), LIMIT.replace("reduce_only", "reduceOnly"),
-              LIMIT[:-1] + ',"reduce_only":true}', "[]", "{}", " { } "],
+              LIMIT[:-1] + ',"reduce_only":true}', "[]", "{}", " { } ",
+              # Control characters in a quoted value: the message escapes them (a NUL cannot cross the C ABI).
+              LIMIT.replace('"buy"', '"\\u0000"'), LIMIT.replace('"BTC-USD"', '"a\\nb"')],
     "sign_body_into": [b"", b"{}", LIMIT.encode(), b"\xff\xfe", "héllo ✓".encode(), bytes(range(64))],
     "challenge": [b"\x00" + valid_challenge.encode(), b"\x00a.b.c", b"\x00" + valid_challenge.replace(KID, "x").encode(),
                   b"\x01" + header.encode() + b"\xff" + payload.encode(),

@@ -114,7 +114,8 @@ impl From<Rejection> for Error {
     fn from(r: Rejection) -> Error {
         match r {
             Rejection::UnknownKid(kid) => Error::verification(format!(
-                "the challenge is signed with key id {kid:?}, which the venue's certs do not contain"
+                "the challenge is signed with key id \"{}\", which the venue's certs do not contain",
+                crate::error::excerpt(&kid)
             )),
             Rejection::NoMatchingKey(message) | Rejection::Other(message) => Error::verification(message),
         }
@@ -186,10 +187,7 @@ fn check_header(header: &Map<String, Value>) -> std::result::Result<(), Rejectio
     match header.get("alg") {
         Some(Value::String(alg)) if alg == "ES256" => {}
         Some(Value::String(alg)) => {
-            return reject(format!(
-                "the challenge uses alg {:?}; only ES256 is accepted",
-                crate::wallet::truncate_for_message(alg)
-            ));
+            return reject(format!("the challenge uses alg {:?}; only ES256 is accepted", crate::error::excerpt(alg)));
         }
         _ => return reject("the challenge header has no \"alg\" string"),
     }
@@ -226,7 +224,7 @@ fn check_claims(
     if request_id != expected.request_id {
         return reject(format!(
             "the challenge's requestId {:?} is not this session's key {:?}",
-            crate::wallet::truncate_for_message(request_id),
+            crate::error::excerpt(request_id),
             expected.request_id
         ));
     }
@@ -234,7 +232,7 @@ fn check_claims(
     if !expected.chain.same_address(address, expected.address) {
         return reject(format!(
             "the challenge's address {:?} is not the wallet {:?} ({} addresses)",
-            crate::wallet::truncate_for_message(address),
+            crate::error::excerpt(address),
             expected.address,
             expected.chain
         ));

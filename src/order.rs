@@ -5,8 +5,7 @@
 //! re-serialises it afterwards. Decimals stay the caller's own text ("1.50" stays "1.50"):
 //! they are never parsed into floats.
 
-use crate::error::{Error, Result};
-use crate::wallet::truncate_for_message;
+use crate::error::{Error, Result, excerpt};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 use std::fmt;
@@ -107,7 +106,7 @@ fn write_compact(fields: &[(&str, &Value)]) -> String {
 }
 
 fn unknown_field_message(name: &str) -> String {
-    let shown = truncate_for_message(name);
+    let shown = excerpt(name);
     let normalized: String = name.chars().filter(|c| *c != '_').flat_map(char::to_lowercase).collect();
     let suggestion = FIELDS.iter().map(|(known, _, _)| *known).find(|known| known.replace('_', "") == normalized);
     match suggestion {
@@ -127,7 +126,7 @@ fn check_value(name: &str, kind: Kind, value: &Value) -> Result<()> {
             Some(s) if allowed.contains(&s) => Ok(()),
             Some(s) => Err(Error::invalid_order(format!(
                 "\"{name}\" is \"{}\"; expected one of {}",
-                truncate_for_message(s),
+                excerpt(s),
                 allowed.iter().map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(", ")
             ))),
             None => Err(Error::invalid_order(format!("\"{name}\" must be a string ({})", json_type(value)))),
@@ -140,7 +139,7 @@ fn check_value(name: &str, kind: Kind, value: &Value) -> Result<()> {
             Some(n) if (1..=u32::MAX as u64).contains(&n) => Ok(()),
             _ => Err(Error::invalid_order(format!(
                 "\"{name}\" must be a JSON integer ≥ 1 (got {})",
-                truncate_for_message(&value.to_string())
+                excerpt(&value.to_string())
             ))),
         },
         Kind::Decimal => check_decimal(name, value),
@@ -177,7 +176,7 @@ fn check_decimal(name: &str, value: &Value) -> Result<()> {
             return Err(Error::invalid_order(format!("\"{name}\" must be a decimal string ({})", json_type(other))));
         }
     };
-    let bad = |why: &str| Err(Error::invalid_order(format!("\"{name}\" is \"{}\": {why}", truncate_for_message(s))));
+    let bad = |why: &str| Err(Error::invalid_order(format!("\"{name}\" is \"{}\": {why}", excerpt(s))));
     if s.len() > MAX_DECIMAL_LEN {
         return bad("too long for a decimal");
     }
@@ -241,10 +240,7 @@ impl<'de> Visitor<'de> for EntriesVisitor {
         let mut entries: Vec<(String, Value)> = Vec::new();
         while let Some((key, value)) = map.next_entry::<String, Value>()? {
             if entries.iter().any(|(k, _)| *k == key) {
-                return Err(serde::de::Error::custom(format!(
-                    "duplicate field \"{}\" in the order",
-                    truncate_for_message(&key)
-                )));
+                return Err(serde::de::Error::custom(format!("duplicate field \"{}\" in the order", excerpt(&key))));
             }
             entries.push((key, value));
         }

@@ -113,3 +113,20 @@ fn huge_or_hostile_field_names_are_cut_short_in_messages() {
     let e = validate(&with(&format!("\"{name}\":1"))).unwrap_err();
     assert!(e.message().len() < 200, "message is {} bytes", e.message().len());
 }
+
+#[test]
+fn control_characters_in_quoted_values_are_escaped_in_messages() {
+    // A NUL cannot cross the C ABI and a newline or bidi override would forge or hide log text:
+    // the message shows them escaped, the same in Rust as through `perps_order_serialize`.
+    for (value, shown) in [
+        (r#""\u0000""#, r"\u{0}"),
+        (r#""a\nb""#, r"a\nb"),
+        (r#""\u202ebuy""#, r"\u{202e}buy"),
+        (r#""\u001b[31m""#, r"\u{1b}[31m"),
+    ] {
+        let e = validate(&replaced("side", value)).unwrap_err();
+        let expected = format!("\"side\" is \"{shown}\"; expected one of");
+        assert!(e.message().starts_with(&expected), "{value}: {:?}", e.message());
+        assert!(!e.message().chars().any(|c| c.is_control()), "{value}: {:?}", e.message());
+    }
+}

@@ -155,7 +155,7 @@ fn shown_url(url: &str) -> String {
     if url.contains('@') {
         "(not shown: it contains '@')".to_owned()
     } else {
-        format!("{:?}", crate::wallet::truncate_for_message(url))
+        format!("\"{}\"", crate::error::excerpt(url))
     }
 }
 

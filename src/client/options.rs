@@ -58,7 +58,7 @@ impl ClientOptions {
         if let Some(unknown) = map.keys().find(|k| !KNOWN.contains(&k.as_str())) {
             return Err(Error::invalid_argument(format!(
                 "unknown client option {:?}; known options: {}",
-                crate::wallet::truncate_for_message(unknown),
+                crate::error::excerpt(unknown),
                 KNOWN.join(", ")
             )));
         }

@@ -137,7 +137,7 @@ fn check_login_answer(
     if chain != pending.chain.as_str() {
         return Err(Error::verification(format!(
             "login: the venue answered for chain {:?}, not {}",
-            wallet::truncate_for_message(chain),
+            crate::error::excerpt(chain),
             pending.chain
         )));
     }
@@ -145,7 +145,7 @@ fn check_login_answer(
     if !pending.chain.same_address(address, &pending.address) {
         return Err(Error::verification(format!(
             "login: the venue answered for wallet {:?}, not {}",
-            wallet::truncate_for_message(address),
+            crate::error::excerpt(address),
             pending.address
         )));
     }
@@ -187,7 +187,7 @@ fn check_address(chain: Chain, address: &str) -> Result<()> {
     } else {
         Err(Error::invalid_argument(format!(
             "{:?} is not a {chain} address ({})",
-            wallet::truncate_for_message(address),
+            crate::error::excerpt(address),
             match chain {
                 Chain::Bsc => "0x followed by 40 hex digits",
                 Chain::Solana => "base58 of a 32-byte public key",

@@ -28,7 +28,7 @@ impl Client {
             return Err(Error::invalid_argument(format!(
                 "path {:?} must start with '/' and contain no spaces, control or non-ASCII characters \
                  (percent-encode them) or '#' (e.g. \"/api/query_open_orders\")",
-                crate::wallet::truncate_for_message(path)
+                crate::error::excerpt(path)
             )));
         }
         let token = session.usable_token(self.venue_now_ms().div_euclid(1000))?;
@@ -104,7 +104,7 @@ fn venue_result(reply: super::Reply, what: &str) -> Result<String> {
         // fate is unknown, so it is not reported as a refusal.
         Some(code) if code.as_i64().is_none() => Err(Error::bad_response(format!(
             "{what}: the venue's \"code\" is not an integer ({})",
-            crate::wallet::truncate_for_message(&code.to_string())
+            crate::error::excerpt(&code.to_string())
         ))
         .with_status(reply.status)
         .reached_venue(true)
@@ -113,7 +113,7 @@ fn venue_result(reply: super::Reply, what: &str) -> Result<String> {
             let message = answer.get("message").and_then(|m| m.as_str()).unwrap_or("");
             Err(Error::new(
                 Code::ApiError,
-                format!("{what}: the venue refused with code {code}: {}", crate::wallet::truncate_for_message(message)),
+                format!("{what}: the venue refused with code {code}: {}", crate::error::excerpt(message)),
             )
             .with_status(reply.status)
             .with_body(reply.body))
@@ -129,7 +129,7 @@ fn parse_method(method: &str) -> Result<Method> {
         "DELETE" => Ok(Method::DELETE),
         other => Err(Error::invalid_argument(format!(
             "method {:?} is not one of GET, POST, PUT, DELETE",
-            crate::wallet::truncate_for_message(other)
+            crate::error::excerpt(other)
         ))),
     }
 }

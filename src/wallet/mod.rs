@@ -90,11 +90,3 @@ fn quote_if_harmless(text: &str) -> String {
         format!("(a {}-byte string, not shown)", text.len())
     }
 }
-
-/// Untrusted text quoted in a message is cut short so an error cannot carry a huge input.
-pub(crate) fn truncate_for_message(text: &str) -> &str {
-    match text.char_indices().nth(40) {
-        Some((i, _)) => &text[..i],
-        None => text,
-    }
-}
