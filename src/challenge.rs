@@ -187,7 +187,10 @@ fn check_header(header: &Map<String, Value>) -> std::result::Result<(), Rejectio
     match header.get("alg") {
         Some(Value::String(alg)) if alg == "ES256" => {}
         Some(Value::String(alg)) => {
-            return reject(format!("the challenge uses alg {:?}; only ES256 is accepted", crate::error::excerpt(alg)));
+            return reject(format!(
+                "the challenge uses alg \"{}\"; only ES256 is accepted",
+                crate::error::excerpt(alg)
+            ));
         }
         _ => return reject("the challenge header has no \"alg\" string"),
     }
@@ -223,17 +226,17 @@ fn check_claims(
     let request_id = string_claim(payload, "requestId")?;
     if request_id != expected.request_id {
         return reject(format!(
-            "the challenge's requestId {:?} is not this session's key {:?}",
+            "the challenge's requestId \"{}\" is not this session's key \"{}\"",
             crate::error::excerpt(request_id),
-            expected.request_id
+            crate::error::excerpt(expected.request_id)
         ));
     }
     let address = string_claim(payload, "address")?;
     if !expected.chain.same_address(address, expected.address) {
         return reject(format!(
-            "the challenge's address {:?} is not the wallet {:?} ({} addresses)",
+            "the challenge's address \"{}\" is not the wallet \"{}\" ({} addresses)",
             crate::error::excerpt(address),
-            expected.address,
+            crate::error::excerpt(expected.address),
             expected.chain
         ));
     }

@@ -57,7 +57,7 @@ impl ClientOptions {
             .map_err(|e| Error::invalid_argument(format!("options_json is not a JSON object: {e}")))?;
         if let Some(unknown) = map.keys().find(|k| !KNOWN.contains(&k.as_str())) {
             return Err(Error::invalid_argument(format!(
-                "unknown client option {:?}; known options: {}",
+                "unknown client option \"{}\"; known options: {}",
                 crate::error::excerpt(unknown),
                 KNOWN.join(", ")
             )));

@@ -136,7 +136,7 @@ fn check_login_answer(
     let chain = text("chain")?;
     if chain != pending.chain.as_str() {
         return Err(Error::verification(format!(
-            "login: the venue answered for chain {:?}, not {}",
+            "login: the venue answered for chain \"{}\", not {}",
             crate::error::excerpt(chain),
             pending.chain
         )));
@@ -144,7 +144,7 @@ fn check_login_answer(
     let address = text("address")?;
     if !pending.chain.same_address(address, &pending.address) {
         return Err(Error::verification(format!(
-            "login: the venue answered for wallet {:?}, not {}",
+            "login: the venue answered for wallet \"{}\", not {}",
             crate::error::excerpt(address),
             pending.address
         )));
@@ -186,7 +186,7 @@ fn check_address(chain: Chain, address: &str) -> Result<()> {
         Ok(())
     } else {
         Err(Error::invalid_argument(format!(
-            "{:?} is not a {chain} address ({})",
+            "\"{}\" is not a {chain} address ({})",
             crate::error::excerpt(address),
             match chain {
                 Chain::Bsc => "0x followed by 40 hex digits",

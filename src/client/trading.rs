@@ -26,7 +26,7 @@ impl Client {
         // refused by the venue only after the request was sent.
         if !path.starts_with('/') || !path.bytes().all(|b| b.is_ascii_graphic()) || path.contains('#') {
             return Err(Error::invalid_argument(format!(
-                "path {:?} must start with '/' and contain no spaces, control or non-ASCII characters \
+                "path \"{}\" must start with '/' and contain no spaces, control or non-ASCII characters \
                  (percent-encode them) or '#' (e.g. \"/api/query_open_orders\")",
                 crate::error::excerpt(path)
             )));
@@ -128,7 +128,7 @@ fn parse_method(method: &str) -> Result<Method> {
         "PUT" => Ok(Method::PUT),
         "DELETE" => Ok(Method::DELETE),
         other => Err(Error::invalid_argument(format!(
-            "method {:?} is not one of GET, POST, PUT, DELETE",
+            "method \"{}\" is not one of GET, POST, PUT, DELETE",
             crate::error::excerpt(other)
         ))),
     }
