@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fixtures.h"
 
 /* ------------------------------------------------------------------------------------ */
 /* Harness                                                                              */
@@ -415,28 +416,6 @@ static struct tcase *parse_table(const char *text, size_t len, int *count) {
 
 static const char API_TOKEN[] = "api-tok-7Hq2Lm9Xw4Rk8Vn3";
 static const char LOGGED_OUT_TOKEN[] = "api-tok-gone-5Tz1Qp6Yc0Wd";
-static const char EVM_KEY[] = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
-static const char ED_SEED_B58[] = "BbMQkQYZspmkytduTWvXEtc4mMURjsekJDvty2WtKeSb";
-static const char ED_PAIR_B58[] =
-    "49W385L4rePHy6PAaQUovbD2aacgN4HsKXSMeUzRg4fmwXszN91JuMFrQRj3vMDpZuRF3ZknQBuRBoWQJEfXstMw";
-static const char ED_PUBLIC_B58[] = "FVen3X669xLzsi6N2V91DoiyzHzg1uAgqiT8jZ9nS96Z";
-static const char EVM_PAYLOAD[] =
-    "{\"domain\":\"standx.com\",\"chainId\":56,\"message\":\"standx.com wants you to sign in with "
-    "your Ethereum account:\\n0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266\\n\\nSign in to StandX."
-    "\\n\\nNonce: abc123\",\"exp\":1700000180,\"iat\":1700000000}";
-static const char SOL_PAYLOAD[] = "{\"message\":\"sign me please\",\"requestId\":\"x\"}";
-static const uint8_t SOL_RAW_SIG[64] = {
-    73,  168, 206, 31,  70,  74,  255, 147, 242, 247, 230, 89,  131, 29,  150, 98,
-    180, 38,  138, 158, 24,  219, 207, 93,  120, 132, 56,  86,  61,  25,  219, 9,
-    86,  73,  244, 95,  62,  151, 232, 135, 181, 10,  10,  23,  44,  18,  77,  22,
-    154, 252, 179, 31,  149, 250, 31,  197, 190, 77,  213, 27,  64,  158, 152, 7};
-static const char CERTS[] =
-    "{\"keys\":[{\"kty\":\"EC\",\"crv\":\"P-256\",\"kid\":\"k1\",\"alg\":\"ES256\",\"use\":\"sig\","
-    "\"x\":\"axfR8uEsQkf4vOblY6RA8ncDfYEt6zOg9KE5RdiYwpY\","
-    "\"y\":\"T-NC4v4af5uO5-tKfA-eFivOM1drMV7Oy7ZAaDe_UfU\"}]}";
-static const char ORDER[] =
-    "{\"symbol\":\"BTC-USD\",\"side\":\"buy\",\"order_type\":\"limit\",\"qty\":\"0.01\",\"price\":\"65000\","
-    "\"time_in_force\":\"gtc\",\"reduce_only\":false}";
 
 struct fixture {
     const char *name;
@@ -520,7 +499,7 @@ static int setup_fixtures(void) {
     add_fixture("sol_key", ED_PAIR_B58, strlen(ED_PAIR_B58), 1);
     add_fixture("evm_payload", EVM_PAYLOAD, strlen(EVM_PAYLOAD), 0);
     add_fixture("sol_payload", SOL_PAYLOAD, strlen(SOL_PAYLOAD), 0);
-    add_fixture("sol_address", ED_PUBLIC_B58, strlen(ED_PUBLIC_B58), 0);
+    add_fixture("sol_address", ED_REQUEST_ID, strlen(ED_REQUEST_ID), 0);
     add_fixture("sig64", SOL_RAW_SIG, sizeof SOL_RAW_SIG, 0);
     static const uint8_t zero64[64] = {0};
     add_fixture("zero64", zero64, sizeof zero64, 0);

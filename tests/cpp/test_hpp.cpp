@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <iterator>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -77,54 +78,13 @@ static void expect_error_at(F f, perps_code code, const char *needle, int line) 
 #define EXPECT_ERROR(expr, code, needle) expect_error_at([&] { (void)(expr); }, (code), (needle), __LINE__)
 
 // ------------------------------------------------------------------------------------
-// Known answers (the same as tests/c/test_core.c; computed independently of the library)
+// Known answers (computed independently of the library)
 // ------------------------------------------------------------------------------------
 
-// RFC 8032 test 1 Ed25519 key; its public key in base58 is both the requestId and the
-// Solana address.
-static const char ED_SEED_B58[] = "BbMQkQYZspmkytduTWvXEtc4mMURjsekJDvty2WtKeSb";
-static const char ED_BAD_PAIR_B58[] =  // the same seed with the public half's first byte flipped
-    "49W385L4rePHy6PAaQUovbD2aacgN4HsKXSMeUzRg4fmwTyaieHE1Wm8zjc5QqxNfyg1nZC1hEoWbwCWo3MYA5hb";
-static const char ED_REQUEST_ID[] = "FVen3X669xLzsi6N2V91DoiyzHzg1uAgqiT8jZ9nS96Z";
+// Shared with the C tests: keys, known answers, payloads, CERTS and ORDER.
+#include "../c/fixtures.h"
 
-static const char KAT_ID[] = "123e4567-e89b-42d3-a456-426614174000";
-static const std::int64_t KAT_TS = 1700000000123;
-static const char KAT_BODY[] = R"({"symbol":"BTC-USD","side":"buy"})";
-static const char KAT_SIG[] =
-    "M9mPMRykFc2vFDpyUxltxdZwxZSHKnMTK3/vLL6qiD6HSCHPgCBes+TSHs46KP5RVfivCHpvqs4yUoJVLT0yCA==";
-
-static const char EVM_KEY[] = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
-static const char EVM_ADDRESS[] = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
-static const char EVM_PAYLOAD[] =
-    "{\"domain\":\"standx.com\",\"chainId\":56,\"message\":\"standx.com wants you to sign in with "
-    "your Ethereum account:\\n0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266\\n\\nSign in to StandX."
-    "\\n\\nNonce: abc123\",\"exp\":1700000180,\"iat\":1700000000}";
-static const char EVM_SIG[] =
-    "0x4f68d61b544051b53ec975a99146a31e9e3cf1d023a76f7377d9bfc4482a59b52b50005fbdd9da32ff59e0616"
-    "ad291bba6cc7cf93dea1bb4261fbc40824cb6dd1c";
-
-static const char SOL_PAYLOAD[] = R"({"message":"sign me please","requestId":"x"})";
-static const std::vector<std::uint8_t> SOL_RAW_SIG = {
-    73,  168, 206, 31,  70,  74,  255, 147, 242, 247, 230, 89,  131, 29,  150, 98,
-    180, 38,  138, 158, 24,  219, 207, 93,  120, 132, 56,  86,  61,  25,  219, 9,
-    86,  73,  244, 95,  62,  151, 232, 135, 181, 10,  10,  23,  44,  18,  77,  22,
-    154, 252, 179, 31,  149, 250, 31,  197, 190, 77,  213, 27,  64,  158, 152, 7};
-static const char SOL_LOGIN_SIG[] =
-    "eyJpbnB1dCI6eyJtZXNzYWdlIjoic2lnbiBtZSBwbGVhc2UiLCJyZXF1ZXN0SWQiOiJ4In0sIm91dHB1dCI6eyJzaWdu"
-    "ZWRNZXNzYWdlIjpbMTE1LDEwNSwxMDMsMTEwLDMyLDEwOSwxMDEsMzIsMTEyLDEwOCwxMDEsOTcsMTE1LDEwMV0sInNp"
-    "Z25hdHVyZSI6WzczLDE2OCwyMDYsMzEsNzAsNzQsMjU1LDE0NywyNDIsMjQ3LDIzMCw4OSwxMzEsMjksMTUwLDk4LDE4"
-    "MCwzOCwxMzgsMTU4LDI0LDIxOSwyMDcsOTMsMTIwLDEzMiw1Niw4Niw2MSwyNSwyMTksOSw4Niw3MywyNDQsOTUsNjIs"
-    "MTUxLDIzMiwxMzUsMTgxLDEwLDEwLDIzLDQ0LDE4LDc3LDIyLDE1NCwyNTIsMTc5LDMxLDE0OSwyNTAsMzEsMTk3LDE5"
-    "MCw3NywyMTMsMjcsNjQsMTU4LDE1Miw3XSwiYWNjb3VudCI6eyJwdWJsaWNLZXkiOlsyMTUsOTAsMTUyLDEsMTMwLDE3"
-    "NywxMCwxODMsMjEzLDc1LDI1NCwyMTEsMjAxLDEwMCw3LDU4LDE0LDIyNSwxMTQsMjQzLDIxOCwxNjYsMzUsMzcsMTc1"
-    "LDIsMjYsMTA0LDI0Nyw3LDgxLDI2XX19fQ==";
-
-static const char CERTS[] =
-    R"({"keys":[{"kty":"EC","crv":"P-256","kid":"k1","alg":"ES256","use":"sig",)"
-    R"("x":"axfR8uEsQkf4vOblY6RA8ncDfYEt6zOg9KE5RdiYwpY","y":"T-NC4v4af5uO5-tKfA-eFivOM1drMV7Oy7ZAaDe_UfU"}]})";
-
-static const char ORDER[] = R"({"symbol":"BTC-USD","side":"buy","order_type":"limit","qty":"0.01",)"
-                            R"("price":"65000","time_in_force":"gtc","reduce_only":false})";
+static const std::vector<std::uint8_t> SOL_RAW_SIG_BYTES(std::begin(SOL_RAW_SIG), std::end(SOL_RAW_SIG));
 
 // A loopback venue that refuses connections: offline, but a valid client.
 static const char DEAD_BASE[] = "http://127.0.0.1:1/auth";
@@ -258,8 +218,8 @@ static void test_wallet() {
     CHECK(perps::wallet_address("solana", ED_SEED_B58) == ED_REQUEST_ID);
     CHECK(perps::wallet_sign("bsc", EVM_KEY, EVM_PAYLOAD) == EVM_SIG);
     CHECK(perps::wallet_sign("solana", ED_SEED_B58, SOL_PAYLOAD) == SOL_LOGIN_SIG);
-    CHECK(perps::wrap_solana_signature(SOL_PAYLOAD, ED_REQUEST_ID, SOL_RAW_SIG) == SOL_LOGIN_SIG);
-    CHECK(perps::wrap_solana_signature(SOL_PAYLOAD, ED_REQUEST_ID, SOL_RAW_SIG.data(), SOL_RAW_SIG.size()) ==
+    CHECK(perps::wrap_solana_signature(SOL_PAYLOAD, ED_REQUEST_ID, SOL_RAW_SIG_BYTES) == SOL_LOGIN_SIG);
+    CHECK(perps::wrap_solana_signature(SOL_PAYLOAD, ED_REQUEST_ID, SOL_RAW_SIG_BYTES.data(), SOL_RAW_SIG_BYTES.size()) ==
           SOL_LOGIN_SIG);
 
     EXPECT_ERROR(perps::wallet_address("bsc", "0x1234"), PERPS_INVALID_KEY, nullptr);
@@ -269,11 +229,11 @@ static void test_wallet() {
     EXPECT_ERROR(perps::wallet_sign("bsc", std::string(EVM_KEY) + '\0', EVM_PAYLOAD), PERPS_INVALID_ARGUMENT,
                  "private_key contains a NUL byte");
 
-    std::vector<std::uint8_t> flipped = SOL_RAW_SIG;
+    std::vector<std::uint8_t> flipped = SOL_RAW_SIG_BYTES;
     flipped[0] ^= 1;
     EXPECT_ERROR(perps::wrap_solana_signature(SOL_PAYLOAD, ED_REQUEST_ID, flipped), PERPS_VERIFICATION_FAILED,
                  nullptr);
-    std::vector<std::uint8_t> short_sig(SOL_RAW_SIG.begin(), SOL_RAW_SIG.end() - 1);
+    std::vector<std::uint8_t> short_sig(SOL_RAW_SIG_BYTES.begin(), SOL_RAW_SIG_BYTES.end() - 1);
     EXPECT_ERROR(perps::wrap_solana_signature(SOL_PAYLOAD, ED_REQUEST_ID, short_sig), PERPS_INVALID_ARGUMENT,
                  nullptr);
     EXPECT_ERROR(perps::wrap_solana_signature(SOL_PAYLOAD, ED_REQUEST_ID, nullptr, 64), PERPS_INVALID_ARGUMENT,
