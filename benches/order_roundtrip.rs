@@ -12,6 +12,8 @@
 //!
 //! `cargo bench --features sandbox --bench order_roundtrip`; `-- --test` runs it once.
 
+mod common;
+
 use criterion::{BatchSize, Criterion};
 use perps::ffi::client::{perps_client, perps_client_free, perps_client_new, perps_new_order, perps_signin};
 use perps::ffi::error::{perps_code, perps_error, perps_error_free, perps_error_message};
@@ -28,18 +30,9 @@ use std::time::Instant;
 const ORDER: &CStr = c"{\"symbol\":\"BTC-USD\",\"side\":\"buy\",\"order_type\":\"limit\",\"qty\":\"0.01\",\"price\":\"65000\",\"time_in_force\":\"gtc\",\"reduce_only\":false}";
 const BSC_KEY: &CStr = c"0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
 
-/// Take an owned `char*` result, or panic with the error's message.
-fn owned(call: impl FnOnce(*mut *mut perps_error) -> *mut c_char, what: &str) -> String {
-    let mut err: *mut perps_error = null_mut();
-    let out = call(&mut err);
-    if out.is_null() {
-        let message = unsafe { CStr::from_ptr(perps_error_message(err)) }.to_string_lossy().into_owned();
-        perps_error_free(err);
-        panic!("{what} failed: {message}");
-    }
-    let text = unsafe { CStr::from_ptr(out) }.to_str().expect("UTF-8").to_owned();
-    perps_string_free(out);
-    text
+/// An owned `char*` result as a `String`, or a panic with the error's message.
+fn owned_text(call: impl FnOnce(*mut *mut perps_error) -> *mut c_char, what: &str) -> String {
+    common::owned(call, what).into_string().expect("results are UTF-8")
 }
 
 /// A signed-in client and session through the C ABI.
@@ -56,7 +49,7 @@ impl Trader {
         assert!(!client.is_null(), "perps_client_new failed");
         let session = perps_session_new(&mut err);
         assert!(!session.is_null(), "perps_session_new failed");
-        owned(|e| perps_signin(client, session, c"bsc".as_ptr(), BSC_KEY.as_ptr(), 3600, e), "perps_signin");
+        owned_text(|e| perps_signin(client, session, c"bsc".as_ptr(), BSC_KEY.as_ptr(), 3600, e), "perps_signin");
         Trader { client, session }
     }
 
@@ -97,8 +90,8 @@ fn field(bytes: &[c_char]) -> &str {
 
 impl Plain {
     fn new(venue: &Sandbox, trader: &Trader) -> Plain {
-        let token = owned(|e| perps_session_token(trader.session, e), "perps_session_token");
-        let body = owned(|e| perps_order_serialize(ORDER.as_ptr(), e), "perps_order_serialize").into_bytes();
+        let token = owned_text(|e| perps_session_token(trader.session, e), "perps_session_token");
+        let body = owned_text(|e| perps_order_serialize(ORDER.as_ptr(), e), "perps_order_serialize").into_bytes();
         // The settings a latency-minded caller would pick: keep-alive (the default), no
         // Nagle delay, and the status read rather than turned into an error.
         let agent = ureq::Agent::config_builder().http_status_as_error(false).no_delay(true).build().new_agent();

@@ -10,33 +10,21 @@
 //!
 //! `cargo bench --features sandbox --bench signin_cpu`; `-- --test` makes a few sign-ins.
 
+mod common;
+use common::owned;
+
 use perps::ffi::client::{
     perps_client, perps_client_free, perps_client_new, perps_login, perps_prepare_signin, perps_signin,
 };
-use perps::ffi::error::{perps_error, perps_error_free, perps_error_message};
 use perps::ffi::session::{perps_session, perps_session_free, perps_session_new};
-use perps::ffi::strings::perps_string_free;
 use perps::ffi::wallet::{perps_wallet_address, perps_wallet_sign};
-use std::ffi::{CStr, CString, c_char};
+use std::ffi::{CStr, CString};
 use std::io::BufRead;
 use std::process::{Child, Command, Stdio};
 use std::ptr::{null, null_mut};
 use std::time::Instant;
 
 const BSC_KEY: &CStr = c"0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
-
-fn owned(call: impl FnOnce(*mut *mut perps_error) -> *mut c_char, what: &str) -> CString {
-    let mut err: *mut perps_error = null_mut();
-    let out = call(&mut err);
-    if out.is_null() {
-        let message = unsafe { CStr::from_ptr(perps_error_message(err)) }.to_string_lossy().into_owned();
-        perps_error_free(err);
-        panic!("{what} failed: {message}");
-    }
-    let text = unsafe { CStr::from_ptr(out) }.to_owned();
-    perps_string_free(out);
-    text
-}
 
 /// Microseconds of CPU on the given clock.
 fn cpu_us(clock: libc::clockid_t) -> f64 {

@@ -126,6 +126,27 @@ func asPerpsError(t *testing.T, err error, code perps.Code) *perps.Error {
 	return perr
 }
 
+// signedIn starts a sandbox and returns a client and a session signed in to it with the bsc
+// test wallet; all three are closed when the test ends.
+func signedIn(t *testing.T) (*sandbox, *perps.Client, *perps.Session) {
+	t.Helper()
+	sb := startSandbox(t)
+	client, err := perps.NewClient(sb.BaseURL, sb.PerpsURL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	session, err := perps.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = session.Close() })
+	if _, err := client.Signin(session, "bsc", walletKey, 3600); err != nil {
+		t.Fatal(err)
+	}
+	return sb, client, session
+}
+
 // ---------------------------------------------------------------------------------------
 // The flow (this is the README's "Use from Go" snippet)
 // ---------------------------------------------------------------------------------------
@@ -247,14 +268,7 @@ func TestSigninOneCallRequestLogout(t *testing.T) {
 // ---------------------------------------------------------------------------------------
 
 func TestHTTPStatusError(t *testing.T) {
-	sb := startSandbox(t)
-	client, _ := perps.NewClient(sb.BaseURL, sb.PerpsURL, "")
-	defer client.Close()
-	session, _ := perps.NewSession()
-	defer session.Close()
-	if _, err := client.Signin(session, "bsc", walletKey, 3600); err != nil {
-		t.Fatal(err)
-	}
+	sb, client, session := signedIn(t)
 	sb.setFaults(t, `{"status":500}`) // trading endpoints only: sign-in still works
 	if _, err := signinAndOrder(sb.BaseURL, sb.PerpsURL); err == nil {
 		t.Fatal("the snippet's order succeeded despite HTTP 500")
@@ -280,14 +294,7 @@ func TestHTTPStatusError(t *testing.T) {
 }
 
 func TestInvalidOrderIsNotSent(t *testing.T) {
-	sb := startSandbox(t)
-	client, _ := perps.NewClient(sb.BaseURL, sb.PerpsURL, "")
-	defer client.Close()
-	session, _ := perps.NewSession()
-	defer session.Close()
-	if _, err := client.Signin(session, "bsc", walletKey, 3600); err != nil {
-		t.Fatal(err)
-	}
+	sb, client, session := signedIn(t)
 	bad := strings.Replace(order, `"qty":"0.01"`, `"qty":0.01`, 1)
 	_, err := client.NewOrder(session, bad)
 	perr := asPerpsError(t, err, perps.InvalidOrder)
@@ -469,14 +476,7 @@ func TestMisuse(t *testing.T) {
 // One client and one session shared by goroutines that place orders, valid and invalid: the
 // errors come back to the goroutine that made the call, whatever OS thread it ran on.
 func TestConcurrentOrders(t *testing.T) {
-	sb := startSandbox(t)
-	client, _ := perps.NewClient(sb.BaseURL, sb.PerpsURL, "")
-	defer client.Close()
-	session, _ := perps.NewSession()
-	defer session.Close()
-	if _, err := client.Signin(session, "bsc", walletKey, 3600); err != nil {
-		t.Fatal(err)
-	}
+	sb, client, session := signedIn(t)
 	bad := strings.Replace(order, `"side":"buy"`, `"side":"up"`, 1)
 	var wg sync.WaitGroup
 	for g := 0; g < 8; g++ {
