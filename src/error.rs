@@ -149,14 +149,18 @@ impl fmt::Debug for Error {
 impl std::error::Error for Error {}
 
 /// Untrusted text quoted in a message: at most 40 characters, with control characters and
-/// bidirectional overrides escaped (`\u{0}`, `\n`, `\u{202e}`). An error message can then
-/// neither carry a huge input back, nor break a log line, nor hide its text from a reader,
-/// and it reads the same in Rust and through the C ABI (where a NUL could not pass).
+/// bidirectional overrides escaped (`\u{0}`, `\n`, `\u{202e}`), and `"` and `\` escaped
+/// so the quotes around it are unambiguous. An error message can then neither carry a huge
+/// input back, nor break a log line, nor hide or fake its text, and it reads the same in
+/// Rust and through the C ABI (where a NUL could not pass).
 pub(crate) fn excerpt(text: &str) -> String {
     let mut shown = String::with_capacity(text.len().min(48));
     for c in text.chars().take(40) {
         if c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') {
             shown.extend(c.escape_default());
+        } else if c == '"' || c == '\\' {
+            shown.push('\\');
+            shown.push(c);
         } else {
             shown.push(c);
         }
@@ -174,6 +178,7 @@ mod tests {
         assert_eq!(excerpt(&"é".repeat(100)), "é".repeat(40), "cut on characters, not bytes");
         assert_eq!(excerpt("a\0b\r\nc\u{7f}"), r"a\u{0}b\r\nc\u{7f}");
         assert_eq!(excerpt("\u{202e}evil\u{2066}"), r"\u{202e}evil\u{2066}");
+        assert_eq!(excerpt(r#"x" (did you mean "y"?) \"#), r#"x\" (did you mean \"y\"?) \\"#);
         assert_eq!(excerpt("naïve ✓ 价格"), "naïve ✓ 价格", "printable text is kept as is");
     }
 }
