@@ -2,7 +2,7 @@
 //! Every option is optional; unknown options are refused so a typo is not silently ignored.
 
 use crate::error::{Error, Result};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::time::Duration;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -53,8 +53,14 @@ impl ClientOptions {
         let Some(json) = json.filter(|j| !j.trim().is_empty()) else {
             return Ok(options);
         };
-        let map: Map<String, Value> = serde_json::from_str(json)
+        // Parsed as any JSON first: a typed parse would quote a wrong-typed input in full.
+        let value: Value = serde_json::from_str(json)
             .map_err(|e| Error::invalid_argument(format!("options_json is not a JSON object: {e}")))?;
+        let Value::Object(map) = value else {
+            return Err(Error::invalid_argument(
+                "options_json is not a JSON object: write {\"name\": value, …} or pass NULL for the defaults",
+            ));
+        };
         if let Some(unknown) = map.keys().find(|k| !KNOWN.contains(&k.as_str())) {
             return Err(Error::invalid_argument(format!(
                 "unknown client option \"{}\"; known options: {}",

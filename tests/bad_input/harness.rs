@@ -339,6 +339,10 @@ impl Fixtures {
         let mut deep = b"{\"a\":".to_vec();
         deep.resize(deep.len() + MIB10, b'[');
         strings.insert("big_deep", (deep, false));
+        let mut json_string = b"\"".to_vec();
+        json_string.resize(1 + MIB10, b'a');
+        json_string.push(b'"');
+        strings.insert("big_json_string", (json_string, false));
         strings.insert("big_key", (vec![b'a'; 64 << 10], true));
         Fixtures { client, fresh, api, logged_out, strings, url }
     }

@@ -510,8 +510,9 @@ static int setup_fixtures(void) {
     snprintf(head, sizeof head, "%.*s,\"cl_ord_id\":\"", (int)strlen(ORDER) - 1, ORDER);
     add_built_fixture("big_order", head, 'x', MIB10, "\"}", 0);
     add_built_fixture("big_deep", "{\"a\":", '[', MIB10, "", 0);
+    add_built_fixture("big_json_string", "\"", 'a', MIB10, "\"", 0);
     add_built_fixture("big_key", "", 'a', (size_t)64 << 10, "", 1);
-    return n_fixtures == 14;
+    return n_fixtures == 15;
 }
 
 static void free_fixtures(void) {
