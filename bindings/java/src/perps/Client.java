@@ -51,59 +51,29 @@ public final class Client extends NativeHandle {
 
     /** prepare-signin and challenge verification; returns the payload JSON for the wallet. */
     public String prepareSignin(Session session, String chain, String address) {
-        PointerByReference err = new PointerByReference();
-        try {
-            return PerpsNative.take(
-                    LIB.perps_prepare_signin(ptr(), session.ptr(), utf8(chain), utf8(address), err), err);
-        } finally {
-            Reference.reachabilityFence(this);
-            Reference.reachabilityFence(session);
-        }
+        return takeString(session, err -> LIB.perps_prepare_signin(
+                ptr(), session.ptr(), utf8(chain), utf8(address), err));
     }
 
     /** login with the kept challenge and the wallet's signature; returns the login JSON. */
     public String login(Session session, String signature, long expiresSeconds) {
-        PointerByReference err = new PointerByReference();
-        try {
-            return PerpsNative.take(LIB.perps_login(ptr(), session.ptr(), utf8(signature), expiresSeconds, err), err);
-        } finally {
-            Reference.reachabilityFence(this);
-            Reference.reachabilityFence(session);
-        }
+        return takeString(session, err -> LIB.perps_login(ptr(), session.ptr(), utf8(signature), expiresSeconds, err));
     }
 
     /** All of sign-in in one call with an in-process wallet key; returns the login JSON. */
     public String signin(Session session, String chain, String walletPrivateKey, long expiresSeconds) {
-        PointerByReference err = new PointerByReference();
-        try {
-            return PerpsNative.take(
-                    LIB.perps_signin(ptr(), session.ptr(), utf8(chain), utf8(walletPrivateKey), expiresSeconds, err), err);
-        } finally {
-            Reference.reachabilityFence(this);
-            Reference.reachabilityFence(session);
-        }
+        return takeString(session, err -> LIB.perps_signin(
+                ptr(), session.ptr(), utf8(chain), utf8(walletPrivateKey), expiresSeconds, err));
     }
 
     /** Validate, sign and send an order (never retried); returns the venue's JSON. */
     public String newOrder(Session session, String orderJson) {
-        PointerByReference err = new PointerByReference();
-        try {
-            return PerpsNative.take(LIB.perps_new_order(ptr(), session.ptr(), utf8(orderJson), err), err);
-        } finally {
-            Reference.reachabilityFence(this);
-            Reference.reachabilityFence(session);
-        }
+        return takeString(session, err -> LIB.perps_new_order(ptr(), session.ptr(), utf8(orderJson), err));
     }
 
     /** Any other endpoint under perps_url ("GET", "POST", "PUT", "DELETE"); body null for none. */
     public String request(Session session, String method, String path, String body) {
-        PointerByReference err = new PointerByReference();
-        try {
-            return PerpsNative.take(
-                    LIB.perps_request(ptr(), session.ptr(), utf8(method), utf8(path), utf8(body), err), err);
-        } finally {
-            Reference.reachabilityFence(this);
-            Reference.reachabilityFence(session);
-        }
+        return takeString(session, err -> LIB.perps_request(
+                ptr(), session.ptr(), utf8(method), utf8(path), utf8(body), err));
     }
 }

@@ -1,9 +1,13 @@
 package perps;
 
 import com.sun.jna.Pointer;
+import com.sun.jna.ptr.PointerByReference;
 import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.ToIntFunction;
 
 /**
  * An owned libperps handle: {@link #close()} frees it once (later calls do nothing); a
@@ -11,8 +15,9 @@ import java.util.function.Consumer;
  * plan: close handles with try-with-resources).
  *
  * <p>Every method that passes {@link #ptr()} to the library ends with
- * {@code Reference.reachabilityFence(this)}: without it the JIT may consider the object
- * unreachable during the native call and the Cleaner could free the handle under it.
+ * {@code Reference.reachabilityFence(this)} (most through {@link #takeString} and
+ * {@link #checkCode}): without it the JIT may consider the object unreachable during the
+ * native call and the Cleaner could free the handle under it.
  *
  * <p>Like the C API: do not close a handle while another thread is still using it.
  */
@@ -53,6 +58,39 @@ abstract class NativeHandle implements AutoCloseable {
             throw new IllegalStateException(getClass().getSimpleName() + " is closed");
         }
         return p;
+    }
+
+    /**
+     * Make a library call that uses this handle and returns an owned string (NULL and
+     * {@code *err} on failure: thrown); the string is copied and freed. This handle stays
+     * reachable until the call has returned.
+     */
+    final String takeString(Function<PointerByReference, Pointer> call) {
+        PointerByReference err = new PointerByReference();
+        try {
+            return PerpsNative.take(call.apply(err), err);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /** The same for a call that also uses {@code other}, which stays reachable as well. */
+    final String takeString(NativeHandle other, Function<PointerByReference, Pointer> call) {
+        try {
+            return takeString(call);
+        } finally {
+            Reference.reachabilityFence(other);
+        }
+    }
+
+    /** A library call that uses this handle and returns a perps_code (non-zero: thrown). */
+    final void checkCode(ToIntFunction<PointerByReference> call) {
+        PointerByReference err = new PointerByReference();
+        try {
+            PerpsNative.check(call.applyAsInt(err), err);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
     }
 
     /** Free the native handle now. Idempotent. */

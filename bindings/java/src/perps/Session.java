@@ -37,83 +37,42 @@ public final class Session extends NativeHandle {
 
     /** The base58 public key of the request-signing key. */
     public String requestId() {
-        PointerByReference err = new PointerByReference();
-        try {
-            return PerpsNative.take(LIB.perps_session_request_id(ptr(), err), err);
-        } finally {
-            Reference.reachabilityFence(this);
-        }
+        return takeString(err -> LIB.perps_session_request_id(ptr(), err));
     }
 
     /** The access token (a secret); INVALID_STATE when there is none. */
     public String token() {
-        PointerByReference err = new PointerByReference();
-        try {
-            return PerpsNative.take(LIB.perps_session_token(ptr(), err), err);
-        } finally {
-            Reference.reachabilityFence(this);
-        }
+        return takeString(err -> LIB.perps_session_token(ptr(), err));
     }
 
     /** The session's state as JSON, without secrets. */
     public String info() {
-        PointerByReference err = new PointerByReference();
-        try {
-            return PerpsNative.take(LIB.perps_session_info(ptr(), err), err);
-        } finally {
-            Reference.reachabilityFence(this);
-        }
+        return takeString(err -> LIB.perps_session_info(ptr(), err));
     }
 
     /** Forget the token and any pending challenge (the key is kept). */
     public void logout() {
-        PointerByReference err = new PointerByReference();
-        try {
-            PerpsNative.check(LIB.perps_session_logout(ptr(), err), err);
-        } finally {
-            Reference.reachabilityFence(this);
-        }
+        checkCode(err -> LIB.perps_session_logout(ptr(), err));
     }
 
     /** The x-session-id header of trading requests; null clears it. */
     public void setSessionId(String value) {
-        PointerByReference err = new PointerByReference();
-        try {
-            PerpsNative.check(LIB.perps_session_set_session_id(ptr(), utf8(value), err), err);
-        } finally {
-            Reference.reachabilityFence(this);
-        }
+        checkCode(err -> LIB.perps_session_set_session_id(ptr(), utf8(value), err));
     }
 
     /** The x-impersonate header of trading requests; null clears it. */
     public void setImpersonate(String value) {
-        PointerByReference err = new PointerByReference();
-        try {
-            PerpsNative.check(LIB.perps_session_set_impersonate(ptr(), utf8(value), err), err);
-        } finally {
-            Reference.reachabilityFence(this);
-        }
+        checkCode(err -> LIB.perps_session_set_impersonate(ptr(), utf8(value), err));
     }
 
     /** JSON of the four x-request-* headers for this body (its exact UTF-8 bytes are signed). */
     public String signBody(String body) {
-        PointerByReference err = new PointerByReference();
-        try {
-            return PerpsNative.take(LIB.perps_sign_body(ptr(), utf8(body), err), err);
-        } finally {
-            Reference.reachabilityFence(this);
-        }
+        return takeString(err -> LIB.perps_sign_body(ptr(), utf8(body), err));
     }
 
     /** Same with a caller-chosen request id (a UUID) and timestamp (ms since the epoch). */
     public String signBodyAt(String body, String requestId, long timestampMs) {
-        PointerByReference err = new PointerByReference();
-        try {
-            return PerpsNative.take(
-                    LIB.perps_sign_body_at(ptr(), utf8(body), utf8(requestId), timestampMs, err), err);
-        } finally {
-            Reference.reachabilityFence(this);
-        }
+        return takeString(err -> LIB.perps_sign_body_at(ptr(), utf8(body), utf8(requestId), timestampMs, err));
     }
 
     /** The library's allocation-free path: sign exactly these bytes (UTF-8). */
