@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Every test of the project, from a fresh clone on a fresh machine: installs what it needs
 # (Debian packages, the pinned cbindgen), checks the generated header, runs the Rust tests,
-# the C tests under AddressSanitizer/UBSan and valgrind, the independent Python
-# cross-checks, and the C example end to end under valgrind. `.ci/run` calls exactly this.
+# the constant-time check of signing (valgrind), the C tests under AddressSanitizer/UBSan and
+# valgrind, the independent Python cross-checks, and the C example end to end under valgrind. `.ci/run` calls exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CBINDGEN_VERSION=0.29.4
@@ -54,6 +54,9 @@ cargo test --features sandbox
 
 step "stress in release: 8 threads share one client and one session; 100,000 signatures, 1,000 orders, token refresh"
 cargo test --release --features sandbox --test stress -- --ignored
+
+step "constant time: a signature under valgrind memcheck with the secret key marked undefined (release build)"
+cargo test --release --features sandbox --test constant_time
 
 step "fuzz: every target for ${FUZZ_SECONDS:-30} s (libFuzzer + ASan; stable toolchain through RUSTC_BOOTSTRAP)"
 bash fuzz/run.sh "${FUZZ_SECONDS:-30}"

@@ -5,7 +5,8 @@
 //! body signature skips that hash. The expanded key is zeroized on drop by ed25519-dalek.
 
 use crate::error::{Error, Result};
-use ed25519_dalek::hazmat::{self, ExpandedSecretKey};
+use curve25519_dalek::Scalar;
+use ed25519_dalek::hazmat::ExpandedSecretKey;
 use ed25519_dalek::{Digest, Sha512, Signature, SigningKey, VerifyingKey};
 use std::fmt;
 use zeroize::Zeroizing;
@@ -35,6 +36,7 @@ impl RequestKey {
         let expanded = ExpandedSecretKey::from(key.as_bytes());
         let verifying = key.verifying_key();
         let request_id = bs58::encode(verifying.as_bytes()).into_string();
+        crate::curve::prepare_table();
         RequestKey { expanded, verifying, request_id }
     }
 
@@ -47,18 +49,29 @@ impl RequestKey {
         &self.verifying
     }
 
-    /// Ed25519 signature of the concatenation of `parts`, without concatenating them:
-    /// the pieces are hashed in turn with the key expanded once at creation.
+    /// Ed25519 signature (RFC 8032) of the concatenation of `parts`, without concatenating
+    /// them: the pieces are hashed in turn with the key expanded once at creation. The nonce
+    /// commitment R = r·B is computed by [`crate::curve`]; hashing and scalars are
+    /// ed25519-dalek's, and the result is byte for byte what ed25519-dalek signs.
     pub fn sign_parts(&self, parts: &[&[u8]]) -> Signature {
-        let feed = |hasher: &mut Sha512| {
-            for part in parts {
-                hasher.update(part);
-            }
-            Ok(())
-        };
-        // raw_sign_byupdate only fails if the closure does; ours never does.
-        hazmat::raw_sign_byupdate::<Sha512, _>(&self.expanded, feed, &self.verifying)
-            .unwrap_or_else(|_| unreachable!("the message closure cannot fail"))
+        // r = SHA-512(prefix || M) mod l: deterministic, so never reused for another message.
+        let mut hasher = Sha512::new();
+        hasher.update(self.expanded.hash_prefix);
+        for part in parts {
+            hasher.update(part);
+        }
+        let nonce = Zeroizing::new(Scalar::from_bytes_mod_order_wide(&Zeroizing::new(hasher.finalize().into())));
+        let commitment = crate::curve::mul_base_compressed(nonce.as_bytes());
+        // k = SHA-512(R || A || M) mod l, and s = r + k·a.
+        let mut hasher = Sha512::new();
+        hasher.update(commitment);
+        hasher.update(self.verifying.as_bytes());
+        for part in parts {
+            hasher.update(part);
+        }
+        let challenge = Scalar::from_bytes_mod_order_wide(&hasher.finalize().into());
+        let s = challenge * self.expanded.scalar + *nonce;
+        Signature::from_components(commitment, s.to_bytes())
     }
 }
 

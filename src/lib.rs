@@ -7,6 +7,8 @@
 pub mod body_sign;
 pub mod challenge;
 pub mod client;
+#[doc(hidden)] // internal: public for the constant-time test and benchmarks only
+pub mod curve;
 pub mod error;
 pub mod keys;
 pub mod order;

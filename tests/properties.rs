@@ -99,6 +99,12 @@ proptest! {
         prop_assert_eq!(headers["x-request-timestamp"].as_str(), Some(stamp.as_str()));
         prop_assert!(verify_v1(&verifying_key(&session), &id, &stamp, body.as_bytes(),
             headers["x-request-signature"].as_str().unwrap()));
+        // Byte for byte what ed25519-dalek's standard signer gives (our R = r·B is our own code).
+        use base64::Engine as _;
+        use ed25519_dalek::Signer as _;
+        let dalek = SigningKey::from_bytes(&seed).sign(format!("v1,{id},{stamp},{body}").as_bytes());
+        prop_assert_eq!(headers["x-request-signature"].as_str().unwrap(),
+            base64::engine::general_purpose::STANDARD.encode(dalek.to_bytes()));
     }
 
     #[test]

@@ -1,0 +1,262 @@
+//! Arithmetic modulo p = 2^255 - 19 on five 51-bit limbs (radix 2^51), constant time.
+//!
+//! Limb bounds are what keeps this correct, so every function states what it accepts and what
+//! it returns. "Reduced" below means every limb is below 2^52.
+//! - [`Fe::mul`] and [`Fe::square`] accept limbs below 2^54 and return reduced limbs.
+//! - [`Fe::add`] does not carry: the sum of two reduced elements (< 2^53) is a valid input
+//!   to `mul`/`square`, and the sum of three (< 2^53.6) still is.
+//! - [`Fe::sub`] accepts a subtrahend with limbs below 2^55 and returns reduced limbs.
+//!
+//! Nothing here branches on, or indexes memory by, the value of an element: the inversion is a
+//! fixed chain of squarings and multiplications (Fermat), and the encoding's final reduction
+//! is a carry chain. `tests/constant_time.rs` checks the compiled code under valgrind.
+
+const LOW_51: u64 = (1 << 51) - 1;
+
+/// An element of GF(2^255 - 19) as `l[0] + l[1]·2^51 + l[2]·2^102 + l[3]·2^153 + l[4]·2^204`.
+#[derive(Clone, Copy)]
+pub(crate) struct Fe(pub(crate) [u64; 5]);
+
+/// 16·p, limb by limb: added before subtracting so that no limb goes negative.
+const SIXTEEN_P: [u64; 5] = [16 * (LOW_51 - 18), 16 * LOW_51, 16 * LOW_51, 16 * LOW_51, 16 * LOW_51];
+
+#[inline(always)]
+fn wide(a: u64, b: u64) -> u128 {
+    a as u128 * b as u128
+}
+
+impl Fe {
+    pub(crate) const ZERO: Fe = Fe([0; 5]);
+    pub(crate) const ONE: Fe = Fe([1, 0, 0, 0, 0]);
+
+    /// Limb-wise sum, no carry (see the module's bounds).
+    #[inline(always)]
+    pub(crate) fn add(&self, b: &Fe) -> Fe {
+        let (a, b) = (&self.0, &b.0);
+        Fe([a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4]])
+    }
+
+    /// `self - b`, reduced; `self` reduced or a sum of two reduced, `b` below 2^55 per limb.
+    #[inline(always)]
+    pub(crate) fn sub(&self, b: &Fe) -> Fe {
+        debug_assert!(self.limbs_below(53) && b.limbs_below(55), "sub: limb bound exceeded");
+        let (a, b) = (&self.0, &b.0);
+        Fe::carried([
+            (a[0] + SIXTEEN_P[0]) - b[0],
+            (a[1] + SIXTEEN_P[1]) - b[1],
+            (a[2] + SIXTEEN_P[2]) - b[2],
+            (a[3] + SIXTEEN_P[3]) - b[3],
+            (a[4] + SIXTEEN_P[4]) - b[4],
+        ])
+    }
+
+    #[inline(always)]
+    pub(crate) fn neg(&self) -> Fe {
+        Fe::ZERO.sub(self)
+    }
+
+    /// Checked in debug builds (the test suite) on every operation: the bounds above.
+    fn limbs_below(&self, bits: u32) -> bool {
+        self.0.iter().all(|&l| l < 1 << bits)
+    }
+
+    /// One carry pass over limbs below 2^64: the result's limbs are below 2^51 + 2^13·19.
+    #[inline(always)]
+    fn carried(mut l: [u64; 5]) -> Fe {
+        let c = [l[0] >> 51, l[1] >> 51, l[2] >> 51, l[3] >> 51, l[4] >> 51];
+        l[0] = (l[0] & LOW_51) + c[4] * 19;
+        l[1] = (l[1] & LOW_51) + c[0];
+        l[2] = (l[2] & LOW_51) + c[1];
+        l[3] = (l[3] & LOW_51) + c[2];
+        l[4] = (l[4] & LOW_51) + c[3];
+        Fe(l)
+    }
+
+    /// Carry five 128-bit column sums (each below 2^117, the last below 2^111) into limbs.
+    #[inline(always)]
+    fn from_columns(c: [u128; 5]) -> Fe {
+        let mut c = c;
+        c[1] += c[0] >> 51;
+        c[2] += c[1] >> 51;
+        c[3] += c[2] >> 51;
+        c[4] += c[3] >> 51;
+        let mut l = [
+            c[0] as u64 & LOW_51,
+            c[1] as u64 & LOW_51,
+            c[2] as u64 & LOW_51,
+            c[3] as u64 & LOW_51,
+            c[4] as u64 & LOW_51,
+        ];
+        // The carry out of the top column is below 2^60, so 19 times it fits in 64 bits;
+        // 2^255 = 19 (mod p) folds it into the bottom limb.
+        l[0] += (c[4] >> 51) as u64 * 19;
+        l[1] += l[0] >> 51;
+        l[0] &= LOW_51;
+        Fe(l)
+    }
+
+    /// `self · b`, reduced; both with limbs below 2^54.
+    #[inline(always)]
+    pub(crate) fn mul(&self, b: &Fe) -> Fe {
+        debug_assert!(self.limbs_below(54) && b.limbs_below(54), "mul: limb bound exceeded");
+        let (a, b) = (&self.0, &b.0);
+        // A product limb at position 5 + k stands for 2^255 · 2^(51k) = 19 · 2^(51k).
+        let b19 = [b[1] * 19, b[2] * 19, b[3] * 19, b[4] * 19];
+        Fe::from_columns([
+            wide(a[0], b[0]) + wide(a[1], b19[3]) + wide(a[2], b19[2]) + wide(a[3], b19[1]) + wide(a[4], b19[0]),
+            wide(a[0], b[1]) + wide(a[1], b[0]) + wide(a[2], b19[3]) + wide(a[3], b19[2]) + wide(a[4], b19[1]),
+            wide(a[0], b[2]) + wide(a[1], b[1]) + wide(a[2], b[0]) + wide(a[3], b19[3]) + wide(a[4], b19[2]),
+            wide(a[0], b[3]) + wide(a[1], b[2]) + wide(a[2], b[1]) + wide(a[3], b[0]) + wide(a[4], b19[3]),
+            wide(a[0], b[4]) + wide(a[1], b[3]) + wide(a[2], b[2]) + wide(a[3], b[1]) + wide(a[4], b[0]),
+        ])
+    }
+
+    /// `self²`, reduced; limbs below 2^54. Each cross product is computed once and doubled.
+    #[inline(always)]
+    pub(crate) fn square(&self) -> Fe {
+        debug_assert!(self.limbs_below(54), "square: limb bound exceeded");
+        let a = &self.0;
+        let d = [a[0] * 2, a[1] * 2, a[2] * 2, a[3] * 2];
+        let (a3_19, a4_19) = (a[3] * 19, a[4] * 19);
+        Fe::from_columns([
+            wide(a[0], a[0]) + wide(d[1], a4_19) + wide(d[2], a3_19),
+            wide(d[0], a[1]) + wide(d[2], a4_19) + wide(a[3], a3_19),
+            wide(d[0], a[2]) + wide(a[1], a[1]) + wide(d[3], a4_19),
+            wide(d[0], a[3]) + wide(d[1], a[2]) + wide(a[4], a4_19),
+            wide(d[0], a[4]) + wide(d[1], a[3]) + wide(a[2], a[2]),
+        ])
+    }
+
+    /// `self^(2^k)`, k ≥ 1.
+    #[inline(always)]
+    fn square_times(&self, k: u32) -> Fe {
+        let mut x = self.square();
+        for _ in 1..k {
+            x = x.square();
+        }
+        x
+    }
+
+    /// `self^(p-2)`, the inverse of a non-zero element (zero maps to zero).
+    #[inline(always)]
+    pub(crate) fn invert(&self) -> Fe {
+        // p - 2 = 2^255 - 21, reached by the usual chain of 254 squarings and 11 products;
+        // `x_a_b` below is self^(2^a - 2^b).
+        let z = self;
+        let z2 = z.square();
+        let z9 = z2.square_times(2).mul(z);
+        let z11 = z9.mul(&z2);
+        let x_5_0 = z11.square().mul(&z9);
+        let x_10_0 = x_5_0.square_times(5).mul(&x_5_0);
+        let x_20_0 = x_10_0.square_times(10).mul(&x_10_0);
+        let x_40_0 = x_20_0.square_times(20).mul(&x_20_0);
+        let x_50_0 = x_40_0.square_times(10).mul(&x_10_0);
+        let x_100_0 = x_50_0.square_times(50).mul(&x_50_0);
+        let x_200_0 = x_100_0.square_times(100).mul(&x_100_0);
+        let x_250_0 = x_200_0.square_times(50).mul(&x_50_0);
+        x_250_0.square_times(5).mul(&z11)
+    }
+
+    /// The canonical little-endian encoding (the unique representative below p).
+    #[inline(always)]
+    pub(crate) fn to_bytes(self) -> [u8; 32] {
+        let mut l = Fe::carried(self.0).0;
+        // q = 1 exactly when the value is at least p: adding 19 then carries out of bit 255.
+        let mut q = (l[0] + 19) >> 51;
+        q = (l[1] + q) >> 51;
+        q = (l[2] + q) >> 51;
+        q = (l[3] + q) >> 51;
+        q = (l[4] + q) >> 51;
+        l[0] += 19 * q;
+        l[1] += l[0] >> 51;
+        l[0] &= LOW_51;
+        l[2] += l[1] >> 51;
+        l[1] &= LOW_51;
+        l[3] += l[2] >> 51;
+        l[2] &= LOW_51;
+        l[4] += l[3] >> 51;
+        l[3] &= LOW_51;
+        l[4] &= LOW_51; // drops the 2^255 that subtracting p left over
+        let words = [l[0] | l[1] << 51, l[1] >> 13 | l[2] << 38, l[2] >> 26 | l[3] << 25, l[3] >> 39 | l[4] << 12];
+        let mut out = [0u8; 32];
+        for (chunk, word) in out.chunks_exact_mut(8).zip(words) {
+            chunk.copy_from_slice(&word.to_le_bytes());
+        }
+        out
+    }
+
+    /// Decode 32 little-endian bytes, ignoring bit 255 (for constants and tests).
+    pub(crate) fn from_bytes(bytes: &[u8; 32]) -> Fe {
+        let word = |i: usize| u64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+        let w = [word(0), word(1), word(2), word(3)];
+        Fe([
+            w[0] & LOW_51,
+            (w[0] >> 51 | w[1] << 13) & LOW_51,
+            (w[1] >> 38 | w[2] << 26) & LOW_51,
+            (w[2] >> 25 | w[3] << 39) & LOW_51,
+            (w[3] >> 12) & LOW_51,
+        ])
+    }
+
+    /// The sign bit of the encoding: whether the canonical value is odd.
+    pub(crate) fn is_odd(&self) -> u8 {
+        self.to_bytes()[0] & 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Test values as field elements from small integers and byte patterns.
+    fn samples() -> Vec<Fe> {
+        let mut v = vec![Fe::ONE, Fe([2, 0, 0, 0, 0]), Fe([LOW_51, LOW_51, LOW_51, LOW_51, LOW_51])];
+        let mut b = [0u8; 32];
+        for i in 0..200u32 {
+            for (j, byte) in b.iter_mut().enumerate() {
+                *byte = (i.wrapping_mul(2654435761).wrapping_add(j as u32 * 40503) >> 7) as u8;
+            }
+            v.push(Fe::from_bytes(&b));
+        }
+        v
+    }
+
+    fn eq(a: &Fe, b: &Fe) -> bool {
+        a.to_bytes() == b.to_bytes()
+    }
+
+    #[test]
+    fn p_and_its_neighbours_encode_canonically() {
+        // p itself encodes as 0, p + 1 as 1, p - 1 as itself.
+        let p = Fe([LOW_51 - 18, LOW_51, LOW_51, LOW_51, LOW_51]);
+        assert_eq!(p.to_bytes(), [0u8; 32]);
+        assert_eq!(p.add(&Fe::ONE).to_bytes(), Fe::ONE.to_bytes());
+        let p_minus_1 = Fe([LOW_51 - 19, LOW_51, LOW_51, LOW_51, LOW_51]);
+        let mut expected = [0xffu8; 32];
+        expected[0] = 0xec;
+        expected[31] = 0x7f;
+        assert_eq!(p_minus_1.to_bytes(), expected);
+        // 2^255 - 1 (all 255 bits set) is p + 18.
+        let all = Fe([LOW_51; 5]);
+        assert_eq!(all.to_bytes(), Fe([18, 0, 0, 0, 0]).to_bytes());
+    }
+
+    #[test]
+    fn square_is_mul_by_itself_and_inverse_inverts() {
+        for x in samples() {
+            assert!(eq(&x.square(), &x.mul(&x)));
+            assert!(eq(&x.mul(&x.invert()), &Fe::ONE));
+            assert!(eq(&x.sub(&x), &Fe::ZERO));
+            assert!(eq(&x.add(&x.neg()), &Fe::ZERO));
+        }
+        assert!(eq(&Fe::ZERO.invert(), &Fe::ZERO));
+    }
+
+    #[test]
+    fn bytes_round_trip_below_p() {
+        for x in samples() {
+            let bytes = x.to_bytes();
+            assert_eq!(Fe::from_bytes(&bytes).to_bytes(), bytes);
+        }
+    }
+}

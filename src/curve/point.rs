@@ -1,0 +1,123 @@
+//! Points of the twisted Edwards curve -x² + y² = 1 + d·x²·y² (edwards25519) in the
+//! coordinate systems a fixed-base multiplication needs (Hisil–Wong–Carter–Dawson, 2008):
+//! - [`Extended`] (X:Y:Z:T) with x = X/Z, y = Y/Z, x·y = T/Z: the running sum;
+//! - [`Niels`] (y+x, y−x, 2d·x·y) of an affine point: a table entry, added in 7 products;
+//! - [`Completed`] ((X:Z), (Y:T)): what an addition or doubling yields before conversion.
+//!
+//! Limb bounds (see `field.rs`) are respected by construction: every product input is reduced
+//! or the sum of at most three reduced elements.
+
+use super::field::Fe;
+
+/// d = -121665/121666, encoded little-endian.
+const D_BYTES: [u8; 32] = [
+    0xa3, 0x78, 0x59, 0x13, 0xca, 0x4d, 0xeb, 0x75, 0xab, 0xd8, 0x41, 0x41, 0x4d, 0x0a, 0x70, 0x00, 0x98, 0xe8, 0x79,
+    0x77, 0x79, 0x40, 0xc7, 0x8c, 0x73, 0xfe, 0x6f, 0x2b, 0xee, 0x6c, 0x03, 0x52,
+];
+
+/// The base point's coordinates (RFC 8032 §5.1): y = 4/5 and x the even square root.
+const BASE_X_BYTES: [u8; 32] = [
+    0x1a, 0xd5, 0x25, 0x8f, 0x60, 0x2d, 0x56, 0xc9, 0xb2, 0xa7, 0x25, 0x95, 0x60, 0xc7, 0x2c, 0x69, 0x5c, 0xdc, 0xd6,
+    0xfd, 0x31, 0xe2, 0xa4, 0xc0, 0xfe, 0x53, 0x6e, 0xcd, 0xd3, 0x36, 0x69, 0x21,
+];
+const BASE_Y_BYTES: [u8; 32] = [
+    0x58, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66,
+    0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66,
+];
+
+#[derive(Clone, Copy)]
+pub(crate) struct Extended {
+    x: Fe,
+    y: Fe,
+    z: Fe,
+    t: Fe,
+}
+
+/// An affine point as (y+x, y−x, 2d·x·y), limbs reduced.
+#[derive(Clone, Copy)]
+pub(crate) struct Niels {
+    pub(crate) y_plus_x: Fe,
+    pub(crate) y_minus_x: Fe,
+    pub(crate) xy2d: Fe,
+}
+
+pub(crate) struct Completed {
+    x: Fe,
+    y: Fe,
+    z: Fe,
+    t: Fe,
+}
+
+impl Niels {
+    /// The neutral element (0, 1).
+    pub(crate) const IDENTITY: Niels = Niels { y_plus_x: Fe::ONE, y_minus_x: Fe::ONE, xy2d: Fe::ZERO };
+
+    /// −P: x changes sign, so y+x and y−x swap and 2d·x·y changes sign.
+    pub(crate) fn negated(&self) -> Niels {
+        Niels { y_plus_x: self.y_minus_x, y_minus_x: self.y_plus_x, xy2d: self.xy2d.neg() }
+    }
+}
+
+impl Extended {
+    pub(crate) const IDENTITY: Extended = Extended { x: Fe::ZERO, y: Fe::ONE, z: Fe::ONE, t: Fe::ZERO };
+
+    /// The standard base point B.
+    pub(crate) fn base_point() -> Extended {
+        let (x, y) = (Fe::from_bytes(&BASE_X_BYTES), Fe::from_bytes(&BASE_Y_BYTES));
+        Extended { x, y, z: Fe::ONE, t: x.mul(&y) }
+    }
+
+    /// `self + q` (mixed addition, 7 products with the conversion that follows).
+    #[inline(always)]
+    pub(crate) fn add_niels(&self, q: &Niels) -> Completed {
+        let pp = self.y.add(&self.x).mul(&q.y_plus_x);
+        let mm = self.y.sub(&self.x).mul(&q.y_minus_x);
+        let txy2d = self.t.mul(&q.xy2d);
+        let z2 = self.z.add(&self.z);
+        Completed { x: pp.sub(&mm), y: pp.add(&mm), z: z2.add(&txy2d), t: z2.sub(&txy2d) }
+    }
+
+    /// `2·self` (the doubling formula reads X, Y, Z only).
+    #[inline(always)]
+    pub(crate) fn double(&self) -> Completed {
+        let xx = self.x.square();
+        let yy = self.y.square();
+        let zz = self.z.square();
+        let zz2 = zz.add(&zz);
+        let x_plus_y_sq = self.x.add(&self.y).square();
+        let yy_plus_xx = yy.add(&xx);
+        let yy_minus_xx = yy.sub(&xx);
+        Completed { x: x_plus_y_sq.sub(&yy_plus_xx), y: yy_plus_xx, z: yy_minus_xx, t: zz2.sub(&yy_minus_xx) }
+    }
+
+    /// The affine form as a table entry (one inversion: for building tables, not signing).
+    pub(crate) fn to_niels(self) -> Niels {
+        let z_inv = self.z.invert();
+        let (x, y) = (self.x.mul(&z_inv), self.y.mul(&z_inv));
+        let d2 = Fe::from_bytes(&D_BYTES).add(&Fe::from_bytes(&D_BYTES));
+        // `sub(ZERO)` carries the sum, so every entry's limbs are reduced.
+        Niels { y_plus_x: y.add(&x).sub(&Fe::ZERO), y_minus_x: y.sub(&x), xy2d: x.mul(&y).mul(&d2) }
+    }
+
+    /// The 32-byte encoding: y with the sign of x in the top bit (one inversion).
+    #[inline(always)]
+    pub(crate) fn compress(&self) -> [u8; 32] {
+        let z_inv = self.z.invert();
+        let x = self.x.mul(&z_inv);
+        let mut out = self.y.mul(&z_inv).to_bytes();
+        out[31] ^= x.is_odd() << 7;
+        out
+    }
+}
+
+impl Completed {
+    #[inline(always)]
+    pub(crate) fn to_extended(&self) -> Extended {
+        Extended { x: self.x.mul(&self.t), y: self.y.mul(&self.z), z: self.z.mul(&self.t), t: self.x.mul(&self.y) }
+    }
+
+    /// Without T, for a point that is only doubled next (saves one product).
+    pub(crate) fn to_extended_for_doubling(&self) -> Extended {
+        Extended { x: self.x.mul(&self.t), y: self.y.mul(&self.z), z: self.z.mul(&self.t), t: Fe::ZERO }
+    }
+}
