@@ -67,19 +67,22 @@ fn secret_dependence_reported(report: &str) -> bool {
     report.contains("depends on uninitialised value") || report.contains("Use of uninitialised value")
 }
 
+/// Run `test` under memcheck: it must pass, print `marker`, and show no secret dependence.
+fn assert_clean_under_valgrind(test: &str, marker: &str) {
+    let (ok, report) = under_valgrind(test);
+    assert!(ok && !secret_dependence_reported(&report), "memcheck found secret-dependent code:\n{report}");
+    assert!(report.contains(marker), "the inner test did not run:\n{report}");
+}
+
 #[test]
 fn signing_does_not_branch_on_or_index_by_the_secret_key() {
-    let (ok, report) = under_valgrind("inner_library_signature");
-    assert!(ok && !secret_dependence_reported(&report), "memcheck found secret-dependent code:\n{report}");
-    assert!(report.contains("inner: signed under valgrind"), "the inner test did not run:\n{report}");
+    assert_clean_under_valgrind("inner_library_signature", "inner: signed under valgrind");
 }
 
 #[test]
 fn the_baseline_build_does_not_either() {
     // The code CPUs without AVX2 and BMI2 run (this machine takes the AVX2 path in signing).
-    let (ok, report) = under_valgrind("inner_baseline_multiplication");
-    assert!(ok && !secret_dependence_reported(&report), "memcheck found secret-dependent code:\n{report}");
-    assert!(report.contains("inner: multiplied under valgrind"), "the inner test did not run:\n{report}");
+    assert_clean_under_valgrind("inner_baseline_multiplication", "inner: multiplied under valgrind");
 }
 
 #[test]

@@ -8,7 +8,7 @@
 mod common;
 
 use base64::Engine as _;
-use ed25519_dalek::{Signature, VerifyingKey};
+use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
 use libfuzzer_sys::fuzz_target;
 use perps::ffi::error::perps_code;
 use perps::ffi::session::{perps_session, perps_session_from_api_key};
@@ -16,7 +16,7 @@ use perps::ffi::sign::{perps_body_signature, perps_sign_body_at, perps_sign_body
 use std::ffi::CStr;
 use std::sync::OnceLock;
 
-struct Shared(*mut perps_session, VerifyingKey);
+struct Shared(*mut perps_session, SigningKey, VerifyingKey);
 unsafe impl Send for Shared {}
 unsafe impl Sync for Shared {}
 
@@ -28,7 +28,9 @@ fn session() -> &'static Shared {
         let mut err = std::ptr::null_mut();
         let s = perps_session_from_api_key(token.as_ptr(), key.as_ptr(), &mut err);
         assert!(!s.is_null());
-        Shared(s, ed25519_dalek::SigningKey::from_bytes(&[9u8; 32]).verifying_key())
+        let key = SigningKey::from_bytes(&[9u8; 32]);
+        let verifying = key.verifying_key();
+        Shared(s, key, verifying)
     })
 }
 
@@ -53,7 +55,7 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(code, perps_code::PERPS_OK);
         let out = unsafe { out.assume_init() };
         assert_eq!(field(&out.version), "v1");
-        assert!(verifies(&shared.1, field(&out.request_id), field(&out.timestamp), data, field(&out.signature)));
+        assert!(verifies(&shared.2, field(&out.request_id), field(&out.timestamp), data, field(&out.signature)));
     } else {
         assert_eq!(code, perps_code::PERPS_INVALID_ARGUMENT);
         let raw = unsafe { std::slice::from_raw_parts(out.as_ptr().cast::<u8>(), size_of::<perps_body_signature>()) };
@@ -78,10 +80,7 @@ fuzz_target!(|data: &[u8]| {
                 assert_eq!(h["x-request-id"], id.as_str());
                 assert_eq!(h["x-request-timestamp"], ts.to_string().as_str());
                 // Byte for byte ed25519-dalek's standard signature (R = r·B is the library's own).
-                let standard = ed25519_dalek::Signer::sign(
-                    &ed25519_dalek::SigningKey::from_bytes(&[9u8; 32]),
-                    format!("v1,{id},{ts},{body}").as_bytes(),
-                );
+                let standard = shared.1.sign(format!("v1,{id},{ts},{body}").as_bytes());
                 assert_eq!(
                     h["x-request-signature"].as_str().unwrap(),
                     base64::engine::general_purpose::STANDARD.encode(standard.to_bytes())

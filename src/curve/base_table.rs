@@ -40,10 +40,9 @@ pub(crate) fn mul_base(k: &[u8; 32], pick: impl Fn(&Row, i8) -> Niels) -> Extend
     for (row, &digit) in table.iter().zip(digits.iter().skip(1).step_by(2)) {
         p = p.add_niels(&pick(row, digit)).to_extended();
     }
-    for _ in 0..3 {
-        p = p.double().to_extended_for_doubling();
+    for _ in 0..4 {
+        p = p.double().to_extended();
     }
-    p = p.double().to_extended();
     for (row, &digit) in table.iter().zip(digits.iter().step_by(2)) {
         p = p.add_niels(&pick(row, digit)).to_extended();
     }

@@ -60,6 +60,11 @@ impl Fe {
         self.0.iter().all(|&l| l < 1 << bits)
     }
 
+    /// The same value with reduced limbs.
+    pub(crate) fn reduced(&self) -> Fe {
+        Fe::carried(self.0)
+    }
+
     /// One carry pass over limbs below 2^64: the result's limbs are below 2^51 + 2^13·19.
     #[inline(always)]
     fn carried(mut l: [u64; 5]) -> Fe {

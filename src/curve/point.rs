@@ -94,9 +94,9 @@ impl Extended {
     pub(crate) fn to_niels(self) -> Niels {
         let z_inv = self.z.invert();
         let (x, y) = (self.x.mul(&z_inv), self.y.mul(&z_inv));
-        let d2 = Fe::from_bytes(&D_BYTES).add(&Fe::from_bytes(&D_BYTES));
-        // `sub(ZERO)` carries the sum, so every entry's limbs are reduced.
-        Niels { y_plus_x: y.add(&x).sub(&Fe::ZERO), y_minus_x: y.sub(&x), xy2d: x.mul(&y).mul(&d2) }
+        let d = Fe::from_bytes(&D_BYTES);
+        // Entries are stored reduced, so the sum y + x is carried.
+        Niels { y_plus_x: y.add(&x).reduced(), y_minus_x: y.sub(&x), xy2d: x.mul(&y).mul(&d.add(&d)) }
     }
 
     /// The 32-byte encoding: y with the sign of x in the top bit (one inversion).
@@ -114,10 +114,5 @@ impl Completed {
     #[inline(always)]
     pub(crate) fn to_extended(&self) -> Extended {
         Extended { x: self.x.mul(&self.t), y: self.y.mul(&self.z), z: self.z.mul(&self.t), t: self.x.mul(&self.y) }
-    }
-
-    /// Without T, for a point that is only doubled next (saves one product).
-    pub(crate) fn to_extended_for_doubling(&self) -> Extended {
-        Extended { x: self.x.mul(&self.t), y: self.y.mul(&self.z), z: self.z.mul(&self.t), t: Fe::ZERO }
     }
 }
