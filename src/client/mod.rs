@@ -6,6 +6,7 @@ mod sent_tracker;
 mod signin;
 mod trading;
 pub mod transport;
+mod write_coalescing;
 
 use crate::challenge::CertSet;
 use crate::error::{Error, Result};

@@ -9,7 +9,7 @@ use std::time::Duration;
 pub struct ClientOptions {
     /// TCP + TLS connection set-up limit.
     pub connect_timeout: Duration,
-    /// Longest wait for any single read from the venue.
+    /// Longest wait for any single read from, or write to, the venue.
     pub read_timeout: Duration,
     /// Whole exchange limit (connect, send, receive).
     pub total_timeout: Duration,

@@ -8,6 +8,7 @@
 
 use crate::client::options::ClientOptions;
 use crate::client::sent_tracker::{self, SentTracking};
+use crate::client::write_coalescing::WriteCoalescing;
 use crate::error::{Code, Error, Result};
 use ureq::Agent;
 use ureq::http::{Method, Request};
@@ -44,10 +45,15 @@ impl Transport {
             .user_agent(options.user_agent.as_str())
             .timeout_connect(Some(options.connect_timeout))
             .timeout_per_read(Some(options.read_timeout))
+            // A write that makes no progress for as long is a stalled venue too. It also keeps
+            // the socket's send timeout the same from one request to the next: with only the
+            // total limit, ureq would re-arm it (a `setsockopt`) with the time left before
+            // every write. The total limit still caps every write.
+            .timeout_per_write(Some(options.read_timeout))
             .timeout_global(Some(options.total_timeout))
             .tls_config(tls.build())
             .build();
-        let connector = DefaultConnector::default().chain(SentTracking);
+        let connector = DefaultConnector::default().chain(SentTracking).chain(WriteCoalescing);
         let agent = Agent::with_parts(config, connector, RememberingResolver::default());
         Ok(Transport { agent, max_response_bytes: options.max_response_bytes })
     }
