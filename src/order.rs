@@ -8,7 +8,8 @@
 use crate::error::{Error, Result, excerpt};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::Value;
-use std::fmt;
+use std::borrow::Cow;
+use std::fmt::{self, Write as _};
 
 /// A validated order, serialised once.
 #[derive(Clone, PartialEq, Eq)]
@@ -99,7 +100,8 @@ fn write_compact(fields: &[(&str, &Value)]) -> String {
         json.push('"');
         json.push_str(name);
         json.push_str("\":");
-        json.push_str(&value.to_string());
+        // Written straight into the body: no intermediate String per field.
+        write!(json, "{value}").expect("writing to a String cannot fail");
     }
     json.push('}');
     json
@@ -210,7 +212,7 @@ fn json_type(value: &Value) -> &'static str {
 
 /// Parse a JSON object keeping every entry, so that a duplicated key is an error rather
 /// than a silent "last one wins" (`{"reduce_only":true,…,"reduce_only":false}`).
-fn parse_entries(order_json: &str) -> Result<Vec<(String, Value)>> {
+fn parse_entries(order_json: &str) -> Result<Vec<(Cow<'_, str>, Value)>> {
     let mut de = serde_json::Deserializer::from_str(order_json);
     let entries = de.deserialize_map(EntriesVisitor).map_err(|e| {
         let text = e.to_string();
@@ -230,20 +232,48 @@ fn parse_entries(order_json: &str) -> Result<Vec<(String, Value)>> {
 struct EntriesVisitor;
 
 impl<'de> Visitor<'de> for EntriesVisitor {
-    type Value = Vec<(String, Value)>;
+    type Value = Vec<(Cow<'de, str>, Value)>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON object")
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
-        let mut entries: Vec<(String, Value)> = Vec::new();
-        while let Some((key, value)) = map.next_entry::<String, Value>()? {
+        let mut entries: Vec<(Cow<'de, str>, Value)> = Vec::with_capacity(FIELDS.len());
+        while let Some((Key(key), value)) = map.next_entry::<Key<'de>, Value>()? {
             if entries.iter().any(|(k, _)| *k == key) {
                 return Err(serde::de::Error::custom(format!("duplicate field \"{}\" in the order", excerpt(&key))));
             }
             entries.push((key, value));
         }
         Ok(entries)
+    }
+}
+
+/// An object key, borrowed from the caller's text unless it has escapes (serde's own
+/// `Cow<str>` always copies).
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> serde::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+struct KeyVisitor;
+
+impl<'de> Visitor<'de> for KeyVisitor {
+    type Value = Key<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a field name")
+    }
+
+    fn visit_borrowed_str<E: serde::de::Error>(self, key: &'de str) -> std::result::Result<Self::Value, E> {
+        Ok(Key(Cow::Borrowed(key)))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, key: &str) -> std::result::Result<Self::Value, E> {
+        Ok(Key(Cow::Owned(key.to_owned())))
     }
 }
