@@ -1,0 +1,151 @@
+//! The whole flow over TLS, as against a real venue: sign-in, login and orders through the C
+//! ABI to `https://127.0.0.1`, where a TLS front (rustls, with the test certificate in
+//! `tests/tls/`) passes each decrypted request to the sandbox venue and its answer back.
+//!
+//! The sandbox verifies the wallet signature and every body signature over the exact bytes
+//! it receives, so an accepted order proves that the request went through the library's
+//! transport chain (TLS, then sent-tracking, then write coalescing) intact. Also asserted:
+//! trust comes from `ca_bundle_path` alone (without it the handshake fails and nothing is
+//! sent), and the orders share one TLS connection.
+//!
+//! The fixtures (test-only, valid until 2126): `ca.pem`, a P-256 CA made with
+//! `openssl req -x509` whose key was discarded; `server.pem` / `server.key`, a leaf it signed
+//! for IP 127.0.0.1 and DNS localhost (serverAuth, CA:FALSE).
+#![cfg(feature = "sandbox")]
+
+mod common;
+
+use common::abi::{Client, Session, new_order, signin};
+use perps::ffi::error::perps_code::PERPS_TRANSPORT;
+use perps::sandbox::{Sandbox, SandboxConfig};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+const BSC_KEY: &str = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+const ORDER: &str = r#"{"symbol":"BTC-USD","side":"buy","order_type":"limit","qty":"0.01","price":"65000","time_in_force":"gtc","reduce_only":false}"#;
+
+fn fixture(name: &str) -> String {
+    format!("{}/tests/tls/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A TLS front for the sandbox on 127.0.0.1; counts the TLS connections it accepted.
+struct TlsFront {
+    port: u16,
+    connections: Arc<AtomicUsize>,
+}
+
+impl TlsFront {
+    fn start(backend_port: u16) -> TlsFront {
+        let certs =
+            CertificateDer::pem_file_iter(fixture("server.pem")).unwrap().collect::<Result<Vec<_>, _>>().unwrap();
+        let key = PrivateKeyDer::from_pem_file(fixture("server.key")).unwrap();
+        let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(certs, key)
+            .unwrap();
+        let config = Arc::new(config);
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let connections = Arc::new(AtomicUsize::new(0));
+        let count = connections.clone();
+        std::thread::spawn(move || {
+            for tcp in listener.incoming() {
+                let Ok(tcp) = tcp else { return };
+                count.fetch_add(1, Ordering::SeqCst);
+                let config = config.clone();
+                std::thread::spawn(move || {
+                    let tls = rustls::StreamOwned::new(rustls::ServerConnection::new(config).unwrap(), tcp);
+                    let backend = TcpStream::connect(("127.0.0.1", backend_port)).unwrap();
+                    relay(tls, backend);
+                });
+            }
+        });
+        TlsFront { port, connections }
+    }
+}
+
+/// Pass HTTP/1.1 messages one at a time: a request from the client, then the backend's
+/// answer (both with a Content-Length body or none), until either side closes.
+fn relay(tls: rustls::StreamOwned<rustls::ServerConnection, TcpStream>, backend: TcpStream) {
+    let mut client = BufReader::new(tls);
+    let mut server = BufReader::new(backend);
+    while let Some(request) = read_message(&mut client) {
+        if server.get_mut().write_all(&request).is_err() {
+            return;
+        }
+        let Some(answer) = read_message(&mut server) else { return };
+        let tls = client.get_mut();
+        if tls.write_all(&answer).and_then(|()| tls.flush()).is_err() {
+            return;
+        }
+    }
+}
+
+/// One message: the head up to the blank line, then Content-Length bytes of body.
+fn read_message(from: &mut impl BufRead) -> Option<Vec<u8>> {
+    let mut message = Vec::new();
+    let mut length = 0usize;
+    loop {
+        let mut line = Vec::new();
+        if from.read_until(b'\n', &mut line).ok()? == 0 {
+            return None;
+        }
+        let text = String::from_utf8_lossy(&line).to_ascii_lowercase();
+        if let Some(value) = text.strip_prefix("content-length:") {
+            length = value.trim().parse().expect("a Content-Length");
+        }
+        assert!(!text.starts_with("transfer-encoding:"), "the relay handles Content-Length bodies only");
+        message.extend_from_slice(&line);
+        if line == b"\r\n" {
+            break;
+        }
+    }
+    let start = message.len();
+    message.resize(start + length, 0);
+    from.read_exact(&mut message[start..]).ok()?;
+    Some(message)
+}
+
+/// The venue's two base URLs through the TLS front.
+fn https_urls(venue: &Sandbox, front: &TlsFront) -> (String, String) {
+    let local = format!("http://127.0.0.1:{}", venue.port());
+    let remote = format!("https://127.0.0.1:{}", front.port);
+    (venue.base_url().replace(&local, &remote), venue.perps_url().replace(&local, &remote))
+}
+
+#[test]
+fn signin_and_orders_over_tls_are_verified_by_the_venue() {
+    let venue = Sandbox::start(SandboxConfig::default()).expect("sandbox starts");
+    let front = TlsFront::start(venue.port());
+    let (base, perps) = https_urls(&venue, &front);
+    let options = serde_json::json!({ "ca_bundle_path": fixture("ca.pem") }).to_string();
+    let client = Client::new(&base, &perps, Some(&options)).expect("client");
+    let session = Session::new();
+    signin(&client, &session, "bsc", BSC_KEY, 3600).expect("sign-in over TLS");
+    for _ in 0..3 {
+        let answer = new_order(&client, &session, ORDER).expect("order over TLS");
+        assert!(answer.contains("\"code\":0"), "{answer}");
+    }
+    let stats = venue.stats();
+    assert_eq!(stats.orders_accepted, 3, "every order's body signature verified by the venue");
+    assert_eq!(front.connections.load(Ordering::SeqCst), 1, "sign-in and orders share one TLS connection");
+}
+
+#[test]
+fn without_the_ca_bundle_the_certificate_is_refused_and_nothing_is_sent() {
+    let venue = Sandbox::start(SandboxConfig::default()).expect("sandbox starts");
+    let front = TlsFront::start(venue.port());
+    let (base, perps) = https_urls(&venue, &front);
+    let client = Client::new(&base, &perps, None).expect("client");
+    let session = Session::new();
+    let failure = signin(&client, &session, "bsc", BSC_KEY, 3600).expect_err("an untrusted certificate");
+    assert_eq!(failure.code, PERPS_TRANSPORT, "{failure:?}");
+    assert!(!failure.may_have_reached_venue, "{failure:?}");
+    assert_eq!(venue.stats().orders_received, 0);
+}
