@@ -33,12 +33,18 @@ impl<In: Transport> Connector<In> for WriteCoalescing {
     }
 }
 
-#[derive(Debug)]
 pub struct CoalescingTransport<In> {
     inner: In,
     /// Bytes ureq asked us to transmit that are not sent yet (a copy: ureq writes its next
     /// transmission at the start of the same output buffer).
     held: Vec<u8>,
+}
+
+/// The held bytes are a request head with its bearer token: their count only.
+impl<In: std::fmt::Debug> std::fmt::Debug for CoalescingTransport<In> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CoalescingTransport").field("inner", &self.inner).field("held_bytes", &self.held.len()).finish()
+    }
 }
 
 impl<In: Transport> CoalescingTransport<In> {
