@@ -35,6 +35,9 @@ fn accepted_orders_serialise_compactly_in_documented_order() {
         // Decimals keep the caller's text exactly (no float round trip).
         (replaced("qty", r#""1.50""#), r#"{"symbol":"BTC-USD","side":"buy","order_type":"limit","qty":"1.50","price":"65000.5","time_in_force":"gtc","reduce_only":false}"#),
         (replaced("price", r#""0.000000001""#), r#"{"symbol":"BTC-USD","side":"buy","order_type":"limit","qty":"0.01","price":"0.000000001","time_in_force":"gtc","reduce_only":false}"#),
+        // JSON escapes in names and values are decoded, and the body is written without them.
+        (r#"{"\u0073ymbol":"BTC\u002dUSD","side":"buy","order_type":"market","qty":"1","time_in_force":"ioc","reduce\u005fonly":false}"#.into(),
+         r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"1","time_in_force":"ioc","reduce_only":false}"#),
     ];
     for (input, expected) in cases {
         let body = validate(&input).unwrap_or_else(|e| panic!("{input} refused: {e}"));
@@ -63,6 +66,8 @@ fn refused_orders_name_the_problem() {
         (with(r#""reduceOnly":true"#), "unknown field \"reduceOnly\" (did you mean \"reduce_only\"?)"),
         (with(r#""stop_price":"1""#), "unknown field \"stop_price\""),
         (with(r#""reduce_only":true"#), "duplicate field \"reduce_only\""),
+        // The same name spelled with an escape is the same field.
+        (with(r#""reduce\u005fonly":true"#), "duplicate field \"reduce_only\""),
         (replaced("qty", "0.01"), "\"qty\" must be a decimal string like \"0.01\", not a JSON number"),
         (replaced("price", "65000"), "\"price\" must be a decimal string like \"0.01\", not a JSON number"),
         (replaced("qty", r#""0""#), "must be greater than zero"),
