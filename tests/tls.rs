@@ -14,13 +14,16 @@
 #![cfg(feature = "sandbox")]
 
 mod common;
+#[path = "common/rogue_server.rs"]
+mod rogue_server;
 
 use common::abi::{Client, Session, new_order, signin};
 use perps::ffi::error::perps_code::PERPS_TRANSPORT;
 use perps::sandbox::{Sandbox, SandboxConfig};
+use rogue_server::{Message, read_message};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -72,44 +75,24 @@ impl TlsFront {
 
 /// Pass HTTP/1.1 messages one at a time: a request from the client, then the backend's
 /// answer (both with a Content-Length body or none), until either side closes.
-fn relay(tls: rustls::StreamOwned<rustls::ServerConnection, TcpStream>, backend: TcpStream) {
-    let mut client = BufReader::new(tls);
-    let mut server = BufReader::new(backend);
-    while let Some(request) = read_message(&mut client) {
-        if server.get_mut().write_all(&request).is_err() {
+fn relay(mut tls: rustls::StreamOwned<rustls::ServerConnection, TcpStream>, mut backend: TcpStream) {
+    let (mut from_client, mut from_backend) = (Vec::new(), Vec::new());
+    while let Some(request) = read_message(&mut tls, &mut from_client) {
+        assert_content_length_only(&request);
+        if backend.write_all(&request.raw).is_err() {
             return;
         }
-        let Some(answer) = read_message(&mut server) else { return };
-        let tls = client.get_mut();
-        if tls.write_all(&answer).and_then(|()| tls.flush()).is_err() {
+        let Some(answer) = read_message(&mut backend, &mut from_backend) else { return };
+        assert_content_length_only(&answer);
+        if tls.write_all(&answer.raw).and_then(|()| tls.flush()).is_err() {
             return;
         }
     }
 }
 
-/// One message: the head up to the blank line, then Content-Length bytes of body.
-fn read_message(from: &mut impl BufRead) -> Option<Vec<u8>> {
-    let mut message = Vec::new();
-    let mut length = 0usize;
-    loop {
-        let mut line = Vec::new();
-        if from.read_until(b'\n', &mut line).ok()? == 0 {
-            return None;
-        }
-        let text = String::from_utf8_lossy(&line).to_ascii_lowercase();
-        if let Some(value) = text.strip_prefix("content-length:") {
-            length = value.trim().parse().expect("a Content-Length");
-        }
-        assert!(!text.starts_with("transfer-encoding:"), "the relay handles Content-Length bodies only");
-        message.extend_from_slice(&line);
-        if line == b"\r\n" {
-            break;
-        }
-    }
-    let start = message.len();
-    message.resize(start + length, 0);
-    from.read_exact(&mut message[start..]).ok()?;
-    Some(message)
+fn assert_content_length_only(message: &Message) {
+    let chunked = message.headers.iter().any(|(name, _)| name == "transfer-encoding");
+    assert!(!chunked, "the relay handles Content-Length bodies only: {}", message.start_line);
 }
 
 /// The venue's two base URLs through the TLS front.

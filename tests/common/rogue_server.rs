@@ -217,6 +217,34 @@ fn reset(stream: TcpStream) {
 
 /// Read one request (headers and a `Content-Length` body); `None` at end of stream.
 fn read_request(stream: &mut TcpStream, buffered: &mut Vec<u8>) -> Option<Seen> {
+    let message = read_message(stream, buffered)?;
+    let mut request_line = message.start_line.split(' ');
+    let method = request_line.next()?.to_owned();
+    let target = request_line.next()?.to_owned();
+    Some(Seen { method, target, body: message.body().to_vec(), headers: message.headers })
+}
+
+/// One HTTP/1.1 message as read: its first line, its headers, and all of its bytes.
+pub struct Message {
+    /// The request line or the status line.
+    pub start_line: String,
+    /// Header names lower-cased.
+    pub headers: Vec<(String, String)>,
+    /// The message exactly as it arrived: head, blank line, body.
+    pub raw: Vec<u8>,
+    body_start: usize,
+}
+
+impl Message {
+    pub fn body(&self) -> &[u8] {
+        &self.raw[self.body_start..]
+    }
+}
+
+/// Read one message (a request or an answer: head and a `Content-Length` body) from
+/// `stream`, after the bytes already in `buffered`, which keeps whatever follows it.
+/// `None` at end of stream.
+pub fn read_message(stream: &mut impl Read, buffered: &mut Vec<u8>) -> Option<Message> {
     let header_end = loop {
         if let Some(i) = find(buffered, b"\r\n\r\n") {
             break i;
@@ -229,9 +257,7 @@ fn read_request(stream: &mut TcpStream, buffered: &mut Vec<u8>) -> Option<Seen> 
     };
     let head = String::from_utf8_lossy(&buffered[..header_end]).into_owned();
     let mut lines = head.split("\r\n");
-    let mut request_line = lines.next()?.split(' ');
-    let method = request_line.next()?.to_owned();
-    let target = request_line.next()?.to_owned();
+    let start_line = lines.next()?.to_owned();
     let headers: Vec<(String, String)> = lines
         .filter_map(|l| l.split_once(':'))
         .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
@@ -246,9 +272,8 @@ fn read_request(stream: &mut TcpStream, buffered: &mut Vec<u8>) -> Option<Seen> 
             Ok(n) => buffered.extend_from_slice(&chunk[..n]),
         }
     }
-    let body = buffered[body_start..body_start + length].to_vec();
-    buffered.drain(..body_start + length);
-    Some(Seen { method, target, headers, body })
+    let raw = buffered.drain(..body_start + length).collect();
+    Some(Message { start_line, headers, raw, body_start })
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
