@@ -10,37 +10,74 @@
 
 mod base_table;
 mod field;
+#[cfg(target_arch = "x86_64")]
+mod field64;
 mod point;
 
+use field::Fe;
+
 /// The encoding of `k·B` for a reduced scalar `k` (little-endian, below 2^253), constant time.
+///
+/// Three builds of the same comb, the fastest the CPU allows (the standard library caches the
+/// detection: one load per call):
+/// - AVX2, BMI2 and ADX: four-limb field elements in assembly (`field64.rs`);
+/// - AVX2 and BMI2 without ADX (and under valgrind, whose virtual CPU does not report ADX):
+///   five-limb elements compiled for `mulx`, the lookup in 256-bit registers;
+/// - any other CPU: the baseline x86-64 (or other architecture's) code.
 pub fn mul_base_compressed(k: &[u8; 32]) -> [u8; 32] {
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("bmi2") {
-        // SAFETY: the CPU has the features the function is compiled for (checked just above).
+    if has_avx2_bmi2() {
+        if std::is_x86_feature_detected!("adx") {
+            // SAFETY: the CPU has AVX2, BMI2 and ADX (checked just above).
+            return unsafe { mul_base_compressed_adx(k) };
+        }
+        // SAFETY: the CPU has AVX2 and BMI2 (checked just above).
         return unsafe { mul_base_compressed_avx2(k) };
     }
     mul_base_compressed_baseline(k)
 }
 
-/// The code every CPU without AVX2 and BMI2 runs; public so that tests can check it (its
-/// results and its constant time) on machines that would otherwise take the AVX2 path.
-pub fn mul_base_compressed_baseline(k: &[u8; 32]) -> [u8; 32] {
-    base_table::mul_base(k, base_table::select).compress()
+#[cfg(target_arch = "x86_64")]
+fn has_avx2_bmi2() -> bool {
+    std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("bmi2")
 }
 
-/// The same code compiled for AVX2 (the table lookup in 256-bit registers) and BMI2 (`mulx`,
-/// which leaves the flags alone, and flag-free shifts). Detection is cached by the standard
-/// library (one load per call).
+/// The code every CPU without AVX2 and BMI2 runs; public so that tests can check it (its
+/// results and its constant time) on machines that would otherwise take a faster path.
+pub fn mul_base_compressed_baseline(k: &[u8; 32]) -> [u8; 32] {
+    base_table::mul_base::<Fe, _>(k, base_table::table(), base_table::select).compress()
+}
+
+/// The five-limb code compiled for AVX2 (the table lookup in 256-bit registers) and BMI2
+/// (`mulx`, which leaves the flags alone, and flag-free shifts).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,bmi2")]
 unsafe fn mul_base_compressed_avx2(k: &[u8; 32]) -> [u8; 32] {
     // The closure inherits this function's target features, so it may call `select_avx2`.
-    base_table::mul_base(k, |row, digit| base_table::select_avx2(row, digit)).compress()
+    base_table::mul_base::<Fe, _>(k, base_table::table(), |row, digit| base_table::select_avx2(row, digit)).compress()
 }
 
-/// Build the base-point table (once per process) ahead of the first signature.
+/// The four-limb build (`field64.rs`), the lookup in 256-bit registers. Public so that tests
+/// can check it under valgrind, which hides ADX from the dispatch above.
+///
+/// # Safety
+/// The CPU must have AVX2, BMI2 and ADX.
+#[doc(hidden)]
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi2,adx")]
+pub unsafe fn mul_base_compressed_adx(k: &[u8; 32]) -> [u8; 32] {
+    base_table::mul_base::<field64::Fe64, _>(k, base_table::table64(), |row, digit| base_table::select_avx2(row, digit))
+        .compress()
+}
+
+/// Build the base-point table(s) this CPU will read (once per process) ahead of the first
+/// signature.
 pub(crate) fn prepare_table() {
-    base_table::prepare();
+    #[cfg(target_arch = "x86_64")]
+    let with_table64 = has_avx2_bmi2() && std::is_x86_feature_detected!("adx");
+    #[cfg(not(target_arch = "x86_64"))]
+    let with_table64 = false;
+    base_table::prepare(with_table64);
 }
 
 #[cfg(test)]
@@ -59,8 +96,8 @@ mod tests {
     #[test]
     fn agrees_with_dalek_on_many_scalars() {
         // Edge scalars (digits at their extremes, carries through every digit) and a
-        // pseudo-random walk; both builds of the code: the dispatching entry point (AVX2 + BMI2
-        // where the CPU has them) and the baseline x86-64 code every CPU runs otherwise.
+        // pseudo-random walk; every build of the code this CPU can run: the dispatching entry
+        // point, the baseline code, and each x86-64 build explicitly (the dispatch picks one).
         let mut scalars = vec![Scalar::ONE, -Scalar::ONE, Scalar::from(8u64), Scalar::from(0x8888_8888_8888_8888u64)];
         for fill in [0x88u8, 0x77, 0xff, 0x80, 0x08] {
             let mut bytes = [fill; 32];
@@ -81,6 +118,17 @@ mod tests {
                 s.as_bytes()
             );
             assert_eq!(mul_base_compressed_baseline(s.as_bytes()), expected, "baseline build, k = {:?}", s.as_bytes());
+            #[cfg(target_arch = "x86_64")]
+            if has_avx2_bmi2() {
+                // SAFETY: the CPU has AVX2 and BMI2 (checked just above).
+                let avx2 = unsafe { mul_base_compressed_avx2(s.as_bytes()) };
+                assert_eq!(avx2, expected, "five-limb AVX2 build, k = {:?}", s.as_bytes());
+                if std::is_x86_feature_detected!("adx") {
+                    // SAFETY: and ADX.
+                    let adx = unsafe { mul_base_compressed_adx(s.as_bytes()) };
+                    assert_eq!(adx, expected, "four-limb ADX build, k = {:?}", s.as_bytes());
+                }
+            }
         }
     }
 }

@@ -7,9 +7,10 @@
 //! that is the code users run, and a debug build's overflow checks and limb-bound assertions
 //! do branch on secret values by design.
 //!
-//! The outer tests run this test binary again under valgrind: on the library's signer and on
-//! the baseline build of the multiplication that CPUs without AVX2 run (both must be clean),
-//! and on a control that uses ed25519-dalek's variable-time multiplication on a secret (must be
+//! The outer tests run this test binary again under valgrind: on the library's signer, on the
+//! baseline build of the multiplication that CPUs without AVX2 run, and on the four-limb ADX
+//! build (valgrind's virtual CPU does not report ADX, so the signer there takes the five-limb
+//! AVX2 build; the ADX one is called directly). All must be clean. And on a control that uses ed25519-dalek's variable-time multiplication on a secret (must be
 //! reported), so the check is shown to catch what it is for.
 #![cfg(all(not(debug_assertions), target_arch = "x86_64", target_os = "linux"))]
 
@@ -19,6 +20,8 @@ use std::process::Command;
 
 /// Set in the environment of the run under valgrind.
 const INNER: &str = "PERPS_CT_INNER";
+/// Which build of the multiplication `inner_multiplication` runs: `baseline` or `adx`.
+const BUILD: &str = "PERPS_CT_BUILD";
 
 /// A valgrind client request; a no-op (returns `default`) outside valgrind.
 fn client_request(default: u64, request: u64, arg1: u64, arg2: u64) -> u64 {
@@ -52,12 +55,18 @@ const MESSAGE: &[u8] =
 
 /// Run one `#[ignore]`d test of this binary under memcheck; its exit status and report.
 fn under_valgrind(test: &str) -> (bool, String) {
+    under_valgrind_with(test, "")
+}
+
+/// [`under_valgrind`], telling the inner test which build to run.
+fn under_valgrind_with(test: &str, build: &str) -> (bool, String) {
     let exe = std::env::current_exe().expect("the test binary's path");
     let output = Command::new("valgrind")
         .args(["--tool=memcheck", "--error-exitcode=99", "--track-origins=no"])
         .arg(&exe)
         .args([test, "--exact", "--ignored", "--nocapture", "--test-threads=1"])
         .env(INNER, "1")
+        .env(BUILD, build)
         .output()
         .unwrap_or_else(|e| panic!("valgrind could not be started ({e}); install it: apt-get install valgrind"));
     (output.status.success(), String::from_utf8_lossy(&output.stderr).into_owned())
@@ -68,21 +77,35 @@ fn secret_dependence_reported(report: &str) -> bool {
 }
 
 /// Run `test` under memcheck: it must pass, print `marker`, and show no secret dependence.
-fn assert_clean_under_valgrind(test: &str, marker: &str) {
-    let (ok, report) = under_valgrind(test);
+fn assert_clean_under_valgrind(test: &str, build: &str, marker: &str) {
+    let (ok, report) = under_valgrind_with(test, build);
     assert!(ok && !secret_dependence_reported(&report), "memcheck found secret-dependent code:\n{report}");
     assert!(report.contains(marker), "the inner test did not run:\n{report}");
 }
 
 #[test]
 fn signing_does_not_branch_on_or_index_by_the_secret_key() {
-    assert_clean_under_valgrind("inner_library_signature", "inner: signed under valgrind");
+    assert_clean_under_valgrind("inner_library_signature", "", "inner: signed under valgrind");
 }
 
 #[test]
 fn the_baseline_build_does_not_either() {
-    // The code CPUs without AVX2 and BMI2 run (this machine takes the AVX2 path in signing).
-    assert_clean_under_valgrind("inner_baseline_multiplication", "inner: multiplied under valgrind");
+    // The code CPUs without AVX2 and BMI2 run (this machine takes a faster path in signing).
+    assert_clean_under_valgrind("inner_multiplication", "baseline", "inner: baseline multiplied under valgrind");
+}
+
+#[test]
+fn the_four_limb_adx_build_does_not_either() {
+    // What signing runs on CPUs with ADX, outside valgrind. Valgrind executes the instructions;
+    // only a CPU without them could not run this check.
+    if !(std::is_x86_feature_detected!("avx2")
+        && std::is_x86_feature_detected!("bmi2")
+        && std::is_x86_feature_detected!("adx"))
+    {
+        eprintln!("skipped: this CPU has no AVX2, BMI2 and ADX");
+        return;
+    }
+    assert_clean_under_valgrind("inner_multiplication", "adx", "inner: adx multiplied under valgrind");
 }
 
 #[test]
@@ -119,8 +142,8 @@ fn inner_library_signature() {
 }
 
 #[test]
-#[ignore = "run under valgrind by the_baseline_build_does_not_either"]
-fn inner_baseline_multiplication() {
+#[ignore = "run under valgrind by the_baseline_build_does_not_either and the_four_limb_adx_build_does_not_either"]
+fn inner_multiplication() {
     use curve25519_dalek::{EdwardsPoint, Scalar};
     if !inside_valgrind() {
         return;
@@ -128,10 +151,16 @@ fn inner_baseline_multiplication() {
     let secret = Scalar::from_bytes_mod_order([0xa5u8; 32]);
     let standard = EdwardsPoint::mul_base(&secret).compress().to_bytes();
     mark(&secret, MAKE_MEM_UNDEFINED);
-    let encoded = perps::curve::mul_base_compressed_baseline(secret.as_bytes());
+    let build = std::env::var(BUILD).unwrap_or_default();
+    let encoded = match build.as_str() {
+        "baseline" => perps::curve::mul_base_compressed_baseline(secret.as_bytes()),
+        // SAFETY: the outer test checked (natively) that the CPU has AVX2, BMI2 and ADX.
+        "adx" => unsafe { perps::curve::mul_base_compressed_adx(secret.as_bytes()) },
+        other => panic!("unknown {BUILD} {other:?}"),
+    };
     mark(&encoded, MAKE_MEM_DEFINED);
     assert_eq!(encoded, standard);
-    eprintln!("inner: multiplied under valgrind");
+    eprintln!("inner: {build} multiplied under valgrind");
 }
 
 #[test]

@@ -4,37 +4,109 @@
 //!
 //! What differs from ed25519-dalek is the table lookup. dalek selects each entry with an
 //! out-of-line conditional assignment per entry (about 730 instructions per lookup, a fifth of
-//! a signature). Here a row is a flat array, and the selection is one masked OR per word:
-//! with AVX2, four 256-bit AND/OR pairs per entry, the masks made by a vector compare
-//! ([`select_avx2`]); otherwise 64-bit words with masks passed through `black_box`, so that
-//! the compiler cannot see they are all-zero or all-one and turn the selection back into a
-//! branch ([`select`]). `tests/constant_time.rs` checks the compiled code under valgrind.
+//! a signature). Here a row is a flat array of words, and the selection is one masked OR per
+//! word: with AVX2, 256-bit AND/OR pairs, the masks made by a vector compare ([`select_avx2`]);
+//! otherwise 64-bit words with masks passed through `black_box`, so that the compiler cannot
+//! see they are all-zero or all-one and turn the selection back into a branch ([`select`]).
+//! `tests/constant_time.rs` checks the compiled code under valgrind.
+//!
+//! There is one table per field representation: five-limb entries (16 words with padding) for
+//! [`Fe`], four-limb entries (12 words) for [`Fe64`], the latter converted from the former.
 
-use super::field::Fe;
+use super::field::{Fe, FieldElement};
+#[cfg(target_arch = "x86_64")]
+use super::field64::Fe64;
 use super::point::{Extended, Niels};
 use std::hint::black_box;
 use std::sync::LazyLock;
 
-/// A table entry's 15 limbs (y+x, y−x, 2dxy) plus one word of padding to a vector multiple.
-type Entry = [u64; 16];
-/// 0·P, 1·P, …, 8·P for one P = 256^i·B.
-pub(crate) type Row = [Entry; 9];
+/// 0·P, 1·P, …, 8·P for one P = 256^i·B, each entry the words of (y+x, y−x, 2dxy) followed by
+/// zero padding up to `N`, a multiple of 4 (one 256-bit register).
+pub(crate) type Row<const N: usize> = [[u64; N]; 9];
+
+/// A field element as table words.
+pub(crate) trait TableField: FieldElement {
+    /// Words per element.
+    const WORDS: usize;
+    fn words(&self) -> &[u64];
+    fn from_words(words: &[u64]) -> Self;
+    /// `b` where `mask` is all ones, `a` where it is zero, word by word without branches.
+    fn masked_choice(a: &Self, b: &Self, mask: u64) -> Self;
+}
+
+/// Word-wise `a ^ ((a ^ b) & mask)`: `b` under an all-ones mask, `a` under zero.
+#[inline(always)]
+fn choose_words<const W: usize>(a: &[u64; W], b: &[u64; W], mask: u64) -> [u64; W] {
+    std::array::from_fn(|i| a[i] ^ ((a[i] ^ b[i]) & mask))
+}
+
+impl TableField for Fe {
+    const WORDS: usize = 5;
+    #[inline(always)]
+    fn words(&self) -> &[u64] {
+        &self.0
+    }
+    #[inline(always)]
+    fn from_words(w: &[u64]) -> Fe {
+        Fe([w[0], w[1], w[2], w[3], w[4]])
+    }
+    #[inline(always)]
+    fn masked_choice(a: &Fe, b: &Fe, mask: u64) -> Fe {
+        Fe(choose_words(&a.0, &b.0, mask))
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl TableField for Fe64 {
+    const WORDS: usize = 4;
+    #[inline(always)]
+    fn words(&self) -> &[u64] {
+        &self.0
+    }
+    #[inline(always)]
+    fn from_words(w: &[u64]) -> Fe64 {
+        Fe64([w[0], w[1], w[2], w[3]])
+    }
+    #[inline(always)]
+    fn masked_choice(a: &Fe64, b: &Fe64, mask: u64) -> Fe64 {
+        Fe64(choose_words(&a.0, &b.0, mask))
+    }
+}
 
 /// Built once per process on first use (≈ 3 ms: 256 inversions), then only read.
-static TABLE: LazyLock<Box<[Row; 32]>> = LazyLock::new(build_table);
+static TABLE: LazyLock<Box<[Row<16>; 32]>> = LazyLock::new(build_table);
+/// The same points with four-limb coordinates, built from [`TABLE`] when first used.
+#[cfg(target_arch = "x86_64")]
+static TABLE64: LazyLock<Box<[Row<12>; 32]>> = LazyLock::new(|| convert_table(&TABLE));
 
-/// Build the table now rather than inside the first signature.
-pub(crate) fn prepare() {
+pub(crate) fn table() -> &'static [Row<16>; 32] {
+    &TABLE
+}
+
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn table64() -> &'static [Row<12>; 32] {
+    &TABLE64
+}
+
+/// Build the tables a signature will read now rather than inside the first one.
+pub(crate) fn prepare(with_table64: bool) {
     LazyLock::force(&TABLE);
+    #[cfg(target_arch = "x86_64")]
+    if with_table64 {
+        LazyLock::force(&TABLE64);
+    }
 }
 
 /// `k·B` for a scalar `k` given little-endian, below 2^255 (a reduced scalar is below 2^253),
 /// with `pick` as the table lookup ([`select`] or [`select_avx2`]). Inlined into its callers so
 /// that it is compiled for the CPU features each one enables.
 #[inline(always)]
-pub(crate) fn mul_base(k: &[u8; 32], pick: impl Fn(&Row, i8) -> Niels) -> Extended {
+pub(crate) fn mul_base<F: FieldElement, R>(
+    k: &[u8; 32],
+    table: &[R; 32],
+    pick: impl Fn(&R, i8) -> Niels<F>,
+) -> Extended<F> {
     let mut digits = signed_radix16(k);
-    let table = &**TABLE;
     // Σ d_i·16^i·B = 16·Σ d_{2j+1}·256^j·B + Σ d_{2j}·256^j·B.
     let mut p = Extended::IDENTITY;
     for (row, &digit) in table.iter().zip(digits.iter().skip(1).step_by(2)) {
@@ -70,9 +142,9 @@ fn signed_radix16(k: &[u8; 32]) -> [i8; 64] {
 
 /// `digit·P` from P's row, reading every entry whatever the digit (any x86-64 CPU).
 #[inline(always)]
-pub(crate) fn select(row: &Row, digit: i8) -> Niels {
+pub(crate) fn select<F: TableField, const N: usize>(row: &Row<N>, digit: i8) -> Niels<F> {
     let (negative, magnitude) = sign_and_magnitude(digit);
-    let mut acc: Entry = [0; 16];
+    let mut acc = [0u64; N];
     for (j, entry) in row.iter().enumerate() {
         // All ones when j is the magnitude (magnitude ^ j is then 0), else all zeros.
         let hit = black_box(((magnitude ^ j as u64).wrapping_sub(1) >> 63).wrapping_neg());
@@ -83,29 +155,31 @@ pub(crate) fn select(row: &Row, digit: i8) -> Niels {
     negated_if(from_entry(&acc), negative)
 }
 
-/// [`select`] in 256-bit registers: per entry one compare, four ANDs and four ORs.
+/// [`select`] in 256-bit registers: per entry one compare, and an AND and an OR per 4 words.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-pub(crate) fn select_avx2(row: &Row, digit: i8) -> Niels {
+pub(crate) fn select_avx2<F: TableField, const N: usize>(row: &Row<N>, digit: i8) -> Niels<F> {
     use std::arch::x86_64::{
         __m256i, _mm256_and_si256, _mm256_cmpeq_epi64, _mm256_loadu_si256, _mm256_or_si256, _mm256_set1_epi64x,
         _mm256_setzero_si256, _mm256_storeu_si256,
     };
     let (negative, magnitude) = sign_and_magnitude(digit);
     let wanted = _mm256_set1_epi64x(magnitude as i64);
+    // Up to four 256-bit lanes per entry: 16 words at most (both tables' entries fit).
+    const { assert!(N % 4 == 0 && N <= 16) };
     let mut acc = [_mm256_setzero_si256(); 4];
     for (j, entry) in row.iter().enumerate() {
         let hit = _mm256_cmpeq_epi64(wanted, _mm256_set1_epi64x(j as i64));
-        for (quarter, a) in acc.iter_mut().enumerate() {
-            // SAFETY: an entry is 16 words, four 32-byte quarters; loadu needs no alignment.
+        for (quarter, a) in acc.iter_mut().enumerate().take(N / 4) {
+            // SAFETY: an entry is N words, N/4 32-byte quarters; loadu needs no alignment.
             let words = unsafe { _mm256_loadu_si256(entry.as_ptr().add(4 * quarter).cast::<__m256i>()) };
             *a = _mm256_or_si256(*a, _mm256_and_si256(words, hit));
         }
     }
-    let mut chosen: Entry = [0; 16];
-    for (quarter, a) in acc.iter().enumerate() {
-        // SAFETY: as above, into our own 16-word array.
+    let mut chosen = [0u64; N];
+    for (quarter, a) in acc.iter().enumerate().take(N / 4) {
+        // SAFETY: as above, into our own N-word array.
         unsafe { _mm256_storeu_si256(chosen.as_mut_ptr().add(4 * quarter).cast::<__m256i>(), *a) };
     }
     negated_if(from_entry(&chosen), negative)
@@ -119,39 +193,64 @@ fn sign_and_magnitude(digit: i8) -> (u64, u64) {
     (negative, ((digit as i64 ^ sign) - sign) as u64)
 }
 
-/// `-p` when `negative` is 1, `p` when it is 0, computing both.
+/// `-p` when `negative` is 1, `p` when it is 0, computing both: y+x and y−x trade places and
+/// 2dxy changes sign (x changes sign).
 #[inline(always)]
-fn negated_if(p: Niels, negative: u64) -> Niels {
-    let mut words = to_entry(&p);
-    let flipped = to_entry(&p.negated());
+fn negated_if<F: TableField>(p: Niels<F>, negative: u64) -> Niels<F> {
     let flip = black_box(negative.wrapping_neg());
-    for (w, f) in words.iter_mut().zip(&flipped) {
-        *w ^= (*w ^ f) & flip;
+    let minus_xy2d = p.xy2d.neg();
+    Niels {
+        y_plus_x: F::masked_choice(&p.y_plus_x, &p.y_minus_x, flip),
+        y_minus_x: F::masked_choice(&p.y_minus_x, &p.y_plus_x, flip),
+        xy2d: F::masked_choice(&p.xy2d, &minus_xy2d, flip),
     }
-    from_entry(&words)
 }
 
+/// The words of (y+x, y−x, 2dxy), then zeros up to `N`.
 #[inline(always)]
-fn to_entry(n: &Niels) -> Entry {
-    let mut e = [0u64; 16];
-    e[0..5].copy_from_slice(&n.y_plus_x.0);
-    e[5..10].copy_from_slice(&n.y_minus_x.0);
-    e[10..15].copy_from_slice(&n.xy2d.0);
+fn to_entry<F: TableField, const N: usize>(n: &Niels<F>) -> [u64; N] {
+    let w = F::WORDS;
+    let mut e = [0u64; N];
+    e[0..w].copy_from_slice(n.y_plus_x.words());
+    e[w..2 * w].copy_from_slice(n.y_minus_x.words());
+    e[2 * w..3 * w].copy_from_slice(n.xy2d.words());
     e
 }
 
 #[inline(always)]
-fn from_entry(e: &Entry) -> Niels {
-    let limbs = |i: usize| Fe([e[i], e[i + 1], e[i + 2], e[i + 3], e[i + 4]]);
-    Niels { y_plus_x: limbs(0), y_minus_x: limbs(5), xy2d: limbs(10) }
+fn from_entry<F: TableField>(e: &[u64]) -> Niels<F> {
+    let w = F::WORDS;
+    Niels {
+        y_plus_x: F::from_words(&e[0..w]),
+        y_minus_x: F::from_words(&e[w..2 * w]),
+        xy2d: F::from_words(&e[2 * w..3 * w]),
+    }
 }
 
-fn build_table() -> Box<[Row; 32]> {
+/// Each entry's coordinates as four-limb elements (their canonical values).
+#[cfg(target_arch = "x86_64")]
+fn convert_table(table: &[Row<16>; 32]) -> Box<[Row<12>; 32]> {
+    let mut out = Box::new([[[0u64; 12]; 9]; 32]);
+    for (row_out, row) in out.iter_mut().zip(table) {
+        for (entry_out, entry) in row_out.iter_mut().zip(row) {
+            let n: Niels<Fe> = from_entry(entry);
+            let n64 = Niels {
+                y_plus_x: Fe64::from_fe(&n.y_plus_x),
+                y_minus_x: Fe64::from_fe(&n.y_minus_x),
+                xy2d: Fe64::from_fe(&n.xy2d),
+            };
+            *entry_out = to_entry(&n64);
+        }
+    }
+    out
+}
+
+fn build_table() -> Box<[Row<16>; 32]> {
     let mut table = Box::new([[[0u64; 16]; 9]; 32]);
     let mut base = Extended::base_point();
     for row in table.iter_mut() {
         let base_niels = base.to_niels();
-        row[0] = to_entry(&Niels::IDENTITY);
+        row[0] = to_entry(&Niels::<Fe>::IDENTITY);
         row[1] = to_entry(&base_niels);
         let mut multiple = base;
         for entry in row.iter_mut().skip(2) {

@@ -20,41 +20,65 @@ pub(crate) struct Fe(pub(crate) [u64; 5]);
 /// 16·p, limb by limb: added before subtracting so that no limb goes negative.
 const SIXTEEN_P: [u64; 5] = [16 * (LOW_51 - 18), 16 * LOW_51, 16 * LOW_51, 16 * LOW_51, 16 * LOW_51];
 
+/// What the point formulas need from a field element. Two representations implement it: [`Fe`]
+/// here (any CPU) and `Fe64` in `field64.rs` (four 64-bit limbs, x86-64 assembly).
+pub(crate) trait FieldElement: Copy {
+    const ZERO: Self;
+    const ONE: Self;
+    fn add(&self, b: &Self) -> Self;
+    fn sub(&self, b: &Self) -> Self;
+    fn mul(&self, b: &Self) -> Self;
+    fn square(&self) -> Self;
+    /// The canonical little-endian encoding (the unique representative below p).
+    fn to_bytes(self) -> [u8; 32];
+
+    #[inline(always)]
+    fn neg(&self) -> Self {
+        Self::ZERO.sub(self)
+    }
+
+    /// `self^(2^k)`, k ≥ 1.
+    #[inline(always)]
+    fn square_times(&self, k: u32) -> Self {
+        let mut x = self.square();
+        for _ in 1..k {
+            x = x.square();
+        }
+        x
+    }
+
+    /// `self^(p-2)`, the inverse of a non-zero element (zero maps to zero).
+    #[inline(always)]
+    fn invert(&self) -> Self {
+        // p - 2 = 2^255 - 21, reached by the usual chain of 254 squarings and 11 products;
+        // `x_a_b` below is self^(2^a - 2^b).
+        let z = self;
+        let z2 = z.square();
+        let z9 = z2.square_times(2).mul(z);
+        let z11 = z9.mul(&z2);
+        let x_5_0 = z11.square().mul(&z9);
+        let x_10_0 = x_5_0.square_times(5).mul(&x_5_0);
+        let x_20_0 = x_10_0.square_times(10).mul(&x_10_0);
+        let x_40_0 = x_20_0.square_times(20).mul(&x_20_0);
+        let x_50_0 = x_40_0.square_times(10).mul(&x_10_0);
+        let x_100_0 = x_50_0.square_times(50).mul(&x_50_0);
+        let x_200_0 = x_100_0.square_times(100).mul(&x_100_0);
+        let x_250_0 = x_200_0.square_times(50).mul(&x_50_0);
+        x_250_0.square_times(5).mul(&z11)
+    }
+
+    /// The sign bit of the encoding: whether the canonical value is odd.
+    fn is_odd(&self) -> u8 {
+        self.to_bytes()[0] & 1
+    }
+}
+
 #[inline(always)]
 fn wide(a: u64, b: u64) -> u128 {
     a as u128 * b as u128
 }
 
 impl Fe {
-    pub(crate) const ZERO: Fe = Fe([0; 5]);
-    pub(crate) const ONE: Fe = Fe([1, 0, 0, 0, 0]);
-
-    /// Limb-wise sum, no carry (see the module's bounds).
-    #[inline(always)]
-    pub(crate) fn add(&self, b: &Fe) -> Fe {
-        let (a, b) = (&self.0, &b.0);
-        Fe([a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4]])
-    }
-
-    /// `self - b`, reduced; `self` reduced or a sum of two reduced, `b` below 2^55 per limb.
-    #[inline(always)]
-    pub(crate) fn sub(&self, b: &Fe) -> Fe {
-        debug_assert!(self.limbs_below(53) && b.limbs_below(55), "sub: limb bound exceeded");
-        let (a, b) = (&self.0, &b.0);
-        Fe::carried([
-            (a[0] + SIXTEEN_P[0]) - b[0],
-            (a[1] + SIXTEEN_P[1]) - b[1],
-            (a[2] + SIXTEEN_P[2]) - b[2],
-            (a[3] + SIXTEEN_P[3]) - b[3],
-            (a[4] + SIXTEEN_P[4]) - b[4],
-        ])
-    }
-
-    #[inline(always)]
-    pub(crate) fn neg(&self) -> Fe {
-        Fe::ZERO.sub(self)
-    }
-
     /// Checked in debug builds (the test suite) on every operation: the bounds above.
     fn limbs_below(&self, bits: u32) -> bool {
         self.0.iter().all(|&l| l < 1 << bits)
@@ -77,32 +101,68 @@ impl Fe {
         Fe(l)
     }
 
-    /// Carry five 128-bit column sums (each below 2^117, the last below 2^111) into limbs.
+    /// Carry five 128-bit column sums into reduced limbs. Each column is below 77·2^108 <
+    /// 2^115 (`mul` and `square` take limbs below 2^54), so every carry `c >> 51` fits in 64
+    /// bits. The carries go in two passes of five independent steps rather than one chain of
+    /// five: a squaring in the inversion waits for its input, so this latency is paid 254 times.
     #[inline(always)]
     fn from_columns(c: [u128; 5]) -> Fe {
-        let mut c = c;
-        c[1] += c[0] >> 51;
-        c[2] += c[1] >> 51;
-        c[3] += c[2] >> 51;
-        c[4] += c[3] >> 51;
-        let mut l = [
-            c[0] as u64 & LOW_51,
-            c[1] as u64 & LOW_51,
-            c[2] as u64 & LOW_51,
-            c[3] as u64 & LOW_51,
-            c[4] as u64 & LOW_51,
+        let low = |x: u128| x as u64 & LOW_51;
+        let carry = |x: u128| (x >> 51) as u64;
+        // Pass 1: limbs below 2^51 + 77·2^57 < 2^64; the bottom one below 2^51 + 19·5·2^57 < 2^64.
+        let l = [
+            low(c[0]) + carry(c[4]) * 19,
+            low(c[1]) + carry(c[0]),
+            low(c[2]) + carry(c[1]),
+            low(c[3]) + carry(c[2]),
+            low(c[4]) + carry(c[3]),
         ];
-        // The carry out of the top column is below 2^60, so 19 times it fits in 64 bits;
-        // 2^255 = 19 (mod p) folds it into the bottom limb.
-        l[0] += (c[4] >> 51) as u64 * 19;
-        l[1] += l[0] >> 51;
-        l[0] &= LOW_51;
-        Fe(l)
+        // Pass 2: limbs below 2^51 + 19·2^13 < 2^52.
+        Fe::carried(l)
+    }
+
+    /// Decode 32 little-endian bytes, ignoring bit 255 (for constants and tests).
+    pub(crate) fn from_bytes(bytes: &[u8; 32]) -> Fe {
+        let word = |i: usize| u64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+        let w = [word(0), word(1), word(2), word(3)];
+        Fe([
+            w[0] & LOW_51,
+            (w[0] >> 51 | w[1] << 13) & LOW_51,
+            (w[1] >> 38 | w[2] << 26) & LOW_51,
+            (w[2] >> 25 | w[3] << 39) & LOW_51,
+            (w[3] >> 12) & LOW_51,
+        ])
+    }
+}
+
+impl FieldElement for Fe {
+    const ZERO: Fe = Fe([0; 5]);
+    const ONE: Fe = Fe([1, 0, 0, 0, 0]);
+
+    /// Limb-wise sum, no carry (see the module's bounds).
+    #[inline(always)]
+    fn add(&self, b: &Fe) -> Fe {
+        let (a, b) = (&self.0, &b.0);
+        Fe([a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4]])
+    }
+
+    /// `self - b`, reduced; `self` reduced or a sum of two reduced, `b` below 2^55 per limb.
+    #[inline(always)]
+    fn sub(&self, b: &Fe) -> Fe {
+        debug_assert!(self.limbs_below(53) && b.limbs_below(55), "sub: limb bound exceeded");
+        let (a, b) = (&self.0, &b.0);
+        Fe::carried([
+            (a[0] + SIXTEEN_P[0]) - b[0],
+            (a[1] + SIXTEEN_P[1]) - b[1],
+            (a[2] + SIXTEEN_P[2]) - b[2],
+            (a[3] + SIXTEEN_P[3]) - b[3],
+            (a[4] + SIXTEEN_P[4]) - b[4],
+        ])
     }
 
     /// `self · b`, reduced; both with limbs below 2^54.
     #[inline(always)]
-    pub(crate) fn mul(&self, b: &Fe) -> Fe {
+    fn mul(&self, b: &Fe) -> Fe {
         debug_assert!(self.limbs_below(54) && b.limbs_below(54), "mul: limb bound exceeded");
         let (a, b) = (&self.0, &b.0);
         // A product limb at position 5 + k stands for 2^255 · 2^(51k) = 19 · 2^(51k).
@@ -118,7 +178,7 @@ impl Fe {
 
     /// `self²`, reduced; limbs below 2^54. Each cross product is computed once and doubled.
     #[inline(always)]
-    pub(crate) fn square(&self) -> Fe {
+    fn square(&self) -> Fe {
         debug_assert!(self.limbs_below(54), "square: limb bound exceeded");
         let a = &self.0;
         let d = [a[0] * 2, a[1] * 2, a[2] * 2, a[3] * 2];
@@ -132,39 +192,8 @@ impl Fe {
         ])
     }
 
-    /// `self^(2^k)`, k ≥ 1.
     #[inline(always)]
-    fn square_times(&self, k: u32) -> Fe {
-        let mut x = self.square();
-        for _ in 1..k {
-            x = x.square();
-        }
-        x
-    }
-
-    /// `self^(p-2)`, the inverse of a non-zero element (zero maps to zero).
-    #[inline(always)]
-    pub(crate) fn invert(&self) -> Fe {
-        // p - 2 = 2^255 - 21, reached by the usual chain of 254 squarings and 11 products;
-        // `x_a_b` below is self^(2^a - 2^b).
-        let z = self;
-        let z2 = z.square();
-        let z9 = z2.square_times(2).mul(z);
-        let z11 = z9.mul(&z2);
-        let x_5_0 = z11.square().mul(&z9);
-        let x_10_0 = x_5_0.square_times(5).mul(&x_5_0);
-        let x_20_0 = x_10_0.square_times(10).mul(&x_10_0);
-        let x_40_0 = x_20_0.square_times(20).mul(&x_20_0);
-        let x_50_0 = x_40_0.square_times(10).mul(&x_10_0);
-        let x_100_0 = x_50_0.square_times(50).mul(&x_50_0);
-        let x_200_0 = x_100_0.square_times(100).mul(&x_100_0);
-        let x_250_0 = x_200_0.square_times(50).mul(&x_50_0);
-        x_250_0.square_times(5).mul(&z11)
-    }
-
-    /// The canonical little-endian encoding (the unique representative below p).
-    #[inline(always)]
-    pub(crate) fn to_bytes(self) -> [u8; 32] {
+    fn to_bytes(self) -> [u8; 32] {
         let mut l = Fe::carried(self.0).0;
         // q = 1 exactly when the value is at least p: adding 19 then carries out of bit 255.
         let mut q = (l[0] + 19) >> 51;
@@ -188,24 +217,6 @@ impl Fe {
             chunk.copy_from_slice(&word.to_le_bytes());
         }
         out
-    }
-
-    /// Decode 32 little-endian bytes, ignoring bit 255 (for constants and tests).
-    pub(crate) fn from_bytes(bytes: &[u8; 32]) -> Fe {
-        let word = |i: usize| u64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
-        let w = [word(0), word(1), word(2), word(3)];
-        Fe([
-            w[0] & LOW_51,
-            (w[0] >> 51 | w[1] << 13) & LOW_51,
-            (w[1] >> 38 | w[2] << 26) & LOW_51,
-            (w[2] >> 25 | w[3] << 39) & LOW_51,
-            (w[3] >> 12) & LOW_51,
-        ])
-    }
-
-    /// The sign bit of the encoding: whether the canonical value is odd.
-    pub(crate) fn is_odd(&self) -> u8 {
-        self.to_bytes()[0] & 1
     }
 }
 

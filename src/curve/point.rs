@@ -4,10 +4,11 @@
 //! - [`Niels`] (y+x, y−x, 2d·x·y) of an affine point: a table entry, added in 7 products;
 //! - [`Completed`] ((X:Z), (Y:T)): what an addition or doubling yields before conversion.
 //!
-//! Limb bounds (see `field.rs`) are respected by construction: every product input is reduced
-//! or the sum of at most three reduced elements.
+//! Generic over the field representation ([`FieldElement`]). For the five-limb [`Fe`], limb
+//! bounds (see `field.rs`) are respected by construction: every product input is reduced or the
+//! sum of at most three reduced elements.
 
-use super::field::Fe;
+use super::field::{Fe, FieldElement};
 
 /// d = -121665/121666, encoded little-endian.
 const D_BYTES: [u8; 32] = [
@@ -26,50 +27,56 @@ const BASE_Y_BYTES: [u8; 32] = [
 ];
 
 #[derive(Clone, Copy)]
-pub(crate) struct Extended {
-    x: Fe,
-    y: Fe,
-    z: Fe,
-    t: Fe,
+pub(crate) struct Extended<F> {
+    x: F,
+    y: F,
+    z: F,
+    t: F,
 }
 
 /// An affine point as (y+x, y−x, 2d·x·y), limbs reduced.
 #[derive(Clone, Copy)]
-pub(crate) struct Niels {
-    pub(crate) y_plus_x: Fe,
-    pub(crate) y_minus_x: Fe,
-    pub(crate) xy2d: Fe,
+pub(crate) struct Niels<F> {
+    pub(crate) y_plus_x: F,
+    pub(crate) y_minus_x: F,
+    pub(crate) xy2d: F,
 }
 
-pub(crate) struct Completed {
-    x: Fe,
-    y: Fe,
-    z: Fe,
-    t: Fe,
+pub(crate) struct Completed<F> {
+    x: F,
+    y: F,
+    z: F,
+    t: F,
 }
 
-impl Niels {
+impl<F: FieldElement> Niels<F> {
     /// The neutral element (0, 1).
-    pub(crate) const IDENTITY: Niels = Niels { y_plus_x: Fe::ONE, y_minus_x: Fe::ONE, xy2d: Fe::ZERO };
-
-    /// −P: x changes sign, so y+x and y−x swap and 2d·x·y changes sign.
-    pub(crate) fn negated(&self) -> Niels {
-        Niels { y_plus_x: self.y_minus_x, y_minus_x: self.y_plus_x, xy2d: self.xy2d.neg() }
-    }
+    pub(crate) const IDENTITY: Niels<F> = Niels { y_plus_x: F::ONE, y_minus_x: F::ONE, xy2d: F::ZERO };
 }
 
-impl Extended {
-    pub(crate) const IDENTITY: Extended = Extended { x: Fe::ZERO, y: Fe::ONE, z: Fe::ONE, t: Fe::ZERO };
-
+impl Extended<Fe> {
     /// The standard base point B.
-    pub(crate) fn base_point() -> Extended {
+    pub(crate) fn base_point() -> Extended<Fe> {
         let (x, y) = (Fe::from_bytes(&BASE_X_BYTES), Fe::from_bytes(&BASE_Y_BYTES));
         Extended { x, y, z: Fe::ONE, t: x.mul(&y) }
     }
 
+    /// The affine form as a table entry (one inversion: for building tables, not signing).
+    pub(crate) fn to_niels(self) -> Niels<Fe> {
+        let z_inv = self.z.invert();
+        let (x, y) = (self.x.mul(&z_inv), self.y.mul(&z_inv));
+        let d = Fe::from_bytes(&D_BYTES);
+        // Entries are stored reduced, so the sum y + x is carried.
+        Niels { y_plus_x: y.add(&x).reduced(), y_minus_x: y.sub(&x), xy2d: x.mul(&y).mul(&d.add(&d)) }
+    }
+}
+
+impl<F: FieldElement> Extended<F> {
+    pub(crate) const IDENTITY: Extended<F> = Extended { x: F::ZERO, y: F::ONE, z: F::ONE, t: F::ZERO };
+
     /// `self + q` (mixed addition, 7 products with the conversion that follows).
     #[inline(always)]
-    pub(crate) fn add_niels(&self, q: &Niels) -> Completed {
+    pub(crate) fn add_niels(&self, q: &Niels<F>) -> Completed<F> {
         let pp = self.y.add(&self.x).mul(&q.y_plus_x);
         let mm = self.y.sub(&self.x).mul(&q.y_minus_x);
         let txy2d = self.t.mul(&q.xy2d);
@@ -79,7 +86,7 @@ impl Extended {
 
     /// `2·self` (the doubling formula reads X, Y, Z only).
     #[inline(always)]
-    pub(crate) fn double(&self) -> Completed {
+    pub(crate) fn double(&self) -> Completed<F> {
         let xx = self.x.square();
         let yy = self.y.square();
         let zz = self.z.square();
@@ -88,15 +95,6 @@ impl Extended {
         let yy_plus_xx = yy.add(&xx);
         let yy_minus_xx = yy.sub(&xx);
         Completed { x: x_plus_y_sq.sub(&yy_plus_xx), y: yy_plus_xx, z: yy_minus_xx, t: zz2.sub(&yy_minus_xx) }
-    }
-
-    /// The affine form as a table entry (one inversion: for building tables, not signing).
-    pub(crate) fn to_niels(self) -> Niels {
-        let z_inv = self.z.invert();
-        let (x, y) = (self.x.mul(&z_inv), self.y.mul(&z_inv));
-        let d = Fe::from_bytes(&D_BYTES);
-        // Entries are stored reduced, so the sum y + x is carried.
-        Niels { y_plus_x: y.add(&x).reduced(), y_minus_x: y.sub(&x), xy2d: x.mul(&y).mul(&d.add(&d)) }
     }
 
     /// The 32-byte encoding: y with the sign of x in the top bit (one inversion).
@@ -110,9 +108,9 @@ impl Extended {
     }
 }
 
-impl Completed {
+impl<F: FieldElement> Completed<F> {
     #[inline(always)]
-    pub(crate) fn to_extended(&self) -> Extended {
+    pub(crate) fn to_extended(&self) -> Extended<F> {
         Extended { x: self.x.mul(&self.t), y: self.y.mul(&self.z), z: self.z.mul(&self.t), t: self.x.mul(&self.y) }
     }
 }
