@@ -61,46 +61,59 @@ macro_rules! fold_high_half {
 /// One row of the schoolbook product: `r(i)..r(i+4) += rdx · b`, with the low halves on the
 /// overflow-flag chain (`adox`) and the high halves on the carry-flag chain (`adcx`). r(i+4) is
 /// written, not added to: it is the row's top word plus the two chains' last carries.
+#[rustfmt::skip]
 macro_rules! product_row {
     ($ri:literal, $r1:literal, $r2:literal, $r3:literal, $r4:literal) => {
         concat!(
             "xor {lo:e}, {lo:e}\n", // clears both flags
             "mulx {hi}, {lo}, [{pb}]\n",
-            "adox {",
-            $ri,
-            "}, {lo}\n",
-            "adcx {",
-            $r1,
-            "}, {hi}\n",
+            "adox {", $ri, "}, {lo}\n",
+            "adcx {", $r1, "}, {hi}\n",
             "mulx {hi}, {lo}, [{pb} + 8]\n",
-            "adox {",
-            $r1,
-            "}, {lo}\n",
-            "adcx {",
-            $r2,
-            "}, {hi}\n",
+            "adox {", $r1, "}, {lo}\n",
+            "adcx {", $r2, "}, {hi}\n",
             "mulx {hi}, {lo}, [{pb} + 16]\n",
-            "adox {",
-            $r2,
-            "}, {lo}\n",
-            "adcx {",
-            $r3,
-            "}, {hi}\n",
-            "mulx {",
-            $r4,
-            "}, {lo}, [{pb} + 24]\n",
-            "adox {",
-            $r3,
-            "}, {lo}\n",
+            "adox {", $r2, "}, {lo}\n",
+            "adcx {", $r3, "}, {hi}\n",
+            "mulx {", $r4, "}, {lo}, [{pb} + 24]\n",
+            "adox {", $r3, "}, {lo}\n",
             "mov {lo:e}, 0\n", // mov leaves the flags alone
-            "adcx {",
-            $r4,
-            "}, {lo}\n",
-            "adox {",
-            $r4,
-            "}, {lo}\n",
+            "adcx {", $r4, "}, {lo}\n",
+            "adox {", $r4, "}, {lo}\n",
         )
     };
+}
+
+/// `a ± b` over four words (`$op`/`$op_carry`: add/adc or sub/sbb); a carry or borrow out of
+/// the top stands for ±2^256 = ±38, applied to the bottom word, and once more if that wraps too.
+macro_rules! add_or_sub {
+    ($a:expr, $b:expr, $op:literal, $op_carry:literal) => {{
+        let [mut r0, mut r1, mut r2, mut r3] = $a.0;
+        let b = &$b.0;
+        // SAFETY: register arithmetic only.
+        unsafe {
+            asm!(
+                concat!($op, " {r0}, {b0}"),
+                concat!($op_carry, " {r1}, {b1}"),
+                concat!($op_carry, " {r2}, {b2}"),
+                concat!($op_carry, " {r3}, {b3}"),
+                "sbb {m}, {m}",
+                "and {m}, 38",
+                concat!($op, " {r0}, {m}"),
+                concat!($op_carry, " {r1}, 0"),
+                concat!($op_carry, " {r2}, 0"),
+                concat!($op_carry, " {r3}, 0"),
+                "sbb {m}, {m}",
+                "and {m}, 38",
+                concat!($op, " {r0}, {m}"),
+                r0 = inout(reg) r0, r1 = inout(reg) r1, r2 = inout(reg) r2, r3 = inout(reg) r3,
+                b0 = in(reg) b[0], b1 = in(reg) b[1], b2 = in(reg) b[2], b3 = in(reg) b[3],
+                m = out(reg) _,
+                options(pure, nomem, nostack),
+            );
+        }
+        Fe64([r0, r1, r2, r3])
+    }};
 }
 
 impl Fe64 {
@@ -118,60 +131,14 @@ impl FieldElement for Fe64 {
     /// `self + b`: a 257-bit sum, its top bit folded back as 38 (twice, as in the product).
     #[inline(always)]
     fn add(&self, b: &Fe64) -> Fe64 {
-        let [mut r0, mut r1, mut r2, mut r3] = self.0;
-        // SAFETY: register arithmetic only.
-        unsafe {
-            asm!(
-                "add {r0}, {b0}",
-                "adc {r1}, {b1}",
-                "adc {r2}, {b2}",
-                "adc {r3}, {b3}",
-                "sbb {m}, {m}",
-                "and {m}, 38",
-                "add {r0}, {m}",
-                "adc {r1}, 0",
-                "adc {r2}, 0",
-                "adc {r3}, 0",
-                "sbb {m}, {m}",
-                "and {m}, 38",
-                "add {r0}, {m}",
-                r0 = inout(reg) r0, r1 = inout(reg) r1, r2 = inout(reg) r2, r3 = inout(reg) r3,
-                b0 = in(reg) b.0[0], b1 = in(reg) b.0[1], b2 = in(reg) b.0[2], b3 = in(reg) b.0[3],
-                m = out(reg) _,
-                options(pure, nomem, nostack),
-            );
-        }
-        Fe64([r0, r1, r2, r3])
+        add_or_sub!(self, b, "add", "adc")
     }
 
     /// `self - b`: a borrow out of the top means 2^256 was added, so 38 is taken off (twice:
     /// the first correction can borrow only from a value below 38, and then the second cannot).
     #[inline(always)]
     fn sub(&self, b: &Fe64) -> Fe64 {
-        let [mut r0, mut r1, mut r2, mut r3] = self.0;
-        // SAFETY: register arithmetic only.
-        unsafe {
-            asm!(
-                "sub {r0}, {b0}",
-                "sbb {r1}, {b1}",
-                "sbb {r2}, {b2}",
-                "sbb {r3}, {b3}",
-                "sbb {m}, {m}",
-                "and {m}, 38",
-                "sub {r0}, {m}",
-                "sbb {r1}, 0",
-                "sbb {r2}, 0",
-                "sbb {r3}, 0",
-                "sbb {m}, {m}",
-                "and {m}, 38",
-                "sub {r0}, {m}",
-                r0 = inout(reg) r0, r1 = inout(reg) r1, r2 = inout(reg) r2, r3 = inout(reg) r3,
-                b0 = in(reg) b.0[0], b1 = in(reg) b.0[1], b2 = in(reg) b.0[2], b3 = in(reg) b.0[3],
-                m = out(reg) _,
-                options(pure, nomem, nostack),
-            );
-        }
-        Fe64([r0, r1, r2, r3])
+        add_or_sub!(self, b, "sub", "sbb")
     }
 
     /// `self · b`: the 512-bit schoolbook product (row 0 on one carry chain, rows 1–3 on two),
