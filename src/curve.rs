@@ -19,7 +19,7 @@ use field::Fe;
 /// The encoding of `k·B` for a reduced scalar `k` (little-endian, below 2^253), constant time.
 ///
 /// Three builds of the same comb, the fastest the CPU allows (the standard library caches the
-/// detection: one load per call):
+/// detection: a few loads per call):
 /// - AVX2, BMI2 and ADX: four-limb field elements in assembly (`field64.rs`);
 /// - AVX2 and BMI2 without ADX (and under valgrind, whose virtual CPU does not report ADX):
 ///   five-limb elements compiled for `mulx`, the lookup in 256-bit registers;
