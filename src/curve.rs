@@ -27,7 +27,7 @@ use field::Fe;
 pub fn mul_base_compressed(k: &[u8; 32]) -> [u8; 32] {
     #[cfg(target_arch = "x86_64")]
     if has_avx2_bmi2() {
-        if std::is_x86_feature_detected!("adx") {
+        if has_adx_too() {
             // SAFETY: the CPU has AVX2, BMI2 and ADX (checked just above).
             return unsafe { mul_base_compressed_adx(k) };
         }
@@ -37,9 +37,22 @@ pub fn mul_base_compressed(k: &[u8; 32]) -> [u8; 32] {
     mul_base_compressed_baseline(k)
 }
 
+/// Whether the CPU can run the five-limb AVX2 build.
 #[cfg(target_arch = "x86_64")]
 fn has_avx2_bmi2() -> bool {
     std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("bmi2")
+}
+
+/// Whether a CPU that passed [`has_avx2_bmi2`] can also run the four-limb ADX build.
+#[cfg(target_arch = "x86_64")]
+fn has_adx_too() -> bool {
+    std::is_x86_feature_detected!("adx")
+}
+
+/// Whether the CPU can run the four-limb ADX build (`field64.rs` and its callers).
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn has_adx_build() -> bool {
+    has_avx2_bmi2() && has_adx_too()
 }
 
 /// The code every CPU without AVX2 and BMI2 runs; public so that tests can check it (its
@@ -74,7 +87,7 @@ pub unsafe fn mul_base_compressed_adx(k: &[u8; 32]) -> [u8; 32] {
 /// signature.
 pub(crate) fn prepare_table() {
     #[cfg(target_arch = "x86_64")]
-    let with_table64 = has_avx2_bmi2() && std::is_x86_feature_detected!("adx");
+    let with_table64 = has_adx_build();
     #[cfg(not(target_arch = "x86_64"))]
     let with_table64 = false;
     base_table::prepare(with_table64);
@@ -123,7 +136,7 @@ mod tests {
                 // SAFETY: the CPU has AVX2 and BMI2 (checked just above).
                 let avx2 = unsafe { mul_base_compressed_avx2(s.as_bytes()) };
                 assert_eq!(avx2, expected, "five-limb AVX2 build, k = {:?}", s.as_bytes());
-                if std::is_x86_feature_detected!("adx") {
+                if has_adx_too() {
                     // SAFETY: and ADX.
                     let adx = unsafe { mul_base_compressed_adx(s.as_bytes()) };
                     assert_eq!(adx, expected, "four-limb ADX build, k = {:?}", s.as_bytes());

@@ -10,8 +10,9 @@
 //! The outer tests run this test binary again under valgrind: on the library's signer, on the
 //! baseline build of the multiplication that CPUs without AVX2 run, and on the four-limb ADX
 //! build (valgrind's virtual CPU does not report ADX, so the signer there takes the five-limb
-//! AVX2 build; the ADX one is called directly). All must be clean. And on a control that uses ed25519-dalek's variable-time multiplication on a secret (must be
-//! reported), so the check is shown to catch what it is for.
+//! AVX2 build; the ADX one is called directly). All must be clean. And on a control that uses
+//! ed25519-dalek's variable-time multiplication on a secret (must be reported), so the check is
+//! shown to catch what it is for.
 #![cfg(all(not(debug_assertions), target_arch = "x86_64", target_os = "linux"))]
 
 use ed25519_dalek::{Signer, SigningKey};
@@ -53,13 +54,9 @@ fn mark<T>(value: &T, request: u64) {
 const MESSAGE: &[u8] =
     b"v1,0b7f6a2e-3c4d-4e5f-8a9b-0c1d2e3f4a5b,1700000000123,{\"symbol\":\"BTC-USD\",\"side\":\"buy\"}";
 
-/// Run one `#[ignore]`d test of this binary under memcheck; its exit status and report.
-fn under_valgrind(test: &str) -> (bool, String) {
-    under_valgrind_with(test, "")
-}
-
-/// [`under_valgrind`], telling the inner test which build to run.
-fn under_valgrind_with(test: &str, build: &str) -> (bool, String) {
+/// Run one `#[ignore]`d test of this binary under memcheck, telling it which `build` to run
+/// (empty when it has no choice); its exit status and report.
+fn under_valgrind(test: &str, build: &str) -> (bool, String) {
     let exe = std::env::current_exe().expect("the test binary's path");
     let output = Command::new("valgrind")
         .args(["--tool=memcheck", "--error-exitcode=99", "--track-origins=no"])
@@ -78,7 +75,7 @@ fn secret_dependence_reported(report: &str) -> bool {
 
 /// Run `test` under memcheck: it must pass, print `marker`, and show no secret dependence.
 fn assert_clean_under_valgrind(test: &str, build: &str, marker: &str) {
-    let (ok, report) = under_valgrind_with(test, build);
+    let (ok, report) = under_valgrind(test, build);
     assert!(ok && !secret_dependence_reported(&report), "memcheck found secret-dependent code:\n{report}");
     assert!(report.contains(marker), "the inner test did not run:\n{report}");
 }
@@ -110,7 +107,7 @@ fn the_four_limb_adx_build_does_not_either() {
 
 #[test]
 fn the_check_catches_a_variable_time_multiplication() {
-    let (ok, report) = under_valgrind("inner_control_variable_time");
+    let (ok, report) = under_valgrind("inner_control_variable_time", "");
     assert!(!ok && secret_dependence_reported(&report), "memcheck did not flag the control:\n{report}");
 }
 

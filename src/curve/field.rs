@@ -73,6 +73,22 @@ pub(crate) trait FieldElement: Copy {
     }
 }
 
+/// 256 bits as 32 little-endian bytes, from four little-endian 64-bit words.
+#[inline(always)]
+pub(crate) fn le_bytes(words: [u64; 4]) -> [u8; 32] {
+    let mut out = [0u8; 32];
+    for (chunk, word) in out.chunks_exact_mut(8).zip(words) {
+        chunk.copy_from_slice(&word.to_le_bytes());
+    }
+    out
+}
+
+/// The inverse of [`le_bytes`].
+#[inline(always)]
+pub(crate) fn le_words(bytes: &[u8; 32]) -> [u64; 4] {
+    std::array::from_fn(|i| u64::from_le_bytes(bytes[8 * i..8 * i + 8].try_into().expect("8 bytes")))
+}
+
 #[inline(always)]
 fn wide(a: u64, b: u64) -> u128 {
     a as u128 * b as u128
@@ -123,8 +139,7 @@ impl Fe {
 
     /// Decode 32 little-endian bytes, ignoring bit 255 (for constants and tests).
     pub(crate) fn from_bytes(bytes: &[u8; 32]) -> Fe {
-        let word = |i: usize| u64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
-        let w = [word(0), word(1), word(2), word(3)];
+        let w = le_words(bytes);
         Fe([
             w[0] & LOW_51,
             (w[0] >> 51 | w[1] << 13) & LOW_51,
@@ -211,12 +226,7 @@ impl FieldElement for Fe {
         l[4] += l[3] >> 51;
         l[3] &= LOW_51;
         l[4] &= LOW_51; // drops the 2^255 that subtracting p left over
-        let words = [l[0] | l[1] << 51, l[1] >> 13 | l[2] << 38, l[2] >> 26 | l[3] << 25, l[3] >> 39 | l[4] << 12];
-        let mut out = [0u8; 32];
-        for (chunk, word) in out.chunks_exact_mut(8).zip(words) {
-            chunk.copy_from_slice(&word.to_le_bytes());
-        }
-        out
+        le_bytes([l[0] | l[1] << 51, l[1] >> 13 | l[2] << 38, l[2] >> 26 | l[3] << 25, l[3] >> 39 | l[4] << 12])
     }
 }
 

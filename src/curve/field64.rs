@@ -17,7 +17,7 @@
 //! indexes memory by, an element's value: the assembly is additions, subtractions with borrow,
 //! multiplications and masks; `tests/constant_time.rs` checks it under valgrind.
 
-use super::field::{Fe, FieldElement};
+use super::field::{Fe, FieldElement, le_bytes, le_words};
 use std::arch::asm;
 
 #[derive(Clone, Copy)]
@@ -119,8 +119,13 @@ macro_rules! add_or_sub {
 impl Fe64 {
     /// From a five-limb element (its canonical value): for building the table.
     pub(crate) fn from_fe(fe: &Fe) -> Fe64 {
-        let bytes = fe.to_bytes();
-        Fe64(std::array::from_fn(|i| u64::from_le_bytes(bytes[8 * i..8 * i + 8].try_into().expect("8 bytes"))))
+        Fe64(le_words(&fe.to_bytes()))
+    }
+
+    /// To five limbs (the canonical value), for the inversion.
+    #[inline(always)]
+    fn to_fe(self) -> Fe {
+        Fe::from_bytes(&self.to_bytes())
     }
 }
 
@@ -207,19 +212,7 @@ impl FieldElement for Fe64 {
         let q = probe[3] >> 63;
         add_small(&mut l, 19 * q);
         l[3] &= u64::MAX >> 1; // drops the 2^255 that subtracting p left over
-        let mut out = [0u8; 32];
-        for (chunk, word) in out.chunks_exact_mut(8).zip(l) {
-            chunk.copy_from_slice(&word.to_le_bytes());
-        }
-        out
-    }
-}
-
-impl Fe64 {
-    /// To five limbs (the canonical value), for the inversion.
-    #[inline(always)]
-    fn to_fe(self) -> Fe {
-        Fe::from_bytes(&self.to_bytes())
+        le_bytes(l)
     }
 }
 
@@ -237,11 +230,6 @@ fn add_small(l: &mut [u64; 4], x: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Runs the checks only on a CPU that has the instructions.
-    fn supported() -> bool {
-        std::is_x86_feature_detected!("bmi2") && std::is_x86_feature_detected!("adx")
-    }
 
     /// Values that stress the carries: zero, one, p - 1, p, p + 1, 2^255 - 1, 2^256 - 1,
     /// 2^256 - 38 (whose doubling wraps exactly once), words at their extremes, and a
@@ -278,10 +266,7 @@ mod tests {
 
     /// The same 256-bit value as five limbs (not reduced: `field.rs` takes limbs below 2^54).
     fn as_fe(w: &[u64; 4]) -> Fe {
-        let mut bytes = [0u8; 32];
-        for (chunk, word) in bytes.chunks_exact_mut(8).zip(w) {
-            chunk.copy_from_slice(&word.to_le_bytes());
-        }
+        let bytes = le_bytes(*w);
         // from_bytes ignores bit 255; add it back as 19 (mod p) to keep the same residue.
         let low = Fe::from_bytes(&bytes);
         let top = Fe([19 * (w[3] >> 63), 0, 0, 0, 0]);
@@ -290,7 +275,7 @@ mod tests {
 
     #[test]
     fn agrees_with_the_five_limb_field() {
-        if !supported() {
+        if !crate::curve::has_adx_build() {
             return;
         }
         let samples = samples();
@@ -311,7 +296,7 @@ mod tests {
 
     #[test]
     fn from_fe_keeps_the_value() {
-        if !supported() {
+        if !crate::curve::has_adx_build() {
             return;
         }
         for a in samples() {
