@@ -9,22 +9,32 @@
 //! tests check on random keys and messages and on RFC 8032's vectors.
 
 mod base_table;
+mod comb4x;
 mod field;
 #[cfg(target_arch = "x86_64")]
 mod field64;
+mod field4x;
+mod lanes;
 mod point;
 
 use field::Fe;
 
 /// The encoding of `k·B` for a reduced scalar `k` (little-endian, below 2^253), constant time.
 ///
-/// Three builds of the same comb, the fastest the CPU allows (the standard library caches the
+/// Four builds of the same comb, the fastest the CPU allows (the standard library caches the
 /// detection: a few loads per call):
+/// - AVX-512 IFMA (with AVX-512F/VL, AVX2, BMI2): the point's four coordinates in the lanes of
+///   one vector register, four products per vector product (`comb4x.rs`);
 /// - AVX2, BMI2 and ADX: four-limb field elements in assembly (`field64.rs`);
 /// - AVX2 and BMI2 without ADX (and under valgrind, whose virtual CPU does not report ADX):
 ///   five-limb elements compiled for `mulx`, the lookup in 256-bit registers;
 /// - any other CPU: the baseline x86-64 (or other architecture's) code.
 pub fn mul_base_compressed(k: &[u8; 32]) -> [u8; 32] {
+    #[cfg(target_arch = "x86_64")]
+    if has_ifma_build() {
+        // SAFETY: the CPU has AVX2, BMI2, AVX-512F/VL and IFMA (checked just above).
+        return unsafe { mul_base_compressed_ifma(k) };
+    }
     #[cfg(target_arch = "x86_64")]
     if has_avx2_bmi2() {
         if has_adx_too() {
@@ -55,6 +65,15 @@ pub(crate) fn has_adx_build() -> bool {
     has_avx2_bmi2() && has_adx_too()
 }
 
+/// Whether the CPU can run the vector build (`comb4x.rs` on AVX-512 IFMA lanes).
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn has_ifma_build() -> bool {
+    has_avx2_bmi2()
+        && std::is_x86_feature_detected!("avx512f")
+        && std::is_x86_feature_detected!("avx512vl")
+        && std::is_x86_feature_detected!("avx512ifma")
+}
+
 /// The code every CPU without AVX2 and BMI2 runs; public so that tests can check it (its
 /// results and its constant time) on machines that would otherwise take a faster path.
 pub fn mul_base_compressed_baseline(k: &[u8; 32]) -> [u8; 32] {
@@ -83,9 +102,34 @@ pub unsafe fn mul_base_compressed_adx(k: &[u8; 32]) -> [u8; 32] {
         .compress()
 }
 
+/// The vector build: the point's four coordinates in the lanes of AVX-512 IFMA registers
+/// (`comb4x.rs`). Public so that tests can call it directly.
+///
+/// # Safety
+/// The CPU must have AVX2, BMI2, AVX-512F, AVX-512VL and AVX-512 IFMA.
+#[doc(hidden)]
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi2,avx512f,avx512vl,avx512ifma")]
+pub unsafe fn mul_base_compressed_ifma(k: &[u8; 32]) -> [u8; 32] {
+    comb4x::mul_base::<lanes::Ifma>(k, comb4x::table()).compress()
+}
+
+/// The vector build's algorithm on emulated lanes (plain `u64`s, any CPU): what valgrind can
+/// check for constant time, since its virtual CPU has no AVX-512, and what tests compare on
+/// machines without IFMA. Not fast; no signature uses it.
+#[doc(hidden)]
+pub fn mul_base_compressed_emulated_lanes(k: &[u8; 32]) -> [u8; 32] {
+    comb4x::mul_base::<lanes::Emulated>(k, comb4x::table()).compress()
+}
+
 /// Build the base-point table(s) this CPU will read (once per process) ahead of the first
 /// signature.
 pub(crate) fn prepare_table() {
+    #[cfg(target_arch = "x86_64")]
+    if has_ifma_build() {
+        comb4x::prepare();
+        return;
+    }
     #[cfg(target_arch = "x86_64")]
     let with_table64 = has_adx_build();
     #[cfg(not(target_arch = "x86_64"))]
@@ -131,6 +175,14 @@ mod tests {
                 s.as_bytes()
             );
             assert_eq!(mul_base_compressed_baseline(s.as_bytes()), expected, "baseline build, k = {:?}", s.as_bytes());
+            let emulated = mul_base_compressed_emulated_lanes(s.as_bytes());
+            assert_eq!(emulated, expected, "vector build on emulated lanes, k = {:?}", s.as_bytes());
+            #[cfg(target_arch = "x86_64")]
+            if has_ifma_build() {
+                // SAFETY: the CPU has the vector build's features (checked just above).
+                let ifma = unsafe { mul_base_compressed_ifma(s.as_bytes()) };
+                assert_eq!(ifma, expected, "vector build on IFMA lanes, k = {:?}", s.as_bytes());
+            }
             #[cfg(target_arch = "x86_64")]
             if has_avx2_bmi2() {
                 // SAFETY: the CPU has AVX2 and BMI2 (checked just above).

@@ -10,7 +10,8 @@
 //! The outer tests run this test binary again under valgrind: on the library's signer, on the
 //! baseline build of the multiplication that CPUs without AVX2 run, and on the four-limb ADX
 //! build (valgrind's virtual CPU does not report ADX, so the signer there takes the five-limb
-//! AVX2 build; the ADX one is called directly). All must be clean. And on a control that uses
+//! AVX2 build; the ADX one is called directly), and on the vector build's algorithm over
+//! emulated lanes (valgrind has no AVX-512). All must be clean. And on a control that uses
 //! ed25519-dalek's variable-time multiplication on a secret (must be reported), so the check is
 //! shown to catch what it is for.
 #![cfg(all(not(debug_assertions), target_arch = "x86_64", target_os = "linux"))]
@@ -21,7 +22,7 @@ use std::process::Command;
 
 /// Set in the environment of the run under valgrind.
 const INNER: &str = "PERPS_CT_INNER";
-/// Which build of the multiplication `inner_multiplication` runs: `baseline` or `adx`.
+/// Which build of the multiplication `inner_multiplication` runs: `baseline`, `adx` or `lanes`.
 const BUILD: &str = "PERPS_CT_BUILD";
 
 /// A valgrind client request; a no-op (returns `default`) outside valgrind.
@@ -106,6 +107,15 @@ fn the_four_limb_adx_build_does_not_either() {
 }
 
 #[test]
+fn the_vector_builds_algorithm_does_not_either() {
+    // Valgrind cannot run AVX-512, so the vector build (what signing runs on CPUs with IFMA)
+    // is checked through the same generic code on emulated lanes: its branches, table reads
+    // and lane moves are the IFMA build's; each emulated lane operation is one IFMA or AVX2
+    // instruction there, none of which takes a data-dependent time.
+    assert_clean_under_valgrind("inner_multiplication", "lanes", "inner: lanes multiplied under valgrind");
+}
+
+#[test]
 fn the_check_catches_a_variable_time_multiplication() {
     let (ok, report) = under_valgrind("inner_control_variable_time", "");
     assert!(!ok && secret_dependence_reported(&report), "memcheck did not flag the control:\n{report}");
@@ -139,7 +149,7 @@ fn inner_library_signature() {
 }
 
 #[test]
-#[ignore = "run under valgrind by the_baseline_build_does_not_either and the_four_limb_adx_build_does_not_either"]
+#[ignore = "run under valgrind by the_baseline_build_does_not_either and the two after it"]
 fn inner_multiplication() {
     use curve25519_dalek::{EdwardsPoint, Scalar};
     if !inside_valgrind() {
@@ -153,6 +163,7 @@ fn inner_multiplication() {
         "baseline" => perps::curve::mul_base_compressed_baseline(secret.as_bytes()),
         // SAFETY: the outer test checked (natively) that the CPU has AVX2, BMI2 and ADX.
         "adx" => unsafe { perps::curve::mul_base_compressed_adx(secret.as_bytes()) },
+        "lanes" => perps::curve::mul_base_compressed_emulated_lanes(secret.as_bytes()),
         other => panic!("unknown {BUILD} {other:?}"),
     };
     mark(&encoded, MAKE_MEM_DEFINED);

@@ -106,17 +106,35 @@ pub(crate) fn mul_base<F: FieldElement, R>(
     table: &[R; 32],
     pick: impl Fn(&R, i8) -> Niels<F>,
 ) -> Extended<F> {
+    comb(
+        k,
+        Extended::IDENTITY,
+        // Closures are inlined only when marked: otherwise they lose the caller's CPU features.
+        #[inline(always)]
+        |p, row, digit| p.add_niels(&pick(&table[row], digit)).to_extended(),
+        #[inline(always)]
+        |p| p.times_16(),
+    )
+}
+
+/// The comb's schedule, shared by every build: with k's digits d_i,
+/// Σ d_i·16^i·B = 16·Σ d_{2j+1}·256^j·B + Σ d_{2j}·256^j·B, where `add(p, j, d)` returns
+/// p + d·256^j·B (from table row j) and `times_16` is four doublings.
+#[inline(always)]
+pub(crate) fn comb<P>(
+    k: &[u8; 32],
+    identity: P,
+    add: impl Fn(P, usize, i8) -> P,
+    times_16: impl FnOnce(P) -> P,
+) -> P {
     let mut digits = signed_radix16(k);
-    // Σ d_i·16^i·B = 16·Σ d_{2j+1}·256^j·B + Σ d_{2j}·256^j·B.
-    let mut p = Extended::IDENTITY;
-    for (row, &digit) in table.iter().zip(digits.iter().skip(1).step_by(2)) {
-        p = p.add_niels(&pick(row, digit)).to_extended();
+    let mut p = identity;
+    for (row, &digit) in digits.iter().skip(1).step_by(2).enumerate() {
+        p = add(p, row, digit);
     }
-    for _ in 0..4 {
-        p = p.double().to_extended();
-    }
-    for (row, &digit) in table.iter().zip(digits.iter().step_by(2)) {
-        p = p.add_niels(&pick(row, digit)).to_extended();
+    p = times_16(p);
+    for (row, &digit) in digits.iter().step_by(2).enumerate() {
+        p = add(p, row, digit);
     }
     // The digits spell the secret nonce; wipe them (volatile writes, not optimised away).
     zeroize::Zeroize::zeroize(&mut digits);
@@ -187,7 +205,7 @@ pub(crate) fn select_avx2<F: TableField, const N: usize>(row: &Row<N>, digit: i8
 
 /// (1 if the digit is negative else 0, |digit|), without branches.
 #[inline(always)]
-fn sign_and_magnitude(digit: i8) -> (u64, u64) {
+pub(crate) fn sign_and_magnitude(digit: i8) -> (u64, u64) {
     let negative = (digit as u8 >> 7) as u64;
     let sign = -(negative as i64); // all ones when negative
     (negative, ((digit as i64 ^ sign) - sign) as u64)
@@ -218,7 +236,7 @@ fn to_entry<F: TableField, const N: usize>(n: &Niels<F>) -> [u64; N] {
 }
 
 #[inline(always)]
-fn from_entry<F: TableField>(e: &[u64]) -> Niels<F> {
+pub(crate) fn from_entry<F: TableField>(e: &[u64]) -> Niels<F> {
     let w = F::WORDS;
     Niels {
         y_plus_x: F::from_words(&e[0..w]),

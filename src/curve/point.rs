@@ -97,6 +97,27 @@ impl<F: FieldElement> Extended<F> {
         Completed { x: x_plus_y_sq.sub(&yy_plus_xx), y: yy_plus_xx, z: yy_minus_xx, t: zz2.sub(&yy_minus_xx) }
     }
 
+    /// `16·self`: four doublings.
+    #[inline(always)]
+    pub(crate) fn times_16(&self) -> Extended<F> {
+        let mut p = *self;
+        for _ in 0..4 {
+            p = p.double().to_extended();
+        }
+        p
+    }
+
+    /// (X, Y, Z, T), for code that keeps the coordinates in its own layout (`comb4x.rs`).
+    #[inline(always)]
+    pub(crate) fn coordinates(&self) -> [F; 4] {
+        [self.x, self.y, self.z, self.t]
+    }
+
+    #[inline(always)]
+    pub(crate) fn from_coordinates([x, y, z, t]: [F; 4]) -> Extended<F> {
+        Extended { x, y, z, t }
+    }
+
     /// The 32-byte encoding: y with the sign of x in the top bit (one inversion).
     #[inline(always)]
     pub(crate) fn compress(&self) -> [u8; 32] {

@@ -1,0 +1,102 @@
+//! The comb of `base_table.rs` with the point in vector lanes: X, Y, Z, T each in one lane of a
+//! [`Fe4`], so that the four products of each half of a mixed addition are one vector product.
+//! An addition is two such products instead of seven scalar ones; the four doublings between
+//! the comb's halves run on [`Fe`].
+//!
+//! A mixed addition of the table entry (y+x, y−x, 2dxy) to (X:Y:Z:T), as in `point.rs`:
+//! - (Y+X, Y−X, Z, T) ⊙ (y+x, y−x, 2, 2dxy) = (PP, MM, 2Z, T·2dxy);
+//! - E = PP − MM, H = PP + MM, F = 2Z − T·2dxy, G = 2Z + T·2dxy;
+//! - (E, G, F, E) ⊙ (F, H, G, H) = (X', Y', Z', T').
+//!
+//! The table holds each entry already in lanes, with the constant 2 in the third lane.
+
+use super::base_table::{self, Row, comb, from_entry, sign_and_magnitude};
+use super::field::{Fe, FieldElement};
+use super::field4x::{Fe4, lane_order};
+use super::lanes::Lanes;
+use super::point::{Extended, Niels};
+use std::hint::black_box;
+use std::sync::LazyLock;
+
+/// Words per entry: limb i of (y+x, y−x, 2, 2dxy) at words 4i..4i+4.
+const ENTRY_WORDS: usize = 20;
+
+/// Built from the five-limb table when first used (32 rows of 9 entries, 46 KB).
+static TABLE4X: LazyLock<Box<[Row<ENTRY_WORDS>; 32]>> = LazyLock::new(|| convert_table(base_table::table()));
+
+pub(crate) fn table() -> &'static [Row<ENTRY_WORDS>; 32] {
+    &TABLE4X
+}
+
+/// Build the table now rather than inside the first signature.
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn prepare() {
+    LazyLock::force(&TABLE4X);
+}
+
+/// `k·B` for a scalar `k` given little-endian, below 2^255. Inlined into its callers so that
+/// it is compiled for the CPU features each one enables.
+#[inline(always)]
+pub(crate) fn mul_base<L: Lanes>(k: &[u8; 32], table: &[Row<ENTRY_WORDS>; 32]) -> Extended<Fe> {
+    let identity = Fe4::<L>::from_fes(Extended::<Fe>::IDENTITY.coordinates());
+    let p = comb(
+        k,
+        identity,
+        #[inline(always)]
+        |p, row, digit| add_entry(&p, &select(&table[row], digit)),
+        #[inline(always)]
+        |p| Fe4::from_fes(Extended::from_coordinates(p.to_fes()).times_16().coordinates()),
+    );
+    Extended::from_coordinates(p.to_fes())
+}
+
+/// `p + q` for p = (X, Y, Z, T) reduced and q an entry from [`select`].
+#[inline(always)]
+fn add_entry<L: Lanes>(p: &Fe4<L>, q: &Fe4<L>) -> Fe4<L> {
+    let yyzt = p.permute::<{ lane_order([1, 1, 2, 3]) }>();
+    let xxxx = p.permute::<{ lane_order([0, 0, 0, 0]) }>();
+    // (Y+X, Y−X, Z, T), carried once for all lanes.
+    let u = yyzt.add_lazy(&xxxx).blend(&yyzt.sub_lazy(&xxxx), 0b0010).blend(&yyzt, 0b1100).carried();
+    let w = u.mul(q); // (PP, MM, 2Z, T·2dxy)
+    let swapped = w.permute::<{ lane_order([1, 0, 3, 2]) }>(); // (MM, PP, T·2dxy, 2Z)
+    let ehfg = w.sub_lazy(&swapped).blend(&w.add_lazy(&swapped), 0b1010).carried();
+    ehfg.permute::<{ lane_order([0, 3, 2, 0]) }>().mul(&ehfg.permute::<{ lane_order([2, 1, 3, 1]) }>())
+}
+
+/// `digit·P` from P's row, reading every entry whatever the digit, in lanes.
+#[inline(always)]
+fn select<L: Lanes>(row: &Row<ENTRY_WORDS>, digit: i8) -> Fe4<L> {
+    let (negative, magnitude) = sign_and_magnitude(digit);
+    let mut acc = [L::splat(0); 5];
+    for (j, entry) in row.iter().enumerate() {
+        // All ones when j is the magnitude (magnitude ^ j is then 0), else all zeros; through
+        // `black_box` so that the compiler cannot turn the selection back into a branch.
+        let hit = L::splat(black_box(((magnitude ^ j as u64).wrapping_sub(1) >> 63).wrapping_neg()));
+        let (limbs, _) = entry.as_chunks::<4>();
+        for (a, limb) in acc.iter_mut().zip(limbs) {
+            *a = a.or(L::load(limb).and(hit));
+        }
+    }
+    let entry = Fe4(acc);
+    // −P: y+x and y−x trade lanes, and 2dxy becomes 2p − 2dxy (entries are canonical, so its
+    // limbs stay below 2^52: a valid product input without carrying).
+    let zero = Fe4([L::splat(0); 5]);
+    let negated = entry.permute::<{ lane_order([1, 0, 2, 3]) }>().blend(&zero.sub_lazy(&entry), 0b1000);
+    entry.masked_choice(&negated, L::splat(black_box(negative.wrapping_neg())))
+}
+
+/// Each entry's coordinates, canonical (limbs below 2^51), limb-major in lanes.
+fn convert_table(table: &[Row<16>; 32]) -> Box<[Row<ENTRY_WORDS>; 32]> {
+    let canonical = |e: &Fe| Fe::from_bytes(&e.to_bytes());
+    let mut out = Box::new([[[0u64; ENTRY_WORDS]; 9]; 32]);
+    for (row_out, row) in out.iter_mut().zip(table) {
+        for (entry_out, entry) in row_out.iter_mut().zip(row) {
+            let n: Niels<Fe> = from_entry(entry);
+            let lanes = [canonical(&n.y_plus_x), canonical(&n.y_minus_x), Fe([2, 0, 0, 0, 0]), canonical(&n.xy2d)];
+            for (i, limb) in entry_out.as_chunks_mut::<4>().0.iter_mut().enumerate() {
+                *limb = lanes.map(|e| e.0[i]);
+            }
+        }
+    }
+    out
+}
