@@ -11,9 +11,9 @@
 mod base_table;
 mod comb4x;
 mod field;
+mod field4x;
 #[cfg(target_arch = "x86_64")]
 mod field64;
-mod field4x;
 mod lanes;
 mod point;
 

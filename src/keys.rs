@@ -142,7 +142,7 @@ fn decode_json_array(text: &str) -> Result<Zeroizing<Vec<u8>>> {
 /// Decode hex without allocating an intermediate string; `None` on odd length or a non-hex digit.
 pub(crate) fn decode_hex(digits: &str) -> Option<Zeroizing<Vec<u8>>> {
     let raw = digits.as_bytes();
-    if raw.len() % 2 != 0 {
+    if !raw.len().is_multiple_of(2) {
         return None;
     }
     let mut out = Zeroizing::new(Vec::with_capacity(raw.len() / 2));

@@ -145,13 +145,13 @@ impl Session {
             .login
             .as_ref()
             .ok_or_else(|| Error::invalid_state("the session has no access token: sign in (or log in) first"))?;
-        if let Some(expires_at) = login.expires_at {
-            if now_secs >= expires_at {
-                return Err(Error::new(
-                    Code::TokenExpired,
-                    format!("the session's access token expired at {expires_at} (now {now_secs}); sign in again"),
-                ));
-            }
+        if let Some(expires_at) = login.expires_at
+            && now_secs >= expires_at
+        {
+            return Err(Error::new(
+                Code::TokenExpired,
+                format!("the session's access token expired at {expires_at} (now {now_secs}); sign in again"),
+            ));
         }
         Ok(login.token.clone())
     }

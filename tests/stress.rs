@@ -79,7 +79,7 @@ fn verify_v1(key: &VerifyingKey, id: &str, ts: &str, body: &[u8], signature_b64:
 }
 
 fn order_json(thread: usize, i: usize) -> String {
-    let side = if i % 2 == 0 { "buy" } else { "sell" };
+    let side = if i.is_multiple_of(2) { "buy" } else { "sell" };
     format!(
         r#"{{"symbol":"BTC-USD","side":"{side}","order_type":"limit","qty":"0.{:03}","price":"{}","time_in_force":"gtc","reduce_only":false,"cl_ord_id":"t{thread}-{i}"}}"#,
         1 + i % 997,
@@ -156,7 +156,7 @@ fn refresher(shared: Shared, running: &AtomicBool, refreshes: &AtomicUsize, toke
     let client = std::mem::ManuallyDrop::new(Client(shared.client));
     let mut n = 0usize;
     while running.load(Ordering::SeqCst) {
-        if n % 2 == 0 {
+        if n.is_multiple_of(2) {
             owned(|e| perps_signin(shared.client, shared.session, chain.as_ptr(), key.as_ptr(), 3600, e))
                 .expect("token refresh (signin)");
         } else {

@@ -69,10 +69,8 @@ impl Client {
 
     /// The cached certificate set, fetching it on first need (or when `refresh` is set).
     fn certs(&self, refresh: bool) -> Result<(Arc<CertSet>, bool)> {
-        if !refresh {
-            if let Some(certs) = self.certs.lock().unwrap_or_else(PoisonError::into_inner).clone() {
-                return Ok((certs, false));
-            }
+        if !refresh && let Some(certs) = self.certs.lock().unwrap_or_else(PoisonError::into_inner).clone() {
+            return Ok((certs, false));
         }
         let reply = self.send(Method::GET, &format!("{}/v1/offchain/certs", self.base_url), &[], None)?;
         let reply = require_2xx(reply, "certs")?;

@@ -126,10 +126,10 @@ impl Resolver for RememberingResolver {
             return self.inner.resolve(uri, config, timeout);
         };
         let lock = || self.known.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((.., at, addrs)) = lock().iter().find(|(s, a, ..)| s == scheme && a == authority) {
-            if at.elapsed() < RESOLVED_ADDRESSES_TTL {
-                return Ok(addrs.clone());
-            }
+        if let Some((.., at, addrs)) = lock().iter().find(|(s, a, ..)| s == scheme && a == authority)
+            && at.elapsed() < RESOLVED_ADDRESSES_TTL
+        {
+            return Ok(addrs.clone());
         }
         let addrs = self.inner.resolve(uri, config, timeout)?;
         let mut known = lock();

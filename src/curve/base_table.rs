@@ -121,12 +121,7 @@ pub(crate) fn mul_base<F: FieldElement, R>(
 /// Σ d_i·16^i·B = 16·Σ d_{2j+1}·256^j·B + Σ d_{2j}·256^j·B, where `add(p, j, d)` returns
 /// p + d·256^j·B (from table row j) and `times_16` is four doublings.
 #[inline(always)]
-pub(crate) fn comb<P>(
-    k: &[u8; 32],
-    identity: P,
-    add: impl Fn(P, usize, i8) -> P,
-    times_16: impl FnOnce(P) -> P,
-) -> P {
+pub(crate) fn comb<P>(k: &[u8; 32], identity: P, add: impl Fn(P, usize, i8) -> P, times_16: impl FnOnce(P) -> P) -> P {
     let mut digits = signed_radix16(k);
     let mut p = identity;
     for (row, &digit) in digits.iter().skip(1).step_by(2).enumerate() {
@@ -185,7 +180,7 @@ pub(crate) fn select_avx2<F: TableField, const N: usize>(row: &Row<N>, digit: i8
     let (negative, magnitude) = sign_and_magnitude(digit);
     let wanted = _mm256_set1_epi64x(magnitude as i64);
     // Up to four 256-bit lanes per entry: 16 words at most (both tables' entries fit).
-    const { assert!(N % 4 == 0 && N <= 16) };
+    const { assert!(N.is_multiple_of(4) && N <= 16) };
     let mut acc = [_mm256_setzero_si256(); 4];
     for (j, entry) in row.iter().enumerate() {
         let hit = _mm256_cmpeq_epi64(wanted, _mm256_set1_epi64x(j as i64));

@@ -142,7 +142,7 @@ impl<L: Lanes> Fe4<L> {
 
     /// The four lanes as elements (reduced limbs are reduced for [`Fe`] too).
     #[inline(always)]
-    pub(crate) fn to_fes(&self) -> [Fe; 4] {
+    pub(crate) fn to_fes(self) -> [Fe; 4] {
         let limbs = limbwise(
             #[inline(always)]
             |i| self.0[i].store(),
@@ -194,11 +194,7 @@ mod tests {
             // The raw product input bound: limbs just below 2^52 in both operands.
             let top = Fe4::<L>(std::array::from_fn(|_| L::splat((1 << 52) - 1)));
             lanes_agree("mul at 2^52 - 1", top.mul(&vb), std::array::from_fn(|i| Fe([(1 << 52) - 1; 5]).mul(&b[i])));
-            lanes_agree(
-                "permute",
-                va.permute::<{ lane_order([3, 0, 0, 2]) }>(),
-                [a[3], a[0], a[0], a[2]],
-            );
+            lanes_agree("permute", va.permute::<{ lane_order([3, 0, 0, 2]) }>(), [a[3], a[0], a[0], a[2]]);
             lanes_agree("blend", va.blend(&vb, 0b0110), [a[0], b[1], b[2], a[3]]);
         }
         lanes_agree("from_fes", Fe4::<L>::from_fes([Fe::ONE; 4]), [Fe::ONE; 4]);

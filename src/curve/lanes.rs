@@ -94,15 +94,11 @@ impl Lanes for Emulated {
     }
     #[inline(always)]
     fn madd52lo(self, a: Self, b: Self) -> Self {
-        Emulated(std::array::from_fn(|i| {
-            self.0[i].wrapping_add(Self::product52(a.0[i], b.0[i]) as u64 & LOW_52)
-        }))
+        Emulated(std::array::from_fn(|i| self.0[i].wrapping_add(Self::product52(a.0[i], b.0[i]) as u64 & LOW_52)))
     }
     #[inline(always)]
     fn madd52hi(self, a: Self, b: Self) -> Self {
-        Emulated(std::array::from_fn(|i| {
-            self.0[i].wrapping_add((Self::product52(a.0[i], b.0[i]) >> 52) as u64)
-        }))
+        Emulated(std::array::from_fn(|i| self.0[i].wrapping_add((Self::product52(a.0[i], b.0[i]) >> 52) as u64)))
     }
     #[inline(always)]
     fn permute<const IMM: i32>(self) -> Self {

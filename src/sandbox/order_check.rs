@@ -40,10 +40,10 @@ pub(crate) fn check_new_order(o: &Map<String, Value>) -> Result<(), String> {
         return Err("cl_ord_id must be a string".into());
     }
     one_of(o, "margin_mode", &["cross", "isolated"], false)?;
-    if let Some(v) = o.get("leverage") {
-        if !matches!(v.as_u64(), Some(n) if n >= 1) {
-            return Err("leverage must be a JSON integer >= 1".into());
-        }
+    if let Some(v) = o.get("leverage")
+        && !matches!(v.as_u64(), Some(n) if n >= 1)
+    {
+        return Err("leverage must be a JSON integer >= 1".into());
     }
     decimal(o, "tp_price", false)?;
     decimal(o, "sl_price", false)?;

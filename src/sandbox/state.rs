@@ -102,10 +102,10 @@ impl Shared {
     pub(crate) fn note_request(&self, peer: Option<SocketAddr>) {
         let mut st = self.state();
         st.stats.requests += 1;
-        if let Some(peer) = peer {
-            if st.peers.insert(peer) {
-                st.stats.connections += 1;
-            }
+        if let Some(peer) = peer
+            && st.peers.insert(peer)
+        {
+            st.stats.connections += 1;
         }
     }
 

@@ -367,10 +367,10 @@ impl Fixtures {
                     "api" => secrets.extend([API_TOKEN.into(), ED_SEED_B58.into()]),
                     "logged_out" => secrets.extend([LOGGED_OUT_TOKEN.into(), ED_SEED_B58.into()]),
                     other => {
-                        if let Some((bytes, secret)) = self.strings.get(other) {
-                            if *secret || kind == b'k' {
-                                secrets.push(bytes.clone());
-                            }
+                        if let Some((bytes, secret)) = self.strings.get(other)
+                            && (*secret || kind == b'k')
+                        {
+                            secrets.push(bytes.clone());
                         }
                     }
                 },
@@ -635,10 +635,10 @@ pub fn run(case: &Case, fx: &Fixtures) -> Outcome {
     if !err.is_null() {
         let e = err as *const perps_error;
         let code = perps_error_code(e);
-        if let Some(returned) = outcome.code {
-            if returned != code {
-                outcome.problems.push(format!("returned {returned:?} but the error object says {code:?}"));
-            }
+        if let Some(returned) = outcome.code
+            && returned != code
+        {
+            outcome.problems.push(format!("returned {returned:?} but the error object says {code:?}"));
         }
         outcome.code = Some(code);
         outcome.message = copy(perps_error_message(e));
