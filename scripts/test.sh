@@ -12,7 +12,7 @@ step() { printf '\n=== %s ===\n' "$*"; }
 
 step "tools"
 missing=()
-for tool in valgrind cc python3 pkg-config go g++; do
+for tool in valgrind cc python3 pkg-config go g++ nm; do
   command -v "$tool" >/dev/null || missing+=("$tool")
 done
 python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
@@ -23,6 +23,7 @@ if [ ${#missing[@]} -gt 0 ]; then
       cc) packages+=(gcc) ;;
       python3) packages+=(python3 python3-venv) ;;
       go) packages+=(golang-go) ;;
+      nm) packages+=(binutils) ;;
       *) packages+=("$tool") ;;
     esac
   done
@@ -57,6 +58,9 @@ cargo test --release --features sandbox --test stress -- --ignored
 
 step "constant time: a signature under valgrind memcheck with the secret key marked undefined (release build)"
 cargo test --release --features sandbox --test constant_time
+
+step "vector build: its lane operations are inlined into the AVX-512 code, not left as calls (release build)"
+cargo test --release --features sandbox --test lane_operations_inlined
 
 step "fuzz: every target for ${FUZZ_SECONDS:-30} s (libFuzzer + ASan; stable toolchain through RUSTC_BOOTSTRAP)"
 bash fuzz/run.sh "${FUZZ_SECONDS:-30}"
