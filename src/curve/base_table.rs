@@ -11,7 +11,9 @@
 //! `tests/constant_time.rs` checks the compiled code under valgrind.
 //!
 //! There is one table per field representation: five-limb entries (16 words with padding) for
-//! [`Fe`], four-limb entries (12 words) for [`Fe64`], the latter converted from the former.
+//! [`Fe`], four-limb entries (12 words) for [`Fe64`], the latter converted from the former (and
+//! `comb4x.rs` converts a third, with each entry in vector lanes). [`comb`], the schedule of
+//! additions and doublings, is shared by every build.
 
 use super::field::{Fe, FieldElement};
 #[cfg(target_arch = "x86_64")]
