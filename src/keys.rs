@@ -54,22 +54,22 @@ impl RequestKey {
     /// commitment R = r·B is computed by [`crate::curve`]; hashing and scalars are
     /// ed25519-dalek's, and the result is byte for byte what ed25519-dalek signs.
     pub fn sign_parts(&self, parts: &[&[u8]]) -> Signature {
+        // SHA-512(head || M), M fed piece by piece.
+        let hash_with_message = |head: &[&[u8]]| {
+            let mut hasher = Sha512::new();
+            for piece in head.iter().chain(parts) {
+                hasher.update(piece);
+            }
+            hasher.finalize().into()
+        };
         // r = SHA-512(prefix || M) mod l: deterministic, so never reused for another message.
-        let mut hasher = Sha512::new();
-        hasher.update(self.expanded.hash_prefix);
-        for part in parts {
-            hasher.update(part);
-        }
-        let nonce = Zeroizing::new(Scalar::from_bytes_mod_order_wide(&Zeroizing::new(hasher.finalize().into())));
+        let nonce = Zeroizing::new(Scalar::from_bytes_mod_order_wide(&Zeroizing::new(hash_with_message(&[&self
+            .expanded
+            .hash_prefix]))));
         let commitment = crate::curve::mul_base_compressed(nonce.as_bytes());
         // k = SHA-512(R || A || M) mod l, and s = r + k·a.
-        let mut hasher = Sha512::new();
-        hasher.update(commitment);
-        hasher.update(self.verifying.as_bytes());
-        for part in parts {
-            hasher.update(part);
-        }
-        let challenge = Scalar::from_bytes_mod_order_wide(&hasher.finalize().into());
+        let challenge =
+            Scalar::from_bytes_mod_order_wide(&hash_with_message(&[&commitment, self.verifying.as_bytes()]));
         let s = challenge * self.expanded.scalar + *nonce;
         Signature::from_components(commitment, s.to_bytes())
     }

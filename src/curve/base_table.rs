@@ -161,8 +161,7 @@ pub(crate) fn select<F: TableField, const N: usize>(row: &Row<N>, digit: i8) -> 
     let (negative, magnitude) = sign_and_magnitude(digit);
     let mut acc = [0u64; N];
     for (j, entry) in row.iter().enumerate() {
-        // All ones when j is the magnitude (magnitude ^ j is then 0), else all zeros.
-        let hit = black_box(((magnitude ^ j as u64).wrapping_sub(1) >> 63).wrapping_neg());
+        let hit = entry_mask(magnitude, j);
         for (a, e) in acc.iter_mut().zip(entry) {
             *a |= e & hit;
         }
@@ -208,11 +207,25 @@ pub(crate) fn sign_and_magnitude(digit: i8) -> (u64, u64) {
     (negative, ((digit as i64 ^ sign) - sign) as u64)
 }
 
+/// All ones when entry `j` is the one of this magnitude (magnitude ^ j is then 0), else all
+/// zeros. Through `black_box`, so that the compiler cannot see that the mask is all-or-nothing
+/// and turn a masked selection back into a branch; [`negation_mask`] likewise.
+#[inline(always)]
+pub(crate) fn entry_mask(magnitude: u64, j: usize) -> u64 {
+    black_box(((magnitude ^ j as u64).wrapping_sub(1) >> 63).wrapping_neg())
+}
+
+/// All ones when `negative` is 1, zeros when it is 0.
+#[inline(always)]
+pub(crate) fn negation_mask(negative: u64) -> u64 {
+    black_box(negative.wrapping_neg())
+}
+
 /// `-p` when `negative` is 1, `p` when it is 0, computing both: y+x and y−x trade places and
 /// 2dxy changes sign (x changes sign).
 #[inline(always)]
 fn negated_if<F: TableField>(p: Niels<F>, negative: u64) -> Niels<F> {
-    let flip = black_box(negative.wrapping_neg());
+    let flip = negation_mask(negative);
     let minus_xy2d = p.xy2d.neg();
     Niels {
         y_plus_x: F::masked_choice(&p.y_plus_x, &p.y_minus_x, flip),

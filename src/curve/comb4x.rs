@@ -10,12 +10,11 @@
 //!
 //! The table holds each entry already in lanes, with the constant 2 in the third lane.
 
-use super::base_table::{self, Row, comb, from_entry, sign_and_magnitude};
+use super::base_table::{self, Row, comb, entry_mask, from_entry, negation_mask, sign_and_magnitude};
 use super::field::{Fe, FieldElement};
 use super::field4x::{Fe4, lane_order};
 use super::lanes::Lanes;
 use super::point::{Extended, Niels};
-use std::hint::black_box;
 use std::sync::LazyLock;
 
 /// Words per entry: limb i of (y+x, y−x, 2, 2dxy) at words 4i..4i+4.
@@ -69,9 +68,7 @@ fn select<L: Lanes>(row: &Row<ENTRY_WORDS>, digit: i8) -> Fe4<L> {
     let (negative, magnitude) = sign_and_magnitude(digit);
     let mut acc = [L::splat(0); 5];
     for (j, entry) in row.iter().enumerate() {
-        // All ones when j is the magnitude (magnitude ^ j is then 0), else all zeros; through
-        // `black_box` so that the compiler cannot turn the selection back into a branch.
-        let hit = L::splat(black_box(((magnitude ^ j as u64).wrapping_sub(1) >> 63).wrapping_neg()));
+        let hit = L::splat(entry_mask(magnitude, j));
         let (limbs, _) = entry.as_chunks::<4>();
         for (a, limb) in acc.iter_mut().zip(limbs) {
             *a = a.or(L::load(limb).and(hit));
@@ -82,7 +79,7 @@ fn select<L: Lanes>(row: &Row<ENTRY_WORDS>, digit: i8) -> Fe4<L> {
     // limbs stay below 2^52: a valid product input without carrying).
     let zero = Fe4([L::splat(0); 5]);
     let negated = entry.permute::<{ lane_order([1, 0, 2, 3]) }>().blend(&zero.sub_lazy(&entry), 0b1000);
-    entry.masked_choice(&negated, L::splat(black_box(negative.wrapping_neg())))
+    entry.masked_choice(&negated, L::splat(negation_mask(negative)))
 }
 
 /// Each entry's coordinates, canonical (limbs below 2^51), limb-major in lanes.

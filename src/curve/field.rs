@@ -11,7 +11,7 @@
 //! fixed chain of squarings and multiplications (Fermat), and the encoding's final reduction
 //! is a carry chain. `tests/constant_time.rs` checks the compiled code under valgrind.
 
-const LOW_51: u64 = (1 << 51) - 1;
+pub(crate) const LOW_51: u64 = (1 << 51) - 1;
 
 /// An element of GF(2^255 - 19) as `l[0] + l[1]·2^51 + l[2]·2^102 + l[3]·2^153 + l[4]·2^204`.
 #[derive(Clone, Copy)]

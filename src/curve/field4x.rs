@@ -11,10 +11,8 @@
 //!
 //! Nothing here branches on, or indexes memory by, a lane's value.
 
-use super::field::Fe;
+use super::field::{Fe, LOW_51};
 use super::lanes::Lanes;
-
-const LOW_51: u64 = (1 << 51) - 1;
 
 /// 2·p, limb by limb (2^52 - 38, then 2^52 - 2): added before subtracting so that no limb of a
 /// reduced minuend goes negative.
