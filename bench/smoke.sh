@@ -11,16 +11,14 @@ export CARGO_TERM_COLOR=never
 step() { printf '\n--- bench smoke: %s ---\n' "$*"; }
 
 step "order round trip against the in-process sandbox (+ one connection for 1,000 orders)"
-cargo bench --features sandbox --bench order_roundtrip -- --test
+cargo bench --bench order_roundtrip -- --test
 
 step "sign-in client CPU, the sandbox in another process"
-cargo bench --features sandbox --bench signin_cpu -- --test
+cargo bench --bench signin_cpu -- --test
 
 step "signing: floor, perps_sign_body_into, perps_sign_body, one vs two threads"
 cargo bench --bench signing -- --test
 
-# The sandbox benchmarks above rebuilt target/release/libperps.so with the sandbox feature:
-# rebuild the library as shipped before the C benchmark links it.
 step "C benchmark through the ABI (small N)"
 cargo build --release --lib
 make -C bench/c --no-print-directory

@@ -10,7 +10,7 @@
 //!
 //! Also a behaviour, asserted: 1,000 sequential orders use exactly one TCP connection.
 //!
-//! `cargo bench --features sandbox --bench order_roundtrip`; `-- --test` runs it once.
+//! `cargo bench --bench order_roundtrip`; `-- --test` runs it once.
 
 mod common;
 
@@ -21,7 +21,7 @@ use perps::ffi::order::perps_order_serialize;
 use perps::ffi::session::{perps_session, perps_session_free, perps_session_new, perps_session_token};
 use perps::ffi::sign::{perps_body_signature, perps_sign_body_into};
 use perps::ffi::strings::perps_string_free;
-use perps::sandbox::{Sandbox, SandboxConfig};
+use perps_sandbox::{Sandbox, SandboxConfig};
 use std::ffi::{CStr, CString, c_char};
 use std::mem::MaybeUninit;
 use std::ptr::{null, null_mut};

@@ -8,7 +8,7 @@
 //! thread's CPU time and the wall time. A per-phase breakdown follows, through the split
 //! API (`perps_wallet_address`, `perps_prepare_signin`, `perps_wallet_sign`, `perps_login`).
 //!
-//! `cargo bench --features sandbox --bench signin_cpu`; `-- --test` makes a few sign-ins.
+//! `cargo bench --bench signin_cpu`; `-- --test` makes a few sign-ins.
 
 mod common;
 use common::owned;

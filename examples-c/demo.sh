@@ -9,9 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 CC=${CC:-cc}
 
-# The sandbox first, then the library: both write target/release/libperps.*, and the
-# shipped library must be the one built without the sandbox feature.
-cargo build --release --features sandbox --bin perps-sandbox
+# The sandbox venue (its own crate) and the library.
+cargo build --release -p perps-sandbox
 cargo build --release --lib
 mkdir -p target/examples
 "$CC" -std=c11 -Wall -Wextra -Werror -pedantic -Iinclude examples-c/signin_order.c \

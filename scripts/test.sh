@@ -46,21 +46,21 @@ if ! cmp -s "$generated" include/perps.h; then
 fi
 rm -f "$generated"
 
-step "build: sandbox venue, then the library (without the sandbox)"
-cargo build --release --features sandbox --bin perps-sandbox
+step "build: the sandbox venue (its own crate), then the library"
+cargo build --release -p perps-sandbox
 cargo build --release --lib
 
-step "rust tests (unit, vectors, tables, flows through the C ABI against the sandbox)"
-cargo test --features sandbox
+step "rust tests (unit, vectors, tables, flows through the C ABI against the sandbox; the sandbox's own tests)"
+cargo test --workspace
 
 step "stress in release: 8 threads share one client and one session; 100,000 signatures, 1,000 orders, token refresh"
-cargo test --release --features sandbox --test stress -- --ignored
+cargo test --release --test stress -- --ignored
 
 step "constant time: a signature under valgrind memcheck with the secret key marked undefined (release build)"
-cargo test --release --features sandbox --test constant_time
+cargo test --release --test constant_time
 
 step "vector build: its lane operations are inlined into the AVX-512 code, not left as calls (release build)"
-cargo test --release --features sandbox --test lane_operations_inlined
+cargo test --release --test lane_operations_inlined
 
 step "fuzz: every target for ${FUZZ_SECONDS:-30} s (libFuzzer + ASan; stable toolchain through RUSTC_BOOTSTRAP)"
 bash fuzz/run.sh "${FUZZ_SECONDS:-30}"
@@ -70,7 +70,7 @@ if [ "${PERPS_TSAN:-0}" = 1 ]; then
   rustup component add rust-src
   RUSTC_BOOTSTRAP=1 RUSTFLAGS="-Zsanitizer=thread" CARGO_TARGET_DIR=target/tsan \
     cargo test -Zbuild-std --release --target "$(rustc -vV | sed -n 's/^host: //p')" \
-    --features sandbox --test stress -- --include-ignored
+    --test stress -- --include-ignored
 fi
 
 step "C tests: ASan+UBSan, valgrind"

@@ -17,7 +17,4 @@ pub mod wallet;
 
 pub mod ffi;
 
-#[cfg(feature = "sandbox")]
-pub mod sandbox;
-
 pub use error::{Code, Error, Result};

@@ -117,12 +117,11 @@ fn failing_calls_leave_the_fixtures_as_they_were() {
 
 // ---- against the sandbox: real sessions in the wrong state ---------------------------------
 
-#[cfg(feature = "sandbox")]
 mod with_sandbox {
     use super::*;
     use common::abi::{self, Client, Failure, Session, c, login, new_order, prepare, request, signin};
     use perps::ffi::error::perps_code;
-    use perps::sandbox::{Sandbox, SandboxConfig};
+    use perps_sandbox::{Sandbox, SandboxConfig};
 
     const BSC_KEY: &str = harness::EVM_KEY;
     const BSC_ADDRESS: &str = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";

@@ -1,7 +1,6 @@
 //! The network flows through the C ABI against the in-process sandbox venue: both chains
 //! end to end, the external-signer and API-credential paths, generic requests, the clock
 //! offset, and every documented error mapping with the fault that provokes it.
-#![cfg(feature = "sandbox")]
 
 mod common;
 
@@ -9,7 +8,7 @@ use common::abi::{
     self, Client, Failure, Session, c, login, new_order, prepare, request, signin, wallet_address, wallet_sign,
 };
 use perps::ffi::error::perps_code::*;
-use perps::sandbox::{Faults, Sandbox, SandboxConfig};
+use perps_sandbox::{Faults, Sandbox, SandboxConfig};
 
 const BSC_KEY: &str = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
 const BSC_ADDRESS: &str = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";

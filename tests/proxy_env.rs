@@ -1,12 +1,11 @@
 //! Proxy variables in the environment are never used: a bearer token sent to a plain-http
 //! loopback venue must not be forwarded to a proxy on another host. (Its own test binary,
 //! since it changes the process environment.)
-#![cfg(feature = "sandbox")]
 
 mod common;
 
 use common::abi::{Client, Session, new_order, signin};
-use perps::sandbox::{Sandbox, SandboxConfig};
+use perps_sandbox::{Sandbox, SandboxConfig};
 
 #[test]
 fn environment_proxies_are_ignored() {

@@ -1,11 +1,10 @@
 //! The sandbox venue tested on its own, over HTTP, with the crypto crates only (never the
 //! client modules of this crate), so a bug in the client cannot hide one in the sandbox.
-#![cfg(feature = "sandbox")]
 
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use ed25519_dalek::Signer as _;
-use perps::sandbox::{Faults, Sandbox, SandboxConfig};
+use perps_sandbox::{Faults, Sandbox, SandboxConfig};
 use serde_json::{Value, json};
 use sha3::{Digest, Keccak256};
 

@@ -344,12 +344,11 @@ fn debug_of_keys_sessions_and_logins_shows_no_secret() {
 
 // ---- access tokens from the sandbox ------------------------------------------------------------
 
-#[cfg(feature = "sandbox")]
 mod with_sandbox {
     use super::*;
     use common::abi::{self, Client, Failure, Session, c, new_order, request, signin};
     use perps::ffi::error::perps_code::*;
-    use perps::sandbox::{Faults, Sandbox, SandboxConfig};
+    use perps_sandbox::{Faults, Sandbox, SandboxConfig};
 
     /// The distinguishing parts of an access token: a JWT's header is the venue's constant
     /// (`{"alg":"ES256",…}`, shared with every challenge it signs), so its payload and

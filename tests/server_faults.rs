@@ -3,7 +3,6 @@
 //! the documented `perps_code` and `may_have_reached_venue` (README, "Network error mapping").
 //! For every order the server's own count proves the order reached it at most once: the
 //! library never retries.
-#![cfg(feature = "sandbox")]
 
 mod common;
 #[path = "common/rogue_server.rs"]
@@ -12,7 +11,7 @@ mod rogue_server;
 use common::VenueKey;
 use common::abi::{self, Client, Failure, Session, login, new_order, prepare, request, signin};
 use perps::ffi::error::perps_code::{self, *};
-use perps::sandbox::{Faults, Sandbox, SandboxConfig};
+use perps_sandbox::{Faults, Sandbox, SandboxConfig};
 use rogue_server::{OnAccept, Rogue, Seen, Step, chunk, chunked_head, head_only, json, ms, response};
 use std::io::{Read, Write};
 use std::sync::Arc;

@@ -12,8 +12,7 @@
 //!
 //! The default test is sized for a debug build (well under a minute on 2 cores); the full
 //! load (100,000 signatures, 1,000 orders) is `#[ignore]`d and run in release:
-//! `cargo test --release --features sandbox --test stress -- --ignored`.
-#![cfg(feature = "sandbox")]
+//! `cargo test --release --test stress -- --ignored`.
 
 mod common;
 
@@ -23,7 +22,7 @@ use perps::ffi::client::{perps_client, perps_new_order, perps_signin};
 use perps::ffi::error::perps_code::{self, *};
 use perps::ffi::session::perps_session;
 use perps::ffi::sign::{perps_body_signature, perps_sign_body, perps_sign_body_into};
-use perps::sandbox::{Sandbox, SandboxConfig};
+use perps_sandbox::{Sandbox, SandboxConfig};
 use std::collections::HashSet;
 use std::ffi::CStr;
 use std::sync::Mutex;
@@ -283,7 +282,7 @@ fn eight_threads_share_one_client_and_one_session() {
 }
 
 #[test]
-#[ignore = "full load; run in release: cargo test --release --features sandbox --test stress -- --ignored"]
+#[ignore = "full load; run in release: cargo test --release --test stress -- --ignored"]
 fn full_load_100k_signatures_1000_orders_with_token_refresh() {
     run(Load { signatures: 100_000, orders: 1_000 });
 }

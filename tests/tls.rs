@@ -11,7 +11,6 @@
 //! The fixtures (test-only, valid until 2126): `ca.pem`, a P-256 CA made with
 //! `openssl req -x509` whose key was discarded; `server.pem` / `server.key`, a leaf it signed
 //! for IP 127.0.0.1 and DNS localhost (serverAuth, CA:FALSE).
-#![cfg(feature = "sandbox")]
 
 mod common;
 #[path = "common/rogue_server.rs"]
@@ -19,7 +18,7 @@ mod rogue_server;
 
 use common::abi::{Client, Session, new_order, signin};
 use perps::ffi::error::perps_code::PERPS_TRANSPORT;
-use perps::sandbox::{Sandbox, SandboxConfig};
+use perps_sandbox::{Sandbox, SandboxConfig};
 use rogue_server::{Message, read_message};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};

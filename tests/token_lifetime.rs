@@ -336,10 +336,9 @@ fn an_api_credential_token_has_no_expiry_and_logout_clears_it() {
 
 // ---- the sandbox --------------------------------------------------------------------------------
 
-#[cfg(feature = "sandbox")]
 mod with_sandbox {
     use super::*;
-    use perps::sandbox::{Sandbox, SandboxConfig};
+    use perps_sandbox::{Sandbox, SandboxConfig};
 
     /// Extends flows_c_abi's `expired_token_fails_fast_without_sending`: every trading call
     /// fails fast, the venue counts nothing, and signing in again restores the session.

@@ -48,7 +48,7 @@ func startSandbox(t *testing.T) *sandbox {
 		bin = filepath.Join("..", "..", "target", "release", "perps-sandbox")
 	}
 	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("sandbox binary %s: %v (build it: cargo build --release --features sandbox --bin perps-sandbox)", bin, err)
+		t.Fatalf("sandbox binary %s: %v (build it: cargo build --release -p perps-sandbox)", bin, err)
 	}
 	cmd := exec.Command(bin, "--port", "0", "--exit-on-stdin-eof")
 	cmd.Stderr = os.Stderr

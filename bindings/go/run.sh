@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # The Go binding's checks: go vet, then go test (the test starts its own sandbox venue).
-# Assumes target/release/perps-sandbox and target/release/libperps.so are built, in that
-# order (the shipped library is the one built without the sandbox feature):
-#   cargo build --release --features sandbox --bin perps-sandbox && cargo build --release --lib
+# Assumes target/release/perps-sandbox and target/release/libperps.so are built:
+#   cargo build --release -p perps-sandbox && cargo build --release --lib
 # Needs Go >= 1.19 and a C compiler (Debian: golang-go, gcc). No Go modules are fetched.
 # Usage: bindings/go/run.sh [extra go test args]
 set -euo pipefail
@@ -12,7 +11,7 @@ root="$(cd "$here/../.." && pwd)"
 
 for f in "$root/target/release/libperps.so" "${PERPS_SANDBOX:-$root/target/release/perps-sandbox}"; do
     if [[ ! -f "$f" ]]; then
-        echo "run.sh: $f not found; build the sandbox, then the library (see the top of this file)" >&2
+        echo "run.sh: $f not found; build the sandbox and the library (see the top of this file)" >&2
         exit 2
     fi
 done

@@ -21,9 +21,7 @@ if [ ${#packages[@]} -gt 0 ]; then
 fi
 
 if [ -z "${PERPS_SKIP_BUILD:-}" ]; then
-  # The sandbox first, then the library: both write target/release/libperps.so, and the
-  # library under test must be the one built without the sandbox feature.
-  cargo build --release --features sandbox --bin perps-sandbox
+  cargo build --release -p perps-sandbox
   cargo build --release --lib
 fi
 

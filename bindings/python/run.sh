@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # The Python binding's tests (pytest): the full flow against a sandbox venue each test
 # starts itself, error cases, body signatures verified with PyNaCl, misuse.
-# Assumes target/release/perps-sandbox and target/release/libperps.so are built, in that
-# order (the shipped library is the one built without the sandbox feature):
-#   cargo build --release --features sandbox --bin perps-sandbox && cargo build --release --lib
+# Assumes target/release/perps-sandbox and target/release/libperps.so are built:
+#   cargo build --release -p perps-sandbox && cargo build --release --lib
 # Creates or reuses the venv target/pyenv (shared with tests/python/run.sh, same pins;
 # $PERPS_PYENV overrides).
 # Usage: bindings/python/run.sh [extra pytest args]
@@ -17,7 +16,7 @@ sandbox="${PERPS_SANDBOX:-$root/target/release/perps-sandbox}"
 
 for f in "$lib" "$sandbox"; do
     if [[ ! -f "$f" ]]; then
-        echo "run.sh: $f not found; build the sandbox, then the library (see the top of this file)" >&2
+        echo "run.sh: $f not found; build the sandbox and the library (see the top of this file)" >&2
         exit 2
     fi
 done

@@ -9,8 +9,8 @@
 #   - when README.md has a "Use from C++" section: that its snippet is the example's lines.
 # Exits non-zero if any build, run or check fails.
 #
-# Usage (the caller builds first, the sandbox before the library, as scripts/test.sh does):
-#   cargo build --release --features sandbox --bin perps-sandbox
+# Usage (the caller builds the sandbox venue and the library first, as scripts/test.sh does):
+#   cargo build --release -p perps-sandbox
 #   cargo build --release --lib
 #   bash tests/cpp/run.sh [PROFILE_DIR]       # default: target/release
 #
@@ -36,7 +36,7 @@ VALGRIND_ARGS=(--quiet --error-exitcode=1 --leak-check=full --errors-for-leak-ki
 
 for file in libperps.so libperps.a perps-sandbox; do
     if [[ ! -f "$PROFILE_DIR/$file" ]]; then
-        echo "run.sh: $PROFILE_DIR/$file not found: build the sandbox, then the library (see the header)" >&2
+        echo "run.sh: $PROFILE_DIR/$file not found: build the sandbox and the library (see the header)" >&2
         exit 2
     fi
 done

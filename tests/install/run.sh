@@ -13,7 +13,7 @@
 # Exits non-zero on the first failure.
 #
 # Usage: bash tests/install/run.sh   (from anywhere). Builds the sandbox venue if it is
-# missing, then `make install` builds the library (in that order: see README).
+# missing, then `make install` builds the library.
 # Installs pkg-config with apt-get when it is missing.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -59,8 +59,8 @@ trap cleanup EXIT
 
 # --- install ----------------------------------------------------------------------------
 if [[ ! -x "$BUILD_DIR/perps-sandbox" ]]; then
-    step "building the sandbox venue (before the library)"
-    cargo build --release --features sandbox --bin perps-sandbox
+    step "building the sandbox venue"
+    cargo build --release -p perps-sandbox
 fi
 step "make install PREFIX=$PREFIX"
 make --no-print-directory install PREFIX="$PREFIX"

@@ -57,7 +57,7 @@ class Sandbox:
 @pytest.fixture
 def sandbox():
     if not os.path.exists(SANDBOX):
-        pytest.fail(f"{SANDBOX} not found: cargo build --release --features sandbox --bin perps-sandbox")
+        pytest.fail(f"{SANDBOX} not found: cargo build --release -p perps-sandbox")
     proc = subprocess.Popen(
         [SANDBOX, "--port", "0", "--exit-on-stdin-eof"],
         stdin=subprocess.PIPE,

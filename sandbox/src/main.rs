@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use perps::sandbox::{Sandbox, SandboxConfig};
+use perps_sandbox::{Sandbox, SandboxConfig};
 
 const USAGE: &str = "\
 usage: perps-sandbox [options]

@@ -1,7 +1,7 @@
 //! A sandbox venue: the venue's side of the sign-in and body-signature protocol
 //! (`seed-auth-and-signing.md` and `venue-facts.md`), served on 127.0.0.1 so the client can
-//! be tested against a real HTTP server. Strict by design: it refuses what the real venue
-//! would refuse, and it never uses the client's modules, so it cannot share their mistakes.
+//! be tested against a real HTTP server. Its own crate: it shares no code with the library
+//! (the `perps` crate), so the two cannot share a mistake.
 //!
 //! Layout: `{root}/auth/v1/offchain/{prepare-signin,certs,login}` (the `base_url`),
 //! `{root}/perps/api/*` (the `perps_url`), `{root}/_sandbox/{faults,rotate-key,stats}`.
