@@ -14,6 +14,7 @@ step "order round trip against the in-process sandbox (+ one connection for 1,00
 cargo bench --bench order_roundtrip -- --test
 
 step "sign-in client CPU, the sandbox in another process"
+cargo build --release -p perps-sandbox
 cargo bench --bench signin_cpu -- --test
 
 step "signing: floor, perps_sign_body_into, perps_sign_body, one vs two threads"
