@@ -47,8 +47,7 @@ fi
 rm -f "$generated"
 
 step "build: the sandbox venue (its own crate), then the library"
-cargo build --release -p perps-sandbox
-cargo build --release --lib
+make sandbox lib   # the C libraries: cargo rustc --crate-type cdylib,staticlib (see the Makefile)
 
 step "rust tests (unit, vectors, tables, flows through the C ABI against the sandbox; the sandbox's own tests)"
 cargo test --workspace
