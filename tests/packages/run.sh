@@ -16,10 +16,12 @@
 #   - C#: `nuget install Perps -Source dist` into a package folder, a program compiled
 #     against it with mcs and run under Mono without LD_LIBRARY_PATH: from the package
 #     folder, and deployed (lib/net45's Perps.dll and libperps.so beside the program);
-#   - Go: a program in its own module using the binding through go.work (no replace), cgo
-#     linking the installed library with pkg-config; go vet + go test of the binding in its
+#   - Go: a program in its own module using the binding through go.work (no replace), and
+#     with the binding vendored as a package of its own, cgo linking the installed library
+#     with pkg-config; go vet + go test of the binding in its
 #     default (installed) mode (bindings/go/run.sh, PERPS_GO_LINK=installed);
-#   - Rust: a program depending on the crate by path: it builds no libperps.so/.a.
+#   - Rust: a program depending on the crate by path: it builds no libperps.so/.a; README's
+#     "Use from Rust" snippet is its code.
 #
 #   bash tests/packages/run.sh           # runs scripts/package.sh first
 #   PERPS_PACKAGES_REUSE=1 bash tests/packages/run.sh   # uses what is in dist/ already
@@ -282,14 +284,24 @@ find bindings/go -maxdepth 1 \( -name '*.go' ! -name '*_test.go' -o -name go.mod
 cp "$HERE/go/main.go" "$TMP/go/app/"
 printf 'module example.com/signin_order\n\ngo 1.19\n' >"$TMP/go/app/go.mod"
 (
-    cd "$TMP/go"
-    go work init ./app ./perps-go
-    cd app
+    cd "$TMP/go/app"
+    go work init . "$TMP/go/perps-go"  # README's command
     go vet ./...
     CGO_LDFLAGS="-Wl,-rpath,$(pkg-config --variable=libdir perps)" go build -o signin_order .
 ) || die "go build (go.work, pkg-config)"
-! grep -q replace "$TMP/go/app/go.mod" "$TMP/go/go.work" || die "a replace crept in"
+! grep -q replace "$TMP/go/app/go.mod" "$TMP/go/app/go.work" || die "a replace crept in"
 run_flow "Go (go.work, pkg-config)" "$TMP/go/app/signin_order" "$BASE_URL" "$PERPS_URL"
+# Vendored instead: the binding's files copied into a package of the program's own module.
+mkdir -p "$TMP/go/vendored/perps"
+cp "$TMP/go/perps-go/"*.go "$TMP/go/vendored/perps/"
+sed 's|perps "libperps/bindings/go"|perps "example.com/vendored/perps"|' "$HERE/go/main.go" >"$TMP/go/vendored/main.go"
+printf 'module example.com/vendored\n\ngo 1.19\n' >"$TMP/go/vendored/go.mod"
+(
+    cd "$TMP/go/vendored"
+    go vet ./...
+    CGO_LDFLAGS="-Wl,-rpath,$(pkg-config --variable=libdir perps)" go build -o signin_order .
+) || die "go build (vendored copy, pkg-config)"
+run_flow "Go (vendored copy, pkg-config)" "$TMP/go/vendored/signin_order" "$BASE_URL" "$PERPS_URL"
 
 step "Go: go vet + go test of the binding, default (installed) link"
 PERPS_GO_LINK=installed PERPS_SANDBOX="$PREFIX/bin/perps-sandbox" GOPATH="$ROOT/target/go/path" \
@@ -320,6 +332,16 @@ for m in made:
     assert all(f.endswith(".rlib") or f.endswith(".rmeta") for f in files), files
 EOF
 run_flow "Rust (path dependency)" "$ROOT/target/release/signin-order" "$BASE_URL" "$PERPS_URL"
+# README's "Use from Rust" snippet is this program's code (between its README markers, unindented).
+sed -n '/--- README "Use from Rust" ---/,/--- end of the README snippet ---/p' "$HERE/rust/src/main.rs" |
+    sed '1d;$d' | sed 's/^    //' >"$TMP/snippet.program"
+awk '/^## Use from Rust/ { section = 1; next }
+     section && /^## / { exit }
+     section && /^```rust/ { block = 1; next }
+     block && /^```/ { exit }
+     block { print }' README.md >"$TMP/snippet.readme"
+diff -u "$TMP/snippet.readme" "$TMP/snippet.program" || die "README's Rust snippet differs from tests/packages/rust/src/main.rs"
+ok "README's \"Use from Rust\" snippet is the program's code"
 
 echo
 echo "packages test passed: tarball (pkg-config, CMake), wheel, source install, jar (class path, Maven), NuGet (Mono), Go, Rust"
