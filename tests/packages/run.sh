@@ -193,7 +193,8 @@ ok "the wheel loaded $site/perps/libperps.so"
 "$TMP/venv-wheel/bin/python" -m pip install "${pip_quiet[@]}" mypy==2.4.1 auditwheel==6.8.2
 (cd "$TMP" && "$TMP/venv-wheel/bin/python" -m mypy --strict --no-incremental signin_order.py) ||
     die "mypy --strict on a program using the installed package"
-ok "mypy --strict: the installed package is typed (py.typed)"
+(cd "$TMP" && "$TMP/venv-wheel/bin/python" -m mypy --no-incremental -p perps) || die "mypy on the installed package"
+ok "mypy: the installed package is typed (py.typed) and its annotations hold; the program passes --strict"
 "$TMP/venv-wheel/bin/auditwheel" show "$WHEEL" >"$TMP/log" 2>&1 || { cat "$TMP/log"; die "auditwheel show"; }
 grep -qF "consistent with the following platform tag: \"$wheel_tag\"" <<<"$(tr '\n' ' ' <"$TMP/log")" ||
     { cat "$TMP/log"; die "auditwheel does not agree with the tag $wheel_tag"; }
@@ -237,14 +238,15 @@ plugin_version() {
 }
 mkdir -p "$TMP/m2"
 cp -rs "$MAVEN_REPO/." "$TMP/m2/"
-mvn=(mvn -B -o -q -Dstyle.color=never -Dmaven.repo.local="$TMP/m2")
-"${mvn[@]}" "org.apache.maven.plugins:maven-install-plugin:$(plugin_version install):install-file" \
+# mvn's output (even with -q, some colour codes) is shown only when it fails.
+mvn() { command mvn -B -o -q -Dmaven.repo.local="$TMP/m2" "$@" >"$TMP/mvn.log" 2>&1 || { cat "$TMP/mvn.log"; return 1; }; }
+mvn "org.apache.maven.plugins:maven-install-plugin:$(plugin_version install):install-file" \
     -Dfile="$JAR" -DpomFile="$POM" || die "mvn install:install-file"
 mkdir -p "$TMP/maven"
 cp "$HERE/java/pom.xml" "$HERE/java/SigninOrder.java" "$TMP/maven/"
 sed -i -e "s|<version>3.3.0</version>|<version>$(plugin_version resources)</version>|" \
     -e "s|<version>3.10.1</version>|<version>$(plugin_version compiler)</version>|" "$TMP/maven/pom.xml"
-(cd "$TMP/maven" && "${mvn[@]}" -Dperps.version="$VERSION" compile \
+(cd "$TMP/maven" && mvn -Dperps.version="$VERSION" compile \
     "org.apache.maven.plugins:maven-dependency-plugin:$(plugin_version dependency):build-classpath" \
     -Dmdep.outputFile=classpath.txt) || die "mvn compile (a project depending on libperps:perps:$VERSION)"
 echo "Maven's class path: $(cat "$TMP/maven/classpath.txt")"

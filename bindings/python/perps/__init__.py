@@ -261,8 +261,9 @@ _lib, library = _load()
 # ------------------------------------------------------------------------------------------
 
 
-def _arg(name: str, value: Any, optional: bool = False) -> Optional[bytes]:
-    """A str argument as NUL-terminated UTF-8 bytes (None → NULL when optional)."""
+def _arg(name: str, value: Any, optional: bool = False) -> Any:
+    """A str argument as NUL-terminated UTF-8 bytes (None → NULL when optional). Typed Any:
+    the methods rebind their ``str`` parameters to the ``bytes`` these helpers return."""
     if value is None and optional:
         return None
     if isinstance(value, str):
@@ -294,7 +295,7 @@ def _decimal_text(name: str, value: decimal.Decimal) -> str:
     return format(value, "f")
 
 
-def _decimal_arg(name: str, value: Any, optional: bool = False) -> Optional[bytes]:
+def _decimal_arg(name: str, value: Any, optional: bool = False) -> Any:
     """A decimal-string argument: ``str`` (passed as it is: the library validates it) or
     :class:`decimal.Decimal` (see :func:`_decimal_text`)."""
     if isinstance(value, decimal.Decimal):
@@ -314,7 +315,7 @@ def _decimals_as_text(name: str, value: Any) -> Any:
     return value
 
 
-def _json_text(name: str, value: Any, optional: bool = False) -> Optional[bytes]:
+def _json_text(name: str, value: Any, optional: bool = False) -> Any:
     """A JSON object argument: text (``str``/bytes, passed as it is) or a mapping, serialised
     with its Decimal values as decimal strings."""
     if isinstance(value, Mapping):
