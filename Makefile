@@ -72,11 +72,19 @@ space := $(empty) $(empty)
 .PHONY: all lib build sandbox install uninstall
 all: lib
 
+CARGO_LIB := $(CARGO) rustc -p perps --lib --release --crate-type cdylib,staticlib \
+    -- -C link-arg=-Wl,-soname,$(SONAME)
+
 # Always ask cargo: it knows whether the library is up to date. Only the library's crate,
-# never the sandbox: this is the build that ships.
+# never the sandbox: this is the build that ships. Should another build have replaced
+# libperps.so (a `cargo rustc --crate-type cdylib` without the SONAME), cargo would still call
+# ours fresh: the SONAME is checked, and perps rebuilt when it is not there.
 lib:
-	$(CARGO) rustc -p perps --lib --release --crate-type cdylib,staticlib \
-	    -- -C link-arg=-Wl,-soname,$(SONAME)
+	$(CARGO_LIB)
+	@if ! readelf -d "$(BUILD_DIR)/libperps.so" | grep -q 'SONAME.*\[$(SONAME)\]'; then \
+	    echo "$(BUILD_DIR)/libperps.so has no SONAME $(SONAME) (another build made it): rebuilding"; \
+	    $(CARGO) clean -p perps --release && $(CARGO_LIB); \
+	fi
 	ln -sfn libperps.so "$(BUILD_DIR)/$(SONAME)"
 
 build: lib  # the former name
