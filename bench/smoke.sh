@@ -21,7 +21,7 @@ step "signing: floor, perps_sign_body_into, perps_sign_body, one vs two threads"
 cargo bench --bench signing -- --test
 
 step "C benchmark through the ABI (small N)"
-cargo build --release --lib
+make --no-print-directory lib
 make -C bench/c --no-print-directory
 bench/c/bench_sign 200 20000
 
