@@ -48,6 +48,16 @@ pub(crate) struct Trade {
     pub at_us: i64,
 }
 
+/// One fill as the account sees it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Fill {
+    pub side: Side,
+    pub price: Dec,
+    pub qty: Dec,
+    pub fee: Dec,
+    pub at_us: i64,
+}
+
 #[derive(Debug)]
 pub(crate) struct Account {
     pub user: String,
@@ -89,16 +99,8 @@ impl Account {
 
     /// Applies one fill to the position and the wallet; returns the realised PnL of it
     /// (before the fee). `new_position_id` is called when the fill opens a position.
-    pub(crate) fn apply_fill(
-        &mut self,
-        index: usize,
-        side: Side,
-        price: Dec,
-        qty: Dec,
-        fee: Dec,
-        at_us: i64,
-        new_position_id: impl FnOnce() -> u64,
-    ) -> (Dec, u64) {
+    pub(crate) fn apply_fill(&mut self, index: usize, fill: Fill, new_position_id: impl FnOnce() -> u64) -> (Dec, u64) {
+        let Fill { side, price, qty, fee, at_us } = fill;
         let position = self.positions.entry(index).or_insert_with(|| Position {
             id: new_position_id(),
             qty: Dec::ZERO,
@@ -259,7 +261,8 @@ mod tests {
         let mut a = Account::new("bsc_0xabc".into(), d("1000"));
         let mut ids = 100..;
         let mut fill = |a: &mut Account, side, price: &str, qty: &str| {
-            a.apply_fill(0, side, d(price), d(qty), Dec::ZERO, 0, || ids.next().unwrap()).0
+            let f = Fill { side, price: d(price), qty: d(qty), fee: Dec::ZERO, at_us: 0 };
+            a.apply_fill(0, f, || ids.next().unwrap()).0
         };
         assert_eq!(fill(&mut a, Side::Buy, "100", "1"), Dec::ZERO);
         assert_eq!(fill(&mut a, Side::Buy, "110", "1"), Dec::ZERO);

@@ -11,6 +11,7 @@
 //!   mark rises to or above it: the whole remainder at the order's price, as a maker.
 
 use super::Engine;
+use super::account::Fill;
 use super::events::Event;
 use super::order::{OrderType, Side, Status, Tif};
 use crate::decimal::Dec;
@@ -140,7 +141,8 @@ impl Engine {
         self.next_trade_id += 1;
         let next_position_id = &mut self.next_position_id;
         let a = self.accounts.get_mut(&account).expect("the order's account");
-        let (pnl, position_id) = a.apply_fill(index, side, price, qty, fee, now_us, || {
+        let fill = Fill { side, price, qty, fee, at_us: now_us };
+        let (pnl, position_id) = a.apply_fill(index, fill, || {
             *next_position_id += 1;
             *next_position_id - 1
         });
@@ -162,9 +164,9 @@ impl Engine {
     }
 }
 
-/// A convenience for tests: the account's resting order ids of a symbol.
 #[cfg(test)]
 impl Engine {
+    /// The resting order ids of a symbol (buys, then sells, by price).
     pub(super) fn resting_ids(&self, index: usize) -> Vec<u64> {
         let r = &self.resting[index];
         r.buys.iter().chain(&r.sells).map(|(_, id)| *id).collect()

@@ -11,6 +11,8 @@ pub(crate) mod events;
 mod matching;
 pub(crate) mod order;
 mod query;
+#[cfg(test)]
+mod tests;
 
 use std::collections::{BTreeSet, HashMap};
 
