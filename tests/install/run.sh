@@ -74,6 +74,9 @@ done
 [[ "$(readlink "$PREFIX/lib/libperps.so")" == "libperps.so.$MAJOR" ]] ||
     die "libperps.so is not a symlink to libperps.so.$MAJOR"
 ok "headers, libperps.a, libperps.so.$VERSION, libperps.so.$MAJOR -> .so.$VERSION, libperps.so -> .so.$MAJOR, perps.pc"
+[[ -x "$PREFIX/bin/perps-sandbox" ]] || die "$PREFIX/bin/perps-sandbox is not an installed program"
+[[ "$("$PREFIX/bin/perps-sandbox" --version)" == "perps-sandbox $VERSION" ]] || die "perps-sandbox --version"
+ok "bin/perps-sandbox $VERSION"
 soname=$(readelf -d "$PREFIX/lib/libperps.so.$VERSION" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [[ "$soname" == "libperps.so.$MAJOR" ]] || die "SONAME is '$soname', expected libperps.so.$MAJOR"
 ok "SONAME $soname"
