@@ -226,16 +226,17 @@ impl Sandbox {
 impl Drop for Sandbox {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
         // Dropping the last Arc closes the listener (tiny_http wakes its accept thread).
         self.server.take();
         // tiny_http keeps a kept-alive connection's thread reading until the client hangs up;
-        // shutting the sockets down ends those threads and tells clients the venue is gone.
+        // shutting the sockets down ends those threads and tells clients the venue is gone
+        // (in TLS mode, the relays end with their inner connection; the client side too).
         socket::shutdown_connections(self.shared.listener, None);
         if self.ca_file.is_some() {
             socket::shutdown_connections(self.public, None);
-        }
-        for thread in self.threads.drain(..) {
-            let _ = thread.join();
         }
         if let Some(path) = self.ca_file.take() {
             let _ = std::fs::remove_file(path);

@@ -63,6 +63,8 @@ pub(crate) struct Account {
     pub user: String,
     /// Deposits + realised PnL − fees.
     pub wallet: Dec,
+    /// Margin held by the live orders (Σ `Order::locked`), kept by `Engine::update_order`.
+    pub locked: Dec,
     pub positions: HashMap<usize, Position>,
     pub configs: HashMap<usize, PositionConfig>,
     /// Order ids in placement order (ids grow, so this is also id order).
@@ -78,6 +80,7 @@ impl Account {
         Account {
             user,
             wallet: balance,
+            locked: Dec::ZERO,
             positions: HashMap::new(),
             configs: HashMap::new(),
             orders: Vec::new(),

@@ -36,10 +36,11 @@ impl Engine {
         };
         let best = if buy { market.best_ask() } else { market.best_bid() };
         if order_type == OrderType::Limit && tif == Tif::Alo && crosses(best) {
-            let o = self.orders.get_mut(&id).expect("a known order");
-            o.status = Status::Rejected;
-            o.remark = "alo order rejected".into();
-            o.updated_us = now_us;
+            self.update_order(id, |o| {
+                o.status = Status::Rejected;
+                o.remark = "alo order rejected".into();
+                o.updated_us = now_us;
+            });
             return vec![self.order_event(id)];
         }
 
@@ -60,23 +61,27 @@ impl Engine {
         for &(price, qty) in &fills {
             events.push(self.fill(id, price, qty, false, now_us));
         }
-        let o = self.orders.get_mut(&id).expect("a known order");
-        if remaining.is_zero() {
-            o.status = Status::Filled;
-        } else if order_type == OrderType::Limit && tif != Tif::Ioc {
-            let key = (o.price.expect("a limit order has a price"), id);
+        let rests = !remaining.is_zero() && order_type == OrderType::Limit && tif != Tif::Ioc;
+        let no_fill = fills.is_empty();
+        if rests {
+            let key = (self.orders[&id].price.expect("a limit order has a price"), id);
             let resting = &mut self.resting[index];
             if buy {
                 resting.buys.insert(key)
             } else {
                 resting.sells.insert(key)
             };
-        } else {
-            o.status = Status::Canceled;
-            o.remark = if fills.is_empty() { "no liquidity at the price" } else { "remainder canceled" }.into();
         }
-        o.updated_us = now_us;
-        let (account, status) = (o.account.clone(), o.status);
+        let (account, status) = self.update_order(id, |o| {
+            if remaining.is_zero() {
+                o.status = Status::Filled;
+            } else if !rests {
+                o.status = Status::Canceled;
+                o.remark = if no_fill { "no liquidity at the price" } else { "remainder canceled" }.into();
+            }
+            o.updated_us = now_us;
+            (o.account.clone(), o.status)
+        });
         if !fills.is_empty() {
             events.push(self.position_event(&account, index, now_us));
         }
@@ -101,9 +106,10 @@ impl Engine {
             let o = &self.orders[&id];
             let (price, qty) = (o.price.expect("a resting order has a price"), o.remaining());
             events.push(self.fill(id, price, qty, true, now_us));
-            let o = self.orders.get_mut(&id).expect("a known order");
-            o.status = Status::Filled;
-            o.updated_us = now_us;
+            self.update_order(id, |o| {
+                o.status = Status::Filled;
+                o.updated_us = now_us;
+            });
             events.push(self.order_event(id));
             let account = self.orders[&id].account.clone();
             if !touched.contains(&account) {
@@ -130,11 +136,12 @@ impl Engine {
     /// One fill of `qty` at `price`: the order, the account's position and wallet, the
     /// trade record and the market's last price. Returns the trade event.
     fn fill(&mut self, id: u64, price: Dec, qty: Dec, maker: bool, now_us: i64) -> Event {
-        let o = self.orders.get_mut(&id).expect("a known order");
-        o.fill_qty += qty;
-        o.fill_value += price.mul(qty);
-        o.updated_us = now_us;
-        let (index, side, account) = (o.symbol, o.side, o.account.clone());
+        let (index, side, account) = self.update_order(id, |o| {
+            o.fill_qty += qty;
+            o.fill_value += price.mul(qty);
+            o.updated_us = now_us;
+            (o.symbol, o.side, o.account.clone())
+        });
         let symbol = &self.symbols[index];
         let fee = price.mul(qty).mul(if maker { symbol.maker_fee } else { symbol.taker_fee });
         let trade_id = self.next_trade_id;

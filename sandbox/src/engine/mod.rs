@@ -234,6 +234,7 @@ impl Engine {
         let account = self.account(who);
         account.orders.push(id);
         account.by_cl_ord_id.entry(order.cl_ord_id.clone()).or_default().push(id);
+        account.locked += order.locked();
         self.orders.insert(id, order);
         let mut events = vec![self.order_event(id)];
         events.extend(self.execute(id, now_us));
@@ -298,12 +299,27 @@ impl Engine {
 
     fn cancel_id(&mut self, id: u64, now_us: i64, remark: &str) -> Vec<Event> {
         self.unrest(id);
-        let o = self.orders.get_mut(&id).expect("a known order");
-        o.status = Status::Canceled;
-        o.remark = remark.to_owned();
-        o.updated_us = now_us;
-        let account = o.account.clone();
+        let account = self.update_order(id, |o| {
+            o.status = Status::Canceled;
+            o.remark = remark.to_owned();
+            o.updated_us = now_us;
+            o.account.clone()
+        });
         vec![self.order_event(id), self.balance_event(&account)]
+    }
+
+    /// Changes an order through `change`, keeping its account's `locked` margin in step
+    /// (every change of an order's state goes through here, so the balance never has to
+    /// add up the resting orders again).
+    fn update_order<T>(&mut self, id: u64, change: impl FnOnce(&mut Order) -> T) -> T {
+        let o = self.orders.get_mut(&id).expect("a known order");
+        let before = o.locked();
+        let out = change(o);
+        let delta = o.locked() - before;
+        if let Some(account) = self.accounts.get_mut(&o.account) {
+            account.locked += delta;
+        }
+        out
     }
 
     /// The account's order named by `target`: the newest with that `cl_ord_id`, only live

@@ -136,12 +136,11 @@ impl Engine {
 
     /// `query_balance`: the unified snapshot; an account never seen has its starting balance.
     pub(crate) fn balance_json(&self, who: Who<'_>) -> Value {
-        let locked: Dec = self.live_orders(who.account, None).map(Order::locked).sum();
         let marks = |i: usize| (self.markets[i].mark, &self.symbols[i]);
         match self.accounts.get(who.account) {
-            Some(a) => a.balance_json(&marks, locked),
+            Some(a) => a.balance_json(&marks, a.locked),
             None => {
-                super::account::Account::new(who.user.to_owned(), self.starting_balance).balance_json(&marks, locked)
+                super::account::Account::new(who.user.to_owned(), self.starting_balance).balance_json(&marks, Dec::ZERO)
             }
         }
     }

@@ -86,3 +86,37 @@ fn generated_client_ids_are_ulid_shaped_and_distinct() {
     assert_ne!(a, b);
     assert!(a.bytes().all(|c| c.is_ascii_digit() || c.is_ascii_uppercase()) && !a.contains(['I', 'L', 'O', 'U']));
 }
+
+#[test]
+fn the_running_locked_margin_equals_the_resting_orders() {
+    let mut e = engine(false);
+    let mut rng = crate::rng::Rng::new(5);
+    for step in 0..400 {
+        let price = 64_000 + rng.below(2000) as i64;
+        let qty = format!("0.{:04}", 1 + rng.below(3000));
+        let tif = [Tif::Gtc, Tif::Ioc, Tif::Alo][rng.below(3) as usize];
+        let mut order = buy(&price.to_string(), &qty, tif);
+        if rng.below(2) == 0 {
+            order.side = Side::Sell;
+        }
+        let _ = e.place(WHO, order, step);
+        match rng.below(10) {
+            0 => {
+                let mark = 64_900 + rng.below(200) as i64;
+                e.set_mark("BTC-USD", Dec::from_int(mark), step).unwrap();
+            }
+            1 => {
+                let live: Vec<u64> = e.live_orders(WHO.account, None).map(|o| o.id).collect();
+                if let Some(id) = live.get(rng.below(live.len().max(1) as u64) as usize) {
+                    e.cancel(WHO, &OrderRef::Id(*id), step).unwrap();
+                }
+            }
+            _ => {}
+        }
+        let summed: Dec = e.live_orders(WHO.account, None).map(|o| o.locked()).sum();
+        assert_eq!(e.accounts[WHO.account].locked, summed, "step {step}");
+    }
+    assert!(e.live_orders(WHO.account, None).count() > 10, "some orders rest");
+    let resting: usize = (0..3).map(|i| e.resting_ids(i).len()).sum();
+    assert_eq!(resting, e.live_orders(WHO.account, None).count(), "the resting index holds exactly the live orders");
+}
