@@ -133,8 +133,8 @@ pub struct Stats {
     /// Body-signed requests whose signature (so version, id, timestamp and body) had already
     /// been seen within the timestamp window: a client that re-sent the same signed request.
     pub identical_signed_requests: u64,
-    /// Body-signed requests whose `x-request-id` had already been seen within the window
-    /// (identical or not): accepted, as the venue does, unless the sandbox is strict.
+    /// Body-signed requests whose `x-request-id` the same account had already sent within the
+    /// window (identical or not): accepted, as the venue does, unless the sandbox is strict.
     pub repeated_request_ids: u64,
     /// Requests answered 429 by the per-account rate limit (`rate_limit`).
     pub rate_limited: u64,

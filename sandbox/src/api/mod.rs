@@ -132,9 +132,10 @@ fn signed_body(ctx: &mut Ctx<'_>, session: &Session) -> Result<(String, Map<Stri
     if !verify(key, &headers, &inc.body) {
         return Err(error(403, "invalid signature"));
     }
-    // UUIDs are one id in any letter case; other ids are compared as sent.
-    let id_key =
+    // Per account; UUIDs are one id in any letter case, other ids are compared as sent.
+    let id =
         if uuid::Uuid::try_parse(headers.id).is_ok() { headers.id.to_ascii_lowercase() } else { headers.id.to_owned() };
+    let id_key = format!("{}\n{id}", session.account);
     let signature_key: String = headers.signature.to_bytes().iter().map(|b| format!("{b:02x}")).collect();
     {
         let mut st = shared.state();
