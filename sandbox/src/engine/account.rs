@@ -89,11 +89,12 @@ impl Account {
         }
     }
 
-    pub(crate) fn config(&self, symbol: &Symbol, index: usize) -> PositionConfig {
+    /// The leverage and margin mode of symbol `index` (`def_leverage`, cross until changed).
+    pub(crate) fn config(&self, index: usize, def_leverage: u32) -> PositionConfig {
         self.configs
             .get(&index)
             .copied()
-            .unwrap_or(PositionConfig { leverage: symbol.def_leverage, margin_mode: MarginMode::Cross })
+            .unwrap_or(PositionConfig { leverage: def_leverage, margin_mode: MarginMode::Cross })
     }
 
     pub(crate) fn position_qty(&self, index: usize) -> Dec {
@@ -145,7 +146,7 @@ impl Account {
                 continue;
             }
             let (mark, symbol) = marks(index);
-            let config = self.config(symbol, index);
+            let config = self.config(index, symbol.def_leverage);
             let leverage = Dec::from_int(i64::from(config.leverage));
             let upnl = p.qty.mul(mark - p.entry_price);
             match config.margin_mode {
@@ -183,7 +184,7 @@ impl Account {
     /// One element of `query_positions` (venue-api.md §1.4), plus `required_margin` ([WJ]).
     pub(crate) fn position_json(&self, index: usize, symbol: &Symbol, mark: Dec, now_us: i64) -> Option<Value> {
         let p = self.positions.get(&index).filter(|p| !p.qty.is_zero())?;
-        let config = self.config(symbol, index);
+        let config = self.config(index, symbol.def_leverage);
         let leverage = Dec::from_int(i64::from(config.leverage));
         let entry_value = p.qty.abs().mul(p.entry_price);
         let position_value = p.qty.abs().mul(mark);

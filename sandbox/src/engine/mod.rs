@@ -162,10 +162,8 @@ impl Engine {
         }
         check_qty(symbol, req.qty)?;
         let (symbol_name, max_open, max_position) = (symbol.name.clone(), symbol.max_open_orders, symbol.max_position);
-        let config = {
-            let symbol = self.symbols[index].clone();
-            self.account(who).config(&symbol, index)
-        };
+        let def_leverage = symbol.def_leverage;
+        let config = self.account(who).config(index, def_leverage);
         if let Some(leverage) = req.leverage
             && leverage != config.leverage
         {
@@ -341,9 +339,9 @@ impl Engine {
         if !(1..=max).contains(&leverage) {
             return reject(400, format!("leverage must be between 1 and {max} for {symbol}"));
         }
-        let s = self.symbols[index].clone();
+        let def_leverage = self.symbols[index].def_leverage;
         let account = self.account(who);
-        let mode = account.config(&s, index).margin_mode;
+        let mode = account.config(index, def_leverage).margin_mode;
         account.configs.insert(index, PositionConfig { leverage, margin_mode: mode });
         Ok(vec![self.balance_event(who.account)])
     }
@@ -356,11 +354,11 @@ impl Engine {
         mode: MarginMode,
     ) -> Result<Vec<Event>, Reject> {
         let index = self.symbol_index(symbol)?;
-        let s = self.symbols[index].clone();
+        let def_leverage = self.symbols[index].def_leverage;
         let busy = !self.account(who).position_qty(index).is_zero()
             || self.live_orders(who.account, Some(index)).next().is_some();
         let account = self.account(who);
-        let config = account.config(&s, index);
+        let config = account.config(index, def_leverage);
         if config.margin_mode == mode {
             return Ok(Vec::new());
         }
@@ -376,8 +374,8 @@ impl Engine {
 
     pub(crate) fn position_config(&mut self, who: Who<'_>, symbol: &str) -> Result<Value, Reject> {
         let index = self.symbol_index(symbol)?;
-        let s = self.symbols[index].clone();
-        let config = self.account(who).config(&s, index);
+        let def_leverage = self.symbols[index].def_leverage;
+        let config = self.account(who).config(index, def_leverage);
         Ok(json!({"symbol": symbol, "leverage": config.leverage, "margin_mode": config.margin_mode.as_str()}))
     }
 
