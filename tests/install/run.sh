@@ -75,6 +75,8 @@ done
 [[ "$(readlink "$PREFIX/lib/libperps.so")" == "libperps.so.$SOVERSION" ]] ||
     die "libperps.so is not a symlink to libperps.so.$SOVERSION"
 ok "headers, libperps.a, libperps.so.$VERSION, libperps.so.$SOVERSION -> .so.$VERSION, libperps.so -> .so.$SOVERSION, perps.pc, CMake config, perps-sandbox"
+[[ "$("$PREFIX/bin/perps-sandbox" --version)" == "perps-sandbox $VERSION" ]] || die "perps-sandbox --version"
+ok "bin/perps-sandbox $VERSION"
 soname=$(readelf -d "$PREFIX/lib/libperps.so.$VERSION" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [[ "$soname" == "libperps.so.$SOVERSION" ]] || die "SONAME is '$soname', expected libperps.so.$SOVERSION"
 ok "SONAME $soname"
