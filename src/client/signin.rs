@@ -1,7 +1,8 @@
 //! The sign-in flows: prepare-signin (with challenge verification), login, and both in one
 //! call with an in-process wallet key.
 
-use super::{Client, json_object, require_2xx};
+use super::answers::{refusal, venue_reason};
+use super::{Client, json_object, redacted, require_2xx};
 use crate::challenge::{self, Expected, Rejection};
 use crate::error::{Code, Error, Result};
 use crate::session::{DEFAULT_TOKEN_SECONDS, Login, PendingSignin, Session, check_token};
@@ -17,6 +18,10 @@ impl Client {
     /// POST prepare-signin, verify the challenge, keep it in the session; returns the
     /// decoded payload JSON (the wallet signs its `message`).
     pub fn prepare_signin(&self, session: &Session, chain: Chain, address: &str) -> Result<String> {
+        redacted(session, None, self.prepare_and_verify(session, chain, address))
+    }
+
+    fn prepare_and_verify(&self, session: &Session, chain: Chain, address: &str) -> Result<String> {
         check_address(chain, address)?;
         let url = format!("{}/v1/offchain/prepare-signin?chain={}", self.base_url, chain.as_str());
         let body = json!({ "address": address, "requestId": session.request_id() }).to_string();
@@ -24,9 +29,13 @@ impl Client {
         let reply = require_2xx(reply, "prepare-signin")?;
         let answer = json_object(&reply, "prepare-signin")?;
         if answer.get("success") != Some(&Value::Bool(true)) {
-            return Err(Error::new(Code::ApiError, "prepare-signin: the venue answered success=false")
-                .with_status(reply.status)
-                .with_body(reply.body));
+            let quoted = venue_reason(&reply.body).map(|r| format!(": \"{r}\"")).unwrap_or_default();
+            return Err(Error::new(
+                Code::ApiError,
+                format!("prepare-signin: the venue answered success=false{quoted}"),
+            )
+            .with_status(reply.status)
+            .with_body(reply.body));
         }
         let Some(Value::String(signed_data)) = answer.get("signedData") else {
             return Err(Error::bad_response("prepare-signin: the answer has no \"signedData\" string")
@@ -62,6 +71,10 @@ impl Client {
     /// POST login with the pending challenge and the wallet's signature; keep the token.
     /// `expires_seconds <= 0` asks for the venue default (604800 s).
     pub fn login(&self, session: &Session, signature: &str, expires_seconds: i64) -> Result<String> {
+        redacted(session, None, self.send_login(session, signature, expires_seconds))
+    }
+
+    fn send_login(&self, session: &Session, signature: &str, expires_seconds: i64) -> Result<String> {
         check_expires(expires_seconds)?;
         if signature.trim().is_empty() {
             return Err(Error::invalid_argument("the wallet signature is empty"));
@@ -83,7 +96,9 @@ impl Client {
         let body = Zeroizing::new(request.to_string());
         let url = format!("{}/v1/offchain/login?chain={}", self.base_url, pending.chain.as_str());
         let reply = self.send(Method::POST, &url, &[("content-type", "application/json")], Some(body.as_bytes()))?;
-        let reply = require_2xx(reply, "login")?;
+        if !(200..300).contains(&reply.status) {
+            return Err(login_refusal(&reply));
+        }
         // Not through `json_object`: that attaches the body, and a cut answer can hold the token.
         let answer: serde_json::Map<String, Value> = serde_json::from_str(&reply.body).map_err(|_| {
             Error::bad_response("login: the venue's answer is not a JSON object (body withheld: it may hold the token)")
@@ -99,13 +114,37 @@ impl Client {
 
     /// prepare-signin, sign with the in-process wallet key, login: one call.
     pub fn signin(&self, session: &Session, chain: Chain, wallet_key: &str, expires_seconds: i64) -> Result<String> {
-        // Refused before prepare-signin: a bad argument must not spend a request and a nonce.
-        check_expires(expires_seconds)?;
-        let address = wallet::address(chain, wallet_key)?;
-        let payload = self.prepare_signin(session, chain, &address)?;
-        let signature = Zeroizing::new(wallet::sign_login(chain, wallet_key, &payload)?);
-        self.login(session, &signature, expires_seconds)
+        let result = (|| {
+            // Refused before prepare-signin: a bad argument must not spend a request and a nonce.
+            check_expires(expires_seconds)?;
+            let address = wallet::address(chain, wallet_key)?;
+            let payload = self.prepare_and_verify(session, chain, &address)?;
+            let signature = Zeroizing::new(wallet::sign_login(chain, wallet_key, &payload)?);
+            self.send_login(session, &signature, expires_seconds)
+        })();
+        redacted(session, Some(wallet_key), result)
     }
+}
+
+/// A non-2xx login answer: its status and the venue's reason, never its body (an answer to
+/// login may hold a token we do not know, so it cannot be redacted as the session's is).
+/// The reason is quoted only after every word shaped like a token is cut out of it.
+fn login_refusal(reply: &super::Reply) -> Error {
+    let mut secrets = crate::redact::Secrets::new();
+    for word in reply.body.split(|c: char| !(c.is_ascii_alphanumeric() || "-_.".contains(c))) {
+        if looks_like_a_token(word) {
+            secrets.add(word);
+        }
+    }
+    let reply = super::Reply { status: reply.status, body: secrets.redact(&reply.body).into_owned() };
+    refusal(&reply, "login")
+}
+
+/// A JWT (three base64url segments) or a long opaque credential.
+fn looks_like_a_token(word: &str) -> bool {
+    let jwt = word.split('.').count() == 3 && word.len() >= 20;
+    let opaque = word.len() >= 32 && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+    jwt || opaque
 }
 
 /// `expires_seconds` ≤ 0 is the venue default; more than 10 years is surely a bug.

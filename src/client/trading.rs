@@ -1,7 +1,7 @@
 //! Trading requests: the order, any other venue endpoint, and the server-time sync.
 //! Every request is sent exactly once: nothing here retries.
 
-use super::{Client, json_object, require_2xx};
+use super::{Client, json_object, redacted, require_2xx};
 use crate::body_sign::BodySignature;
 use crate::error::{Code, Error, Result};
 use crate::order;
@@ -11,6 +11,10 @@ use ureq::http::Method;
 impl Client {
     /// Validate, serialise once, sign those bytes, POST `/api/new_order`. Never retried.
     pub fn new_order(&self, session: &Session, order_json: &str) -> Result<String> {
+        redacted(session, None, self.send_order(session, order_json))
+    }
+
+    fn send_order(&self, session: &Session, order_json: &str) -> Result<String> {
         let token = session.usable_token(self.venue_now_ms().div_euclid(1000))?;
         let body = order::validate(order_json)?;
         let reply =
@@ -21,6 +25,10 @@ impl Client {
     /// Any other venue endpoint under `perps_url`: bearer always; body signature whenever
     /// there is a body (sent byte for byte as given). Never retried.
     pub fn request(&self, session: &Session, method: &str, path: &str, body: Option<&str>) -> Result<String> {
+        redacted(session, None, self.send_request(session, method, path, body))
+    }
+
+    fn send_request(&self, session: &Session, method: &str, path: &str, body: Option<&str>) -> Result<String> {
         let method = parse_method(method)?;
         // Visible ASCII only: anything else is not a valid request target, and would be
         // refused by the venue only after the request was sent.
