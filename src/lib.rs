@@ -14,6 +14,8 @@ pub mod keys;
 pub mod order;
 pub mod redact;
 pub mod session;
+pub mod signin_message;
+pub mod strict_json;
 pub mod wallet;
 
 pub mod ffi;

@@ -13,7 +13,7 @@ use rogue_server::{Rogue, Step, json};
 use std::io::Read;
 use std::net::TcpListener;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 const ORDER: &str = r#"{"symbol":"BTC-USD","side":"buy","order_type":"limit","qty":"0.01","price":"65000","time_in_force":"gtc","reduce_only":false}"#;
@@ -241,4 +241,78 @@ fn timeout_messages_name_the_option_not_an_internal_type() {
             assert!(!f.message.contains(internal), "{f:?}");
         }
     }
+}
+
+// ---- 7. the venue's key set is trusted for certs_ttl_ms, then fetched again ------------------
+
+const BSC_KEY: &str = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+
+/// A sign-in venue: challenges signed by `signer` (0 = "k-old", 1 = "k-new"), certs serving
+/// the set `published` (0 = both keys, 1 = only k-new: k-old withdrawn).
+fn key_set_venue(signer: Arc<AtomicUsize>, published: Arc<AtomicUsize>) -> Rogue {
+    let keys = [common::VenueKey::new(8, Some("k-old")), common::VenueKey::new(7, Some("k-new"))];
+    let sets = [common::jwk_set(&[&keys[0], &keys[1]]), common::jwk_set(&[&keys[1]])];
+    Rogue::start(move |seen, _| match seen.path() {
+        "/auth/v1/offchain/certs" => json(200, &sets[published.load(Ordering::SeqCst)]),
+        "/auth/v1/offchain/prepare-signin" => {
+            let asked = seen.json();
+            let now = perps::body_sign::now_ms() / 1000;
+            let address = asked["address"].as_str().unwrap_or("");
+            let payload =
+                common::signin_payload("bsc", address, asked["requestId"].as_str().unwrap_or(""), now, now + 180);
+            let key = &keys[signer.load(Ordering::SeqCst)];
+            let jws = key.sign_jws(&key.header(), &payload.to_string());
+            json(200, &serde_json::json!({"success": true, "signedData": jws}).to_string())
+        }
+        "/auth/v1/offchain/login" => json(
+            200,
+            r#"{"token":"login-token-5e2a","chain":"bsc","address":"0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"}"#,
+        ),
+        _ => json(404, ""),
+    })
+}
+
+#[test]
+fn a_withdrawn_key_stops_being_trusted_after_certs_ttl_ms() {
+    let (signer, published) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let rogue = key_set_venue(signer.clone(), published.clone());
+    let client = client_at(&rogue.url(), r#"{"certs_ttl_ms":600}"#);
+    common::abi::signin(&client, &Session::new(), "bsc", BSC_KEY, 3600).unwrap();
+    assert_eq!(rogue.count("/certs"), 1);
+    // The venue withdraws k-old (say it leaked), and a forger keeps signing with it. Within
+    // the lifetime the cached set still trusts it…
+    published.store(1, Ordering::SeqCst);
+    common::abi::signin(&client, &Session::new(), "bsc", BSC_KEY, 3600).unwrap();
+    assert_eq!(rogue.count("/certs"), 1, "cached within certs_ttl_ms");
+    // …after it, the set is fetched again (once) and the withdrawn key is refused.
+    std::thread::sleep(Duration::from_millis(700));
+    let f = common::abi::signin(&client, &Session::new(), "bsc", BSC_KEY, 3600).unwrap_err();
+    assert_eq!(f.code, PERPS_VERIFICATION_FAILED, "{f:?}");
+    assert!(f.message.contains("k-old"), "{f:?}");
+    assert_eq!(rogue.count("/certs"), 2, "one fetch for the expired set, no second one for the unknown kid");
+    // The venue's real key works, from the set just fetched.
+    signer.store(1, Ordering::SeqCst);
+    common::abi::signin(&client, &Session::new(), "bsc", BSC_KEY, 3600).unwrap();
+    assert_eq!(rogue.count("/certs"), 2);
+}
+
+#[test]
+fn certs_ttl_ms_zero_fetches_for_every_sign_in_and_still_once_per_challenge() {
+    let (signer, published) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(1)));
+    let rogue = key_set_venue(signer.clone(), published);
+    let client = client_at(&rogue.url(), r#"{"certs_ttl_ms":0}"#);
+    for n in 1..=3 {
+        // Signed with k-old, which the fresh set lacks: refused, after exactly one fetch.
+        let f = common::abi::signin(&client, &Session::new(), "bsc", BSC_KEY, 3600).unwrap_err();
+        assert_eq!(f.code, PERPS_VERIFICATION_FAILED, "{f:?}");
+        assert_eq!(rogue.count("/certs"), n);
+    }
+    signer.store(1, Ordering::SeqCst);
+    common::abi::signin(&client, &Session::new(), "bsc", BSC_KEY, 3600).unwrap();
+    assert_eq!(rogue.count("/certs"), 4);
+    // The default lifetime is one hour: a client without the option keeps its set.
+    let client = client_at(&rogue.url(), FAST);
+    common::abi::signin(&client, &Session::new(), "bsc", BSC_KEY, 3600).unwrap();
+    common::abi::signin(&client, &Session::new(), "bsc", BSC_KEY, 3600).unwrap();
+    assert_eq!(rogue.count("/certs"), 5);
 }

@@ -3,7 +3,7 @@
 
 use super::answers::{refusal, venue_reason};
 use super::{Client, json_object, redacted, require_2xx};
-use crate::challenge::{self, Expected, Rejection};
+use crate::challenge::{self, Expected, Pins, Rejection};
 use crate::error::{Code, Error, Result};
 use crate::session::{DEFAULT_TOKEN_SECONDS, Login, PendingSignin, Session, check_token};
 use crate::wallet::{self, Chain};
@@ -57,12 +57,13 @@ impl Client {
     /// Verify with the cached certs; on an unknown key id (or, without a kid, no key that
     /// verifies) fetch the certs once more — key rotation — and try again, never looping.
     fn verify_challenge(&self, signed_data: &str, expected: &Expected<'_>) -> Result<challenge::VerifiedChallenge> {
+        let pins = Pins { domain: self.expected_domain.as_deref(), uri: self.expected_uri.as_deref() };
         let (certs, fresh) = self.certs(false)?;
-        match challenge::verify(signed_data, &certs, expected) {
+        match challenge::verify_pinned(signed_data, &certs, expected, &pins) {
             Ok(v) => Ok(v),
             Err(Rejection::UnknownKid(_) | Rejection::NoMatchingKey(_)) if !fresh => {
                 let (certs, _) = self.certs(true)?;
-                challenge::verify(signed_data, &certs, expected).map_err(Error::from)
+                challenge::verify_pinned(signed_data, &certs, expected, &pins).map_err(Error::from)
             }
             Err(rejection) => Err(rejection.into()),
         }
