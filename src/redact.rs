@@ -15,10 +15,10 @@ use std::borrow::Cow;
 use zeroize::Zeroizing;
 
 /// The length of the runs matched: any 8 bytes of a secret are redacted.
-pub const RUN: usize = 8;
+pub(crate) const RUN: usize = 8;
 
 /// What replaces a redacted run.
-pub const REDACTED: &str = "<redacted>";
+pub(crate) const REDACTED: &str = "<redacted>";
 
 /// The secrets of one call, as the set of all their runs of [`RUN`] bytes (sorted, for a
 /// binary search), wiped on drop. Built only on the error path.
@@ -103,10 +103,18 @@ impl Secrets {
                 }
             }
         }
+        // A secret shorter than a run is hidden where it stands as a word of its own: a
+        // token "t" must not take every letter t out of a message.
+        let word_char = |b: u8| b.is_ascii_alphanumeric() || b"-_.~+/=".contains(&b);
         for short in &self.short {
             for (start, _) in text.match_indices(short.as_str()) {
-                hidden[start..start + short.len()].fill(true);
-                any = true;
+                let end = start + short.len();
+                let alone =
+                    (start == 0 || !word_char(bytes[start - 1])) && (end == bytes.len() || !word_char(bytes[end]));
+                if alone {
+                    hidden[start..end].fill(true);
+                    any = true;
+                }
             }
         }
         if !any {
@@ -172,5 +180,9 @@ mod tests {
         let mut s = Secrets::new();
         s.add("ab12");
         assert_eq!(s.redact("token ab12 refused"), "token <redacted> refused");
+        assert_eq!(s.redact("xab12 ab12x ab12-"), "xab12 ab12x ab12-", "only where it stands alone");
+        let mut t = Secrets::new();
+        t.add("t");
+        assert_eq!(t.redact("request not sent: t"), "request not sent: <redacted>");
     }
 }
