@@ -147,6 +147,37 @@ impl Secrets {
     }
 }
 
+/// The secrets in play for one call, built on first use: only a call that fails, and whose
+/// failure quotes the venue, pays for them. Every function that turns a venue answer into an
+/// error takes one and redacts the answer before quoting or keeping it.
+pub struct CallSecrets<'a> {
+    make: &'a dyn Fn() -> Secrets,
+    built: std::cell::OnceCell<Secrets>,
+}
+
+impl<'a> CallSecrets<'a> {
+    pub fn new(make: &'a dyn Fn() -> Secrets) -> CallSecrets<'a> {
+        CallSecrets { make, built: std::cell::OnceCell::new() }
+    }
+
+    /// For a call that holds no secret (the clock sync).
+    pub fn none() -> CallSecrets<'static> {
+        CallSecrets { make: &Secrets::new, built: std::cell::OnceCell::new() }
+    }
+
+    fn get(&self) -> &Secrets {
+        self.built.get_or_init(self.make)
+    }
+
+    pub fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        self.get().redact(text)
+    }
+
+    pub fn redact_error(&self, error: Error) -> Error {
+        self.get().redact_error(error)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -316,3 +316,60 @@ fn certs_ttl_ms_zero_fetches_for_every_sign_in_and_still_once_per_challenge() {
     common::abi::signin(&client, &Session::new(), "bsc", BSC_KEY, 3600).unwrap();
     assert_eq!(rogue.count("/certs"), 5);
 }
+
+// ---- 2 (sign-in): a login answer is never kept; the wallet key is redacted -----------------
+
+#[test]
+fn sign_in_failures_keep_no_login_answer_and_show_no_wallet_key() {
+    const TOKEN: &str =
+        "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ0cmFkZXIiLCJleHAiOjQxMDI0NDQ4MDB9.c2lnbmF0dXJlLW9mLXRoZS12ZW51ZQ";
+    let login_answers: Vec<(u16, String)> = vec![
+        // A refusal that carries a token anyway, and quotes the wallet key.
+        (
+            400,
+            serde_json::json!({"message": format!("bad signature by {BSC_KEY}; here is {TOKEN}"), "token": TOKEN})
+                .to_string(),
+        ),
+        (401, format!("token {TOKEN} refused")),
+        (500, serde_json::json!({"message": "internal", "data": {"token": TOKEN}}).to_string()),
+    ];
+    for (status, body) in login_answers {
+        let (signer, published) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let keys = [common::VenueKey::new(8, Some("k-old")), common::VenueKey::new(7, Some("k-new"))];
+        let certs = common::jwk_set(&[&keys[0], &keys[1]]);
+        let answer = body.clone();
+        let rogue = Rogue::start(move |seen, _| match seen.path() {
+            "/auth/v1/offchain/certs" => json(200, &certs),
+            "/auth/v1/offchain/prepare-signin" => {
+                let asked = seen.json();
+                let now = perps::body_sign::now_ms() / 1000;
+                let address = asked["address"].as_str().unwrap_or("");
+                let request_id = asked["requestId"].as_str().unwrap_or("");
+                let payload = common::signin_payload("bsc", address, request_id, now, now + 180);
+                let key = &keys[signer.load(Ordering::SeqCst) + published.load(Ordering::SeqCst)];
+                let jws = key.sign_jws(&key.header(), &payload.to_string());
+                json(200, &serde_json::json!({"success": true, "signedData": jws}).to_string())
+            }
+            _ => json(status, &answer),
+        });
+        let session = Session::new();
+        let f = common::abi::signin(&client_at(&rogue.url(), FAST), &session, "bsc", BSC_KEY, 3600).unwrap_err();
+        assert_eq!((f.code, f.http_status), (PERPS_HTTP_STATUS, status), "{f:?}");
+        assert_eq!(f.body, None, "a login answer is never kept: {f:?}");
+        assert_no_secret(
+            &f,
+            &[TOKEN.split('.').nth(1).unwrap(), TOKEN.split('.').nth(2).unwrap(), BSC_KEY, &BSC_KEY[2..]],
+        );
+        assert_eq!(session.info()["has_token"], false);
+    }
+    // prepare-signin refused with success=false, quoting the wallet key: the reason is in the
+    // message and the body, redacted.
+    let rogue = Rogue::start(|_, _| {
+        json(200, &serde_json::json!({"success": false, "message": format!("wallet {BSC_KEY} is blocked")}).to_string())
+    });
+    let f = common::abi::signin(&client_at(&rogue.url(), FAST), &Session::new(), "bsc", BSC_KEY, 3600).unwrap_err();
+    assert_eq!(f.code, PERPS_API_ERROR, "{f:?}");
+    assert!(f.message.contains("\"wallet <redacted> is blocked\""), "{f:?}");
+    assert!(f.body.as_deref().unwrap().contains("<redacted>"), "{f:?}");
+    assert_no_secret(&f, &[BSC_KEY, &BSC_KEY[2..]]);
+}

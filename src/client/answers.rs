@@ -1,23 +1,38 @@
 //! Where the venue's answers become errors: the HTTP status mapping (README, "Network error
 //! mapping"), the venue's own reason quoted in the message, and a hint where one helps.
 //!
-//! The texts made here quote the venue; the flows in `signin.rs` and `trading.rs` pass every
-//! error through `Secrets::redact_error` before it leaves the client.
+//! This is where venue bodies become errors: each function here takes the secrets in play
+//! for the call and redacts the venue's text before quoting it in a message (so the
+//! 40-character excerpt is of the redacted text) or keeping it as the error's body. The
+//! flows in `signin.rs` and `trading.rs` also pass every error through the same secrets
+//! before it leaves the client (`super::guarded`), for anything quoted elsewhere.
 
 use super::transport::Reply;
 use crate::error::{Code, Error, Result, excerpt};
+use crate::redact::CallSecrets;
 use serde_json::Value;
 
 /// A non-2xx answer is `PERPS_HTTP_STATUS` carrying the status and body.
-pub(super) fn require_2xx(reply: Reply, what: &str) -> Result<Reply> {
+pub(super) fn require_2xx(reply: Reply, what: &str, secrets: &CallSecrets<'_>) -> Result<Reply> {
     if (200..300).contains(&reply.status) {
         return Ok(reply);
     }
+    let reply = redacted(reply, secrets);
     let error = refusal(&reply, what);
     Err(error.with_body(reply.body))
 }
 
-/// The error for a non-2xx answer, without its body (login's answer may hold a token).
+/// The answer with the call's secrets cut out of its body.
+pub(super) fn redacted(reply: Reply, secrets: &CallSecrets<'_>) -> Reply {
+    let body = match secrets.redact(&reply.body) {
+        std::borrow::Cow::Owned(body) => body,
+        std::borrow::Cow::Borrowed(_) => reply.body,
+    };
+    Reply { status: reply.status, body }
+}
+
+/// The error for a non-2xx answer (already redacted), without its body (login's answer may
+/// hold a token).
 ///
 /// Whether the venue may have acted on the request: not for 3xx/4xx (it refused), possibly
 /// for 5xx, and also for 1xx: an informational or protocol-switch answer that is all the
@@ -40,7 +55,7 @@ pub(super) fn refusal(reply: &Reply, what: &str) -> Error {
     let quoted = reason.map(|r| format!(": \"{r}\"")).unwrap_or_default();
     Error::new(Code::HttpStatus, format!("{what}: the venue answered HTTP {status}{hint}{quoted}"))
         .with_status(status)
-        .reached_venue(status >= 500 || status < 200)
+        .reached_venue(!(200..500).contains(&status))
 }
 
 /// The venue's reason in an answer, excerpted: the `message` string of a JSON object (the
@@ -69,12 +84,17 @@ fn is_timestamp_refusal(body: &str) -> bool {
     body.contains("expired") && (body.contains("signature") || body.contains("timestamp"))
 }
 
-/// Parse the venue's JSON answer as an object, or `PERPS_BAD_RESPONSE` with the body.
-pub(super) fn json_object(reply: &Reply, what: &str) -> Result<serde_json::Map<String, Value>> {
+/// Parse the venue's JSON answer as an object, or `PERPS_BAD_RESPONSE` with the (redacted)
+/// body.
+pub(super) fn json_object(
+    reply: &Reply,
+    what: &str,
+    secrets: &CallSecrets<'_>,
+) -> Result<serde_json::Map<String, Value>> {
     serde_json::from_str(&reply.body).map_err(|_| {
         Error::bad_response(format!("{what}: the venue's answer is not a JSON object"))
             .with_status(reply.status)
-            .with_body(reply.body.clone())
+            .with_body(secrets.redact(&reply.body).into_owned())
     })
 }
 

@@ -13,6 +13,7 @@ mod write_coalescing;
 
 use crate::challenge::CertSet;
 use crate::error::Result;
+use crate::redact::CallSecrets;
 use crate::session::Session;
 use answers::{json_object, require_2xx};
 use options::ClientOptions;
@@ -84,7 +85,7 @@ impl Client {
     /// The cached certificate set, fetched on first need, when older than `certs_ttl` (a
     /// key the venue withdrew stops being trusted), or when `refresh` is set. The flag says
     /// whether it was fetched by this call.
-    fn certs(&self, refresh: bool) -> Result<(Arc<CertSet>, bool)> {
+    fn certs(&self, refresh: bool, secrets: &CallSecrets<'_>) -> Result<(Arc<CertSet>, bool)> {
         if !refresh
             && let Some((certs, fetched)) = self.certs.lock().unwrap_or_else(PoisonError::into_inner).clone()
             && fetched.elapsed() < self.certs_ttl
@@ -92,9 +93,11 @@ impl Client {
             return Ok((certs, false));
         }
         let reply = self.send(Method::GET, &format!("{}/v1/offchain/certs", self.base_url), &[], None)?;
-        let reply = require_2xx(reply, "certs")?;
-        let certs =
-            Arc::new(CertSet::parse(&reply.body).map_err(|e| e.with_status(reply.status).with_body(reply.body))?);
+        let reply = require_2xx(reply, "certs", secrets)?;
+        let certs = Arc::new(CertSet::parse(&reply.body).map_err(|e| {
+            let reply = answers::redacted(reply, secrets);
+            e.with_status(reply.status).with_body(reply.body)
+        })?);
         *self.certs.lock().unwrap_or_else(PoisonError::into_inner) = Some((certs.clone(), Instant::now()));
         Ok((certs, true))
     }
@@ -104,15 +107,23 @@ impl Client {
     }
 }
 
-/// Every error of a flow that talked to the venue leaves the client through here: redacted
-/// of the secrets in play for the call (the session's token and imported key, and the
-/// wallet key of `signin`), wherever the venue's text was quoted (`crate::redact`).
-fn redacted<T>(session: &Session, wallet_key: Option<&str>, result: Result<T>) -> Result<T> {
-    result.map_err(|error| {
+/// A flow that talks to the venue, run with the secrets in play for it (the session's token
+/// and imported key, and the wallet key of `signin`): the flow redacts venue answers with
+/// them where they become errors (`answers`), and every error leaves the client through them
+/// once more, for anything quoted elsewhere (`crate::redact`). Nothing is built unless the
+/// flow fails.
+fn guarded<T>(
+    session: &Session,
+    wallet_key: Option<&str>,
+    flow: impl FnOnce(&CallSecrets<'_>) -> Result<T>,
+) -> Result<T> {
+    let make = || {
         let mut secrets = session.secrets();
         if let Some(key) = wallet_key {
             secrets.add_wallet_key(key);
         }
-        secrets.redact_error(error)
-    })
+        secrets
+    };
+    let secrets = CallSecrets::new(&make);
+    flow(&secrets).map_err(|error| secrets.redact_error(error))
 }
