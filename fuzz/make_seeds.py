@@ -43,7 +43,12 @@ def jws(header: str, payload: str) -> str:
 
 
 header = json.dumps({"alg": "ES256", "typ": "JWT", "kid": KID}, separators=(",", ":"))
-payload = json.dumps({"address": BSC_ADDRESS, "requestId": request_id, "message": "sign in",
+MESSAGE = ("fuzz.example wants you to sign in with your Ethereum account:\n" + BSC_ADDRESS +
+           "\n\nSign in to the fuzz venue.\n\nURI: https://fuzz.example\nVersion: 1\nChain ID: 56\n"
+           "Nonce: fuzzn0nce1\nIssued At: 2030-03-17T17:46:40Z\nRequest ID: " + request_id)
+payload = json.dumps({"domain": "fuzz.example", "uri": "https://fuzz.example", "statement": "Sign in to the fuzz venue.",
+                      "version": "1", "chainId": 56, "nonce": "fuzzn0nce1", "issuedAt": "2030-03-17T17:46:40Z",
+                      "address": BSC_ADDRESS, "requestId": request_id, "message": MESSAGE,
                       "iat": NOW, "exp": NOW + 180}, separators=(",", ":"))
 valid_challenge = jws(header, payload)
 
@@ -61,7 +66,10 @@ seeds = {
     "challenge": [b"\x00" + valid_challenge.encode(), b"\x00a.b.c", b"\x00" + valid_challenge.replace(KID, "x").encode(),
                   b"\x01" + header.encode() + b"\xff" + payload.encode(),
                   b"\x01" + b'{"alg":"none"}' + b"\xff" + payload.encode(),
-                  b"\x02" + header.encode() + b"\xff" + payload.encode()],
+                  b"\x02" + header.encode() + b"\xff" + payload.encode(),
+                  # A member name twice, and a message that names another domain than its claims.
+                  b"\x01" + header.encode() + b"\xff" + payload.replace('{', '{"requestId":"x",', 1).encode(),
+                  b"\x01" + header.encode() + b"\xff" + payload.replace("fuzz.example wants", "evil.example wants").encode()],
     "certs": [certs, '{"keys":[]}', json.dumps({"keys": [dict(jwk, kid="other"), jwk]}), json.dumps({"keys": [dict(jwk, kty="RSA")]}),
               json.dumps({"keys": [{k: v for k, v in jwk.items() if k != "kid"}]})],
     "keys": ["ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",

@@ -12,8 +12,16 @@
  *  - A failing call returns NULL (or a non-zero perps_code) and, when err is not NULL,
  *    stores a new perps_error* in *err that the caller frees with perps_error_free().
  *    Initialise `perps_error *err = NULL;` before the call; *err is written only on failure.
+ *    Free an error before reusing err: if *err still holds a live error when a call fails,
+ *    that earlier error is freed first (never leaked), so copy an error's texts, or set
+ *    *err = NULL, before the next call; a freed or foreign pointer left in *err is only
+ *    overwritten. perps_error_free ignores a pointer that is not a live error.
  *  - Input strings are NUL-terminated UTF-8, borrowed only for the duration of the call.
- *  - Every _free accepts NULL and must not be called twice.
+ *  - Every _free accepts NULL; client, session and string frees must not be called twice.
+ *  - Three different "request ids": the request key id (perps_session_request_id, base58
+ *    of the session's Ed25519 public key, sent as requestId at sign-in), the x-request-id
+ *    (a fresh id per signed request, in the body-signature headers), and the venue
+ *    request_id (a field of the venue's answers).
  *  - Clients and sessions are safe to share between threads.
  */
 
@@ -138,7 +146,8 @@ typedef struct perps_client perps_client;
 typedef struct perps_error perps_error;
 
 /**
- * One identity: an Ed25519 request-signing key (its base58 public key is the `requestId`),
+ * One identity: an Ed25519 request-signing key (its base58 public key is the request key
+ * id, sent as `requestId` at sign-in),
  * the chain and wallet address it signs in for, the verified challenge between
  * prepare-signin and login, and the access token with its expiry.
  *
@@ -160,7 +169,8 @@ typedef struct perps_body_signature {
    */
   char version[PERPS_SIGN_VERSION_SIZE];
   /**
-   * `x-request-id`: a fresh UUID v4, lower case, hyphenated.
+   * `x-request-id`: a fresh UUID v4, lower case, hyphenated (the per-request id; not the
+   * session's request key id, nor the venue's `request_id`).
    */
   char request_id[PERPS_REQUEST_ID_SIZE];
   /**
@@ -195,12 +205,19 @@ char *perps_challenge_verify(const char *signed_data, const char *certs_json, co
 
 /**
  * A new client. `base_url` serves sign-in and certs (e.g. "https://api.example"),
- * `perps_url` serves trading; both are required (there is no default venue). Plain
- * `http://` is refused unless the host is loopback or `allow_insecure_http` is set.
+ * `perps_url` serves trading; both are required (there is no default venue). A URL is used
+ * exactly as written or refused with `PERPS_INVALID_ARGUMENT` (a port out of range, no
+ * host, user info, a query or fragment, spaces, non-ASCII, an IPv6 address without
+ * brackets, an IPv4 address not in four decimal parts…). Plain `http://` is refused unless
+ * the host is loopback or `allow_insecure_http` is set.
  * `options_json` may be NULL or a JSON object with any of: `connect_timeout_ms` (5000),
- * `read_timeout_ms` (10000), `total_timeout_ms` (15000), `max_response_bytes` (1048576),
- * `user_agent` ("libperps/<version>"), `ca_bundle_path` (PEM file of CAs to trust instead
- * of the built-in WebPKI roots), `allow_insecure_http` (false). Unknown options are refused.
+ * `read_timeout_ms` (10000), `total_timeout_ms` (15000: bounds every phase of a call, the
+ * upload of its body included), `max_response_bytes` (1048576), `user_agent`
+ * ("libperps/<version>"), `ca_bundle_path` (PEM file of CAs to trust instead of the
+ * built-in WebPKI roots), `allow_insecure_http` (false), `certs_ttl_ms` (3600000: how long
+ * the venue's key set is trusted before it is fetched again; 0 = for every sign-in),
+ * `expected_domain` and `expected_uri` (none: the sign-in message's domain and URI must be
+ * exactly these). Unknown options are refused.
  */
 struct perps_client *perps_client_new(const char *base_url, const char *perps_url, const char *options_json, struct perps_error **err);
 
@@ -211,11 +228,15 @@ void perps_client_free(struct perps_client *c);
 
 /**
  * POST prepare-signin for `chain` ("bsc" or "solana") and wallet `address` with the
- * session's requestId; verify the returned challenge (ES256 signature against the venue's
- * certs — fetched once and cached, refetched once on an unknown key id — `exp`, `iat`,
- * `requestId`, `address`); keep it in the session. Returns the decoded sign-in payload JSON
- * (its `message` is what the wallet signs). `success: false` → `PERPS_API_ERROR` with the
- * venue's body; a challenge that does not verify → `PERPS_VERIFICATION_FAILED`.
+ * session's request key id as `requestId`; verify the returned challenge (ES256 signature
+ * against the venue's certs — cached for `certs_ttl_ms`, refetched once on an unknown key
+ * id — no member name twice, `exp`, `iat`, `requestId`, `address`, and a `message` that
+ * parses as EIP-4361 text (the Solana wording for solana) whose domain, address, statement,
+ * URI, version, chain ID, nonce, issued-at and request ID equal the claims, and the pinned
+ * `expected_domain` / `expected_uri`); keep it in the session. Returns the decoded sign-in
+ * payload JSON (its `message` is what the wallet signs). `success: false` →
+ * `PERPS_API_ERROR` with the venue's body; a challenge that does not verify →
+ * `PERPS_VERIFICATION_FAILED`.
  */
 char *perps_prepare_signin(const struct perps_client *c, const struct perps_session *s, const char *chain, const char *address, struct perps_error **err);
 
@@ -225,7 +246,8 @@ char *perps_prepare_signin(const struct perps_client *c, const struct perps_sess
  * expiry. `expires_seconds <= 0` asks for the venue default (604800 s); more than 10 years
  * is `PERPS_INVALID_ARGUMENT`. Without a pending challenge → `PERPS_INVALID_STATE`.
  * Returns the venue's login result JSON (it contains the token: free it with
- * `perps_string_free`, which overwrites it).
+ * `perps_string_free`, which overwrites it). A refused login's error quotes the venue's
+ * reason but never carries its answer (it may hold a token).
  */
 char *perps_login(const struct perps_client *c, const struct perps_session *s, const char *signature, int64_t expires_seconds, struct perps_error **err);
 
@@ -291,7 +313,8 @@ const char *perps_error_body(const struct perps_error *e);
 bool perps_error_may_have_reached_venue(const struct perps_error *e);
 
 /**
- * Free an error. NULL is a no-op; must not be called twice.
+ * Free an error. NULL is a no-op, and so is a pointer that is not a live error of this
+ * library (one already freed: a second free does nothing).
  */
 void perps_error_free(struct perps_error *e);
 
@@ -318,7 +341,9 @@ struct perps_session *perps_session_new(struct perps_error **err);
 struct perps_session *perps_session_from_api_key(const char *api_token, const char *ed25519_private_key, struct perps_error **err);
 
 /**
- * The session's `requestId` (base58 of its Ed25519 public key). Free with `perps_string_free`.
+ * The session's request key id: base58 of its Ed25519 public key, sent as `requestId` at
+ * sign-in. Not the x-request-id (a fresh id per signed request, `perps_sign_body`) nor the
+ * venue's `request_id` (a field of its answers). Free with `perps_string_free`.
  */
 char *perps_session_request_id(const struct perps_session *s, struct perps_error **err);
 
@@ -329,7 +354,8 @@ char *perps_session_request_id(const struct perps_session *s, struct perps_error
 char *perps_session_token(const struct perps_session *s, struct perps_error **err);
 
 /**
- * The session's state as JSON, without secrets: `request_id`, `has_token`, `chain`,
+ * The session's state as JSON, without secrets: `request_id` (the request key id, as
+ * `perps_session_request_id`), `has_token`, `chain`,
  * `address`, `alias`, `token_expires_at` (Unix seconds or null), `pending_signin`,
  * `challenge_expires_at`, `session_id`, `impersonate`. Free with `perps_string_free`.
  */
@@ -368,8 +394,8 @@ enum perps_code perps_session_set_impersonate(const struct perps_session *s, con
 char *perps_sign_body(const struct perps_session *s, const char *body, struct perps_error **err);
 
 /**
- * Like `perps_sign_body` with a caller-chosen `request_id` (a hyphenated UUID, used exactly
- * as given) and `timestamp_ms` (milliseconds since the Unix epoch, ≥ 0): for test vectors
+ * Like `perps_sign_body` with a caller-chosen `request_id` (the x-request-id: a hyphenated
+ * UUID, used exactly as given) and `timestamp_ms` (milliseconds since the Unix epoch, ≥ 0): for test vectors
  * and for re-checking a logged request. Free the result with `perps_string_free`.
  */
 char *perps_sign_body_at(const struct perps_session *s, const char *body, const char *request_id, int64_t timestamp_ms, struct perps_error **err);

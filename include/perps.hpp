@@ -352,7 +352,8 @@ public:
     perps_session *release() noexcept { return handle_.release(); }
     explicit operator bool() const noexcept { return handle_ != nullptr; }
 
-    /// The requestId: base58 of the session's Ed25519 public key.
+    /// The request key id: base58 of the session's Ed25519 public key, sent as requestId at
+    /// sign-in. Not the x-request-id (fresh per signed request) nor the venue's request_id.
     std::string request_id() const {
         return detail::string_result("perps_session_request_id",
                                      [&](perps_error **err) { return perps_session_request_id(get(), err); });

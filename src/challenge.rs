@@ -3,7 +3,9 @@
 //!
 //! A pure function of its inputs (including the clock), so every rejection is testable.
 //! The signature is verified over the exact bytes received (`header.payload` as sent),
-//! never over re-encoded JSON.
+//! never over re-encoded JSON. Header and payload are read with `strict_json`: a member
+//! name given twice anywhere is refused before any claim is read. The `message` the wallet
+//! will sign is parsed (`signin_message`) and must say what the claims say.
 
 use crate::error::{Error, Result};
 use crate::wallet::Chain;
@@ -80,6 +82,14 @@ pub struct Expected<'a> {
     pub now_secs: i64,
 }
 
+/// What the caller pins beyond the session: the sign-in message's `domain` and `uri` must
+/// be exactly these when set (client options `expected_domain`, `expected_uri`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Pins<'a> {
+    pub domain: Option<&'a str>,
+    pub uri: Option<&'a str>,
+}
+
 /// A challenge that passed every check.
 #[derive(Clone, Debug)]
 pub struct VerifiedChallenge {
@@ -132,6 +142,16 @@ pub fn verify(
     certs: &CertSet,
     expected: &Expected<'_>,
 ) -> std::result::Result<VerifiedChallenge, Rejection> {
+    verify_pinned(signed_data, certs, expected, &Pins::default())
+}
+
+/// [`verify`], and the message's domain and URI must also be the pinned ones.
+pub fn verify_pinned(
+    signed_data: &str,
+    certs: &CertSet,
+    expected: &Expected<'_>,
+    pins: &Pins<'_>,
+) -> std::result::Result<VerifiedChallenge, Rejection> {
     let signed_data = signed_data.trim();
     let segments: Vec<&str> = signed_data.split('.').collect();
     let [header_b64, payload_b64, signature_b64] = segments[..] else {
@@ -177,9 +197,8 @@ pub fn verify(
     }
 
     let payload_json = String::from_utf8(payload_bytes).or_else(|_| reject("the challenge payload is not UTF-8"))?;
-    let payload: Map<String, Value> =
-        serde_json::from_str(&payload_json).or_else(|_| reject("the challenge payload is not a JSON object"))?;
-    let claims = check_claims(&payload, expected)?;
+    let payload = json_object(payload_json.as_bytes(), "payload")?;
+    let claims = check_claims(&payload, expected, pins)?;
     Ok(VerifiedChallenge { signed_data: signed_data.to_owned(), payload_json, ..claims })
 }
 
@@ -211,6 +230,7 @@ fn signature_matches(key: &CertKey, signing_input: &[u8], signature_b64: &str) -
 fn check_claims(
     payload: &Map<String, Value>,
     expected: &Expected<'_>,
+    pins: &Pins<'_>,
 ) -> std::result::Result<VerifiedChallenge, Rejection> {
     let exp = numeric_claim(payload, "exp")?;
     let iat = numeric_claim(payload, "iat")?;
@@ -244,6 +264,7 @@ fn check_claims(
     if message.is_empty() {
         return reject("the challenge's message is empty");
     }
+    check_message(payload, message, expected, pins)?;
     Ok(VerifiedChallenge {
         signed_data: String::new(),
         payload_json: String::new(),
@@ -251,6 +272,98 @@ fn check_claims(
         exp,
         iat,
     })
+}
+
+/// The message the wallet will sign says what the claims say: domain, address, statement,
+/// URI, version, chain ID, nonce, issued-at and request ID, each equal to its claim (the
+/// claims are signed by the venue's key; the message is what the wallet shows and signs).
+fn check_message(
+    payload: &Map<String, Value>,
+    text: &str,
+    expected: &Expected<'_>,
+    pins: &Pins<'_>,
+) -> std::result::Result<(), Rejection> {
+    let message = crate::signin_message::parse(text)
+        .or_else(|why| reject(format!("the challenge's message is not a sign-in message: {why}")))?;
+    let account = match expected.chain {
+        Chain::Bsc => crate::signin_message::Account::Ethereum,
+        Chain::Solana => crate::signin_message::Account::Solana,
+    };
+    if message.account != account {
+        return reject(format!(
+            "the challenge's message signs in with {} account, not {} one",
+            message.account.with_article(),
+            account.with_article()
+        ));
+    }
+    if let Some(scheme) = message.scheme
+        && scheme != "https"
+    {
+        return reject(format!(
+            "the challenge's message names scheme \"{}\", not https",
+            crate::error::excerpt(scheme)
+        ));
+    }
+    let domain = string_claim(payload, "domain")?;
+    let uri = string_claim(payload, "uri")?;
+    for (name, pinned, claimed) in [("domain", pins.domain, domain), ("uri", pins.uri, uri)] {
+        if let Some(pinned) = pinned
+            && pinned != claimed
+        {
+            return reject(format!(
+                "the challenge's {name} \"{}\" is not the expected_{name} \"{}\"",
+                crate::error::excerpt(claimed),
+                crate::error::excerpt(pinned)
+            ));
+        }
+    }
+    if !expected.chain.same_address(message.address, expected.address) {
+        return reject(format!(
+            "the challenge's message is for wallet \"{}\", not \"{}\"",
+            crate::error::excerpt(message.address),
+            crate::error::excerpt(expected.address)
+        ));
+    }
+    let statement = match payload.get("statement") {
+        None => None,
+        Some(Value::String(s)) => Some(s.as_str()),
+        Some(_) => return reject("the challenge's \"statement\" claim is not a string"),
+    };
+    let version = text_claim(payload, "version")?;
+    let chain_id = text_claim(payload, "chainId")?;
+    let fields = [
+        ("domain", Some(message.domain), Some(domain)),
+        ("statement", message.statement, statement),
+        ("URI", message.uri, Some(uri)),
+        ("version", message.version, Some(version.as_str())),
+        ("chain ID", message.chain_id, Some(chain_id.as_str())),
+        ("nonce", message.nonce, Some(string_claim(payload, "nonce")?)),
+        ("issued-at", message.issued_at, Some(string_claim(payload, "issuedAt")?)),
+        ("request ID", message.request_id, Some(string_claim(payload, "requestId")?)),
+    ];
+    for (name, said, claimed) in fields {
+        if said != claimed {
+            let show =
+                |v: Option<&str>| v.map_or("nothing".to_owned(), |v| format!("\"{}\"", crate::error::excerpt(v)));
+            return reject(format!(
+                "the challenge's message gives {name} {} where its claims give {}",
+                show(said),
+                show(claimed)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A claim that is a string, or a number written as its decimal text (`chainId` is a
+/// number in the venue's payload; a name on some Solana conventions).
+fn text_claim(payload: &Map<String, Value>, name: &str) -> std::result::Result<String, Rejection> {
+    match payload.get(name) {
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::Number(n)) if n.is_u64() => Ok(n.to_string()),
+        Some(_) => reject(format!("the challenge's {name:?} claim is not a string or an integer")),
+        None => reject(format!("the challenge has no {name:?} claim")),
+    }
 }
 
 fn numeric_claim(payload: &Map<String, Value>, name: &str) -> std::result::Result<i64, Rejection> {
@@ -282,6 +395,14 @@ fn decode_segment(segment: &str, name: &str) -> std::result::Result<Vec<u8>, Rej
 }
 
 fn decode_json_segment(segment: &str, name: &str) -> std::result::Result<Map<String, Value>, Rejection> {
-    let bytes = decode_segment(segment, name)?;
-    serde_json::from_slice(&bytes).or_else(|_| reject(format!("the challenge's {name} is not a JSON object")))
+    json_object(&decode_segment(segment, name)?, name)
+}
+
+/// A JSON object with no member name given twice at any depth (`strict_json`).
+fn json_object(bytes: &[u8], name: &str) -> std::result::Result<Map<String, Value>, Rejection> {
+    match crate::strict_json::parse(bytes) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => reject(format!("the challenge's {name} is not a JSON object")),
+        Err(why) => reject(format!("the challenge's {name} is not a JSON object: {why}")),
+    }
 }

@@ -110,6 +110,18 @@ impl Error {
         self
     }
 
+    /// Rewrite the message and the body (`rewrite` returns `None` to keep a text as it is):
+    /// how venue text is redacted of secrets (`crate::redact`).
+    pub(crate) fn map_texts(mut self, rewrite: impl Fn(&str) -> Option<String>) -> Self {
+        if let Some(message) = rewrite(&self.message) {
+            self.message = message;
+        }
+        if let Some(body) = self.body.as_deref().and_then(&rewrite) {
+            self.body = Some(body);
+        }
+        self
+    }
+
     pub fn code(&self) -> Code {
         self.code
     }

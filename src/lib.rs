@@ -12,7 +12,10 @@ pub mod curve;
 pub mod error;
 pub mod keys;
 pub mod order;
+pub mod redact;
 pub mod session;
+pub mod signin_message;
+pub mod strict_json;
 pub mod wallet;
 
 pub mod ffi;

@@ -8,6 +8,7 @@ use crate::body_sign::{self, BodySignature};
 use crate::challenge::VerifiedChallenge;
 use crate::error::{Code, Error, Result};
 use crate::keys::RequestKey;
+use crate::redact::Secrets;
 use crate::wallet::Chain;
 use std::fmt;
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -67,6 +68,9 @@ struct State {
 #[derive(Debug)]
 pub struct Session {
     key: RequestKey,
+    /// The imported key's text forms (API credentials), for redacting venue text; empty for
+    /// a generated key, which never leaves this process.
+    key_secrets: Secrets,
     state: RwLock<State>,
 }
 
@@ -79,7 +83,9 @@ impl Session {
     /// A session for a web-site API credential: its token and Ed25519 private key.
     pub fn from_api_key(token: &str, private_key: &str) -> Result<Session> {
         check_token(token)?;
-        let session = Session::with_key(RequestKey::from_text(private_key)?);
+        let mut session = Session::with_key(RequestKey::from_text(private_key)?);
+        session.key_secrets.add(private_key);
+        session.key_secrets.add_ed25519(&crate::keys::parse_ed25519_secret(private_key)?);
         session.write().login = Some(Login {
             token: Zeroizing::new(token.to_owned()),
             chain: None,
@@ -91,7 +97,17 @@ impl Session {
     }
 
     pub fn with_key(key: RequestKey) -> Session {
-        Session { key, state: RwLock::new(State::default()) }
+        Session { key, key_secrets: Secrets::new(), state: RwLock::new(State::default()) }
+    }
+
+    /// The secrets venue text must never show back for this session: its token and its
+    /// imported key (`crate::redact`).
+    pub fn secrets(&self) -> Secrets {
+        let mut secrets = self.key_secrets.clone();
+        if let Some(login) = &self.read().login {
+            secrets.add(&login.token);
+        }
+        secrets
     }
 
     pub fn request_id(&self) -> &str {

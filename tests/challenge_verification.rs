@@ -13,14 +13,7 @@ const REQUEST_ID: &str = "8bK4GzmYb2Xc7m9vHuJnWWwvQ6RkU2z3t1ePqAa7sXYZ";
 const EVM_ADDRESS: &str = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
 
 fn payload(iat: i64, exp: i64, request_id: &str, address: &str) -> String {
-    serde_json::json!({
-        "domain": "standx.com", "uri": "https://standx.com", "statement": "Sign in", "version": "1",
-        "chainId": 56, "nonce": "n0nce", "address": address, "requestId": request_id,
-        "issuedAt": "2027-01-15T08:00:00Z",
-        "message": format!("standx.com wants you to sign in with your Ethereum account:\n{address}\n\nSign in"),
-        "iat": iat, "exp": exp,
-    })
-    .to_string()
+    common::signin_payload("bsc", address, request_id, iat, exp).to_string()
 }
 
 fn good_payload() -> String {
@@ -49,7 +42,7 @@ fn valid_challenge_is_accepted_and_payload_returned_unchanged() {
     let p = good_payload();
     let v = check(&key.sign_jws(&key.header(), &p), &jwk_set(&[&key])).expect("valid");
     assert_eq!(v.payload_json, p);
-    assert!(v.message.starts_with("standx.com wants you"));
+    assert!(v.message.starts_with("venue.example wants you to sign in with your Ethereum account:\n"));
     assert_eq!(v.exp, NOW + 175);
 }
 
@@ -189,11 +182,12 @@ fn bsc_address_in_other_case_is_the_same_wallet() {
 fn solana_address_must_match_exactly() {
     let key = VenueKey::new(7, None);
     let address = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin";
-    let jws = key.sign_jws(&key.header(), &payload(NOW, NOW + 180, REQUEST_ID, &address.to_lowercase()));
+    let solana = |address: &str| common::signin_payload("solana", address, REQUEST_ID, NOW, NOW + 180).to_string();
+    let jws = key.sign_jws(&key.header(), &solana(&address.to_lowercase()));
     let certs = CertSet::parse(&jwk_set(&[&key])).unwrap();
     let expected = Expected { chain: Chain::Solana, address, ..expected() };
     assert!(matches!(verify(&jws, &certs, &expected), Err(r) if r.message().contains("is not the wallet")));
-    let exact = key.sign_jws(&key.header(), &payload(NOW, NOW + 180, REQUEST_ID, address));
+    let exact = key.sign_jws(&key.header(), &solana(address));
     assert!(verify(&exact, &certs, &expected).is_ok());
 }
 

@@ -409,10 +409,7 @@ proptest! {
             1 => BSC_ADDRESS.to_lowercase(),
             _ => BSC_ADDRESS.to_uppercase().replacen("0X", "0x", 1),
         };
-        let payload = serde_json::json!({
-            "address": address, "requestId": request_id, "message": "sign in",
-            "exp": now + case.exp_delta, "iat": now + case.iat_delta,
-        });
+        let payload = common::signin_payload("bsc", &address, &request_id, now + case.iat_delta, now + case.exp_delta);
         let mut jws = key.sign_jws(&key.header(), &payload.to_string());
         if case.tamper {
             // Flip one character of the signature segment.

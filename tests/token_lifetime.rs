@@ -156,10 +156,8 @@ fn serve(
     let answer = match (method.as_str(), path) {
         ("POST", "/auth/v1/offchain/prepare-signin") => {
             let address = body["address"].as_str().unwrap_or("").to_owned();
-            let claims = json!({
-                "address": address, "requestId": body["requestId"], "iat": now, "exp": now + 180,
-                "message": format!("mock venue wants you to sign in\n{address}\nNonce: 1"),
-            });
+            let claims =
+                common::signin_payload("bsc", &address, body["requestId"].as_str().unwrap_or(""), now, now + 180);
             state.lock().unwrap().address = address;
             json!({"success": true, "signedData": key.sign_jws(&key.header(), &claims.to_string())})
         }

@@ -83,7 +83,7 @@ namespace Perps
     public struct BodySignature
     {
         public string Version;    // x-request-sign-version
-        public string RequestId;  // x-request-id
+        public string RequestId;  // the x-request-id (fresh per request), not the session's request key id
         public string Timestamp;  // x-request-timestamp
         public string Signature;  // x-request-signature
     }
@@ -357,7 +357,9 @@ namespace Perps
                 Native.perps_session_from_api_key(Interop.Utf8Z(apiToken), Interop.Utf8Z(ed25519PrivateKey), ref err), err));
         }
 
-        /// <summary>base58 public key of the request-signing key.</summary>
+        /// <summary>The request key id: base58 public key of the request-signing key, sent as
+        /// requestId at sign-in. Not the x-request-id (a fresh UUID per signed request,
+        /// BodySignature.RequestId) nor the venue's request_id (a field of its answers).</summary>
         public string RequestId
         {
             get { IntPtr err = IntPtr.Zero; return Interop.Take(Native.perps_session_request_id(Handle, ref err), err); }

@@ -487,7 +487,9 @@ func (s *Session) stringCall(f func(*C.perps_session, **C.perps_error) *C.char) 
 	return out, err
 }
 
-// RequestID is the session's requestId: base58 of its Ed25519 public key.
+// RequestID is the session's request key id: base58 of its Ed25519 public key, sent as
+// requestId at sign-in. Not the x-request-id (a fresh UUID per signed request,
+// BodySignature.RequestID) nor the venue's request_id (a field of its answers).
 func (s *Session) RequestID() (string, error) {
 	return s.stringCall(func(sp *C.perps_session, e **C.perps_error) *C.char { return C.perps_session_request_id(sp, e) })
 }
@@ -581,7 +583,7 @@ func (s *Session) SignBody(body string) (map[string]string, error) {
 	}))
 }
 
-// SignBodyAt is SignBody with a caller-chosen request id (a hyphenated UUID) and
+// SignBodyAt is SignBody with a caller-chosen x-request-id (a hyphenated UUID) and
 // timestamp (ms since the Unix epoch, >= 0): for test vectors and re-checking a logged
 // request.
 func (s *Session) SignBodyAt(body, requestID string, timestampMs int64) (map[string]string, error) {
@@ -614,7 +616,8 @@ func field(p *C.char, n int) string {
 // Version is x-request-sign-version ("v1").
 func (b *BodySignature) Version() string { return field(&b.raw.version[0], C.PERPS_SIGN_VERSION_SIZE) }
 
-// RequestID is x-request-id (a UUID v4).
+// RequestID is the x-request-id (a fresh UUID v4 per signed request; not the session's
+// request key id).
 func (b *BodySignature) RequestID() string {
 	return field(&b.raw.request_id[0], C.PERPS_REQUEST_ID_SIZE)
 }
@@ -702,7 +705,8 @@ func WrapSolanaSignature(payloadJSON, address string, signature []byte) (string,
 }
 
 // ChallengeVerify checks a sign-in challenge without the network: signedData against the
-// venue's JWK set certsJSON, and its claims against requestID, chain and address at
+// venue's JWK set certsJSON, and its claims against requestID (the session's request key
+// id), chain and address at
 // nowUnixSecs (0 = the system clock). Returns the decoded payload JSON.
 func ChallengeVerify(signedData, certsJSON, requestID, chain, address string, nowUnixSecs int64) (string, error) {
 	var a cArgs

@@ -16,10 +16,7 @@ fn challenge() -> &'static (String, String) {
     CHALLENGE.get_or_init(|| {
         let request_id = common::request_id_of_seed([9u8; 32]);
         let header = format!(r#"{{"alg":"ES256","typ":"JWT","kid":"{}"}}"#, common::KID);
-        let payload = serde_json::json!({
-            "address": common::BSC_ADDRESS, "requestId": request_id, "message": "sign in",
-            "iat": common::NOW, "exp": common::NOW + 180,
-        });
+        let payload = common::signin_payload(common::BSC_ADDRESS, &request_id, common::NOW, common::NOW + 180);
         (common::sign_jws(header.as_bytes(), payload.to_string().as_bytes()), request_id)
     })
 }

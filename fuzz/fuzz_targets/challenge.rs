@@ -4,8 +4,9 @@
 //!    fuzzer reaches the claim checks behind a valid signature;
 //! 2: like 1 with an arbitrary signature segment appended instead of a valid one.
 //! Accepted challenges must satisfy every documented rule (ES256, known kid, exp > now,
-//! iat ≤ now + 60, this requestId, this address) and return the payload bytes unchanged;
-//! the C entry point must agree with the core.
+//! iat ≤ now + 60, this requestId, this address, no member name twice, a sign-in message
+//! that says what the claims say) and return the payload bytes unchanged; the C entry
+//! point must agree with the core.
 #![no_main]
 
 #[path = "common.rs"]
@@ -69,6 +70,29 @@ fuzz_target!(|data: &[u8]| {
         assert!(payload["address"].as_str().unwrap().eq_ignore_ascii_case(common::BSC_ADDRESS));
         assert!(!v.message.is_empty());
         assert_eq!(v.signed_data, signed_data.trim());
+        // No member name twice: the strict parse agrees with the last-wins one.
+        assert_eq!(perps::strict_json::parse(&payload_bytes).unwrap(), payload);
+        assert!(perps::strict_json::parse(&URL_SAFE_NO_PAD.decode(segments[0]).unwrap()).is_ok());
+        // The message the wallet signs says what the claims say.
+        let m = perps::signin_message::parse(&v.message).expect("an accepted message parses");
+        let text = |name: &str| match &payload[name] {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        assert_eq!(m.account, perps::signin_message::Account::Ethereum);
+        assert_eq!(m.domain, text("domain"));
+        assert!(m.address.eq_ignore_ascii_case(common::BSC_ADDRESS));
+        assert_eq!(m.statement.map(str::to_owned), payload.get("statement").map(|_| text("statement")));
+        for (said, claim) in [
+            (m.uri, "uri"),
+            (m.version, "version"),
+            (m.chain_id, "chainId"),
+            (m.nonce, "nonce"),
+            (m.issued_at, "issuedAt"),
+            (m.request_id, "requestId"),
+        ] {
+            assert_eq!(said.map(str::to_owned), Some(text(claim)), "{claim}");
+        }
     }
     if mode % 3 == 2 {
         // A signature segment that is not the venue's never verifies.

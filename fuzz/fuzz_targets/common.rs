@@ -42,6 +42,21 @@ pub fn sign_jws(header: &[u8], payload: &[u8]) -> String {
     format!("{input}.{}", URL_SAFE_NO_PAD.encode(signature.to_bytes()))
 }
 
+/// A sign-in payload whose message (EIP-4361) says what its claims say, issued at `iat`
+/// (the issued-at text is a fixed date: only its equality with the claim is checked).
+pub fn signin_payload(address: &str, request_id: &str, iat: i64, exp: i64) -> serde_json::Value {
+    let message = format!(
+        "fuzz.example wants you to sign in with your Ethereum account:\n{address}\n\nSign in to the fuzz venue.\n\n\
+         URI: https://fuzz.example\nVersion: 1\nChain ID: 56\nNonce: fuzzn0nce1\nIssued At: 2030-03-17T17:46:40Z\n\
+         Request ID: {request_id}"
+    );
+    serde_json::json!({
+        "domain": "fuzz.example", "uri": "https://fuzz.example", "statement": "Sign in to the fuzz venue.",
+        "version": "1", "chainId": 56, "nonce": "fuzzn0nce1", "issuedAt": "2030-03-17T17:46:40Z",
+        "address": address, "requestId": request_id, "message": message, "iat": iat, "exp": exp,
+    })
+}
+
 pub fn request_id_of_seed(seed: [u8; 32]) -> String {
     bs58::encode(ed25519_dalek::SigningKey::from_bytes(&seed).verifying_key().as_bytes()).into_string()
 }

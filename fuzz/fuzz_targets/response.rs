@@ -88,10 +88,12 @@ fn serve(mut stream: TcpStream, server: &Server) {
     let target = head.split(' ').nth(1).unwrap_or("").split('?').next().unwrap_or("").to_owned();
     let challenge = || {
         let header = format!(r#"{{"alg":"ES256","typ":"JWT","kid":"{}"}}"#, common::KID);
-        let payload = serde_json::json!({
-            "address": request_body["address"], "requestId": request_body["requestId"],
-            "message": "sign in to the fuzz venue", "iat": now(), "exp": now() + 180,
-        });
+        let payload = common::signin_payload(
+            request_body["address"].as_str().unwrap_or(""),
+            request_body["requestId"].as_str().unwrap_or(""),
+            now(),
+            now() + 180,
+        );
         common::sign_jws(header.as_bytes(), payload.to_string().as_bytes())
     };
     let answer = {

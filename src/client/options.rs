@@ -20,6 +20,11 @@ pub struct ClientOptions {
     pub ca_bundle_path: Option<String>,
     /// Allow plain `http://` to hosts other than loopback.
     pub allow_insecure_http: bool,
+    /// How long the venue's key set (certs) is trusted before it is fetched again.
+    pub certs_ttl: Duration,
+    /// The sign-in message's domain and URI must be exactly these (when set).
+    pub expected_domain: Option<String>,
+    pub expected_uri: Option<String>,
 }
 
 impl Default for ClientOptions {
@@ -32,9 +37,18 @@ impl Default for ClientOptions {
             user_agent: format!("libperps/{}", env!("CARGO_PKG_VERSION")),
             ca_bundle_path: None,
             allow_insecure_http: false,
+            certs_ttl: DEFAULT_CERTS_TTL,
+            expected_domain: None,
+            expected_uri: None,
         }
     }
 }
+
+/// The default lifetime of the cached key set: one hour.
+pub const DEFAULT_CERTS_TTL: Duration = Duration::from_secs(3600);
+
+/// The longest `certs_ttl_ms`: one week.
+const MAX_CERTS_TTL_MS: u64 = 7 * 86_400_000;
 
 const KNOWN: &[&str] = &[
     "connect_timeout_ms",
@@ -44,6 +58,9 @@ const KNOWN: &[&str] = &[
     "user_agent",
     "ca_bundle_path",
     "allow_insecure_http",
+    "certs_ttl_ms",
+    "expected_domain",
+    "expected_uri",
 ];
 
 impl ClientOptions {
@@ -94,8 +111,36 @@ impl ClientOptions {
             options.allow_insecure_http =
                 v.as_bool().ok_or_else(|| Error::invalid_argument("allow_insecure_http must be true or false"))?;
         }
+        if let Some(v) = map.get("certs_ttl_ms") {
+            // 0 is allowed: fetch the key set for every sign-in.
+            options.certs_ttl = match v.as_u64() {
+                Some(n) if n <= MAX_CERTS_TTL_MS => Duration::from_millis(n),
+                _ => {
+                    return Err(Error::invalid_argument(format!(
+                        "certs_ttl_ms must be an integer from 0 to {MAX_CERTS_TTL_MS} (one week)"
+                    )));
+                }
+            };
+        }
+        if let Some(v) = map.get("expected_domain") {
+            options.expected_domain = Some(pin(v, "expected_domain", "e.g. \"standx.com\"")?);
+        }
+        if let Some(v) = map.get("expected_uri") {
+            options.expected_uri = Some(pin(v, "expected_uri", "e.g. \"https://standx.com\"")?);
+        }
         Ok(options)
     }
+}
+
+/// A pinned sign-in value: the exact text the message must carry.
+fn pin(v: &Value, name: &str, example: &str) -> Result<String> {
+    let text = text(v, name)?;
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(Error::invalid_argument(format!(
+            "{name} must be non-empty visible ASCII without spaces ({example})"
+        )));
+    }
+    Ok(text.to_owned())
 }
 
 fn positive(v: &Value, name: &str, max: u64) -> Result<u64> {

@@ -32,24 +32,20 @@ pub fn request_bytes_sent() -> bool {
 #[derive(Debug, Default)]
 pub struct SentTracking;
 
-impl Connector<Box<dyn Transport>> for SentTracking {
-    type Out = TrackedTransport;
+impl<In: Transport> Connector<In> for SentTracking {
+    type Out = TrackedTransport<In>;
 
-    fn connect(
-        &self,
-        _details: &ConnectionDetails,
-        chained: Option<Box<dyn Transport>>,
-    ) -> Result<Option<Self::Out>, ureq::Error> {
+    fn connect(&self, _details: &ConnectionDetails, chained: Option<In>) -> Result<Option<Self::Out>, ureq::Error> {
         Ok(chained.map(|inner| TrackedTransport { inner }))
     }
 }
 
 #[derive(Debug)]
-pub struct TrackedTransport {
-    inner: Box<dyn Transport>,
+pub struct TrackedTransport<In> {
+    inner: In,
 }
 
-impl Transport for TrackedTransport {
+impl<In: Transport> Transport for TrackedTransport<In> {
     fn buffers(&mut self) -> &mut dyn Buffers {
         self.inner.buffers()
     }

@@ -1,9 +1,11 @@
 //! The sign-in flows: prepare-signin (with challenge verification), login, and both in one
 //! call with an in-process wallet key.
 
-use super::{Client, json_object, require_2xx};
-use crate::challenge::{self, Expected, Rejection};
+use super::answers::{self, refusal, venue_reason};
+use super::{Client, guarded, json_object, require_2xx};
+use crate::challenge::{self, Expected, Pins, Rejection};
 use crate::error::{Code, Error, Result};
+use crate::redact::CallSecrets;
 use crate::session::{DEFAULT_TOKEN_SECONDS, Login, PendingSignin, Session, check_token};
 use crate::wallet::{self, Chain};
 use serde_json::{Value, json};
@@ -17,21 +19,36 @@ impl Client {
     /// POST prepare-signin, verify the challenge, keep it in the session; returns the
     /// decoded payload JSON (the wallet signs its `message`).
     pub fn prepare_signin(&self, session: &Session, chain: Chain, address: &str) -> Result<String> {
+        guarded(session, None, |secrets| self.prepare_and_verify(session, chain, address, secrets))
+    }
+
+    fn prepare_and_verify(
+        &self,
+        session: &Session,
+        chain: Chain,
+        address: &str,
+        secrets: &CallSecrets<'_>,
+    ) -> Result<String> {
         check_address(chain, address)?;
         let url = format!("{}/v1/offchain/prepare-signin?chain={}", self.base_url, chain.as_str());
         let body = json!({ "address": address, "requestId": session.request_id() }).to_string();
         let reply = self.send(Method::POST, &url, &[("content-type", "application/json")], Some(body.as_bytes()))?;
-        let reply = require_2xx(reply, "prepare-signin")?;
-        let answer = json_object(&reply, "prepare-signin")?;
+        let reply = require_2xx(reply, "prepare-signin", secrets)?;
+        let answer = json_object(&reply, "prepare-signin", secrets)?;
         if answer.get("success") != Some(&Value::Bool(true)) {
-            return Err(Error::new(Code::ApiError, "prepare-signin: the venue answered success=false")
-                .with_status(reply.status)
-                .with_body(reply.body));
+            let reply = answers::redacted(reply, secrets);
+            let quoted = venue_reason(&reply.body).map(|r| format!(": \"{r}\"")).unwrap_or_default();
+            return Err(Error::new(
+                Code::ApiError,
+                format!("prepare-signin: the venue answered success=false{quoted}"),
+            )
+            .with_status(reply.status)
+            .with_body(reply.body));
         }
         let Some(Value::String(signed_data)) = answer.get("signedData") else {
             return Err(Error::bad_response("prepare-signin: the answer has no \"signedData\" string")
                 .with_status(reply.status)
-                .with_body(reply.body));
+                .with_body(answers::redacted(reply, secrets).body));
         };
         let expected = Expected {
             request_id: session.request_id(),
@@ -39,7 +56,7 @@ impl Client {
             address,
             now_secs: self.venue_now_ms().div_euclid(1000),
         };
-        let verified = self.verify_challenge(signed_data, &expected)?;
+        let verified = self.verify_challenge(signed_data, &expected, secrets)?;
         let payload = verified.payload_json.clone();
         session.set_pending(PendingSignin { chain, address: address.to_owned(), challenge: verified });
         Ok(payload)
@@ -47,13 +64,19 @@ impl Client {
 
     /// Verify with the cached certs; on an unknown key id (or, without a kid, no key that
     /// verifies) fetch the certs once more — key rotation — and try again, never looping.
-    fn verify_challenge(&self, signed_data: &str, expected: &Expected<'_>) -> Result<challenge::VerifiedChallenge> {
-        let (certs, fresh) = self.certs(false)?;
-        match challenge::verify(signed_data, &certs, expected) {
+    fn verify_challenge(
+        &self,
+        signed_data: &str,
+        expected: &Expected<'_>,
+        secrets: &CallSecrets<'_>,
+    ) -> Result<challenge::VerifiedChallenge> {
+        let pins = Pins { domain: self.expected_domain.as_deref(), uri: self.expected_uri.as_deref() };
+        let (certs, fresh) = self.certs(false, secrets)?;
+        match challenge::verify_pinned(signed_data, &certs, expected, &pins) {
             Ok(v) => Ok(v),
             Err(Rejection::UnknownKid(_) | Rejection::NoMatchingKey(_)) if !fresh => {
-                let (certs, _) = self.certs(true)?;
-                challenge::verify(signed_data, &certs, expected).map_err(Error::from)
+                let (certs, _) = self.certs(true, secrets)?;
+                challenge::verify_pinned(signed_data, &certs, expected, &pins).map_err(Error::from)
             }
             Err(rejection) => Err(rejection.into()),
         }
@@ -62,6 +85,16 @@ impl Client {
     /// POST login with the pending challenge and the wallet's signature; keep the token.
     /// `expires_seconds <= 0` asks for the venue default (604800 s).
     pub fn login(&self, session: &Session, signature: &str, expires_seconds: i64) -> Result<String> {
+        guarded(session, None, |secrets| self.send_login(session, signature, expires_seconds, secrets))
+    }
+
+    fn send_login(
+        &self,
+        session: &Session,
+        signature: &str,
+        expires_seconds: i64,
+        secrets: &CallSecrets<'_>,
+    ) -> Result<String> {
         check_expires(expires_seconds)?;
         if signature.trim().is_empty() {
             return Err(Error::invalid_argument("the wallet signature is empty"));
@@ -83,7 +116,9 @@ impl Client {
         let body = Zeroizing::new(request.to_string());
         let url = format!("{}/v1/offchain/login?chain={}", self.base_url, pending.chain.as_str());
         let reply = self.send(Method::POST, &url, &[("content-type", "application/json")], Some(body.as_bytes()))?;
-        let reply = require_2xx(reply, "login")?;
+        if !(200..300).contains(&reply.status) {
+            return Err(login_refusal(&reply, secrets));
+        }
         // Not through `json_object`: that attaches the body, and a cut answer can hold the token.
         let answer: serde_json::Map<String, Value> = serde_json::from_str(&reply.body).map_err(|_| {
             Error::bad_response("login: the venue's answer is not a JSON object (body withheld: it may hold the token)")
@@ -99,13 +134,36 @@ impl Client {
 
     /// prepare-signin, sign with the in-process wallet key, login: one call.
     pub fn signin(&self, session: &Session, chain: Chain, wallet_key: &str, expires_seconds: i64) -> Result<String> {
-        // Refused before prepare-signin: a bad argument must not spend a request and a nonce.
-        check_expires(expires_seconds)?;
-        let address = wallet::address(chain, wallet_key)?;
-        let payload = self.prepare_signin(session, chain, &address)?;
-        let signature = Zeroizing::new(wallet::sign_login(chain, wallet_key, &payload)?);
-        self.login(session, &signature, expires_seconds)
+        guarded(session, Some(wallet_key), |secrets| {
+            // Refused before prepare-signin: a bad argument must not spend a request and a nonce.
+            check_expires(expires_seconds)?;
+            let address = wallet::address(chain, wallet_key)?;
+            let payload = self.prepare_and_verify(session, chain, &address, secrets)?;
+            let signature = Zeroizing::new(wallet::sign_login(chain, wallet_key, &payload)?);
+            self.send_login(session, &signature, expires_seconds, secrets)
+        })
     }
+}
+
+/// A non-2xx login answer: its status and the venue's reason, never its body (an answer to
+/// login may hold a token we do not know, so it cannot be redacted as the session's is).
+/// The reason is quoted only after every word shaped like a token is cut out of it.
+fn login_refusal(reply: &super::Reply, secrets: &CallSecrets<'_>) -> Error {
+    let mut tokens = crate::redact::Secrets::new();
+    for word in reply.body.split(|c: char| !(c.is_ascii_alphanumeric() || "-_.".contains(c))) {
+        if looks_like_a_token(word) {
+            tokens.add(word);
+        }
+    }
+    let body = tokens.redact(&secrets.redact(&reply.body)).into_owned();
+    refusal(&super::Reply { status: reply.status, body }, "login")
+}
+
+/// A JWT (three base64url segments) or a long opaque credential.
+fn looks_like_a_token(word: &str) -> bool {
+    let jwt = word.split('.').count() == 3 && word.len() >= 20;
+    let opaque = word.len() >= 32 && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+    jwt || opaque
 }
 
 /// `expires_seconds` ≤ 0 is the venue default; more than 10 years is surely a bug.

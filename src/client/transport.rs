@@ -6,15 +6,17 @@
 //! TLS handshake, connect timeout) the venue cannot have seen the request; after it, the
 //! venue may have read the whole request and acted on it.
 
+use crate::client::deadline_tcp::DeadlineTcp;
 use crate::client::options::ClientOptions;
 use crate::client::sent_tracker::{self, SentTracking};
 use crate::client::write_coalescing::WriteCoalescing;
 use crate::error::{Code, Error, Result};
-use ureq::Agent;
+use std::time::Duration;
 use ureq::http::{Method, Request};
 use ureq::tls::{Certificate, RootCerts, TlsConfig};
 use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
-use ureq::unversioned::transport::{Connector, DefaultConnector};
+use ureq::unversioned::transport::{Connector, RustlsConnector};
+use ureq::{Agent, Timeout};
 
 /// A venue answer: status and body (UTF-8, within the size cap).
 #[derive(Clone, Debug)]
@@ -26,6 +28,7 @@ pub struct Reply {
 pub struct Transport {
     agent: Agent,
     max_response_bytes: u64,
+    limits: Limits,
 }
 
 impl Transport {
@@ -53,9 +56,14 @@ impl Transport {
             .timeout_global(Some(options.total_timeout))
             .tls_config(tls.build())
             .build();
-        let connector = DefaultConnector::default().chain(SentTracking).chain(WriteCoalescing);
+        // Our own TCP link (every wait bounded by the call's deadline), rustls, then the two
+        // links that see the plain request bytes. No proxy connectors: proxies are off.
+        let connector =
+            ().chain(DeadlineTcp).chain(RustlsConnector::default()).chain(SentTracking).chain(WriteCoalescing);
         let agent = Agent::with_parts(config, connector, RememberingResolver::default());
-        Ok(Transport { agent, max_response_bytes: options.max_response_bytes })
+        let limits =
+            Limits { connect: options.connect_timeout, read: options.read_timeout, total: options.total_timeout };
+        Ok(Transport { agent, max_response_bytes: options.max_response_bytes, limits })
     }
 
     /// Send one request, exactly once. `body` is sent byte for byte when present.
@@ -66,8 +74,14 @@ impl Transport {
         }
         sent_tracker::reset();
         let response = match body {
-            Some(bytes) => builder.body(bytes).map_err(bad_request).and_then(|r| self.agent.run(r).map_err(map_error)),
-            None => builder.body(()).map_err(bad_request).and_then(|r| self.agent.run(r).map_err(map_error)),
+            Some(bytes) => builder
+                .body(bytes)
+                .map_err(bad_request)
+                .and_then(|r| self.agent.run(r).map_err(|e| map_error(e, &self.limits))),
+            None => builder
+                .body(())
+                .map_err(bad_request)
+                .and_then(|r| self.agent.run(r).map_err(|e| map_error(e, &self.limits))),
         };
         let mut response = response?;
         let status = response.status().as_u16();
@@ -84,7 +98,7 @@ impl Transport {
                 .with_status(status)
                 .reached_venue(true));
             }
-            Err(other) => return Err(map_error(other).with_status(status)),
+            Err(other) => return Err(map_error(other, &self.limits).with_status(status)),
         };
         let body = match String::from_utf8(bytes) {
             Ok(body) => body,
@@ -143,18 +157,46 @@ fn bad_request(e: ureq::http::Error) -> Error {
     Error::invalid_argument(format!("the request cannot be built (bad URL or header value): {e}"))
 }
 
+/// The client's time limits, named in the messages of the failures they cause.
+#[derive(Clone, Copy, Debug)]
+struct Limits {
+    connect: Duration,
+    read: Duration,
+    total: Duration,
+}
+
 /// Turn a ureq failure into our error. Whether the venue may have seen the request is
-/// whether request bytes were written on this thread during this call.
-fn map_error(e: ureq::Error) -> Error {
+/// whether request bytes were written on this thread during this call. The texts are ours,
+/// in words a caller can act on (the option to raise, what the venue did), never the names
+/// of ureq's or rustls's types.
+fn map_error(e: ureq::Error, limits: &Limits) -> Error {
     let sent = sent_tracker::request_bytes_sent();
+    let ms = |d: Duration| d.as_millis();
     let (code, what) = match &e {
-        ureq::Error::Timeout(stage) => (Code::Timeout, format!("timed out ({stage:?})")),
+        ureq::Error::Timeout(reason) => (
+            Code::Timeout,
+            match reason {
+                Timeout::Connect | Timeout::Resolve => {
+                    format!("connecting took longer than connect_timeout_ms ({} ms)", ms(limits.connect))
+                }
+                Timeout::PerRead => format!("the venue sent nothing for read_timeout_ms ({} ms)", ms(limits.read)),
+                Timeout::PerWrite => {
+                    format!("the venue accepted no data for read_timeout_ms ({} ms)", ms(limits.read))
+                }
+                _ => format!("the call took longer than total_timeout_ms ({} ms)", ms(limits.total)),
+            },
+        ),
         ureq::Error::HostNotFound => (Code::Transport, "the venue's host name could not be resolved".to_owned()),
-        ureq::Error::Tls(_) | ureq::Error::Rustls(_) | ureq::Error::Pem(_) | ureq::Error::TlsRequired => {
-            (Code::Transport, format!("TLS failure: {e}"))
+        ureq::Error::Io(io) => (Code::Transport, io_failure(io)),
+        ureq::Error::Protocol(_) | ureq::Error::LargeResponseHeader(..) => {
+            (Code::Transport, "the venue's answer is not valid HTTP/1.1".to_owned())
         }
-        ureq::Error::BadUri(uri) => return Error::invalid_argument(format!("bad URL: {uri}")),
-        other => (Code::Transport, format!("HTTP exchange failed: {other}")),
+        ureq::Error::Rustls(_) | ureq::Error::Tls(_) | ureq::Error::Pem(_) | ureq::Error::TlsRequired => {
+            (Code::Transport, tls_failure(&e.to_string()))
+        }
+        ureq::Error::BadUri(_) => return Error::invalid_argument("the request URL is not valid"),
+        ureq::Error::BodyStalled => (Code::Transport, "the venue's answer stopped arriving".to_owned()),
+        other => (Code::Transport, format!("the HTTP exchange failed ({other})")),
     };
     if sent {
         Error::new(code, format!("{what} after the request was sent; the venue may have received it"))
@@ -162,6 +204,39 @@ fn map_error(e: ureq::Error) -> Error {
     } else {
         Error::new(code, format!("could not reach the venue ({what}): request not sent"))
     }
+}
+
+fn io_failure(e: &std::io::Error) -> String {
+    use std::io::ErrorKind::*;
+    match e.kind() {
+        ConnectionRefused => "the connection was refused".to_owned(),
+        ConnectionReset => "the venue reset the connection".to_owned(),
+        ConnectionAborted | UnexpectedEof | BrokenPipe => "the venue closed the connection".to_owned(),
+        HostUnreachable | NetworkUnreachable => "the venue's host is unreachable".to_owned(),
+        AddrNotAvailable => "no local address can reach the venue".to_owned(),
+        _ => format!("a network error: {e}"),
+    }
+}
+
+/// rustls reports certificate problems with its type names (`UnknownIssuer`): say what they
+/// mean and what to do.
+fn tls_failure(text: &str) -> String {
+    let meaning = if text.contains("UnknownIssuer") || text.contains("UnknownCA") {
+        "the venue's certificate is not issued by a trusted authority (a private CA goes in ca_bundle_path)"
+    } else if text.contains("NotValidForName") {
+        "the venue's certificate is not valid for this host name"
+    } else if text.contains("Expired") {
+        "the venue's certificate has expired"
+    } else if text.contains("NotValidYet") {
+        "the venue's certificate is not valid yet (check the clock)"
+    } else if text.contains("Revoked") {
+        "the venue's certificate is revoked"
+    } else if text.contains("InvalidCertificate") || text.contains("certificate") {
+        "the venue's certificate was refused"
+    } else {
+        "the TLS handshake failed"
+    };
+    format!("TLS failure: {meaning}")
 }
 
 fn load_pem_bundle(path: &str) -> Result<Vec<Certificate<'static>>> {
@@ -172,7 +247,7 @@ fn load_pem_bundle(path: &str) -> Result<Vec<Certificate<'static>>> {
         match item {
             Ok(ureq::tls::PemItem::Certificate(cert)) => certs.push(cert),
             Ok(_) => {}
-            Err(e) => return Err(Error::invalid_argument(format!("ca_bundle_path {path:?} is not valid PEM: {e}"))),
+            Err(_) => return Err(Error::invalid_argument(format!("ca_bundle_path {path:?} is not valid PEM"))),
         }
     }
     if certs.is_empty() {

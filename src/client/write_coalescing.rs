@@ -52,12 +52,13 @@ impl<In: Transport> CoalescingTransport<In> {
     fn flush(&mut self, timeout: NextTimeout) -> Result<(), ureq::Error> {
         let mut result = Ok(());
         let mut start = 0;
+        let started = std::time::Instant::now();
         while start < self.held.len() && result.is_ok() {
             let output = self.inner.buffers().output();
             let amount = output.len().min(self.held.len() - start);
             output[..amount].copy_from_slice(&self.held[start..start + amount]);
             start += amount;
-            result = self.inner.transmit_output(amount, timeout);
+            result = self.inner.transmit_output(amount, time_left(timeout, started));
         }
         // Sent or failed, never sent twice: after a failure the connection is broken and
         // ureq does not reuse it. The copy holds the bearer token: clear it (a plain fill;
@@ -68,6 +69,18 @@ impl<In: Transport> CoalescingTransport<In> {
             self.held = Vec::new();
         }
         result
+    }
+}
+
+/// `timeout` as it stands `started.elapsed()` later: a second transmission of one flush gets
+/// only what the first one left of the call's time.
+fn time_left(timeout: NextTimeout, started: std::time::Instant) -> NextTimeout {
+    use ureq::unversioned::transport::time::Duration;
+    match timeout.after {
+        Duration::Exact(after) => {
+            NextTimeout { after: Duration::Exact(after.saturating_sub(started.elapsed())), ..timeout }
+        }
+        Duration::NotHappening => timeout,
     }
 }
 

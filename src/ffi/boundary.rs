@@ -49,9 +49,7 @@ pub(crate) fn finish<T: Failure>(outcome: std::thread::Result<Result<T>>, err: *
         Err(_) => Error::new(Code::Panic, "internal error: a panic was caught at the C boundary (a libperps bug)"),
     };
     let code = error.code();
-    if !err.is_null() {
-        // SAFETY: the caller passes either NULL or a valid `perps_error **` (header contract).
-        unsafe { *err = perps_error::new_raw(error) };
-    }
+    // SAFETY: the caller passes either NULL or a valid `perps_error **` (header contract).
+    unsafe { perps_error::store(err, error) };
     T::failure(code)
 }

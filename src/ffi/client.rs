@@ -20,12 +20,19 @@ pub struct perps_client {
 }
 
 /// A new client. `base_url` serves sign-in and certs (e.g. "https://api.example"),
-/// `perps_url` serves trading; both are required (there is no default venue). Plain
-/// `http://` is refused unless the host is loopback or `allow_insecure_http` is set.
+/// `perps_url` serves trading; both are required (there is no default venue). A URL is used
+/// exactly as written or refused with `PERPS_INVALID_ARGUMENT` (a port out of range, no
+/// host, user info, a query or fragment, spaces, non-ASCII, an IPv6 address without
+/// brackets, an IPv4 address not in four decimal parts…). Plain `http://` is refused unless
+/// the host is loopback or `allow_insecure_http` is set.
 /// `options_json` may be NULL or a JSON object with any of: `connect_timeout_ms` (5000),
-/// `read_timeout_ms` (10000), `total_timeout_ms` (15000), `max_response_bytes` (1048576),
-/// `user_agent` ("libperps/<version>"), `ca_bundle_path` (PEM file of CAs to trust instead
-/// of the built-in WebPKI roots), `allow_insecure_http` (false). Unknown options are refused.
+/// `read_timeout_ms` (10000), `total_timeout_ms` (15000: bounds every phase of a call, the
+/// upload of its body included), `max_response_bytes` (1048576), `user_agent`
+/// ("libperps/<version>"), `ca_bundle_path` (PEM file of CAs to trust instead of the
+/// built-in WebPKI roots), `allow_insecure_http` (false), `certs_ttl_ms` (3600000: how long
+/// the venue's key set is trusted before it is fetched again; 0 = for every sign-in),
+/// `expected_domain` and `expected_uri` (none: the sign-in message's domain and URI must be
+/// exactly these). Unknown options are refused.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_client_new(
     base_url: *const c_char,
@@ -53,11 +60,15 @@ pub extern "C" fn perps_client_free(c: *mut perps_client) {
 }
 
 /// POST prepare-signin for `chain` ("bsc" or "solana") and wallet `address` with the
-/// session's requestId; verify the returned challenge (ES256 signature against the venue's
-/// certs — fetched once and cached, refetched once on an unknown key id — `exp`, `iat`,
-/// `requestId`, `address`); keep it in the session. Returns the decoded sign-in payload JSON
-/// (its `message` is what the wallet signs). `success: false` → `PERPS_API_ERROR` with the
-/// venue's body; a challenge that does not verify → `PERPS_VERIFICATION_FAILED`.
+/// session's request key id as `requestId`; verify the returned challenge (ES256 signature
+/// against the venue's certs — cached for `certs_ttl_ms`, refetched once on an unknown key
+/// id — no member name twice, `exp`, `iat`, `requestId`, `address`, and a `message` that
+/// parses as EIP-4361 text (the Solana wording for solana) whose domain, address, statement,
+/// URI, version, chain ID, nonce, issued-at and request ID equal the claims, and the pinned
+/// `expected_domain` / `expected_uri`); keep it in the session. Returns the decoded sign-in
+/// payload JSON (its `message` is what the wallet signs). `success: false` →
+/// `PERPS_API_ERROR` with the venue's body; a challenge that does not verify →
+/// `PERPS_VERIFICATION_FAILED`.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_prepare_signin(
     c: *const perps_client,
@@ -78,7 +89,8 @@ pub extern "C" fn perps_prepare_signin(
 /// expiry. `expires_seconds <= 0` asks for the venue default (604800 s); more than 10 years
 /// is `PERPS_INVALID_ARGUMENT`. Without a pending challenge → `PERPS_INVALID_STATE`.
 /// Returns the venue's login result JSON (it contains the token: free it with
-/// `perps_string_free`, which overwrites it).
+/// `perps_string_free`, which overwrites it). A refused login's error quotes the venue's
+/// reason but never carries its answer (it may hold a token).
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_login(
     c: *const perps_client,

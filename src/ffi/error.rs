@@ -74,8 +74,45 @@ impl perps_error {
     pub(crate) fn new_raw(error: Error) -> *mut perps_error {
         let message = c_text(error.message());
         let body = error.body().map(c_text);
-        into_handle(perps_error { error, message, body })
+        let raw = into_handle(perps_error { error, message, body });
+        live_errors().insert(raw as usize);
+        raw
     }
+
+    /// Store a new error in the caller's `*err`. An error already there that this library
+    /// made and nobody freed is freed first (a caller who reuses `err` without freeing would
+    /// otherwise leak it); anything else found there (a freed or foreign pointer, garbage)
+    /// is only overwritten, never read through.
+    ///
+    /// # Safety
+    /// `err` is NULL or points to a writable `perps_error *` (the header's contract).
+    pub(crate) unsafe fn store(err: *mut *mut perps_error, error: Error) {
+        if err.is_null() {
+            return;
+        }
+        // SAFETY: `err` points to a caller-owned `perps_error *` (contract); only its value
+        // is read here.
+        let earlier = unsafe { err.read() };
+        if !earlier.is_null() {
+            perps_error_free(earlier);
+        }
+        // SAFETY: as above.
+        unsafe { err.write(perps_error::new_raw(error)) };
+    }
+}
+
+/// Every `perps_error` this library made and that is not freed yet, by address: the one
+/// way to tell a live error from a dangling pointer without reading through it. Errors are
+/// the failure path only, so a lock here costs the fast path nothing.
+fn live_errors() -> std::sync::MutexGuard<'static, std::collections::BTreeSet<usize>> {
+    static LIVE: std::sync::Mutex<std::collections::BTreeSet<usize>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    LIVE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Whether `e` is an error this library made and nobody freed.
+fn is_live(e: *const perps_error) -> bool {
+    !e.is_null() && live_errors().contains(&(e as usize))
 }
 
 /// Text with any NUL bytes made visible, so it always fits a C string.
@@ -83,8 +120,13 @@ fn c_text(text: &str) -> CString {
     CString::new(text.replace('\0', "\\0")).unwrap_or_default()
 }
 
+/// Read a live error; NULL, or a pointer that is not a live error of this library (already
+/// freed, or never one), reads as no error instead of through a dangling pointer.
 fn with_error<T>(e: *const perps_error, absent: T, read: impl FnOnce(&perps_error) -> T) -> T {
-    // SAFETY: non-NULL errors come from `new_raw` and live until `perps_error_free` (contract).
+    if !is_live(e) {
+        return absent;
+    }
+    // SAFETY: a live error came from `new_raw` and is not freed yet.
     match unsafe { e.as_ref() } {
         Some(e) => read(e),
         None => absent,
@@ -124,8 +166,11 @@ pub extern "C" fn perps_error_may_have_reached_venue(e: *const perps_error) -> b
     with_error(e, false, |e| e.error.may_have_reached_venue())
 }
 
-/// Free an error. NULL is a no-op; must not be called twice.
+/// Free an error. NULL is a no-op, and so is a pointer that is not a live error of this
+/// library (one already freed: a second free does nothing).
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_error_free(e: *mut perps_error) {
-    free_handle(e);
+    if !e.is_null() && live_errors().remove(&(e as usize)) {
+        free_handle(e);
+    }
 }

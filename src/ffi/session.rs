@@ -7,7 +7,8 @@ use crate::ffi::strings::{arg_str, to_c_string};
 use crate::session::Session;
 use std::ffi::c_char;
 
-/// One identity: an Ed25519 request-signing key (its base58 public key is the `requestId`),
+/// One identity: an Ed25519 request-signing key (its base58 public key is the request key
+/// id, sent as `requestId` at sign-in),
 /// the chain and wallet address it signs in for, the verified challenge between
 /// prepare-signin and login, and the access token with its expiry.
 ///
@@ -41,7 +42,9 @@ pub extern "C" fn perps_session_from_api_key(
     })
 }
 
-/// The session's `requestId` (base58 of its Ed25519 public key). Free with `perps_string_free`.
+/// The session's request key id: base58 of its Ed25519 public key, sent as `requestId` at
+/// sign-in. Not the x-request-id (a fresh id per signed request, `perps_sign_body`) nor the
+/// venue's `request_id` (a field of its answers). Free with `perps_string_free`.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_session_request_id(s: *const perps_session, err: *mut *mut perps_error) -> *mut c_char {
     ffi_boundary!(err, { to_c_string(borrow(s, "session")?.inner.request_id().to_owned()) })
@@ -60,7 +63,8 @@ pub extern "C" fn perps_session_token(s: *const perps_session, err: *mut *mut pe
     })
 }
 
-/// The session's state as JSON, without secrets: `request_id`, `has_token`, `chain`,
+/// The session's state as JSON, without secrets: `request_id` (the request key id, as
+/// `perps_session_request_id`), `has_token`, `chain`,
 /// `address`, `alias`, `token_expires_at` (Unix seconds or null), `pending_signin`,
 /// `challenge_expires_at`, `session_id`, `impersonate`. Free with `perps_string_free`.
 #[unsafe(no_mangle)]

@@ -28,7 +28,8 @@ pub const PERPS_SIGNATURE_SIZE: usize = 96;
 pub struct perps_body_signature {
     /// `x-request-sign-version`: "v1".
     pub version: [c_char; PERPS_SIGN_VERSION_SIZE],
-    /// `x-request-id`: a fresh UUID v4, lower case, hyphenated.
+    /// `x-request-id`: a fresh UUID v4, lower case, hyphenated (the per-request id; not the
+    /// session's request key id, nor the venue's `request_id`).
     pub request_id: [c_char; PERPS_REQUEST_ID_SIZE],
     /// `x-request-timestamp`: milliseconds since the Unix epoch, decimal.
     pub timestamp: [c_char; PERPS_TIMESTAMP_SIZE],
@@ -84,8 +85,8 @@ pub extern "C" fn perps_sign_body(
     })
 }
 
-/// Like `perps_sign_body` with a caller-chosen `request_id` (a hyphenated UUID, used exactly
-/// as given) and `timestamp_ms` (milliseconds since the Unix epoch, ≥ 0): for test vectors
+/// Like `perps_sign_body` with a caller-chosen `request_id` (the x-request-id: a hyphenated
+/// UUID, used exactly as given) and `timestamp_ms` (milliseconds since the Unix epoch, ≥ 0): for test vectors
 /// and for re-checking a logged request. Free the result with `perps_string_free`.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_sign_body_at(

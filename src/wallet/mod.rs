@@ -19,6 +19,13 @@ impl Chain {
         match text {
             "bsc" => Ok(Chain::Bsc),
             "solana" => Ok(Chain::Solana),
+            // A known name in another case cannot be a secret passed in the wrong place.
+            other if other.eq_ignore_ascii_case("bsc") || other.eq_ignore_ascii_case("solana") => {
+                Err(Error::invalid_argument(format!(
+                    "unknown chain \"{other}\": chain names are lower case (\"{}\")",
+                    other.to_ascii_lowercase()
+                )))
+            }
             other => Err(Error::invalid_argument(format!(
                 "unknown chain {}: expected \"bsc\" or \"solana\"",
                 quote_if_harmless(other)

@@ -62,3 +62,37 @@ pub fn hex(bytes: &[u8]) -> String {
 pub fn unhex(text: &str) -> Vec<u8> {
     (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap()).collect()
 }
+
+/// A sign-in payload as the venue writes it: the claims, and the EIP-4361 message (Solana
+/// wording for "solana") that says the same, issued at `iat`, expiring at `exp`.
+pub fn signin_payload(chain: &str, address: &str, request_id: &str, iat: i64, exp: i64) -> serde_json::Value {
+    let (noun, chain_id) = if chain == "solana" { ("Solana", 501) } else { ("Ethereum", 56) };
+    let issued_at = rfc3339(iat);
+    let nonce = format!("n0nce{iat}");
+    let statement = "Sign in to the test venue.";
+    let message = format!(
+        "venue.example wants you to sign in with your {noun} account:\n{address}\n\n{statement}\n\n\
+         URI: https://venue.example\nVersion: 1\nChain ID: {chain_id}\nNonce: {nonce}\nIssued At: {issued_at}\n\
+         Request ID: {request_id}"
+    );
+    serde_json::json!({
+        "domain": "venue.example", "uri": "https://venue.example", "statement": statement, "version": "1",
+        "chainId": chain_id, "nonce": nonce, "address": address, "requestId": request_id,
+        "issuedAt": issued_at, "message": message, "iat": iat, "exp": exp,
+    })
+}
+
+/// Unix seconds as an RFC 3339 UTC date-time (the civil-from-days algorithm).
+pub fn rfc3339(unix_secs: i64) -> String {
+    let (days, secs) = (unix_secs.div_euclid(86_400), unix_secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", secs / 3600, secs / 60 % 60, secs % 60)
+}

@@ -232,6 +232,44 @@ public final class PerpsTests {
             }
         });
 
+        test("handles: close() waits for a call in flight on another thread", () -> {
+            Client client = new Client(baseUrl, perpsUrl);
+            Session session = new Session();
+            client.signin(session, "bsc", WALLET_KEY, 3600);
+            admin("faults", "{\"slow_ms\":1500}");
+            try {
+                java.util.concurrent.atomic.AtomicReference<Object> result = new java.util.concurrent.atomic.AtomicReference<>();
+                java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(1);
+                Thread caller = new Thread(() -> {
+                    started.countDown();
+                    try {
+                        result.set(client.newOrder(session, ORDER_JSON));
+                    } catch (Throwable e) {
+                        result.set(e);
+                    }
+                });
+                caller.start();
+                started.await();
+                Thread.sleep(300); // the order is on its way (the venue answers after 1.5 s)
+                long before = System.nanoTime();
+                session.close(); // both wait for the call: neither is freed under it
+                client.close();
+                long waitedMs = (System.nanoTime() - before) / 1_000_000;
+                caller.join();
+                expect(result.get() instanceof String, "the call in flight completed: " + result.get());
+                expect(((String) result.get()).contains("\"code\":0"), "answer " + result.get());
+                expect(waitedMs >= 800, "close() returned after " + waitedMs + " ms, before the call");
+                try {
+                    client.newOrder(session, ORDER_JSON);
+                    throw new AssertionError("a call after close succeeded");
+                } catch (IllegalStateException expected) {
+                    expect(expected.getMessage().contains("closed"), expected.getMessage());
+                }
+            } finally {
+                admin("faults", "{}");
+            }
+        });
+
         test("client options are checked (unknown option refused)", () -> {
             PerpsException e = expectThrows(() -> new Client(baseUrl, perpsUrl, "{\"no_such_option\":1}").close());
             equal(PerpsCode.INVALID_ARGUMENT, e.getCode());

@@ -486,7 +486,9 @@ class Session(_Owner):
 
     @property
     def request_id(self) -> str:
-        """The requestId: base58 of the session's Ed25519 public key."""
+        """The request key id: base58 of the session's Ed25519 public key, sent as
+        ``requestId`` at sign-in. Not the x-request-id (a fresh UUID per signed request) nor
+        the venue's ``request_id`` (a field of its answers)."""
         with _Using(self) as (s,):
             return _call_str(_lib.perps_session_request_id, s)
 
@@ -526,7 +528,7 @@ class Session(_Owner):
             return json.loads(_call_str(_lib.perps_sign_body, s, body))
 
     def sign_body_at(self, body: Text, request_id: Text, timestamp_ms: int) -> Dict[str, str]:
-        """``sign_body`` with a caller-chosen request id (hyphenated UUID) and timestamp (ms)."""
+        """``sign_body`` with a caller-chosen x-request-id (hyphenated UUID) and timestamp (ms)."""
         body, request_id = _arg("body", body), _arg("request_id", request_id)
         timestamp_ms = _i64("timestamp_ms", timestamp_ms)
         with _Using(self) as (s,):

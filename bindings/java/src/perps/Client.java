@@ -6,7 +6,6 @@ import static perps.PerpsNative.utf8;
 import com.sun.jna.Pointer;
 import com.sun.jna.ptr.LongByReference;
 import com.sun.jna.ptr.PointerByReference;
-import java.lang.ref.Reference;
 
 /**
  * The venue: its two base URLs, HTTP settings, one connection pool, the cached certificates and
@@ -39,14 +38,12 @@ public final class Client extends NativeHandle {
      * request timestamp sent through this client.
      */
     public long syncTime() {
-        PointerByReference err = new PointerByReference();
-        LongByReference offset = new LongByReference();
-        try {
+        return use(() -> {
+            PointerByReference err = new PointerByReference();
+            LongByReference offset = new LongByReference();
             PerpsNative.check(LIB.perps_client_sync_time(ptr(), offset, err), err);
             return offset.getValue();
-        } finally {
-            Reference.reachabilityFence(this);
-        }
+        });
     }
 
     /** prepare-signin and challenge verification; returns the payload JSON for the wallet. */

@@ -5,8 +5,11 @@ import com.sun.jna.ptr.PointerByReference;
 import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.function.ToIntFunction;
 
 /**
@@ -14,12 +17,13 @@ import java.util.function.ToIntFunction;
  * {@link Cleaner} frees it if the object becomes unreachable unclosed (the safety net, not the
  * plan: close handles with try-with-resources).
  *
- * <p>Every method that passes {@link #ptr()} to the library ends with
- * {@code Reference.reachabilityFence(this)} (most through {@link #takeString} and
- * {@link #checkCode}): without it the JIT may consider the object unreachable during the
- * native call and the Cleaner could free the handle under it.
- *
- * <p>Like the C API: do not close a handle while another thread is still using it.
+ * <p>Every library call that uses the handle runs inside {@link #use} (most through
+ * {@link #takeString} and {@link #checkCode}): it holds the handle's read lock, which
+ * {@link #close()} waits for (its write lock), so closing a handle that another thread is
+ * still using waits for that call to return instead of freeing the handle under it, as the Go,
+ * Python and C# bindings do; a call after close throws IllegalStateException. It also ends
+ * with {@code Reference.reachabilityFence(this)}: without it the JIT may consider the object
+ * unreachable during the native call and the Cleaner could free the handle under it.
  */
 abstract class NativeHandle implements AutoCloseable {
     private static final Cleaner CLEANER = Cleaner.create();
@@ -45,14 +49,19 @@ abstract class NativeHandle implements AutoCloseable {
 
     private final Owner owner;
     private final Cleaner.Cleanable cleanable;
+    /** Calls hold the read lock; close() takes the write lock. */
+    private final ReentrantReadWriteLock lifetime = new ReentrantReadWriteLock();
 
     NativeHandle(Pointer pointer, Consumer<Pointer> free) {
         this.owner = new Owner(pointer, free);
         this.cleanable = CLEANER.register(this, owner);
     }
 
-    /** The live pointer; IllegalStateException once closed. */
+    /** The live pointer, inside {@link #use} only; IllegalStateException once closed. */
     final Pointer ptr() {
+        if (lifetime.getReadHoldCount() == 0) {
+            throw new IllegalStateException("internal: " + getClass().getSimpleName() + ".ptr() outside use()");
+        }
         Pointer p = owner.pointer.get();
         if (p == null) {
             throw new IllegalStateException(getClass().getSimpleName() + " is closed");
@@ -66,36 +75,56 @@ abstract class NativeHandle implements AutoCloseable {
      * reachable until the call has returned.
      */
     final String takeString(Function<PointerByReference, Pointer> call) {
-        PointerByReference err = new PointerByReference();
-        try {
+        return use(() -> {
+            PointerByReference err = new PointerByReference();
             return PerpsNative.take(call.apply(err), err);
-        } finally {
-            Reference.reachabilityFence(this);
-        }
+        });
     }
 
-    /** The same for a call that also uses {@code other}, which stays reachable as well. */
+    /**
+     * The same for a call that also uses {@code other}, which stays open (its close() waits)
+     * and reachable as well.
+     */
     final String takeString(NativeHandle other, Function<PointerByReference, Pointer> call) {
-        try {
-            return takeString(call);
-        } finally {
-            Reference.reachabilityFence(other);
-        }
+        return other.use(() -> takeString(call));
     }
 
     /** A library call that uses this handle and returns a perps_code (non-zero: thrown). */
     final void checkCode(ToIntFunction<PointerByReference> call) {
-        PointerByReference err = new PointerByReference();
-        try {
+        use(() -> {
+            PointerByReference err = new PointerByReference();
             PerpsNative.check(call.applyAsInt(err), err);
+            return null;
+        });
+    }
+
+    /**
+     * Run a library call that uses this handle: {@link #close()} on another thread waits until
+     * it has returned, and the handle stays reachable until then.
+     */
+    final <T> T use(Supplier<T> call) {
+        Lock read = lifetime.readLock();
+        read.lock();
+        try {
+            return call.get();
         } finally {
+            read.unlock();
             Reference.reachabilityFence(this);
         }
     }
 
-    /** Free the native handle now. Idempotent. */
+    /**
+     * Free the native handle now, after the calls other threads are making with it have
+     * returned (it waits for them). Idempotent; later calls throw IllegalStateException.
+     */
     @Override
     public final void close() {
-        cleanable.clean();
+        Lock write = lifetime.writeLock();
+        write.lock();
+        try {
+            cleanable.clean();
+        } finally {
+            write.unlock();
+        }
     }
 }

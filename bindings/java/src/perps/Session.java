@@ -5,7 +5,6 @@ import static perps.PerpsNative.utf8;
 
 import com.sun.jna.Pointer;
 import com.sun.jna.ptr.PointerByReference;
-import java.lang.ref.Reference;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 
@@ -35,7 +34,11 @@ public final class Session extends NativeHandle {
                 LIB.perps_session_from_api_key(utf8(apiToken), utf8(ed25519PrivateKey), err), err));
     }
 
-    /** The base58 public key of the request-signing key. */
+    /**
+     * The request key id: base58 public key of the request-signing key, sent as requestId at
+     * sign-in. Not the x-request-id (a fresh UUID per signed request, {@link BodySignature#requestId})
+     * nor the venue's request_id (a field of its answers).
+     */
     public String requestId() {
         return takeString(err -> LIB.perps_session_request_id(ptr(), err));
     }
@@ -79,7 +82,7 @@ public final class Session extends NativeHandle {
     public BodySignature signBodyInto(byte[] body) {
         Objects.requireNonNull(body, "body");
         PerpsNative.BodySignatureStruct out = new PerpsNative.BodySignatureStruct();
-        try {
+        return use(() -> {
             int code = LIB.perps_sign_body_into(ptr(), body, new PerpsNative.SizeT(body.length), out);
             if (code != PerpsCode.OK.value()) {
                 PerpsCode c = PerpsCode.of(code);
@@ -87,9 +90,7 @@ public final class Session extends NativeHandle {
             }
             return new BodySignature(field(out.version), field(out.request_id), field(out.timestamp),
                     field(out.signature));
-        } finally {
-            Reference.reachabilityFence(this);
-        }
+        });
     }
 
     private static String field(byte[] bytes) {

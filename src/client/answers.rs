@@ -1,0 +1,125 @@
+//! Where the venue's answers become errors: the HTTP status mapping (README, "Network error
+//! mapping"), the venue's own reason quoted in the message, and a hint where one helps.
+//!
+//! This is where venue bodies become errors: each function here takes the secrets in play
+//! for the call and redacts the venue's text before quoting it in a message (so the
+//! 40-character excerpt is of the redacted text) or keeping it as the error's body. The
+//! flows in `signin.rs` and `trading.rs` also pass every error through the same secrets
+//! before it leaves the client (`super::guarded`), for anything quoted elsewhere.
+
+use super::transport::Reply;
+use crate::error::{Code, Error, Result, excerpt};
+use crate::redact::CallSecrets;
+use serde_json::Value;
+
+/// A non-2xx answer is `PERPS_HTTP_STATUS` carrying the status and body.
+pub(super) fn require_2xx(reply: Reply, what: &str, secrets: &CallSecrets<'_>) -> Result<Reply> {
+    if (200..300).contains(&reply.status) {
+        return Ok(reply);
+    }
+    let reply = redacted(reply, secrets);
+    let error = refusal(&reply, what);
+    Err(error.with_body(reply.body))
+}
+
+/// The answer with the call's secrets cut out of its body.
+pub(super) fn redacted(reply: Reply, secrets: &CallSecrets<'_>) -> Reply {
+    let body = match secrets.redact(&reply.body) {
+        std::borrow::Cow::Owned(body) => body,
+        std::borrow::Cow::Borrowed(_) => reply.body,
+    };
+    Reply { status: reply.status, body }
+}
+
+/// The error for a non-2xx answer (already redacted), without its body (login's answer may
+/// hold a token).
+///
+/// Whether the venue may have acted on the request: not for 3xx/4xx (it refused), possibly
+/// for 5xx, and also for 1xx: an informational or protocol-switch answer that is all the
+/// venue ever sent means it read the request and did not refuse it.
+pub(super) fn refusal(reply: &Reply, what: &str) -> Error {
+    let status = reply.status;
+    let reason = venue_reason(&reply.body);
+    let hint = match status {
+        100..=199 => " (an informational or protocol-switch answer: the venue read the request and did not refuse it)",
+        300..=399 => " (redirects are never followed)",
+        401 => " (token missing, invalid or expired: sign in again)",
+        403 if is_timestamp_refusal(&reply.body) => {
+            " (the request's timestamp is outside the venue's window: call perps_client_sync_time, then send again)"
+        }
+        403 => " (signature or permission refused)",
+        429 => " (rate limited)",
+        500..=599 => " (a server error: the venue may have acted on the request)",
+        _ => "",
+    };
+    let quoted = reason.map(|r| format!(": \"{r}\"")).unwrap_or_default();
+    Error::new(Code::HttpStatus, format!("{what}: the venue answered HTTP {status}{hint}{quoted}"))
+        .with_status(status)
+        .reached_venue(!(200..500).contains(&status))
+}
+
+/// The venue's reason in an answer, excerpted: the `message` string of a JSON object (the
+/// venue's error shape), else `msg` or `error`, else the first line of a text answer.
+pub(super) fn venue_reason(body: &str) -> Option<String> {
+    let body = body.trim();
+    if body.is_empty() {
+        return None;
+    }
+    if let Ok(Value::Object(answer)) = serde_json::from_str::<Value>(body) {
+        return ["message", "msg", "error"]
+            .iter()
+            .find_map(|name| answer.get(*name).and_then(Value::as_str))
+            .filter(|m| !m.trim().is_empty())
+            .map(|m| excerpt(m.trim()));
+    }
+    if body.starts_with(['{', '[']) {
+        return None; // JSON of another shape: nothing to quote
+    }
+    body.lines().next().map(|line| excerpt(line.trim()))
+}
+
+/// The venue's refusal of a stale `x-request-timestamp` (HTTP 403 "signature has expired").
+fn is_timestamp_refusal(body: &str) -> bool {
+    let body = body.to_ascii_lowercase();
+    body.contains("expired") && (body.contains("signature") || body.contains("timestamp"))
+}
+
+/// Parse the venue's JSON answer as an object, or `PERPS_BAD_RESPONSE` with the (redacted)
+/// body.
+pub(super) fn json_object(
+    reply: &Reply,
+    what: &str,
+    secrets: &CallSecrets<'_>,
+) -> Result<serde_json::Map<String, Value>> {
+    serde_json::from_str(&reply.body).map_err(|_| {
+        Error::bad_response(format!("{what}: the venue's answer is not a JSON object"))
+            .with_status(reply.status)
+            .with_body(secrets.redact(&reply.body).into_owned())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(status: u16, body: &str) -> Reply {
+        Reply { status, body: body.to_owned() }
+    }
+
+    #[test]
+    fn the_venue_reason_is_quoted_with_a_hint() {
+        let e = refusal(&reply(403, r#"{"code":403,"message":"signature has expired"}"#), "/api/new_order");
+        assert!(e.message().contains("perps_client_sync_time"), "{}", e.message());
+        assert!(e.message().ends_with(": \"signature has expired\""), "{}", e.message());
+        let e = refusal(&reply(403, r#"{"code":403,"message":"Invalid signature"}"#), "x");
+        assert!(!e.message().contains("sync_time") && e.message().contains("Invalid signature"));
+        let e = refusal(&reply(502, "<html>Bad Gateway</html>\nmore"), "x");
+        assert!(e.message().ends_with(": \"<html>Bad Gateway</html>\"") && e.may_have_reached_venue());
+        assert_eq!(refusal(&reply(400, ""), "x").message(), "x: the venue answered HTTP 400");
+        assert_eq!(refusal(&reply(400, "[1,2]"), "x").message(), "x: the venue answered HTTP 400");
+        assert!(refusal(&reply(101, ""), "x").may_have_reached_venue());
+        assert!(!refusal(&reply(404, ""), "x").may_have_reached_venue());
+        let long = format!(r#"{{"message":"{}\n\u202e"}}"#, "é".repeat(60));
+        assert!(refusal(&reply(400, &long), "x").message().ends_with(&format!("\"{}\"", "é".repeat(40))));
+    }
+}

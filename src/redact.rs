@@ -1,0 +1,219 @@
+//! Redaction of venue text: a hostile (or careless) venue may echo the session's token, or
+//! any key it knows, in an error answer, and the library hands venue text to its caller in
+//! error messages and bodies, which end up in logs. Every error of a call that talked to the
+//! venue passes through [`Secrets::redact_error`] with the secrets in play for that call
+//! (`Client`'s flows build the set), so no run of [`RUN`] bytes of any of them survives.
+//!
+//! A run of 8 bytes is what `tests/secrets.rs` scans for: a secret echoed in part (a token
+//! cut by the venue, or by the 40-character excerpt of a message) is caught as well as a
+//! whole one. Hex secrets are matched in either case. Over-redaction is harmless: the same
+//! 8 bytes in an unrelated place (a JWT header shared by every token) are replaced too.
+
+use crate::error::Error;
+use ed25519_dalek::SigningKey;
+use std::borrow::Cow;
+use zeroize::Zeroizing;
+
+/// The length of the runs matched: any 8 bytes of a secret are redacted.
+pub(crate) const RUN: usize = 8;
+
+/// What replaces a redacted run.
+pub(crate) const REDACTED: &str = "<redacted>";
+
+/// The secrets of one call, as the set of all their runs of [`RUN`] bytes (sorted, for a
+/// binary search), wiped on drop. Built only on the error path.
+#[derive(Clone, Default)]
+pub struct Secrets {
+    runs: Zeroizing<Vec<[u8; RUN]>>,
+    /// Secrets shorter than a run: replaced where they occur whole.
+    short: Vec<Zeroizing<String>>,
+}
+
+impl std::fmt::Debug for Secrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Secrets").field("runs", &self.runs.len()).finish_non_exhaustive()
+    }
+}
+
+impl Secrets {
+    pub fn new() -> Secrets {
+        Secrets::default()
+    }
+
+    /// A secret as text (a token, a key as the caller wrote it). Surrounding whitespace is
+    /// not part of it; hex is matched in either case.
+    pub fn add(&mut self, secret: &str) {
+        let secret = secret.trim();
+        if secret.is_empty() {
+            return;
+        }
+        if secret.len() < RUN {
+            self.short.push(Zeroizing::new(secret.to_owned()));
+            return;
+        }
+        let lower = Zeroizing::new(secret.to_ascii_lowercase());
+        for text in [secret.as_bytes(), lower.as_bytes()] {
+            self.runs.extend(text.windows(RUN).map(|w| <[u8; RUN]>::try_from(w).expect("a window of RUN bytes")));
+        }
+        self.runs.sort_unstable();
+        self.runs.dedup();
+    }
+
+    /// Raw secret bytes in the text forms they travel in: hex and base58.
+    pub fn add_bytes(&mut self, bytes: &[u8]) {
+        let hex = Zeroizing::new(bytes.iter().map(|b| format!("{b:02x}")).collect::<String>());
+        self.add(&hex);
+        self.add(&Zeroizing::new(bs58::encode(bytes).into_string()));
+    }
+
+    /// An Ed25519 private key: its seed and its 64-byte keypair, in every text form.
+    pub fn add_ed25519(&mut self, key: &SigningKey) {
+        self.add_bytes(&Zeroizing::new(key.to_bytes())[..]);
+        self.add_bytes(&Zeroizing::new(key.to_keypair_bytes())[..]);
+    }
+
+    /// A wallet private key as the caller gave it, and its canonical forms.
+    pub fn add_wallet_key(&mut self, text: &str) {
+        self.add(text);
+        let digits = text.trim().trim_start_matches("0x").trim_start_matches("0X");
+        if let Some(bytes) = crate::keys::decode_hex(digits) {
+            self.add_bytes(&bytes);
+        }
+        if let Ok(key) = crate::keys::parse_ed25519_secret(text) {
+            self.add_ed25519(&key);
+        }
+    }
+
+    fn is_secret_run(&self, window: &[u8]) -> bool {
+        let Ok(run) = <[u8; RUN]>::try_from(window) else { return false };
+        let lower = run.map(|b| b.to_ascii_lowercase());
+        self.runs.binary_search(&run).is_ok() || self.runs.binary_search(&lower).is_ok()
+    }
+
+    /// `text` with every run of a secret replaced by [`REDACTED`] (one marker per stretch).
+    pub fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        let bytes = text.as_bytes();
+        let mut hidden = vec![false; bytes.len()];
+        let mut any = false;
+        if !self.runs.is_empty() && bytes.len() >= RUN {
+            for start in 0..=bytes.len() - RUN {
+                if self.is_secret_run(&bytes[start..start + RUN]) {
+                    hidden[start..start + RUN].fill(true);
+                    any = true;
+                }
+            }
+        }
+        // A secret shorter than a run is hidden where it stands as a word of its own: a
+        // token "t" must not take every letter t out of a message.
+        let word_char = |b: u8| b.is_ascii_alphanumeric() || b"-_.~+/=".contains(&b);
+        for short in &self.short {
+            for (start, _) in text.match_indices(short.as_str()) {
+                let end = start + short.len();
+                let alone =
+                    (start == 0 || !word_char(bytes[start - 1])) && (end == bytes.len() || !word_char(bytes[end]));
+                if alone {
+                    hidden[start..end].fill(true);
+                    any = true;
+                }
+            }
+        }
+        if !any {
+            return Cow::Borrowed(text);
+        }
+        // Secrets are ASCII, so a hidden stretch starts and ends on character boundaries;
+        // a stretch that does not (a non-ASCII secret) is widened to the whole characters.
+        let mut out = String::with_capacity(text.len());
+        let mut in_stretch = false;
+        for (i, c) in text.char_indices() {
+            if hidden[i..i + c.len_utf8()].iter().any(|h| *h) {
+                if !in_stretch {
+                    out.push_str(REDACTED);
+                    in_stretch = true;
+                }
+            } else {
+                out.push(c);
+                in_stretch = false;
+            }
+        }
+        Cow::Owned(out)
+    }
+
+    /// The error with its message and venue body redacted.
+    pub fn redact_error(&self, error: Error) -> Error {
+        error.map_texts(|text| match self.redact(text) {
+            Cow::Borrowed(_) => None,
+            Cow::Owned(redacted) => Some(redacted),
+        })
+    }
+}
+
+/// The secrets in play for one call, built on first use: only a call that fails, and whose
+/// failure quotes the venue, pays for them. Every function that turns a venue answer into an
+/// error takes one and redacts the answer before quoting or keeping it.
+pub struct CallSecrets<'a> {
+    make: &'a dyn Fn() -> Secrets,
+    built: std::cell::OnceCell<Secrets>,
+}
+
+impl<'a> CallSecrets<'a> {
+    pub fn new(make: &'a dyn Fn() -> Secrets) -> CallSecrets<'a> {
+        CallSecrets { make, built: std::cell::OnceCell::new() }
+    }
+
+    /// For a call that holds no secret (the clock sync).
+    pub fn none() -> CallSecrets<'static> {
+        CallSecrets { make: &Secrets::new, built: std::cell::OnceCell::new() }
+    }
+
+    fn get(&self) -> &Secrets {
+        self.built.get_or_init(self.make)
+    }
+
+    pub fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        self.get().redact(text)
+    }
+
+    pub fn redact_error(&self, error: Error) -> Error {
+        self.get().redact_error(error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_and_partial_echoes_are_redacted() {
+        let mut s = Secrets::new();
+        s.add("tok-SECRET-0123456789abcdef");
+        assert_eq!(s.redact("no secret here"), "no secret here");
+        assert_eq!(s.redact("bad token tok-SECRET-0123456789abcdef!"), "bad token <redacted>!");
+        assert_eq!(s.redact("cut: 0123456789ab…"), "cut: <redacted>…", "a run of 8 bytes of it is enough");
+        assert_eq!(s.redact("short 0123456 stays"), "short 0123456 stays", "7 bytes say nothing");
+        assert_eq!(s.redact("x tok-SECRET-0123456789abcdef y tok-SECRET-01"), "x <redacted> y <redacted>");
+    }
+
+    #[test]
+    fn hex_in_either_case_and_key_forms() {
+        let key = SigningKey::from_bytes(&[7u8; 32]);
+        let mut s = Secrets::new();
+        s.add_ed25519(&key);
+        let hex: String = key.to_bytes().iter().map(|b| format!("{b:02X}")).collect();
+        assert_eq!(s.redact(&format!("key {hex}.")), "key <redacted>.");
+        let pair = bs58::encode(key.to_keypair_bytes()).into_string();
+        assert_eq!(s.redact(&format!("[{pair}]")), "[<redacted>]");
+        let seed = bs58::encode(key.to_bytes()).into_string();
+        assert_eq!(s.redact(&format!("é{seed}é")), "é<redacted>é", "non-ASCII neighbours are kept");
+    }
+
+    #[test]
+    fn short_secrets_are_replaced_whole() {
+        let mut s = Secrets::new();
+        s.add("ab12");
+        assert_eq!(s.redact("token ab12 refused"), "token <redacted> refused");
+        assert_eq!(s.redact("xab12 ab12x ab12-"), "xab12 ab12x ab12-", "only where it stands alone");
+        let mut t = Secrets::new();
+        t.add("t");
+        assert_eq!(t.redact("request not sent: t"), "request not sent: <redacted>");
+    }
+}
