@@ -1,16 +1,20 @@
 //! The client: the venue's two base URLs, one HTTP transport, the cached certificate set
 //! and the clock offset. Shared by any number of sessions and threads.
 
+mod endpoint_call;
 pub mod options;
+pub mod pacing;
+mod retry_after;
 mod sent_tracker;
 mod signin;
+pub mod symbol_rules;
 mod trading;
 pub mod transport;
 mod write_coalescing;
 
 use crate::challenge::CertSet;
 use crate::error::{Error, Result};
-use options::ClientOptions;
+use options::{ClientOptions, RateLimit};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use transport::{Reply, Transport};
@@ -23,6 +27,13 @@ pub struct Client {
     certs: Mutex<Option<Arc<CertSet>>>,
     /// Venue clock minus local clock, in milliseconds (0 until `sync_time`).
     clock_offset_ms: AtomicI64,
+    rate_limit: RateLimit,
+    /// The whole-exchange limit; pacing's waits count against it.
+    total_timeout: std::time::Duration,
+    buckets: pacing::Buckets,
+    /// `Some` when the `symbol_rules` option is on.
+    symbols: Option<symbol_rules::SymbolCache>,
+    cl_ord_id_prefix: String,
 }
 
 impl std::fmt::Debug for Client {
@@ -31,6 +42,9 @@ impl std::fmt::Debug for Client {
             .field("base_url", &self.base_url)
             .field("perps_url", &self.perps_url)
             .field("clock_offset_ms", &self.clock_offset_ms())
+            .field("rate_limit", &self.rate_limit)
+            .field("symbol_rules", &self.symbols.is_some())
+            .field("cl_ord_id_prefix", &self.cl_ord_id_prefix)
             .finish_non_exhaustive()
     }
 }
@@ -47,6 +61,11 @@ impl Client {
             transport: Transport::new(&options)?,
             certs: Mutex::new(None),
             clock_offset_ms: AtomicI64::new(0),
+            rate_limit: options.rate_limit,
+            total_timeout: options.total_timeout,
+            buckets: pacing::Buckets::default(),
+            symbols: options.symbol_rules.then(symbol_rules::SymbolCache::default),
+            cl_ord_id_prefix: options.cl_ord_id_prefix,
         })
     }
 
@@ -85,8 +104,9 @@ impl Client {
     }
 }
 
-/// A non-2xx answer is `PERPS_HTTP_STATUS` carrying the status and body. Whether the venue
-/// may have acted on the request: not for 3xx/4xx (it refused), possibly for 5xx.
+/// A non-2xx answer is `PERPS_HTTP_STATUS` carrying the status and body (and, for 429 and
+/// 503, the wait its `Retry-After` asks for). Whether the venue may have acted on the
+/// request: not for 3xx/4xx (it refused), possibly for 5xx.
 fn require_2xx(reply: Reply, what: &str) -> Result<Reply> {
     if (200..300).contains(&reply.status) {
         return Ok(reply);
@@ -95,13 +115,23 @@ fn require_2xx(reply: Reply, what: &str) -> Result<Reply> {
         300..=399 => " (redirects are never followed)",
         401 => " (token missing, invalid or expired)",
         403 => " (signature or permission refused)",
+        404 => " (not found)",
         429 => " (rate limited)",
         _ => "",
     };
-    Err(Error::new(crate::Code::HttpStatus, format!("{what}: the venue answered HTTP {}{hint}", reply.status))
-        .with_status(reply.status)
-        .reached_venue(reply.status >= 500)
-        .with_body(reply.body))
+    let retry_after = match (reply.status, &reply.retry_after) {
+        (429 | 503, Some(value)) => retry_after::millis(value, crate::body_sign::now_ms()),
+        _ => None,
+    };
+    let mut error =
+        Error::new(crate::Code::HttpStatus, format!("{what}: the venue answered HTTP {}{hint}", reply.status))
+            .with_status(reply.status)
+            .reached_venue(reply.status >= 500)
+            .with_body(reply.body);
+    if let Some(ms) = retry_after {
+        error = error.with_retry_after_ms(ms);
+    }
+    Err(error)
 }
 
 /// Parse the venue's JSON answer as an object, or `PERPS_BAD_RESPONSE` with the body.

@@ -20,6 +20,25 @@ pub struct ClientOptions {
     pub ca_bundle_path: Option<String>,
     /// Allow plain `http://` to hosts other than loopback.
     pub allow_insecure_http: bool,
+    /// Pacing of account requests to the venue's credit bucket.
+    pub rate_limit: RateLimit,
+    /// Check orders against the venue's instrument rules before sending.
+    pub symbol_rules: bool,
+    /// Put in front of every `cl_ord_id` the library generates.
+    pub cl_ord_id_prefix: String,
+}
+
+/// The `rate_limit` option: what to do with an account request the venue's credit bucket
+/// (45 credits a request, 1,000 credits/s refill, burst 900) has no room for yet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RateLimit {
+    /// Send it (the venue answers 429 when the account is over its budget).
+    #[default]
+    Off,
+    /// Wait until it fits, within the call's `total_timeout_ms`.
+    Wait,
+    /// Refuse it locally with `PERPS_RATE_LIMITED`; nothing is sent.
+    Refuse,
 }
 
 impl Default for ClientOptions {
@@ -32,6 +51,9 @@ impl Default for ClientOptions {
             user_agent: format!("libperps/{}", env!("CARGO_PKG_VERSION")),
             ca_bundle_path: None,
             allow_insecure_http: false,
+            rate_limit: RateLimit::Off,
+            symbol_rules: false,
+            cl_ord_id_prefix: String::new(),
         }
     }
 }
@@ -44,7 +66,14 @@ const KNOWN: &[&str] = &[
     "user_agent",
     "ca_bundle_path",
     "allow_insecure_http",
+    "rate_limit",
+    "symbol_rules",
+    "cl_ord_id_prefix",
 ];
+
+/// Longest `cl_ord_id_prefix`: with the 26-character generated part, ids stay within 42
+/// characters (the venue accepted 46 live; order validation allows 64).
+pub const MAX_CL_ORD_ID_PREFIX: usize = 16;
 
 impl ClientOptions {
     /// Parse the options JSON; `None` or an empty string means all defaults.
@@ -93,6 +122,36 @@ impl ClientOptions {
         if let Some(v) = map.get("allow_insecure_http") {
             options.allow_insecure_http =
                 v.as_bool().ok_or_else(|| Error::invalid_argument("allow_insecure_http must be true or false"))?;
+        }
+        if let Some(v) = map.get("rate_limit") {
+            options.rate_limit = match v.as_str() {
+                Some("off") => RateLimit::Off,
+                Some("wait") => RateLimit::Wait,
+                Some("refuse") => RateLimit::Refuse,
+                _ => {
+                    return Err(Error::invalid_argument(format!(
+                        "rate_limit must be \"off\", \"wait\" or \"refuse\" (got {})",
+                        crate::error::excerpt(&v.to_string())
+                    )));
+                }
+            };
+        }
+        if let Some(v) = map.get("symbol_rules") {
+            options.symbol_rules =
+                v.as_bool().ok_or_else(|| Error::invalid_argument("symbol_rules must be true or false"))?;
+        }
+        if let Some(v) = map.get("cl_ord_id_prefix") {
+            let prefix = text(v, "cl_ord_id_prefix")?;
+            if prefix.len() > MAX_CL_ORD_ID_PREFIX
+                || !prefix.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+            {
+                return Err(Error::invalid_argument(format!(
+                    "cl_ord_id_prefix must be at most {MAX_CL_ORD_ID_PREFIX} letters, digits, '-' or '_' \
+                     (got \"{}\")",
+                    crate::error::excerpt(prefix)
+                )));
+            }
+            options.cl_ord_id_prefix = prefix.to_owned();
         }
         Ok(options)
     }
