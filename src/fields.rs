@@ -66,8 +66,8 @@ pub(crate) fn integer(name: &str, value: &Value, min: i64, max: i64) -> Checked 
         Value::Number(n) => match n.as_i64() {
             Some(i) if (min..=max).contains(&i) => Ok(()),
             Some(_) => Err(format!("\"{name}\" is {}; expected an integer from {min} to {max}", shown())),
-            // A float, or an integer beyond int64 (which serde_json reads as a float).
-            None if n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0) => {
+            // An integer beyond int64 (serde_json reads those past u64 as floats).
+            None if n.is_u64() || n.as_f64().is_some_and(|f| f.abs() >= 9.2e18) => {
                 Err(format!("\"{name}\" is {}: out of range (expected an integer from {min} to {max})", shown()))
             }
             None => Err(format!("\"{name}\" must be a JSON integer (got {})", shown())),
