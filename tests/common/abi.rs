@@ -76,6 +76,13 @@ pub fn take_error(err: *mut perps_error) -> Failure {
 /// A client handle freed on drop.
 pub struct Client(pub *mut perps_client);
 
+// SAFETY: the library documents clients and sessions as safe to share between threads
+// (README "Thread safety"); the handles are only freed on drop, after every borrow ended.
+unsafe impl Send for Client {}
+unsafe impl Sync for Client {}
+unsafe impl Send for Session {}
+unsafe impl Sync for Session {}
+
 impl Client {
     pub fn new(base_url: &str, perps_url: &str, options: Option<&str>) -> Result<Client, Failure> {
         let (b, p) = (c(base_url), c(perps_url));
