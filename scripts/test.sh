@@ -56,6 +56,9 @@ cargo test --workspace
 step "stress in release: 8 threads share one client and one session; 100,000 signatures, 1,000 orders, token refresh"
 cargo test --release --test stress -- --ignored
 
+step "pacing in release: 60-order bursts against the sandbox with its rate limit on (wait: no 429; refuse: nothing refused is sent)"
+cargo test --release --test trading_flows -- --ignored
+
 step "constant time: a signature under valgrind memcheck with the secret key marked undefined (release build)"
 cargo test --release --test constant_time
 
