@@ -104,6 +104,10 @@ step "C example end to end against the sandbox, under valgrind"
 RUNNER="valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect" \
   bash examples-c/demo.sh
 
+step "trading-loop examples against the sandbox, under valgrind: an order that timed out found by its cl_ord_id; a market maker quoted, filled, cancelled and reconciled"
+RUNNER="valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect" \
+  bash examples-c/market_maker.sh
+
 step "benchmarks: each one runs briefly (no timing asserted; the numbers are in BENCHMARKS.md)"
 bash bench/smoke.sh
 
