@@ -79,7 +79,9 @@ fn assert_signed(seen: &Seen, seed: [u8; 32]) {
 }
 
 /// (export, params_json, documented method, target under /perps, body sent).
-fn examples() -> Vec<(&'static str, Option<String>, &'static str, String, Option<String>)> {
+type Example = (&'static str, Option<String>, &'static str, String, Option<String>);
+
+fn examples() -> Vec<Example> {
     let awkward = serde_json::to_string(AWKWARD).unwrap();
     vec![
         (

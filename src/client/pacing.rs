@@ -14,10 +14,12 @@
 //! One bucket per account (the wallet address after sign-in; for an API credential, its
 //! request key id), shared by every thread, session and client of the process that sends for
 //! that account to the same `perps_url`: a process-wide registry hands out the buckets, and
-//! each client keeps the ones it has used.
+//! each client keeps the ones it has used. A bucket lives as long as the process (8 bytes
+//! per account), so a client holds a plain reference to it: no reference count to touch per
+//! request.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
+use std::sync::{Mutex, OnceLock, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 /// Credits a request costs, credits refilled per second, and the bucket's size (venue).
@@ -80,38 +82,38 @@ impl Bucket {
 }
 
 /// Buckets of every account this process sends for, by `perps_url` and account.
-fn registry() -> &'static Mutex<Vec<(String, Arc<Bucket>)>> {
-    static REGISTRY: Mutex<Vec<(String, Arc<Bucket>)>> = Mutex::new(Vec::new());
+fn registry() -> &'static Mutex<Vec<(String, &'static Bucket)>> {
+    static REGISTRY: Mutex<Vec<(String, &'static Bucket)>> = Mutex::new(Vec::new());
     &REGISTRY
 }
 
 /// A client's view of the registry: the buckets it has used, found without the global lock.
 #[derive(Debug, Default)]
 pub struct Buckets {
-    known: RwLock<Vec<(String, Arc<Bucket>)>>,
+    known: RwLock<Vec<(String, &'static Bucket)>>,
 }
 
 impl Buckets {
     /// The bucket of `account` at `perps_url`, shared process-wide.
-    pub fn of(&self, perps_url: &str, account: &str) -> Arc<Bucket> {
+    pub fn of(&self, perps_url: &str, account: &str) -> &'static Bucket {
         if let Some((_, bucket)) =
             self.known.read().unwrap_or_else(PoisonError::into_inner).iter().find(|(a, _)| a == account)
         {
-            return bucket.clone();
+            return bucket;
         }
         let key = format!("{perps_url}\n{account}");
         let bucket = {
             let mut all = registry().lock().unwrap_or_else(PoisonError::into_inner);
             match all.iter().find(|(k, _)| *k == key) {
-                Some((_, bucket)) => bucket.clone(),
+                Some((_, bucket)) => *bucket,
                 None => {
-                    let bucket = Arc::new(Bucket::default());
-                    all.push((key, bucket.clone()));
+                    let bucket: &'static Bucket = Box::leak(Box::default());
+                    all.push((key, bucket));
                     bucket
                 }
             }
         };
-        self.known.write().unwrap_or_else(PoisonError::into_inner).push((account.to_owned(), bucket.clone()));
+        self.known.write().unwrap_or_else(PoisonError::into_inner).push((account.to_owned(), bucket));
         bucket
     }
 }
@@ -149,9 +151,9 @@ mod tests {
     fn clients_of_the_same_account_and_venue_share_a_bucket() {
         let (a, b) = (Buckets::default(), Buckets::default());
         let one = a.of("http://venue-a", "0xabc");
-        assert!(Arc::ptr_eq(&one, &b.of("http://venue-a", "0xabc")));
-        assert!(Arc::ptr_eq(&one, &a.of("http://venue-a", "0xabc")));
-        assert!(!Arc::ptr_eq(&one, &b.of("http://venue-a", "0xdef")));
-        assert!(!Arc::ptr_eq(&one, &Buckets::default().of("http://venue-b", "0xabc")));
+        assert!(std::ptr::eq(one, b.of("http://venue-a", "0xabc")));
+        assert!(std::ptr::eq(one, a.of("http://venue-a", "0xabc")));
+        assert!(!std::ptr::eq(one, b.of("http://venue-a", "0xdef")));
+        assert!(!std::ptr::eq(one, Buckets::default().of("http://venue-b", "0xabc")));
     }
 }

@@ -163,7 +163,7 @@ impl Client {
     /// Take the account's credits for one request (option `rate_limit`), waiting if the
     /// mode says so. Returns the bucket (to empty on a venue 429) and, after a wait, the
     /// time left for the exchange.
-    fn pace(&self, account: &str, target: &str) -> Result<(Option<Arc<Bucket>>, Option<Duration>)> {
+    fn pace(&self, account: &str, target: &str) -> Result<(Option<&'static Bucket>, Option<Duration>)> {
         let max_wait = match self.rate_limit {
             RateLimit::Off => return Ok((None, None)),
             RateLimit::Wait => self.total_timeout.saturating_sub(Duration::from_millis(1)),
