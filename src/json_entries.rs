@@ -79,7 +79,7 @@ impl<'de> Visitor<'de> for EntriesVisitor {
 
 /// An object key, borrowed from the caller's text unless it has escapes (serde's own
 /// `Cow<str>` always copies).
-struct Key<'de>(Cow<'de, str>);
+pub(crate) struct Key<'de>(pub(crate) Cow<'de, str>);
 
 impl<'de> serde::Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {

@@ -62,23 +62,20 @@ impl Client {
         let exchanged = self.exchange(&outgoing).map_err(|e| {
             if e.code() == Code::HttpStatus && e.http_status() == 404 { e.with_code(Code::NotFound) } else { e }
         })?;
-        match answer::check(&exchanged.reply.body) {
-            Ok(()) => {}
-            Err(Refusal::Code(code, message)) => {
-                return Err(exchanged.refused(Error::new(
-                    Code::ApiError,
-                    format!("{}: the venue refused with code {code}: {}", spec.name, excerpt(&message)),
-                )));
-            }
+        let shaped = match spec.shape {
+            Shape::AsSent => answer::check(&exchanged.reply.body).map(|()| None),
+            Shape::DepthBook => answer::sort_depth_book(&exchanged.reply.body).map(Some),
+        };
+        match shaped {
+            Ok(Some(sorted)) => Ok(sorted),
+            Ok(None) => Ok(exchanged.reply.body),
+            Err(Refusal::Code(code, message)) => Err(exchanged.refused(Error::new(
+                Code::ApiError,
+                format!("{}: the venue refused with code {code}: {}", spec.name, excerpt(&message)),
+            ))),
             Err(Refusal::Shape(why)) => {
-                return Err(exchanged.refused(Error::bad_response(format!("{}: {why}", spec.name)).reached_venue(true)));
+                Err(exchanged.refused(Error::bad_response(format!("{}: {why}", spec.name)).reached_venue(true)))
             }
-        }
-        match spec.shape {
-            Shape::AsSent => Ok(exchanged.reply.body),
-            Shape::DepthBook => answer::sort_depth_book(&exchanged.reply.body).map_err(|why| {
-                exchanged.refused(Error::bad_response(format!("{}: {why}", spec.name)).reached_venue(true))
-            }),
         }
     }
 }

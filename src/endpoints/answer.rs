@@ -12,6 +12,7 @@ use crate::decimal::Decimal;
 use crate::error::excerpt;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
+use std::borrow::Cow;
 use std::fmt;
 
 /// Why an answer is refused.
@@ -60,7 +61,7 @@ impl<'de> Visitor<'de> for HeadVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Head, A::Error> {
         let (mut code, mut message) = (None, None);
-        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+        while let Some(crate::json_entries::Key(key)) = map.next_key()? {
             match key.as_ref() {
                 "code" => code = Some(map.next_value::<serde_json::Value>()?),
                 "message" => message = map.next_value::<serde_json::Value>()?.as_str().map(str::to_owned),
@@ -98,36 +99,53 @@ impl<'de> Visitor<'de> for HeadVisitor {
 }
 
 /// One object's entries in the venue's order, each value its exact text.
-type RawEntries<'a> = Vec<(String, &'a RawValue)>;
+type RawEntries<'a> = Vec<(Cow<'a, str>, &'a RawValue)>;
 
 /// `query_depth_book`: the same object with `bids` sorted high to low and `asks` low to
 /// high by price, every other field and every level's text as the venue sent it. The book
 /// may sit at the top or inside a `data` / `result` envelope. Ties keep the venue's order.
-pub fn sort_depth_book(body: &str) -> Result<String, String> {
+/// The answer is read once: its `code` is checked here too (as [`check`] does).
+pub fn sort_depth_book(body: &str) -> Result<String, Refusal> {
     let entries: RawEntries<'_> = serde_json::from_str::<Entries<'_>>(body)
-        .map_err(|e| format!("the depth book is not a JSON object: {}", excerpt(&e.to_string())))?
+        .map_err(|e| Refusal::Shape(format!("the depth book is not a JSON object: {}", excerpt(&e.to_string()))))?
         .0;
+    let field = |name: &str| entries.iter().find(|(k, _)| k == name).map(|(_, v)| *v);
+    if let Some(code) = field("code") {
+        match serde_json::from_str::<serde_json::Value>(code.get()).ok().and_then(|c| c.as_i64()) {
+            Some(0) => {}
+            Some(code) => {
+                let message = field("message").and_then(|m| serde_json::from_str::<String>(m.get()).ok());
+                return Err(Refusal::Code(code, message.unwrap_or_default()));
+            }
+            None => {
+                return Err(Refusal::Shape(format!(
+                    "the venue's \"code\" is not an integer ({})",
+                    excerpt(code.get())
+                )));
+            }
+        }
+    }
     let has_book = |entries: &RawEntries<'_>| entries.iter().any(|(k, _)| k == "bids" || k == "asks");
+    let mut out = String::with_capacity(body.len() + 8);
     if has_book(&entries) {
-        return write_sorted(&entries);
+        write_sorted(&mut out, &entries).map_err(Refusal::Shape)?;
+        return Ok(out);
     }
     // An envelope: sort the book inside it.
-    let mut out = String::with_capacity(body.len() + 16);
     let mut found = false;
     out.push('{');
     for (i, (key, value)) in entries.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
-        out.push_str(&serde_json::to_string(key).expect("a string serialises"));
-        out.push(':');
+        push_key(&mut out, key);
         let inner = (key == "data" || key == "result")
             .then(|| serde_json::from_str::<Entries<'_>>(value.get()).ok())
             .flatten()
             .filter(|inner| has_book(&inner.0));
         match inner {
             Some(inner) => {
-                out.push_str(&write_sorted(&inner.0)?);
+                write_sorted(&mut out, &inner.0).map_err(Refusal::Shape)?;
                 found = true;
             }
             None => out.push_str(value.get()),
@@ -135,28 +153,38 @@ pub fn sort_depth_book(body: &str) -> Result<String, String> {
     }
     out.push('}');
     if !found {
-        return Err("the depth book has no \"bids\" or \"asks\"".to_owned());
+        return Err(Refusal::Shape("the depth book has no \"bids\" or \"asks\"".to_owned()));
     }
     Ok(out)
 }
 
-fn write_sorted(entries: &RawEntries<'_>) -> Result<String, String> {
-    let mut out = String::with_capacity(entries.iter().map(|(k, v)| k.len() + v.get().len() + 4).sum::<usize>() + 2);
+/// `"key":`, escaped as JSON wants.
+fn push_key(out: &mut String, key: &str) {
+    if key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
+        out.push('"');
+        out.push_str(key);
+        out.push_str("\":");
+    } else {
+        out.push_str(&serde_json::to_string(key).expect("a string serialises"));
+        out.push(':');
+    }
+}
+
+fn write_sorted(out: &mut String, entries: &RawEntries<'_>) -> Result<(), String> {
     out.push('{');
     for (i, (key, value)) in entries.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
-        out.push_str(&serde_json::to_string(key).expect("a string serialises"));
-        out.push(':');
-        match key.as_str() {
-            "bids" => write_side(&mut out, "bids", value, true)?,
-            "asks" => write_side(&mut out, "asks", value, false)?,
+        push_key(out, key);
+        match key.as_ref() {
+            "bids" => write_side(out, "bids", value, true)?,
+            "asks" => write_side(out, "asks", value, false)?,
             _ => out.push_str(value.get()),
         }
     }
     out.push('}');
-    Ok(out)
+    Ok(())
 }
 
 /// Sort one side's levels (`[[price, qty, …], …]`) by price and write them.
@@ -168,10 +196,8 @@ fn write_side(out: &mut String, side: &str, levels: &RawValue, descending: bool)
     let levels: Vec<&RawValue> =
         serde_json::from_str(levels.get()).map_err(|_| format!("\"{side}\" is not a JSON array of levels"))?;
     let mut keyed: Vec<(Decimal<'_>, &RawValue)> = Vec::with_capacity(levels.len());
-    let prices: Vec<Option<String>> = levels.iter().map(|level| level_price(level)).collect();
-    for (i, (level, price)) in levels.iter().zip(&prices).enumerate() {
-        let price = price
-            .as_deref()
+    for (i, level) in levels.iter().enumerate() {
+        let price = level_price(level.get())
             .and_then(Decimal::parse)
             .ok_or_else(|| format!("level {i} of \"{side}\" has no decimal price: {}", excerpt(level.get())))?;
         keyed.push((price, level));
@@ -193,20 +219,24 @@ fn write_side(out: &mut String, side: &str, levels: &RawValue, descending: bool)
     Ok(())
 }
 
-/// A level's price text: the first element of `[price, qty]`, a string or a number, or
-/// the `price` field of `{"price":…,"qty":…}`.
-fn level_price(level: &RawValue) -> Option<String> {
-    let text = level.get().trim_start();
-    let raw: &RawValue = if text.starts_with('[') {
-        let items: Vec<&RawValue> = serde_json::from_str(level.get()).ok()?;
-        items.into_iter().next()?
-    } else if text.starts_with('{') {
-        let entries: Entries<'_> = serde_json::from_str(level.get()).ok()?;
-        entries.0.into_iter().find(|(k, _)| k == "price" || k == "px")?.1
-    } else {
-        return None;
-    };
-    decimal_text(raw)
+/// A level's price text, borrowed from the level: the first element of `[price, qty]` (a
+/// string without escapes, or a number), or the `price` field of `{"price":…,"qty":…}`.
+fn level_price(level: &str) -> Option<&str> {
+    let text = level.trim_start();
+    if let Some(rest) = text.strip_prefix('[') {
+        let rest = rest.trim_start();
+        return match rest.strip_prefix('"') {
+            // A decimal needs no escape; a backslash means this is not one.
+            Some(quoted) => quoted.split_once('"').map(|(price, _)| price).filter(|p| !p.contains('\\')),
+            None => rest.split([',', ']']).next().map(str::trim_end),
+        };
+    }
+    if text.starts_with('{') {
+        let entries: Entries<'_> = serde_json::from_str(level).ok()?;
+        let raw = entries.0.into_iter().find(|(k, _)| k == "price" || k == "px")?.1.get();
+        return if let Some(quoted) = raw.strip_prefix('"') { quoted.strip_suffix('"') } else { Some(raw) };
+    }
+    None
 }
 
 /// A decimal the venue wrote as a string or as a number: its text.
@@ -228,7 +258,7 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for Entries<'a> {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Entries<'a>, A::Error> {
                 let mut entries = Vec::new();
-                while let Some((key, value)) = map.next_entry::<String, &'de RawValue>()? {
+                while let Some((crate::json_entries::Key(key), value)) = map.next_entry::<_, &'de RawValue>()? {
                     entries.push((key, value));
                 }
                 Ok(Entries(entries))
@@ -264,7 +294,15 @@ mod tests {
         );
         let wrapped = format!(r#"{{"code":0,"data":{body}}}"#);
         assert!(sort_depth_book(&wrapped).unwrap().contains(r#""asks":[["9.5","2"],[9.75,3],["10.25","1"]]"#));
-        assert!(sort_depth_book(r#"{"asks":[["x","1"]],"bids":[]}"#).unwrap_err().contains("level 0 of \"asks\""));
-        assert!(sort_depth_book(r#"{"symbol":"X"}"#).is_err());
+        assert!(
+            matches!(sort_depth_book(r#"{"asks":[["x","1"]],"bids":[]}"#), Err(Refusal::Shape(m)) if m.contains("level 0 of \"asks\""))
+        );
+        assert!(matches!(sort_depth_book(r#"{"symbol":"X"}"#), Err(Refusal::Shape(_))));
+        assert_eq!(sort_depth_book(r#"{"code":3,"message":"no"}"#), Err(Refusal::Code(3, "no".into())));
+        // Levels as objects, spaces, escaped keys: sorted, kept.
+        assert_eq!(
+            sort_depth_book(r#"{"b\u0069ds":[ {"price":"1","qty":"1"} , {"price":2,"qty":"1"} ]}"#).unwrap(),
+            r#"{"bids":[{"price":2,"qty":"1"},{"price":"1","qty":"1"}]}"#
+        );
     }
 }
