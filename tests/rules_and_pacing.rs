@@ -164,27 +164,31 @@ fn pacing_refuse_sends_nothing_it_refuses_and_wait_spaces_requests() {
     let refuse = client_at(&rogue.url(), r#"{"rate_limit":"refuse"}"#);
     // A fresh account (its own request key): a burst of 18 passes, the 19th is refused.
     let session = api_session([21u8; 32]);
-    let outcomes: Vec<Result<String, Failure>> =
-        (0..25).map(|_| call(&refuse, Some(&session), "query_open_orders", None)).collect();
+    let started = std::time::Instant::now();
+    let mut outcomes: Vec<Result<String, Failure>> = Vec::new();
+    while outcomes.iter().filter(|o| o.is_err()).count() < 7 && outcomes.len() < 400 {
+        outcomes.push(call(&refuse, Some(&session), "query_open_orders", None));
+    }
+    let elapsed = started.elapsed();
     let passed = outcomes.iter().take_while(|o| o.is_ok()).count();
-    assert_eq!(passed, 18, "the venue's burst of 20, less a reserve of 2");
-    for outcome in &outcomes[18..] {
+    // The venue's burst of 20, less a reserve of 2; on a slow machine a refill (one per 45
+    // ms) may come in before the burst is spent.
+    let refills = (elapsed.as_millis() / 45) as usize;
+    assert!((18..=18 + refills).contains(&passed), "{passed} passed in {elapsed:?}");
+    let sent = outcomes.iter().filter(|o| o.is_ok()).count();
+    for outcome in outcomes.iter().filter(|o| o.is_err()) {
         let f = outcome.as_ref().unwrap_err();
         assert_eq!(f.code, PERPS_RATE_LIMITED, "{f:?}");
         assert!((1..=45).contains(&f.retry_after_ms), "{f:?}");
         assert!(f.message.contains("nothing was sent") && f.message.contains("would be allowed in"), "{f:?}");
         assert!(!f.may_have_reached_venue && f.request_id.is_none() && f.http_status == 0);
     }
-    assert_eq!(rogue.seen().len(), 18, "the refused requests were not sent");
-    // Orders share the account's bucket, and so does another client of the same venue.
-    let other = client_at(&rogue.url(), r#"{"rate_limit":"refuse"}"#);
-    let f = expect(new_order(&other, &session, ORDER), PERPS_RATE_LIMITED, false);
-    assert!(f.cl_ord_id.is_some());
+    assert_eq!(rogue.seen().len(), sent, "the refused requests were not sent");
     // Public market data is not an account request: never paced.
     call(&refuse, Some(&session), "query_symbol_price", Some(r#"{"symbol":"BTC-USD"}"#)).unwrap();
     // Another account has its own bucket.
     call(&refuse, Some(&api_session([22u8; 32])), "query_open_orders", None).unwrap();
-    assert_eq!(rogue.seen().len(), 20);
+    assert_eq!(rogue.seen().len(), sent + 2);
 
     // "wait": 30 requests of a fresh account all go, the last 12 one refill apart.
     let wait = client_at(&rogue.url(), r#"{"rate_limit":"wait"}"#);
@@ -195,7 +199,7 @@ fn pacing_refuse_sends_nothing_it_refuses_and_wait_spaces_requests() {
     }
     let elapsed = started.elapsed();
     assert!(elapsed >= std::time::Duration::from_millis(12 * 45 - 20), "{elapsed:?}");
-    assert_eq!(rogue.seen().len(), 50);
+    assert_eq!(rogue.seen().len(), sent + 32);
 }
 
 #[test]
@@ -211,6 +215,10 @@ fn a_venue_429_empties_the_bucket_and_a_wait_never_outlasts_the_timeout() {
     let f = expect(call(&client, Some(&session), "query_balance", None), PERPS_RATE_LIMITED, false);
     assert!(f.message.contains("would outlast total_timeout_ms (1000 ms)"), "{f:?}");
     assert!((4_000..=5_000).contains(&f.retry_after_ms), "{f:?}");
+    // Orders share the account's bucket, and so does another client of the same venue.
+    let other = client_at(&rogue.url(), r#"{"rate_limit":"refuse"}"#);
+    let f = expect(new_order(&other, &session, ORDER), PERPS_RATE_LIMITED, false);
+    assert!(f.cl_ord_id.is_some() && f.request_id.is_none());
     assert_eq!(rogue.seen().len(), 1);
     // Pacing off (the default): the 429 is the venue's business, the next call goes out.
     let off = client_at(&rogue.url(), FAST);
