@@ -320,8 +320,9 @@ bool perps_error_may_have_reached_venue(const struct perps_error *e);
 /**
  * The `cl_ord_id` of the order a failed `perps_new_order` was placing — the caller's, or the
  * one the library generated — so the order can be looked up (`perps_query_order` with
- * `{"cl_ord_id":…}`) before deciding to send it again. NULL for other calls, for an order
- * refused before its id was decided (invalid JSON or fields), or when `e` is NULL.
+ * `{"cl_ord_id":…}`) before deciding to send it again. NULL for other calls, when the call
+ * failed before the order's id was decided (a NULL argument, no usable token, invalid JSON
+ * or fields), or when `e` is NULL.
  * Borrowed: valid until `perps_error_free(e)`.
  */
 const char *perps_error_cl_ord_id(const struct perps_error *e);
