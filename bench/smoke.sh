@@ -13,6 +13,12 @@ step() { printf '\n--- bench smoke: %s ---\n' "$*"; }
 step "order round trip against the in-process sandbox (+ one connection for 1,000 orders)"
 cargo bench --bench order_roundtrip -- --test
 
+step "trading endpoints: each round trip next to plain ureq (needs the paper-trading sandbox)"
+cargo bench --bench trading_roundtrip -- --test
+
+step "trading core: the rate limiter and the symbol-rule checks"
+cargo bench --bench trading_core -- --test
+
 step "sign-in client CPU, the sandbox in another process"
 cargo build --release -p perps-sandbox
 cargo bench --bench signin_cpu -- --test

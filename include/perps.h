@@ -121,6 +121,18 @@ typedef enum perps_code {
    */
   PERPS_RNG = 12,
   /**
+   * HTTP 404 from one of the endpoint calls (`perps_cancel_order`, `perps_query_order`, …):
+   * "order not found" — already gone, or not visible yet. `perps_new_order` and
+   * `perps_request` report a 404 as `PERPS_HTTP_STATUS`.
+   */
+  PERPS_NOT_FOUND = 13,
+  /**
+   * Refused locally by the client's rate limiter (option `rate_limit`); nothing was sent.
+   * `perps_error_retry_after_ms` says when a request would be allowed. The venue's own
+   * HTTP 429 is `PERPS_HTTP_STATUS` with status 429.
+   */
+  PERPS_RATE_LIMITED = 14,
+  /**
    * A panic was caught inside the library (a bug; please report it).
    */
   PERPS_PANIC = 99,
@@ -183,6 +195,8 @@ typedef struct perps_body_signature {
   char signature[PERPS_SIGNATURE_SIZE];
 } perps_body_signature;
 
+
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -217,7 +231,14 @@ char *perps_challenge_verify(const char *signed_data, const char *certs_json, co
  * built-in WebPKI roots), `allow_insecure_http` (false), `certs_ttl_ms` (3600000: how long
  * the venue's key set is trusted before it is fetched again; 0 = for every sign-in),
  * `expected_domain` and `expected_uri` (none: the sign-in message's domain and URI must be
- * exactly these). Unknown options are refused.
+ * exactly these), `rate_limit` ("off"; "wait" paces account requests to the venue's credit
+ * bucket — 45 credits a request, 1,000/s, burst 900 — within the call's `total_timeout_ms`;
+ * "refuse" fails with `PERPS_RATE_LIMITED` instead of sending; one bucket per account and
+ * `perps_url`, shared by every client and session of the process), `symbol_rules` (false;
+ * true checks orders against the venue's symbol list — tick, lot, min/max qty, unknown or
+ * disabled symbol — and refuses them locally with `PERPS_INVALID_ORDER`),
+ * `cl_ord_id_prefix` ("": up to 16 letters, digits, '-' or '_' put before every generated
+ * `cl_ord_id`). Unknown options are refused.
  */
 struct perps_client *perps_client_new(const char *base_url, const char *perps_url, const char *options_json, struct perps_error **err);
 
@@ -259,12 +280,17 @@ char *perps_login(const struct perps_client *c, const struct perps_session *s, c
 char *perps_signin(const struct perps_client *c, const struct perps_session *s, const char *chain, const char *wallet_private_key, int64_t expires_seconds, struct perps_error **err);
 
 /**
- * Place an order: validate `order_json`, serialise it once, sign exactly those bytes, POST
- * `/api/new_order` with the bearer token and the four signature headers (plus the session's
- * `x-session-id` / `x-impersonate` if set). Returns the venue's JSON
- * (`{"code":0,"message":"success","request_id":…}` = submitted). **Never retried**: on
- * `PERPS_TIMEOUT`/`PERPS_TRANSPORT` check `perps_error_may_have_reached_venue` and query
- * the venue before sending again. HTTP 200 with `code` != 0 → `PERPS_API_ERROR`.
+ * Place an order: validate `order_json`, generate a `cl_ord_id` when it has none (the
+ * client's `cl_ord_id_prefix` + 26 characters of Crockford base32: 48-bit milliseconds,
+ * 40-bit per-process random number, 40-bit counter — unique across threads and processes),
+ * check the symbol rules when that option is on, serialise once, sign exactly those bytes,
+ * POST `/api/new_order` with the bearer token and the four signature headers (plus the
+ * session's `x-session-id` / `x-impersonate` if set). Returns the venue's JSON object with
+ * the order's `cl_ord_id` added (`{"code":0,"message":"success","request_id":…,
+ * "cl_ord_id":…}` = submitted). **Never retried**: on `PERPS_TIMEOUT`/`PERPS_TRANSPORT`
+ * check `perps_error_may_have_reached_venue`, and look the order up by
+ * `perps_error_cl_ord_id(e)` (`perps_query_order`) before sending again. HTTP 200 with
+ * `code` != 0 → `PERPS_API_ERROR`.
  */
 char *perps_new_order(const struct perps_client *c, const struct perps_session *s, const char *order_json, struct perps_error **err);
 
@@ -313,6 +339,31 @@ const char *perps_error_body(const struct perps_error *e);
 bool perps_error_may_have_reached_venue(const struct perps_error *e);
 
 /**
+ * The `cl_ord_id` of the order a failed `perps_new_order` was placing — the caller's, or the
+ * one the library generated — so the order can be looked up (`perps_query_order` with
+ * `{"cl_ord_id":…}`) before deciding to send it again. NULL for other calls, when the call
+ * failed before the order's id was decided (a NULL argument, no usable token, invalid JSON
+ * or fields), or when `e` is NULL.
+ * Borrowed: valid until `perps_error_free(e)`.
+ */
+const char *perps_error_cl_ord_id(const struct perps_error *e);
+
+/**
+ * The `x-request-id` header value sent with the failed request (body-signed requests:
+ * `perps_new_order`, the POST endpoint calls, `perps_request` with a body). NULL when no
+ * request bytes were sent, for unsigned requests (GET), or when `e` is NULL.
+ * Borrowed: valid until `perps_error_free(e)`.
+ */
+const char *perps_error_request_id(const struct perps_error *e);
+
+/**
+ * How long to wait before asking again, in milliseconds: from the `Retry-After` header of a
+ * venue's HTTP 429 or 503 (seconds or an HTTP date), or from the local rate limiter
+ * (`PERPS_RATE_LIMITED`). -1 when unknown (or `e` is NULL).
+ */
+int64_t perps_error_retry_after_ms(const struct perps_error *e);
+
+/**
  * Free an error. NULL is a no-op, and so is a pointer that is not a live error of this
  * library (one already freed: a second free does nothing).
  */
@@ -320,8 +371,10 @@ void perps_error_free(struct perps_error *e);
 
 /**
  * Validate a `new_order` JSON object and return the exact compact body that
- * `perps_new_order` would sign and send. `PERPS_INVALID_ORDER` names the offending field
- * (unknown fields, JSON numbers for decimals, missing price on a limit order, …).
+ * `perps_new_order` would sign and send (which, for an order without `cl_ord_id`, also
+ * writes the `cl_ord_id` it generates). `PERPS_INVALID_ORDER` names the offending field
+ * (unknown fields, JSON numbers for decimals, a limit order without `price` or
+ * `time_in_force`, …); a market order may omit `time_in_force`.
  * Free the result with `perps_string_free`.
  */
 char *perps_order_serialize(const char *order_json, struct perps_error **err);
@@ -407,6 +460,116 @@ char *perps_sign_body_at(const struct perps_session *s, const char *body, const 
  * for a NULL pointer or non-UTF-8 body, `PERPS_RNG`); `*out` is written only on success.
  */
 enum perps_code perps_sign_body_into(const struct perps_session *s, const uint8_t *body, size_t len, struct perps_body_signature *out);
+
+/**
+ * POST `/api/cancel_order` (body-signed): cancel one order. `params_json`:
+ * `{"order_id": <int64>}` or `{"cl_ord_id": "<text>"}` (at least one). Returns the venue's
+ * JSON (`{"code":0,"message":"success","request_id":…}` = the cancel was accepted, not yet
+ * done). An order already gone: `PERPS_NOT_FOUND` (HTTP 404). Never retried.
+ * Free the result with `perps_string_free`.
+ */
+char *perps_cancel_order(const struct perps_client *c, const struct perps_session *s, const char *params_json, struct perps_error **err);
+
+/**
+ * POST `/api/cancel_orders` (body-signed): cancel several orders. `params_json`:
+ * `{"order_id_list": [<int64>, …]}` and/or `{"cl_ord_id_list": ["<text>", …]}` (non-empty
+ * lists; at least one of them). Returns the venue's JSON as sent: `[]` or
+ * `{"code":0,"message":"success","request_id":…}` (the documents show both). Never retried.
+ * Free the result with `perps_string_free`.
+ */
+char *perps_cancel_orders(const struct perps_client *c, const struct perps_session *s, const char *params_json, struct perps_error **err);
+
+/**
+ * POST `/api/change_leverage` (body-signed). `params_json`: `{"symbol": "BTC-USD",
+ * "leverage": <integer 1..1000>}` (both required). Returns the venue's JSON. Never retried.
+ * Free the result with `perps_string_free`.
+ */
+char *perps_change_leverage(const struct perps_client *c, const struct perps_session *s, const char *params_json, struct perps_error **err);
+
+/**
+ * POST `/api/change_margin_mode` (body-signed). `params_json`: `{"symbol": "BTC-USD",
+ * "margin_mode": "cross" | "isolated"}` (both required). Returns the venue's JSON. Never
+ * retried. Free the result with `perps_string_free`.
+ */
+char *perps_change_margin_mode(const struct perps_client *c, const struct perps_session *s, const char *params_json, struct perps_error **err);
+
+/**
+ * GET `/api/query_order` (bearer): one order. `params_json`: `{"order_id": <int64>}` or
+ * `{"cl_ord_id": "<text>"}` (at least one). Returns the venue's order object. An order not
+ * found (gone, or not visible yet: the venue can take seconds) → `PERPS_NOT_FOUND`.
+ * Free the result with `perps_string_free`.
+ */
+char *perps_query_order(const struct perps_client *c, const struct perps_session *s, const char *params_json, struct perps_error **err);
+
+/**
+ * GET `/api/query_orders` (bearer): order history. `params_json` (all optional, or NULL):
+ * `symbol`, `status` ("open", "new", "canceled", "filled", "rejected", "untriggered"),
+ * `order_type` ("limit", "market"), `start`, `end` (ISO-8601 date-times with an offset,
+ * e.g. "2026-01-02T03:04:05Z"; start not after end), `last_id` (int64 cursor), `limit`
+ * (1..500). Returns the venue's JSON (`{"page_size","result":[…],"total"}` or a bare array).
+ * Free the result with `perps_string_free`.
+ */
+char *perps_query_orders(const struct perps_client *c, const struct perps_session *s, const char *params_json, struct perps_error **err);
+
+/**
+ * GET `/api/query_open_orders` (bearer): resting orders. `params_json` (optional, or
+ * NULL): `symbol`, `limit` (1..1200). Returns the venue's JSON (an envelope or a bare
+ * array). Free the result with `perps_string_free`.
+ */
+char *perps_query_open_orders(const struct perps_client *c, const struct perps_session *s, const char *params_json, struct perps_error **err);
+
+/**
+ * GET `/api/query_trades` (bearer): the account's fills. `params_json` (all optional, or
+ * NULL): `symbol`, `side` ("buy", "sell"), `start`, `end` (ISO-8601, start not after end),
+ * `last_id` (int64 cursor), `limit` (1..500). Returns the venue's JSON.
+ * Free the result with `perps_string_free`.
+ */
+char *perps_query_trades(const struct perps_client *c, const struct perps_session *s, const char *params_json, struct perps_error **err);
+
+/**
+ * GET `/api/query_positions` (bearer). `params_json` (optional, or NULL): `symbol`.
+ * Returns the venue's JSON (positions with a signed `qty`: negative is short).
+ * Free the result with `perps_string_free`.
+ */
+char *perps_query_positions(const struct perps_client *c, const struct perps_session *s, const char *params_json, struct perps_error **err);
+
+/**
+ * GET `/api/query_balance` (bearer). `params_json`: NULL, "" or "{}" (no parameters).
+ * Returns the venue's balance snapshot JSON. Free the result with `perps_string_free`.
+ */
+char *perps_query_balance(const struct perps_client *c, const struct perps_session *s, const char *params_json, struct perps_error **err);
+
+/**
+ * GET `/api/query_position_config` (bearer). `params_json`: `{"symbol": "BTC-USD"}`
+ * (required). Returns the venue's JSON (`{"symbol","leverage","margin_mode"}`).
+ * Free the result with `perps_string_free`.
+ */
+char *perps_query_position_config(const struct perps_client *c, const struct perps_session *s, const char *params_json, struct perps_error **err);
+
+/**
+ * GET `/api/query_symbol_info` (public: `s` may be NULL; no token is sent). `params_json`
+ * (optional, or NULL): `symbol`; without it, every symbol. Returns the venue's JSON. With
+ * the client option `symbol_rules`, a call without a symbol also refreshes the client's
+ * symbol rules ("on demand" refresh). Free the result with `perps_string_free`.
+ */
+char *perps_query_symbol_info(const struct perps_client *c, const struct perps_session *s, const char *params_json, struct perps_error **err);
+
+/**
+ * GET `/api/query_symbol_price` (public: `s` may be NULL). `params_json`:
+ * `{"symbol": "BTC-USD"}` (required). Returns the venue's JSON (`mark_price`,
+ * `index_price`, `last_price`, … as the venue writes them). Free the result with
+ * `perps_string_free`.
+ */
+char *perps_query_symbol_price(const struct perps_client *c, const struct perps_session *s, const char *params_json, struct perps_error **err);
+
+/**
+ * GET `/api/query_depth_book` (public: `s` may be NULL). `params_json`: `{"symbol":
+ * "BTC-USD"}` (required), optional `limit` (1..1000, undocumented, passed through).
+ * Returns the venue's JSON with the levels sorted best first — `bids` high to low, `asks`
+ * low to high — by exact decimal value (the venue sends them unsorted); every level and
+ * every other field kept as the venue wrote them. Free the result with `perps_string_free`.
+ */
+char *perps_query_depth_book(const struct perps_client *c, const struct perps_session *s, const char *params_json, struct perps_error **err);
 
 /**
  * The library's version as "MAJOR.MINOR.PATCH". Static: never free it.

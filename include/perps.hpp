@@ -99,6 +99,8 @@ inline const char *code_name(perps_code code) noexcept {
     case PERPS_BAD_RESPONSE: return "PERPS_BAD_RESPONSE";
     case PERPS_TOKEN_EXPIRED: return "PERPS_TOKEN_EXPIRED";
     case PERPS_RNG: return "PERPS_RNG";
+    case PERPS_NOT_FOUND: return "PERPS_NOT_FOUND";
+    case PERPS_RATE_LIMITED: return "PERPS_RATE_LIMITED";
     case PERPS_PANIC: return "PERPS_PANIC";
     }
     return "PERPS_UNKNOWN";

@@ -57,6 +57,9 @@ cargo test --workspace
 step "stress in release: 8 threads share one client and one session; 100,000 signatures, 1,000 orders, token refresh"
 cargo test --release --test stress -- --ignored
 
+step "pacing in release: 60-order bursts against the sandbox with its rate limit on (wait: no 429; refuse: nothing refused is sent)"
+cargo test --release --test trading_flows -- --ignored
+
 step "constant time: a signature under valgrind memcheck with the secret key marked undefined (release build)"
 cargo test --release --test constant_time
 
@@ -104,6 +107,10 @@ bash tests/packages/run.sh
 step "C example end to end against the sandbox, under valgrind"
 RUNNER="valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect" \
   bash examples-c/demo.sh
+
+step "trading-loop examples against the sandbox, under valgrind: an order that timed out found by its cl_ord_id; a market maker quoted, filled, cancelled and reconciled"
+RUNNER="valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect" \
+  bash examples-c/market_maker.sh
 
 step "benchmarks: each one runs briefly (no timing asserted; the numbers are in BENCHMARKS.md)"
 bash bench/smoke.sh

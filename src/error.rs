@@ -33,6 +33,11 @@ pub enum Code {
     TokenExpired = 11,
     /// The operating system's random number generator failed.
     Rng = 12,
+    /// HTTP 404 from one of the endpoint calls (e.g. "order not found": already gone, or not
+    /// visible yet).
+    NotFound = 13,
+    /// Refused locally by the client's rate limiter; nothing was sent.
+    RateLimited = 14,
     /// A bug: a panic was caught at the C boundary.
     Panic = 99,
 }
@@ -53,6 +58,8 @@ impl Code {
             Code::BadResponse => "PERPS_BAD_RESPONSE",
             Code::TokenExpired => "PERPS_TOKEN_EXPIRED",
             Code::Rng => "PERPS_RNG",
+            Code::NotFound => "PERPS_NOT_FOUND",
+            Code::RateLimited => "PERPS_RATE_LIMITED",
             Code::Panic => "PERPS_PANIC",
         }
     }
@@ -66,13 +73,28 @@ pub struct Error {
     http_status: u16,
     body: Option<String>,
     may_have_reached_venue: bool,
+    /// The order's `cl_ord_id` (given or generated) when a `new_order` failed.
+    cl_ord_id: Option<String>,
+    /// The `x-request-id` sent with the failed request, when request bytes were sent.
+    request_id: Option<String>,
+    /// How long to wait before asking again (a 429's `Retry-After`, or the local limiter).
+    retry_after_ms: Option<i64>,
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
     pub fn new(code: Code, message: impl Into<String>) -> Self {
-        Error { code, message: message.into(), http_status: 0, body: None, may_have_reached_venue: false }
+        Error {
+            code,
+            message: message.into(),
+            http_status: 0,
+            body: None,
+            may_have_reached_venue: false,
+            cl_ord_id: None,
+            request_id: None,
+            retry_after_ms: None,
+        }
     }
 
     pub fn invalid_argument(message: impl Into<String>) -> Self {
@@ -121,6 +143,31 @@ impl Error {
         }
         self
     }
+    /// Attach the order's `cl_ord_id`, so the caller can look the order up before resending.
+    pub fn with_cl_ord_id(mut self, cl_ord_id: impl Into<String>) -> Self {
+        self.cl_ord_id = Some(cl_ord_id.into());
+        self
+    }
+    /// Attach the `x-request-id` that was sent (only once request bytes have left).
+    pub fn with_request_id(mut self, request_id: impl Into<String>) -> Self {
+        self.request_id = Some(request_id.into());
+        self
+    }
+    /// Attach how long to wait before asking again, in milliseconds (never negative).
+    pub fn with_retry_after_ms(mut self, ms: i64) -> Self {
+        self.retry_after_ms = Some(ms.max(0));
+        self
+    }
+    /// Replace the code (keeping everything else).
+    pub(crate) fn with_code(mut self, code: Code) -> Self {
+        self.code = code;
+        self
+    }
+    /// Replace the message (keeping everything else).
+    pub(crate) fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.message = message.into();
+        self
+    }
 
     pub fn code(&self) -> Code {
         self.code
@@ -138,6 +185,16 @@ impl Error {
     pub fn may_have_reached_venue(&self) -> bool {
         self.may_have_reached_venue
     }
+    pub fn cl_ord_id(&self) -> Option<&str> {
+        self.cl_ord_id.as_deref()
+    }
+    pub fn request_id(&self) -> Option<&str> {
+        self.request_id.as_deref()
+    }
+    /// Milliseconds to wait before asking again; `None` when unknown.
+    pub fn retry_after_ms(&self) -> Option<i64> {
+        self.retry_after_ms
+    }
 }
 
 impl fmt::Display for Error {
@@ -154,6 +211,9 @@ impl fmt::Debug for Error {
             .field("http_status", &self.http_status)
             .field("body", &self.body)
             .field("may_have_reached_venue", &self.may_have_reached_venue)
+            .field("cl_ord_id", &self.cl_ord_id)
+            .field("request_id", &self.request_id)
+            .field("retry_after_ms", &self.retry_after_ms)
             .finish()
     }
 }

@@ -6,10 +6,15 @@
 
 pub mod body_sign;
 pub mod challenge;
+pub mod cl_ord_id;
 pub mod client;
 #[doc(hidden)] // internal: public for the constant-time test and benchmarks only
 pub mod curve;
+pub mod decimal;
+pub mod endpoints;
 pub mod error;
+mod fields;
+mod json_entries;
 pub mod keys;
 pub mod order;
 pub mod redact;

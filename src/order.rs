@@ -5,16 +5,20 @@
 //! re-serialises it afterwards. Decimals stay the caller's own text ("1.50" stays "1.50"):
 //! they are never parsed into floats.
 
-use crate::error::{Error, Result, excerpt};
-use serde::de::{Deserializer, MapAccess, Visitor};
+use crate::error::{Error, Result};
+use crate::fields;
+use crate::json_entries::{self, Problem};
 use serde_json::Value;
-use std::borrow::Cow;
 use std::fmt::{self, Write as _};
 
 /// A validated order, serialised once.
 #[derive(Clone, PartialEq, Eq)]
 pub struct OrderBody {
     json: String,
+    /// Where each field's value text sits in `json` (inside the quotes for strings), by
+    /// index in [`FIELDS`]; `None` when absent. Lets the symbol rules read the order's
+    /// symbol, price and qty without parsing it again.
+    spans: [Option<(u32, u32)>; FIELDS.len()],
 }
 
 impl OrderBody {
@@ -24,6 +28,12 @@ impl OrderBody {
     }
     pub fn into_string(self) -> String {
         self.json
+    }
+    /// A field's value as written in the body: a string's text without its quotes (symbols,
+    /// decimals and `cl_ord_id` hold nothing JSON escapes), or a number's or bool's literal.
+    pub fn field(&self, name: &str) -> Option<&str> {
+        let index = FIELDS.iter().position(|(n, _, _)| *n == name)?;
+        self.spans[index].map(|(start, end)| &self.json[start as usize..end as usize])
     }
 }
 
@@ -44,236 +54,133 @@ enum Kind {
     Text,
 }
 
+/// When a field must be present.
+#[derive(Clone, Copy, PartialEq)]
+enum Need {
+    Always,
+    Optional,
+    /// Required for limit orders; a market order may omit it (sent without it).
+    ForLimit,
+}
+
 /// Every field the venue documents, in the order they are written.
-const FIELDS: &[(&str, Kind, bool)] = &[
-    ("symbol", Kind::Symbol, true),
-    ("side", Kind::Enum(&["buy", "sell"]), true),
-    ("order_type", Kind::Enum(&["limit", "market"]), true),
-    ("qty", Kind::Decimal, true),
-    ("price", Kind::Decimal, false),
-    ("time_in_force", Kind::Enum(&["gtc", "ioc", "alo"]), true),
-    ("reduce_only", Kind::Bool, true),
-    ("cl_ord_id", Kind::Text, false),
-    ("margin_mode", Kind::Enum(&["cross", "isolated"]), false),
-    ("leverage", Kind::PositiveInt, false),
-    ("tp_price", Kind::Decimal, false),
-    ("sl_price", Kind::Decimal, false),
+const FIELDS: &[(&str, Kind, Need)] = &[
+    ("symbol", Kind::Symbol, Need::Always),
+    ("side", Kind::Enum(&["buy", "sell"]), Need::Always),
+    ("order_type", Kind::Enum(&["limit", "market"]), Need::Always),
+    ("qty", Kind::Decimal, Need::Always),
+    ("price", Kind::Decimal, Need::ForLimit),
+    ("time_in_force", Kind::Enum(&["gtc", "ioc", "alo"]), Need::ForLimit),
+    ("reduce_only", Kind::Bool, Need::Always),
+    ("cl_ord_id", Kind::Text, Need::Optional),
+    ("margin_mode", Kind::Enum(&["cross", "isolated"]), Need::Optional),
+    ("leverage", Kind::PositiveInt, Need::Optional),
+    ("tp_price", Kind::Decimal, Need::Optional),
+    ("sl_price", Kind::Decimal, Need::Optional),
 ];
 
-const MAX_TEXT_LEN: usize = 64;
-const MAX_DECIMAL_LEN: usize = 40;
+const CL_ORD_ID: usize = 7;
 
 /// Validate a `new_order` JSON object and serialise it once.
 pub fn validate(order_json: &str) -> Result<OrderBody> {
-    let entries = parse_entries(order_json)?;
+    validate_inner(order_json, None::<fn() -> Result<String>>).map(|(body, _)| body)
+}
+
+/// Validate and serialise like [`validate`]; when the order has no `cl_ord_id`, call
+/// `generate` for one and write it into the body in its place. Returns the body and the
+/// order's `cl_ord_id` (given or generated).
+pub fn validate_with_id(order_json: &str, generate: impl FnOnce() -> Result<String>) -> Result<(OrderBody, String)> {
+    let (body, _) = validate_inner(order_json, Some(generate))?;
+    let id = body.field("cl_ord_id").expect("a cl_ord_id was given or generated").to_owned();
+    Ok((body, id))
+}
+
+fn validate_inner(order_json: &str, generate: Option<impl FnOnce() -> Result<String>>) -> Result<(OrderBody, bool)> {
+    let entries = json_entries::parse(order_json).map_err(|problem| {
+        Error::invalid_order(match problem {
+            Problem::Duplicate(text) => format!("{text} in the order"),
+            Problem::NotObject => "the order must be a JSON object".to_owned(),
+            Problem::Syntax(text) => format!("the order is not valid JSON: {text}"),
+            Problem::Trailing(text) => format!("the order has trailing characters after the JSON object: {text}"),
+        })
+    })?;
     for (name, _) in &entries {
         if !FIELDS.iter().any(|(known, _, _)| known == name) {
-            return Err(Error::invalid_order(unknown_field_message(name)));
+            return Err(Error::invalid_order(json_entries::unknown_name_message(
+                "field",
+                name,
+                FIELDS.iter().map(|(known, _, _)| *known),
+            )));
         }
     }
-    let mut present: Vec<(&str, &Value)> = Vec::with_capacity(FIELDS.len());
-    for &(name, kind, required) in FIELDS {
+    let limit = entries.iter().any(|(n, v)| n == "order_type" && v.as_str() == Some("limit"));
+    let generated: Value;
+    let mut present: [Option<&Value>; FIELDS.len()] = [None; FIELDS.len()];
+    for (index, &(name, kind, need)) in FIELDS.iter().enumerate() {
         match entries.iter().find(|(n, _)| n == name) {
             Some((_, value)) => {
-                check_value(name, kind, value)?;
-                present.push((name, value));
+                check_value(name, kind, value).map_err(Error::invalid_order)?;
+                present[index] = Some(value);
             }
-            None if required => return Err(Error::invalid_order(format!("missing required field \"{name}\""))),
+            None if need == Need::Always => {
+                return Err(Error::invalid_order(format!("missing required field \"{name}\"")));
+            }
+            None if need == Need::ForLimit && limit => {
+                return Err(Error::invalid_order(format!("\"{name}\" is required for a limit order")));
+            }
             None => {}
         }
     }
-    let field = |wanted: &str| present.iter().find(|(n, _)| *n == wanted).map(|(_, v)| *v);
-    if field("order_type").and_then(Value::as_str) == Some("limit") && field("price").is_none() {
-        return Err(Error::invalid_order("\"price\" is required for a limit order"));
+    let mut was_generated = false;
+    if present[CL_ORD_ID].is_none()
+        && let Some(generate) = generate
+    {
+        generated = Value::String(generate()?);
+        present[CL_ORD_ID] = Some(&generated);
+        was_generated = true;
     }
-    Ok(OrderBody { json: write_compact(&present) })
+    Ok((write_compact(&present), was_generated))
 }
 
 /// `{"symbol":…,"side":…,…}` in the documented field order, no spaces.
-fn write_compact(fields: &[(&str, &Value)]) -> String {
-    let mut json = String::with_capacity(192);
+fn write_compact(present: &[Option<&Value>; FIELDS.len()]) -> OrderBody {
+    let mut json = String::with_capacity(224);
+    let mut spans = [None; FIELDS.len()];
     json.push('{');
-    for (i, (name, value)) in fields.iter().enumerate() {
-        if i > 0 {
+    for (index, value) in present.iter().enumerate() {
+        let Some(value) = value else { continue };
+        if json.len() > 1 {
             json.push(',');
         }
         json.push('"');
-        json.push_str(name);
+        json.push_str(FIELDS[index].0);
         json.push_str("\":");
+        let start = json.len();
         // Written straight into the body: no intermediate String per field.
         write!(json, "{value}").expect("writing to a String cannot fail");
+        let quoted = usize::from(value.is_string());
+        spans[index] = Some(((start + quoted) as u32, (json.len() - quoted) as u32));
     }
     json.push('}');
-    json
+    OrderBody { json, spans }
 }
 
-fn unknown_field_message(name: &str) -> String {
-    let shown = excerpt(name);
-    let normalized: String = name.chars().filter(|c| *c != '_').flat_map(char::to_lowercase).collect();
-    let suggestion = FIELDS.iter().map(|(known, _, _)| *known).find(|known| known.replace('_', "") == normalized);
-    match suggestion {
-        Some(known) => format!("unknown field \"{shown}\" (did you mean \"{known}\"?)"),
-        None => format!("unknown field \"{shown}\""),
-    }
-}
-
-fn check_value(name: &str, kind: Kind, value: &Value) -> Result<()> {
+fn check_value(name: &str, kind: Kind, value: &Value) -> fields::Checked {
     if value.is_null() {
-        return Err(Error::invalid_order(format!("\"{name}\" is null; omit an optional field instead")));
+        return Err(format!("\"{name}\" is null; omit an optional field instead"));
     }
     match kind {
-        Kind::Symbol => check_text(name, value, |c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '/' | '.')),
-        Kind::Text => check_text(name, value, |c| c.is_ascii_graphic()),
-        Kind::Enum(allowed) => match value.as_str() {
-            Some(s) if allowed.contains(&s) => Ok(()),
-            Some(s) => Err(Error::invalid_order(format!(
-                "\"{name}\" is \"{}\"; expected one of {}",
-                excerpt(s),
-                allowed.iter().map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(", ")
-            ))),
-            None => Err(Error::invalid_order(format!("\"{name}\" must be a string ({})", json_type(value)))),
-        },
-        Kind::Bool => match value {
-            Value::Bool(_) => Ok(()),
-            other => Err(Error::invalid_order(format!("\"{name}\" must be true or false ({})", json_type(other)))),
-        },
+        Kind::Symbol => fields::symbol(name, value),
+        Kind::Text => fields::visible_text(name, value),
+        Kind::Enum(allowed) => fields::one_of(name, value, allowed),
+        Kind::Bool => fields::boolean(name, value),
         Kind::PositiveInt => match value.as_u64() {
             Some(n) if (1..=u32::MAX as u64).contains(&n) => Ok(()),
-            _ => Err(Error::invalid_order(format!(
+            _ => Err(format!(
                 "\"{name}\" must be a JSON integer ≥ 1 (got {})",
-                excerpt(&value.to_string())
-            ))),
+                crate::error::excerpt(&value.to_string())
+            )),
         },
-        Kind::Decimal => check_decimal(name, value),
-    }
-}
-
-fn check_text(name: &str, value: &Value, allowed: impl Fn(char) -> bool) -> Result<()> {
-    let Some(s) = value.as_str() else {
-        return Err(Error::invalid_order(format!("\"{name}\" must be a string ({})", json_type(value))));
-    };
-    if s.is_empty() {
-        return Err(Error::invalid_order(format!("\"{name}\" is empty")));
-    }
-    if s.len() > MAX_TEXT_LEN {
-        return Err(Error::invalid_order(format!("\"{name}\" is longer than {MAX_TEXT_LEN} characters")));
-    }
-    if !s.chars().all(allowed) {
-        return Err(Error::invalid_order(format!("\"{name}\" contains a character that is not allowed")));
-    }
-    Ok(())
-}
-
-/// A plain positive decimal in a JSON string: digits, optionally one '.' followed by digits;
-/// no sign, exponent, spaces or superfluous leading zeros; greater than zero.
-fn check_decimal(name: &str, value: &Value) -> Result<()> {
-    let s = match value {
-        Value::String(s) => s.as_str(),
-        Value::Number(_) => {
-            return Err(Error::invalid_order(format!(
-                "\"{name}\" must be a decimal string like \"0.01\", not a JSON number (floats lose precision)"
-            )));
-        }
-        other => {
-            return Err(Error::invalid_order(format!("\"{name}\" must be a decimal string ({})", json_type(other))));
-        }
-    };
-    let bad = |why: &str| Err(Error::invalid_order(format!("\"{name}\" is \"{}\": {why}", excerpt(s))));
-    if s.len() > MAX_DECIMAL_LEN {
-        return bad("too long for a decimal");
-    }
-    let (int_part, frac_part) = match s.split_once('.') {
-        Some((i, f)) => (i, Some(f)),
-        None => (s, None),
-    };
-    let digits = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
-    if !digits(int_part) || frac_part.is_some_and(|f| !digits(f)) {
-        return bad("not a plain decimal (digits with an optional '.' and digits after it)");
-    }
-    if int_part.len() > 1 && int_part.starts_with('0') {
-        return bad("leading zeros are not allowed");
-    }
-    if s.bytes().all(|b| b == b'0' || b == b'.') {
-        return bad("must be greater than zero");
-    }
-    Ok(())
-}
-
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "got null",
-        Value::Bool(_) => "got a boolean",
-        Value::Number(_) => "got a number",
-        Value::String(_) => "got a string",
-        Value::Array(_) => "got an array",
-        Value::Object(_) => "got an object",
-    }
-}
-
-/// Parse a JSON object keeping every entry, so that a duplicated key is an error rather
-/// than a silent "last one wins" (`{"reduce_only":true,…,"reduce_only":false}`).
-fn parse_entries(order_json: &str) -> Result<Vec<(Cow<'_, str>, Value)>> {
-    let mut de = serde_json::Deserializer::from_str(order_json);
-    let entries = de.deserialize_map(EntriesVisitor).map_err(|e| {
-        let text = e.to_string();
-        if text.starts_with("duplicate field") {
-            Error::invalid_order(text)
-        } else if e.is_data() {
-            Error::invalid_order("the order must be a JSON object")
-        } else {
-            Error::invalid_order(format!("the order is not valid JSON: {text}"))
-        }
-    })?;
-    de.end()
-        .map_err(|e| Error::invalid_order(format!("the order has trailing characters after the JSON object: {e}")))?;
-    Ok(entries)
-}
-
-struct EntriesVisitor;
-
-impl<'de> Visitor<'de> for EntriesVisitor {
-    type Value = Vec<(Cow<'de, str>, Value)>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
-        let mut entries: Vec<(Cow<'de, str>, Value)> = Vec::with_capacity(FIELDS.len());
-        while let Some((Key(key), value)) = map.next_entry::<Key<'de>, Value>()? {
-            if entries.iter().any(|(k, _)| *k == key) {
-                return Err(serde::de::Error::custom(format!("duplicate field \"{}\" in the order", excerpt(&key))));
-            }
-            entries.push((key, value));
-        }
-        Ok(entries)
-    }
-}
-
-/// An object key, borrowed from the caller's text unless it has escapes (serde's own
-/// `Cow<str>` always copies).
-struct Key<'de>(Cow<'de, str>);
-
-impl<'de> serde::Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
-        deserializer.deserialize_str(KeyVisitor)
-    }
-}
-
-struct KeyVisitor;
-
-impl<'de> Visitor<'de> for KeyVisitor {
-    type Value = Key<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a field name")
-    }
-
-    fn visit_borrowed_str<E: serde::de::Error>(self, key: &'de str) -> std::result::Result<Self::Value, E> {
-        Ok(Key(Cow::Borrowed(key)))
-    }
-
-    fn visit_str<E: serde::de::Error>(self, key: &str) -> std::result::Result<Self::Value, E> {
-        Ok(Key(Cow::Owned(key.to_owned())))
+        Kind::Decimal => fields::positive_decimal(name, value),
     }
 }

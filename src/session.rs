@@ -156,6 +156,14 @@ impl Session {
 
     /// The token for a request, checked for presence and expiry before anything is sent.
     pub fn usable_token(&self, now_secs: i64) -> Result<Zeroizing<String>> {
+        self.usable_credentials(now_secs).map(|(token, _)| token)
+    }
+
+    /// The token (checked like [`usable_token`](Self::usable_token)) and the account it
+    /// acts for: the wallet address after sign-in (lower case for bsc, whose addresses are
+    /// case-insensitive), or, for an API credential, the session's request key id. The
+    /// account names the venue's rate-limit bucket.
+    pub fn usable_credentials(&self, now_secs: i64) -> Result<(Zeroizing<String>, String)> {
         let state = self.read();
         let login = state
             .login
@@ -169,7 +177,12 @@ impl Session {
                 format!("the session's access token expired at {expires_at} (now {now_secs}); sign in again"),
             ));
         }
-        Ok(login.token.clone())
+        let account = match (&login.address, login.chain) {
+            (Some(address), Some(Chain::Bsc)) => address.to_ascii_lowercase(),
+            (Some(address), _) => address.clone(),
+            (None, _) => self.request_id().to_owned(),
+        };
+        Ok((login.token.clone(), account))
     }
 
     pub fn request_options(&self) -> RequestOptions {

@@ -35,6 +35,9 @@ fn accepted_orders_serialise_compactly_in_documented_order() {
         // Decimals keep the caller's text exactly (no float round trip).
         (replaced("qty", r#""1.50""#), r#"{"symbol":"BTC-USD","side":"buy","order_type":"limit","qty":"1.50","price":"65000.5","time_in_force":"gtc","reduce_only":false}"#),
         (replaced("price", r#""0.000000001""#), r#"{"symbol":"BTC-USD","side":"buy","order_type":"limit","qty":"0.01","price":"0.000000001","time_in_force":"gtc","reduce_only":false}"#),
+        // A market order may omit time_in_force (the venue accepts it): sent without it.
+        (r#"{"symbol":"BTC-USD","side":"sell","order_type":"market","qty":"0.5","reduce_only":true}"#.into(),
+         r#"{"symbol":"BTC-USD","side":"sell","order_type":"market","qty":"0.5","reduce_only":true}"#),
         // JSON escapes in names and values are decoded, and the body is written without them.
         (r#"{"\u0073ymbol":"BTC\u002dUSD","side":"buy","order_type":"market","qty":"1","time_in_force":"ioc","reduce\u005fonly":false}"#.into(),
          r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"1","time_in_force":"ioc","reduce_only":false}"#),
@@ -60,7 +63,8 @@ fn refused_orders_name_the_problem() {
         (without("side"), "missing required field \"side\""),
         (without("order_type"), "missing required field \"order_type\""),
         (without("qty"), "missing required field \"qty\""),
-        (without("time_in_force"), "missing required field \"time_in_force\""),
+        // A limit order needs its time in force; a market order may omit it (accepted below).
+        (without("time_in_force"), "\"time_in_force\" is required for a limit order"),
         (without("reduce_only"), "missing required field \"reduce_only\""),
         (without("price"), "\"price\" is required for a limit order"),
         (with(r#""reduceOnly":true"#), "unknown field \"reduceOnly\" (did you mean \"reduce_only\"?)"),
@@ -134,4 +138,24 @@ fn control_characters_in_quoted_values_are_escaped_in_messages() {
         assert!(e.message().starts_with(&expected), "{value}: {:?}", e.message());
         assert!(!e.message().chars().any(|c| c.is_control()), "{value}: {:?}", e.message());
     }
+}
+
+#[test]
+fn a_generated_cl_ord_id_takes_its_documented_place_and_a_given_one_is_kept() {
+    use perps::order::validate_with_id;
+    let (body, id) = validate_with_id(&with(""), || Ok("gen-1".to_owned())).unwrap();
+    assert_eq!(id, "gen-1");
+    assert_eq!(
+        body.as_str(),
+        r#"{"symbol":"BTC-USD","side":"buy","order_type":"limit","qty":"0.01","price":"65000.5","time_in_force":"gtc","reduce_only":false,"cl_ord_id":"gen-1"}"#
+    );
+    let given = with(r#""cl_ord_id":"mine","leverage":5"#);
+    let (body, id) = validate_with_id(&given, || panic!("no id is generated when one is given")).unwrap();
+    assert_eq!(id, "mine");
+    assert_eq!(body.as_str(), validate(&given).unwrap().as_str());
+    assert_eq!(body.field("qty"), Some("0.01"));
+    assert_eq!(body.field("leverage"), Some("5"));
+    assert_eq!(body.field("tp_price"), None);
+    // An invalid order is refused before any id is made.
+    assert!(validate_with_id(&without("qty"), || panic!("not for an invalid order")).is_err());
 }

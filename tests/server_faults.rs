@@ -354,14 +354,22 @@ fn code_nonzero_under_200_is_an_api_error_not_reached() {
         1,
     );
     assert!(f.message.contains("insufficient margin"), "{f:?}");
-    // And the two shapes of success.
-    for body in [r#"{"code":0,"message":"success"}"#, r#"{"result":{"order_id":1}}"#] {
+    // And the two shapes of success: the venue's text, with the order's generated
+    // cl_ord_id (the one the venue received) added at the end of the object.
+    for body in [r#"{"code":0,"message":"success"}"#, r#"{"result":{"order_id":1}}"#, "{}"] {
         let text = body.to_owned();
         let rogue = Rogue::start(move |_, _| json(200, &text));
         let client = client_at(&rogue.url(), FAST);
-        assert_eq!(new_order(&client, &api_session(), ORDER).unwrap(), body);
+        let answer = new_order(&client, &api_session(), ORDER).unwrap();
         assert_eq!(rogue.count(NEW_ORDER), 1);
+        let sent = rogue.seen()[0].json()["cl_ord_id"].as_str().unwrap().to_owned();
+        let separator = if body == "{}" { "" } else { "," };
+        assert_eq!(answer, format!("{}{separator}\"cl_ord_id\":\"{sent}\"}}", &body[..body.len() - 1]));
     }
+    // A venue answer that names the order's cl_ord_id itself is returned unchanged.
+    let rogue = Rogue::start(|_, _| json(200, r#"{"code":0,"cl_ord_id":"venue-said"}"#));
+    let client = client_at(&rogue.url(), FAST);
+    assert_eq!(new_order(&client, &api_session(), ORDER).unwrap(), r#"{"code":0,"cl_ord_id":"venue-said"}"#);
 }
 
 // ---- HTTP status answers ----

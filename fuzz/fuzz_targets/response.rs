@@ -22,7 +22,8 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Mutex, OnceLock};
 
-const ORDER: &str = r#"{"symbol":"BTC-USD","side":"buy","order_type":"limit","qty":"0.01","price":"65000","time_in_force":"gtc","reduce_only":false}"#;
+const ORDER: &str = r#"{"symbol":"BTC-USD","side":"buy","order_type":"limit","qty":"0.01","price":"65000","time_in_force":"gtc","reduce_only":false,"cl_ord_id":"fuzz-1"}"#;
+const CL_ORD_ID: &str = "fuzz-1";
 
 /// What the server answers on the fuzzed path, and what it saw.
 struct Plan {
@@ -182,7 +183,16 @@ fn check_order(result: Result<String, common::Failure>, body: Option<&[u8]>) {
     match result {
         Ok(answer) => {
             if let Some(body) = body {
-                assert_eq!(answer.as_bytes(), body, "an order's answer is returned unchanged");
+                // The venue's answer, with the order's cl_ord_id added when its object lacks one.
+                let object: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(body).unwrap();
+                if object.contains_key("cl_ord_id") {
+                    assert_eq!(answer.as_bytes(), body, "an order's answer is returned unchanged");
+                } else {
+                    let text = std::str::from_utf8(body).unwrap().trim_end();
+                    let head = text.strip_suffix('}').unwrap();
+                    let separator = if object.is_empty() { "" } else { "," };
+                    assert_eq!(answer, format!("{head}{separator}\"cl_ord_id\":\"{CL_ORD_ID}\"}}"));
+                }
             }
             let value: serde_json::Value = serde_json::from_str(&answer).expect("a success is JSON");
             let code = value.as_object().expect("a success is a JSON object").get("code");

@@ -28,7 +28,7 @@ pub(super) fn redacted(reply: Reply, secrets: &CallSecrets<'_>) -> Reply {
         std::borrow::Cow::Owned(body) => body,
         std::borrow::Cow::Borrowed(_) => reply.body,
     };
-    Reply { status: reply.status, body }
+    Reply { body, ..reply }
 }
 
 /// The error for a non-2xx answer (already redacted), without its body (login's answer may
@@ -48,14 +48,23 @@ pub(super) fn refusal(reply: &Reply, what: &str) -> Error {
             " (the request's timestamp is outside the venue's window: call perps_client_sync_time, then send again)"
         }
         403 => " (signature or permission refused)",
+        404 => " (not found)",
         429 => " (rate limited)",
         500..=599 => " (a server error: the venue may have acted on the request)",
         _ => "",
     };
     let quoted = reason.map(|r| format!(": \"{r}\"")).unwrap_or_default();
-    Error::new(Code::HttpStatus, format!("{what}: the venue answered HTTP {status}{hint}{quoted}"))
+    let error = Error::new(Code::HttpStatus, format!("{what}: the venue answered HTTP {status}{hint}{quoted}"))
         .with_status(status)
-        .reached_venue(!(200..500).contains(&status))
+        .reached_venue(!(200..500).contains(&status));
+    // 429 and 503 may say how long to wait (seconds or an HTTP date).
+    match (status, &reply.retry_after) {
+        (429 | 503, Some(value)) => match super::retry_after::millis(value, crate::body_sign::now_ms()) {
+            Some(ms) => error.with_retry_after_ms(ms),
+            None => error,
+        },
+        _ => error,
+    }
 }
 
 /// The venue's reason in an answer, excerpted: the `message` string of a JSON object (the
@@ -103,7 +112,7 @@ mod tests {
     use super::*;
 
     fn reply(status: u16, body: &str) -> Reply {
-        Reply { status, body: body.to_owned() }
+        Reply { status, body: body.to_owned(), retry_after: None }
     }
 
     #[test]

@@ -3,9 +3,13 @@
 
 mod answers;
 mod deadline_tcp;
+mod endpoint_call;
 pub mod options;
+pub mod pacing;
+mod retry_after;
 mod sent_tracker;
 mod signin;
+pub mod symbol_rules;
 mod trading;
 pub mod transport;
 mod url;
@@ -16,7 +20,7 @@ use crate::error::Result;
 use crate::redact::CallSecrets;
 use crate::session::Session;
 use answers::{json_object, require_2xx};
-use options::ClientOptions;
+use options::{ClientOptions, RateLimit};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -35,6 +39,13 @@ pub struct Client {
     expected_uri: Option<String>,
     /// Venue clock minus local clock, in milliseconds (0 until `sync_time`).
     clock_offset_ms: AtomicI64,
+    rate_limit: RateLimit,
+    /// The whole-exchange limit; pacing's waits count against it.
+    total_timeout: std::time::Duration,
+    buckets: pacing::Buckets,
+    /// `Some` when the `symbol_rules` option is on.
+    symbols: Option<symbol_rules::SymbolCache>,
+    cl_ord_id_prefix: String,
 }
 
 impl std::fmt::Debug for Client {
@@ -43,6 +54,9 @@ impl std::fmt::Debug for Client {
             .field("base_url", &self.base_url)
             .field("perps_url", &self.perps_url)
             .field("clock_offset_ms", &self.clock_offset_ms())
+            .field("rate_limit", &self.rate_limit)
+            .field("symbol_rules", &self.symbols.is_some())
+            .field("cl_ord_id_prefix", &self.cl_ord_id_prefix)
             .finish_non_exhaustive()
     }
 }
@@ -62,6 +76,11 @@ impl Client {
             expected_domain: options.expected_domain,
             expected_uri: options.expected_uri,
             clock_offset_ms: AtomicI64::new(0),
+            rate_limit: options.rate_limit,
+            total_timeout: options.total_timeout,
+            buckets: pacing::Buckets::default(),
+            symbols: options.symbol_rules.then(symbol_rules::SymbolCache::default),
+            cl_ord_id_prefix: options.cl_ord_id_prefix,
         })
     }
 

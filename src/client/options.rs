@@ -25,6 +25,25 @@ pub struct ClientOptions {
     /// The sign-in message's domain and URI must be exactly these (when set).
     pub expected_domain: Option<String>,
     pub expected_uri: Option<String>,
+    /// Pacing of account requests to the venue's credit bucket.
+    pub rate_limit: RateLimit,
+    /// Check orders against the venue's instrument rules before sending.
+    pub symbol_rules: bool,
+    /// Put in front of every `cl_ord_id` the library generates.
+    pub cl_ord_id_prefix: String,
+}
+
+/// The `rate_limit` option: what to do with an account request the venue's credit bucket
+/// (45 credits a request, 1,000 credits/s refill, burst 900) has no room for yet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RateLimit {
+    /// Send it (the venue answers 429 when the account is over its budget).
+    #[default]
+    Off,
+    /// Wait until it fits, within the call's `total_timeout_ms`.
+    Wait,
+    /// Refuse it locally with `PERPS_RATE_LIMITED`; nothing is sent.
+    Refuse,
 }
 
 impl Default for ClientOptions {
@@ -40,6 +59,9 @@ impl Default for ClientOptions {
             certs_ttl: DEFAULT_CERTS_TTL,
             expected_domain: None,
             expected_uri: None,
+            rate_limit: RateLimit::Off,
+            symbol_rules: false,
+            cl_ord_id_prefix: String::new(),
         }
     }
 }
@@ -61,7 +83,14 @@ const KNOWN: &[&str] = &[
     "certs_ttl_ms",
     "expected_domain",
     "expected_uri",
+    "rate_limit",
+    "symbol_rules",
+    "cl_ord_id_prefix",
 ];
+
+/// Longest `cl_ord_id_prefix`: with the 26-character generated part, ids stay within 42
+/// characters (the venue accepted 46 live; order validation allows 64).
+pub const MAX_CL_ORD_ID_PREFIX: usize = 16;
 
 impl ClientOptions {
     /// Parse the options JSON; `None` or an empty string means all defaults.
@@ -118,6 +147,19 @@ impl ClientOptions {
                 _ => {
                     return Err(Error::invalid_argument(format!(
                         "certs_ttl_ms must be an integer from 0 to {MAX_CERTS_TTL_MS} (one week)"
+)));
+                }
+            };
+        }
+        if let Some(v) = map.get("rate_limit") {
+            options.rate_limit = match v.as_str() {
+                Some("off") => RateLimit::Off,
+                Some("wait") => RateLimit::Wait,
+                Some("refuse") => RateLimit::Refuse,
+                _ => {
+                    return Err(Error::invalid_argument(format!(
+                        "rate_limit must be \"off\", \"wait\" or \"refuse\" (got {})",
+                        crate::error::excerpt(&v.to_string())
                     )));
                 }
             };
@@ -127,6 +169,23 @@ impl ClientOptions {
         }
         if let Some(v) = map.get("expected_uri") {
             options.expected_uri = Some(pin(v, "expected_uri", "e.g. \"https://standx.com\"")?);
+        }
+        if let Some(v) = map.get("symbol_rules") {
+            options.symbol_rules =
+                v.as_bool().ok_or_else(|| Error::invalid_argument("symbol_rules must be true or false"))?;
+        }
+        if let Some(v) = map.get("cl_ord_id_prefix") {
+            let prefix = text(v, "cl_ord_id_prefix")?;
+            if prefix.len() > MAX_CL_ORD_ID_PREFIX
+                || !prefix.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+            {
+                return Err(Error::invalid_argument(format!(
+                    "cl_ord_id_prefix must be at most {MAX_CL_ORD_ID_PREFIX} letters, digits, '-' or '_' \
+                     (got \"{}\")",
+                    crate::error::excerpt(prefix)
+                )));
+            }
+            options.cl_ord_id_prefix = prefix.to_owned();
         }
         Ok(options)
     }

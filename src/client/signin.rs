@@ -156,7 +156,7 @@ fn login_refusal(reply: &super::Reply, secrets: &CallSecrets<'_>) -> Error {
         }
     }
     let body = tokens.redact(&secrets.redact(&reply.body)).into_owned();
-    refusal(&super::Reply { status: reply.status, body }, "login")
+    refusal(&super::Reply { body, ..reply.clone() }, "login")
 }
 
 /// A JWT (three base64url segments) or a long opaque credential.

@@ -1,26 +1,108 @@
-//! Trading requests: the order, any other venue endpoint, and the server-time sync.
-//! Every request is sent exactly once: nothing here retries.
+//! Trading requests: the order, any other venue endpoint, the server-time sync, and the one
+//! exchange every venue request of an account goes through (pacing, body signature, the
+//! send, and the details a failure carries). Every request is sent exactly once: nothing here
+//! retries.
 
-use super::{Client, answers, guarded, json_object, require_2xx};
+use super::pacing::Bucket;
+use super::symbol_rules::{SymbolTable, Verdict, is_tick_error};
+use super::transport::Reply;
+use super::{Client, guarded, json_object, require_2xx, sent_tracker};
 use crate::body_sign::BodySignature;
-use crate::error::{Code, Error, Result};
-use crate::order;
+use crate::client::options::RateLimit;
+use crate::error::{Code, Error, Result, excerpt};
+use crate::order::{self, OrderBody};
 use crate::redact::CallSecrets;
 use crate::session::{RequestOptions, Session};
+use std::sync::Arc;
+use std::time::Duration;
 use ureq::http::Method;
 
+/// The account a request acts for: its session, checked token and account name.
+pub(super) struct Account<'a> {
+    pub session: &'a Session,
+    pub token: &'a str,
+    /// Names the rate-limit bucket (`Session::usable_credentials`).
+    pub account: &'a str,
+}
+
+/// One request to send.
+pub(super) struct Outgoing<'a> {
+    pub method: Method,
+    /// Path and query under `perps_url`.
+    pub target: &'a str,
+    /// Sent byte for byte; signed when `account` is present.
+    pub body: Option<&'a [u8]>,
+    /// `None` for public market data: no token, no signature, no pacing.
+    pub account: Option<Account<'a>>,
+    /// The secrets in play for the call: venue text is redacted of them before an error
+    /// quotes or keeps it (`crate::redact`).
+    pub secrets: &'a CallSecrets<'a>,
+}
+
+/// A 2xx answer, with the signature whose `x-request-id` a later failure reports.
+pub(super) struct Exchanged<'a> {
+    pub reply: Reply,
+    signature: Option<BodySignature>,
+    secrets: &'a CallSecrets<'a>,
+}
+
+impl Exchanged<'_> {
+    /// An error about this answer: it carries the status, the (redacted) body and the
+    /// `x-request-id`.
+    pub fn refused(&self, error: Error) -> Error {
+        with_request_id(
+            error.with_status(self.reply.status).with_body(self.secrets.redact(&self.reply.body).into_owned()),
+            self.signature.as_ref(),
+        )
+    }
+
+    /// Venue text quoted in a message: redacted of the call's secrets, then excerpted.
+    pub fn quoted(&self, text: &str) -> String {
+        excerpt(&self.secrets.redact(text))
+    }
+}
+
+fn with_request_id(error: Error, signature: Option<&BodySignature>) -> Error {
+    match signature {
+        Some(sig) => error.with_request_id(sig.request_id()),
+        None => error,
+    }
+}
+
 impl Client {
-    /// Validate, serialise once, sign those bytes, POST `/api/new_order`. Never retried.
+    /// Validate (generating a `cl_ord_id` when there is none), check the symbol rules when
+    /// they are on, serialise once, pace, sign those bytes, POST `/api/new_order`. The
+    /// answer carries the `cl_ord_id`; so does any error after the order was validated.
+    /// Never retried.
     pub fn new_order(&self, session: &Session, order_json: &str) -> Result<String> {
         guarded(session, None, |secrets| self.send_order(session, order_json, secrets))
     }
 
     fn send_order(&self, session: &Session, order_json: &str, secrets: &CallSecrets<'_>) -> Result<String> {
-        let token = session.usable_token(self.venue_now_ms().div_euclid(1000))?;
-        let body = order::validate(order_json)?;
-        let body = Some(body.as_str().as_bytes());
-        let reply = self.signed_request(session, &token, Method::POST, "/api/new_order", body, secrets)?;
-        venue_result(reply, "new_order", secrets)
+        let (token, account) = session.usable_credentials(self.venue_now_ms().div_euclid(1000))?;
+        let (body, cl_ord_id) =
+            order::validate_with_id(order_json, || crate::cl_ord_id::generate(&self.cl_ord_id_prefix))?;
+        let outcome = self.check_symbol_rules(&body).and_then(|()| {
+            let account = Account { session, token: &token, account: &account };
+            let outgoing = Outgoing {
+                method: Method::POST,
+                target: "/api/new_order",
+                body: Some(body.as_str().as_bytes()),
+                account: Some(account),
+                secrets,
+            };
+            let exchanged = self.exchange(&outgoing)?;
+            order_answer(&exchanged, &cl_ord_id)
+        });
+        outcome.map_err(|error| {
+            if let Some(symbols) = &self.symbols
+                && matches!(error.code(), Code::HttpStatus | Code::ApiError)
+                && (is_tick_error(error.message()) || error.body().is_some_and(is_tick_error))
+            {
+                symbols.mark_stale();
+            }
+            error.with_cl_ord_id(cl_ord_id.clone())
+        })
     }
 
     /// Any other venue endpoint under `perps_url`: bearer always; body signature whenever
@@ -44,35 +126,43 @@ impl Client {
             return Err(Error::invalid_argument(format!(
                 "path \"{}\" must start with '/' and contain no spaces, control or non-ASCII characters \
                  (percent-encode them) or '#' (e.g. \"/api/query_open_orders\")",
-                crate::error::excerpt(path)
+                excerpt(path)
             )));
         }
-        let token = session.usable_token(self.venue_now_ms().div_euclid(1000))?;
+        let (token, account) = session.usable_credentials(self.venue_now_ms().div_euclid(1000))?;
         let body = body.filter(|b| !b.is_empty()).map(str::as_bytes);
-        let reply = self.signed_request(session, &token, method, path, body, secrets)?;
-        venue_result(reply, path, secrets)
+        let account = Account { session, token: &token, account: &account };
+        let exchanged = self.exchange(&Outgoing { method, target: path, body, account: Some(account), secrets })?;
+        venue_result(&exchanged, path)
     }
 
-    fn signed_request(
-        &self,
-        session: &Session,
-        token: &str,
-        method: Method,
-        path: &str,
-        body: Option<&[u8]>,
-        secrets: &CallSecrets<'_>,
-    ) -> Result<super::Reply> {
-        let options: RequestOptions = session.request_options();
-        let bearer = zeroize::Zeroizing::new(format!("Bearer {token}"));
-        let signature: Option<BodySignature> = match body {
-            Some(bytes) => Some(session.sign_body_now(bytes, self.venue_now_ms())?),
-            None => None,
+    /// Send one request: pace it (account requests, option `rate_limit`), sign its body,
+    /// add the bearer and the session's headers, send it once, and require a 2xx answer.
+    /// Errors after request bytes left carry the `x-request-id`.
+    pub(super) fn exchange<'a>(&self, outgoing: &Outgoing<'a>) -> Result<Exchanged<'a>> {
+        let (bucket, time_left) = match &outgoing.account {
+            Some(account) => self.pace(account.account, outgoing.target)?,
+            None => (None, None),
         };
         let mut headers: Vec<(&str, &str)> = Vec::with_capacity(9);
-        headers.push(("authorization", bearer.as_str()));
+        let bearer;
+        let options: RequestOptions;
+        let mut signature: Option<BodySignature> = None;
+        if let Some(account) = &outgoing.account {
+            bearer = zeroize::Zeroizing::new(format!("Bearer {}", account.token));
+            headers.push(("authorization", bearer.as_str()));
+            if let Some(bytes) = outgoing.body {
+                signature = Some(account.session.sign_body_now(bytes, self.venue_now_ms())?);
+            }
+            options = account.session.request_options();
+        } else {
+            options = RequestOptions::default();
+        }
         if let Some(sig) = &signature {
             headers.push(("content-type", "application/json"));
             headers.extend(sig.headers());
+        } else if outgoing.body.is_some() {
+            headers.push(("content-type", "application/json"));
         }
         if let Some(id) = &options.session_id {
             headers.push(("x-session-id", id));
@@ -80,9 +170,111 @@ impl Client {
         if let Some(vault) = &options.impersonate {
             headers.push(("x-impersonate", vault));
         }
-        let url = format!("{}{path}", self.perps_url);
-        let reply = self.send(method, &url, &headers, body)?;
-        require_2xx(reply, path, secrets)
+        let url = format!("{}{}", self.perps_url, outgoing.target);
+        let path = outgoing.target.split('?').next().unwrap_or(outgoing.target);
+        let reply = self
+            .transport
+            .send_within(outgoing.method.clone(), &url, &headers, outgoing.body, time_left)
+            .map_err(|e| if sent_tracker::request_bytes_sent() { with_request_id(e, signature.as_ref()) } else { e })?;
+        if reply.status == 429
+            && let Some(bucket) = &bucket
+        {
+            let retry_after =
+                reply.retry_after.as_deref().and_then(|v| super::retry_after::millis(v, self.venue_now_ms()));
+            bucket.exhausted(retry_after.map(|ms| Duration::from_millis(ms as u64)));
+        }
+        let reply = require_2xx(reply, path, outgoing.secrets).map_err(|e| with_request_id(e, signature.as_ref()))?;
+        Ok(Exchanged { reply, signature, secrets: outgoing.secrets })
+    }
+
+    /// Take the account's credits for one request (option `rate_limit`), waiting if the
+    /// mode says so. Returns the bucket (to empty on a venue 429) and, after a wait, the
+    /// time left for the exchange.
+    fn pace(&self, account: &str, target: &str) -> Result<(Option<&'static Bucket>, Option<Duration>)> {
+        let max_wait = match self.rate_limit {
+            RateLimit::Off => return Ok((None, None)),
+            RateLimit::Wait => self.total_timeout.saturating_sub(Duration::from_millis(1)),
+            RateLimit::Refuse => Duration::ZERO,
+        };
+        let bucket = self.buckets.of(&self.perps_url, account);
+        match bucket.admit(max_wait) {
+            Ok(wait) if wait.is_zero() => Ok((Some(bucket), None)),
+            Ok(wait) => {
+                std::thread::sleep(wait);
+                Ok((Some(bucket), Some(self.total_timeout.saturating_sub(wait))))
+            }
+            Err(wait) => {
+                let ms = wait.as_nanos().div_ceil(1_000_000) as i64;
+                let path = target.split('?').next().unwrap_or(target);
+                let why = match self.rate_limit {
+                    RateLimit::Wait => format!(
+                        "waiting {ms} ms for the account's request budget would outlast total_timeout_ms ({} ms)",
+                        self.total_timeout.as_millis()
+                    ),
+                    _ => format!(
+                        "the account's request budget is spent (rate_limit \"refuse\"); a request would be allowed in {ms} ms"
+                    ),
+                };
+                Err(Error::new(
+                    Code::RateLimited,
+                    format!("{path}: {why} (venue budget: 45 credits a request, 1,000 credits/s, burst 900); nothing was sent"),
+                )
+                .with_retry_after_ms(ms))
+            }
+        }
+    }
+
+    /// The symbol rules (option `symbol_rules`) for an order: the cached list (fetched
+    /// first when there is none or it is stale; fetched again once when it lacks the
+    /// order's symbol).
+    fn check_symbol_rules(&self, order: &OrderBody) -> Result<()> {
+        let Some(cache) = &self.symbols else { return Ok(()) };
+        let (table, fresh) = match cache.current() {
+            Some(table) => (table, false),
+            None => (self.fetch_symbols()?, true),
+        };
+        let verdict = match table.check(order) {
+            Verdict::Unknown if !fresh => self.fetch_symbols()?.check(order),
+            verdict => verdict,
+        };
+        match verdict {
+            Verdict::Allowed => Ok(()),
+            Verdict::Refused(message) => Err(Error::invalid_order(message)),
+            Verdict::Unknown => {
+                let table = cache.current().unwrap_or(table);
+                let listed: Vec<&str> = table.symbols().take(12).collect();
+                Err(Error::invalid_order(format!(
+                    "symbol \"{}\" is not listed by the venue (symbol rules; it lists {})",
+                    excerpt(order.field("symbol").unwrap_or("")),
+                    if listed.is_empty() { "none".to_owned() } else { listed.join(", ") }
+                )))
+            }
+        }
+    }
+
+    /// Fetch the venue's symbol list for the symbol rules; one fetch at a time.
+    fn fetch_symbols(&self) -> Result<Arc<SymbolTable>> {
+        let cache = self.symbols.as_ref().expect("symbol rules are on");
+        let _one_at_a_time = cache.fetch_guard();
+        let not_sent = |e: Error| {
+            let message = format!(
+                "symbol rules: the venue's symbol list could not be read, so the order was not sent: {}",
+                e.message()
+            );
+            e.with_message(message).reached_venue(false)
+        };
+        let answer = self
+            .endpoint_answer(crate::endpoints::Endpoint::QuerySymbolInfo, None, None, &CallSecrets::none())
+            .map_err(not_sent)?;
+        self.keep_symbols(&answer).map_err(|why| {
+            Error::bad_response(format!("symbol rules: {why}; the order was not sent")).with_body(answer)
+        })
+    }
+
+    /// Read a `query_symbol_info` answer (all symbols) into the symbol-rules cache.
+    pub(super) fn keep_symbols(&self, answer: &str) -> std::result::Result<Arc<SymbolTable>, String> {
+        let cache = self.symbols.as_ref().ok_or("symbol rules are off")?;
+        Ok(cache.store(SymbolTable::parse(answer)?))
     }
 
     /// Read the venue's clock (`GET /api/kline/time`, Unix seconds) and keep the offset
@@ -111,27 +303,51 @@ impl Client {
     }
 }
 
-/// A 2xx answer from a trading endpoint: JSON whose `code`, when present, must be 0.
-fn venue_result(reply: super::Reply, what: &str, secrets: &CallSecrets<'_>) -> Result<String> {
-    let answer = json_object(&reply, what, secrets).map_err(|e| e.reached_venue(true))?;
+/// A 2xx answer from `new_order` / `perps_request`: a JSON object whose `code`, when
+/// present, must be 0.
+fn venue_result(exchanged: &Exchanged, what: &str) -> Result<String> {
+    check_code(exchanged, what)?;
+    Ok(exchanged.reply.body.clone())
+}
+
+/// The order's answer, with its `cl_ord_id` added when the venue's object lacks one
+/// (`{"code":0,"message":"success","request_id":…,"cl_ord_id":…}`); otherwise the venue's
+/// text unchanged.
+fn order_answer(exchanged: &Exchanged, cl_ord_id: &str) -> Result<String> {
+    let answer = check_code(exchanged, "new_order")?;
+    let body = &exchanged.reply.body;
+    if answer.contains_key("cl_ord_id") {
+        return Ok(body.clone());
+    }
+    let trimmed = body.trim_end();
+    let head = trimmed.strip_suffix('}').expect("a JSON object ends with '}'");
+    let quoted = serde_json::to_string(cl_ord_id).expect("a string serialises");
+    let separator = if answer.is_empty() { "" } else { "," };
+    Ok(format!("{head}{separator}\"cl_ord_id\":{quoted}}}"))
+}
+
+/// Parse the answer as a JSON object and check its `code`.
+fn check_code(exchanged: &Exchanged, what: &str) -> Result<serde_json::Map<String, serde_json::Value>> {
+    let answer =
+        json_object(&exchanged.reply, what, exchanged.secrets).map_err(|e| exchanged.refused(e.reached_venue(true)))?;
     match answer.get("code") {
-        None => Ok(reply.body),
-        Some(code) if code.as_i64() == Some(0) => Ok(reply.body),
+        None => Ok(answer),
+        Some(code) if code.as_i64() == Some(0) => Ok(answer),
         // Not an integer ("0", null, 0.5…): the answer has the wrong shape and the order's
         // fate is unknown, so it is not reported as a refusal.
-        Some(code) if code.as_i64().is_none() => Err(Error::bad_response(format!(
-            "{what}: the venue's \"code\" is not an integer ({})",
-            crate::error::excerpt(&secrets.redact(&code.to_string()))
-        ))
-        .with_status(reply.status)
-        .reached_venue(true)
-        .with_body(answers::redacted(reply, secrets).body)),
+        Some(code) if code.as_i64().is_none() => Err(exchanged.refused(
+            Error::bad_response(format!(
+                "{what}: the venue's \"code\" is not an integer ({})",
+                exchanged.quoted(&code.to_string())
+            ))
+            .reached_venue(true),
+        )),
         Some(code) => {
             let message = answer.get("message").and_then(|m| m.as_str()).unwrap_or("");
-            let message = crate::error::excerpt(&secrets.redact(message));
-            Err(Error::new(Code::ApiError, format!("{what}: the venue refused with code {code}: {message}"))
-                .with_status(reply.status)
-                .with_body(answers::redacted(reply, secrets).body))
+            Err(exchanged.refused(Error::new(
+                Code::ApiError,
+                format!("{what}: the venue refused with code {code}: {}", exchanged.quoted(message)),
+            )))
         }
     }
 }
@@ -142,9 +358,8 @@ fn parse_method(method: &str) -> Result<Method> {
         "POST" => Ok(Method::POST),
         "PUT" => Ok(Method::PUT),
         "DELETE" => Ok(Method::DELETE),
-        other => Err(Error::invalid_argument(format!(
-            "method \"{}\" is not one of GET, POST, PUT, DELETE",
-            crate::error::excerpt(other)
-        ))),
+        other => {
+            Err(Error::invalid_argument(format!("method \"{}\" is not one of GET, POST, PUT, DELETE", excerpt(other))))
+        }
     }
 }

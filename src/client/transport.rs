@@ -23,6 +23,8 @@ use ureq::{Agent, Timeout};
 pub struct Reply {
     pub status: u16,
     pub body: String,
+    /// The `Retry-After` header of a non-2xx answer, when present.
+    pub retry_after: Option<String>,
 }
 
 pub struct Transport {
@@ -68,23 +70,35 @@ impl Transport {
 
     /// Send one request, exactly once. `body` is sent byte for byte when present.
     pub fn send(&self, method: Method, url: &str, headers: &[(&str, &str)], body: Option<&[u8]>) -> Result<Reply> {
+        self.send_within(method, url, headers, body, None)
+    }
+
+    /// [`send`](Self::send) with a shorter whole-exchange limit than the client's
+    /// `total_timeout_ms` (what is left of a call's time after pacing waited).
+    pub fn send_within(
+        &self,
+        method: Method,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+        total: Option<std::time::Duration>,
+    ) -> Result<Reply> {
         let mut builder = Request::builder().method(method).uri(url);
         for (name, value) in headers {
             builder = builder.header(*name, *value);
         }
         sent_tracker::reset();
         let response = match body {
-            Some(bytes) => builder
-                .body(bytes)
-                .map_err(bad_request)
-                .and_then(|r| self.agent.run(r).map_err(|e| map_error(e, &self.limits))),
-            None => builder
-                .body(())
-                .map_err(bad_request)
-                .and_then(|r| self.agent.run(r).map_err(|e| map_error(e, &self.limits))),
+            Some(bytes) => builder.body(bytes).map_err(bad_request).and_then(|r| self.run(r, total)),
+            None => builder.body(()).map_err(bad_request).and_then(|r| self.run(r, total)),
         };
         let mut response = response?;
         let status = response.status().as_u16();
+        let retry_after = if (200..300).contains(&status) {
+            None
+        } else {
+            response.headers().get("retry-after").and_then(|v| v.to_str().ok()).map(str::to_owned)
+        };
         // A non-2xx answer keeps its status, and so its documented mapping, even when its body
         // is too large (the body is dropped) or not UTF-8 (decoded lossily).
         let success = (200..300).contains(&status);
@@ -109,7 +123,19 @@ impl Transport {
                     .reached_venue(true));
             }
         };
-        Ok(Reply { status, body })
+        Ok(Reply { status, body, retry_after })
+    }
+
+    fn run<S: ureq::AsSendBody>(
+        &self,
+        request: Request<S>,
+        total: Option<std::time::Duration>,
+    ) -> Result<ureq::http::Response<ureq::Body>> {
+        match total {
+            None => self.agent.run(request),
+            Some(total) => self.agent.run(self.agent.configure_request(request).timeout_global(Some(total)).build()),
+        }
+        .map_err(|e| map_error(e, &self.limits))
     }
 }
 

@@ -16,7 +16,7 @@ use std::ffi::c_char;
 /// Made by `perps_client_new`; owned by the caller; freed by `perps_client_free` (after
 /// every call using it has returned).
 pub struct perps_client {
-    inner: Client,
+    pub(crate) inner: Client,
 }
 
 /// A new client. `base_url` serves sign-in and certs (e.g. "https://api.example"),
@@ -32,7 +32,14 @@ pub struct perps_client {
 /// built-in WebPKI roots), `allow_insecure_http` (false), `certs_ttl_ms` (3600000: how long
 /// the venue's key set is trusted before it is fetched again; 0 = for every sign-in),
 /// `expected_domain` and `expected_uri` (none: the sign-in message's domain and URI must be
-/// exactly these). Unknown options are refused.
+/// exactly these), `rate_limit` ("off"; "wait" paces account requests to the venue's credit
+/// bucket — 45 credits a request, 1,000/s, burst 900 — within the call's `total_timeout_ms`;
+/// "refuse" fails with `PERPS_RATE_LIMITED` instead of sending; one bucket per account and
+/// `perps_url`, shared by every client and session of the process), `symbol_rules` (false;
+/// true checks orders against the venue's symbol list — tick, lot, min/max qty, unknown or
+/// disabled symbol — and refuses them locally with `PERPS_INVALID_ORDER`),
+/// `cl_ord_id_prefix` ("": up to 16 letters, digits, '-' or '_' put before every generated
+/// `cl_ord_id`). Unknown options are refused.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_client_new(
     base_url: *const c_char,
@@ -125,12 +132,17 @@ pub extern "C" fn perps_signin(
     })
 }
 
-/// Place an order: validate `order_json`, serialise it once, sign exactly those bytes, POST
-/// `/api/new_order` with the bearer token and the four signature headers (plus the session's
-/// `x-session-id` / `x-impersonate` if set). Returns the venue's JSON
-/// (`{"code":0,"message":"success","request_id":…}` = submitted). **Never retried**: on
-/// `PERPS_TIMEOUT`/`PERPS_TRANSPORT` check `perps_error_may_have_reached_venue` and query
-/// the venue before sending again. HTTP 200 with `code` != 0 → `PERPS_API_ERROR`.
+/// Place an order: validate `order_json`, generate a `cl_ord_id` when it has none (the
+/// client's `cl_ord_id_prefix` + 26 characters of Crockford base32: 48-bit milliseconds,
+/// 40-bit per-process random number, 40-bit counter — unique across threads and processes),
+/// check the symbol rules when that option is on, serialise once, sign exactly those bytes,
+/// POST `/api/new_order` with the bearer token and the four signature headers (plus the
+/// session's `x-session-id` / `x-impersonate` if set). Returns the venue's JSON object with
+/// the order's `cl_ord_id` added (`{"code":0,"message":"success","request_id":…,
+/// "cl_ord_id":…}` = submitted). **Never retried**: on `PERPS_TIMEOUT`/`PERPS_TRANSPORT`
+/// check `perps_error_may_have_reached_venue`, and look the order up by
+/// `perps_error_cl_ord_id(e)` (`perps_query_order`) before sending again. HTTP 200 with
+/// `code` != 0 → `PERPS_API_ERROR`.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_new_order(
     c: *const perps_client,

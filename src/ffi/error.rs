@@ -34,6 +34,14 @@ pub enum perps_code {
     PERPS_TOKEN_EXPIRED = 11,
     /// The operating system's random number generator failed.
     PERPS_RNG = 12,
+    /// HTTP 404 from one of the endpoint calls (`perps_cancel_order`, `perps_query_order`, …):
+    /// "order not found" — already gone, or not visible yet. `perps_new_order` and
+    /// `perps_request` report a 404 as `PERPS_HTTP_STATUS`.
+    PERPS_NOT_FOUND = 13,
+    /// Refused locally by the client's rate limiter (option `rate_limit`); nothing was sent.
+    /// `perps_error_retry_after_ms` says when a request would be allowed. The venue's own
+    /// HTTP 429 is `PERPS_HTTP_STATUS` with status 429.
+    PERPS_RATE_LIMITED = 14,
     /// A panic was caught inside the library (a bug; please report it).
     PERPS_PANIC = 99,
 }
@@ -53,6 +61,8 @@ impl From<Code> for perps_code {
             Code::BadResponse => perps_code::PERPS_BAD_RESPONSE,
             Code::TokenExpired => perps_code::PERPS_TOKEN_EXPIRED,
             Code::Rng => perps_code::PERPS_RNG,
+            Code::NotFound => perps_code::PERPS_NOT_FOUND,
+            Code::RateLimited => perps_code::PERPS_RATE_LIMITED,
             Code::Panic => perps_code::PERPS_PANIC,
         }
     }
@@ -68,13 +78,17 @@ pub struct perps_error {
     error: Error,
     message: CString,
     body: Option<CString>,
+    cl_ord_id: Option<CString>,
+    request_id: Option<CString>,
 }
 
 impl perps_error {
     pub(crate) fn new_raw(error: Error) -> *mut perps_error {
         let message = c_text(error.message());
         let body = error.body().map(c_text);
-        let raw = into_handle(perps_error { error, message, body });
+        let cl_ord_id = error.cl_ord_id().map(c_text);
+        let request_id = error.request_id().map(c_text);
+        let raw = into_handle(perps_error { error, message, body, cl_ord_id, request_id });
         live_errors().insert(raw as usize);
         raw
     }
@@ -164,6 +178,34 @@ pub extern "C" fn perps_error_body(e: *const perps_error) -> *const c_char {
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_error_may_have_reached_venue(e: *const perps_error) -> bool {
     with_error(e, false, |e| e.error.may_have_reached_venue())
+}
+
+/// The `cl_ord_id` of the order a failed `perps_new_order` was placing — the caller's, or the
+/// one the library generated — so the order can be looked up (`perps_query_order` with
+/// `{"cl_ord_id":…}`) before deciding to send it again. NULL for other calls, when the call
+/// failed before the order's id was decided (a NULL argument, no usable token, invalid JSON
+/// or fields), or when `e` is NULL.
+/// Borrowed: valid until `perps_error_free(e)`.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_error_cl_ord_id(e: *const perps_error) -> *const c_char {
+    with_error(e, std::ptr::null(), |e| e.cl_ord_id.as_ref().map_or(std::ptr::null(), |v| v.as_ptr()))
+}
+
+/// The `x-request-id` header value sent with the failed request (body-signed requests:
+/// `perps_new_order`, the POST endpoint calls, `perps_request` with a body). NULL when no
+/// request bytes were sent, for unsigned requests (GET), or when `e` is NULL.
+/// Borrowed: valid until `perps_error_free(e)`.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_error_request_id(e: *const perps_error) -> *const c_char {
+    with_error(e, std::ptr::null(), |e| e.request_id.as_ref().map_or(std::ptr::null(), |v| v.as_ptr()))
+}
+
+/// How long to wait before asking again, in milliseconds: from the `Retry-After` header of a
+/// venue's HTTP 429 or 503 (seconds or an HTTP date), or from the local rate limiter
+/// (`PERPS_RATE_LIMITED`). -1 when unknown (or `e` is NULL).
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_error_retry_after_ms(e: *const perps_error) -> i64 {
+    with_error(e, -1, |e| e.error.retry_after_ms().unwrap_or(-1))
 }
 
 /// Free an error. NULL is a no-op, and so is a pointer that is not a live error of this

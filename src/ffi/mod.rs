@@ -15,5 +15,6 @@ pub mod error;
 pub mod order;
 pub mod session;
 pub mod sign;
+pub mod trading;
 pub mod version;
 pub mod wallet;

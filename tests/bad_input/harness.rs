@@ -12,6 +12,7 @@ use perps::ffi::order::perps_order_serialize;
 use perps::ffi::session::*;
 use perps::ffi::sign::*;
 use perps::ffi::strings::perps_string_free;
+use perps::ffi::trading::*;
 use perps::ffi::version::perps_version;
 use perps::ffi::wallet::*;
 use std::collections::HashMap;
@@ -85,7 +86,10 @@ pub fn signature(function: &str) -> Option<&'static str> {
         | "error_message"
         | "error_http_status"
         | "error_body"
-        | "error_may_have_reached_venue" => "e",
+        | "error_may_have_reached_venue"
+        | "error_cl_ord_id"
+        | "error_request_id"
+        | "error_retry_after_ms" => "e",
         "version" | "session_new" => "",
         "client_new" => "xxx",
         "session_from_api_key" => "kk",
@@ -105,6 +109,7 @@ pub fn signature(function: &str) -> Option<&'static str> {
         "new_order" => "csx",
         "request" => "csxxx",
         "client_sync_time" => "co",
+        name if endpoint(name).is_some() => "csx",
         _ => return None,
     })
 }
@@ -126,6 +131,9 @@ pub const EXPORTED: &[&str] = &[
     "error_http_status",
     "error_body",
     "error_may_have_reached_venue",
+    "error_cl_ord_id",
+    "error_request_id",
+    "error_retry_after_ms",
     "error_free",
     "order_serialize",
     "session_new",
@@ -144,7 +152,45 @@ pub const EXPORTED: &[&str] = &[
     "wallet_address",
     "wallet_sign",
     "wallet_wrap_solana_signature",
+    "cancel_order",
+    "cancel_orders",
+    "change_leverage",
+    "change_margin_mode",
+    "query_order",
+    "query_orders",
+    "query_open_orders",
+    "query_trades",
+    "query_positions",
+    "query_balance",
+    "query_position_config",
+    "query_symbol_info",
+    "query_symbol_price",
+    "query_depth_book",
 ];
+
+/// The fourteen endpoint calls, all `char *perps_X(client, session, params_json, err)`.
+type EndpointFn =
+    extern "C" fn(*const perps_client, *const perps_session, *const c_char, *mut *mut perps_error) -> *mut c_char;
+
+pub fn endpoint(name: &str) -> Option<EndpointFn> {
+    Some(match name {
+        "cancel_order" => perps_cancel_order,
+        "cancel_orders" => perps_cancel_orders,
+        "change_leverage" => perps_change_leverage,
+        "change_margin_mode" => perps_change_margin_mode,
+        "query_order" => perps_query_order,
+        "query_orders" => perps_query_orders,
+        "query_open_orders" => perps_query_open_orders,
+        "query_trades" => perps_query_trades,
+        "query_positions" => perps_query_positions,
+        "query_balance" => perps_query_balance,
+        "query_position_config" => perps_query_position_config,
+        "query_symbol_info" => perps_query_symbol_info,
+        "query_symbol_price" => perps_query_symbol_price,
+        "query_depth_book" => perps_query_depth_book,
+        _ => return None,
+    })
+}
 
 pub fn code_named(name: &str) -> Option<perps_code> {
     use perps_code::*;
@@ -162,6 +208,8 @@ pub fn code_named(name: &str) -> Option<perps_code> {
         "BAD_RESPONSE" => PERPS_BAD_RESPONSE,
         "TOKEN_EXPIRED" => PERPS_TOKEN_EXPIRED,
         "RNG" => PERPS_RNG,
+        "NOT_FOUND" => PERPS_NOT_FOUND,
+        "RATE_LIMITED" => PERPS_RATE_LIMITED,
         "PANIC" => PERPS_PANIC,
         _ => return None,
     })
@@ -416,6 +464,8 @@ pub struct Outcome {
     pub http_status: u16,
     pub body: Option<String>,
     pub reached: bool,
+    /// `perps_error_request_id`: an x-request-id means request bytes were sent.
+    pub request_id: Option<String>,
     /// The returned string on success (copied, then freed).
     pub returned: Option<String>,
     /// Problems found while calling (return value vs. error object, out-parameters, the
@@ -505,9 +555,14 @@ pub fn run(case: &Case, fx: &Fixtures) -> Outcome {
             }
             "error_code" => Ret::Code(perps_error_code(p(0) as *const perps_error)),
             // Accessors without an error object: checked against their documented answers.
-            "error_message" | "error_http_status" | "error_body" | "error_may_have_reached_venue" | "version" => {
-                Ret::Unit
-            }
+            "error_message"
+            | "error_http_status"
+            | "error_body"
+            | "error_may_have_reached_venue"
+            | "error_cl_ord_id"
+            | "error_request_id"
+            | "error_retry_after_ms"
+            | "version" => Ret::Unit,
             "session_new" => Ret::Session(perps_session_new(err)),
             "client_new" => Ret::Client(perps_client_new(p(0), p(1), p(2), err)),
             "session_from_api_key" => Ret::Session(perps_session_from_api_key(p(0), p(1), err)),
@@ -566,6 +621,12 @@ pub fn run(case: &Case, fx: &Fixtures) -> Outcome {
                 err,
             )),
             "client_sync_time" => Ret::Code(perps_client_sync_time(p(0) as *const perps_client, p(1) as *mut i64, err)),
+            name if endpoint(name).is_some() => Ret::Owned(endpoint(name).unwrap()(
+                p(0) as *const perps_client,
+                p(1) as *const perps_session,
+                p(2),
+                err,
+            )),
             other => panic!("no runner for perps_{other}"),
         }
     };
@@ -596,6 +657,25 @@ pub fn run(case: &Case, fx: &Fixtures) -> Outcome {
             outcome.code = Some(perps_code::PERPS_OK);
             if perps_error_may_have_reached_venue(null()) {
                 outcome.problems.push("perps_error_may_have_reached_venue(NULL) is true".into());
+            }
+            return outcome;
+        }
+        "error_cl_ord_id" | "error_request_id" => {
+            outcome.code = Some(perps_code::PERPS_OK);
+            let returned = if case.function == "error_cl_ord_id" {
+                perps_error_cl_ord_id(null())
+            } else {
+                perps_error_request_id(null())
+            };
+            if !returned.is_null() {
+                outcome.problems.push(format!("perps_{}(NULL) is not NULL", case.function));
+            }
+            return outcome;
+        }
+        "error_retry_after_ms" => {
+            outcome.code = Some(perps_code::PERPS_OK);
+            if perps_error_retry_after_ms(null()) != -1 {
+                outcome.problems.push("perps_error_retry_after_ms(NULL) is not -1".into());
             }
             return outcome;
         }
@@ -645,6 +725,7 @@ pub fn run(case: &Case, fx: &Fixtures) -> Outcome {
         outcome.http_status = perps_error_http_status(e);
         outcome.body = copy(perps_error_body(e));
         outcome.reached = perps_error_may_have_reached_venue(e);
+        outcome.request_id = copy(perps_error_request_id(e));
         perps_error_free(err);
         if !failed {
             outcome.problems.push("an error object was written on success".into());
@@ -719,10 +800,10 @@ pub fn check(case: &Case, outcome: &Outcome, secrets: &[Vec<u8>]) -> Vec<String>
         problems.push("no error object, so no message".into());
     }
     // Every case fails before anything could reach a venue.
-    if outcome.http_status != 0 || outcome.body.is_some() || outcome.reached {
+    if outcome.http_status != 0 || outcome.body.is_some() || outcome.reached || outcome.request_id.is_some() {
         problems.push(format!(
-            "an offline failure carries http_status {}, body {:?}, reached {}",
-            outcome.http_status, outcome.body, outcome.reached
+            "an offline failure carries http_status {}, body {:?}, reached {}, x-request-id {:?}",
+            outcome.http_status, outcome.body, outcome.reached, outcome.request_id
         ));
     }
     problems

@@ -114,6 +114,9 @@ static const struct {
     {"error_http_status", "e"},
     {"error_body", "e"},
     {"error_may_have_reached_venue", "e"},
+    {"error_cl_ord_id", "e"},
+    {"error_request_id", "e"},
+    {"error_retry_after_ms", "e"},
     {"version", ""},
     {"session_new", ""},
     {"client_new", "xxx"},
@@ -138,6 +141,20 @@ static const struct {
     {"new_order", "csx"},
     {"request", "csxxx"},
     {"client_sync_time", "co"},
+    {"cancel_order", "csx"},
+    {"cancel_orders", "csx"},
+    {"change_leverage", "csx"},
+    {"change_margin_mode", "csx"},
+    {"query_order", "csx"},
+    {"query_orders", "csx"},
+    {"query_open_orders", "csx"},
+    {"query_trades", "csx"},
+    {"query_positions", "csx"},
+    {"query_balance", "csx"},
+    {"query_position_config", "csx"},
+    {"query_symbol_info", "csx"},
+    {"query_symbol_price", "csx"},
+    {"query_depth_book", "csx"},
 };
 #define N_SIGNATURES (sizeof SIGNATURES / sizeof SIGNATURES[0])
 
@@ -167,6 +184,8 @@ static const struct {
     {"BAD_RESPONSE", PERPS_BAD_RESPONSE},
     {"TOKEN_EXPIRED", PERPS_TOKEN_EXPIRED},
     {"RNG", PERPS_RNG},
+    {"NOT_FOUND", PERPS_NOT_FOUND},
+    {"RATE_LIMITED", PERPS_RATE_LIMITED},
     {"PANIC", PERPS_PANIC},
 };
 
@@ -602,6 +621,37 @@ struct resolved {
     size_t size[MAX_ARGS];
 };
 
+/* The fourteen endpoint calls share one shape: perps_X(client, session, params_json, err). */
+typedef char *(*endpoint_fn)(const perps_client *, const perps_session *, const char *, perps_error **);
+static const struct {
+    const char *fn;
+    endpoint_fn call;
+} ENDPOINTS[] = {
+    {"cancel_order", perps_cancel_order},
+    {"cancel_orders", perps_cancel_orders},
+    {"change_leverage", perps_change_leverage},
+    {"change_margin_mode", perps_change_margin_mode},
+    {"query_order", perps_query_order},
+    {"query_orders", perps_query_orders},
+    {"query_open_orders", perps_query_open_orders},
+    {"query_trades", perps_query_trades},
+    {"query_positions", perps_query_positions},
+    {"query_balance", perps_query_balance},
+    {"query_position_config", perps_query_position_config},
+    {"query_symbol_info", perps_query_symbol_info},
+    {"query_symbol_price", perps_query_symbol_price},
+    {"query_depth_book", perps_query_depth_book},
+};
+
+static endpoint_fn endpoint_named(const char *fn) {
+    for (size_t i = 0; i < sizeof ENDPOINTS / sizeof ENDPOINTS[0]; i++) {
+        if (strcmp(ENDPOINTS[i].fn, fn) == 0) {
+            return ENDPOINTS[i].call;
+        }
+    }
+    return NULL;
+}
+
 #define S(i) ((const char *)r->ptr[i])
 #define SESSION(i) ((const perps_session *)r->ptr[i])
 #define CLIENT(i) ((const perps_client *)r->ptr[i])
@@ -680,6 +730,8 @@ static struct ret call(const char *fn, const struct resolved *r, perps_error **e
     } else if (strcmp(fn, "client_sync_time") == 0) {
         out.kind = RET_CODE;
         out.code = perps_client_sync_time(CLIENT(0), (int64_t *)(uintptr_t)r->ptr[1], err);
+    } else if (endpoint_named(fn) != NULL) {
+        out.str = endpoint_named(fn)(CLIENT(0), SESSION(1), S(2), err);
     } else {
         out.kind = RET_UNIT;
         problem("no runner for perps_%s", fn);
@@ -720,6 +772,12 @@ static void run_accessor(const struct tcase *c) {
         if (perps_error_body(NULL) != NULL) problem("perps_error_body(NULL) != NULL");
     } else if (strcmp(c->fn, "error_may_have_reached_venue") == 0) {
         if (perps_error_may_have_reached_venue(NULL)) problem("perps_error_may_have_reached_venue(NULL)");
+    } else if (strcmp(c->fn, "error_cl_ord_id") == 0) {
+        if (perps_error_cl_ord_id(NULL) != NULL) problem("perps_error_cl_ord_id(NULL) != NULL");
+    } else if (strcmp(c->fn, "error_request_id") == 0) {
+        if (perps_error_request_id(NULL) != NULL) problem("perps_error_request_id(NULL) != NULL");
+    } else if (strcmp(c->fn, "error_retry_after_ms") == 0) {
+        if (perps_error_retry_after_ms(NULL) != -1) problem("perps_error_retry_after_ms(NULL) != -1");
     } else if (strcmp(c->fn, "version") == 0) {
         const char *v = perps_version();
         if (v == NULL || c->fragment == NULL || strstr(v, c->fragment) == NULL) problem("perps_version()");
@@ -733,7 +791,8 @@ static void run_case(const struct tcase *c) {
     const char *kinds = signature_of(c->fn);
     if (strcmp(c->fn, "error_message") == 0 || strcmp(c->fn, "error_http_status") == 0 ||
         strcmp(c->fn, "error_body") == 0 || strcmp(c->fn, "error_may_have_reached_venue") == 0 ||
-        strcmp(c->fn, "version") == 0) {
+        strcmp(c->fn, "error_cl_ord_id") == 0 || strcmp(c->fn, "error_request_id") == 0 ||
+        strcmp(c->fn, "error_retry_after_ms") == 0 || strcmp(c->fn, "version") == 0) {
         run_accessor(c);
         return;
     }
@@ -826,8 +885,8 @@ static void run_case(const struct tcase *c) {
             check_secrets(c, kinds, msg);
         }
         if (perps_error_http_status(err) != 0 || perps_error_body(err) != NULL ||
-            perps_error_may_have_reached_venue(err)) {
-            problem("an offline failure carries an HTTP status, a body or may_have_reached_venue");
+            perps_error_may_have_reached_venue(err) || perps_error_request_id(err) != NULL) {
+            problem("an offline failure carries an HTTP status, a body, may_have_reached_venue or an x-request-id");
         }
         perps_error_free(err);
     } else if (is_failure && strcmp(c->fn, "sign_body_into") != 0) {

@@ -416,6 +416,15 @@ static void test_silent_venue(void) {
 
     if (c != NULL && api != NULL) {
         CHECK(perps_new_order(c, api, ORDER, &err) == NULL);
+        /* The order had no cl_ord_id: the error names the one generated, and the x-request-id. */
+        char cl_ord_id[64] = "", sent_id[64] = "";
+        if (err != NULL && perps_error_cl_ord_id(err) != NULL) {
+            snprintf(cl_ord_id, sizeof cl_ord_id, "%s", perps_error_cl_ord_id(err));
+        }
+        if (err != NULL && perps_error_request_id(err) != NULL) {
+            snprintf(sent_id, sizeof sent_id, "%s", perps_error_request_id(err));
+        }
+        CHECK(strlen(cl_ord_id) == 26);
         EXPECT_ERROR_REACHED(err, PERPS_TIMEOUT, NULL, 1);
 
         /* Exactly one connection was made. */
@@ -456,10 +465,18 @@ static void test_silent_venue(void) {
                    header_value(request, "x-request-timestamp", ts, sizeof ts) &&
                    header_value(request, "x-request-signature", sig, sizeof sig);
         CHECK(have);
+        CHECK(have && strcmp(id, sent_id) == 0);
 
-        /* The body sent is the validated serialisation, and the signature covers it. */
-        char *expected_body = perps_order_serialize(ORDER, NULL);
-        CHECK(expected_body != NULL && body != NULL && strcmp(body, expected_body) == 0);
+        /* The body sent is the validated serialisation with the generated cl_ord_id in its
+         * documented place (last here), and the signature covers it. */
+        char *serialised = perps_order_serialize(ORDER, NULL);
+        char expected_body[512] = "";
+        if (serialised != NULL && strlen(serialised) > 1) {
+            snprintf(expected_body, sizeof expected_body, "%.*s,\"cl_ord_id\":\"%s\"}", (int)strlen(serialised) - 1,
+                     serialised, cl_ord_id);
+        }
+        perps_string_free(serialised);
+        CHECK(body != NULL && strcmp(body, expected_body) == 0);
         if (have && body != NULL) {
             char *resigned = perps_sign_body_at(api, body, id, (int64_t)strtoll(ts, NULL, 10), NULL);
             char expected_sig[128] = "";
@@ -475,7 +492,6 @@ static void test_silent_venue(void) {
             CHECK(strcmp(sig, expected_sig) == 0);
             perps_string_free(resigned);
         }
-        perps_string_free(expected_body);
 
         /* perps_client_sync_time against the same silent venue: a timeout, offset untouched. */
         int64_t offset = 12345;

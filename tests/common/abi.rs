@@ -17,6 +17,10 @@ pub struct Failure {
     pub http_status: u16,
     pub body: Option<String>,
     pub may_have_reached_venue: bool,
+    /// `perps_error_cl_ord_id`, `perps_error_request_id`, `perps_error_retry_after_ms`.
+    pub cl_ord_id: Option<String>,
+    pub request_id: Option<String>,
+    pub retry_after_ms: i64,
 }
 
 pub fn c(text: &str) -> CString {
@@ -61,6 +65,9 @@ pub fn take_error(err: *mut perps_error) -> Failure {
         http_status: perps_error_http_status(err),
         body: borrowed(perps_error_body(err)),
         may_have_reached_venue: perps_error_may_have_reached_venue(err),
+        cl_ord_id: borrowed(perps_error_cl_ord_id(err)),
+        request_id: borrowed(perps_error_request_id(err)),
+        retry_after_ms: perps_error_retry_after_ms(err),
     };
     perps_error_free(err);
     failure
@@ -68,6 +75,13 @@ pub fn take_error(err: *mut perps_error) -> Failure {
 
 /// A client handle freed on drop.
 pub struct Client(pub *mut perps_client);
+
+// SAFETY: the library documents clients and sessions as safe to share between threads
+// (README "Thread safety"); the handles are only freed on drop, after every borrow ended.
+unsafe impl Send for Client {}
+unsafe impl Sync for Client {}
+unsafe impl Send for Session {}
+unsafe impl Sync for Session {}
 
 impl Client {
     pub fn new(base_url: &str, perps_url: &str, options: Option<&str>) -> Result<Client, Failure> {
@@ -158,4 +172,36 @@ pub fn wallet_sign(chain: &str, key: &str, payload: &str) -> Result<String, Fail
 pub fn wallet_address(chain: &str, key: &str) -> Result<String, Failure> {
     let (ch, k) = (c(chain), c(key));
     owned(|e| perps::ffi::wallet::perps_wallet_address(ch.as_ptr(), k.as_ptr(), e))
+}
+
+/// The fourteen endpoint calls by name (`"cancel_order"` … `"query_depth_book"`).
+pub type EndpointFn =
+    extern "C" fn(*const perps_client, *const perps_session, *const c_char, *mut *mut perps_error) -> *mut c_char;
+
+pub const ENDPOINTS: [(&str, EndpointFn); 14] = {
+    use perps::ffi::trading::*;
+    [
+        ("cancel_order", perps_cancel_order),
+        ("cancel_orders", perps_cancel_orders),
+        ("change_leverage", perps_change_leverage),
+        ("change_margin_mode", perps_change_margin_mode),
+        ("query_order", perps_query_order),
+        ("query_orders", perps_query_orders),
+        ("query_open_orders", perps_query_open_orders),
+        ("query_trades", perps_query_trades),
+        ("query_positions", perps_query_positions),
+        ("query_balance", perps_query_balance),
+        ("query_position_config", perps_query_position_config),
+        ("query_symbol_info", perps_query_symbol_info),
+        ("query_symbol_price", perps_query_symbol_price),
+        ("query_depth_book", perps_query_depth_book),
+    ]
+};
+
+/// Call the endpoint export `name` (without `perps_`); `session` None passes NULL.
+pub fn call(client: &Client, session: Option<&Session>, name: &str, params: Option<&str>) -> Result<String, Failure> {
+    let function = ENDPOINTS.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("no export perps_{name}")).1;
+    let p = params.map(c);
+    let s = session.map_or(null_mut(), |s| s.0);
+    owned(|e| function(client.0, s, p.as_ref().map_or(null(), |p| p.as_ptr()), e))
 }

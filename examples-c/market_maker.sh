@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The trading-loop demo: build the library and the sandbox venue, start the sandbox (its mark
+# still unless told), then run two C examples against it:
+#   1. order_timeout: an order times out (a one-shot slow-venue fault), is found again by its
+#      cl_ord_id with perps_query_order, and is not sent twice;
+#   2. market_maker: quotes both sides around the mark while this script moves the mark
+#      through the bid and then through the ask (the sandbox's admin "mark" endpoint), so
+#      both quotes fill; it re-quotes, reconciles, and cancels everything on exit.
+# Needs only the Rust toolchain and a C compiler (the admin calls use bash's /dev/tcp).
+#
+#   bash examples-c/market_maker.sh              # from the repository root
+#   RUNNER="valgrind --leak-check=full --error-exitcode=1" bash examples-c/market_maker.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CC=${CC:-cc}
+
+make --no-print-directory sandbox lib
+mkdir -p target/examples
+for example in order_timeout market_maker; do
+  "$CC" -std=c11 -Wall -Wextra -Werror -pedantic -Iinclude "examples-c/$example.c" \
+    -Ltarget/release -lperps -Wl,-rpath,"$PWD/target/release" -o "target/examples/$example"
+done
+
+urls=$(mktemp)
+target/release/perps-sandbox --port 0 --walk-ms 0 >"$urls" &
+sandbox=$!
+trap 'kill "$sandbox" 2>/dev/null; wait "$sandbox" 2>/dev/null; rm -f "$urls"' EXIT
+for _ in $(seq 1 100); do
+  [ -s "$urls" ] && break
+  sleep 0.05
+done
+field() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p" "$urls"; }
+base_url=$(field base_url)
+perps_url=$(field perps_url)
+admin_url=$(field admin_url)
+[ -n "$base_url" ] || { echo "the sandbox did not start" >&2; exit 1; }
+port=${admin_url#http://127.0.0.1:}
+port=${port%%/*}
+echo "sandbox venue: base_url=$base_url perps_url=$perps_url"
+
+# POST a JSON body to one of the sandbox's admin endpoints (/_sandbox/NAME).
+admin() {
+  local name=$1 body=$2
+  exec 3<>"/dev/tcp/127.0.0.1/$port"
+  printf 'POST /_sandbox/%s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s' \
+    "$name" "${#body}" "$body" >&3
+  sed -n '$p' <&3 | cut -c1-120
+  exec 3<&-
+}
+
+echo
+echo "=== order_timeout: the venue answers the next order after 1.5 s; the client waits 0.5 s"
+admin faults '{"per_endpoint":{"new_order":{"slow_ms":1500,"times":1}}}' >/dev/null
+${RUNNER:-} target/examples/order_timeout "$base_url" "$perps_url"
+
+echo
+echo "=== market_maker: quotes around the mark; this script moves the mark through the bid,"
+echo "    waits for the fill and the re-quote, moves it through the ask, then stops the maker"
+admin mark '{"symbol":"BTC-USD","price":"65000.00"}' >/dev/null
+out=$(mktemp)
+trap 'kill "$sandbox" 2>/dev/null; wait "$sandbox" 2>/dev/null; rm -f "$urls" "$out"' EXIT
+${RUNNER:-} target/examples/market_maker "$base_url" "$perps_url" 400 >>"$out" 2>&1 &
+maker=$!
+# Wait until the maker's output has printed PATTERN at least N times.
+wait_for() {
+  for _ in $(seq 1 1200); do
+    [ "$(grep -c -- "$1" "$out")" -ge "$2" ] && return 0
+    kill -0 "$maker" 2>/dev/null || break
+    sleep 0.05
+  done
+  cat "$out"
+  echo "market_maker.sh: no '$1' (x$2) in the maker's output" >&2
+  exit 1
+}
+wait_for "  quote " 1
+echo "--- script: mark BTC-USD -> 64900.00 (through the bid)" >>"$out"
+admin mark '{"symbol":"BTC-USD","price":"64900.00"}' >/dev/null
+wait_for "FILLED" 1
+wait_for "  quote " 2
+echo "--- script: mark BTC-USD -> 65100.00 (through the ask)" >>"$out"
+admin mark '{"symbol":"BTC-USD","price":"65100.00"}' >/dev/null
+wait_for "FILLED" 2
+wait_for "  quote " 3
+echo "--- script: SIGTERM (the maker cancels everything and exits)" >>"$out"
+kill -TERM "$maker"
+status=0
+wait "$maker" || status=$?
+cat "$out"
+exit "$status"

@@ -1,0 +1,89 @@
+//! Any endpoint of the table in `endpoints`, run the same way: parameters checked and
+//! written once, the request sent once (POSTs body-signed; account GETs with the bearer;
+//! public GETs bare), the answer checked and shaped. HTTP 404 is `PERPS_NOT_FOUND`; HTTP 200
+//! with `code` ≠ 0 is `PERPS_API_ERROR`. Never retried.
+
+use super::{Client, guarded};
+use super::trading::{Account, Outgoing};
+use crate::endpoints::answer::{self, Refusal};
+use crate::endpoints::params::Params;
+use crate::endpoints::{Auth, Endpoint, Shape, Verb};
+use crate::error::{Code, Error, Result};
+use crate::redact::CallSecrets;
+use crate::session::Session;
+use ureq::http::Method;
+
+impl Client {
+    /// Call `endpoint` with `params_json` (None or "" for no parameters). `session` may be
+    /// `None` only for the public endpoints. Returns the venue's answer (see
+    /// `endpoints::answer`). A `query_symbol_info` without a symbol also refreshes the
+    /// symbol rules when they are on.
+    pub fn call(&self, endpoint: Endpoint, session: Option<&Session>, params_json: Option<&str>) -> Result<String> {
+        // Account calls run with the session's secrets (venue text quoted in an error is
+        // redacted of them); public calls hold none.
+        let answer = match session {
+            Some(s) => guarded(s, None, |secrets| self.endpoint_answer(endpoint, session, params_json, secrets))?,
+            None => self.endpoint_answer(endpoint, None, params_json, &CallSecrets::none())?,
+        };
+        if endpoint == Endpoint::QuerySymbolInfo
+            && self.symbols.is_some()
+            && Params::parse(endpoint.spec(), params_json).is_ok_and(|p| p.is_empty())
+        {
+            // An answer that is not a symbol list is still the caller's answer; the rules
+            // keep the list they had.
+            let _ = self.keep_symbols(&answer);
+        }
+        Ok(answer)
+    }
+
+    pub(super) fn endpoint_answer(
+        &self,
+        endpoint: Endpoint,
+        session: Option<&Session>,
+        params_json: Option<&str>,
+        secrets: &CallSecrets<'_>,
+    ) -> Result<String> {
+        let spec = endpoint.spec();
+        let credentials = match (spec.auth, session) {
+            (Auth::Public, _) => None,
+            (_, None) => {
+                return Err(Error::invalid_argument(format!(
+                    "session is NULL: {} needs a signed-in session (only query_symbol_info, query_symbol_price \
+                     and query_depth_book take none)",
+                    spec.name
+                )));
+            }
+            (_, Some(session)) => Some((session, session.usable_credentials(self.venue_now_ms().div_euclid(1000))?)),
+        };
+        let params = Params::parse(spec, params_json)?;
+        let (method, target, body) = match spec.verb {
+            Verb::Post => (Method::POST, spec.path(), Some(params.to_body())),
+            Verb::Get => (Method::GET, format!("{}{}", spec.path(), params.to_query()), None),
+        };
+        let account = credentials.as_ref().map(|(session, (token, account))| Account {
+            session,
+            token: token.as_str(),
+            account: account.as_str(),
+        });
+        let outgoing =
+            Outgoing { method, target: &target, body: body.as_deref().map(str::as_bytes), account, secrets };
+        let exchanged = self.exchange(&outgoing).map_err(|e| {
+            if e.code() == Code::HttpStatus && e.http_status() == 404 { e.with_code(Code::NotFound) } else { e }
+        })?;
+        let shaped = match spec.shape {
+            Shape::AsSent => answer::check(&exchanged.reply.body).map(|()| None),
+            Shape::DepthBook => answer::sort_depth_book(&exchanged.reply.body).map(Some),
+        };
+        match shaped {
+            Ok(Some(sorted)) => Ok(sorted),
+            Ok(None) => Ok(exchanged.reply.body),
+            Err(Refusal::Code(code, message)) => Err(exchanged.refused(Error::new(
+                Code::ApiError,
+                format!("{}: the venue refused with code {code}: {}", spec.name, exchanged.quoted(&message)),
+            ))),
+            Err(Refusal::Shape(why)) => {
+                Err(exchanged.refused(Error::bad_response(format!("{}: {why}", spec.name)).reached_venue(true)))
+            }
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! Pacing account requests to the venue's credit bucket (client option `rate_limit`).
+//!
+//! The venue charges each request of an account 45 credits from a bucket that refills at
+//! 1,000 credits/s up to 900 (`venue-api.md` §3.2): a burst of 20 requests, then one every
+//! 45 ms. Over budget, it answers 429. This module keeps the same bucket on the client's
+//! side as GCRA (the generic cell rate algorithm) on one atomic: the bucket's whole state is
+//! the "theoretical arrival time" of the next request, so admitting a request is a load, a
+//! comparison and a compare-and-swap — no lock, no allocation.
+//!
+//! Our bucket holds 2 requests fewer than the venue's (18 in a burst): the venue measures
+//! arrivals, we measure departures, and the slack absorbs up to 90 ms of difference in the
+//! network's delay from one request to the next.
+//!
+//! One bucket per account (the wallet address after sign-in; for an API credential, its
+//! request key id), shared by every thread, session and client of the process that sends for
+//! that account to the same `perps_url`: a process-wide registry hands out the buckets, and
+//! each client keeps the ones it has used. A bucket lives as long as the process (8 bytes
+//! per account), so a client holds a plain reference to it: no reference count to touch per
+//! request.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock, PoisonError, RwLock};
+use std::time::{Duration, Instant};
+
+/// Credits a request costs, credits refilled per second, and the bucket's size (venue).
+pub const COST_CREDITS: u64 = 45;
+pub const REFILL_PER_SECOND: u64 = 1000;
+pub const BURST_CREDITS: u64 = 900;
+/// Requests of the venue's burst kept in reserve (see the module doc).
+const RESERVE_REQUESTS: u64 = 2;
+
+/// Time one request's credits take to refill: 45 ms.
+const INTERVAL_NS: u64 = COST_CREDITS * 1_000_000_000 / REFILL_PER_SECOND;
+/// How far ahead of now the next arrival time may run: a burst of 18 requests.
+const TOLERANCE_NS: u64 = (BURST_CREDITS / COST_CREDITS - 1 - RESERVE_REQUESTS) * INTERVAL_NS;
+
+/// Nanoseconds since the first use of pacing in this process (monotonic clock).
+fn now_ns() -> u64 {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
+}
+
+/// One account's bucket.
+#[derive(Debug, Default)]
+pub struct Bucket {
+    /// When the bucket would be exactly empty again (ns on `now_ns`'s clock).
+    next_free_ns: AtomicU64,
+}
+
+impl Bucket {
+    /// Take one request's credits, waiting at most `max_wait`. `Ok(wait)`: the credits are
+    /// taken; send after `wait` (zero when there was room). `Err(wait)`: nothing taken;
+    /// `wait` is how long until a request would be admitted.
+    pub fn admit(&self, max_wait: Duration) -> Result<Duration, Duration> {
+        let max_wait = max_wait.as_nanos().min(u128::from(u64::MAX)) as u64;
+        let now = now_ns();
+        let mut current = self.next_free_ns.load(Ordering::Relaxed);
+        loop {
+            let start = current.max(now);
+            let wait = (start - now).saturating_sub(TOLERANCE_NS);
+            if wait > max_wait {
+                return Err(Duration::from_nanos(wait));
+            }
+            match self.next_free_ns.compare_exchange_weak(
+                current,
+                start + INTERVAL_NS,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Ok(Duration::from_nanos(wait)),
+                Err(seen) => current = seen,
+            }
+        }
+    }
+
+    /// The venue said 429: treat the bucket as empty for at least `retry_after` (or one
+    /// request's refill), whatever our count said.
+    pub fn exhausted(&self, retry_after: Option<Duration>) {
+        let pause = retry_after.map_or(INTERVAL_NS, |d| d.as_nanos().min(u128::from(u64::MAX / 4)) as u64);
+        self.next_free_ns.fetch_max(now_ns() + TOLERANCE_NS + pause, Ordering::Relaxed);
+    }
+}
+
+/// Buckets of every account this process sends for, by `perps_url` and account.
+fn registry() -> &'static Mutex<Vec<(String, &'static Bucket)>> {
+    static REGISTRY: Mutex<Vec<(String, &'static Bucket)>> = Mutex::new(Vec::new());
+    &REGISTRY
+}
+
+/// A client's view of the registry: the buckets it has used, found without the global lock.
+#[derive(Debug, Default)]
+pub struct Buckets {
+    known: RwLock<Vec<(String, &'static Bucket)>>,
+}
+
+impl Buckets {
+    /// The bucket of `account` at `perps_url`, shared process-wide.
+    pub fn of(&self, perps_url: &str, account: &str) -> &'static Bucket {
+        if let Some((_, bucket)) =
+            self.known.read().unwrap_or_else(PoisonError::into_inner).iter().find(|(a, _)| a == account)
+        {
+            return bucket;
+        }
+        let key = format!("{perps_url}\n{account}");
+        let bucket = {
+            let mut all = registry().lock().unwrap_or_else(PoisonError::into_inner);
+            match all.iter().find(|(k, _)| *k == key) {
+                Some((_, bucket)) => *bucket,
+                None => {
+                    let bucket: &'static Bucket = Box::leak(Box::default());
+                    all.push((key, bucket));
+                    bucket
+                }
+            }
+        };
+        self.known.write().unwrap_or_else(PoisonError::into_inner).push((account.to_owned(), bucket));
+        bucket
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_burst_of_eighteen_then_one_per_interval() {
+        let bucket = Bucket::default();
+        // Far ahead of now, as if the bucket were fresh.
+        bucket.next_free_ns.store(0, Ordering::Relaxed);
+        let admitted = (0..25).filter(|_| bucket.admit(Duration::ZERO).is_ok()).count();
+        assert_eq!(admitted, 18, "the venue's 20 less the reserve of 2");
+        let wait = bucket.admit(Duration::ZERO).unwrap_err();
+        assert!(wait > Duration::from_millis(40) && wait <= Duration::from_millis(45), "{wait:?}");
+        // Waiting is a reservation: queued requests are spaced one interval apart.
+        let first = bucket.admit(Duration::from_secs(1)).unwrap();
+        let second = bucket.admit(Duration::from_secs(1)).unwrap();
+        let gap = second - first;
+        assert!(gap >= Duration::from_millis(44) && gap <= Duration::from_millis(46), "{gap:?}");
+    }
+
+    #[test]
+    fn a_venue_429_empties_the_bucket() {
+        let bucket = Bucket::default();
+        assert!(bucket.admit(Duration::ZERO).is_ok());
+        bucket.exhausted(Some(Duration::from_secs(2)));
+        let wait = bucket.admit(Duration::ZERO).unwrap_err();
+        assert!(wait > Duration::from_millis(1900), "{wait:?}");
+    }
+
+    #[test]
+    fn clients_of_the_same_account_and_venue_share_a_bucket() {
+        let (a, b) = (Buckets::default(), Buckets::default());
+        let one = a.of("http://venue-a", "0xabc");
+        assert!(std::ptr::eq(one, b.of("http://venue-a", "0xabc")));
+        assert!(std::ptr::eq(one, a.of("http://venue-a", "0xabc")));
+        assert!(!std::ptr::eq(one, b.of("http://venue-a", "0xdef")));
+        assert!(!std::ptr::eq(one, Buckets::default().of("http://venue-b", "0xabc")));
+    }
+}

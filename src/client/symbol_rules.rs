@@ -1,0 +1,283 @@
+//! Instrument rules (client option `symbol_rules`): an order is checked against the venue's
+//! symbol list before it is sent — unknown or disabled symbol, price off the tick, qty off
+//! the lot, below the minimum or above the maximum — and refused locally with
+//! `PERPS_INVALID_ORDER` naming the rule and the allowed step. Nothing is sent.
+//!
+//! The list comes from `query_symbol_info` (all symbols): fetched at the first order,
+//! replaced whenever the caller runs `perps_query_symbol_info` without a symbol through the
+//! same client ("on demand"), fetched again once when an order names a symbol not in it,
+//! and marked stale (fetched again at the next order) when the venue refuses an order with a
+//! tick error. Steps are `10^-price_tick_decimals` and `10^-qty_tick_decimals`; every
+//! comparison is exact decimal arithmetic on the venue's text (`decimal`), never floats.
+
+use crate::decimal::{Decimal, step_text};
+use crate::endpoints::answer::{Entries, decimal_text};
+use crate::error::excerpt;
+use crate::order::OrderBody;
+use serde_json::value::RawValue;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+/// One symbol's rules, as the venue states them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SymbolRule {
+    pub symbol: String,
+    pub enabled: bool,
+    pub price_tick_decimals: Option<u32>,
+    pub qty_tick_decimals: Option<u32>,
+    pub min_order_qty: Option<String>,
+    pub max_order_qty: Option<String>,
+}
+
+/// The venue's symbol list.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SymbolTable {
+    rules: Vec<SymbolRule>,
+}
+
+/// What the table says about an order.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Allowed,
+    /// The symbol is not in the table.
+    Unknown,
+    /// Refused: the message names the rule and the allowed step.
+    Refused(String),
+}
+
+impl SymbolTable {
+    /// Read a `query_symbol_info` answer: a bare array of symbol objects, or an object with
+    /// the array under `result` or `data`. Integers and decimals may be strings or numbers.
+    pub fn parse(body: &str) -> Result<SymbolTable, String> {
+        let list = symbol_list(body).ok_or("the answer is not a list of symbols")?;
+        let mut rules = Vec::with_capacity(list.len());
+        for (i, item) in list.iter().enumerate() {
+            let entries: Entries<'_> =
+                serde_json::from_str(item.get()).map_err(|_| format!("symbol {i} is not a JSON object"))?;
+            let field = |name: &str| entries.0.iter().find(|(k, _)| k == name).map(|(_, v)| *v);
+            let symbol = field("symbol")
+                .and_then(|v| serde_json::from_str::<String>(v.get()).ok())
+                .ok_or_else(|| format!("symbol {i} has no \"symbol\" string"))?;
+            let decimals = |name: &str| -> Result<Option<u32>, String> {
+                field(name)
+                    .filter(|v| v.get() != "null")
+                    .map(|v| {
+                        decimal_text(v)
+                            .and_then(|t| t.parse::<u32>().ok())
+                            .filter(|d| *d <= 30)
+                            .ok_or_else(|| format!("{symbol}: \"{name}\" is not a small integer"))
+                    })
+                    .transpose()
+            };
+            let quantity = |name: &str| -> Result<Option<String>, String> {
+                field(name)
+                    .filter(|v| v.get() != "null")
+                    .map(|v| {
+                        decimal_text(v)
+                            .filter(|t| Decimal::parse(t).is_some())
+                            .ok_or_else(|| format!("{symbol}: \"{name}\" is not a decimal"))
+                    })
+                    .transpose()
+            };
+            // `enabled` (documents) or `status: "trading"` (a live client); absent: enabled.
+            let enabled = match field("enabled").map(RawValue::get) {
+                Some("true" | "\"true\"") => true,
+                Some("false" | "\"false\"") => false,
+                _ => field("status")
+                    .and_then(|v| serde_json::from_str::<String>(v.get()).ok())
+                    .is_none_or(|s| s == "trading"),
+            };
+            rules.push(SymbolRule {
+                enabled,
+                price_tick_decimals: decimals("price_tick_decimals")?,
+                qty_tick_decimals: decimals("qty_tick_decimals")?,
+                min_order_qty: quantity("min_order_qty")?,
+                max_order_qty: quantity("max_order_qty")?,
+                symbol,
+            });
+        }
+        Ok(SymbolTable { rules })
+    }
+
+    pub fn rule(&self, symbol: &str) -> Option<&SymbolRule> {
+        self.rules.iter().find(|r| r.symbol == symbol)
+    }
+
+    pub fn symbols(&self) -> impl Iterator<Item = &str> {
+        self.rules.iter().map(|r| r.symbol.as_str())
+    }
+
+    /// Check a validated order.
+    pub fn check(&self, order: &OrderBody) -> Verdict {
+        let symbol = order.field("symbol").unwrap_or("");
+        let Some(rule) = self.rule(symbol) else { return Verdict::Unknown };
+        if !rule.enabled {
+            return Verdict::Refused(format!("symbol \"{}\" is disabled on the venue (symbol rules)", excerpt(symbol)));
+        }
+        let decimal = |name: &str| order.field(name).and_then(|text| Decimal::parse(text).map(|d| (text, d)));
+        if let Some(decimals) = rule.price_tick_decimals {
+            for name in ["price", "tp_price", "sl_price"] {
+                if let Some((text, value)) = decimal(name)
+                    && value.fraction_digits() > u64::from(decimals)
+                {
+                    return Verdict::Refused(format!(
+                        "\"{name}\" {text} is off the price tick of {symbol}: prices step by {} \
+                         (price_tick_decimals {decimals})",
+                        step_text(decimals)
+                    ));
+                }
+            }
+        }
+        let Some((qty_text, qty)) = decimal("qty") else { return Verdict::Allowed };
+        if let Some(decimals) = rule.qty_tick_decimals
+            && qty.fraction_digits() > u64::from(decimals)
+        {
+            return Verdict::Refused(format!(
+                "\"qty\" {qty_text} is off the lot of {symbol}: quantities step by {} (qty_tick_decimals {decimals})",
+                step_text(decimals)
+            ));
+        }
+        if let Some(min) = &rule.min_order_qty
+            && Decimal::parse(min).is_some_and(|min| qty < min)
+        {
+            return Verdict::Refused(format!(
+                "\"qty\" {qty_text} is below the minimum order quantity of {symbol}: {min} (min_order_qty)"
+            ));
+        }
+        if let Some(max) = &rule.max_order_qty
+            && Decimal::parse(max).is_some_and(|max| qty > max)
+        {
+            return Verdict::Refused(format!(
+                "\"qty\" {qty_text} is above the maximum order quantity of {symbol}: {max} (max_order_qty)"
+            ));
+        }
+        Verdict::Allowed
+    }
+}
+
+/// The array of symbols in an answer: bare, or under `result` / `data`.
+fn symbol_list(body: &str) -> Option<Vec<&RawValue>> {
+    let text = body.trim_start();
+    if text.starts_with('[') {
+        return serde_json::from_str(body).ok();
+    }
+    let entries: Entries<'_> = serde_json::from_str(body).ok()?;
+    let inner = entries.0.iter().find(|(k, _)| k == "result" || k == "data")?.1;
+    serde_json::from_str(inner.get()).ok()
+}
+
+/// A client's copy of the table, and when to fetch it again.
+#[derive(Debug, Default)]
+pub struct SymbolCache {
+    table: RwLock<Option<Arc<SymbolTable>>>,
+    /// Set after a tick error: the next order fetches the list first.
+    stale: AtomicBool,
+    /// One fetch at a time; the others wait for it and use its result.
+    fetching: Mutex<()>,
+}
+
+impl SymbolCache {
+    /// The current table, unless there is none yet or it is stale.
+    pub fn current(&self) -> Option<Arc<SymbolTable>> {
+        if self.stale.load(Ordering::Relaxed) {
+            return None;
+        }
+        self.table.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    pub fn store(&self, table: SymbolTable) -> Arc<SymbolTable> {
+        let table = Arc::new(table);
+        *self.table.write().unwrap_or_else(PoisonError::into_inner) = Some(table.clone());
+        self.stale.store(false, Ordering::Relaxed);
+        table
+    }
+
+    pub fn mark_stale(&self) {
+        self.stale.store(true, Ordering::Relaxed);
+    }
+
+    /// Hold while fetching, so that concurrent first orders fetch once.
+    pub fn fetch_guard(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.fetching.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Whether a venue refusal of an order is about the price tick (`… not follow price tick`).
+pub fn is_tick_error(text: &str) -> bool {
+    text.to_ascii_lowercase().contains("tick")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const INFO: &str = r#"[
+        {"symbol":"BTC-USD","price_tick_decimals":2,"qty_tick_decimals":4,"min_order_qty":"0.0001","max_order_qty":"100","enabled":true,"maker_fee":"0.0001"},
+        {"symbol":"XAG-USD","price_tick_decimals":"3","qty_tick_decimals":1,"min_order_qty":0.5,"max_order_qty":1e4,"enabled":"true"},
+        {"symbol":"OLD-USD","price_tick_decimals":2,"qty_tick_decimals":2,"status":"halted"}
+    ]"#;
+
+    fn order(fields: &str) -> OrderBody {
+        crate::order::validate(&format!(
+            r#"{{"symbol":"BTC-USD","side":"buy","order_type":"limit","time_in_force":"gtc","reduce_only":false,{fields}}}"#
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn orders_are_checked_exactly() {
+        let table = SymbolTable::parse(INFO).unwrap();
+        assert_eq!(table.check(&order(r#""qty":"0.0100","price":"65000.10""#)), Verdict::Allowed);
+        assert_eq!(table.check(&order(r#""qty":"100","price":"65000""#)), Verdict::Allowed);
+        let refused = |fields: &str| match table.check(&order(fields)) {
+            Verdict::Refused(m) => m,
+            other => panic!("{fields}: {other:?}"),
+        };
+        assert!(
+            refused(r#""qty":"0.01","price":"65000.105""#)
+                .contains("off the price tick of BTC-USD: prices step by 0.01")
+        );
+        assert!(refused(r#""qty":"0.01","price":"65000","tp_price":"1.001""#).contains("\"tp_price\""));
+        assert!(
+            refused(r#""qty":"0.00001","price":"65000""#).contains("off the lot of BTC-USD: quantities step by 0.0001")
+        );
+        assert!(
+            refused(r#""qty":"100.0001","price":"65000""#).contains("above the maximum order quantity of BTC-USD: 100")
+        );
+        let xag = SymbolTable::parse(INFO).unwrap();
+        let o = crate::order::validate(
+            r#"{"symbol":"XAG-USD","side":"sell","order_type":"market","qty":"0.4","reduce_only":false}"#,
+        )
+        .unwrap();
+        assert!(
+            matches!(xag.check(&o), Verdict::Refused(m) if m.contains("below the minimum order quantity of XAG-USD: 0.5"))
+        );
+        let o = crate::order::validate(
+            r#"{"symbol":"XAG-USD","side":"sell","order_type":"market","qty":"10000.0","reduce_only":false}"#,
+        )
+        .unwrap();
+        assert_eq!(xag.check(&o), Verdict::Allowed, "1e4 from a JSON number compares exactly");
+        let o = crate::order::validate(
+            r#"{"symbol":"OLD-USD","side":"sell","order_type":"market","qty":"1","reduce_only":false}"#,
+        )
+        .unwrap();
+        assert!(matches!(table.check(&o), Verdict::Refused(m) if m.contains("disabled")));
+        let o = crate::order::validate(
+            r#"{"symbol":"ETH-USD","side":"sell","order_type":"market","qty":"1","reduce_only":false}"#,
+        )
+        .unwrap();
+        assert_eq!(table.check(&o), Verdict::Unknown);
+    }
+
+    #[test]
+    fn envelopes_and_bad_lists() {
+        let wrapped = format!(r#"{{"code":0,"result":{INFO}}}"#);
+        assert_eq!(SymbolTable::parse(&wrapped).unwrap(), SymbolTable::parse(INFO).unwrap());
+        assert!(SymbolTable::parse(r#"{"symbol":"BTC-USD"}"#).is_err());
+        assert!(SymbolTable::parse(r#"[{"price_tick_decimals":2}]"#).unwrap_err().contains("no \"symbol\""));
+        assert!(
+            SymbolTable::parse(r#"[{"symbol":"X","qty_tick_decimals":-1}]"#).unwrap_err().contains("qty_tick_decimals")
+        );
+        assert!(SymbolTable::parse(r#"[{"symbol":"X","min_order_qty":"abc"}]"#).unwrap_err().contains("min_order_qty"));
+    }
+}

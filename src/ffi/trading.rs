@@ -1,0 +1,228 @@
+//! The trading loop's endpoint calls, one export per venue endpoint, all of one shape:
+//!
+//! ```c
+//! char *perps_X(perps_client *c, const perps_session *s, const char *params_json, perps_error **err);
+//! ```
+//!
+//! Each export is a line calling [`call`] with its entry of the endpoint table
+//! (`endpoints::Endpoint`); cbindgen reads only plain functions, hence no macro.
+
+use crate::endpoints::Endpoint;
+use crate::ffi::client::perps_client;
+use crate::ffi::error::perps_error;
+use crate::ffi::handles::borrow;
+use crate::ffi::session::perps_session;
+use crate::ffi::strings::{arg_opt_str, to_c_string};
+use std::ffi::c_char;
+
+/// The shared body of every export: borrow the handles (the session may be NULL; the core
+/// refuses that for account endpoints), read `params_json` (NULL for none), call.
+fn call(
+    endpoint: Endpoint,
+    c: *const perps_client,
+    s: *const perps_session,
+    params_json: *const c_char,
+    err: *mut *mut perps_error,
+) -> *mut c_char {
+    ffi_boundary!(err, {
+        let client = &borrow(c, "client")?.inner;
+        // SAFETY: non-NULL sessions come from `perps_session_new`/`_from_api_key` (contract).
+        let session = unsafe { s.as_ref() }.map(|s| &s.inner);
+        let params = arg_opt_str(params_json, "params_json")?;
+        to_c_string(client.call(endpoint, session, params)?)
+    })
+}
+
+/// POST `/api/cancel_order` (body-signed): cancel one order. `params_json`:
+/// `{"order_id": <int64>}` or `{"cl_ord_id": "<text>"}` (at least one). Returns the venue's
+/// JSON (`{"code":0,"message":"success","request_id":…}` = the cancel was accepted, not yet
+/// done). An order already gone: `PERPS_NOT_FOUND` (HTTP 404). Never retried.
+/// Free the result with `perps_string_free`.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_cancel_order(
+    c: *const perps_client,
+    s: *const perps_session,
+    params_json: *const c_char,
+    err: *mut *mut perps_error,
+) -> *mut c_char {
+    call(Endpoint::CancelOrder, c, s, params_json, err)
+}
+
+/// POST `/api/cancel_orders` (body-signed): cancel several orders. `params_json`:
+/// `{"order_id_list": [<int64>, …]}` and/or `{"cl_ord_id_list": ["<text>", …]}` (non-empty
+/// lists; at least one of them). Returns the venue's JSON as sent: `[]` or
+/// `{"code":0,"message":"success","request_id":…}` (the documents show both). Never retried.
+/// Free the result with `perps_string_free`.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_cancel_orders(
+    c: *const perps_client,
+    s: *const perps_session,
+    params_json: *const c_char,
+    err: *mut *mut perps_error,
+) -> *mut c_char {
+    call(Endpoint::CancelOrders, c, s, params_json, err)
+}
+
+/// POST `/api/change_leverage` (body-signed). `params_json`: `{"symbol": "BTC-USD",
+/// "leverage": <integer 1..1000>}` (both required). Returns the venue's JSON. Never retried.
+/// Free the result with `perps_string_free`.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_change_leverage(
+    c: *const perps_client,
+    s: *const perps_session,
+    params_json: *const c_char,
+    err: *mut *mut perps_error,
+) -> *mut c_char {
+    call(Endpoint::ChangeLeverage, c, s, params_json, err)
+}
+
+/// POST `/api/change_margin_mode` (body-signed). `params_json`: `{"symbol": "BTC-USD",
+/// "margin_mode": "cross" | "isolated"}` (both required). Returns the venue's JSON. Never
+/// retried. Free the result with `perps_string_free`.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_change_margin_mode(
+    c: *const perps_client,
+    s: *const perps_session,
+    params_json: *const c_char,
+    err: *mut *mut perps_error,
+) -> *mut c_char {
+    call(Endpoint::ChangeMarginMode, c, s, params_json, err)
+}
+
+/// GET `/api/query_order` (bearer): one order. `params_json`: `{"order_id": <int64>}` or
+/// `{"cl_ord_id": "<text>"}` (at least one). Returns the venue's order object. An order not
+/// found (gone, or not visible yet: the venue can take seconds) → `PERPS_NOT_FOUND`.
+/// Free the result with `perps_string_free`.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_query_order(
+    c: *const perps_client,
+    s: *const perps_session,
+    params_json: *const c_char,
+    err: *mut *mut perps_error,
+) -> *mut c_char {
+    call(Endpoint::QueryOrder, c, s, params_json, err)
+}
+
+/// GET `/api/query_orders` (bearer): order history. `params_json` (all optional, or NULL):
+/// `symbol`, `status` ("open", "new", "canceled", "filled", "rejected", "untriggered"),
+/// `order_type` ("limit", "market"), `start`, `end` (ISO-8601 date-times with an offset,
+/// e.g. "2026-01-02T03:04:05Z"; start not after end), `last_id` (int64 cursor), `limit`
+/// (1..500). Returns the venue's JSON (`{"page_size","result":[…],"total"}` or a bare array).
+/// Free the result with `perps_string_free`.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_query_orders(
+    c: *const perps_client,
+    s: *const perps_session,
+    params_json: *const c_char,
+    err: *mut *mut perps_error,
+) -> *mut c_char {
+    call(Endpoint::QueryOrders, c, s, params_json, err)
+}
+
+/// GET `/api/query_open_orders` (bearer): resting orders. `params_json` (optional, or
+/// NULL): `symbol`, `limit` (1..1200). Returns the venue's JSON (an envelope or a bare
+/// array). Free the result with `perps_string_free`.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_query_open_orders(
+    c: *const perps_client,
+    s: *const perps_session,
+    params_json: *const c_char,
+    err: *mut *mut perps_error,
+) -> *mut c_char {
+    call(Endpoint::QueryOpenOrders, c, s, params_json, err)
+}
+
+/// GET `/api/query_trades` (bearer): the account's fills. `params_json` (all optional, or
+/// NULL): `symbol`, `side` ("buy", "sell"), `start`, `end` (ISO-8601, start not after end),
+/// `last_id` (int64 cursor), `limit` (1..500). Returns the venue's JSON.
+/// Free the result with `perps_string_free`.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_query_trades(
+    c: *const perps_client,
+    s: *const perps_session,
+    params_json: *const c_char,
+    err: *mut *mut perps_error,
+) -> *mut c_char {
+    call(Endpoint::QueryTrades, c, s, params_json, err)
+}
+
+/// GET `/api/query_positions` (bearer). `params_json` (optional, or NULL): `symbol`.
+/// Returns the venue's JSON (positions with a signed `qty`: negative is short).
+/// Free the result with `perps_string_free`.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_query_positions(
+    c: *const perps_client,
+    s: *const perps_session,
+    params_json: *const c_char,
+    err: *mut *mut perps_error,
+) -> *mut c_char {
+    call(Endpoint::QueryPositions, c, s, params_json, err)
+}
+
+/// GET `/api/query_balance` (bearer). `params_json`: NULL, "" or "{}" (no parameters).
+/// Returns the venue's balance snapshot JSON. Free the result with `perps_string_free`.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_query_balance(
+    c: *const perps_client,
+    s: *const perps_session,
+    params_json: *const c_char,
+    err: *mut *mut perps_error,
+) -> *mut c_char {
+    call(Endpoint::QueryBalance, c, s, params_json, err)
+}
+
+/// GET `/api/query_position_config` (bearer). `params_json`: `{"symbol": "BTC-USD"}`
+/// (required). Returns the venue's JSON (`{"symbol","leverage","margin_mode"}`).
+/// Free the result with `perps_string_free`.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_query_position_config(
+    c: *const perps_client,
+    s: *const perps_session,
+    params_json: *const c_char,
+    err: *mut *mut perps_error,
+) -> *mut c_char {
+    call(Endpoint::QueryPositionConfig, c, s, params_json, err)
+}
+
+/// GET `/api/query_symbol_info` (public: `s` may be NULL; no token is sent). `params_json`
+/// (optional, or NULL): `symbol`; without it, every symbol. Returns the venue's JSON. With
+/// the client option `symbol_rules`, a call without a symbol also refreshes the client's
+/// symbol rules ("on demand" refresh). Free the result with `perps_string_free`.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_query_symbol_info(
+    c: *const perps_client,
+    s: *const perps_session,
+    params_json: *const c_char,
+    err: *mut *mut perps_error,
+) -> *mut c_char {
+    call(Endpoint::QuerySymbolInfo, c, s, params_json, err)
+}
+
+/// GET `/api/query_symbol_price` (public: `s` may be NULL). `params_json`:
+/// `{"symbol": "BTC-USD"}` (required). Returns the venue's JSON (`mark_price`,
+/// `index_price`, `last_price`, … as the venue writes them). Free the result with
+/// `perps_string_free`.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_query_symbol_price(
+    c: *const perps_client,
+    s: *const perps_session,
+    params_json: *const c_char,
+    err: *mut *mut perps_error,
+) -> *mut c_char {
+    call(Endpoint::QuerySymbolPrice, c, s, params_json, err)
+}
+
+/// GET `/api/query_depth_book` (public: `s` may be NULL). `params_json`: `{"symbol":
+/// "BTC-USD"}` (required), optional `limit` (1..1000, undocumented, passed through).
+/// Returns the venue's JSON with the levels sorted best first — `bids` high to low, `asks`
+/// low to high — by exact decimal value (the venue sends them unsorted); every level and
+/// every other field kept as the venue wrote them. Free the result with `perps_string_free`.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_query_depth_book(
+    c: *const perps_client,
+    s: *const perps_session,
+    params_json: *const c_char,
+    err: *mut *mut perps_error,
+) -> *mut c_char {
+    call(Endpoint::QueryDepthBook, c, s, params_json, err)
+}

@@ -1,0 +1,435 @@
+/*
+ * tests/c/test_trading.c: the trading loop's exports from C — the fourteen endpoint calls
+ * and the error accessors perps_error_cl_ord_id / _request_id / _retry_after_ms — against
+ * a scripted HTTP server on a loopback socket, run on a thread of this program (the flows
+ * against the sandbox venue are in tests/trading_flows.rs).
+ *
+ * Covers: NULL session on the three public endpoints (no token sent) and refused on account
+ * endpoints (nothing sent); the depth book sorted by value; HTTP 404 → PERPS_NOT_FOUND;
+ * 429 with Retry-After → perps_error_retry_after_ms; HTTP 200 with code != 0 →
+ * PERPS_API_ERROR; the x-request-id on the error equal to the header the server received;
+ * the generated cl_ord_id of a failed order equal to the one in the body sent; pacing with
+ * rate_limit "refuse" sending nothing it refuses (and a venue 429 emptying the bucket).
+ *
+ * Build: cc -std=c11 -Wall -Wextra -Werror -pedantic -Iinclude tests/c/test_trading.c …
+ */
+
+#define _POSIX_C_SOURCE 200809L
+
+#include "perps.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "check.h"
+
+static const char ED_SEED_B58[] = "BbMQkQYZspmkytduTWvXEtc4mMURjsekJDvty2WtKeSb";
+static const char LIMIT_ORDER[] =
+    "{\"symbol\":\"BTC-USD\",\"side\":\"buy\",\"order_type\":\"limit\",\"qty\":\"0.01\",\"price\":\"65000\","
+    "\"time_in_force\":\"gtc\",\"reduce_only\":false}";
+
+/* ------------------------------------------------------------------------------------ */
+/* A scripted server: every connection gets one answer (the current script) and is closed */
+/* ------------------------------------------------------------------------------------ */
+
+#define MAX_REQUEST 16384
+
+static struct {
+    pthread_mutex_t lock;
+    int listen_fd;
+    int port;
+    int stop;
+    int requests;            /* requests read so far */
+    char last[MAX_REQUEST];  /* the last request, head and body */
+    char answer[4096];       /* what every request is answered with */
+} server = {PTHREAD_MUTEX_INITIALIZER, -1, 0, 0, 0, {0}, {0}};
+
+/* Answer the next requests with this status line, extra headers and JSON body. */
+static void script(int status, const char *extra_headers, const char *body) {
+    pthread_mutex_lock(&server.lock);
+    snprintf(server.answer, sizeof server.answer,
+             "HTTP/1.1 %d X\r\nContent-Type: application/json\r\n%sContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
+             status, extra_headers, strlen(body), body);
+    pthread_mutex_unlock(&server.lock);
+}
+
+static int requests_seen(void) {
+    pthread_mutex_lock(&server.lock);
+    int n = server.requests;
+    pthread_mutex_unlock(&server.lock);
+    return n;
+}
+
+/* Copy the value of header `name` (case-insensitive) of the last request; 0 when absent. */
+static int last_header(const char *name, char *out, size_t out_size) {
+    int found = 0;
+    pthread_mutex_lock(&server.lock);
+    size_t name_len = strlen(name);
+    const char *line = strstr(server.last, "\r\n");
+    while (line != NULL && line[2] != '\r' && !found) {
+        line += 2;
+        if (strncasecmp(line, name, name_len) == 0 && line[name_len] == ':') {
+            const char *value = line + name_len + 1;
+            while (*value == ' ') {
+                value++;
+            }
+            const char *end = strstr(value, "\r\n");
+            if (end != NULL && (size_t)(end - value) < out_size) {
+                memcpy(out, value, (size_t)(end - value));
+                out[end - value] = '\0';
+                found = 1;
+            }
+        }
+        line = strstr(line, "\r\n");
+    }
+    pthread_mutex_unlock(&server.lock);
+    return found;
+}
+
+/* The value of "key":"..." in the last request's body; 0 when absent. */
+static int last_body_string(const char *key, char *out, size_t out_size) {
+    char needle[64];
+    snprintf(needle, sizeof needle, "\"%s\":\"", key);
+    int found = 0;
+    pthread_mutex_lock(&server.lock);
+    const char *body = strstr(server.last, "\r\n\r\n");
+    const char *at = body ? strstr(body, needle) : NULL;
+    if (at != NULL) {
+        at += strlen(needle);
+        const char *end = strchr(at, '"');
+        if (end != NULL && (size_t)(end - at) < out_size) {
+            memcpy(out, at, (size_t)(end - at));
+            out[end - at] = '\0';
+            found = 1;
+        }
+    }
+    pthread_mutex_unlock(&server.lock);
+    return found;
+}
+
+static void last_request_line(char *out, size_t out_size) {
+    pthread_mutex_lock(&server.lock);
+    const char *end = strstr(server.last, "\r\n");
+    size_t n = end ? (size_t)(end - server.last) : 0;
+    if (n >= out_size) {
+        n = out_size - 1;
+    }
+    memcpy(out, server.last, n);
+    out[n] = '\0';
+    pthread_mutex_unlock(&server.lock);
+}
+
+/* Read one request (head and Content-Length body) into buf; its length, or -1. */
+static int read_request(int fd, char *buf, size_t size) {
+    size_t n = 0;
+    char *head_end = NULL;
+    while (head_end == NULL) {
+        ssize_t got = recv(fd, buf + n, size - 1 - n, 0);
+        if (got <= 0) {
+            return -1;
+        }
+        n += (size_t)got;
+        buf[n] = '\0';
+        head_end = strstr(buf, "\r\n\r\n");
+        if (n + 1 >= size) {
+            return -1;
+        }
+    }
+    size_t length = 0;
+    for (const char *line = strstr(buf, "\r\n"); line != NULL && line < head_end; line = strstr(line + 2, "\r\n")) {
+        if (strncasecmp(line + 2, "content-length:", 15) == 0) {
+            length = (size_t)strtoul(line + 17, NULL, 10);
+        }
+    }
+    size_t total = (size_t)(head_end - buf) + 4 + length;
+    while (n < total && n + 1 < size) {
+        ssize_t got = recv(fd, buf + n, size - 1 - n, 0);
+        if (got <= 0) {
+            return -1;
+        }
+        n += (size_t)got;
+    }
+    buf[n] = '\0';
+    return (int)n;
+}
+
+static void *serve(void *unused) {
+    (void)unused;
+    char *buf = malloc(MAX_REQUEST);
+    for (;;) {
+        int fd = accept(server.listen_fd, NULL, NULL);
+        pthread_mutex_lock(&server.lock);
+        int stop = server.stop;
+        pthread_mutex_unlock(&server.lock);
+        if (stop) {
+            if (fd >= 0) {
+                close(fd);
+            }
+            break;
+        }
+        if (fd < 0) {
+            continue;
+        }
+        if (buf != NULL && read_request(fd, buf, MAX_REQUEST) > 0) {
+            char answer[sizeof server.answer];
+            pthread_mutex_lock(&server.lock);
+            server.requests++;
+            memcpy(server.last, buf, MAX_REQUEST);
+            memcpy(answer, server.answer, sizeof answer);
+            pthread_mutex_unlock(&server.lock);
+            ssize_t sent = send(fd, answer, strlen(answer), 0);
+            (void)sent;
+        }
+        close(fd);
+    }
+    free(buf);
+    return NULL;
+}
+
+static pthread_t server_thread;
+
+static int start_server(void) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
+        getsockname(fd, (struct sockaddr *)&addr, &len) != 0 || listen(fd, 16) != 0) {
+        return 0;
+    }
+    server.listen_fd = fd;
+    server.port = ntohs(addr.sin_port);
+    return pthread_create(&server_thread, NULL, serve, NULL) == 0;
+}
+
+/* Wake the accept() with one last connection, join the thread, close the socket. */
+static void stop_server(void) {
+    pthread_mutex_lock(&server.lock);
+    server.stop = 1;
+    pthread_mutex_unlock(&server.lock);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons((unsigned short)server.port);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0) {
+        close(fd);
+    } else if (fd >= 0) {
+        close(fd);
+    }
+    pthread_join(server_thread, NULL);
+    close(server.listen_fd);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Tests                                                                                 */
+/* ------------------------------------------------------------------------------------ */
+
+static perps_client *client_with(const char *options) {
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", server.port);
+    perps_error *err = NULL;
+    perps_client *c = perps_client_new(url, url, options, &err);
+    CHECK(c != NULL && err == NULL);
+    perps_error_free(err);
+    return c;
+}
+
+static void test_public_endpoints_take_a_null_session(perps_client *c) {
+    char line[256], auth[256];
+    perps_error *err = NULL;
+
+    script(200, "", "{\"symbol\":\"BTC-USD\",\"mark_price\":\"65000.1\",\"last_price\":null}");
+    char *price = perps_query_symbol_price(c, NULL, "{\"symbol\":\"BTC-USD\"}", &err);
+    CHECK(price != NULL && err == NULL);
+    CHECK(price != NULL && strcmp(price, "{\"symbol\":\"BTC-USD\",\"mark_price\":\"65000.1\",\"last_price\":null}") == 0);
+    perps_string_free(price);
+    last_request_line(line, sizeof line);
+    CHECK(strcmp(line, "GET /api/query_symbol_price?symbol=BTC-USD HTTP/1.1") == 0);
+    CHECK(!last_header("authorization", auth, sizeof auth)); /* public: no token */
+
+    /* Unsorted levels, string order unlike numeric order: sorted by value, text kept. */
+    script(200, "", "{\"asks\":[[\"10.25\",\"1\"],[\"9.5\",\"2\"],[9.75,\"3\"]],"
+                    "\"bids\":[[\"8.5\",\"1\"],[\"10\",\"2\"],[\"9\",\"3\"]],\"symbol\":\"BTC-USD\"}");
+    char *book = perps_query_depth_book(c, NULL, "{\"symbol\":\"BTC-USD\",\"limit\":3}", &err);
+    CHECK(book != NULL && err == NULL);
+    CHECK(book != NULL && strcmp(book, "{\"asks\":[[\"9.5\",\"2\"],[9.75,\"3\"],[\"10.25\",\"1\"]],"
+                                       "\"bids\":[[\"10\",\"2\"],[\"9\",\"3\"],[\"8.5\",\"1\"]],"
+                                       "\"symbol\":\"BTC-USD\"}") == 0);
+    perps_string_free(book);
+    last_request_line(line, sizeof line);
+    CHECK(strcmp(line, "GET /api/query_depth_book?symbol=BTC-USD&limit=3 HTTP/1.1") == 0);
+
+    script(200, "", "[{\"symbol\":\"BTC-USD\",\"price_tick_decimals\":2}]");
+    char *info = perps_query_symbol_info(c, NULL, NULL, &err);
+    CHECK(info != NULL && err == NULL && strstr(info, "price_tick_decimals") != NULL);
+    perps_string_free(info);
+
+    /* An account endpoint refuses a NULL session before sending anything. */
+    int before = requests_seen();
+    CHECK(perps_query_balance(c, NULL, NULL, &err) == NULL);
+    if (check_error_at(err, PERPS_INVALID_ARGUMENT, "session is NULL", __LINE__)) {
+        CHECK(perps_error_request_id(err) == NULL && perps_error_cl_ord_id(err) == NULL);
+        perps_error_free(err);
+    }
+    err = NULL;
+    CHECK(perps_cancel_order(c, NULL, "{\"order_id\":1}", NULL) == NULL); /* err may be NULL */
+    CHECK(requests_seen() == before);
+}
+
+static void test_errors_carry_what_was_sent(perps_client *c, perps_session *s) {
+    char sent_id[64], sent_cl[96];
+    perps_error *err = NULL;
+
+    /* 404 on a signed POST: PERPS_NOT_FOUND, with the x-request-id the server received. */
+    script(404, "", "{\"code\":404,\"message\":\"order not found\"}");
+    CHECK(perps_cancel_order(c, s, "{\"cl_ord_id\":\"gone-1\"}", &err) == NULL);
+    if (check_error_at(err, PERPS_NOT_FOUND, "cancel_order", __LINE__)) {
+        CHECK(perps_error_http_status(err) == 404);
+        CHECK(perps_error_body(err) != NULL && strstr(perps_error_body(err), "order not found") != NULL);
+        CHECK(last_header("x-request-id", sent_id, sizeof sent_id));
+        CHECK(perps_error_request_id(err) != NULL && strcmp(perps_error_request_id(err), sent_id) == 0);
+        CHECK(perps_error_cl_ord_id(err) == NULL); /* not a new_order */
+        CHECK(perps_error_retry_after_ms(err) == -1);
+        CHECK(!perps_error_may_have_reached_venue(err));
+        perps_error_free(err);
+    }
+
+    /* 429 with Retry-After on an order: the wait, the generated cl_ord_id, the id sent. */
+    err = NULL;
+    script(429, "Retry-After: 3\r\n", "{\"code\":429,\"message\":\"rate limit\"}");
+    CHECK(perps_new_order(c, s, LIMIT_ORDER, &err) == NULL);
+    if (check_error_at(err, PERPS_HTTP_STATUS, "HTTP 429", __LINE__)) {
+        CHECK(perps_error_http_status(err) == 429);
+        CHECK(perps_error_retry_after_ms(err) == 3000);
+        CHECK(last_body_string("cl_ord_id", sent_cl, sizeof sent_cl));
+        const char *cl = perps_error_cl_ord_id(err);
+        CHECK(cl != NULL && strcmp(cl, sent_cl) == 0);
+        CHECK(cl != NULL && strncmp(cl, "t-", 2) == 0 && strlen(cl) == 2 + 26); /* the client's prefix */
+        CHECK(last_header("x-request-id", sent_id, sizeof sent_id));
+        CHECK(perps_error_request_id(err) != NULL && strcmp(perps_error_request_id(err), sent_id) == 0);
+        perps_error_free(err);
+    }
+
+    /* HTTP 200 with code != 0 on a GET: PERPS_API_ERROR; a GET carries no x-request-id. */
+    err = NULL;
+    script(200, "", "{\"code\":7,\"message\":\"account frozen\"}");
+    CHECK(perps_query_balance(c, s, "{}", &err) == NULL);
+    if (check_error_at(err, PERPS_API_ERROR, "account frozen", __LINE__)) {
+        CHECK(perps_error_http_status(err) == 200);
+        CHECK(perps_error_request_id(err) == NULL);
+        perps_error_free(err);
+    }
+
+    /* Success: the order's answer carries its cl_ord_id. */
+    err = NULL;
+    script(200, "", "{\"code\":0,\"message\":\"success\",\"request_id\":\"v-9\"}");
+    char *placed = perps_new_order(c, s, LIMIT_ORDER, &err);
+    CHECK(placed != NULL && err == NULL);
+    CHECK(last_body_string("cl_ord_id", sent_cl, sizeof sent_cl));
+    char expected[256];
+    snprintf(expected, sizeof expected, "{\"code\":0,\"message\":\"success\",\"request_id\":\"v-9\",\"cl_ord_id\":\"%s\"}",
+             sent_cl);
+    CHECK(placed != NULL && strcmp(placed, expected) == 0);
+    perps_string_free(placed);
+
+    /* Every endpoint answers through the same shape; cancel_orders' bare [] included. */
+    script(200, "", "[]");
+    char *cancelled = perps_cancel_orders(c, s, "{\"order_id_list\":[4294967297]}", &err);
+    CHECK(cancelled != NULL && strcmp(cancelled, "[]") == 0);
+    perps_string_free(cancelled);
+    CHECK(last_body_string("x", sent_cl, sizeof sent_cl) == 0);
+}
+
+/* Pacing with "refuse", without depending on how fast this machine is (valgrind is slow): a
+ * fresh account's first 18 requests always pass (the bucket starts full); a venue 429 with
+ * Retry-After empties an account's bucket, so its next request is refused at once, unsent. */
+static void test_pacing_refuses_without_sending(void) {
+    perps_client *c = client_with("{\"rate_limit\":\"refuse\"}");
+    perps_session *a = perps_session_from_api_key("c-pace-a", "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60", NULL);
+    perps_session *b = perps_session_from_api_key("c-pace-b", "4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb", NULL);
+    CHECK(a != NULL && b != NULL);
+    if (c == NULL || a == NULL || b == NULL) {
+        perps_client_free(c);
+        perps_session_free(a);
+        perps_session_free(b);
+        return;
+    }
+    script(200, "", "{\"page_size\":0,\"result\":[],\"total\":0}");
+    int before = requests_seen(), passed = 0;
+    perps_error *err = NULL;
+    for (int i = 0; i < 18; i++) {
+        char *open = perps_query_open_orders(c, a, NULL, &err);
+        passed += open != NULL;
+        perps_string_free(open);
+    }
+    CHECK(passed == 18 && err == NULL);
+    CHECK(requests_seen() == before + 18);
+
+    script(429, "Retry-After: 30\r\n", "{\"code\":429,\"message\":\"rate limit\"}");
+    CHECK(perps_query_balance(c, b, NULL, &err) == NULL);
+    if (check_error_at(err, PERPS_HTTP_STATUS, "HTTP 429", __LINE__)) {
+        CHECK(perps_error_retry_after_ms(err) == 30000);
+        perps_error_free(err);
+    }
+    err = NULL;
+    before = requests_seen();
+    CHECK(perps_query_open_orders(c, b, NULL, &err) == NULL);
+    if (check_error_at(err, PERPS_RATE_LIMITED, "nothing was sent", __LINE__)) {
+        int64_t wait = perps_error_retry_after_ms(err);
+        CHECK(wait > 25000 && wait <= 30000);
+        CHECK(perps_error_request_id(err) == NULL && perps_error_http_status(err) == 0);
+        CHECK(!perps_error_may_have_reached_venue(err));
+        perps_error_free(err);
+    }
+    err = NULL;
+    CHECK(perps_new_order(c, b, LIMIT_ORDER, &err) == NULL); /* orders share the account's bucket */
+    if (check_error_at(err, PERPS_RATE_LIMITED, NULL, __LINE__)) {
+        CHECK(perps_error_cl_ord_id(err) != NULL); /* the order's id was made before pacing */
+        perps_error_free(err);
+    }
+    CHECK(requests_seen() == before);
+    /* Public market data is not paced. */
+    err = NULL;
+    script(200, "", "{\"mark_price\":\"1\"}");
+    char *price = perps_query_symbol_price(c, b, "{\"symbol\":\"BTC-USD\"}", &err);
+    CHECK(price != NULL && err == NULL);
+    perps_string_free(price);
+    perps_client_free(c);
+    perps_session_free(a);
+    perps_session_free(b);
+}
+
+int main(void) {
+    if (!start_server()) {
+        fprintf(stderr, "cannot start the loopback server\n");
+        return 1;
+    }
+    perps_client *c = client_with("{\"cl_ord_id_prefix\":\"t-\",\"total_timeout_ms\":5000}");
+    /* An API credential: a token at once, and a request key of its own (its own pacing bucket). */
+    perps_session *s = perps_session_from_api_key("c-test-token", ED_SEED_B58, NULL);
+    CHECK(s != NULL);
+    if (c != NULL && s != NULL) {
+        test_public_endpoints_take_a_null_session(c);
+        test_errors_carry_what_was_sent(c, s);
+        test_pacing_refuses_without_sending();
+    }
+    /* The accessors on NULL: their documented answers. */
+    CHECK(perps_error_cl_ord_id(NULL) == NULL);
+    CHECK(perps_error_request_id(NULL) == NULL);
+    CHECK(perps_error_retry_after_ms(NULL) == -1);
+    perps_session_free(s);
+    perps_client_free(c);
+    stop_server();
+    return check_summary();
+}

@@ -1,0 +1,440 @@
+//! The fourteen endpoint calls through the C ABI against purpose-built servers on 127.0.0.1
+//! (tests/common/rogue_server.rs), for what the sandbox cannot produce on demand: the exact
+//! request each call sends (method, path, percent-encoded query, body, headers, a body
+//! signature that verifies over the bytes received), answers in every documented shape
+//! (both `cancel_orders` answers, numbers for decimals, bare arrays and envelopes, an
+//! unsorted depth book whose string order differs from its numeric order), and the error
+//! mapping with the ids a failure carries. Every request is seen exactly once: nothing is
+//! retried. Symbol rules and pacing: `tests/rules_and_pacing.rs`.
+
+mod common;
+#[path = "common/rogue_server.rs"]
+mod rogue_server;
+
+use base64::Engine as _;
+use common::abi::{Client, Failure, Session, c, call, new_order};
+use perps::ffi::error::perps_code::{self, *};
+use rogue_server::{Rogue, Seen, Step, json, ms, response};
+use serde_json::Value;
+
+const API_TOKEN: &str = "rogue-api-token-7f3a";
+const SEED: [u8; 32] = [1u8; 32];
+const FAST: &str = r#"{"connect_timeout_ms":1000,"read_timeout_ms":300,"total_timeout_ms":3000}"#;
+const ORDER: &str = r#"{"symbol":"BTC-USD","side":"buy","order_type":"limit","qty":"0.01","price":"65000","time_in_force":"gtc","reduce_only":false}"#;
+/// Every awkward byte a query value can hold (visible ASCII: a valid cl_ord_id).
+const AWKWARD: &str = "a&b=c#d+e%f/g?h;i,j:k@l[m]n\"o\\p";
+
+fn client_at(url: &str, options: &str) -> Client {
+    Client::new(&format!("{url}/auth"), &format!("{url}/perps"), Some(options)).expect("client")
+}
+
+fn api_session(seed: [u8; 32]) -> Session {
+    Session::from_api_key(API_TOKEN, &bs58::encode(seed).into_string()).expect("api session")
+}
+
+fn expect(result: Result<String, Failure>, code: perps_code, reached: bool) -> Failure {
+    let f = match result {
+        Ok(answer) => panic!("expected {code:?}, got success: {answer}"),
+        Err(f) => f,
+    };
+    assert_eq!(f.code, code, "{f:?}");
+    assert_eq!(f.may_have_reached_venue, reached, "may_have_reached_venue in {f:?}");
+    f
+}
+
+/// Percent-decoding written here, independently of the library's encoder.
+fn decode_query(target: &str) -> Vec<(String, String)> {
+    let Some((_, query)) = target.split_once('?') else { return Vec::new() };
+    let decode = |s: &str| {
+        let bytes = s.as_bytes();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] == b'%' {
+                out.push(u8::from_str_radix(&s[i + 1..i + 3], 16).unwrap());
+                i += 3;
+            } else {
+                assert!(bytes[i].is_ascii_alphanumeric() || b"-._~".contains(&bytes[i]), "unencoded byte in {s}");
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+        String::from_utf8(out).unwrap()
+    };
+    query.split('&').map(|pair| pair.split_once('=').unwrap()).map(|(k, v)| (decode(k), decode(v))).collect()
+}
+
+/// The body signature the server received verifies, with the session's key, over exactly
+/// the body bytes it received.
+fn assert_signed(seen: &Seen, seed: [u8; 32]) {
+    let key = ed25519_dalek::SigningKey::from_bytes(&seed).verifying_key();
+    let (id, ts) = (seen.header("x-request-id").unwrap(), seen.header("x-request-timestamp").unwrap());
+    assert_eq!(seen.header("x-request-sign-version"), Some("v1"));
+    let signature =
+        base64::engine::general_purpose::STANDARD.decode(seen.header("x-request-signature").unwrap()).unwrap();
+    let signature = ed25519_dalek::Signature::from_slice(&signature).unwrap();
+    let mut message = format!("v1,{id},{ts},").into_bytes();
+    message.extend_from_slice(&seen.body);
+    key.verify_strict(&message, &signature).expect("the signature covers the bytes received");
+}
+
+/// (export, params_json, documented method, target under /perps, body sent).
+type Example = (&'static str, Option<String>, &'static str, String, Option<String>);
+
+fn examples() -> Vec<Example> {
+    let awkward = serde_json::to_string(AWKWARD).unwrap();
+    vec![
+        (
+            "cancel_order",
+            Some(format!(r#"{{"cl_ord_id":{awkward},"order_id":4294967297}}"#)),
+            "POST",
+            "/api/cancel_order".into(),
+            Some(format!(r#"{{"order_id":4294967297,"cl_ord_id":{awkward}}}"#)),
+        ),
+        (
+            "cancel_orders",
+            Some(r#"{ "cl_ord_id_list": ["x", "y"], "order_id_list": [9223372036854775807, 1] }"#.into()),
+            "POST",
+            "/api/cancel_orders".into(),
+            Some(r#"{"order_id_list":[9223372036854775807,1],"cl_ord_id_list":["x","y"]}"#.into()),
+        ),
+        (
+            "change_leverage",
+            Some(r#"{"leverage":20,"symbol":"BTC-USD"}"#.into()),
+            "POST",
+            "/api/change_leverage".into(),
+            Some(r#"{"symbol":"BTC-USD","leverage":20}"#.into()),
+        ),
+        (
+            "change_margin_mode",
+            Some(r#"{"margin_mode":"isolated","symbol":"ETH-USD"}"#.into()),
+            "POST",
+            "/api/change_margin_mode".into(),
+            Some(r#"{"symbol":"ETH-USD","margin_mode":"isolated"}"#.into()),
+        ),
+        (
+            "query_order",
+            Some(format!(r#"{{"cl_ord_id":{awkward}}}"#)),
+            "GET",
+            "/api/query_order?cl_ord_id=a%26b%3Dc%23d%2Be%25f%2Fg%3Fh%3Bi%2Cj%3Ak%40l%5Bm%5Dn%22o%5Cp".into(),
+            None,
+        ),
+        (
+            "query_orders",
+            Some(
+                r#"{"limit":500,"start":"2026-01-02T11:04:05.5+08:00","symbol":"BTC-USD","status":"canceled",
+                    "last_id":4294967297,"end":"2026-01-03T00:00:00Z","order_type":"limit"}"#
+                    .into(),
+            ),
+            "GET",
+            "/api/query_orders?symbol=BTC-USD&status=canceled&order_type=limit&start=2026-01-02T11%3A04%3A05.5%2B08%3A00\
+             &end=2026-01-03T00%3A00%3A00Z&last_id=4294967297&limit=500"
+                .into(),
+            None,
+        ),
+        ("query_open_orders", Some(r#"{"symbol":"XAG-USD"}"#.into()), "GET", "/api/query_open_orders?symbol=XAG-USD".into(), None),
+        ("query_trades", Some(r#"{"limit":1,"side":"sell"}"#.into()), "GET", "/api/query_trades?side=sell&limit=1".into(), None),
+        ("query_positions", None, "GET", "/api/query_positions".into(), None),
+        ("query_balance", Some("{}".into()), "GET", "/api/query_balance".into(), None),
+        ("query_position_config", Some(r#"{"symbol":"BTC-USD"}"#.into()), "GET", "/api/query_position_config?symbol=BTC-USD".into(), None),
+        ("query_symbol_info", None, "GET", "/api/query_symbol_info".into(), None),
+        ("query_symbol_price", Some(r#"{"symbol":"BTC-USD"}"#.into()), "GET", "/api/query_symbol_price?symbol=BTC-USD".into(), None),
+        (
+            "query_depth_book",
+            Some(r#"{"symbol":"BTC-USD","limit":5}"#.into()),
+            "GET",
+            "/api/query_depth_book?symbol=BTC-USD&limit=5".into(),
+            None,
+        ),
+    ]
+}
+
+const PUBLIC: [&str; 3] = ["query_symbol_info", "query_symbol_price", "query_depth_book"];
+
+#[test]
+fn every_endpoint_sends_its_documented_request() {
+    let rogue = Rogue::start(|seen, _| {
+        if seen.path().ends_with("query_depth_book") {
+            json(200, r#"{"asks":[],"bids":[],"symbol":"BTC-USD"}"#)
+        } else {
+            json(200, r#"{"code":0,"message":"success","request_id":"r-1"}"#)
+        }
+    });
+    let client = client_at(&rogue.url(), FAST);
+    let session = api_session(SEED);
+    let (sid, vault) = (c("ws-7"), c("cv_vault_1"));
+    common::abi::code(|e| perps::ffi::session::perps_session_set_session_id(session.0, sid.as_ptr(), e)).unwrap();
+    common::abi::code(|e| perps::ffi::session::perps_session_set_impersonate(session.0, vault.as_ptr(), e)).unwrap();
+    let examples = examples();
+    assert_eq!(examples.len(), 14);
+    for (i, (name, params, method, target, body)) in examples.iter().enumerate() {
+        let public = PUBLIC.contains(name);
+        // The public three are called without a session, as a market-data thread would.
+        let answer = call(&client, (!public).then_some(&session), name, params.as_deref())
+            .unwrap_or_else(|f| panic!("{name}: {f:?}"));
+        assert!(!answer.is_empty());
+        let seen = &rogue.seen()[i];
+        assert_eq!(seen.method, *method, "{name}");
+        assert_eq!(seen.target, format!("/perps{target}"), "{name}: the query string");
+        if let Some(params) = params.as_deref().filter(|_| *method == "GET") {
+            // The query, decoded independently, holds exactly the caller's values.
+            let given: serde_json::Map<String, Value> = serde_json::from_str(params).unwrap();
+            let decoded = decode_query(&seen.target);
+            assert_eq!(decoded.len(), given.len(), "{name}");
+            for (k, v) in decoded {
+                let expected = match &given[&k] {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                assert_eq!(v, expected, "{name}: {k}");
+            }
+        }
+        match body {
+            Some(body) => {
+                assert_eq!(String::from_utf8(seen.body.clone()).unwrap(), *body, "{name}: the body, compact, in order");
+                assert_eq!(seen.header("content-type"), Some("application/json"));
+                assert_signed(seen, SEED);
+            }
+            None => {
+                assert!(seen.body.is_empty(), "{name}: a GET has no body");
+                assert!(seen.header("x-request-signature").is_none(), "{name}: GETs are not signed");
+            }
+        }
+        if public {
+            for header in ["authorization", "x-session-id", "x-impersonate"] {
+                assert!(seen.header(header).is_none(), "{name}: a public call sends no {header}");
+            }
+        } else {
+            assert_eq!(seen.header("authorization"), Some(format!("Bearer {API_TOKEN}").as_str()), "{name}");
+            assert_eq!(seen.header("x-session-id"), Some("ws-7"), "{name}");
+            assert_eq!(seen.header("x-impersonate"), Some("cv_vault_1"), "{name}");
+        }
+    }
+    assert_eq!(rogue.seen().len(), 14, "one request per call");
+    // A session without a token is refused before sending on an account endpoint, and is no
+    // obstacle on a public one.
+    let fresh = Session::new();
+    let f = expect(call(&client, Some(&fresh), "query_balance", None), PERPS_INVALID_STATE, false);
+    assert!(f.message.contains("no access token"));
+    call(&client, Some(&fresh), "query_symbol_info", None).unwrap();
+    assert_eq!(rogue.seen().len(), 15);
+    assert!(rogue.seen()[14].header("authorization").is_none());
+}
+
+#[test]
+fn answers_come_back_as_the_venue_sent_them() {
+    let answers: Vec<(&str, Option<&str>, &str)> = vec![
+        // cancel_orders: both documented answers.
+        ("cancel_orders", Some(r#"{"order_id_list":[1]}"#), "[]"),
+        ("cancel_orders", Some(r#"{"cl_ord_id_list":["a"]}"#), r#"{"code":0,"message":"success","request_id":"x"}"#),
+        // Lists: an envelope with code/message, a bare array, the documented envelope.
+        (
+            "query_open_orders",
+            None,
+            r#"{"code":0,"message":"success","page_size":1,"result":[{"id":4294967297,"qty":"1"}],"total":1}"#,
+        ),
+        ("query_open_orders", None, r#"[{"id":4294967297,"price":65000.5,"qty":0.01,"extra":{"deep":[1,2]}}]"#),
+        ("query_orders", None, r#"{"page_size":0,"result":[],"total":0}"#),
+        ("query_trades", None, r#"[ ]"#),
+        // Decimals as numbers, extra fields, odd spacing: the text is returned as is.
+        (
+            "query_positions",
+            None,
+            r#"[{"symbol":"BTC-USD","qty":-0.5,"entry_price":65000.25,"upnl":"-1.5","required_margin":"10"}]"#,
+        ),
+        ("query_balance", None, "{\n  \"balance\": 1000.10, \"equity\": \"1000.1\", \"pnl_24h\": 0\n}"),
+        (
+            "query_order",
+            Some(r#"{"order_id":1}"#),
+            r#"{"id":1,"status":"open","fill_qty":0,"created_at":"2026-01-02T03:04:05.123456789Z"}"#,
+        ),
+        (
+            "query_symbol_price",
+            Some(r#"{"symbol":"BTC-USD"}"#),
+            r#"{"mark_price":65000.1,"last_price":null,"spread_bid":null}"#,
+        ),
+        ("query_symbol_info", None, r#"{"code":0,"result":[{"symbol":"BTC-USD","price_tick_decimals":2}]}"#),
+    ];
+    for (name, params, answer) in answers {
+        let text = answer.to_owned();
+        let rogue = Rogue::start(move |_, _| json(200, &text));
+        let client = client_at(&rogue.url(), FAST);
+        let got = call(&client, Some(&api_session(SEED)), name, params).unwrap_or_else(|f| panic!("{name}: {f:?}"));
+        assert_eq!(got, answer, "{name}");
+        assert_eq!(rogue.seen().len(), 1);
+    }
+}
+
+#[test]
+fn depth_levels_are_sorted_by_exact_decimal_value() {
+    // String order differs from numeric order ("9.5" > "10.25" as text), some prices are
+    // numbers, one in exponent form, two are equal in value but not in text.
+    let book = r#"{"asks":[["10.25","1"],["9.5","2"],[9.75,"3"],["100","4"],["9.50","5"],["1.0001e1","6"]],
+        "bids":[["8.99999","1"],["9","2"],[8.5,"3"],["10","4"],["0.5","5"]],"symbol":"BTC-USD","time":1767323045}"#;
+    let text = book.to_owned();
+    let rogue = Rogue::start(move |_, _| json(200, &text));
+    let client = client_at(&rogue.url(), FAST);
+    let sorted = call(&client, None, "query_depth_book", Some(r#"{"symbol":"BTC-USD"}"#)).unwrap();
+    assert_eq!(
+        sorted,
+        r#"{"asks":[["9.5","2"],["9.50","5"],[9.75,"3"],["1.0001e1","6"],["10.25","1"],["100","4"]],"bids":[["10","4"],["9","2"],["8.99999","1"],[8.5,"3"],["0.5","5"]],"symbol":"BTC-USD","time":1767323045}"#
+    );
+    // Thousands of levels in random order come back ordered, every level kept.
+    let mut state = 0x2545f4914f6cdd1du64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let levels: Vec<String> =
+        (0..2000).map(|_| format!(r#"["{}.{:03}","1"]"#, next() % 100_000, next() % 1000)).collect();
+    let big = format!(r#"{{"bids":[{}],"asks":[{}]}}"#, levels.join(","), levels.join(","));
+    let rogue = Rogue::start(move |_, _| json(200, &big));
+    let client = client_at(&rogue.url(), FAST);
+    let sorted: Value =
+        serde_json::from_str(&call(&client, None, "query_depth_book", Some(r#"{"symbol":"X"}"#)).unwrap()).unwrap();
+    let prices = |side: &str| -> Vec<f64> {
+        sorted[side].as_array().unwrap().iter().map(|l| l[0].as_str().unwrap().parse().unwrap()).collect()
+    };
+    let (bids, asks) = (prices("bids"), prices("asks"));
+    assert_eq!((bids.len(), asks.len()), (2000, 2000));
+    assert!(bids.windows(2).all(|w| w[0] >= w[1]), "bids high to low");
+    assert!(asks.windows(2).all(|w| w[0] <= w[1]), "asks low to high");
+    // A book that cannot be sorted is a bad response, not a guess.
+    for bad in [r#"{"asks":[["abc","1"]],"bids":[]}"#, r#"{"asks":"none","bids":[]}"#, r#"{"symbol":"X"}"#] {
+        let text = bad.to_owned();
+        let rogue = Rogue::start(move |_, _| json(200, &text));
+        let client = client_at(&rogue.url(), FAST);
+        let f = expect(call(&client, None, "query_depth_book", Some(r#"{"symbol":"X"}"#)), PERPS_BAD_RESPONSE, true);
+        assert_eq!(f.body.as_deref(), Some(bad));
+        assert!(f.message.starts_with("query_depth_book: "), "{f:?}");
+    }
+}
+
+#[test]
+fn venue_refusals_map_to_their_codes_with_the_ids_sent() {
+    let cases: Vec<(u16, &[&str], &str, perps_code, bool)> = vec![
+        (404, &[], r#"{"code":404,"message":"order not found"}"#, PERPS_NOT_FOUND, false),
+        (429, &["Retry-After: 2"], r#"{"code":429,"message":"rate limit"}"#, PERPS_HTTP_STATUS, false),
+        (400, &[], r#"{"code":400,"message":"bad"}"#, PERPS_HTTP_STATUS, false),
+        (401, &[], "", PERPS_HTTP_STATUS, false),
+        (502, &[], "<html>bad gateway</html>", PERPS_HTTP_STATUS, true),
+        (503, &["Retry-After: 1"], "", PERPS_HTTP_STATUS, true),
+        (200, &[], r#"{"code":10001,"message":"position not found"}"#, PERPS_API_ERROR, false),
+        (200, &[], r#"{"code":"0"}"#, PERPS_BAD_RESPONSE, true),
+        (200, &[], "not json", PERPS_BAD_RESPONSE, true),
+        (200, &[], "42", PERPS_BAD_RESPONSE, true),
+    ];
+    for (status, headers, body, code, reached) in cases {
+        for (name, params) in [("cancel_order", r#"{"order_id":1}"#), ("query_order", r#"{"order_id":1}"#)] {
+            let (h, text): (Vec<String>, String) = (headers.iter().map(|s| s.to_string()).collect(), body.to_owned());
+            let rogue = Rogue::start(move |_, _| {
+                let refs: Vec<&str> = h.iter().map(String::as_str).collect();
+                vec![Step::Write(response(status, &refs, text.as_bytes()))]
+            });
+            let client = client_at(&rogue.url(), FAST);
+            let f = expect(call(&client, Some(&api_session(SEED)), name, Some(params)), code, reached);
+            let seen = rogue.seen();
+            assert_eq!(seen.len(), 1, "{name} {status}: never retried");
+            assert_eq!(f.http_status, status, "{name}: {f:?}");
+            assert_eq!(f.body.as_deref().unwrap_or(""), body, "{name}: the venue's body is kept");
+            assert!(f.message.contains(name), "{name}: {f:?}");
+            // The x-request-id sent: only a body-signed request has one.
+            assert_eq!(f.request_id.as_deref(), seen[0].header("x-request-id"), "{name} {status}");
+            assert_eq!(f.request_id.is_some(), name == "cancel_order");
+            assert_eq!(f.cl_ord_id, None, "only a failed new_order names a cl_ord_id");
+            let retry =
+                headers.first().map_or(-1, |h| h.trim_start_matches("Retry-After: ").parse::<i64>().unwrap() * 1000);
+            assert_eq!(f.retry_after_ms, retry, "{name} {status}");
+            if code == PERPS_API_ERROR {
+                assert!(f.message.contains("code 10001") && f.message.contains("position not found"), "{f:?}");
+            }
+        }
+    }
+    // Retry-After as an HTTP date, ten seconds ahead of now.
+    let date = httpdate_in(10);
+    let rogue = Rogue::start(move |_, _| vec![Step::Write(response(429, &[&format!("Retry-After: {date}")], b"{}"))]);
+    let client = client_at(&rogue.url(), FAST);
+    let f = expect(call(&client, Some(&api_session(SEED)), "query_balance", None), PERPS_HTTP_STATUS, false);
+    assert!((8_000..=10_000).contains(&f.retry_after_ms), "{f:?}");
+}
+
+/// An IMF-fixdate `seconds` from now (written here, not by the library).
+fn httpdate_in(seconds: i64) -> String {
+    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64 + seconds;
+    let (days, rem) = (t.div_euclid(86_400), t.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][days.rem_euclid(7) as usize];
+    let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    format!(
+        "{weekday}, {day:02} {} {year} {:02}:{:02}:{:02} GMT",
+        months[month as usize - 1],
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+#[test]
+fn timeouts_carry_the_ids_and_are_never_retried() {
+    let rogue = Rogue::start(|_, _| vec![ms(1500)]);
+    let client =
+        client_at(&rogue.url(), r#"{"read_timeout_ms":200,"total_timeout_ms":400,"cl_ord_id_prefix":"mm-7_"}"#);
+    let session = api_session(SEED);
+    // An order without cl_ord_id: the generated one, as sent, is on the error.
+    let f = expect(new_order(&client, &session, ORDER), PERPS_TIMEOUT, true);
+    let seen = rogue.seen();
+    assert_eq!(seen.len(), 1);
+    let sent = seen[0].json();
+    let id = sent["cl_ord_id"].as_str().unwrap();
+    assert_eq!(f.cl_ord_id.as_deref(), Some(id));
+    assert!(id.starts_with("mm-7_") && id.len() == 5 + 26, "{id}");
+    assert_eq!(f.request_id.as_deref(), seen[0].header("x-request-id"));
+    assert_signed(&seen[0], SEED);
+    // The caller's own cl_ord_id is kept.
+    let mine = ORDER.replace('}', r#","cl_ord_id":"mine-1"}"#);
+    let f = expect(new_order(&client, &session, &mine), PERPS_TIMEOUT, true);
+    assert_eq!(f.cl_ord_id.as_deref(), Some("mine-1"));
+    // Endpoint calls time out the same way; a GET has no x-request-id.
+    let f = expect(
+        call(&client, Some(&session), "cancel_orders", Some(r#"{"cl_ord_id_list":["mine-1"]}"#)),
+        PERPS_TIMEOUT,
+        true,
+    );
+    assert_eq!(f.request_id.as_deref(), rogue.seen()[2].header("x-request-id"));
+    let f =
+        expect(call(&client, Some(&session), "query_order", Some(r#"{"cl_ord_id":"mine-1"}"#)), PERPS_TIMEOUT, true);
+    assert_eq!(f.request_id, None);
+    assert_eq!(rogue.seen().len(), 4, "each call sent once");
+    // Nothing sent: no x-request-id, but the order's cl_ord_id is still there to look for.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let closed = client_at(&format!("http://127.0.0.1:{port}"), FAST);
+    let f = expect(new_order(&closed, &session, ORDER), PERPS_TRANSPORT, false);
+    assert_eq!(f.request_id, None);
+    assert_eq!(f.cl_ord_id.as_ref().map(String::len), Some(26));
+}
+
+#[test]
+fn answers_of_new_order_carry_the_cl_ord_id() {
+    let rogue = Rogue::start(|_, _| json(200, r#"{"code":0,"message":"success","request_id":"v-1"}"#));
+    let client = client_at(&rogue.url(), FAST);
+    let session = api_session(SEED);
+    let mut ids = std::collections::HashSet::new();
+    for i in 0..50 {
+        let answer: Value = serde_json::from_str(&new_order(&client, &session, ORDER).unwrap()).unwrap();
+        let sent = rogue.seen()[i].json();
+        assert_eq!(answer["cl_ord_id"], sent["cl_ord_id"]);
+        assert_eq!(answer["request_id"], "v-1");
+        assert!(ids.insert(answer["cl_ord_id"].as_str().unwrap().to_owned()));
+    }
+}
