@@ -501,7 +501,8 @@ public:
         return endpoint("perps_query_order", perps_query_order, session.get(), params_json);
     }
     /// GET /api/query_orders (history): symbol, status, order_type, start, end, last_id, limit.
-    std::string query_orders(const Session &session, const std::optional<std::string> &params_json = std::nullopt) const {
+    std::string query_orders(const Session &session,
+                             const std::optional<std::string> &params_json = std::nullopt) const {
         return endpoint("perps_query_orders", perps_query_orders, session.get(), params_json);
     }
     /// GET /api/query_open_orders: symbol, limit.
@@ -510,7 +511,8 @@ public:
         return endpoint("perps_query_open_orders", perps_query_open_orders, session.get(), params_json);
     }
     /// GET /api/query_trades (the account's fills): symbol, side, start, end, last_id, limit.
-    std::string query_trades(const Session &session, const std::optional<std::string> &params_json = std::nullopt) const {
+    std::string query_trades(const Session &session,
+                             const std::optional<std::string> &params_json = std::nullopt) const {
         return endpoint("perps_query_trades", perps_query_trades, session.get(), params_json);
     }
     /// GET /api/query_positions: symbol (optional).
@@ -519,7 +521,8 @@ public:
         return endpoint("perps_query_positions", perps_query_positions, session.get(), params_json);
     }
     /// GET /api/query_balance (no parameters).
-    std::string query_balance(const Session &session, const std::optional<std::string> &params_json = std::nullopt) const {
+    std::string query_balance(const Session &session,
+                              const std::optional<std::string> &params_json = std::nullopt) const {
         return endpoint("perps_query_balance", perps_query_balance, session.get(), params_json);
     }
     /// GET /api/query_position_config: {"symbol":"BTC-USD"}.

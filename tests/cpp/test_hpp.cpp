@@ -314,14 +314,14 @@ static void test_endpoints_offline() {
     EXPECT_ERROR(client.change_margin_mode(api, R"({"symbol":"BTC-USD","margin_mode":"CROSS"})"),
                  PERPS_INVALID_ARGUMENT, "margin_mode");
     EXPECT_ERROR(client.query_order(api, R"({"id":1})"), PERPS_INVALID_ARGUMENT, "\"id\"");
-    EXPECT_ERROR(client.query_orders(api, std::string(R"({"limit":501})")), PERPS_INVALID_ARGUMENT, "limit");
+    EXPECT_ERROR(client.query_orders(api, R"({"limit":501})"), PERPS_INVALID_ARGUMENT, "limit");
     EXPECT_ERROR(client.query_open_orders(api, std::string(R"({"symbol":1})")), PERPS_INVALID_ARGUMENT, "symbol");
     EXPECT_ERROR(client.query_trades(api, std::string(R"({"side":"long"})")), PERPS_INVALID_ARGUMENT, "side");
     EXPECT_ERROR(client.query_positions(api, std::string("[1]")), PERPS_INVALID_ARGUMENT, "params_json");
     EXPECT_ERROR(client.query_balance(api, std::string(R"({"symbol":"BTC-USD"})")), PERPS_INVALID_ARGUMENT,
                  "symbol");
     EXPECT_ERROR(client.query_position_config(api, "{}"), PERPS_INVALID_ARGUMENT, "symbol");
-    EXPECT_ERROR(client.query_symbol_info(std::string(R"({"symbol":null})")), PERPS_INVALID_ARGUMENT, "symbol");
+    EXPECT_ERROR(client.query_symbol_info(R"({"symbol":null})"), PERPS_INVALID_ARGUMENT, "symbol");
     EXPECT_ERROR(client.query_symbol_price("{}"), PERPS_INVALID_ARGUMENT, "symbol");
     EXPECT_ERROR(client.query_depth_book(api, R"({"symbol":"BTC-USD","limit":0})"), PERPS_INVALID_ARGUMENT, "limit");
     EXPECT_ERROR(client.query_depth_book(std::string("{\"symbol\":\"BTC\0\"}", 17)), PERPS_INVALID_ARGUMENT,

@@ -96,7 +96,8 @@ public final class Client extends NativeHandle {
 
     /** A public endpoint: the session may be null. */
     private String publicEndpoint(PerpsNative.EndpointCall call, Session session, String paramsJson) {
-        return takeString(session, err -> call.call(ptr(), session == null ? null : session.ptr(), utf8(paramsJson), err));
+        return takeString(session,
+                err -> call.call(ptr(), session == null ? null : session.ptr(), utf8(paramsJson), err));
     }
 
     /** POST /api/cancel_order: {"order_id":&lt;int64&gt;} or {"cl_ord_id":"…"}. */
