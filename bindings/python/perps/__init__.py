@@ -24,10 +24,11 @@ Conventions:
   holding a NUL character is refused (C would silently cut it short).
 * Venue answers and the sign-in payload are returned as the library's exact JSON text
   (``str``); session info and signature headers, which the library builds, as ``dict``.
-* Orders and endpoint parameters are JSON text (``str``) or a ``dict``, written with
-  :func:`json.dumps`; a :class:`decimal.Decimal` becomes a plain decimal string
-  (``"0.00001"``, never ``"1E-5"``) and a ``float`` is refused (``INVALID_ARGUMENT``): it
-  cannot say which decimal it means.
+* Orders and endpoint parameters are JSON text (``str``) or a mapping (``dict``), written
+  with :func:`json.dumps`; a :class:`decimal.Decimal` becomes a plain decimal string
+  (``Decimal("1E-8")`` is sent as ``"0.00000001"``), never through a float. A ``float`` in
+  endpoint parameters is refused (``INVALID_ARGUMENT``, naming its place); in an order the
+  library refuses it (``INVALID_ORDER``, naming the field).
 """
 
 import ctypes
@@ -36,6 +37,7 @@ import json
 import os
 import pathlib
 import threading
+from collections.abc import Mapping
 from ctypes import POINTER, Structure, byref, c_bool, c_char, c_char_p, c_int, c_int64, c_size_t, c_uint16, c_void_p
 from enum import IntEnum
 
@@ -273,31 +275,50 @@ def _i64(name, value):
     return value
 
 
-def _plain(value, path):
-    """``value`` with every Decimal as a plain decimal string; a float refused (``path``
-    names where it is, for the message)."""
+def _decimal_text(name, value):
+    """A Decimal as the venue's decimal string: plain notation, never an exponent
+    (``Decimal("1E+3")`` → ``"1000"``, ``Decimal("1E-8")`` → ``"0.00000001"``), digits kept as
+    given (``Decimal("0.010")`` → ``"0.010"``). NaN and infinities are refused."""
+    if not value.is_finite():
+        raise PerpsError(Code.INVALID_ARGUMENT, f"{name} is {value}, not a finite decimal")
+    return format(value, "f")
+
+
+def _decimals_as_text(name, value):
+    """``value`` with every Decimal in it (at any depth) replaced by its decimal string;
+    ``name`` is its place ("order.price"), for the message when one is not finite."""
     if isinstance(value, decimal.Decimal):
-        if not value.is_finite():
-            raise PerpsError(Code.INVALID_ARGUMENT, f"{path} is {value}: not a finite decimal")
-        return format(value, "f")  # plain notation: Decimal("1E-5") -> "0.00001"
-    if isinstance(value, float):
-        raise PerpsError(
-            Code.INVALID_ARGUMENT,
-            f"{path} is a float ({value!r}): pass decimals as str or decimal.Decimal, ids as int",
-        )
-    if isinstance(value, dict):
-        return {key: _plain(item, f"{path}[{key!r}]") for key, item in value.items()}
+        return _decimal_text(name, value)
+    if isinstance(value, Mapping):
+        return {key: _decimals_as_text(f"{name}.{key}", item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(item, f"{path}[{i}]") for i, item in enumerate(value)]
+        return [_decimals_as_text(f"{name}[{i}]", item) for i, item in enumerate(value)]
     return value
 
 
-def _json_arg(name, value, optional=False):
-    """A JSON object argument: a str as given, or a dict written with json.dumps (Decimal as a
-    plain decimal string, float refused); None → NULL when optional."""
-    if isinstance(value, dict):
-        value = json.dumps(_plain(value, name), separators=(",", ":"))
+def _json_text(name, value, optional=False):
+    """A JSON object argument: text (``str``/bytes, passed as it is) or a mapping, serialised
+    with its Decimal values as decimal strings."""
+    if isinstance(value, Mapping):
+        value = json.dumps(_decimals_as_text(name, value))
     return _arg(name, value, optional)
+
+
+def _refuse_floats(name, value):
+    """Endpoint parameters: a float anywhere in ``value`` is refused (``INVALID_ARGUMENT``,
+    naming its place) rather than written as a JSON number, which cannot say which decimal
+    it means: decimals are str or Decimal, ids and counts int."""
+    if isinstance(value, float):
+        raise PerpsError(
+            Code.INVALID_ARGUMENT,
+            f"{name} is a float ({value!r}): pass a decimal as str or decimal.Decimal, an id or count as int",
+        )
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            _refuse_floats(f"{name}.{key}", item)
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            _refuse_floats(f"{name}[{i}]", item)
 
 
 def _take_error(err):
@@ -582,7 +603,7 @@ class Client(_Owner):
         order's ``cl_ord_id`` (generated when the order has none). Never retried: on a
         PerpsError with ``may_have_reached_venue``, look the order up by its ``cl_ord_id``
         (:meth:`query_order`) before sending again."""
-        order = _json_arg("order", order)
+        order = _json_text("order", order)
         with _Using(self, session) as (c, s):
             return _call_str(_lib.perps_new_order, c, s, order)
 
@@ -600,7 +621,8 @@ class Client(_Owner):
     # (or not visible yet) raises NOT_FOUND. The three public endpoints take session=None.
 
     def _endpoint(self, fn, session, params, public=False):
-        params = _json_arg("params", params, optional=True)
+        _refuse_floats("params", params)
+        params = _json_text("params", params, optional=True)
         if public and session is None:
             with _Using(self) as (c,):
                 return _call_str(fn, c, None, params)
@@ -715,4 +737,4 @@ def challenge_verify(signed_data, certs_json, request_id, chain, address, now_un
 
 def order_serialize(order):
     """Validate an order (JSON text or dict); returns the exact body new_order would send."""
-    return _call_str(_lib.perps_order_serialize, _json_arg("order", order))
+    return _call_str(_lib.perps_order_serialize, _json_text("order", order))

@@ -157,25 +157,28 @@ def test_trading_loop(signed_in):
 
 def test_decimals_and_floats_in_dicts(signed_in):
     sandbox, client, session = signed_in
-    # Decimal: a plain decimal string, whatever its exponent.
+    # Decimal: a plain decimal string, whatever its exponent, never a JSON number.
     order = limit_buy("6.5E+4", qty="1E-2")
     body = perps.order_serialize(order)
     assert '"qty":"0.01"' in body and '"price":"65000"' in body, body
     assert json.loads(perps.order_serialize({**order, "qty": Decimal("0.000010")}))["qty"] == "0.000010"
-    # float: refused before anything is sent, naming where it is.
     before = len(sandbox.requests())
-    cases = [
-        (lambda: client.new_order(session, {**order, "price": 65000.5}), "order['price'] is a float"),
-        (lambda: perps.order_serialize({**order, "qty": 0.1}), "order['qty'] is a float"),
-        (lambda: client.cancel_order(session, {"order_id": 12.0}), "params['order_id'] is a float"),
-        (lambda: client.cancel_orders(session, {"order_id_list": [1, 2.0]}), "params['order_id_list'][1]"),
-        (lambda: client.new_order(session, {**order, "qty": Decimal("NaN")}), "not a finite decimal"),
-        (lambda: client.query_depth_book(None, {"symbol": "BTC-USD", "limit": float("inf")}), "params['limit']"),
+    refusals = [
+        # float in endpoint parameters: refused here, naming its place.
+        (lambda: client.cancel_order(session, {"order_id": 12.0}), perps.Code.INVALID_ARGUMENT, "params.order_id is a float"),
+        (lambda: client.cancel_orders(session, {"order_id_list": [1, 2.0]}), perps.Code.INVALID_ARGUMENT, "params.order_id_list[1]"),
+        (lambda: client.query_depth_book(None, {"symbol": "BTC-USD", "limit": float("inf")}), perps.Code.INVALID_ARGUMENT, "params.limit"),
+        # a Decimal id is a string, which the library refuses for an int64 id.
+        (lambda: client.cancel_order(session, {"order_id": Decimal("12")}), perps.Code.INVALID_ARGUMENT, "order_id"),
+        # float in an order: the library refuses the JSON number, naming the field.
+        (lambda: client.new_order(session, {**order, "price": 65000.5}), perps.Code.INVALID_ORDER, "price"),
+        (lambda: perps.order_serialize({**order, "qty": 0.1}), perps.Code.INVALID_ORDER, "qty"),
+        (lambda: client.new_order(session, {**order, "qty": Decimal("NaN")}), perps.Code.INVALID_ARGUMENT, "order.qty is NaN"),
     ]
-    for call, needle in cases:
+    for call, code, needle in refusals:
         with pytest.raises(perps.PerpsError) as exc:
             call()
-        assert exc.value.code is perps.Code.INVALID_ARGUMENT and needle in exc.value.message, exc.value
+        assert exc.value.code is code and needle in exc.value.message, exc.value
     assert len(sandbox.requests()) == before
 
 
