@@ -152,25 +152,6 @@ class BodySignature(Structure):
         }
 
 
-# The endpoint exports (include/perps.h, "the trading loop"), all of one shape.
-_ENDPOINTS = (
-    "perps_cancel_order",
-    "perps_cancel_orders",
-    "perps_change_leverage",
-    "perps_change_margin_mode",
-    "perps_query_order",
-    "perps_query_orders",
-    "perps_query_open_orders",
-    "perps_query_trades",
-    "perps_query_positions",
-    "perps_query_balance",
-    "perps_query_position_config",
-    "perps_query_symbol_info",
-    "perps_query_symbol_price",
-    "perps_query_depth_book",
-)
-
-
 def _library_path():
     env = os.environ.get("PERPS_LIB")
     if env:
@@ -218,7 +199,24 @@ def _load():
     decl("perps_signin", owned, c_void_p, c_void_p, c_char_p, c_char_p, c_int64, err)
     decl("perps_new_order", owned, c_void_p, c_void_p, c_char_p, err)
     decl("perps_request", owned, c_void_p, c_void_p, c_char_p, c_char_p, c_char_p, err)
-    for name in _ENDPOINTS:  # one shape: (client, session or NULL, params_json or NULL, err)
+    # The endpoint exports ("the trading loop"), all of one shape:
+    # (client, session or NULL, params_json or NULL, err) -> owned char*.
+    for name in (
+        "perps_cancel_order",
+        "perps_cancel_orders",
+        "perps_change_leverage",
+        "perps_change_margin_mode",
+        "perps_query_order",
+        "perps_query_orders",
+        "perps_query_open_orders",
+        "perps_query_trades",
+        "perps_query_positions",
+        "perps_query_balance",
+        "perps_query_position_config",
+        "perps_query_symbol_info",
+        "perps_query_symbol_price",
+        "perps_query_depth_book",
+    ):
         decl(name, owned, c_void_p, c_void_p, c_char_p, err)
 
     decl("perps_session_new", c_void_p, err)
