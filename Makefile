@@ -1,30 +1,54 @@
 # libperps, built and installed like a C library.
 #
-#   make                                   cargo build --release --lib
+#   make  |  make lib                      the C libraries: target/release/libperps.so, .a
+#   make sandbox                           target/release/perps-sandbox
 #   make install [PREFIX=/usr/local] [DESTDIR=/staging]
 #   make uninstall [PREFIX=/usr/local] [DESTDIR=/staging]
 #
-# `make install` builds the library, then installs
+# The crate declares only the Rust library (rlib), so a Rust program that depends on it
+# builds no C artifacts; `make lib` builds them (the cargo-c convention):
+#   cargo rustc -p perps --lib --release --crate-type cdylib,staticlib -- -C link-arg=-Wl,-soname,...
+# Every script and document builds the C libraries with `make lib`, never with cargo directly.
+#
+# SONAME: libperps.so.0.<minor> while the version is 0.x (any 0.x minor release may break the
+# ABI; patch releases do not), libperps.so.<major> from 1.0 on. `make lib` also puts a
+# libperps.so.<soversion> -> libperps.so symlink beside the library, so programs linked
+# against the build tree (-Ltarget/release -lperps and an rpath) find it.
+#
+# `make install` builds the library and the sandbox venue, then installs
 #   $(PREFIX)/include/perps.h, perps.hpp        the C header and the C++17 layer
 #   $(PREFIX)/lib/libperps.a                    static library
-#   $(PREFIX)/lib/libperps.so.X.Y.Z             shared library, SONAME libperps.so.X (build.rs)
-#   $(PREFIX)/lib/libperps.so.X -> .so.X.Y.Z    what programs load at run time
-#   $(PREFIX)/lib/libperps.so   -> .so.X        what -lperps finds at link time
+#   $(PREFIX)/lib/libperps.so.X.Y.Z             shared library, SONAME libperps.so.$(SOVERSION)
+#   $(PREFIX)/lib/libperps.so.$(SOVERSION) -> .so.X.Y.Z   what programs load at run time
+#   $(PREFIX)/lib/libperps.so   -> .so.$(SOVERSION)       what -lperps finds at link time
 #   $(PREFIX)/lib/pkgconfig/perps.pc            `pkg-config --cflags --libs [--static] perps`
+#   $(PREFIX)/lib/cmake/perps/perpsConfig.cmake, perpsConfigVersion.cmake
+#                                               find_package(perps CONFIG): perps::perps,
+#                                               perps::perps_static
+#   $(PREFIX)/bin/perps-sandbox                 the sandbox venue (tests, rehearsal)
 # DESTDIR stages the files elsewhere (packaging) without changing the paths in perps.pc.
+# PC_PREFIX sets perps.pc's prefix= line (default $(PREFIX)); scripts/package.sh uses
+# '$${pcfiledir}/../..' so that the tarball's tree works wherever it is unpacked. The CMake
+# files find everything relative to themselves.
 # After installing into a system directory such as /usr/local/lib, run `ldconfig`.
 
 PREFIX       ?= /usr/local
+BINDIR       ?= $(PREFIX)/bin
 LIBDIR       ?= $(PREFIX)/lib
 INCLUDEDIR   ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+CMAKEDIR     ?= $(LIBDIR)/cmake/perps
+PC_PREFIX    ?= $(PREFIX)
 CARGO        ?= cargo
 INSTALL      ?= install
 BUILD_DIR    ?= $(or $(CARGO_TARGET_DIR),target)/release
 
 # The version from Cargo.toml (the [package] version is its first `version = "..."` line).
-VERSION := $(shell sed -n 's/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n 1)
-MAJOR   := $(firstword $(subst ., ,$(VERSION)))
+VERSION   := $(shell sed -n 's/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n 1)
+MAJOR     := $(word 1,$(subst ., ,$(VERSION)))
+MINOR     := $(word 2,$(subst ., ,$(VERSION)))
+SOVERSION := $(if $(filter 0,$(MAJOR)),0.$(MINOR),$(MAJOR))
+SONAME    := libperps.so.$(SOVERSION)
 
 # The system libraries a program linked with the static library needs (Libs.private), as
 # printed on Linux/glibc by
@@ -32,31 +56,68 @@ MAJOR   := $(firstword $(subst ., ,$(VERSION)))
 # Hard-coded because computing it rebuilds the library; set it on the command line elsewhere.
 NATIVE_STATIC_LIBS ?= -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
 
-LIB_DEST := $(DESTDIR)$(LIBDIR)
-INC_DEST := $(DESTDIR)$(INCLUDEDIR)
-PC_DEST  := $(DESTDIR)$(PKGCONFIGDIR)
+LIB_DEST   := $(DESTDIR)$(LIBDIR)
+INC_DEST   := $(DESTDIR)$(INCLUDEDIR)
+PC_DEST    := $(DESTDIR)$(PKGCONFIGDIR)
+CMAKE_DEST := $(DESTDIR)$(CMAKEDIR)
+BIN_DEST   := $(DESTDIR)$(BINDIR)
 
-.PHONY: all build install uninstall
-all: build
+# A directory as perps.pc writes it: ${prefix}/... when it is under $(PREFIX).
+pc_dir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+# A path relative to another (both absolute; neither needs to exist).
+relative = $(shell realpath -m --relative-to="$(2)" "$(1)")
+empty :=
+space := $(empty) $(empty)
 
-# Always ask cargo: it knows whether the library is up to date. Only the library, never
-# the sandbox feature: this is the build that ships.
-build:
-	$(CARGO) build --release --lib
+.PHONY: all lib build sandbox install uninstall
+all: lib
 
-install: build
-	$(INSTALL) -d "$(INC_DEST)" "$(LIB_DEST)" "$(PC_DEST)"
+CARGO_LIB := $(CARGO) rustc -p perps --lib --release --crate-type cdylib,staticlib \
+    -- -C link-arg=-Wl,-soname,$(SONAME)
+
+# Always ask cargo: it knows whether the library is up to date. Only the library's crate,
+# never the sandbox: this is the build that ships. Should another build have replaced
+# libperps.so (a `cargo rustc --crate-type cdylib` without the SONAME), cargo would still call
+# ours fresh: the SONAME is checked, and perps rebuilt when it is not there.
+lib:
+	$(CARGO_LIB)
+	@if ! readelf -d "$(BUILD_DIR)/libperps.so" | grep -q 'SONAME.*\[$(SONAME)\]'; then \
+	    echo "$(BUILD_DIR)/libperps.so has no SONAME $(SONAME) (another build made it): rebuilding"; \
+	    $(CARGO) clean -p perps --release && $(CARGO_LIB); \
+	fi
+	ln -sfn libperps.so "$(BUILD_DIR)/$(SONAME)"
+
+build: lib  # the former name
+
+sandbox:
+	$(CARGO) build --release -p perps-sandbox
+
+install: lib sandbox
+	$(INSTALL) -d "$(INC_DEST)" "$(LIB_DEST)" "$(PC_DEST)" "$(CMAKE_DEST)" "$(BIN_DEST)"
 	$(INSTALL) -m 644 include/perps.h include/perps.hpp "$(INC_DEST)/"
 	$(INSTALL) -m 644 "$(BUILD_DIR)/libperps.a" "$(LIB_DEST)/libperps.a"
 	$(INSTALL) -m 755 "$(BUILD_DIR)/libperps.so" "$(LIB_DEST)/libperps.so.$(VERSION)"
-	ln -sfn "libperps.so.$(VERSION)" "$(LIB_DEST)/libperps.so.$(MAJOR)"
-	ln -sfn "libperps.so.$(MAJOR)" "$(LIB_DEST)/libperps.so"
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	ln -sfn "libperps.so.$(VERSION)" "$(LIB_DEST)/$(SONAME)"
+	ln -sfn "$(SONAME)" "$(LIB_DEST)/libperps.so"
+	$(INSTALL) -m 755 "$(BUILD_DIR)/perps-sandbox" "$(BIN_DEST)/perps-sandbox"
+	sed -e 's|@PREFIX@|$(PC_PREFIX)|' -e 's|@LIBDIR@|$(call pc_dir,$(LIBDIR))|' \
+	    -e 's|@INCLUDEDIR@|$(call pc_dir,$(INCLUDEDIR))|' \
 	    -e 's|@VERSION@|$(VERSION)|' -e 's|@LIBS_PRIVATE@|$(NATIVE_STATIC_LIBS)|' \
 	    perps.pc.in > "$(PC_DEST)/perps.pc"
 	chmod 644 "$(PC_DEST)/perps.pc"
+	sed -e 's|@CONFIG_TO_PREFIX@|$(call relative,$(PREFIX),$(CMAKEDIR))|' \
+	    -e 's|@LIBDIR@|$(call relative,$(LIBDIR),$(PREFIX))|' \
+	    -e 's|@INCLUDEDIR@|$(call relative,$(INCLUDEDIR),$(PREFIX))|' \
+	    -e 's|@VERSION@|$(VERSION)|' -e 's|@SONAME@|$(SONAME)|' \
+	    -e 's|@LIBS_PRIVATE@|$(subst $(space),;,$(strip $(NATIVE_STATIC_LIBS)))|' \
+	    cmake/perpsConfig.cmake.in > "$(CMAKE_DEST)/perpsConfig.cmake"
+	sed -e 's|@VERSION@|$(VERSION)|' cmake/perpsConfigVersion.cmake.in \
+	    > "$(CMAKE_DEST)/perpsConfigVersion.cmake"
+	chmod 644 "$(CMAKE_DEST)/perpsConfig.cmake" "$(CMAKE_DEST)/perpsConfigVersion.cmake"
 
 uninstall:
 	rm -f "$(INC_DEST)/perps.h" "$(INC_DEST)/perps.hpp" "$(LIB_DEST)/libperps.a" \
-	    "$(LIB_DEST)/libperps.so.$(VERSION)" "$(LIB_DEST)/libperps.so.$(MAJOR)" \
-	    "$(LIB_DEST)/libperps.so" "$(PC_DEST)/perps.pc"
+	    "$(LIB_DEST)/libperps.so.$(VERSION)" "$(LIB_DEST)/$(SONAME)" \
+	    "$(LIB_DEST)/libperps.so" "$(PC_DEST)/perps.pc" "$(BIN_DEST)/perps-sandbox" \
+	    "$(CMAKE_DEST)/perpsConfig.cmake" "$(CMAKE_DEST)/perpsConfigVersion.cmake"
+	rmdir "$(CMAKE_DEST)" 2>/dev/null || true

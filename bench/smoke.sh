@@ -14,13 +14,14 @@ step "order round trip against the in-process sandbox (+ one connection for 1,00
 cargo bench --bench order_roundtrip -- --test
 
 step "sign-in client CPU, the sandbox in another process"
+cargo build --release -p perps-sandbox
 cargo bench --bench signin_cpu -- --test
 
 step "signing: floor, perps_sign_body_into, perps_sign_body, one vs two threads"
 cargo bench --bench signing -- --test
 
 step "C benchmark through the ABI (small N)"
-cargo build --release --lib
+make --no-print-directory lib
 make -C bench/c --no-print-directory
 bench/c/bench_sign 200 20000
 

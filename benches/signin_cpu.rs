@@ -8,7 +8,8 @@
 //! thread's CPU time and the wall time. A per-phase breakdown follows, through the split
 //! API (`perps_wallet_address`, `perps_prepare_signin`, `perps_wallet_sign`, `perps_login`).
 //!
-//! `cargo bench --bench signin_cpu`; `-- --test` makes a few sign-ins.
+//! `cargo build --release -p perps-sandbox && cargo bench --bench signin_cpu`; `-- --test` makes a
+//! few sign-ins.
 
 mod common;
 use common::owned;
@@ -42,6 +43,20 @@ fn measure(f: impl FnOnce()) -> [f64; 3] {
     [cpu_us(libc::CLOCK_PROCESS_CPUTIME_ID) - p, cpu_us(libc::CLOCK_THREAD_CPUTIME_ID) - t, wall]
 }
 
+/// The `perps-sandbox` binary (its own crate, so cargo does not build it for this bench):
+/// `$PERPS_SANDBOX`, else beside this bench's profile directory (`target/release/`), where
+/// `cargo build --release -p perps-sandbox` puts it.
+fn sandbox_binary() -> std::path::PathBuf {
+    if let Some(path) = std::env::var_os("PERPS_SANDBOX") {
+        return path.into();
+    }
+    let bench = std::env::current_exe().expect("the bench's own path");
+    // target/release/deps/signin_cpu-<hash> -> target/release/perps-sandbox
+    let binary = bench.parent().and_then(|deps| deps.parent()).expect("a profile directory").join("perps-sandbox");
+    assert!(binary.exists(), "{} not found: build it with cargo build --release -p perps-sandbox", binary.display());
+    binary
+}
+
 /// The sandbox venue in its own process; stops when its standard input closes.
 struct Venue {
     child: Child,
@@ -51,7 +66,7 @@ struct Venue {
 
 impl Venue {
     fn start() -> Venue {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_perps-sandbox"))
+        let mut child = Command::new(sandbox_binary())
             .args(["--port", "0", "--exit-on-stdin-eof"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -9,9 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 CC=${CC:-cc}
 
-# The sandbox venue (its own crate) and the library.
-cargo build --release -p perps-sandbox
-cargo build --release --lib
+# The sandbox venue (its own crate) and the C library.
+make --no-print-directory sandbox lib   # lib: libperps.so and libperps.a (see the Makefile)
 mkdir -p target/examples
 "$CC" -std=c11 -Wall -Wextra -Werror -pedantic -Iinclude examples-c/signin_order.c \
   -Ltarget/release -lperps -Wl,-rpath,"$PWD/target/release" -o target/examples/signin_order

@@ -8,7 +8,7 @@
  *  - every session you create is freed with perps_session_free().
  *
  * Build and run from the repository root:
- *   cargo build --release && make -C examples-c sign_body && ./examples-c/sign_body
+ *   make lib && make -C examples-c sign_body && ./examples-c/sign_body
  */
 
 #include "perps.h"

@@ -28,13 +28,46 @@
  * may run concurrently, including the non-const ones); do not move or destroy one while
  * another thread is using it.
  *
- * Link with -lperps (see `pkg-config --cflags --libs perps`); needs C++17 and exceptions.
+ * Without exceptions (-fno-exceptions, detected through __cpp_exceptions; or define
+ * PERPS_HPP_EXCEPTIONS 0): every failure that would throw perps::Error calls the error
+ * handler instead, which must not return. The default prints "libperps: CODE_NAME (n):
+ * message" to stderr and calls std::abort(); perps::set_error_handler installs your own (to
+ * log and stop, or longjmp out of your engine's loop). Calls that must fail softly in such a
+ * program use the C API (perps.h) directly, or try_sign_body_into, which never fails that
+ * way. (For binding authors: a failure goes through detail::fail, never a bare `throw`,
+ * so that this header keeps compiling with -fno-exceptions; tests/cpp/run.sh checks it.)
+ *
+ * Needs C++17 (an older standard stops at an #error; C programs include perps.h).
+ * Link with -lperps (see `pkg-config --cflags --libs perps`, or CMake's perps::perps).
  */
 #ifndef PERPS_HPP
 #define PERPS_HPP
 
+#if defined(_MSVC_LANG) && _MSVC_LANG > __cplusplus
+#define PERPS_HPP_STANDARD _MSVC_LANG
+#else
+#define PERPS_HPP_STANDARD __cplusplus
+#endif
+
+#if !defined(__cplusplus) || PERPS_HPP_STANDARD < 201703L
+#error "perps.hpp needs C++17 or newer (compile with -std=c++17); C and older C++ can use perps.h"
+#else
+
+#ifndef PERPS_HPP_EXCEPTIONS
+#if defined(__cpp_exceptions) || defined(_CPPUNWIND)
+#define PERPS_HPP_EXCEPTIONS 1
+#else
+#define PERPS_HPP_EXCEPTIONS 0
+#endif
+#endif
+
 #include "perps.h"
 
+#if !PERPS_HPP_EXCEPTIONS
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#endif
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -141,7 +174,39 @@ private:
 /* Plumbing (not part of the API)                                                        */
 /* ------------------------------------------------------------------------------------ */
 
+#if !PERPS_HPP_EXCEPTIONS
+/// Without exceptions: what a failure calls instead of throwing perps::Error. It must not
+/// return (if it does, std::abort() follows).
+using ErrorHandler = void (*)(const Error &error);
+
 namespace detail {
+inline std::atomic<ErrorHandler> error_handler{nullptr};
+}  // namespace detail
+
+/// Install the handler failures call (nullptr restores the default: print, then abort);
+/// returns the previous one (nullptr for the default). Any thread; takes effect at once.
+inline ErrorHandler set_error_handler(ErrorHandler handler) noexcept {
+    return detail::error_handler.exchange(handler);
+}
+#endif
+
+namespace detail {
+
+/// Every failure of this header goes through here: throw, or (without exceptions) the
+/// error handler, then abort.
+[[noreturn]] inline void fail(const Error &error) {
+#if PERPS_HPP_EXCEPTIONS
+    throw error;
+#else
+    if (ErrorHandler handler = error_handler.load()) {
+        handler(error);
+    } else {
+        std::fprintf(stderr, "libperps: %s (%d): %s\n", code_name(error.code()), static_cast<int>(error.code()),
+                     error.what());
+    }
+    std::abort();
+#endif
+}
 
 struct ErrorFree {
     void operator()(perps_error *e) const noexcept { perps_error_free(e); }
@@ -173,9 +238,9 @@ public:
     [[noreturn]] void raise(const char *function, perps_code code = PERPS_PANIC) {
         ErrorPtr owned(std::exchange(err_, nullptr));  // freed after Error has copied it
         if (owned) {
-            throw Error(owned.get());
+            fail(Error(owned.get()));
         }
-        throw Error(code, std::string(function) + " failed (" + code_name(code) + ")");
+        fail(Error(code, std::string(function) + " failed (" + code_name(code) + ")"));
     }
 
 private:
@@ -186,7 +251,7 @@ private:
 /// short by the C API, so it is refused.
 inline const char *arg(const std::string &s, const char *name) {
     if (s.find('\0') != std::string::npos) {
-        throw Error(PERPS_INVALID_ARGUMENT, std::string(name) + " contains a NUL byte");
+        fail(Error(PERPS_INVALID_ARGUMENT, std::string(name) + " contains a NUL byte"));
     }
     return s.c_str();
 }
@@ -373,7 +438,7 @@ public:
         perps_body_signature out{};
         perps_code code = try_sign_body_into(body, out);
         if (code != PERPS_OK) {
-            throw Error(code, std::string("perps_sign_body_into failed (") + code_name(code) + ")");
+            detail::fail(Error(code, std::string("perps_sign_body_into failed (") + code_name(code) + ")"));
         }
         return out;
     }
@@ -587,4 +652,5 @@ private:
 
 }  // namespace perps
 
+#endif  // C++17
 #endif  // PERPS_HPP

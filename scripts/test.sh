@@ -2,7 +2,9 @@
 # Every test of the project, from a fresh clone on a fresh machine: installs what it needs
 # (Debian packages, the pinned cbindgen), checks the generated header, runs the Rust tests,
 # the constant-time check of signing (valgrind), the C tests under AddressSanitizer/UBSan and
-# valgrind, the independent Python cross-checks, and the C example end to end under valgrind. `.ci/run` calls exactly this.
+# valgrind, the independent Python cross-checks, the bindings, the packages (built by
+# scripts/package.sh, installed and used), and the C example end to end under valgrind.
+# `.ci/run` calls exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CBINDGEN_VERSION=0.29.4
@@ -12,7 +14,7 @@ step() { printf '\n=== %s ===\n' "$*"; }
 
 step "tools"
 missing=()
-for tool in valgrind cc python3 pkg-config go g++ nm; do
+for tool in valgrind cc make python3 pkg-config go g++ nm; do
   command -v "$tool" >/dev/null || missing+=("$tool")
 done
 python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
@@ -47,8 +49,7 @@ fi
 rm -f "$generated"
 
 step "build: the sandbox venue (its own crate), then the library"
-cargo build --release -p perps-sandbox
-cargo build --release --lib
+make sandbox lib   # the C libraries: cargo rustc --crate-type cdylib,staticlib (see the Makefile)
 
 step "rust tests (unit, vectors, tables, flows through the C ABI against the sandbox; the sandbox's own tests)"
 cargo test --workspace
@@ -99,6 +100,9 @@ PERPS_SKIP_BUILD=1 bash bindings/csharp/run.sh
 
 step "Java binding (JNA) against the sandbox"
 PERPS_SKIP_BUILD=1 bash bindings/java/run.sh
+
+step "packages: scripts/package.sh, then each package installed and used by a program against the sandbox"
+bash tests/packages/run.sh
 
 step "C example end to end against the sandbox, under valgrind"
 RUNNER="valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect" \

@@ -77,12 +77,14 @@ fn verify_v1(key: &VerifyingKey, id: &str, ts: &str, body: &[u8], signature_b64:
     key.verify_strict(&message, &Signature::from_bytes(&raw.try_into().unwrap())).is_ok()
 }
 
+/// Buys below and sells above the sandbox's mark (65,000), so that every order rests on the
+/// book (the sandbox trades: an order through the mark would fill and leave the open list).
 fn order_json(thread: usize, i: usize) -> String {
-    let side = if i.is_multiple_of(2) { "buy" } else { "sell" };
+    let (side, base) = if i.is_multiple_of(2) { ("buy", 60_000) } else { ("sell", 70_000) };
     format!(
         r#"{{"symbol":"BTC-USD","side":"{side}","order_type":"limit","qty":"0.{:03}","price":"{}","time_in_force":"gtc","reduce_only":false,"cl_ord_id":"t{thread}-{i}"}}"#,
         1 + i % 997,
-        60_000 + thread * 100 + i % 100
+        base + thread * 100 + i % 100
     )
 }
 
@@ -260,7 +262,8 @@ fn run(load: Load) {
         "the venue read each order that was sent exactly once"
     );
     assert_eq!(stats.orders_accepted as usize, total.successes);
-    let open = abi::request(&client, &session, "GET", "/api/query_open_orders", None).unwrap();
+    // The venue's open-orders list holds 500 by default, up to 1,200 with `limit`.
+    let open = abi::request(&client, &session, "GET", "/api/query_open_orders?limit=1200", None).unwrap();
     let open: serde_json::Value = serde_json::from_str(&open).unwrap();
     let mut on_venue: Vec<String> =
         open["result"].as_array().unwrap().iter().map(|o| o["cl_ord_id"].as_str().unwrap().to_owned()).collect();

@@ -131,3 +131,18 @@ fn without_the_ca_bundle_the_certificate_is_refused_and_nothing_is_sent() {
     assert!(!failure.may_have_reached_venue, "{failure:?}");
     assert_eq!(venue.stats().orders_received, 0);
 }
+
+/// The sandbox's own TLS mode: the CA file it names is what the client's `ca_bundle_path`
+/// takes, and the root URL serves both hosts.
+#[test]
+fn the_sandbox_tls_mode_ca_file_is_a_ca_bundle() {
+    let venue = Sandbox::start(SandboxConfig { tls: true, ..Default::default() }).expect("sandbox starts");
+    let ca = venue.ca_file().expect("TLS mode names its CA file").to_str().unwrap().to_owned();
+    let options = serde_json::json!({ "ca_bundle_path": ca }).to_string();
+    let client = Client::new(&venue.url(), &venue.url(), Some(&options)).expect("client");
+    let session = Session::new();
+    signin(&client, &session, "bsc", BSC_KEY, 3600).expect("sign-in over the sandbox's TLS");
+    let answer = new_order(&client, &session, ORDER).expect("order over the sandbox's TLS");
+    assert!(answer.contains("\"code\":0"), "{answer}");
+    assert_eq!(venue.stats().orders_accepted, 1);
+}

@@ -15,9 +15,10 @@
 //    the matching _free: Dispose frees at once (twice is harmless), the finalizer is the
 //    safety net, and the marshaller keeps a handle alive for the duration of each call.
 //
-// Library resolution: [DllImport("perps")] finds libperps.so through LD_LIBRARY_PATH (or
-// the system's library path after installation); Mono also honours a <dllmap> in
-// Perps.dll.config.
+// Library resolution: [DllImport("perps")] is libperps.so. Mono looks for it beside Perps.dll
+// first (the NuGet package has one in lib/net45/, next to the assembly: copy both beside your
+// program), then on LD_LIBRARY_PATH (a build tree's target/release) and the system's library
+// path (an installed libperps). .NET finds the package's runtimes/linux-x64/native/libperps.so.
 //
 // Thread safety is the library's: clients and sessions may be shared between threads.
 

@@ -17,8 +17,7 @@ if ! command -v mcs >/dev/null || ! command -v mono >/dev/null; then
 fi
 
 if [ -z "${PERPS_SKIP_BUILD:-}" ]; then
-  cargo build --release -p perps-sandbox
-  cargo build --release --lib
+  make --no-print-directory sandbox lib
 fi
 
 out=target/bindings/csharp

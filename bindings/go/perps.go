@@ -36,13 +36,16 @@
 // JSON results (venue answers, the sign-in payload, session info) are returned as the
 // library's exact text; unmarshal them into your own types.
 //
-// The package links target/release/libperps.so of this repository (cgo flags below, with an
-// rpath to it): build the library first with `cargo build --release --lib`.
+// # Linking
+//
+// By default the package links the installed libperps through pkg-config (`#cgo
+// pkg-config: perps`, cgo_installed.go): install the library first (`make install`, or
+// unpack the release tarball; PKG_CONFIG_PATH for a non-standard prefix). With the build tag
+// perps_intree (cgo_intree.go) it links target/release/libperps.so of this repository
+// instead, with a run path to it: `make lib`, then `go test -tags perps_intree`.
 package perps
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../include
-#cgo LDFLAGS: -L${SRCDIR}/../../target/release -lperps -Wl,-rpath,${SRCDIR}/../../target/release
 #include <stdlib.h>
 #include <string.h>
 #include "perps.h"

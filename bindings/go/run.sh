@@ -1,26 +1,55 @@
 #!/usr/bin/env bash
 # The Go binding's checks: go vet, then go test (the test starts its own sandbox venue).
-# Assumes target/release/perps-sandbox and target/release/libperps.so are built:
-#   cargo build --release -p perps-sandbox && cargo build --release --lib
+# Two ways to link the library (see perps.go, "Linking"):
+#   - in-tree (the default here, for developers): -tags perps_intree links
+#     target/release/libperps.so with a run path. Assumes it and the sandbox are built:
+#       make sandbox lib
+#   - installed (PERPS_GO_LINK=installed): no tag, `#cgo pkg-config: perps` finds the
+#     installed library through PKG_CONFIG_PATH (the caller sets it: tests/packages/run.sh
+#     does, with the release tarball unpacked in a temporary prefix); a run path to
+#     `pkg-config --variable=libdir perps` is added so the test runs without LD_LIBRARY_PATH.
 # Needs Go >= 1.19 and a C compiler (Debian: golang-go, gcc). No Go modules are fetched.
 # Usage: bindings/go/run.sh [extra go test args]
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
+link="${PERPS_GO_LINK:-intree}"
 
-for f in "$root/target/release/libperps.so" "${PERPS_SANDBOX:-$root/target/release/perps-sandbox}"; do
+command -v go >/dev/null || { echo "run.sh: go not found (Debian: apt-get install golang-go)" >&2; exit 2; }
+sandbox="${PERPS_SANDBOX:-$root/target/release/perps-sandbox}"
+case "$link" in
+    intree)
+        tags=(-tags perps_intree)
+        needed=("$root/target/release/libperps.so" "$sandbox")
+        ;;
+    installed)
+        tags=()
+        needed=("$sandbox")
+        if ! pkg-config --exists perps; then
+            echo "run.sh: pkg-config finds no perps.pc (set PKG_CONFIG_PATH to <prefix>/lib/pkgconfig)" >&2
+            exit 2
+        fi
+        export CGO_LDFLAGS="${CGO_LDFLAGS:+$CGO_LDFLAGS }-Wl,-rpath,$(pkg-config --variable=libdir perps)"
+        echo "linking the installed library: $(pkg-config --cflags --libs perps)"
+        ;;
+    *)
+        echo "run.sh: PERPS_GO_LINK is '$link': intree or installed" >&2
+        exit 2
+        ;;
+esac
+for f in "${needed[@]}"; do
     if [[ ! -f "$f" ]]; then
         echo "run.sh: $f not found; build the sandbox and the library (see the top of this file)" >&2
         exit 2
     fi
 done
-command -v go >/dev/null || { echo "run.sh: go not found (Debian: apt-get install golang-go)" >&2; exit 2; }
+export PERPS_SANDBOX="$sandbox"
 
 # Everything Go writes stays under target/; nothing is downloaded (the module has no deps).
 export GOCACHE="$root/target/go/cache" GOPATH="$root/target/go/path" GOPROXY=off GOFLAGS=-mod=readonly
 export CGO_ENABLED=1
 cd "$here"
 go version
-go vet ./...
-go test -count=1 -v ./... "$@"
+go vet "${tags[@]}" ./...
+go test "${tags[@]}" -count=1 -v ./... "$@"

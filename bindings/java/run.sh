@@ -21,8 +21,7 @@ if [ ${#packages[@]} -gt 0 ]; then
 fi
 
 if [ -z "${PERPS_SKIP_BUILD:-}" ]; then
-  cargo build --release -p perps-sandbox
-  cargo build --release --lib
+  make --no-print-directory sandbox lib
 fi
 
 out=target/bindings/java

@@ -2,7 +2,7 @@
 # The Python binding's tests (pytest): the full flow against a sandbox venue each test
 # starts itself, error cases, body signatures verified with PyNaCl, misuse.
 # Assumes target/release/perps-sandbox and target/release/libperps.so are built:
-#   cargo build --release -p perps-sandbox && cargo build --release --lib
+#   make sandbox lib
 # Creates or reuses the venv target/pyenv (shared with tests/python/run.sh, same pins;
 # $PERPS_PYENV overrides).
 # Usage: bindings/python/run.sh [extra pytest args]

@@ -1,12 +1,19 @@
-//! The sign-in endpoints under `{base}`: prepare-signin, certs and login.
+//! The sign-in endpoints: prepare-signin, certs and login (at `/v1/offchain/*` and under
+//! `/auth`).
+//!
+//! As the live venue (issue 17): any non-empty `requestId` is accepted at prepare-signin and
+//! carried into the token; a session whose `requestId` names no Ed25519 key signs in, and
+//! each of its body signatures is refused with 403. Strict mode requires base58 at once.
 
 use serde_json::{Map, Value, json};
 
 use super::chain::{Chain, base58_32};
 use super::clock::iso8601_utc_ms;
 use super::es256::corrupt_signature;
+use super::faults::Faults;
 use super::http::{Incoming, Reply, error};
 use super::random;
+use super::request_key;
 use super::state::{Session, Shared};
 use super::wallet_verify::{WalletError, verify_bsc, verify_solana};
 
@@ -21,14 +28,14 @@ const DEFAULT_TOKEN_SECS: i64 = 604_800;
 
 /// `POST {base}/v1/offchain/prepare-signin?chain=…`. Every refusal is HTTP 200 with
 /// `success: false`: the spec's only documented failure signal for this endpoint.
-pub(crate) fn prepare_signin(shared: &Shared, inc: &Incoming) -> Reply {
-    match challenge(shared, inc) {
+pub(crate) fn prepare_signin(shared: &Shared, inc: &Incoming, faults: &Faults) -> Reply {
+    match challenge(shared, inc, faults) {
         Ok(jwt) => Reply::Json(200, json!({"success": true, "signedData": jwt})),
         Err(message) => Reply::Json(200, json!({"success": false, "message": message})),
     }
 }
 
-fn challenge(shared: &Shared, inc: &Incoming) -> Result<String, String> {
+fn challenge(shared: &Shared, inc: &Incoming, faults: &Faults) -> Result<String, String> {
     let chain = chain_param(inc)?;
     if !inc.is_json() {
         return Err("Content-Type must be application/json".into());
@@ -39,11 +46,13 @@ fn challenge(shared: &Shared, inc: &Incoming) -> Result<String, String> {
         return Err(format!("address is not a valid {} address", chain.as_str()));
     }
     let request_id = body.get("requestId").and_then(Value::as_str).unwrap_or_default();
-    if request_key(request_id).is_none() {
-        return Err("requestId must be the base58 encoding of an Ed25519 public key".into());
+    if request_id.is_empty() {
+        return Err("requestId is required: the base58 encoding of an Ed25519 public key".into());
+    }
+    if shared.config.strict && request_key::from_base58(request_id).is_none() {
+        return Err("requestId must be the base58 encoding of an Ed25519 public key (strict mode)".into());
     }
 
-    let faults = shared.faults();
     let mut now_ms = shared.clock.now_ms();
     if faults.challenge_expired {
         now_ms -= 300_000;
@@ -75,8 +84,8 @@ fn challenge(shared: &Shared, inc: &Incoming) -> Result<String, String> {
 }
 
 /// `GET {base}/v1/offchain/certs`: the JWK set of the current key.
-pub(crate) fn certs(shared: &Shared) -> Reply {
-    if shared.faults().certs_down {
+pub(crate) fn certs(shared: &Shared, faults: &Faults) -> Reply {
+    if faults.certs_down {
         return error(503, "certificate service unavailable (sandbox fault)");
     }
     Reply::Json(200, shared.keys().jwks())
@@ -84,7 +93,7 @@ pub(crate) fn certs(shared: &Shared) -> Reply {
 
 /// `POST {base}/v1/offchain/login?chain=…`. Malformed or stale input → 400; a wallet
 /// signature that is well-formed but not the wallet's → 401.
-pub(crate) fn login(shared: &Shared, inc: &Incoming) -> Reply {
+pub(crate) fn login(shared: &Shared, inc: &Incoming, faults: &Faults) -> Reply {
     let bad = |m: String| error(400, m);
     let chain = match chain_param(inc) {
         Ok(c) => c,
@@ -130,7 +139,13 @@ pub(crate) fn login(shared: &Shared, inc: &Incoming) -> Reply {
     }
     let checked = match chain {
         Chain::Bsc => verify_bsc(claims.address, claims.message, signature),
-        Chain::Solana => verify_solana(claims.address, &Value::Object(payload.clone()), claims.message, signature),
+        Chain::Solana => verify_solana(
+            claims.address,
+            &Value::Object(payload.clone()),
+            claims.message,
+            signature,
+            shared.config.strict,
+        ),
     };
     match checked {
         Ok(()) => {}
@@ -140,8 +155,10 @@ pub(crate) fn login(shared: &Shared, inc: &Incoming) -> Reply {
     let Some(exp) = now.checked_add(lifetime) else {
         return bad("expiresSeconds is too large".into());
     };
-    let key = request_key(claims.request_id).expect("the sandbox issued a valid requestId");
+    let key = request_key::decode(claims.request_id)
+        .ok_or_else(|| format!("the session's requestId {:?} is not an Ed25519 public key", claims.request_id));
     let account = account_id(chain, claims.address);
+    let user = format!("{}_{}", chain.as_str(), account.split_once(':').map_or("", |(_, a)| a));
     let token = shared.keys().sign(&json!({
         "sub": claims.address, "chain": chain.as_str(), "requestId": claims.request_id,
         "iat": now, "exp": exp, "jti": random::hex::<8>(),
@@ -152,9 +169,9 @@ pub(crate) fn login(shared: &Shared, inc: &Incoming) -> Reply {
     if !st.used_nonces.insert(claims.nonce.to_owned()) {
         return bad("signedData nonce has already been used".into());
     }
-    st.sessions.insert(token.clone(), Session { account, key, expires_at: Some(exp) });
+    st.sessions.insert(token.clone(), Session { account, user, key, expires_at: Some(exp) });
     let answered =
-        if st.faults.login_wrong_address { other_address(chain, claims.address) } else { claims.address.to_owned() };
+        if faults.login_wrong_address { other_address(chain, claims.address) } else { claims.address.to_owned() };
     drop(st);
     Reply::Json(
         200,
@@ -193,11 +210,6 @@ impl<'a> Claims<'a> {
 fn chain_param(inc: &Incoming) -> Result<Chain, String> {
     let chain = inc.query_param("chain")?.ok_or("query parameter chain is required")?;
     Chain::parse(chain).ok_or_else(|| format!("unsupported chain {chain:?}; expected bsc or solana"))
-}
-
-/// The Ed25519 key named by a `requestId`: canonical base58 of a valid, not small-order point.
-fn request_key(request_id: &str) -> Option<ed25519_dalek::VerifyingKey> {
-    super::config::api_key_verifying_key(request_id)
 }
 
 /// One account per wallet: EVM addresses are case-insensitive, base58 ones are not.

@@ -1,5 +1,11 @@
-//! Body signature v1: the four `x-request-*` headers and the Ed25519 check over
+//! Body signature v1: the `x-request-*` headers and the Ed25519 check over
 //! `"{version},{id},{timestamp},{raw body}"`.
+//!
+//! As the live venue (issue 17): any non-empty `x-request-id` is accepted (clients traded
+//! live with one constant id; the docs call it a random string), a missing
+//! `x-request-sign-version` is taken as `v1` (a present value other than `v1` is refused),
+//! and a timestamp outside the window is HTTP 403 "signature has expired". Strict mode
+//! requires the version header and a UUID id.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -9,6 +15,7 @@ use super::http::Incoming;
 
 /// The signature headers of one request, validated for shape and freshness.
 pub(crate) struct SignedHeaders<'a> {
+    /// As received, or `v1` when the header is absent.
     pub version: &'a str,
     /// As received (the signed text uses it verbatim).
     pub id: &'a str,
@@ -16,37 +23,56 @@ pub(crate) struct SignedHeaders<'a> {
     pub signature: Signature,
 }
 
-/// Checks presence and shape of the four headers and that the timestamp (decimal
-/// milliseconds) lies within `window_ms` either side of the sandbox clock. Any failure is
-/// the client's malformed request: HTTP 400.
-pub(crate) fn read_headers(inc: &Incoming, now_ms: i64, window_ms: i64) -> Result<SignedHeaders<'_>, String> {
-    let get =
-        |name: &str| -> Result<&str, String> { inc.header(name)?.ok_or_else(|| format!("missing header {name}")) };
-    let version = get("x-request-sign-version")?;
+/// Why the headers were refused: the status and the message.
+pub(crate) type Refusal = (u16, String);
+
+/// Checks presence and shape of the headers and that the timestamp (decimal milliseconds)
+/// lies within `window_ms` either side of the venue clock.
+pub(crate) fn read_headers(
+    inc: &Incoming,
+    now_ms: i64,
+    window_ms: i64,
+    strict: bool,
+) -> Result<SignedHeaders<'_>, Refusal> {
+    let bad = |m: String| (400, m);
+    let get = |name: &str| -> Result<Option<&str>, Refusal> { inc.header(name).map_err(bad) };
+    let need = |name: &str| -> Result<&str, Refusal> {
+        get(name)?.filter(|v| !v.is_empty()).ok_or_else(|| bad(format!("missing header {name}")))
+    };
+    let version = match get("x-request-sign-version")? {
+        Some(v) => v,
+        None if strict => return Err(bad("missing header x-request-sign-version (strict mode)".into())),
+        None => "v1",
+    };
     if version != "v1" {
-        return Err("x-request-sign-version must be v1".into());
+        return Err(bad(format!("unsupported x-request-sign-version {version:?}: only v1")));
     }
-    let id = get("x-request-id")?;
-    // Only the hyphenated 8-4-4-4-12 form: braced, URN and bare-hex spellings of one UUID
-    // would otherwise be distinct texts for the replay check.
-    if id.len() != 36 || uuid::Uuid::try_parse(id).is_err() {
-        return Err("x-request-id must be a UUID".into());
+    let id = need("x-request-id")?;
+    // Strict: only the hyphenated 8-4-4-4-12 form, so one UUID has one spelling for the
+    // duplicate check.
+    if strict && (id.len() != 36 || uuid::Uuid::try_parse(id).is_err()) {
+        return Err(bad("x-request-id must be a UUID (strict mode)".into()));
     }
-    let timestamp = get("x-request-timestamp")?;
+    let timestamp = need("x-request-timestamp")?;
     let ts: i64 = timestamp
         .bytes()
         .all(|b| b.is_ascii_digit())
         .then(|| timestamp.parse().ok())
         .flatten()
-        .ok_or("x-request-timestamp must be decimal milliseconds since the Unix epoch")?;
-    if (ts - now_ms).abs() > window_ms {
-        return Err(format!("x-request-timestamp {ts} is outside ±{window_ms} ms of the venue clock {now_ms}"));
+        .ok_or_else(|| bad("x-request-timestamp must be decimal milliseconds since the Unix epoch".into()))?;
+    if ts.abs_diff(now_ms) > window_ms.unsigned_abs() {
+        return Err((
+            403,
+            format!(
+                "signature has expired: x-request-timestamp {ts} is outside ±{window_ms} ms of the venue clock {now_ms}"
+            ),
+        ));
     }
     let raw = STANDARD
-        .decode(get("x-request-signature")?)
+        .decode(need("x-request-signature")?)
         .ok()
         .filter(|r| r.len() == 64)
-        .ok_or("x-request-signature must be standard base64 of 64 bytes")?;
+        .ok_or_else(|| bad("x-request-signature must be standard base64 of 64 bytes".into()))?;
     let signature = Signature::from_bytes(&raw.try_into().expect("length checked"));
     Ok(SignedHeaders { version, id, timestamp, signature })
 }

@@ -2,9 +2,20 @@
 //! (`Sandbox::set_faults`, `Sandbox::stats`) and over HTTP (`/_sandbox/faults`,
 //! `/_sandbox/stats`) with the same field names.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
-/// Failures the sandbox injects until the set is replaced. The default injects nothing.
+/// Failures the sandbox injects until the set is replaced (or, with `times`, used up).
+/// The default injects nothing.
+///
+/// The top-level switches apply where their names say: `status` and `slow_ms` to every
+/// `/api/*` endpoint except `kline/time` and `health`; `order_code_nonzero` and
+/// `close_after_order` to `new_order`; the sign-in switches to their sign-in endpoint.
+/// An entry of `per_endpoint` (keyed by the endpoint's name: `new_order`, `query_order`,
+/// `kline/time`, `prepare-signin`, `certs`, `login`, …) replaces the top-level set for that
+/// endpoint, and there every switch applies, whatever its name (`close_after_order` under
+/// `cancel_order` closes the connection after reading a cancel).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Faults {
@@ -18,20 +29,99 @@ pub struct Faults {
     pub login_wrong_address: bool,
     /// certs answers HTTP 503.
     pub certs_down: bool,
-    /// Trading endpoints (not `kline/time`) answer this HTTP status with a JSON error body.
+    /// Answer this HTTP status with a JSON error body (nothing is executed).
     pub status: Option<u16>,
     /// new_order answers HTTP 200 with `{"code":400,…}` (a rejection; not counted accepted).
     pub order_code_nonzero: bool,
-    /// Trading endpoints (not `kline/time`) wait this long before answering.
+    /// Wait this long before answering.
     pub slow_ms: u64,
     /// new_order reads and counts the request, then closes the connection with no response.
     pub close_after_order: bool,
+    /// One-shot: the set applies to the next `times` requests it affects, then clears itself
+    /// (a top-level set resets to no fault; a `per_endpoint` entry is removed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub times: Option<u32>,
+    /// Sets for single endpoints, replacing the top-level set there.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub per_endpoint: BTreeMap<String, Faults>,
+}
+
+/// Endpoints where the top-level `status` and `slow_ms` do not apply: the clock and the
+/// health check stay usable so a test of an order failure is not also a clock failure.
+const UNFAULTED: &[&str] = &["kline/time", "health"];
+const SIGN_IN: &[&str] = &["prepare-signin", "certs", "login"];
+
+impl Faults {
+    /// Refuses sets the sandbox cannot honour.
+    pub(crate) fn validate(&self) -> Result<(), String> {
+        if self.status.is_some_and(|s| !(100..=999).contains(&s)) {
+            return Err("status must be an HTTP status code (100-999)".into());
+        }
+        if self.times == Some(0) {
+            return Err("times must be at least 1".into());
+        }
+        for (name, entry) in &self.per_endpoint {
+            if !entry.per_endpoint.is_empty() {
+                return Err(format!("per_endpoint.{name}: per_endpoint entries cannot nest"));
+            }
+            entry.validate().map_err(|e| format!("per_endpoint.{name}: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// The switches of this top-level set that act at `endpoint` (the others cleared).
+    fn at_top_level(&self, endpoint: &str) -> Faults {
+        let signin = SIGN_IN.contains(&endpoint);
+        let api = !signin && !UNFAULTED.contains(&endpoint);
+        Faults {
+            challenge_bad_signature: self.challenge_bad_signature && endpoint == "prepare-signin",
+            challenge_unknown_kid: self.challenge_unknown_kid && endpoint == "prepare-signin",
+            challenge_expired: self.challenge_expired && endpoint == "prepare-signin",
+            login_wrong_address: self.login_wrong_address && endpoint == "login",
+            certs_down: self.certs_down && endpoint == "certs",
+            status: self.status.filter(|_| api),
+            order_code_nonzero: self.order_code_nonzero && endpoint == "new_order",
+            slow_ms: if api { self.slow_ms } else { 0 },
+            close_after_order: self.close_after_order && endpoint == "new_order",
+            times: None,
+            per_endpoint: BTreeMap::new(),
+        }
+    }
+
+    /// The faults that act on one request to `endpoint`, using up one of `times` when the
+    /// set does something there.
+    pub(crate) fn take(&mut self, endpoint: &str) -> Faults {
+        if let Some(entry) = self.per_endpoint.get_mut(endpoint) {
+            let mut acting = entry.clone();
+            acting.times = None;
+            if let Some(n) = entry.times {
+                if n <= 1 {
+                    self.per_endpoint.remove(endpoint);
+                } else {
+                    entry.times = Some(n - 1);
+                }
+            }
+            return acting;
+        }
+        let acting = self.at_top_level(endpoint);
+        if acting != Faults::default()
+            && let Some(n) = self.times
+        {
+            if n <= 1 {
+                let per_endpoint = std::mem::take(&mut self.per_endpoint);
+                *self = Faults { per_endpoint, ..Faults::default() };
+            } else {
+                self.times = Some(n - 1);
+            }
+        }
+        acting
+    }
 }
 
 /// Counters since the sandbox started. Requests to `/_sandbox/*` are not counted.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Stats {
-    /// Every `POST /perps/api/new_order` whose body was read, whatever happened next.
+    /// Every `POST /api/new_order` whose body was read, whatever happened next.
     pub orders_received: u64,
     /// new_order answered `code` 0.
     pub orders_accepted: u64,
@@ -40,4 +130,49 @@ pub struct Stats {
     /// Distinct client (address, port) pairs seen: tiny_http does not report accepted
     /// connections, and a TCP connection is identified by its client port while it lives.
     pub connections: u64,
+    /// Body-signed requests whose signature (so version, id, timestamp and body) had already
+    /// been seen within the timestamp window: a client that re-sent the same signed request.
+    pub identical_signed_requests: u64,
+    /// Body-signed requests whose `x-request-id` the same account had already sent within the
+    /// window (identical or not): accepted, as the venue does, unless the sandbox is strict.
+    pub repeated_request_ids: u64,
+    /// Requests answered 429 by the per-account rate limit (`rate_limit`).
+    pub rate_limited: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn top_level_switches_act_where_named() {
+        let f = Faults { status: Some(500), close_after_order: true, certs_down: true, ..Default::default() };
+        let mut g = f.clone();
+        assert_eq!(g.take("query_order").status, Some(500));
+        assert!(!g.take("query_order").close_after_order);
+        assert!(g.take("new_order").close_after_order);
+        assert_eq!(g.take("kline/time"), Faults::default());
+        assert_eq!(g.take("login"), Faults::default());
+        assert!(g.take("certs").certs_down);
+        assert_eq!(g, f, "no times: nothing used up");
+    }
+
+    #[test]
+    fn one_shot_and_per_endpoint() {
+        let mut f: Faults = serde_json::from_str(
+            r#"{"status":503,"times":2,"per_endpoint":{"cancel_order":{"status":404,"times":1},"login":{"slow_ms":5}}}"#,
+        )
+        .unwrap();
+        assert!(f.validate().is_ok());
+        assert_eq!(f.take("cancel_order").status, Some(404));
+        assert_eq!(f.take("kline/time"), Faults::default(), "not affected: not used up");
+        assert_eq!(f.take("cancel_order").status, Some(503), "the entry was used up");
+        assert_eq!(f.take("new_order").status, Some(503));
+        assert_eq!(f.take("new_order").status, None, "two uses, then cleared");
+        assert_eq!(f.take("login").slow_ms, 5, "per_endpoint entries survive the reset");
+        assert_eq!(f.take("login").slow_ms, 5, "no times: stays");
+        let nested = r#"{"per_endpoint":{"x":{"per_endpoint":{"y":{}}}}}"#;
+        assert!(serde_json::from_str::<Faults>(nested).unwrap().validate().is_err());
+        assert!(serde_json::from_str::<Faults>(r#"{"times":0}"#).unwrap().validate().is_err());
+    }
 }

@@ -14,6 +14,8 @@ pub(crate) struct Incoming {
     pub method: String,
     /// The path without the query string, not percent-decoded.
     pub path: String,
+    /// The query string as received (after `?`), for the request log.
+    pub raw_query: String,
     /// Query pairs, percent-decoded, in order.
     pub query: Vec<(String, String)>,
     /// Header names lower-cased; values as received; order kept, duplicates kept.
@@ -26,6 +28,8 @@ pub(crate) enum Reply {
     Json(u16, Value),
     /// A JSON text already rendered (the bare integer of the server-time endpoint).
     Text(u16, String),
+    /// A plain-text body (`GET /api/health` answers `OK`).
+    Plain(u16, String),
     /// Close the TCP connection without writing a byte (the `close_after_order` fault).
     CloseSilently,
 }
@@ -33,6 +37,33 @@ pub(crate) enum Reply {
 /// The venue's error shape: `{"code": <status>, "message": "…"}` with that HTTP status.
 pub(crate) fn error(status: u16, message: impl Into<String>) -> Reply {
     Reply::Json(status, json!({"code": status, "message": message.into()}))
+}
+
+impl Reply {
+    pub(crate) fn status(&self) -> u16 {
+        match self {
+            Reply::Json(s, _) | Reply::Text(s, _) | Reply::Plain(s, _) => *s,
+            Reply::CloseSilently => 0,
+        }
+    }
+
+    /// One line for the request log: the error message, a non-zero `code`'s message, or
+    /// what an accepted request did (`note`, set by the handler).
+    pub(crate) fn verdict(&self, note: Option<&str>) -> String {
+        match self {
+            Reply::CloseSilently => "connection closed without an answer (fault close_after_order)".into(),
+            Reply::Json(status, v) => {
+                let code = v.get("code").and_then(Value::as_i64).unwrap_or(0);
+                let message = v.get("message").and_then(Value::as_str).unwrap_or_default();
+                if *status >= 400 || code != 0 {
+                    format!("refused: {message}")
+                } else {
+                    note.map_or_else(|| "ok".to_owned(), str::to_owned)
+                }
+            }
+            Reply::Text(status, _) | Reply::Plain(status, _) => if *status >= 400 { "refused" } else { "ok" }.into(),
+        }
+    }
 }
 
 impl Incoming {
@@ -65,6 +96,7 @@ impl Incoming {
         Ok(Incoming {
             method: rq.method().as_str().to_owned(),
             path: path.to_owned(),
+            raw_query: query.to_owned(),
             query: parse_query(query),
             headers,
             body,

@@ -1,49 +1,84 @@
-//! A sandbox venue: the venue's side of the sign-in and body-signature protocol
-//! (`seed-auth-and-signing.md` and `venue-facts.md`), served on 127.0.0.1 so the client can
-//! be tested against a real HTTP server. Its own crate: it shares no code with the library
-//! (the `perps` crate), so the two cannot share a mistake.
+//! A sandbox venue: a paper-trading perpetual-futures venue on loopback that behaves like
+//! the live one (`venue-api.md`, issues 13 and 17): wallet sign-in, body signatures, symbols
+//! with the venue's rules, a seeded synthetic market per symbol, matching, positions,
+//! balance and trades, every REST endpoint of the trading loop, the rate limit, and controls
+//! for rehearsals (faults, clock, mark, request log). Its own crate: it shares no code with
+//! the library (the `perps` crate), so the two cannot share a mistake.
 //!
-//! Layout: `{root}/auth/v1/offchain/{prepare-signin,certs,login}` (the `base_url`),
-//! `{root}/perps/api/*` (the `perps_url`), `{root}/_sandbox/{faults,rotate-key,stats}`.
+//! URLs (see `server`): everything at the root (`/v1/offchain/*`, `/api/*`) and under the
+//! earlier prefixes (`/auth/v1/offchain/*`, `/perps/api/*`); admin at `/_sandbox/*`.
+//! `sandbox/README.md` documents every endpoint, flag and behaviour.
 
 mod admin;
+mod api;
 mod auth;
 mod body_verify;
 mod chain;
 mod clock;
 mod config;
+mod decimal;
+mod engine;
 mod es256;
 mod faults;
 mod http;
+mod market;
 mod order_check;
 mod random;
 mod rate_limit;
 mod replay;
+mod request_key;
+mod request_log;
+mod rng;
+mod server;
 mod socket;
 mod state;
-mod trading;
+mod symbols;
+mod tls;
 mod wallet_verify;
 
-pub use config::SandboxConfig;
+pub use config::{CancelOrdersAnswer, SandboxConfig};
 pub use faults::{Faults, Stats};
+pub use symbols::{MarketSpec, SymbolSpec};
 
 use std::io;
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::net::{IpAddr, SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use http::{Incoming, Reply, error};
-use state::Shared;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use decimal::Dec;
+use engine::events::Event;
+use state::{Session, Shared};
 
 /// A running sandbox venue. Dropping it stops the workers, the listener and every client
-/// connection, and joins the worker threads.
+/// connection, joins the threads and removes the CA file of TLS mode.
 pub struct Sandbox {
     shared: Arc<Shared>,
     server: Option<Arc<tiny_http::Server>>,
     stop: Arc<AtomicBool>,
-    workers: Vec<JoinHandle<()>>,
+    threads: Vec<JoinHandle<()>>,
+    /// The address clients connect to (the TLS front's in TLS mode).
+    public: SocketAddr,
+    ca_file: Option<PathBuf>,
+}
+
+/// An API credential issued by the sandbox, as the venue's web site issues them: a
+/// JWT-shaped token and the Ed25519 key that signs request bodies.
+#[derive(Clone, Debug, Serialize)]
+pub struct ApiCredential {
+    /// The bearer token: an ES256 JWT whose `exp` the sandbox enforces (401 after it).
+    pub token: String,
+    /// The 32-byte Ed25519 seed, base58 (what the venue's web site hands out).
+    pub private_key: String,
+    /// Base58 of the public key (`requestId` in the token).
+    pub public_key: String,
+    /// Unix seconds on the venue clock.
+    pub expires_at: i64,
 }
 
 // Tests share one sandbox between threads (or keep it in a static): keep it Send + Sync.
@@ -53,48 +88,95 @@ const _: fn() = || {
 };
 
 impl Sandbox {
-    /// Binds 127.0.0.1:`config.port` and starts `config.worker_threads` workers.
+    /// Binds `config.host:config.port`, starts `config.worker_threads` workers, the walk of
+    /// the marks (`market_walk_ms` > 0) and, with `tls`, the TLS front.
     pub fn start(config: SandboxConfig) -> io::Result<Sandbox> {
         config.validate()?;
-        let listener = std::net::TcpListener::bind(("127.0.0.1", config.port))?;
-        socket::set_nodelay_inherited(&listener);
-        let server = tiny_http::Server::from_listener(listener, None).map_err(io::Error::other)?;
-        let port = server
-            .server_addr()
-            .to_ip()
-            .map(|a| a.port())
-            .ok_or_else(|| io::Error::other("the sandbox listener has no IP address"))?;
-        let server = Arc::new(server);
-        let shared = Arc::new(Shared::new(config, port));
+        let host: IpAddr = config.host.parse().expect("validated");
+        let public_listener = TcpListener::bind((host, config.port))?;
+        let public = public_listener.local_addr()?;
+        // In TLS mode tiny_http listens on loopback behind the front.
+        let (http_listener, front) = if config.tls {
+            (TcpListener::bind(("127.0.0.1", 0))?, Some(public_listener))
+        } else {
+            (public_listener, None)
+        };
+        socket::set_nodelay_inherited(&http_listener);
+        let inner = http_listener.local_addr()?;
+        let server = Arc::new(tiny_http::Server::from_listener(http_listener, None).map_err(io::Error::other)?);
+        let (walk_ms, workers, tls_dir) = (config.market_walk_ms, config.worker_threads.max(1), config.tls_dir.clone());
+        let shared = Arc::new(Shared::new(config, inner));
         let stop = Arc::new(AtomicBool::new(false));
-        let mut sandbox = Sandbox { shared, server: Some(server.clone()), stop, workers: Vec::new() };
-        for i in 0..sandbox.shared.config.worker_threads.max(1) {
+        let mut sandbox =
+            Sandbox { shared, server: Some(server.clone()), stop, threads: Vec::new(), public, ca_file: None };
+        for i in 0..workers {
             let (server, shared, stop) = (server.clone(), sandbox.shared.clone(), sandbox.stop.clone());
             let worker = std::thread::Builder::new()
                 .name(format!("perps-sandbox-{i}"))
-                .spawn(move || work(&server, &shared, &stop))?;
-            sandbox.workers.push(worker);
+                .spawn(move || server::work(&server, &shared, &stop))?;
+            sandbox.threads.push(worker);
+        }
+        if walk_ms > 0 {
+            let (shared, stop) = (sandbox.shared.clone(), sandbox.stop.clone());
+            let walker = std::thread::Builder::new()
+                .name("perps-sandbox-walk".into())
+                .spawn(move || walk(&shared, &stop, Duration::from_millis(walk_ms)))?;
+            sandbox.threads.push(walker);
+        }
+        if let Some(front) = front {
+            let certificates = tls::generate(host)?;
+            let dir = tls_dir.unwrap_or_else(std::env::temp_dir);
+            sandbox.ca_file = Some(tls::write_ca(&dir, public.port(), &certificates.ca_pem)?);
+            sandbox.threads.push(tls::serve(front, inner, certificates.config, sandbox.stop.clone())?);
         }
         Ok(sandbox)
     }
 
-    /// `http://127.0.0.1:PORT/auth`: prepare-signin, certs and login live under it.
-    pub fn base_url(&self) -> String {
-        format!("http://127.0.0.1:{}/auth", self.port())
+    /// The root, `http://127.0.0.1:PORT` (`https://` in TLS mode): both `base_url` and
+    /// `perps_url` may be this (the venue's paths do not collide).
+    pub fn url(&self) -> String {
+        let scheme = if self.ca_file.is_some() { "https" } else { "http" };
+        let host = match self.public.ip() {
+            ip if ip.is_unspecified() => "127.0.0.1".to_owned(),
+            IpAddr::V6(ip) => format!("[{ip}]"),
+            IpAddr::V4(ip) => ip.to_string(),
+        };
+        format!("{scheme}://{host}:{}", self.public.port())
     }
 
-    /// `http://127.0.0.1:PORT/perps`: the trading endpoints live under it.
+    /// `{url}/auth`: prepare-signin, certs and login live under it (and at the root).
+    pub fn base_url(&self) -> String {
+        format!("{}/auth", self.url())
+    }
+
+    /// `{url}/perps`: the trading endpoints live under it (and at the root).
     pub fn perps_url(&self) -> String {
-        format!("http://127.0.0.1:{}/perps", self.port())
+        format!("{}/perps", self.url())
+    }
+
+    /// `{url}/_sandbox`: the admin endpoints.
+    pub fn admin_url(&self) -> String {
+        format!("{}/_sandbox", self.url())
     }
 
     pub fn port(&self) -> u16 {
-        self.shared.port
+        self.public.port()
     }
 
-    /// Replaces the whole fault set; it stays until replaced again.
+    /// TLS mode: the PEM file of the CA that signed the server certificate (for a client's
+    /// `ca_bundle_path`). Removed when the sandbox is dropped.
+    pub fn ca_file(&self) -> Option<&Path> {
+        self.ca_file.as_deref()
+    }
+
+    /// Replaces the whole fault set; it stays until replaced again (or used up: `times`).
     pub fn set_faults(&self, faults: Faults) {
         self.shared.state().faults = faults;
+    }
+
+    /// The fault set now in force (one-shot counts as left).
+    pub fn faults(&self) -> Faults {
+        self.shared.state().faults.clone()
     }
 
     /// Signs with a new ES256 key (new kid) from now on; certs serve only the new key.
@@ -106,86 +188,108 @@ impl Sandbox {
     pub fn stats(&self) -> Stats {
         self.shared.state().stats.clone()
     }
+
+    /// The last `n` requests (admin requests excluded), oldest first: method, path, raw
+    /// query, headers (bearer token and signature masked), body, status and verdict.
+    pub fn requests(&self, n: usize) -> Vec<Value> {
+        self.shared.log().last(n)
+    }
+
+    /// Moves a symbol's mark to `price` (on the tick): the book is rebuilt around it and
+    /// resting orders it reached fill.
+    pub fn set_mark(&self, symbol: &str, price: &str) -> Result<(), String> {
+        set_mark(&self.shared, symbol, price).map(|_| ())
+    }
+
+    /// The venue clock becomes the system clock plus `offset_ms`, at once.
+    pub fn set_clock_offset_ms(&self, offset_ms: i64) {
+        self.shared.clock.set_offset_ms(offset_ms);
+    }
+
+    pub fn clock_offset_ms(&self) -> i64 {
+        self.shared.clock.offset_ms()
+    }
+
+    /// Issues an API credential valid for `expires_seconds` (default 7 days, the venue's
+    /// token lifetime).
+    pub fn issue_api_key(&self, expires_seconds: Option<i64>) -> Result<ApiCredential, String> {
+        issue_api_key(&self.shared, expires_seconds)
+    }
+
+    /// The trading core's recorded state changes with a sequence number above `seq`
+    /// (`{"seq","account","channel","symbol","data"}`; the journal keeps the last 10,000).
+    pub fn events_since(&self, seq: u64) -> Vec<Value> {
+        events_json(&self.shared.engine().events_since(seq))
+    }
 }
 
 impl Drop for Sandbox {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        for worker in self.workers.drain(..) {
-            let _ = worker.join();
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
         }
         // Dropping the last Arc closes the listener (tiny_http wakes its accept thread).
         self.server.take();
         // tiny_http keeps a kept-alive connection's thread reading until the client hangs up;
-        // shutting the sockets down ends those threads and tells clients the venue is gone.
-        socket::shutdown_connections(self.shared.port, None);
+        // shutting the sockets down ends those threads and tells clients the venue is gone
+        // (in TLS mode, the relays end with their inner connection; the client side too).
+        socket::shutdown_connections(self.shared.listener, None);
+        if self.ca_file.is_some() {
+            socket::shutdown_connections(self.public, None);
+        }
+        if let Some(path) = self.ca_file.take() {
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
 
-/// One worker: take requests until the sandbox stops. The timeout only bounds how long a
-/// stop takes to be noticed; a request wakes the worker at once.
-fn work(server: &tiny_http::Server, shared: &Shared, stop: &AtomicBool) {
+/// The walk of the marks: one step of every symbol each `every`.
+fn walk(shared: &Shared, stop: &AtomicBool, every: Duration) {
+    let mut next = Instant::now() + every;
     while !stop.load(Ordering::SeqCst) {
-        match server.recv_timeout(Duration::from_millis(100)) {
-            Ok(Some(rq)) => {
-                // A panic in a handler must not kill the worker; tiny_http answers 500 for
-                // the request dropped during unwinding.
-                let _ = catch_unwind(AssertUnwindSafe(|| serve(shared, rq)));
-            }
-            Ok(None) => {}
-            Err(_) => std::thread::sleep(Duration::from_millis(10)),
+        let now = Instant::now();
+        if now < next {
+            std::thread::sleep((next - now).min(Duration::from_millis(50)));
+            continue;
         }
+        next += every;
+        let now_us = shared.clock.now_us();
+        shared.engine().walk(now_us);
     }
 }
 
-fn serve(shared: &Shared, mut rq: tiny_http::Request) {
-    let admin = rq.url().starts_with("/_sandbox/");
-    if !admin {
-        shared.note_request(rq.remote_addr().copied());
-    }
-    let reply = match Incoming::read(&mut rq) {
-        Ok(inc) => route(shared, &inc),
-        Err(reply) => reply,
-    };
-    let (status, body) = match reply {
-        Reply::Json(status, value) => (status, value.to_string()),
-        Reply::Text(status, text) => (status, text),
-        Reply::CloseSilently => {
-            let peer = rq.remote_addr().copied();
-            // Take the writer first so that dropping the request cannot write a 500.
-            let writer = rq.into_writer();
-            if socket::shutdown_connections(shared.port, peer) == 0 {
-                eprintln!("perps-sandbox: close_after_order could not find the client socket");
-            }
-            drop(writer);
-            return;
-        }
-    };
-    let content_type = tiny_http::Header::from_bytes("Content-Type", "application/json").expect("a valid header");
-    let response = tiny_http::Response::from_string(body).with_status_code(status).with_header(content_type);
-    // A client that hung up is its own problem; nothing to do here.
-    let _ = rq.respond(response);
+fn set_mark(shared: &Shared, symbol: &str, price: &str) -> Result<Vec<Event>, String> {
+    let price = Dec::parse(price).map_err(|_| format!("price {price:?} is not a decimal string"))?;
+    shared.engine().set_mark(symbol, price, shared.clock.now_us()).map_err(|r| r.message)
 }
 
-fn route(shared: &Shared, inc: &Incoming) -> Reply {
-    let path = inc.path.as_str();
-    if let Some(name) = path.strip_prefix("/perps/api/") {
-        return match (inc.method.as_str(), name) {
-            ("GET", "kline/time") => trading::server_time(shared),
-            (_, "kline/time") => error(405, "method not allowed"),
-            _ => trading::handle(shared, inc, name),
-        };
+fn issue_api_key(shared: &Shared, expires_seconds: Option<i64>) -> Result<ApiCredential, String> {
+    let lifetime = expires_seconds.unwrap_or(604_800);
+    if lifetime <= 0 {
+        return Err("expires_seconds must be a positive integer".into());
     }
-    if let Some(name) = path.strip_prefix("/_sandbox/") {
-        return admin::handle(shared, inc, name);
-    }
-    match (inc.method.as_str(), path) {
-        ("POST", "/auth/v1/offchain/prepare-signin") => auth::prepare_signin(shared, inc),
-        ("GET", "/auth/v1/offchain/certs") => auth::certs(shared),
-        ("POST", "/auth/v1/offchain/login") => auth::login(shared, inc),
-        (_, "/auth/v1/offchain/prepare-signin" | "/auth/v1/offchain/certs" | "/auth/v1/offchain/login") => {
-            error(405, "method not allowed")
-        }
-        _ => error(404, format!("no endpoint {path}")),
-    }
+    let seed = random::bytes::<32>();
+    let public = bs58::encode(ed25519_dalek::SigningKey::from_bytes(&seed).verifying_key().to_bytes()).into_string();
+    let now = shared.clock.now_ms().div_euclid(1000);
+    let expires_at = now.checked_add(lifetime).ok_or("expires_seconds is too large")?;
+    let user = format!("apikey_{public}");
+    let token = shared.keys().sign(&json!({
+        "sub": user, "requestId": public, "iat": now, "exp": expires_at, "jti": random::hex::<8>(), "kind": "api",
+    }));
+    let session = Session {
+        account: format!("apikey:{public}"),
+        user,
+        key: Ok(request_key::from_base58(&public).ok_or("the generated key is not valid")?),
+        expires_at: Some(expires_at),
+    };
+    shared.state().sessions.insert(token.clone(), session);
+    Ok(ApiCredential { token, private_key: bs58::encode(seed).into_string(), public_key: public, expires_at })
+}
+
+fn events_json(events: &[Event]) -> Vec<Value> {
+    events
+        .iter()
+        .map(|e| json!({"seq": e.seq, "account": e.account, "channel": e.channel.as_str(), "symbol": e.symbol, "data": e.data}))
+        .collect()
 }

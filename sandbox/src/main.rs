@@ -1,4 +1,5 @@
-//! `perps-sandbox`: the sandbox venue as a process, for tests written in other languages.
+//! `perps-sandbox`: the sandbox venue as a process, for rehearsals and for tests written in
+//! other languages.
 //!
 //! Prints one JSON line with the URLs, then serves until SIGTERM/SIGINT (or stdin EOF with
 //! `--exit-on-stdin-eof`, so a test harness that dies takes the venue with it).
@@ -8,23 +9,43 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use perps_sandbox::{Sandbox, SandboxConfig};
+use perps_sandbox::{CancelOrdersAnswer, Sandbox, SandboxConfig, SymbolSpec};
 
 const USAGE: &str = "\
 usage: perps-sandbox [options]
 
-Serves the sandbox perpetual-futures venue on 127.0.0.1 and prints one JSON line:
-  {\"base_url\":\"…\",\"perps_url\":\"…\",\"admin_url\":\"http://127.0.0.1:PORT/_sandbox\"}
+Serves the sandbox perpetual-futures venue (paper trading) and prints one JSON line:
+  {\"base_url\":\"…/auth\",\"perps_url\":\"…/perps\",\"admin_url\":\"…/_sandbox\",\"url\":\"http://127.0.0.1:PORT\"}
+(plus \"ca_file\" with --tls). Every endpoint is served at the root URL as well.
+Documentation: sandbox/README.md.
 
 options:
+  --host ADDR                 listen address (default 127.0.0.1)
   --port N                    TCP port (default 0: pick a free one)
+  --tls                       HTTPS with a certificate generated at start-up; the CA file
+                              is named in the JSON line (\"ca_file\") for ca_bundle_path
+  --tls-dir DIR               where the CA file is written (default: the temp directory)
+  --symbols FILE              instruments (JSON array; default BTC-USD, ETH-USD, XAG-USD)
+  --seed N                    seed of the synthetic markets (default 1)
+  --walk-ms N                 ms between two steps of the marks' walk (default 3000;
+                              0 = marks move only through POST /_sandbox/mark)
+  --balance DECIMAL           starting balance of every account in DUSD (default 100000)
+  --cancel-orders-answer A    envelope (default) or array: which documented answer
+  --rate-limit                enforce per-account credits (HTTP 429)
+  --account-limits            enforce max_open_orders, max_position_size and margin
+  --strict                    refuse what the live venue accepts but its docs forbid
   --api-key TOKEN:BASE58_KEY  accept a web-site API credential (repeatable)
   --timestamp-window-ms N     accepted x-request-timestamp skew, ± ms (default 30000)
-  --clock-offset-ms N         sandbox clock = system clock + N ms (default 0)
-  --rate-limit                enforce per-account credits (HTTP 429)
+  --clock-offset-ms N         venue clock = system clock + N ms (default 0)
+  --workers N                 threads answering requests (default 4)
+  --log                       print one line per request on standard error
   --exit-on-stdin-eof         also stop when standard input reaches end of file
+  --version                   print the version
   --help                      show this text
 ";
+
+/// The binary's mark walk: the venue pushes a new mark about every 3 s (venue-api.md §2.2).
+const DEFAULT_WALK_MS: u64 = 3000;
 
 /// Set by the signal handler; polled by `main`.
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -34,33 +55,56 @@ extern "C" fn on_signal(_: libc::c_int) {
     STOP.store(true, Ordering::SeqCst);
 }
 
-struct Args {
-    config: SandboxConfig,
-    exit_on_stdin_eof: bool,
+enum Command {
+    Serve(Box<SandboxConfig>, bool),
+    Help,
+    Version,
 }
 
-fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
-    let mut out = Args { config: SandboxConfig::default(), exit_on_stdin_eof: false };
+fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, String> {
+    let mut config = SandboxConfig { market_walk_ms: DEFAULT_WALK_MS, ..SandboxConfig::default() };
+    let mut exit_on_stdin_eof = false;
     while let Some(arg) = args.next() {
-        let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
+        let mut value = || args.next().ok_or(format!("{arg} needs a value"));
         match arg.as_str() {
-            "--help" | "-h" => return Ok(None),
-            "--port" => out.config.port = number(&value("--port")?, "--port")?,
-            "--timestamp-window-ms" => {
-                out.config.timestamp_window_ms = number(&value(&arg)?, &arg)?;
+            "--help" | "-h" => return Ok(Command::Help),
+            "--version" | "-V" => return Ok(Command::Version),
+            "--host" => config.host = value()?,
+            "--port" => config.port = number(&value()?, &arg)?,
+            "--tls" => config.tls = true,
+            "--tls-dir" => config.tls_dir = Some(value()?.into()),
+            "--symbols" => {
+                let path = value()?;
+                let text = std::fs::read_to_string(&path).map_err(|e| format!("--symbols {path}: {e}"))?;
+                config.symbols = SymbolSpec::list_from_json(&text).map_err(|e| format!("--symbols {path}: {e}"))?;
             }
-            "--clock-offset-ms" => out.config.clock_offset_ms = number(&value(&arg)?, &arg)?,
-            "--rate-limit" => out.config.rate_limit = true,
-            "--exit-on-stdin-eof" => out.exit_on_stdin_eof = true,
+            "--seed" => config.seed = number(&value()?, &arg)?,
+            "--walk-ms" => config.market_walk_ms = number(&value()?, &arg)?,
+            "--balance" => config.starting_balance = value()?,
+            "--cancel-orders-answer" => {
+                config.cancel_orders_answer = match value()?.as_str() {
+                    "envelope" => CancelOrdersAnswer::Envelope,
+                    "array" => CancelOrdersAnswer::EmptyArray,
+                    other => return Err(format!("--cancel-orders-answer: {other:?} is not envelope or array")),
+                }
+            }
+            "--rate-limit" => config.rate_limit = true,
+            "--account-limits" => config.account_limits = true,
+            "--strict" => config.strict = true,
+            "--timestamp-window-ms" => config.timestamp_window_ms = number(&value()?, &arg)?,
+            "--clock-offset-ms" => config.clock_offset_ms = number(&value()?, &arg)?,
+            "--workers" => config.worker_threads = number(&value()?, &arg)?,
+            "--log" => config.log = true,
+            "--exit-on-stdin-eof" => exit_on_stdin_eof = true,
             "--api-key" => {
-                let v = value("--api-key")?;
+                let v = value()?;
                 let (token, key) = v.split_once(':').ok_or("--api-key needs TOKEN:BASE58_PUBKEY")?;
-                out.config.api_keys.push((token.to_owned(), key.to_owned()));
+                config.api_keys.push((token.to_owned(), key.to_owned()));
             }
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
-    Ok(Some(out))
+    Ok(Command::Serve(Box::new(config), exit_on_stdin_eof))
 }
 
 fn number<T: std::str::FromStr>(text: &str, name: &str) -> Result<T, String> {
@@ -68,10 +112,14 @@ fn number<T: std::str::FromStr>(text: &str, name: &str) -> Result<T, String> {
 }
 
 fn main() -> ExitCode {
-    let args = match parse(std::env::args().skip(1)) {
-        Ok(Some(a)) => a,
-        Ok(None) => {
+    let (config, exit_on_stdin_eof) = match parse(std::env::args().skip(1)) {
+        Ok(Command::Serve(config, eof)) => (*config, eof),
+        Ok(Command::Help) => {
             print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Ok(Command::Version) => {
+            println!("perps-sandbox {}", env!("CARGO_PKG_VERSION"));
             return ExitCode::SUCCESS;
         }
         Err(e) => {
@@ -85,7 +133,7 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGTERM, handler);
         libc::signal(libc::SIGINT, handler);
     }
-    let sandbox = match Sandbox::start(args.config) {
+    let sandbox = match Sandbox::start(config) {
         Ok(s) => s,
         Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
             eprintln!("perps-sandbox: {e}\n\n{USAGE}");
@@ -97,18 +145,24 @@ fn main() -> ExitCode {
         }
     };
     // Keys in this order, so a reader can rely on the line's shape.
-    let line = format!(
-        "{{\"base_url\":{},\"perps_url\":{},\"admin_url\":{}}}",
-        serde_json::Value::from(sandbox.base_url()),
-        serde_json::Value::from(sandbox.perps_url()),
-        serde_json::Value::from(format!("http://127.0.0.1:{}/_sandbox", sandbox.port())),
+    let text = |s: String| serde_json::Value::from(s).to_string();
+    let mut line = format!(
+        "{{\"base_url\":{},\"perps_url\":{},\"admin_url\":{},\"url\":{}",
+        text(sandbox.base_url()),
+        text(sandbox.perps_url()),
+        text(sandbox.admin_url()),
+        text(sandbox.url()),
     );
+    if let Some(ca) = sandbox.ca_file() {
+        line.push_str(&format!(",\"ca_file\":{}", text(ca.to_string_lossy().into_owned())));
+    }
+    line.push('}');
     let mut stdout = std::io::stdout().lock();
     if writeln!(stdout, "{line}").and_then(|()| stdout.flush()).is_err() {
         return ExitCode::FAILURE;
     }
     drop(stdout);
-    if args.exit_on_stdin_eof {
+    if exit_on_stdin_eof {
         std::thread::spawn(|| {
             let mut sink = [0u8; 4096];
             let mut stdin = std::io::stdin().lock();

@@ -4,25 +4,27 @@
 //! gives the write half (dropping it leaves the socket open and the client waiting), and
 //! `upgrade` writes a 101 first. No API exposes the socket. So the sandbox finds the socket
 //! itself: it scans its own file descriptors for the TCP socket whose local end is the
-//! sandbox's port and whose peer is the client, and shuts it down in both directions. The
+//! sandbox's listening address and whose peer is the client, and shuts it down in both
+//! directions. The
 //! client sees the connection end with no response (a transport error), and tiny_http's
 //! connection thread sees end-of-file and finishes.
 //!
 //! The same scan closes every client connection when the sandbox is dropped, so "drop
 //! stops it" holds for kept-alive connections too.
 
-use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 
-/// Shuts down every TCP socket of this process whose local address is 127.0.0.1:`port` and
-/// whose peer is `peer` (any peer when `None`). Returns how many were shut down.
-pub(crate) fn shutdown_connections(port: u16, peer: Option<SocketAddr>) -> usize {
-    let local = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, port));
+/// Shuts down every TCP socket of this process accepted on `listener` (same port; same IP
+/// unless the listener's IP is unspecified) whose peer is `peer` (any peer when `None`).
+/// Returns how many were shut down.
+pub(crate) fn shutdown_connections(listener: SocketAddr, peer: Option<SocketAddr>) -> usize {
     let mut closed = 0;
     for fd in candidate_fds() {
         let Some(sock_local) = addr_of(fd, libc::getsockname) else {
             continue;
         };
-        if sock_local != local {
+        let same_ip = listener.ip().is_unspecified() || sock_local.ip() == listener.ip();
+        if sock_local.port() != listener.port() || !same_ip {
             continue;
         }
         // The listening socket has no peer (ENOTCONN), so it is never touched.
@@ -50,20 +52,31 @@ fn candidate_fds() -> Vec<libc::c_int> {
 
 type AddrFn = unsafe extern "C" fn(libc::c_int, *mut libc::sockaddr, *mut libc::socklen_t) -> libc::c_int;
 
-/// The IPv4 address `get` (getsockname or getpeername) reports for `fd`, if any.
+/// The IPv4 or IPv6 address `get` (getsockname or getpeername) reports for `fd`, if any.
 fn addr_of(fd: libc::c_int, get: AddrFn) -> Option<SocketAddr> {
     // SAFETY: sockaddr_storage is plain data; all-zero is a valid value.
     let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
     let mut len = libc::socklen_t::try_from(std::mem::size_of::<libc::sockaddr_storage>()).ok()?;
     // SAFETY: the pointers are to live locals of the advertised size.
     let rc = unsafe { get(fd, (&raw mut storage).cast(), &raw mut len) };
-    if rc != 0 || libc::c_int::from(storage.ss_family) != libc::AF_INET {
+    if rc != 0 {
         return None;
     }
-    // SAFETY: ss_family is AF_INET, so the storage holds a sockaddr_in.
-    let sin: libc::sockaddr_in = unsafe { std::ptr::read((&raw const storage).cast()) };
-    let ip = Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
-    Some(SocketAddr::V4(SocketAddrV4::new(ip, u16::from_be(sin.sin_port))))
+    match libc::c_int::from(storage.ss_family) {
+        libc::AF_INET => {
+            // SAFETY: ss_family is AF_INET, so the storage holds a sockaddr_in.
+            let sin: libc::sockaddr_in = unsafe { std::ptr::read((&raw const storage).cast()) };
+            let ip = Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
+            Some(SocketAddr::V4(SocketAddrV4::new(ip, u16::from_be(sin.sin_port))))
+        }
+        libc::AF_INET6 => {
+            // SAFETY: ss_family is AF_INET6, so the storage holds a sockaddr_in6.
+            let sin6: libc::sockaddr_in6 = unsafe { std::ptr::read((&raw const storage).cast()) };
+            let ip = Ipv6Addr::from(sin6.sin6_addr.s6_addr);
+            Some(SocketAddr::V6(SocketAddrV6::new(ip, u16::from_be(sin6.sin6_port), 0, sin6.sin6_scope_id)))
+        }
+        _ => None,
+    }
 }
 
 /// Set TCP_NODELAY on the listening socket: on Linux accepted connections inherit it, and

@@ -1,32 +1,41 @@
-//! Everything the venue remembers, behind one mutex, plus the parts that never change.
+//! Everything the venue remembers, plus the parts that never change.
 //!
-//! One lock is enough for a loopback test venue; crypto runs outside it (verification is
-//! done on copies), so the lock is held only for map look-ups and counter bumps.
+//! Three locks: the sign-in and request-check state (`State`), the trading core (`Engine`)
+//! and the request log; none is held while another is taken, and crypto runs outside them
+//! (verification is done on copies), so each is held only for look-ups and bookkeeping.
 
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use ed25519_dalek::VerifyingKey;
-use serde_json::Value;
 
 use super::clock::Clock;
-use super::config::{SandboxConfig, api_key_verifying_key};
+use super::config::SandboxConfig;
+use super::decimal::Dec;
+use super::engine::Engine;
 use super::es256::KeyRing;
 use super::faults::{Faults, Stats};
 use super::rate_limit::Bucket;
-use super::replay::ReplayGuard;
+use super::replay::RecentlySeen;
+use super::request_key;
+use super::request_log::RequestLog;
 
 /// What a bearer token stands for.
 #[derive(Clone)]
 pub(crate) struct Session {
-    /// Owner of orders and of rate-limit credits.
+    /// Owner of orders, positions and rate-limit credits.
     pub account: String,
+    /// The venue's `user` text (`bsc_0x…`).
+    pub user: String,
     /// The key that must have signed request bodies: the `requestId` key given at sign-in,
-    /// or the public key of a web-site API credential.
-    pub key: VerifyingKey,
-    /// Unix seconds on the sandbox clock; `None` for API credentials (they do not expire).
+    /// or the public key of an API credential. `Err` holds why a `requestId` accepted at
+    /// sign-in names no key: every body signature of the session is then refused (403).
+    pub key: Result<VerifyingKey, String>,
+    /// Unix seconds on the venue clock; `None` for a credential without `exp`.
     pub expires_at: Option<i64>,
 }
 
@@ -38,64 +47,85 @@ pub(crate) struct State {
     pub sessions: HashMap<String, Session>,
     /// Challenge nonces already used for a successful login.
     pub used_nonces: HashSet<String>,
-    pub replay: ReplayGuard,
-    /// Accepted orders per account, oldest first.
-    pub orders: HashMap<String, Vec<Value>>,
-    pub next_order_id: u64,
+    /// `x-request-id`s and body signatures seen within the timestamp window.
+    pub seen_ids: RecentlySeen,
+    pub seen_signatures: RecentlySeen,
     pub buckets: HashMap<String, Bucket>,
 }
 
 pub(crate) struct Shared {
     pub config: SandboxConfig,
     pub clock: Clock,
-    pub port: u16,
+    /// Where tiny_http listens (in TLS mode, the loopback address behind the TLS front).
+    pub listener: std::net::SocketAddr,
     state: Mutex<State>,
+    engine: Mutex<Engine>,
+    log: Mutex<RequestLog>,
     keys: Mutex<KeyRing>,
 }
 
 impl Shared {
-    pub(crate) fn new(config: SandboxConfig, port: u16) -> Shared {
+    pub(crate) fn new(config: SandboxConfig, listener: std::net::SocketAddr) -> Shared {
+        let clock = Clock::new(config.clock_offset_ms);
         let sessions = config
             .api_keys
             .iter()
             .filter_map(|(token, key)| {
-                let vk = api_key_verifying_key(key)?;
-                let session = Session { account: format!("apikey:{key}"), key: vk, expires_at: None };
+                let vk = request_key::from_base58(key)?;
+                let session = Session {
+                    account: format!("apikey:{key}"),
+                    user: format!("apikey_{key}"),
+                    key: Ok(vk),
+                    expires_at: jwt_exp(token),
+                };
                 Some((token.clone(), session))
             })
             .collect();
+        let window = config.timestamp_window_ms;
         let state = State {
             faults: Faults::default(),
             stats: Stats::default(),
             peers: HashSet::new(),
             sessions,
             used_nonces: HashSet::new(),
-            replay: ReplayGuard::new(config.timestamp_window_ms),
-            orders: HashMap::new(),
-            next_order_id: 1,
+            seen_ids: RecentlySeen::new(window),
+            seen_signatures: RecentlySeen::new(window),
             buckets: HashMap::new(),
         };
+        let balance = Dec::parse(&config.starting_balance).expect("validated");
+        let engine = Engine::new(config.parsed_symbols(), config.seed, balance, config.account_limits, clock.now_us());
         Shared {
-            clock: Clock::new(config.clock_offset_ms),
+            clock,
             config,
-            port,
+            listener,
             state: Mutex::new(state),
+            engine: Mutex::new(engine),
+            log: Mutex::new(RequestLog::default()),
             keys: Mutex::new(KeyRing::new()),
         }
     }
 
-    /// The state. A handler that panicked while holding the lock leaves counters and maps
+    /// The state. A handler that panicked while holding a lock leaves counters and maps
     /// consistent enough for a test venue, so poisoning is ignored rather than spread.
     pub(crate) fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn engine(&self) -> MutexGuard<'_, Engine> {
+        self.engine.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn log(&self) -> MutexGuard<'_, RequestLog> {
+        self.log.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub(crate) fn keys(&self) -> MutexGuard<'_, KeyRing> {
         self.keys.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub(crate) fn faults(&self) -> Faults {
-        self.state().faults.clone()
+    /// The faults acting on one request to `endpoint` (one-shot sets are used up here).
+    pub(crate) fn take_faults(&self, endpoint: &str) -> Faults {
+        self.state().faults.take(endpoint)
     }
 
     /// Counts one request and the connection it came on.
@@ -109,13 +139,28 @@ impl Shared {
         }
     }
 
-    /// Takes one request's credits from `account` when rate limiting is on.
+    /// Takes one request's credits from `account` when rate limiting is on; a refusal is
+    /// counted in `Stats::rate_limited`.
     pub(crate) fn allow(&self, account: &str) -> bool {
         if !self.config.rate_limit {
             return true;
         }
         let now = Instant::now();
         let mut st = self.state();
-        st.buckets.entry(account.to_owned()).or_insert_with(|| Bucket::new(now)).take(now)
+        let allowed = st.buckets.entry(account.to_owned()).or_insert_with(|| Bucket::new(now)).take(now);
+        if !allowed {
+            st.stats.rate_limited += 1;
+        }
+        allowed
     }
+}
+
+/// The `exp` claim of a JWT-shaped token (three base64url parts, JSON payload), if any.
+pub(crate) fn jwt_exp(token: &str) -> Option<i64> {
+    let mut parts = token.split('.');
+    let (_, payload, _, None) = (parts.next()?, parts.next()?, parts.next()?, parts.next()) else {
+        return None;
+    };
+    let claims: serde_json::Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
+    claims.get("exp")?.as_i64()
 }

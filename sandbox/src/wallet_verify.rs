@@ -71,16 +71,22 @@ fn decode_hex(hex: &str) -> Option<Vec<u8>> {
 /// solana: `signature` is standard base64 of
 /// `{"input": <payload>, "output": {"signedMessage": [..], "signature": [..],
 ///   "account": {"publicKey": [..]}}}`.
-/// `input` must equal the decoded challenge payload (JSON value equality, so key order and
-/// whitespace do not matter but a string in place of the object does), `signedMessage` the
-/// message bytes, `publicKey` the signing-in address; the Ed25519 check is strict.
-pub(crate) fn verify_solana(address: &str, payload: &Value, message: &str, signature: &str) -> Result<(), WalletError> {
+/// `output` is verified strictly: `signedMessage` is the message bytes, `publicKey` the
+/// signing-in address, and the Ed25519 signature verifies. `input` is what the wallet was
+/// asked to sign; as the live venue, an object whose fields are a subset of the payload
+/// (each equal to the payload's) is accepted (bitwii traded live with nine fields), and so
+/// is a string. Strict mode requires the whole payload object (JSON value equality).
+pub(crate) fn verify_solana(
+    address: &str,
+    payload: &Value,
+    message: &str,
+    signature: &str,
+    strict: bool,
+) -> Result<(), WalletError> {
     let raw = STANDARD.decode(signature).map_err(|_| Malformed("solana signature is not standard base64".into()))?;
     let doc: Value =
         serde_json::from_slice(&raw).map_err(|_| Malformed("solana signature does not decode to JSON".into()))?;
-    if doc.get("input") != Some(payload) {
-        return Err(Malformed("solana signature input is not the signed-in payload".into()));
-    }
+    check_input(doc.get("input"), payload, strict)?;
     let output = doc.get("output").ok_or_else(|| Malformed("solana signature has no output".into()))?;
     let signed = byte_array(output.get("signedMessage"), None, "output.signedMessage")?;
     if signed != message.as_bytes() {
@@ -96,6 +102,20 @@ pub(crate) fn verify_solana(address: &str, payload: &Value, message: &str, signa
         .map_err(|_| Mismatch("the address is not an Ed25519 public key".into()))?;
     let sig = ed25519_dalek::Signature::from_bytes(&sig.try_into().expect("length checked"));
     key.verify_strict(message.as_bytes(), &sig).map_err(|_| Mismatch("solana signature does not verify".into()))
+}
+
+fn check_input(input: Option<&Value>, payload: &Value, strict: bool) -> Result<(), WalletError> {
+    match input {
+        Some(input) if input == payload => Ok(()),
+        _ if strict => Err(Malformed("solana signature input is not the signed-in payload (strict mode)".into())),
+        Some(Value::String(_)) => Ok(()),
+        Some(Value::Object(fields)) => match fields.iter().find(|(k, v)| payload.get(k.as_str()) != Some(*v)) {
+            None => Ok(()),
+            Some((k, _)) => Err(Malformed(format!("solana signature input.{k} is not the payload's {k}"))),
+        },
+        Some(_) => Err(Malformed("solana signature input must be the payload object".into())),
+        None => Err(Malformed("solana signature has no input".into())),
+    }
 }
 
 /// A JSON array of integers 0..=255, optionally of an exact length.

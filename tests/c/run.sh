@@ -6,7 +6,7 @@
 # Exits non-zero if any build or run fails.
 #
 # Usage (from anywhere; paths are relative to the repository root):
-#   cargo build --release          # the caller builds the library first
+#   make lib                       # the caller builds the library first
 #   bash tests/c/run.sh [PROFILE_DIR]   # default: target/release
 #
 # Environment:
@@ -33,7 +33,7 @@ CFLAGS=(-std=c11 -Wall -Wextra -Werror -pedantic -Iinclude -g)
 
 for lib in libperps.a libperps.so; do
     if [[ ! -f "$PROFILE_DIR/$lib" ]]; then
-        echo "run.sh: $PROFILE_DIR/$lib not found (run cargo build --release first)" >&2
+        echo "run.sh: $PROFILE_DIR/$lib not found (run make lib first)" >&2
         exit 2
     fi
 done

@@ -9,12 +9,14 @@
 #   - examples-c/signin_order.cpp (the full flow: bsc and solana sign-in, login, order, an
 #     invalid order and a venue refusal caught as perps::Error) against a sandbox venue this
 #     script starts and stops: plainly and under valgrind, checking its output;
-#   - when README.md has a "Use from C++" section: that its snippet is the example's lines.
+#   - when README.md has a "Use from C++" section: that its snippet is the example's lines;
+#   - below C++17 (-std=c++14, -std=c++11) the header stops at its #error, and nothing else;
+#   - tests/cpp/test_no_exceptions.cpp built with -fno-exceptions: results as usual, and a
+#     failure reaches the default error handler (message, abort) or an installed one.
 # Exits non-zero if any build, run or check fails.
 #
 # Usage (the caller builds the sandbox venue and the library first, as scripts/test.sh does):
-#   cargo build --release -p perps-sandbox
-#   cargo build --release --lib
+#   make sandbox lib
 #   bash tests/cpp/run.sh [PROFILE_DIR]       # default: target/release
 #
 # Environment: CXX (default g++), VALGRIND (default valgrind), PERPS_NATIVE_LIBS (system
@@ -39,7 +41,7 @@ VALGRIND_ARGS=(--quiet --error-exitcode=1 --leak-check=full --errors-for-leak-ki
 
 for file in libperps.so libperps.a perps-sandbox; do
     if [[ ! -f "$PROFILE_DIR/$file" ]]; then
-        echo "run.sh: $PROFILE_DIR/$file not found: build the sandbox and the library (see the header)" >&2
+        echo "run.sh: $PROFILE_DIR/$file not found: build the sandbox and the library (make sandbox lib)" >&2
         exit 2
     fi
 done
@@ -127,6 +129,48 @@ build "test_trading (shared)" "$CXX" "${CXXFLAGS[@]}" tests/cpp/test_trading.cpp
     -L"$PROFILE_DIR" -lperps -Wl,-rpath,"$PROFILE_DIR" -o "$OUT/test_trading" && have_trading=1
 build "signin_order_cpp (shared)" "$CXX" "${CXXFLAGS[@]}" examples-c/signin_order.cpp \
     -L"$PROFILE_DIR" -lperps -Wl,-rpath,"$PROFILE_DIR" -o "$OUT/signin_order_cpp" && have_example=1
+
+build "test_no_exceptions (shared, -fno-exceptions)" "$CXX" "${CXXFLAGS[@]}" -fno-exceptions \
+    tests/cpp/test_no_exceptions.cpp -L"$PROFILE_DIR" -lperps -Wl,-rpath,"$PROFILE_DIR" \
+    -o "$OUT/test_no_exceptions" && have_noexc=1
+
+# --- below C++17: the header's #error, and no other diagnostic ------------------------
+for standard in c++14 c++11; do
+    echo "=== -std=$standard stops at the #error"
+    echo '#include "perps.hpp"' >"$OUT/old_standard.cpp"
+    if "$CXX" -std="$standard" -Iinclude -fsyntax-only "$OUT/old_standard.cpp" >"$OUT/log" 2>&1; then
+        fail "-std=$standard" "perps.hpp compiled below C++17"
+    elif ! grep -q 'error: #error "perps.hpp needs C++17 or newer' "$OUT/log" ||
+        [[ $(grep -c 'error:' "$OUT/log") -ne 1 ]]; then
+        cat "$OUT/log"
+        fail "-std=$standard" "expected the #error alone"
+    else
+        echo "--- -std=$standard: ok ($(grep 'error:' "$OUT/log" | sed 's/.*error: //'))"
+    fi
+done
+
+# --- without exceptions -----------------------------------------------------------------
+# mode, expected exit status, expected output line
+run_noexc() {
+    local mode="$1" status="$2" expected="$3"
+    echo "=== test_no_exceptions $mode"
+    "$OUT/test_no_exceptions" "$mode" >"$OUT/log" 2>&1
+    local rc=$?
+    cat "$OUT/log"
+    if [[ $rc -ne $status ]]; then
+        fail "test_no_exceptions $mode" "exit status $rc, expected $status"
+    elif ! grep -qF "$expected" "$OUT/log"; then
+        fail "test_no_exceptions $mode" "output lacks: $expected"
+    else
+        echo "--- test_no_exceptions $mode: ok"
+    fi
+}
+if [[ -n "${have_noexc:-}" ]]; then
+    run_noexc ok 0 'serialized {"symbol":"BTC-USD"'
+    run_noexc default 134 'libperps: PERPS_INVALID_ORDER (3): '  # SIGABRT: 128 + 6
+    run_noexc handler 42 'handled: PERPS_INVALID_ORDER (3): '
+    run_noexc nul 42 'handled: PERPS_INVALID_ARGUMENT (1): order_json contains a NUL byte'
+fi
 
 # --- the offline unit test ------------------------------------------------------------
 if [[ -n "${have_unit:-}" ]]; then

@@ -2,27 +2,26 @@
 # Packaging test: `make install` into a temporary prefix, then build the C example
 # (examples-c/signin_order.c) against the installed files using nothing but pkg-config,
 # and run it against a sandbox venue this script starts and stops:
-#   - the layout: headers, libperps.a, libperps.so.X.Y.Z with SONAME libperps.so.X, the
-#     libperps.so.X and libperps.so symlinks, perps.pc with Cargo.toml's version;
-#   - shared: `pkg-config --cflags --libs perps`; the program needs libperps.so.X and
-#     loads it from the prefix (LD_LIBRARY_PATH);
+#   - the layout: headers, libperps.a, libperps.so.X.Y.Z with SONAME libperps.so.0.Y (0.x;
+#     libperps.so.X from 1.0), the libperps.so.0.Y and libperps.so symlinks, perps.pc with
+#     Cargo.toml's version, the CMake config files, bin/perps-sandbox;
+#   - shared: `pkg-config --cflags --libs perps` and an rpath to `pkg-config --variable=libdir
+#     perps` (README's link line); the program needs libperps.so.0.Y and loads it from the
+#     prefix with no LD_LIBRARY_PATH;
 #   - static: `pkg-config --static --cflags --libs perps` with -lperps forced to the archive;
 #     the program needs no libperps at all;
 #   - C++: examples-c/signin_order.cpp with the installed perps.hpp, the same way (shared);
 #   - DESTDIR staging and `make uninstall`.
 # Exits non-zero on the first failure.
 #
-# Usage: bash tests/install/run.sh   (from anywhere). Builds the sandbox venue if it is
-# missing, then `make install` builds the library.
+# Usage: bash tests/install/run.sh   (from anywhere). `make install` builds the library and
+# the sandbox venue; the installed perps-sandbox is the venue the programs talk to.
 # Installs pkg-config with apt-get when it is missing.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 CC="${CC:-cc}"
 CXX="${CXX:-g++}"
-TARGET_DIR="${CARGO_TARGET_DIR:-target}"
-[[ "$TARGET_DIR" == /* ]] || TARGET_DIR="$ROOT/$TARGET_DIR"
-BUILD_DIR="$TARGET_DIR/release"
 
 step() { printf '\n=== %s\n' "$*"; }
 ok() { echo "ok: $*"; }
@@ -40,8 +39,12 @@ fi
 command -v readelf >/dev/null || die "readelf not found (binutils)"
 
 VERSION=$(sed -n 's/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n 1)
-MAJOR=${VERSION%%.*}
 [[ -n "$VERSION" ]] || die "no version in Cargo.toml"
+MAJOR=${VERSION%%.*}
+MINOR=${VERSION#*.}
+MINOR=${MINOR%%.*}
+# The SONAME's version: 0.<minor> while the version is 0.x, <major> from 1.0 (the Makefile's rule).
+if [[ "$MAJOR" == 0 ]]; then SOVERSION="0.$MINOR"; else SOVERSION="$MAJOR"; fi
 
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/perps-install.XXXXXX")"
 PREFIX="$TMP/prefix"
@@ -58,24 +61,24 @@ cleanup() {
 trap cleanup EXIT
 
 # --- install ----------------------------------------------------------------------------
-if [[ ! -x "$BUILD_DIR/perps-sandbox" ]]; then
-    step "building the sandbox venue"
-    cargo build --release -p perps-sandbox
-fi
 step "make install PREFIX=$PREFIX"
 make --no-print-directory install PREFIX="$PREFIX"
 
 step "installed layout"
-for f in include/perps.h include/perps.hpp lib/libperps.a "lib/libperps.so.$VERSION" lib/pkgconfig/perps.pc; do
+for f in include/perps.h include/perps.hpp lib/libperps.a "lib/libperps.so.$VERSION" lib/pkgconfig/perps.pc \
+    lib/cmake/perps/perpsConfig.cmake lib/cmake/perps/perpsConfigVersion.cmake bin/perps-sandbox; do
     [[ -f "$PREFIX/$f" && ! -L "$PREFIX/$f" ]] || die "$PREFIX/$f is not an installed file"
 done
-[[ "$(readlink "$PREFIX/lib/libperps.so.$MAJOR")" == "libperps.so.$VERSION" ]] ||
-    die "libperps.so.$MAJOR is not a symlink to libperps.so.$VERSION"
-[[ "$(readlink "$PREFIX/lib/libperps.so")" == "libperps.so.$MAJOR" ]] ||
-    die "libperps.so is not a symlink to libperps.so.$MAJOR"
-ok "headers, libperps.a, libperps.so.$VERSION, libperps.so.$MAJOR -> .so.$VERSION, libperps.so -> .so.$MAJOR, perps.pc"
+[[ -x "$PREFIX/bin/perps-sandbox" ]] || die "bin/perps-sandbox is not executable"
+[[ "$(readlink "$PREFIX/lib/libperps.so.$SOVERSION")" == "libperps.so.$VERSION" ]] ||
+    die "libperps.so.$SOVERSION is not a symlink to libperps.so.$VERSION"
+[[ "$(readlink "$PREFIX/lib/libperps.so")" == "libperps.so.$SOVERSION" ]] ||
+    die "libperps.so is not a symlink to libperps.so.$SOVERSION"
+ok "headers, libperps.a, libperps.so.$VERSION, libperps.so.$SOVERSION -> .so.$VERSION, libperps.so -> .so.$SOVERSION, perps.pc, CMake config, perps-sandbox"
+[[ "$("$PREFIX/bin/perps-sandbox" --version)" == "perps-sandbox $VERSION" ]] || die "perps-sandbox --version"
+ok "bin/perps-sandbox $VERSION"
 soname=$(readelf -d "$PREFIX/lib/libperps.so.$VERSION" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
-[[ "$soname" == "libperps.so.$MAJOR" ]] || die "SONAME is '$soname', expected libperps.so.$MAJOR"
+[[ "$soname" == "libperps.so.$SOVERSION" ]] || die "SONAME is '$soname', expected libperps.so.$SOVERSION"
 ok "SONAME $soname"
 
 export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig"
@@ -90,15 +93,16 @@ echo "  --static --cflags --libs: $(pkg-config --static --cflags --libs perps)"
 cp examples-c/signin_order.c examples-c/signin_order.cpp "$OUT/"
 cd "$OUT"
 
-step "shared: $CC ... \$(pkg-config --cflags --libs perps)"
+step "shared: $CC ... \$(pkg-config --cflags --libs perps) -Wl,-rpath,\$(pkg-config --variable=libdir perps)"
+# README's link line: the run path makes the program find the library without LD_LIBRARY_PATH.
 # shellcheck disable=SC2046  # pkg-config prints a list of flags
 "$CC" -std=c11 -Wall -Wextra -Werror -pedantic signin_order.c $(pkg-config --cflags --libs perps) \
-    -o signin_order_shared
-readelf -d signin_order_shared | grep -q "(NEEDED).*\[libperps.so.$MAJOR\]" ||
-    die "signin_order_shared does not need libperps.so.$MAJOR"
-ldd_line=$(LD_LIBRARY_PATH="$PREFIX/lib" ldd signin_order_shared | grep libperps) || die "ldd: no libperps"
-[[ "$ldd_line" == *"libperps.so.$MAJOR => $PREFIX/lib/libperps.so.$MAJOR "* ]] || die "ldd: $ldd_line"
-ok "NEEDED libperps.so.$MAJOR; ldd:$ldd_line"
+    -Wl,-rpath,"$(pkg-config --variable=libdir perps)" -o signin_order_shared
+readelf -d signin_order_shared | grep -q "(NEEDED).*\[libperps.so.$SOVERSION\]" ||
+    die "signin_order_shared does not need libperps.so.$SOVERSION"
+ldd_line=$(ldd signin_order_shared | grep libperps) || die "ldd: no libperps"
+[[ "$ldd_line" == *"libperps.so.$SOVERSION => $PREFIX/lib/libperps.so.$SOVERSION "* ]] || die "ldd: $ldd_line"
+ok "NEEDED libperps.so.$SOVERSION; ldd (no LD_LIBRARY_PATH):$ldd_line"
 
 step "static: $CC ... \$(pkg-config --static --cflags --libs perps), -lperps forced to libperps.a"
 # With both libperps.so and libperps.a installed, -lperps alone would pick the .so.
@@ -119,7 +123,7 @@ ok "built with the installed perps.hpp"
 
 # --- run against the sandbox --------------------------------------------------------
 step "running against the sandbox venue"
-"$BUILD_DIR/perps-sandbox" --port 0 >urls 2>sandbox.err &
+"$PREFIX/bin/perps-sandbox" --port 0 >urls 2>sandbox.err &
 sandbox_pid=$!
 for _ in $(seq 1 200); do
     [[ -s urls ]] && break
@@ -141,10 +145,8 @@ run_flow() {  # label, expected line, command...
     grep -qF "$expected" log || die "$label: output lacks '$expected'"
     ok "$label"
 }
-run_flow "shared, bsc" '5. order placed: {"code":0' \
-    env LD_LIBRARY_PATH="$PREFIX/lib" ./signin_order_shared "$base_url" "$perps_url" bsc
-run_flow "shared, solana" '5. order placed: {"code":0' \
-    env LD_LIBRARY_PATH="$PREFIX/lib" ./signin_order_shared "$base_url" "$perps_url" solana
+run_flow "shared, bsc" '5. order placed: {"code":0' ./signin_order_shared "$base_url" "$perps_url" bsc
+run_flow "shared, solana" '5. order placed: {"code":0' ./signin_order_shared "$base_url" "$perps_url" solana
 run_flow "static, bsc" '5. order placed: {"code":0' ./signin_order_static "$base_url" "$perps_url" bsc
 run_flow "C++, bsc" 'refused: PERPS_INVALID_ORDER (3)' \
     env LD_LIBRARY_PATH="$PREFIX/lib" ./signin_order_cpp "$base_url" "$perps_url" bsc

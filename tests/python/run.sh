@@ -10,7 +10,7 @@ venv="$root/target/pyenv"
 lib="${PERPS_LIB:-$root/target/release/libperps.so}"
 
 if [[ ! -f "$lib" ]]; then
-    echo "run.sh: $lib not found; run 'cargo build --release' first (or set PERPS_LIB)" >&2
+    echo "run.sh: $lib not found; run 'make lib' first (or set PERPS_LIB)" >&2
     exit 2
 fi
 

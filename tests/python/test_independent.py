@@ -78,7 +78,7 @@ ERR_OUT = POINTER(c_void_p)  # perps_error **
 
 def _load():
     if not os.path.exists(LIB_PATH):
-        pytest.exit(f"libperps not found at {LIB_PATH}: run `cargo build --release` or set PERPS_LIB", 2)
+        pytest.exit(f"libperps not found at {LIB_PATH}: run `make lib` or set PERPS_LIB", 2)
     lib = ctypes.CDLL(LIB_PATH)
 
     def decl(name, restype, *argtypes):

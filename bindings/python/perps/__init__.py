@@ -6,8 +6,15 @@ signatures and orders, through the library's C ABI (ctypes).
         answer = client.new_order(session, order)          # raises perps.PerpsError
         client.cancel_order(session, {"cl_ord_id": json.loads(answer)["cl_ord_id"]})
 
-The library is loaded from ``$PERPS_LIB``, else from ``target/release/libperps.so`` of the
-repository this package sits in (``bindings/python/../../target/release``).
+Which library is loaded (:data:`library`), the first that applies:
+
+1. ``$PERPS_LIB``, a path (nothing else is tried);
+2. ``libperps.so`` inside the package (the wheel, ``pip install perps-*.whl``, bundles it);
+3. ``target/release/libperps.so`` of the repository this package sits in (a source checkout:
+   ``bindings/python/../../target/release``, built by ``make lib``);
+4. the installed library by its SONAME (``libperps.so.0.<minor>``), through the dynamic
+   loader's search (``ldconfig``'s cache, ``LD_LIBRARY_PATH``): ``pip install
+   bindings/python`` installs the Python code only, for a system-installed library.
 
 Conventions:
 
@@ -24,14 +31,18 @@ Conventions:
   holding a NUL character is refused (C would silently cut it short).
 * Venue answers and the sign-in payload are returned as the library's exact JSON text
   (``str``); session info and signature headers, which the library builds, as ``dict``.
-* Orders and endpoint parameters are JSON text (``str``) or a mapping (``dict``), written
-  with :func:`json.dumps`; a :class:`decimal.Decimal` becomes a plain decimal string
-  (``Decimal("1E-8")`` is sent as ``"0.00000001"``), never through a float. A ``float`` in
-  endpoint parameters is refused (``INVALID_ARGUMENT``, naming its place); in an order the
-  library refuses it (``INVALID_ORDER``, naming the field).
+* Decimals: wherever the venue takes a decimal string (an order's ``qty``, ``price``...),
+  a :class:`decimal.Decimal` is accepted too and written in plain notation (``Decimal("1E-8")``
+  is sent as ``"0.00000001"``), never through a float. Floats are not converted: in an order
+  the library refuses them (``INVALID_ORDER``, naming the field); in the parameters of the
+  endpoint methods (a mapping, or JSON text) they are refused here (``INVALID_ARGUMENT``,
+  naming their place).
 """
 
+from __future__ import annotations
+
 import ctypes
+import ctypes.util
 import decimal
 import json
 import os
@@ -40,6 +51,15 @@ import threading
 from collections.abc import Mapping
 from ctypes import POINTER, Structure, byref, c_bool, c_char, c_char_p, c_int, c_int64, c_size_t, c_uint16, c_void_p
 from enum import IntEnum
+from typing import Any, Dict, Literal, Optional, TypeVar, Union
+
+__version__ = "0.1.0"  # the libperps version this binding is made for (Cargo.toml's)
+
+#: An order (or other request object): JSON text, or a mapping that is serialised to JSON
+#: (its :class:`decimal.Decimal` values as decimal strings).
+JsonObject = Union[str, bytes, Mapping[str, Any]]
+#: Text the library takes: ``str`` (sent as UTF-8) or bytes.
+Text = Union[str, bytes]
 
 __all__ = [
     "BodySignature",
@@ -48,6 +68,7 @@ __all__ = [
     "PerpsError",
     "Session",
     "challenge_verify",
+    "library",
     "order_serialize",
     "version",
     "wallet_address",
@@ -93,17 +114,26 @@ class PerpsError(Exception):
     client's rate limiter for ``RATE_LIMITED``), in milliseconds; -1 when unknown.
     """
 
+    code: Union[Code, int]
+    message: str
+    http_status: int
+    body: Optional[str]
+    may_have_reached_venue: bool
+    cl_ord_id: Optional[str]
+    x_request_id: Optional[str]
+    retry_after_ms: int
+
     def __init__(
         self,
-        code,
-        message,
-        http_status=0,
-        body=None,
-        may_have_reached_venue=False,
-        cl_ord_id=None,
-        x_request_id=None,
-        retry_after_ms=-1,
-    ):
+        code: Union[Code, int],
+        message: str,
+        http_status: int = 0,
+        body: Optional[str] = None,
+        may_have_reached_venue: bool = False,
+        cl_ord_id: Optional[str] = None,
+        x_request_id: Optional[str] = None,
+        retry_after_ms: int = -1,
+    ) -> None:
         try:
             code = Code(code)
         except ValueError:  # a code newer than this binding: keep the number
@@ -142,7 +172,7 @@ class BodySignature(Structure):
         ("signature", c_char * SIGNATURE_SIZE),
     ]
 
-    def headers(self):
+    def headers(self) -> Dict[str, str]:
         """The four headers by name, as ``str``."""
         return {
             "x-request-sign-version": self.version.decode("ascii"),
@@ -152,22 +182,46 @@ class BodySignature(Structure):
         }
 
 
-def _library_path():
+def _soname(version: str) -> str:
+    """The SONAME of the library this binding is made for: ``libperps.so.0.<minor>`` while
+    the version is 0.x (each 0.x minor may change the ABI), ``libperps.so.<major>`` after."""
+    major, minor = version.split(".")[:2]
+    return f"libperps.so.0.{minor}" if major == "0" else f"libperps.so.{major}"
+
+
+SONAME = _soname(__version__)
+
+
+def _open_library() -> tuple[ctypes.CDLL, str]:
+    """Load the library (the order is in the module's docstring); returns it and what was
+    loaded (a path, or the SONAME when the dynamic loader found it)."""
     env = os.environ.get("PERPS_LIB")
+    here = pathlib.Path(__file__).resolve().parent
     if env:
-        return env
-    return str(pathlib.Path(__file__).resolve().parents[3] / "target" / "release" / "libperps.so")
-
-
-def _load():
-    path = _library_path()
+        paths = [pathlib.Path(env)]
+    else:
+        paths = [p for p in [here / "libperps.so"] if p.is_file()]  # bundled by the wheel
+        if len(here.parents) > 2 and (here.parents[2] / "Cargo.toml").is_file():  # a source checkout
+            paths += [p for p in [here.parents[2] / "target" / "release" / "libperps.so"] if p.is_file()]
+    for path in paths[:1]:  # the first that exists; if it does not load, say so
+        try:
+            return ctypes.CDLL(str(path)), str(path)
+        except OSError as e:
+            raise ImportError(f"perps: cannot load {path} ({e}); build it with `make lib` or set PERPS_LIB") from None
     try:
-        lib = ctypes.CDLL(path)
+        return ctypes.CDLL(SONAME), SONAME
     except OSError as e:
+        found = ctypes.util.find_library("perps")
+        other = f"; the system has {found}, another ABI version" if found and found != SONAME else ""
         raise ImportError(
-            f"perps: cannot load libperps from {path} ({e}); build it with "
-            "`cargo build --release --lib` or set PERPS_LIB"
+            f"perps: no libperps found: this binding needs {SONAME} ({e}){other}. Install the "
+            "wheel (it bundles the library), install libperps (make install; ldconfig), "
+            "or set PERPS_LIB to a libperps.so"
         ) from None
+
+
+def _load() -> tuple[ctypes.CDLL, str]:
+    lib, path = _open_library()
 
     err = POINTER(c_void_p)  # perps_error **
     owned = c_void_p  # an owned char*: never c_char_p, which would convert it and leak it
@@ -239,10 +293,12 @@ def _load():
     decl("perps_wallet_wrap_solana_signature", owned, c_char_p, c_char_p, c_char_p, c_size_t, err)
     decl("perps_challenge_verify", owned, c_char_p, c_char_p, c_char_p, c_char_p, c_char_p, c_int64, err)
     decl("perps_order_serialize", owned, c_char_p, err)
-    return lib
+    return lib, path
 
 
-_lib = _load()
+#: What was loaded: the library's path, or its SONAME when the dynamic loader found it.
+library: str
+_lib, library = _load()
 
 
 # ------------------------------------------------------------------------------------------
@@ -250,8 +306,9 @@ _lib = _load()
 # ------------------------------------------------------------------------------------------
 
 
-def _arg(name, value, optional=False):
-    """A str argument as NUL-terminated UTF-8 bytes (None → NULL when optional)."""
+def _arg(name: str, value: Any, optional: bool = False) -> Any:
+    """A str argument as NUL-terminated UTF-8 bytes (None → NULL when optional). Typed Any:
+    the methods rebind their ``str`` parameters to the ``bytes`` these helpers return."""
     if value is None and optional:
         return None
     if isinstance(value, str):
@@ -264,7 +321,7 @@ def _arg(name, value, optional=False):
     return value
 
 
-def _i64(name, value):
+def _i64(name: str, value: Any) -> int:
     """An int64_t argument: ctypes would silently wrap a larger int, so refuse it."""
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(f"perps: {name} must be int, not {type(value).__name__}")
@@ -273,16 +330,25 @@ def _i64(name, value):
     return value
 
 
-def _decimal_text(name, value):
+def _decimal_text(name: str, value: decimal.Decimal) -> str:
     """A Decimal as the venue's decimal string: plain notation, never an exponent
     (``Decimal("1E+3")`` → ``"1000"``, ``Decimal("1E-8")`` → ``"0.00000001"``), digits kept as
-    given (``Decimal("0.010")`` → ``"0.010"``). NaN and infinities are refused."""
+    given (``Decimal("0.010")`` → ``"0.010"``). NaN and infinities are refused. Every place
+    that takes a decimal string converts a Decimal through here."""
     if not value.is_finite():
         raise PerpsError(Code.INVALID_ARGUMENT, f"{name} is {value}, not a finite decimal")
     return format(value, "f")
 
 
-def _decimals_as_text(name, value):
+def _decimal_arg(name: str, value: Any, optional: bool = False) -> Any:
+    """A decimal-string argument: ``str`` (passed as it is: the library validates it) or
+    :class:`decimal.Decimal` (see :func:`_decimal_text`)."""
+    if isinstance(value, decimal.Decimal):
+        value = _decimal_text(name, value)
+    return _arg(name, value, optional)
+
+
+def _decimals_as_text(name: str, value: Any) -> Any:
     """``value`` with every Decimal in it (at any depth) replaced by its decimal string;
     ``name`` is its place ("order.price"), for the message when one is not finite."""
     if isinstance(value, decimal.Decimal):
@@ -294,7 +360,7 @@ def _decimals_as_text(name, value):
     return value
 
 
-def _json_text(name, value, optional=False):
+def _json_text(name: str, value: Any, optional: bool = False) -> Any:
     """A JSON object argument: text (``str``/bytes, passed as it is) or a mapping, serialised
     with its Decimal values as decimal strings."""
     if isinstance(value, Mapping):
@@ -302,7 +368,7 @@ def _json_text(name, value, optional=False):
     return _arg(name, value, optional)
 
 
-def _refuse_floats(name, value):
+def _refuse_floats(name: str, value: Any) -> None:
     """Endpoint parameters: a float anywhere in ``value`` is refused (``INVALID_ARGUMENT``,
     naming its place) rather than written as a JSON number, which cannot say which decimal
     it means: decimals are str or Decimal, ids and counts int."""
@@ -323,6 +389,7 @@ def _take_error(err):
     """Turn the perps_error a failing call stored in ``err`` into a PerpsError, and free it."""
     if not err.value:
         return PerpsError(Code.PANIC, "libperps reported a failure without an error object")
+
     def text(borrowed):
         return None if borrowed is None else borrowed.decode("utf-8", "replace")
 
@@ -433,24 +500,27 @@ class _Using:
         return False
 
 
+_Self = TypeVar("_Self", bound="_Owner")
+
+
 class _Owner:
     """Shared close / context-manager / finaliser behaviour of Client and Session."""
 
-    _handle = None
+    _handle: Optional[_Handle] = None
 
-    def close(self):
+    def close(self) -> None:
         """Free the handle after the calls in flight return. Idempotent."""
         if self._handle is not None:
             self._handle.close()
 
-    def __enter__(self):
+    def __enter__(self: _Self) -> _Self:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:  # never swallows an exception
         self.close()
         return False
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.close()
         except Exception:  # interpreter shutdown: nothing left to report to
@@ -466,11 +536,11 @@ class Session(_Owner):
     """One identity: the Ed25519 request-signing key (a fresh temporary one), the chain and
     wallet address, the pending challenge and the access token. Thread-safe."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._handle = _Handle(_call_handle(_lib.perps_session_new), _lib.perps_session_free, "session")
 
     @classmethod
-    def from_api_key(cls, api_token, ed25519_private_key):
+    def from_api_key(cls, api_token: Text, ed25519_private_key: Text) -> Session:
         """A session for a web-site API credential (token and Ed25519 key: base58 seed or
         keypair, or hex); it can place orders at once."""
         self = cls.__new__(cls)
@@ -483,54 +553,54 @@ class Session(_Owner):
         return self
 
     @property
-    def request_id(self):
+    def request_id(self) -> str:
         """The requestId: base58 of the session's Ed25519 public key."""
         with _Using(self) as (s,):
             return _call_str(_lib.perps_session_request_id, s)
 
-    def token(self):
+    def token(self) -> str:
         """The access token (a secret). ``INVALID_STATE`` when the session has none."""
         with _Using(self) as (s,):
             return _call_str(_lib.perps_session_token, s)
 
-    def info(self):
+    def info(self) -> Dict[str, Any]:
         """The session's state without secrets, as a dict (request_id, has_token, chain,
         address, alias, token_expires_at, pending_signin, challenge_expires_at)."""
         with _Using(self) as (s,):
             return json.loads(_call_str(_lib.perps_session_info, s))
 
-    def logout(self):
+    def logout(self) -> None:
         """Forget the token and any pending challenge; the key is kept."""
         with _Using(self) as (s,):
             _call_code(_lib.perps_session_logout, s)
 
-    def set_session_id(self, value):
+    def set_session_id(self, value: Optional[Text]) -> None:
         """Set the ``x-session-id`` header of trading requests; None clears it."""
         value = _arg("value", value, optional=True)
         with _Using(self) as (s,):
             _call_code(_lib.perps_session_set_session_id, s, value)
 
-    def set_impersonate(self, value):
+    def set_impersonate(self, value: Optional[Text]) -> None:
         """Set the ``x-impersonate`` header (a vault id the account owns); None clears it."""
         value = _arg("value", value, optional=True)
         with _Using(self) as (s,):
             _call_code(_lib.perps_session_set_impersonate, s, value)
 
-    def sign_body(self, body):
+    def sign_body(self, body: Text) -> Dict[str, str]:
         """Sign ``body`` (str or bytes, byte for byte) with a fresh UUID v4 and the local
         clock; returns the four ``x-request-*`` headers as a dict. No network."""
         body = _arg("body", body)
         with _Using(self) as (s,):
             return json.loads(_call_str(_lib.perps_sign_body, s, body))
 
-    def sign_body_at(self, body, request_id, timestamp_ms):
+    def sign_body_at(self, body: Text, request_id: Text, timestamp_ms: int) -> Dict[str, str]:
         """``sign_body`` with a caller-chosen request id (hyphenated UUID) and timestamp (ms)."""
         body, request_id = _arg("body", body), _arg("request_id", request_id)
         timestamp_ms = _i64("timestamp_ms", timestamp_ms)
         with _Using(self) as (s,):
             return json.loads(_call_str(_lib.perps_sign_body_at, s, body, request_id, timestamp_ms))
 
-    def sign_body_into(self, body, out=None):
+    def sign_body_into(self, body: Union[Text, bytearray, memoryview], out: Optional[BodySignature] = None) -> BodySignature:
         """The hot path: sign ``body`` (bytes, may hold any byte; str is encoded) into a
         :class:`BodySignature` (``out``, reused when given) without allocating in the
         library. Returns ``out``."""
@@ -556,47 +626,45 @@ class Client(_Owner):
     rate_limit, symbol_rules, cl_ord_id_prefix: see the README).
     """
 
-    def __init__(self, base_url, perps_url, options=None):
-        if isinstance(options, dict):
-            options = json.dumps(options)
+    def __init__(self, base_url: Text, perps_url: Text, options: Optional[JsonObject] = None) -> None:
         ptr = _call_handle(
             _lib.perps_client_new,
             _arg("base_url", base_url),
             _arg("perps_url", perps_url),
-            _arg("options", options, optional=True),
+            _json_text("options", options, optional=True),
         )
         self._handle = _Handle(ptr, _lib.perps_client_free, "client")
 
-    def sync_time(self):
+    def sync_time(self) -> int:
         """Read the venue's clock and keep the offset; returns venue minus local, in ms."""
         offset = c_int64()
         with _Using(self) as (c,):
             _call_code(_lib.perps_client_sync_time, c, byref(offset))
         return offset.value
 
-    def prepare_signin(self, session, chain, address):
+    def prepare_signin(self, session: Session, chain: Text, address: Text) -> str:
         """POST prepare-signin, verify the challenge, keep it in the session. Returns the
         sign-in payload JSON text: pass it unchanged to the wallet (:func:`wallet_sign`)."""
         chain, address = _arg("chain", chain), _arg("address", address)
         with _Using(self, session) as (c, s):
             return _call_str(_lib.perps_prepare_signin, c, s, chain, address)
 
-    def login(self, session, signature, expires_seconds=0):
+    def login(self, session: Session, signature: Text, expires_seconds: int = 0) -> str:
         """POST login with the pending challenge and the wallet's signature; keep the token.
         ``expires_seconds <= 0``: the venue default. Returns the login result JSON text."""
         signature, expires_seconds = _arg("signature", signature), _i64("expires_seconds", expires_seconds)
         with _Using(self, session) as (c, s):
             return _call_str(_lib.perps_login, c, s, signature, expires_seconds)
 
-    def signin(self, session, chain, wallet_key, expires_seconds=0):
+    def signin(self, session: Session, chain: Text, wallet_key: Text, expires_seconds: int = 0) -> str:
         """All of sign-in with a wallet key held in-process. Returns the login result JSON text."""
         chain, wallet_key = _arg("chain", chain), _arg("wallet_key", wallet_key)
         expires_seconds = _i64("expires_seconds", expires_seconds)
         with _Using(self, session) as (c, s):
             return _call_str(_lib.perps_signin, c, s, chain, wallet_key, expires_seconds)
 
-    def new_order(self, session, order):
-        """Validate the order (JSON text, or a dict: see the module doc on decimals),
+    def new_order(self, session: Session, order: JsonObject) -> str:
+        """Validate the order (JSON text, or a dict whose ``qty``/``price`` may be Decimals),
         serialise it once, sign and POST it. Returns the venue's JSON text, which carries the
         order's ``cl_ord_id`` (generated when the order has none). Never retried: on a
         PerpsError with ``may_have_reached_venue``, look the order up by its ``cl_ord_id``
@@ -605,7 +673,7 @@ class Client(_Owner):
         with _Using(self, session) as (c, s):
             return _call_str(_lib.perps_new_order, c, s, order)
 
-    def request(self, session, method, path, body=None):
+    def request(self, session: Session, method: Text, path: Text, body: Optional[Text] = None) -> str:
         """Any other endpoint under perps_url (method GET/POST/PUT/DELETE, path from "/");
         a body is signed and sent byte for byte. Never retried. Returns the answer text."""
         method, path, body = _arg("method", method), _arg("path", path), _arg("body", body, optional=True)
@@ -618,7 +686,7 @@ class Client(_Owner):
     # none. Each returns the venue's JSON text and is never retried. An order already gone
     # (or not visible yet) raises NOT_FOUND. The three public endpoints take session=None.
 
-    def _endpoint(self, fn, session, params, public=False):
+    def _endpoint(self, fn: Any, session: Optional[Session], params: Optional[JsonObject], public: bool = False) -> str:
         _refuse_floats("params", params)
         params = _json_text("params", params, optional=True)
         if public and session is None:
@@ -627,59 +695,59 @@ class Client(_Owner):
         with _Using(self, session) as (c, s):
             return _call_str(fn, c, s, params)
 
-    def cancel_order(self, session, params):
+    def cancel_order(self, session: Session, params: JsonObject) -> str:
         """POST /api/cancel_order: ``{"order_id": int}`` or ``{"cl_ord_id": str}``."""
         return self._endpoint(_lib.perps_cancel_order, session, params)
 
-    def cancel_orders(self, session, params):
+    def cancel_orders(self, session: Session, params: JsonObject) -> str:
         """POST /api/cancel_orders: ``order_id_list`` and/or ``cl_ord_id_list``."""
         return self._endpoint(_lib.perps_cancel_orders, session, params)
 
-    def change_leverage(self, session, params):
+    def change_leverage(self, session: Session, params: JsonObject) -> str:
         """POST /api/change_leverage: ``{"symbol": "BTC-USD", "leverage": int}``."""
         return self._endpoint(_lib.perps_change_leverage, session, params)
 
-    def change_margin_mode(self, session, params):
+    def change_margin_mode(self, session: Session, params: JsonObject) -> str:
         """POST /api/change_margin_mode: ``{"symbol": …, "margin_mode": "cross" | "isolated"}``."""
         return self._endpoint(_lib.perps_change_margin_mode, session, params)
 
-    def query_order(self, session, params):
+    def query_order(self, session: Session, params: JsonObject) -> str:
         """GET /api/query_order: ``{"order_id": int}`` or ``{"cl_ord_id": str}``."""
         return self._endpoint(_lib.perps_query_order, session, params)
 
-    def query_orders(self, session, params=None):
+    def query_orders(self, session: Session, params: Optional[JsonObject] = None) -> str:
         """GET /api/query_orders (history): symbol, status, order_type, start, end, last_id, limit."""
         return self._endpoint(_lib.perps_query_orders, session, params)
 
-    def query_open_orders(self, session, params=None):
+    def query_open_orders(self, session: Session, params: Optional[JsonObject] = None) -> str:
         """GET /api/query_open_orders: symbol, limit."""
         return self._endpoint(_lib.perps_query_open_orders, session, params)
 
-    def query_trades(self, session, params=None):
+    def query_trades(self, session: Session, params: Optional[JsonObject] = None) -> str:
         """GET /api/query_trades (the account's fills): symbol, side, start, end, last_id, limit."""
         return self._endpoint(_lib.perps_query_trades, session, params)
 
-    def query_positions(self, session, params=None):
+    def query_positions(self, session: Session, params: Optional[JsonObject] = None) -> str:
         """GET /api/query_positions: symbol (optional); ``qty`` is signed (negative: short)."""
         return self._endpoint(_lib.perps_query_positions, session, params)
 
-    def query_balance(self, session, params=None):
+    def query_balance(self, session: Session, params: Optional[JsonObject] = None) -> str:
         """GET /api/query_balance (no parameters)."""
         return self._endpoint(_lib.perps_query_balance, session, params)
 
-    def query_position_config(self, session, params):
+    def query_position_config(self, session: Session, params: JsonObject) -> str:
         """GET /api/query_position_config: ``{"symbol": "BTC-USD"}``."""
         return self._endpoint(_lib.perps_query_position_config, session, params)
 
-    def query_symbol_info(self, session=None, params=None):
+    def query_symbol_info(self, session: Optional[Session] = None, params: Optional[JsonObject] = None) -> str:
         """GET /api/query_symbol_info (public): symbol (optional: every symbol without it)."""
         return self._endpoint(_lib.perps_query_symbol_info, session, params, public=True)
 
-    def query_symbol_price(self, session=None, params=None):
+    def query_symbol_price(self, session: Optional[Session] = None, params: Optional[JsonObject] = None) -> str:
         """GET /api/query_symbol_price (public): ``{"symbol": "BTC-USD"}``."""
         return self._endpoint(_lib.perps_query_symbol_price, session, params, public=True)
 
-    def query_depth_book(self, session=None, params=None):
+    def query_depth_book(self, session: Optional[Session] = None, params: Optional[JsonObject] = None) -> str:
         """GET /api/query_depth_book (public): ``{"symbol": "BTC-USD"}``; levels sorted best
         first (bids high to low, asks low to high)."""
         return self._endpoint(_lib.perps_query_depth_book, session, params, public=True)
@@ -690,24 +758,24 @@ class Client(_Owner):
 # ------------------------------------------------------------------------------------------
 
 
-def version():
+def version() -> str:
     """The loaded library's version, "MAJOR.MINOR.PATCH"."""
     return _lib.perps_version().decode("ascii")
 
 
-def wallet_address(chain, private_key):
+def wallet_address(chain: Text, private_key: Text) -> str:
     """The address ``private_key`` controls on ``chain`` ("bsc": EIP-55; "solana": base58)."""
     return _call_str(_lib.perps_wallet_address, _arg("chain", chain), _arg("private_key", private_key))
 
 
-def wallet_sign(chain, private_key, payload_json):
+def wallet_sign(chain: Text, private_key: Text, payload_json: Text) -> str:
     """The login signature for a sign-in payload (:meth:`Client.prepare_signin`'s text)."""
     return _call_str(
         _lib.perps_wallet_sign, _arg("chain", chain), _arg("private_key", private_key), _arg("payload_json", payload_json)
     )
 
 
-def wallet_wrap_solana_signature(payload_json, address, signature):
+def wallet_wrap_solana_signature(payload_json: Text, address: Text, signature: Union[bytes, bytearray]) -> str:
     """Wrap a raw 64-byte Ed25519 signature of the payload's message, made elsewhere by the
     Solana wallet ``address``, into the login signature format (verified first)."""
     signature = bytes(signature)
@@ -720,7 +788,9 @@ def wallet_wrap_solana_signature(payload_json, address, signature):
     )
 
 
-def challenge_verify(signed_data, certs_json, request_id, chain, address, now_unix_secs=0):
+def challenge_verify(
+    signed_data: Text, certs_json: Text, request_id: Text, chain: Text, address: Text, now_unix_secs: int = 0
+) -> str:
     """Check a sign-in challenge without the network; returns the decoded payload JSON text."""
     return _call_str(
         _lib.perps_challenge_verify,
@@ -733,6 +803,7 @@ def challenge_verify(signed_data, certs_json, request_id, chain, address, now_un
     )
 
 
-def order_serialize(order):
-    """Validate an order (JSON text or dict); returns the exact body new_order would send."""
+def order_serialize(order: JsonObject) -> str:
+    """Validate an order (JSON text, or a dict whose values may be Decimals); returns the
+    exact body new_order would send."""
     return _call_str(_lib.perps_order_serialize, _json_text("order", order))

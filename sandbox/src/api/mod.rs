@@ -1,0 +1,156 @@
+//! The trading host's endpoints, `/api/*` (also served under `/perps/api/*`).
+//!
+//! Each endpoint has an access level. Public ones need nothing. Account reads need the
+//! bearer token (401), then credits (429 with `rate_limit`). Body-signed POSTs are checked
+//! in the venue's order: bearer token (401), credits (429), signature headers (400),
+//! timestamp (403 "signature has expired"), Ed25519 signature (403), duplicate id (400,
+//! strict mode only), Content-Type (400), body (400), then the endpoint's own rules.
+
+mod account;
+mod params;
+mod public;
+mod trade;
+
+use std::thread::sleep;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::body_verify::{read_headers, verify};
+use crate::http::{Incoming, Reply, error};
+use crate::request_log::Notes;
+use crate::state::{Session, Shared};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Access {
+    Public,
+    Account,
+    Signed,
+}
+
+const ENDPOINTS: &[(&str, &str, Access)] = &[
+    ("new_order", "POST", Access::Signed),
+    ("cancel_order", "POST", Access::Signed),
+    ("cancel_orders", "POST", Access::Signed),
+    ("change_leverage", "POST", Access::Signed),
+    ("change_margin_mode", "POST", Access::Signed),
+    ("query_order", "GET", Access::Account),
+    ("query_orders", "GET", Access::Account),
+    ("query_open_orders", "GET", Access::Account),
+    ("query_trades", "GET", Access::Account),
+    ("query_positions", "GET", Access::Account),
+    ("query_balance", "GET", Access::Account),
+    ("query_position_config", "GET", Access::Account),
+    ("query_symbol_info", "GET", Access::Public),
+    ("query_symbol_price", "GET", Access::Public),
+    ("query_depth_book", "GET", Access::Public),
+    ("kline/time", "GET", Access::Public),
+    ("health", "GET", Access::Public),
+];
+
+/// One request on its way through the handlers.
+pub(crate) struct Ctx<'a> {
+    pub shared: &'a Shared,
+    pub inc: &'a Incoming,
+    /// For the request log.
+    pub notes: Notes,
+    /// What an accepted request did, for the request log (`order 10000000001 filled`).
+    pub note: Option<String>,
+}
+
+/// `/api/{name}`.
+pub(crate) fn handle(ctx: &mut Ctx<'_>, name: &str) -> Reply {
+    let Some(&(name, method, access)) = ENDPOINTS.iter().find(|(n, _, _)| *n == name) else {
+        return error(404, format!("no endpoint {}", ctx.inc.path));
+    };
+    if ctx.inc.method != method {
+        return error(405, format!("{} takes {method}", ctx.inc.path));
+    }
+    let shared = ctx.shared;
+    if name == "new_order" {
+        // The body has been read: from here on the order may have reached the venue.
+        shared.state().stats.orders_received += 1;
+    }
+    let faults = shared.take_faults(name);
+    if faults.slow_ms > 0 {
+        sleep(Duration::from_millis(faults.slow_ms));
+    }
+    if faults.close_after_order {
+        return Reply::CloseSilently;
+    }
+    if let Some(status) = faults.status {
+        return error(status, format!("sandbox fault: HTTP {status}"));
+    }
+    if access == Access::Public {
+        return public::handle(ctx, name);
+    }
+    let session = match bearer(shared, ctx.inc) {
+        Ok(s) => s,
+        Err(reply) => return reply,
+    };
+    if !shared.allow(&session.account) {
+        return error(429, "rate limit: too many requests for this account");
+    }
+    if access == Access::Account {
+        return account::handle(ctx, name, &session);
+    }
+    let (request_id, body) = match signed_body(ctx, &session) {
+        Ok(checked) => checked,
+        Err(reply) => return reply,
+    };
+    trade::handle(ctx, name, &session, body, &request_id, &faults)
+}
+
+/// `Authorization: Bearer <token>`, known and not expired; otherwise 401.
+fn bearer(shared: &Shared, inc: &Incoming) -> Result<Session, Reply> {
+    let value = inc.header("authorization").map_err(|m| error(401, m))?;
+    let token = value
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, t)| t.trim())
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| error(401, "missing bearer token"))?;
+    let session = shared.state().sessions.get(token).cloned();
+    let session = session.ok_or_else(|| error(401, "unknown token"))?;
+    let now = shared.clock.now_ms().div_euclid(1000);
+    if session.expires_at.is_some_and(|exp| exp <= now) {
+        return Err(error(401, "token expired"));
+    }
+    Ok(session)
+}
+
+/// The body-signature checks (see the module doc); returns the `x-request-id` and the
+/// body as a JSON object. Identical and repeated requests are noted and counted; only
+/// strict mode refuses a repeated id.
+fn signed_body(ctx: &mut Ctx<'_>, session: &Session) -> Result<(String, Map<String, Value>), Reply> {
+    let (shared, inc) = (ctx.shared, ctx.inc);
+    let strict = shared.config.strict;
+    let now_ms = shared.clock.now_ms();
+    let headers =
+        read_headers(inc, now_ms, shared.config.timestamp_window_ms, strict).map_err(|(status, m)| error(status, m))?;
+    let key = session.key.as_ref().map_err(|why| error(403, format!("invalid signature: {why}")))?;
+    if !verify(key, &headers, &inc.body) {
+        return Err(error(403, "invalid signature"));
+    }
+    // Per account; UUIDs are one id in any letter case, other ids are compared as sent.
+    let id =
+        if uuid::Uuid::try_parse(headers.id).is_ok() { headers.id.to_ascii_lowercase() } else { headers.id.to_owned() };
+    let id_key = format!("{}\n{id}", session.account);
+    let signature_key: String = headers.signature.to_bytes().iter().map(|b| format!("{b:02x}")).collect();
+    {
+        let mut st = shared.state();
+        let new_id = st.seen_ids.first_use(&id_key, now_ms);
+        let new_signature = st.seen_signatures.first_use(&signature_key, now_ms);
+        ctx.notes = Notes { identical_signed: !new_signature, repeated_request_id: !new_id };
+        st.stats.repeated_request_ids += u64::from(!new_id);
+        st.stats.identical_signed_requests += u64::from(!new_signature);
+        if strict && !new_id {
+            return Err(error(400, "duplicate x-request-id (strict mode)"));
+        }
+    }
+    if !inc.is_json() {
+        return Err(error(400, "Content-Type must be application/json"));
+    }
+    let body = inc.json_object().map_err(|m| error(400, m))?;
+    Ok((headers.id.to_owned(), body))
+}

@@ -1,0 +1,42 @@
+//! Public endpoints: no token needed (one sent is ignored).
+
+use super::Ctx;
+use super::params::Params;
+use crate::http::{Reply, error};
+
+pub(super) fn handle(ctx: &mut Ctx<'_>, name: &str) -> Reply {
+    match answer(ctx, name) {
+        Ok(reply) | Err(reply) => reply,
+    }
+}
+
+fn answer(ctx: &mut Ctx<'_>, name: &str) -> Result<Reply, Reply> {
+    let (shared, inc) = (ctx.shared, ctx.inc);
+    let refused = |r: crate::engine::Reject| error(r.status, r.message);
+    match name {
+        // The venue clock as a bare integer of Unix seconds; any parameters are ignored
+        // (clients use it to measure the clock, nothing else).
+        "kline/time" => Ok(Reply::Text(200, shared.clock.now_ms().div_euclid(1000).to_string())),
+        "health" => Ok(Reply::Plain(200, "OK".into())),
+        // Docs: `symbol` required; [WJ] calls it without and gets every symbol (live).
+        "query_symbol_info" => {
+            let p = Params::only(inc, &["symbol"])?;
+            let symbol = p.text("symbol")?;
+            Ok(Reply::Json(200, shared.engine().symbol_info(symbol).map_err(refused)?))
+        }
+        "query_symbol_price" => {
+            let p = Params::only(inc, &["symbol"])?;
+            let symbol = p.required("symbol")?;
+            Ok(Reply::Json(200, shared.engine().symbol_price(symbol, shared.clock.now_us()).map_err(refused)?))
+        }
+        // `limit` is undocumented but sent by clients ([WJ], [MG]): accepted, levels per side.
+        "query_depth_book" => {
+            let p = Params::only(inc, &["symbol", "limit"])?;
+            let symbol = p.required("symbol")?;
+            let limit = p.id("limit")?.unwrap_or(u64::MAX);
+            let levels = usize::try_from(limit).unwrap_or(usize::MAX);
+            Ok(Reply::Json(200, shared.engine().depth(symbol, levels).map_err(refused)?))
+        }
+        _ => Err(error(404, format!("no endpoint {}", inc.path))),
+    }
+}

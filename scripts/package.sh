@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Build every package of libperps into dist/, from a clean clone:
+#   perps-<v>-linux-x86_64.tar.gz                  C/C++: the install tree (make install):
+#                                                  include/, lib/ (libperps.so.<v>, SONAME
+#                                                  libperps.so.<soversion>, symlinks, libperps.a,
+#                                                  pkgconfig/perps.pc, cmake/perps/), bin/perps-sandbox
+#   perps-<v>-py3-none-manylinux_<glibc>_x86_64.whl Python: the package with libperps.so inside
+#   perps-<v>.jar, perps-<v>.pom                   Java: the classes and linux-x86-64/libperps.so
+#                                                  (JNA's class-path location); the Maven POM
+#   Perps.<v>.nupkg                                C#: lib/net45/Perps.dll and libperps.so
+#                                                  (Mono), runtimes/linux-x64/native/libperps.so (.NET)
+#   SHA256SUMS
+# Every package carries the same target/release/libperps.so, built by `make lib`.
+# tests/packages/run.sh installs each one and uses it against the sandbox venue.
+#
+#   bash scripts/package.sh          # from anywhere; installs missing Debian packages
+#
+# Needs the network only for what the ecosystems fetch themselves: the Rust crates (cargo) and
+# the wheel's build backend (hatchling, from PyPI, in pip's isolated build).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+export CARGO_TERM_COLOR=never
+JNA_JAR=${JNA_JAR:-/usr/share/java/jna.jar}
+
+step() { printf '\n=== package: %s ===\n' "$*"; }
+die() { echo "package.sh: $*" >&2; exit 1; }
+
+VERSION=$(sed -n 's/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n 1)
+[[ -n "$VERSION" ]] || die "no version in Cargo.toml"
+MAJOR=${VERSION%%.*}
+MINOR=${VERSION#*.}
+MINOR=${MINOR%%.*}
+if [[ "$MAJOR" == 0 ]]; then SOVERSION="0.$MINOR"; else SOVERSION="$MAJOR"; fi
+[[ "$(uname -m)" == x86_64 ]] || die "the packages are for Linux x86-64; this is $(uname -m)"
+
+step "tools"
+packages=()
+command -v objdump >/dev/null || packages+=(binutils)
+command -v javac >/dev/null || packages+=(openjdk-17-jdk-headless)
+[[ -f "$JNA_JAR" ]] || packages+=(libjna-java)
+command -v mcs >/dev/null || packages+=(mono-mcs)
+command -v nuget >/dev/null || packages+=(nuget)
+python3 -c 'import venv, ensurepip' 2>/dev/null || packages+=(python3-venv)
+if [[ ${#packages[@]} -gt 0 ]]; then
+    echo "installing: ${packages[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=600 "${packages[@]}" >/dev/null
+fi
+
+step "versions: the Python binding is made for libperps $VERSION (SONAME libperps.so.$SOVERSION)"
+py_version=$(sed -n 's/^__version__ = "\([^"]*\)".*/\1/p' bindings/python/perps/__init__.py)
+[[ "$py_version" == "$VERSION" ]] ||
+    die "bindings/python/perps/__init__.py has __version__ $py_version, Cargo.toml $VERSION"
+echo "ok: Python __version__ $py_version"
+
+step "build: make sandbox lib"
+make --no-print-directory sandbox lib
+LIB="$ROOT/target/release/libperps.so"
+soname=$(objdump -p "$LIB" | sed -n 's/^ *SONAME *//p')
+[[ "$soname" == "libperps.so.$SOVERSION" ]] || die "$LIB has SONAME '$soname', expected libperps.so.$SOVERSION"
+
+rm -rf dist
+mkdir -p dist
+WORK="$ROOT/target/package"
+rm -rf "$WORK"
+mkdir -p "$WORK"
+# Reproducible archives: every file dated at the last commit (or 2020-01-01 outside git).
+# Not exported: cargo would see a changed environment and rebuild the library.
+epoch="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 1577836800)}"
+
+# --- C/C++ ------------------------------------------------------------------------------
+name="perps-$VERSION-linux-x86_64"
+step "C/C++: dist/$name.tar.gz"
+# make install into a staging directory; perps.pc's prefix is its own location, so the tree
+# works wherever it is unpacked (the CMake files are relative to themselves anyway).
+make --no-print-directory install PREFIX=/usr/local DESTDIR="$WORK/stage" PC_PREFIX='$${pcfiledir}/../..' >/dev/null
+mv "$WORK/stage/usr/local" "$WORK/$name"
+install -D -m 644 README.md "$WORK/$name/share/doc/perps/README.md"
+tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" \
+    -C "$WORK" -czf "dist/$name.tar.gz" "$name"
+tar -tzvf "dist/$name.tar.gz" | awk '{print "  " $1 " " $6 ($7 ? " " $7 " " $8 : "")}'
+
+# --- Python -------------------------------------------------------------------------------
+step "Python: the wheel (hatchling; libperps.so inside, tagged from its glibc needs)"
+python3 -m venv "$WORK/pyenv"
+"$WORK/pyenv/bin/python" -m pip install --disable-pip-version-check -q --upgrade pip
+SOURCE_DATE_EPOCH="$epoch" PERPS_WHEEL_LIBRARY="$LIB" "$WORK/pyenv/bin/python" -m pip wheel --disable-pip-version-check -q \
+    --no-deps -w dist bindings/python
+wheel=$(ls dist/perps-"$VERSION"-py3-none-manylinux_*_x86_64.whl)
+python3 -m zipfile -l "$wheel" | sed 's/^/  /'
+
+# --- Java ---------------------------------------------------------------------------------
+step "Java: dist/perps-$VERSION.jar (linux-x86-64/libperps.so inside) and dist/perps-$VERSION.pom"
+mkdir -p "$WORK/java/classes" "$WORK/java/native/linux-x86-64"
+javac -Xlint:all -Werror -encoding UTF-8 --release 17 -cp "$JNA_JAR" -d "$WORK/java/classes" \
+    bindings/java/src/perps/*.java
+cp "$LIB" "$WORK/java/native/linux-x86-64/libperps.so"
+cat >"$WORK/java/MANIFEST.MF" <<EOF
+Implementation-Title: perps
+Implementation-Version: $VERSION
+Automatic-Module-Name: perps
+EOF
+jar --create --file "dist/perps-$VERSION.jar" --manifest "$WORK/java/MANIFEST.MF" \
+    --date="$(date -u -d "@$epoch" +%Y-%m-%dT%H:%M:%SZ)" \
+    -C "$WORK/java/classes" . -C "$WORK/java/native" .
+jna_version=$(unzip -p "$JNA_JAR" META-INF/MANIFEST.MF | sed -n 's/^Bundle-Version: *\([0-9.]*\).*/\1/p')
+[[ -n "$jna_version" ]] || die "no Bundle-Version in $JNA_JAR"
+sed -e "s/@VERSION@/$VERSION/g" -e "s/@JNA_VERSION@/$jna_version/g" bindings/java/pom.xml.in >"dist/perps-$VERSION.pom"
+jar --list --file "dist/perps-$VERSION.jar" | grep -v '/$' | sed 's/^/  /'
+echo "  POM: libperps:perps:$VERSION, depends on net.java.dev.jna:jna:$jna_version"
+
+# --- C# -----------------------------------------------------------------------------------
+step "C#: dist/Perps.$VERSION.nupkg (Mono's mcs, Debian's nuget)"
+nupkg="$WORK/nuget"
+mkdir -p "$nupkg/lib/net45" "$nupkg/runtimes/linux-x64/native"
+cat >"$WORK/AssemblyInfo.cs" <<EOF
+[assembly: System.Reflection.AssemblyVersion("$VERSION.0")]
+[assembly: System.Reflection.AssemblyInformationalVersion("$VERSION")]
+[assembly: System.Reflection.AssemblyTitle("libperps for C#")]
+EOF
+# -nowarn:1591,1573: members or parameters without a doc comment are no error in the docs file.
+mcs -nologo -warnaserror+ -nowarn:1591,1573 -optimize+ -target:library -deterministic \
+    -doc:"$nupkg/lib/net45/Perps.xml" -out:"$nupkg/lib/net45/Perps.dll" \
+    bindings/csharp/Perps.cs "$WORK/AssemblyInfo.cs"
+cp "$LIB" "$nupkg/runtimes/linux-x64/native/libperps.so"
+cp bindings/csharp/Perps.nuspec "$nupkg/"
+nuget pack "$nupkg/Perps.nuspec" -Version "$VERSION" -BasePath "$nupkg" -OutputDirectory dist \
+    -NonInteractive -Verbosity quiet
+[[ -f "dist/Perps.$VERSION.nupkg" ]] || die "nuget pack made no dist/Perps.$VERSION.nupkg"
+python3 -m zipfile -l "dist/Perps.$VERSION.nupkg" | sed 's/^/  /'
+
+step "dist/"
+(cd dist && sha256sum -- * >SHA256SUMS && ls -l)
