@@ -4,7 +4,8 @@
  *   perps::Client client(base_url, perps_url);            // owns a perps_client*
  *   perps::Session session;                               // owns a perps_session* (fresh key)
  *   client.signin(session, "bsc", wallet_private_key);    // or prepare_signin + wallet_sign + login
- *   std::string answer = client.new_order(session, order_json);
+ *   std::string answer = client.new_order(session, order_json);  // carries its cl_ord_id
+ *   client.cancel_order(session, R"({"cl_ord_id":"..."})");        // one method per endpoint
  *
  * What it adds to the C API, and nothing else:
  *  - Ownership. Client and Session are move-only and free their handle exactly once; a
@@ -12,8 +13,9 @@
  *    it is a no-op). Every char* the library returns is copied into a std::string and freed
  *    with perps_string_free (which overwrites it) before the function returns or throws.
  *  - Errors. A failing call throws perps::Error (a std::runtime_error) carrying the code,
- *    message, HTTP status, venue body and may_have_reached_venue flag copied out of the
- *    perps_error, which is then freed. Error is nothrow-copyable, as exceptions should be.
+ *    message, HTTP status, venue body, may_have_reached_venue flag, the order's cl_ord_id,
+ *    the x-request-id sent and retry_after_ms, copied out of the perps_error, which is then
+ *    freed. Error is nothrow-copyable, as exceptions should be.
  *  - Inputs. std::string arguments containing a NUL byte throw PERPS_INVALID_ARGUMENT here
  *    instead of being cut short by the C API (a body must be signed and sent in full);
  *    only sign_body_into takes raw bytes (a std::string_view, signed byte for byte).
@@ -110,15 +112,18 @@ inline const char *code_name(perps_code code) noexcept {
 class Error : public std::runtime_error {
 public:
     Error(perps_code code, const std::string &message, std::uint16_t http_status = 0,
-          std::optional<std::string> body = std::nullopt, bool may_have_reached_venue = false)
-        : std::runtime_error(message), code_(code), http_status_(http_status),
-          body_(body ? std::make_shared<const std::string>(std::move(*body)) : nullptr),
-          may_have_reached_venue_(may_have_reached_venue) {}
+          std::optional<std::string> body = std::nullopt, bool may_have_reached_venue = false,
+          std::optional<std::string> cl_ord_id = std::nullopt, std::optional<std::string> x_request_id = std::nullopt,
+          std::int64_t retry_after_ms = -1)
+        : std::runtime_error(message), code_(code), http_status_(http_status), body_(shared(std::move(body))),
+          may_have_reached_venue_(may_have_reached_venue), cl_ord_id_(shared(std::move(cl_ord_id))),
+          x_request_id_(shared(std::move(x_request_id))), retry_after_ms_(retry_after_ms) {}
 
     /// Copy everything out of a C error object (which the caller still owns and frees).
     explicit Error(const perps_error *e)
-        : Error(perps_error_code(e), perps_error_message(e), perps_error_http_status(e),
-                body_of(e), perps_error_may_have_reached_venue(e)) {}
+        : Error(perps_error_code(e), perps_error_message(e), perps_error_http_status(e), copy(perps_error_body(e)),
+                perps_error_may_have_reached_venue(e), copy(perps_error_cl_ord_id(e)),
+                copy(perps_error_request_id(e)), perps_error_retry_after_ms(e)) {}
 
     /// The stable code (PERPS_INVALID_ORDER, PERPS_HTTP_STATUS, ...).
     perps_code code() const noexcept { return code_; }
@@ -127,23 +132,42 @@ public:
     /// The HTTP status of the venue's answer, or 0 when there was none.
     std::uint16_t http_status() const noexcept { return http_status_; }
     /// The venue's response body, when there was one.
-    std::optional<std::string> body() const {
-        return body_ ? std::optional<std::string>(*body_) : std::nullopt;
-    }
+    std::optional<std::string> body() const { return value(body_); }
     /// Whether the request may have reached the venue: for an order, query the venue before
     /// sending it again (the library never retries).
     bool may_have_reached_venue() const noexcept { return may_have_reached_venue_; }
+    /// The `cl_ord_id` of the order a failed new_order was placing (the caller's or the one
+    /// the library generated): look the order up with query_order before sending it again.
+    /// std::nullopt for other calls (perps_error_cl_ord_id).
+    std::optional<std::string> cl_ord_id() const { return value(cl_ord_id_); }
+    /// The x-request-id header sent with the failed request (body-signed requests), or
+    /// std::nullopt when nothing was sent (perps_error_request_id). Not the session's request
+    /// key id (Session::request_id) nor the venue's request_id field.
+    std::optional<std::string> x_request_id() const { return value(x_request_id_); }
+    /// How long to wait before asking again (a 429's Retry-After, or the local rate limiter
+    /// for PERPS_RATE_LIMITED), in milliseconds; -1 when unknown.
+    std::int64_t retry_after_ms() const noexcept { return retry_after_ms_; }
 
 private:
-    static std::optional<std::string> body_of(const perps_error *e) {
-        const char *body = perps_error_body(e);
-        return body ? std::optional<std::string>(body) : std::nullopt;
+    using Text = std::shared_ptr<const std::string>;  // shared: copying an Error never throws
+
+    static std::optional<std::string> copy(const char *borrowed) {
+        return borrowed ? std::optional<std::string>(borrowed) : std::nullopt;
+    }
+    static Text shared(std::optional<std::string> text) {
+        return text ? std::make_shared<const std::string>(std::move(*text)) : nullptr;
+    }
+    static std::optional<std::string> value(const Text &text) {
+        return text ? std::optional<std::string>(*text) : std::nullopt;
     }
 
     perps_code code_;
     std::uint16_t http_status_;
-    std::shared_ptr<const std::string> body_;  // shared: copying an Error never throws
+    Text body_;
     bool may_have_reached_venue_;
+    Text cl_ord_id_;
+    Text x_request_id_;
+    std::int64_t retry_after_ms_;
 };
 
 /* ------------------------------------------------------------------------------------ */
@@ -516,8 +540,102 @@ public:
         });
     }
 
+    /* -- The trading loop: one method per venue endpoint (perps_cancel_order ...). --------
+     * `params_json` is a JSON object of the endpoint's parameters (see perps.h; checked
+     * before anything is sent: PERPS_INVALID_ARGUMENT names the parameter), std::nullopt for
+     * none. Returns the venue's JSON answer. Never retried. An order already gone or not yet
+     * visible: PERPS_NOT_FOUND. The three public endpoints also take no session.           */
+
+    /// POST /api/cancel_order: {"order_id":<int64>} or {"cl_ord_id":"..."}.
+    std::string cancel_order(const Session &session, const std::string &params_json) const {
+        return endpoint("perps_cancel_order", perps_cancel_order, session.get(), params_json);
+    }
+    /// POST /api/cancel_orders: {"order_id_list":[...]} and/or {"cl_ord_id_list":[...]}.
+    std::string cancel_orders(const Session &session, const std::string &params_json) const {
+        return endpoint("perps_cancel_orders", perps_cancel_orders, session.get(), params_json);
+    }
+    /// POST /api/change_leverage: {"symbol":"BTC-USD","leverage":<int>}.
+    std::string change_leverage(const Session &session, const std::string &params_json) const {
+        return endpoint("perps_change_leverage", perps_change_leverage, session.get(), params_json);
+    }
+    /// POST /api/change_margin_mode: {"symbol":"BTC-USD","margin_mode":"cross"|"isolated"}.
+    std::string change_margin_mode(const Session &session, const std::string &params_json) const {
+        return endpoint("perps_change_margin_mode", perps_change_margin_mode, session.get(), params_json);
+    }
+    /// GET /api/query_order: {"order_id":<int64>} or {"cl_ord_id":"..."}; the order object.
+    std::string query_order(const Session &session, const std::string &params_json) const {
+        return endpoint("perps_query_order", perps_query_order, session.get(), params_json);
+    }
+    /// GET /api/query_orders (history): symbol, status, order_type, start, end, last_id, limit.
+    std::string query_orders(const Session &session,
+                             const std::optional<std::string> &params_json = std::nullopt) const {
+        return endpoint("perps_query_orders", perps_query_orders, session.get(), params_json);
+    }
+    /// GET /api/query_open_orders: symbol, limit.
+    std::string query_open_orders(const Session &session,
+                                  const std::optional<std::string> &params_json = std::nullopt) const {
+        return endpoint("perps_query_open_orders", perps_query_open_orders, session.get(), params_json);
+    }
+    /// GET /api/query_trades (the account's fills): symbol, side, start, end, last_id, limit.
+    std::string query_trades(const Session &session,
+                             const std::optional<std::string> &params_json = std::nullopt) const {
+        return endpoint("perps_query_trades", perps_query_trades, session.get(), params_json);
+    }
+    /// GET /api/query_positions: symbol (optional).
+    std::string query_positions(const Session &session,
+                                const std::optional<std::string> &params_json = std::nullopt) const {
+        return endpoint("perps_query_positions", perps_query_positions, session.get(), params_json);
+    }
+    /// GET /api/query_balance (no parameters).
+    std::string query_balance(const Session &session,
+                              const std::optional<std::string> &params_json = std::nullopt) const {
+        return endpoint("perps_query_balance", perps_query_balance, session.get(), params_json);
+    }
+    /// GET /api/query_position_config: {"symbol":"BTC-USD"}.
+    std::string query_position_config(const Session &session, const std::string &params_json) const {
+        return endpoint("perps_query_position_config", perps_query_position_config, session.get(), params_json);
+    }
+    /// GET /api/query_symbol_info (public): symbol (optional: every symbol without it).
+    std::string query_symbol_info(const std::optional<std::string> &params_json = std::nullopt) const {
+        return endpoint("perps_query_symbol_info", perps_query_symbol_info, nullptr, params_json);
+    }
+    std::string query_symbol_info(const Session &session,
+                                  const std::optional<std::string> &params_json = std::nullopt) const {
+        return endpoint("perps_query_symbol_info", perps_query_symbol_info, session.get(), params_json);
+    }
+    /// GET /api/query_symbol_price (public): {"symbol":"BTC-USD"}.
+    std::string query_symbol_price(const std::string &params_json) const {
+        return endpoint("perps_query_symbol_price", perps_query_symbol_price, nullptr, params_json);
+    }
+    std::string query_symbol_price(const Session &session, const std::string &params_json) const {
+        return endpoint("perps_query_symbol_price", perps_query_symbol_price, session.get(), params_json);
+    }
+    /// GET /api/query_depth_book (public): {"symbol":"BTC-USD"}; levels sorted best first.
+    std::string query_depth_book(const std::string &params_json) const {
+        return endpoint("perps_query_depth_book", perps_query_depth_book, nullptr, params_json);
+    }
+    std::string query_depth_book(const Session &session, const std::string &params_json) const {
+        return endpoint("perps_query_depth_book", perps_query_depth_book, session.get(), params_json);
+    }
+
 private:
     explicit Client(perps_client *c) noexcept : handle_(c) {}
+
+    /// The shape every endpoint export shares.
+    using EndpointFn = char *(*)(const perps_client *, const perps_session *, const char *, perps_error **);
+
+    std::string endpoint(const char *function, EndpointFn fn, const perps_session *session,
+                         const std::string &params_json) const {
+        return endpoint(function, fn, session, detail::arg(params_json, "params_json"));
+    }
+    std::string endpoint(const char *function, EndpointFn fn, const perps_session *session,
+                         const std::optional<std::string> &params_json) const {
+        return endpoint(function, fn, session, detail::arg(params_json, "params_json"));
+    }
+    std::string endpoint(const char *function, EndpointFn fn, const perps_session *session,
+                         const char *params_json) const {
+        return detail::string_result(function, [&](perps_error **err) { return fn(get(), session, params_json, err); });
+    }
 
     static perps_client *make(const std::string &base_url, const std::string &perps_url,
                               const std::optional<std::string> &options_json) {

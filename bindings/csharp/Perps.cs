@@ -45,6 +45,10 @@ namespace Perps
         BadResponse = 10,
         TokenExpired = 11,
         Rng = 12,
+        /// <summary>HTTP 404 from an endpoint call: the order is gone (or not visible yet).</summary>
+        NotFound = 13,
+        /// <summary>Refused by the client's rate limiter (option rate_limit); nothing was sent.</summary>
+        RateLimited = 14,
         Panic = 99,
     }
 
@@ -60,14 +64,34 @@ namespace Perps
         /// <summary>True when the venue may have acted on the request: for an order, query the
         /// venue before sending it again (the library never retries).</summary>
         public bool MayHaveReachedVenue { get; private set; }
+        /// <summary>The cl_ord_id of the order a failed NewOrder was placing (yours, or the one
+        /// the library generated): look it up with QueryOrder before resending; null for other
+        /// calls.</summary>
+        public string ClOrdId { get; private set; }
+        /// <summary>The x-request-id header sent with the failed request (body-signed requests),
+        /// or null when nothing was sent. Not the session's request key id (Session.RequestId),
+        /// nor the venue's request_id field.</summary>
+        public string XRequestId { get; private set; }
+        /// <summary>How long to wait before asking again (a 429's Retry-After, or the client's
+        /// rate limiter for RateLimited), in milliseconds; -1 when unknown.</summary>
+        public long RetryAfterMs { get; private set; }
 
         public PerpsException(PerpsCode code, string message, int httpStatus, string body, bool mayHaveReachedVenue)
+            : this(code, message, httpStatus, body, mayHaveReachedVenue, null, null, -1)
+        {
+        }
+
+        public PerpsException(PerpsCode code, string message, int httpStatus, string body, bool mayHaveReachedVenue,
+            string clOrdId, string xRequestId, long retryAfterMs)
             : base(message)
         {
             Code = code;
             HttpStatus = httpStatus;
             Body = body;
             MayHaveReachedVenue = mayHaveReachedVenue;
+            ClOrdId = clOrdId;
+            XRequestId = xRequestId;
+            RetryAfterMs = retryAfterMs;
         }
 
         public override string ToString()
@@ -75,6 +99,7 @@ namespace Perps
             var s = "PerpsException(" + Code + "): " + Message;
             if (HttpStatus != 0) s += " [HTTP " + HttpStatus + "]";
             if (MayHaveReachedVenue) s += " [may have reached the venue]";
+            if (ClOrdId != null) s += " [cl_ord_id " + ClOrdId + "]";
             return s;
         }
     }
@@ -134,6 +159,9 @@ namespace Perps
         [DllImport(Lib, CallingConvention = Cdecl)]
         [return: MarshalAs(UnmanagedType.I1)]
         internal static extern bool perps_error_may_have_reached_venue(ErrorHandle e);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_error_cl_ord_id(ErrorHandle e);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_error_request_id(ErrorHandle e);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern long perps_error_retry_after_ms(ErrorHandle e);
         [DllImport(Lib, CallingConvention = Cdecl)] internal static extern void perps_error_free(IntPtr e);
 
         [DllImport(Lib, CallingConvention = Cdecl)]
@@ -152,6 +180,22 @@ namespace Perps
         internal static extern IntPtr perps_new_order(ClientHandle c, SessionHandle s, byte[] orderJson, ref IntPtr err);
         [DllImport(Lib, CallingConvention = Cdecl)]
         internal static extern IntPtr perps_request(ClientHandle c, SessionHandle s, byte[] method, byte[] path, byte[] body, ref IntPtr err);
+
+        // The endpoint exports, one shape (see EndpointCall); s may be NULL for the public three.
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_cancel_order(ClientHandle c, SessionHandle s, byte[] paramsJson, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_cancel_orders(ClientHandle c, SessionHandle s, byte[] paramsJson, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_change_leverage(ClientHandle c, SessionHandle s, byte[] paramsJson, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_change_margin_mode(ClientHandle c, SessionHandle s, byte[] paramsJson, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_query_order(ClientHandle c, SessionHandle s, byte[] paramsJson, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_query_orders(ClientHandle c, SessionHandle s, byte[] paramsJson, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_query_open_orders(ClientHandle c, SessionHandle s, byte[] paramsJson, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_query_trades(ClientHandle c, SessionHandle s, byte[] paramsJson, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_query_positions(ClientHandle c, SessionHandle s, byte[] paramsJson, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_query_balance(ClientHandle c, SessionHandle s, byte[] paramsJson, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_query_position_config(ClientHandle c, SessionHandle s, byte[] paramsJson, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_query_symbol_info(ClientHandle c, SessionHandle s, byte[] paramsJson, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_query_symbol_price(ClientHandle c, SessionHandle s, byte[] paramsJson, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_query_depth_book(ClientHandle c, SessionHandle s, byte[] paramsJson, ref IntPtr err);
 
         [DllImport(Lib, CallingConvention = Cdecl)] internal static extern SessionHandle perps_session_new(ref IntPtr err);
         [DllImport(Lib, CallingConvention = Cdecl)]
@@ -248,7 +292,10 @@ namespace Perps
                     CopyUtf8(Native.perps_error_message(e)),
                     Native.perps_error_http_status(e),
                     CopyUtf8(Native.perps_error_body(e)),
-                    Native.perps_error_may_have_reached_venue(e));
+                    Native.perps_error_may_have_reached_venue(e),
+                    CopyUtf8(Native.perps_error_cl_ord_id(e)),
+                    CopyUtf8(Native.perps_error_request_id(e)),
+                    Native.perps_error_retry_after_ms(e));
             }
         }
 
@@ -312,7 +359,9 @@ namespace Perps
             return Interop.Take(Native.perps_signin(handle, Session.Of(session), Interop.Utf8Z(chain), Interop.Utf8Z(walletPrivateKey), expiresSeconds, ref err), err);
         }
 
-        /// <summary>Validate, sign and send an order (never retried); returns the venue's JSON.</summary>
+        /// <summary>Validate, sign and send an order (never retried); returns the venue's JSON, which
+        /// carries the order's cl_ord_id (generated when the order has none). On a
+        /// PerpsException with MayHaveReachedVenue, look the order up by its ClOrdId first.</summary>
         public string NewOrder(Session session, string orderJson)
         {
             IntPtr err = IntPtr.Zero;
@@ -325,6 +374,50 @@ namespace Perps
             IntPtr err = IntPtr.Zero;
             return Interop.Take(Native.perps_request(handle, Session.Of(session), Interop.Utf8Z(method), Interop.Utf8Z(path), Interop.Utf8Z(body), ref err), err);
         }
+
+        // ---- The trading loop: one method per venue endpoint ----
+        // paramsJson: a JSON object of the endpoint's parameters (see perps.h; checked before
+        // anything is sent: InvalidArgument names the parameter), or null for none. Each returns
+        // the venue's JSON and is never retried. An order already gone (or not visible yet)
+        // throws with Code NotFound. The three public endpoints take a null session.
+
+        private delegate IntPtr EndpointCall(ClientHandle c, SessionHandle s, byte[] paramsJson, ref IntPtr err);
+
+        private string Endpoint(EndpointCall call, SessionHandle session, string paramsJson)
+        {
+            IntPtr err = IntPtr.Zero;
+            return Interop.Take(call(handle, session, Interop.Utf8Z(paramsJson), ref err), err);
+        }
+
+        /// <summary>POST /api/cancel_order: {"order_id":&lt;int64&gt;} or {"cl_ord_id":"…"}.</summary>
+        public string CancelOrder(Session session, string paramsJson) { return Endpoint(Native.perps_cancel_order, Session.Of(session), paramsJson); }
+        /// <summary>POST /api/cancel_orders: order_id_list and/or cl_ord_id_list.</summary>
+        public string CancelOrders(Session session, string paramsJson) { return Endpoint(Native.perps_cancel_orders, Session.Of(session), paramsJson); }
+        /// <summary>POST /api/change_leverage: {"symbol":"BTC-USD","leverage":&lt;int&gt;}.</summary>
+        public string ChangeLeverage(Session session, string paramsJson) { return Endpoint(Native.perps_change_leverage, Session.Of(session), paramsJson); }
+        /// <summary>POST /api/change_margin_mode: {"symbol":…,"margin_mode":"cross"|"isolated"}.</summary>
+        public string ChangeMarginMode(Session session, string paramsJson) { return Endpoint(Native.perps_change_margin_mode, Session.Of(session), paramsJson); }
+        /// <summary>GET /api/query_order: {"order_id":&lt;int64&gt;} or {"cl_ord_id":"…"}.</summary>
+        public string QueryOrder(Session session, string paramsJson) { return Endpoint(Native.perps_query_order, Session.Of(session), paramsJson); }
+        /// <summary>GET /api/query_orders (history): symbol, status, order_type, start, end, last_id, limit.</summary>
+        public string QueryOrders(Session session, string paramsJson = null) { return Endpoint(Native.perps_query_orders, Session.Of(session), paramsJson); }
+        /// <summary>GET /api/query_open_orders: symbol, limit.</summary>
+        public string QueryOpenOrders(Session session, string paramsJson = null) { return Endpoint(Native.perps_query_open_orders, Session.Of(session), paramsJson); }
+        /// <summary>GET /api/query_trades (the account's fills): symbol, side, start, end, last_id, limit.</summary>
+        public string QueryTrades(Session session, string paramsJson = null) { return Endpoint(Native.perps_query_trades, Session.Of(session), paramsJson); }
+        /// <summary>GET /api/query_positions: symbol (optional); qty is signed (negative: short).</summary>
+        public string QueryPositions(Session session, string paramsJson = null) { return Endpoint(Native.perps_query_positions, Session.Of(session), paramsJson); }
+        /// <summary>GET /api/query_balance (no parameters).</summary>
+        public string QueryBalance(Session session, string paramsJson = null) { return Endpoint(Native.perps_query_balance, Session.Of(session), paramsJson); }
+        /// <summary>GET /api/query_position_config: {"symbol":"BTC-USD"}.</summary>
+        public string QueryPositionConfig(Session session, string paramsJson) { return Endpoint(Native.perps_query_position_config, Session.Of(session), paramsJson); }
+        /// <summary>GET /api/query_symbol_info (public: session may be null): symbol, optional.</summary>
+        public string QuerySymbolInfo(Session session, string paramsJson = null) { return Endpoint(Native.perps_query_symbol_info, Session.OrNone(session), paramsJson); }
+        /// <summary>GET /api/query_symbol_price (public: session may be null): {"symbol":"BTC-USD"}.</summary>
+        public string QuerySymbolPrice(Session session, string paramsJson) { return Endpoint(Native.perps_query_symbol_price, Session.OrNone(session), paramsJson); }
+        /// <summary>GET /api/query_depth_book (public: session may be null): {"symbol":"BTC-USD"};
+        /// levels sorted best first (bids high to low, asks low to high).</summary>
+        public string QueryDepthBook(Session session, string paramsJson) { return Endpoint(Native.perps_query_depth_book, Session.OrNone(session), paramsJson); }
 
         public void Dispose() { handle.Dispose(); }
     }
@@ -340,6 +433,12 @@ namespace Perps
         {
             if (session == null) throw new ArgumentNullException("session");
             return session.Handle;
+        }
+
+        /// <summary>The session's handle, or for null a handle holding NULL (public endpoints).</summary>
+        internal static SessionHandle OrNone(Session session)
+        {
+            return session == null ? new SessionHandle() : session.Handle;
         }
 
         /// <summary>A session with a fresh temporary Ed25519 key.</summary>

@@ -5,12 +5,14 @@
 //	session, err := perps.NewSession()
 //	defer session.Close(); defer client.Close()
 //	_, err = client.Signin(session, "bsc", walletKey, 3600)
-//	answer, err := client.NewOrder(session, orderJSON)
+//	answer, err := client.NewOrder(session, orderJSON) // carries its cl_ord_id
+//	answer, err = client.QueryOpenOrders(session, `{"symbol":"BTC-USD"}`)
 //
 // # Errors
 //
 // A failing call returns an *Error (use errors.As) with the library's Code, Message,
-// HTTPStatus, Body and MayHaveReachedVenue. It is read from the perps_error object that the
+// HTTPStatus, Body, MayHaveReachedVenue, and where they apply the order's ClOrdID, the
+// XRequestID sent and RetryAfterMs. It is read from the perps_error object that the
 // failing C call hands back through its own out-parameter, and freed, before the Go function
 // returns. libperps keeps no thread-local "last error", so a goroutine that moves to another
 // OS thread between two cgo calls loses nothing: runtime.LockOSThread is never needed.
@@ -47,6 +49,14 @@ package perps
 #include <stdlib.h>
 #include <string.h>
 #include "perps.h"
+
+// The shape every endpoint export shares (perps_cancel_order ... perps_query_depth_book):
+// Go cannot call a C function pointer, so this calls it.
+typedef char *(*perps_endpoint_fn)(const perps_client *, const perps_session *, const char *, perps_error **);
+static char *perps_call_endpoint(perps_endpoint_fn fn, const perps_client *c, const perps_session *s,
+                                 const char *params_json, perps_error **err) {
+	return fn(c, s, params_json, err);
+}
 */
 import "C"
 
@@ -86,6 +96,8 @@ const (
 	BadResponse        Code = C.PERPS_BAD_RESPONSE
 	TokenExpired       Code = C.PERPS_TOKEN_EXPIRED
 	RNG                Code = C.PERPS_RNG
+	NotFound           Code = C.PERPS_NOT_FOUND    // HTTP 404 from an endpoint call: the order is gone (or not visible yet)
+	RateLimited        Code = C.PERPS_RATE_LIMITED // refused by the client's rate limiter; nothing was sent
 	Panic              Code = C.PERPS_PANIC
 )
 
@@ -94,7 +106,8 @@ var codeNames = map[Code]string{
 	InvalidOrder: "PERPS_INVALID_ORDER", VerificationFailed: "PERPS_VERIFICATION_FAILED",
 	InvalidState: "PERPS_INVALID_STATE", Transport: "PERPS_TRANSPORT", Timeout: "PERPS_TIMEOUT",
 	HTTPStatus: "PERPS_HTTP_STATUS", APIError: "PERPS_API_ERROR", BadResponse: "PERPS_BAD_RESPONSE",
-	TokenExpired: "PERPS_TOKEN_EXPIRED", RNG: "PERPS_RNG", Panic: "PERPS_PANIC",
+	TokenExpired: "PERPS_TOKEN_EXPIRED", RNG: "PERPS_RNG", NotFound: "PERPS_NOT_FOUND",
+	RateLimited: "PERPS_RATE_LIMITED", Panic: "PERPS_PANIC",
 }
 
 // String is the C name of the code, e.g. "PERPS_HTTP_STATUS".
@@ -116,6 +129,17 @@ type Error struct {
 	// MayHaveReachedVenue: the venue may have received and acted on the request. For an
 	// order, query the venue before sending it again (the library never retries).
 	MayHaveReachedVenue bool
+	// ClOrdID is the cl_ord_id of the order a failed NewOrder was placing (yours, or the one
+	// the library generated): look it up with QueryOrder before sending the order again.
+	// "" for other calls.
+	ClOrdID string
+	// XRequestID is the x-request-id header sent with the failed request (body-signed
+	// requests), "" when nothing was sent. Not the session's request key id (RequestID),
+	// nor the venue's request_id field.
+	XRequestID string
+	// RetryAfterMs is how long to wait before asking again (a 429's Retry-After, or the
+	// client's rate limiter for RateLimited), in milliseconds; -1 when unknown.
+	RetryAfterMs int64
 }
 
 func (e *Error) Error() string {
@@ -129,23 +153,36 @@ func (e *Error) Error() string {
 // *Error and frees it.
 func takeError(e *C.perps_error) error {
 	if e == nil {
-		return &Error{Code: Panic, Message: "libperps reported a failure without an error object"}
+		return newError(Panic, "libperps reported a failure without an error object")
 	}
 	defer C.perps_error_free(e)
-	out := &Error{
+	return &Error{
 		Code:                Code(C.perps_error_code(e)),
 		Message:             C.GoString(C.perps_error_message(e)),
 		HTTPStatus:          int(C.perps_error_http_status(e)),
+		Body:                optString(C.perps_error_body(e)),
 		MayHaveReachedVenue: bool(C.perps_error_may_have_reached_venue(e)),
+		ClOrdID:             optString(C.perps_error_cl_ord_id(e)),
+		XRequestID:          optString(C.perps_error_request_id(e)),
+		RetryAfterMs:        int64(C.perps_error_retry_after_ms(e)),
 	}
-	if body := C.perps_error_body(e); body != nil {
-		out.Body = C.GoString(body)
+}
+
+// optString copies a borrowed C string that may be NULL ("").
+func optString(p *C.char) string {
+	if p == nil {
+		return ""
 	}
-	return out
+	return C.GoString(p)
+}
+
+// newError is an error made on the Go side (no C error object: nothing was sent).
+func newError(code Code, message string) *Error {
+	return &Error{Code: code, Message: message, RetryAfterMs: -1}
 }
 
 func argumentError(format string, args ...interface{}) error {
-	return &Error{Code: InvalidArgument, Message: fmt.Sprintf(format, args...)}
+	return newError(InvalidArgument, fmt.Sprintf(format, args...))
 }
 
 // takeString copies an owned char* result into Go and frees it; NULL means failure.
@@ -260,7 +297,8 @@ type Client struct{ h handle }
 
 // NewClient makes a client. baseURL serves sign-in and certs, perpsURL serves trading.
 // optionsJSON is "" or a JSON object (connect_timeout_ms, read_timeout_ms,
-// total_timeout_ms, max_response_bytes, user_agent, ca_bundle_path, allow_insecure_http).
+// total_timeout_ms, max_response_bytes, user_agent, ca_bundle_path, allow_insecure_http,
+// rate_limit, symbol_rules, cl_ord_id_prefix: see the README).
 func NewClient(baseURL, perpsURL, optionsJSON string) (*Client, error) {
 	var a cArgs
 	defer a.free()
@@ -380,8 +418,9 @@ func (c *Client) Signin(s *Session, chain, walletKey string, expiresSeconds int6
 }
 
 // NewOrder validates the order JSON, serialises it once, signs those bytes and posts
-// /api/new_order. Never retried: on an error with MayHaveReachedVenue, query the venue
-// before sending again.
+// /api/new_order. The answer carries the order's cl_ord_id (generated when the order has
+// none). Never retried: on an error with MayHaveReachedVenue, look the order up by the
+// error's ClOrdID (QueryOrder) before sending again.
 func (c *Client) NewOrder(s *Session, orderJSON string) (out string, err error) {
 	err = c.use(s, func(cp *C.perps_client, sp *C.perps_session) error {
 		var a cArgs
@@ -413,6 +452,110 @@ func (c *Client) Request(s *Session, method, path, body string) (out string, err
 		return err
 	})
 	return out, err
+}
+
+// ---------------------------------------------------------------------------------------
+// The trading loop: one method per venue endpoint
+// ---------------------------------------------------------------------------------------
+//
+// paramsJSON is a JSON object of the endpoint's parameters (see include/perps.h; checked
+// before anything is sent: InvalidArgument names the parameter), "" for none. Each returns
+// the venue's JSON answer and is never retried. An order already gone (or not visible yet)
+// is an *Error with Code NotFound. The three public endpoints take a nil session.
+
+// endpoint calls one endpoint export. s may be nil only when public (else it is refused
+// here, as every other method refuses a nil session).
+func (c *Client) endpoint(s *Session, paramsJSON string, fn C.perps_endpoint_fn, public bool) (out string, err error) {
+	call := func(cp *C.perps_client, sp *C.perps_session) error {
+		var a cArgs
+		defer a.free()
+		params := a.optStr("paramsJSON", paramsJSON)
+		if a.err != nil {
+			return a.err
+		}
+		var cerr *C.perps_error
+		out, err = takeString(C.perps_call_endpoint(fn, cp, sp, params, &cerr), cerr)
+		return err
+	}
+	if public && s == nil {
+		err = c.useAlone(func(cp *C.perps_client) error { return call(cp, nil) })
+	} else {
+		err = c.use(s, call)
+	}
+	return out, err
+}
+
+// CancelOrder posts /api/cancel_order: {"order_id":<int64>} or {"cl_ord_id":"…"}. Success
+// means the cancel was accepted; an order already gone is NotFound.
+func (c *Client) CancelOrder(s *Session, paramsJSON string) (string, error) {
+	return c.endpoint(s, paramsJSON, C.perps_endpoint_fn(C.perps_cancel_order), false)
+}
+
+// CancelOrders posts /api/cancel_orders: {"order_id_list":[…]} and/or {"cl_ord_id_list":[…]}.
+func (c *Client) CancelOrders(s *Session, paramsJSON string) (string, error) {
+	return c.endpoint(s, paramsJSON, C.perps_endpoint_fn(C.perps_cancel_orders), false)
+}
+
+// ChangeLeverage posts /api/change_leverage: {"symbol":"BTC-USD","leverage":<int>}.
+func (c *Client) ChangeLeverage(s *Session, paramsJSON string) (string, error) {
+	return c.endpoint(s, paramsJSON, C.perps_endpoint_fn(C.perps_change_leverage), false)
+}
+
+// ChangeMarginMode posts /api/change_margin_mode: {"symbol":…,"margin_mode":"cross"|"isolated"}.
+func (c *Client) ChangeMarginMode(s *Session, paramsJSON string) (string, error) {
+	return c.endpoint(s, paramsJSON, C.perps_endpoint_fn(C.perps_change_margin_mode), false)
+}
+
+// QueryOrder gets one order: {"order_id":<int64>} or {"cl_ord_id":"…"}; NotFound when the
+// venue does not have it (gone, or not visible yet).
+func (c *Client) QueryOrder(s *Session, paramsJSON string) (string, error) {
+	return c.endpoint(s, paramsJSON, C.perps_endpoint_fn(C.perps_query_order), false)
+}
+
+// QueryOrders gets the order history (symbol, status, order_type, start, end, last_id, limit).
+func (c *Client) QueryOrders(s *Session, paramsJSON string) (string, error) {
+	return c.endpoint(s, paramsJSON, C.perps_endpoint_fn(C.perps_query_orders), false)
+}
+
+// QueryOpenOrders gets the resting orders (symbol, limit).
+func (c *Client) QueryOpenOrders(s *Session, paramsJSON string) (string, error) {
+	return c.endpoint(s, paramsJSON, C.perps_endpoint_fn(C.perps_query_open_orders), false)
+}
+
+// QueryTrades gets the account's fills (symbol, side, start, end, last_id, limit).
+func (c *Client) QueryTrades(s *Session, paramsJSON string) (string, error) {
+	return c.endpoint(s, paramsJSON, C.perps_endpoint_fn(C.perps_query_trades), false)
+}
+
+// QueryPositions gets the positions (symbol optional); qty is signed, negative is short.
+func (c *Client) QueryPositions(s *Session, paramsJSON string) (string, error) {
+	return c.endpoint(s, paramsJSON, C.perps_endpoint_fn(C.perps_query_positions), false)
+}
+
+// QueryBalance gets the balance snapshot (no parameters: paramsJSON "").
+func (c *Client) QueryBalance(s *Session, paramsJSON string) (string, error) {
+	return c.endpoint(s, paramsJSON, C.perps_endpoint_fn(C.perps_query_balance), false)
+}
+
+// QueryPositionConfig gets a symbol's leverage and margin mode: {"symbol":"BTC-USD"}.
+func (c *Client) QueryPositionConfig(s *Session, paramsJSON string) (string, error) {
+	return c.endpoint(s, paramsJSON, C.perps_endpoint_fn(C.perps_query_position_config), false)
+}
+
+// QuerySymbolInfo gets the symbols' rules (public: s may be nil); without a symbol, all.
+func (c *Client) QuerySymbolInfo(s *Session, paramsJSON string) (string, error) {
+	return c.endpoint(s, paramsJSON, C.perps_endpoint_fn(C.perps_query_symbol_info), true)
+}
+
+// QuerySymbolPrice gets a symbol's prices (public: s may be nil): {"symbol":"BTC-USD"}.
+func (c *Client) QuerySymbolPrice(s *Session, paramsJSON string) (string, error) {
+	return c.endpoint(s, paramsJSON, C.perps_endpoint_fn(C.perps_query_symbol_price), true)
+}
+
+// QueryDepthBook gets a symbol's book (public: s may be nil): {"symbol":"BTC-USD"}; the
+// levels come back sorted best first (bids high to low, asks low to high).
+func (c *Client) QueryDepthBook(s *Session, paramsJSON string) (string, error) {
+	return c.endpoint(s, paramsJSON, C.perps_endpoint_fn(C.perps_query_depth_book), true)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -563,7 +706,7 @@ func headersFromJSON(text string, err error) (map[string]string, error) {
 	}
 	var headers map[string]string
 	if err := json.Unmarshal([]byte(text), &headers); err != nil {
-		return nil, &Error{Code: BadResponse, Message: "signature headers are not a JSON object of strings: " + err.Error()}
+		return nil, newError(BadResponse, "signature headers are not a JSON object of strings: "+err.Error())
 	}
 	return headers, nil
 }
@@ -651,7 +794,7 @@ func (s *Session) SignBodyInto(body []byte, out *BodySignature) error {
 		}
 		code := Code(C.perps_sign_body_into(sp, p, C.size_t(len(body)), &out.raw))
 		if code != OK {
-			return &Error{Code: code, Message: "perps_sign_body_into failed (" + code.String() + ")"}
+			return newError(code, "perps_sign_body_into failed ("+code.String()+")")
 		}
 		return nil
 	})

@@ -3,6 +3,9 @@
 # and run
 #   - tests/cpp/test_hpp.cpp (offline unit test): shared library plainly and under valgrind,
 #     static library under AddressSanitizer + UBSan;
+#   - tests/cpp/test_trading.cpp (the trading loop: every endpoint method, errors with their
+#     cl_ord_id / x-request-id / retry_after_ms) against a sandbox venue this script starts
+#     and stops: plainly and under valgrind;
 #   - examples-c/signin_order.cpp (the full flow: bsc and solana sign-in, login, order, an
 #     invalid order and a venue refusal caught as perps::Error) against a sandbox venue this
 #     script starts and stops: plainly and under valgrind, checking its output;
@@ -122,6 +125,8 @@ build "test_hpp (shared)" "$CXX" "${CXXFLAGS[@]}" tests/cpp/test_hpp.cpp \
 build "test_hpp (static, ASan+UBSan)" "$CXX" "${CXXFLAGS[@]}" -fsanitize=address,undefined \
     -fno-omit-frame-pointer -fno-sanitize-recover=undefined tests/cpp/test_hpp.cpp \
     "$PROFILE_DIR/libperps.a" $NATIVE_LIBS -o "$OUT/test_hpp_asan" && have_asan=1
+build "test_trading (shared)" "$CXX" "${CXXFLAGS[@]}" tests/cpp/test_trading.cpp \
+    -L"$PROFILE_DIR" -lperps -Wl,-rpath,"$PROFILE_DIR" -o "$OUT/test_trading" && have_trading=1
 build "signin_order_cpp (shared)" "$CXX" "${CXXFLAGS[@]}" examples-c/signin_order.cpp \
     -L"$PROFILE_DIR" -lperps -Wl,-rpath,"$PROFILE_DIR" -o "$OUT/signin_order_cpp" && have_example=1
 
@@ -177,8 +182,8 @@ if [[ -n "${have_asan:-}" ]]; then
         UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$OUT/test_hpp_asan"
 fi
 
-# --- the example against the sandbox ----------------------------------------------------
-if [[ -n "${have_example:-}" ]]; then
+# --- the trading test and the example against the sandbox -----------------------------
+if [[ -n "${have_example:-}" || -n "${have_trading:-}" ]]; then
     "$PROFILE_DIR/perps-sandbox" --port 0 >"$OUT/urls" 2>"$OUT/sandbox.err" &
     sandbox_pid=$!
     for _ in $(seq 1 200); do
@@ -187,11 +192,19 @@ if [[ -n "${have_example:-}" ]]; then
     done
     base_url=$(sed -n 's/.*"base_url":"\([^"]*\)".*/\1/p' "$OUT/urls")
     perps_url=$(sed -n 's/.*"perps_url":"\([^"]*\)".*/\1/p' "$OUT/urls")
-    if [[ -z "$base_url" || -z "$perps_url" ]]; then
+    admin_url=$(sed -n 's/.*"admin_url":"\([^"]*\)".*/\1/p' "$OUT/urls")
+    if [[ -z "$base_url" || -z "$perps_url" || -z "$admin_url" ]]; then
         cat "$OUT/sandbox.err"
         fail "sandbox start"
     else
-        echo "sandbox venue: base_url=$base_url perps_url=$perps_url"
+        echo "sandbox venue: base_url=$base_url perps_url=$perps_url admin_url=$admin_url"
+        if [[ -n "${have_trading:-}" ]]; then
+            run_unit "test_trading (shared, plain)" "$OUT/test_trading" "$base_url" "$perps_url" "$admin_url"
+            run_unit "test_trading (shared, valgrind)" "$VALGRIND" "${VALGRIND_ARGS[@]}" \
+                "$OUT/test_trading" "$base_url" "$perps_url" "$admin_url"
+        fi
+    fi
+    if [[ -n "${have_example:-}" && -n "$base_url" && -n "$perps_url" ]]; then
         run_example "signin_order_cpp bsc (plain)" "$OUT/signin_order_cpp" "$base_url" "$perps_url" bsc
         run_example "signin_order_cpp bsc (valgrind)" \
             "$VALGRIND" "${VALGRIND_ARGS[@]}" "$OUT/signin_order_cpp" "$base_url" "$perps_url" bsc

@@ -121,6 +121,8 @@ static void test_version_and_codes() {
     CHECK(std::string(perps::code_name(PERPS_OK)) == "PERPS_OK");
     CHECK(std::string(perps::code_name(PERPS_INVALID_ORDER)) == "PERPS_INVALID_ORDER");
     CHECK(std::string(perps::code_name(PERPS_PANIC)) == "PERPS_PANIC");
+    CHECK(std::string(perps::code_name(PERPS_NOT_FOUND)) == "PERPS_NOT_FOUND" && PERPS_NOT_FOUND == 13);
+    CHECK(std::string(perps::code_name(PERPS_RATE_LIMITED)) == "PERPS_RATE_LIMITED" && PERPS_RATE_LIMITED == 14);
     CHECK(std::string(perps::code_name(static_cast<perps_code>(42))) == "PERPS_UNKNOWN");
 }
 
@@ -132,6 +134,14 @@ static void test_error_type() {
     CHECK(copy.http_status() == 503);
     CHECK(copy.body() == std::optional<std::string>(R"({"code":503})"));
     CHECK(copy.may_have_reached_venue());
+    CHECK(!copy.cl_ord_id() && !copy.x_request_id() && copy.retry_after_ms() == -1);  // unknown by default
+
+    perps::Error timed_out(PERPS_TIMEOUT, "timed out", 0, std::nullopt, true, std::string("mm-01J0"),
+                           std::string("0f8fad5b-d9cb-469f-a165-70867728950e"), 1500);
+    perps::Error copied = timed_out;
+    CHECK(copied.cl_ord_id() == std::optional<std::string>("mm-01J0"));
+    CHECK(copied.x_request_id() == std::optional<std::string>("0f8fad5b-d9cb-469f-a165-70867728950e"));
+    CHECK(copied.retry_after_ms() == 1500);
 
     // Caught as a std::exception, with the C library's message.
     try {
@@ -290,6 +300,70 @@ static void test_client_offline() {
     EXPECT_ERROR(client.new_order(api, R"({"symbol":"BTC-USD"})"), PERPS_INVALID_ORDER, nullptr);
 }
 
+// The endpoint methods, offline: parameters and sessions refused before anything is sent
+// (else the dead venue would give PERPS_TRANSPORT), and the C error's fields copied.
+static void test_endpoints_offline() {
+    perps::Client client(DEAD_BASE, DEAD_PERPS, R"({"connect_timeout_ms":2000})");
+    perps::Session api = perps::Session::from_api_key("tok", ED_SEED_B58);  // has a token
+
+    EXPECT_ERROR(client.cancel_order(api, R"({"order_id":"12"})"), PERPS_INVALID_ARGUMENT, "order_id");
+    EXPECT_ERROR(client.cancel_order(api, "{}"), PERPS_INVALID_ARGUMENT, "cancel_order");
+    EXPECT_ERROR(client.cancel_orders(api, R"({"order_id_list":[]})"), PERPS_INVALID_ARGUMENT, "order_id_list");
+    EXPECT_ERROR(client.change_leverage(api, R"({"symbol":"BTC-USD","leverage":"10"})"), PERPS_INVALID_ARGUMENT,
+                 "leverage");
+    EXPECT_ERROR(client.change_margin_mode(api, R"({"symbol":"BTC-USD","margin_mode":"CROSS"})"),
+                 PERPS_INVALID_ARGUMENT, "margin_mode");
+    EXPECT_ERROR(client.query_order(api, R"({"id":1})"), PERPS_INVALID_ARGUMENT, "\"id\"");
+    EXPECT_ERROR(client.query_orders(api, R"({"limit":501})"), PERPS_INVALID_ARGUMENT, "limit");
+    EXPECT_ERROR(client.query_open_orders(api, std::string(R"({"symbol":1})")), PERPS_INVALID_ARGUMENT, "symbol");
+    EXPECT_ERROR(client.query_trades(api, std::string(R"({"side":"long"})")), PERPS_INVALID_ARGUMENT, "side");
+    EXPECT_ERROR(client.query_positions(api, std::string("[1]")), PERPS_INVALID_ARGUMENT, "params_json");
+    EXPECT_ERROR(client.query_balance(api, std::string(R"({"symbol":"BTC-USD"})")), PERPS_INVALID_ARGUMENT,
+                 "symbol");
+    EXPECT_ERROR(client.query_position_config(api, "{}"), PERPS_INVALID_ARGUMENT, "symbol");
+    EXPECT_ERROR(client.query_symbol_info(R"({"symbol":null})"), PERPS_INVALID_ARGUMENT, "symbol");
+    EXPECT_ERROR(client.query_symbol_price("{}"), PERPS_INVALID_ARGUMENT, "symbol");
+    EXPECT_ERROR(client.query_depth_book(api, R"({"symbol":"BTC-USD","limit":0})"), PERPS_INVALID_ARGUMENT, "limit");
+    EXPECT_ERROR(client.query_depth_book(std::string("{\"symbol\":\"BTC\0\"}", 17)), PERPS_INVALID_ARGUMENT,
+                 "params_json contains a NUL byte");
+
+    // An account endpoint needs a session with a token; the public three need none.
+    perps::Session fresh;
+    EXPECT_ERROR(client.query_balance(fresh), PERPS_INVALID_STATE, nullptr);
+    perps::Session gone(std::move(fresh));
+    EXPECT_ERROR(client.query_balance(fresh), PERPS_INVALID_ARGUMENT, "session");  // NOLINT(bugprone-use-after-move)
+    EXPECT_ERROR(client.query_positions(fresh), PERPS_INVALID_ARGUMENT, "session");
+    EXPECT_ERROR(client.query_symbol_info(), PERPS_TRANSPORT, nullptr);  // sent: nobody listens
+    EXPECT_ERROR(client.query_symbol_price(R"({"symbol":"BTC-USD"})"), PERPS_TRANSPORT, nullptr);
+    EXPECT_ERROR(client.query_depth_book(fresh, R"({"symbol":"BTC-USD"})"), PERPS_TRANSPORT, nullptr);
+    EXPECT_ERROR(client.query_open_orders(api), PERPS_TRANSPORT, nullptr);
+
+    // A refused order names its generated cl_ord_id only once it is decided; a GET carries
+    // no x-request-id; -1 is "no retry-after".
+    try {
+        client.cancel_order(api, R"({"cl_ord_id":"x"})");
+        CHECK(false);
+    } catch (const perps::Error &e) {
+        CHECK(e.code() == PERPS_TRANSPORT && !e.cl_ord_id() && e.retry_after_ms() == -1);
+    }
+    try {
+        client.new_order(api, ORDER);
+        CHECK(false);
+    } catch (const perps::Error &e) {
+        CHECK(e.code() == PERPS_TRANSPORT);
+        CHECK(e.cl_ord_id().has_value() && e.cl_ord_id()->size() == 26);  // generated, no prefix
+    }
+    perps::Client prefixed(DEAD_BASE, DEAD_PERPS, R"({"cl_ord_id_prefix":"hpp-"})");
+    try {
+        prefixed.new_order(api, ORDER);
+        CHECK(false);
+    } catch (const perps::Error &e) {
+        CHECK(e.cl_ord_id() && e.cl_ord_id()->compare(0, 4, "hpp-") == 0 && e.cl_ord_id()->size() == 30);
+    }
+    EXPECT_ERROR(perps::Client(DEAD_BASE, DEAD_PERPS, R"({"rate_limit":"sometimes"})"), PERPS_INVALID_ARGUMENT,
+                 "rate_limit");
+}
+
 static void test_move_semantics() {
     // Move construction: the source is empty, using it throws, destroying it is a no-op.
     perps::Session a;
@@ -355,6 +429,7 @@ int main() {
     test_wallet();
     test_orders_and_challenges();
     test_client_offline();
+    test_endpoints_offline();
     test_move_semantics();
     std::cout << passed << " passed, " << failed << " failed\n";
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;

@@ -6,7 +6,9 @@
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
+import java.math.BigDecimal;
 import java.math.BigInteger;
+import java.math.RoundingMode;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -16,8 +18,10 @@ import java.security.KeyFactory;
 import java.security.PublicKey;
 import java.security.Signature;
 import java.security.spec.X509EncodedKeySpec;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
 import perps.BodySignature;
@@ -274,6 +278,385 @@ public final class PerpsTests {
             PerpsException e = expectThrows(() -> new Client(baseUrl, perpsUrl, "{\"no_such_option\":1}").close());
             equal(PerpsCode.INVALID_ARGUMENT, e.getCode());
         });
+
+        tradingTests();
+    }
+
+    // ---- the trading loop: every endpoint method, and the error's new fields ----
+
+    static void tradingTests() {
+        test("codes 13 and 14; the error's new fields default to unknown", () -> {
+            equal(13, PerpsCode.NOT_FOUND.value());
+            equal(14, PerpsCode.RATE_LIMITED.value());
+            equal(PerpsCode.RATE_LIMITED, PerpsCode.of(14));
+            PerpsException e = new PerpsException(PerpsCode.TIMEOUT, 7, "m", 0, null, true);
+            expect(e.getClOrdId() == null && e.getXRequestId() == null && e.getRetryAfterMs() == -1, "defaults " + e);
+        });
+
+        try (Client client = new Client(baseUrl, perpsUrl)) {
+            test("public endpoints without a session; depth book sorted", () -> {
+                List<String> symbols = new ArrayList<>();
+                for (Object r : rows(client.querySymbolInfo(null, null))) {
+                    symbols.add((String) obj(r).get("symbol"));
+                }
+                for (String want : new String[] {"BTC-USD", "ETH-USD", "XAG-USD"}) {
+                    expect(symbols.contains(want), "symbols " + symbols);
+                }
+                List<Object> xag = rows(client.querySymbolInfo(null, "{\"symbol\":\"XAG-USD\"}"));
+                equal(1, xag.size());
+                equal("XAG-USD", obj(xag.get(0)).get("symbol"));
+                Map<String, Object> price = obj(json(client.querySymbolPrice(null, "{\"symbol\":\"BTC-USD\"}")));
+                expect(dec(price.get("mark_price")).signum() > 0, "mark_price " + price);
+                // XAG-USD's bids (100.04 … 99.95 around the default mark) sort differently as strings.
+                for (String symbol : new String[] {"XAG-USD", "BTC-USD"}) {
+                    String text = client.queryDepthBook(null, "{\"symbol\":\"" + symbol + "\"}");
+                    Map<String, Object> book = obj(json(text));
+                    List<BigDecimal> bids = new ArrayList<>();
+                    List<BigDecimal> asks = new ArrayList<>();
+                    for (Object l : (List<?>) book.get("bids")) {
+                        bids.add(dec(((List<?>) l).get(0)));
+                    }
+                    for (Object l : (List<?>) book.get("asks")) {
+                        asks.add(dec(((List<?>) l).get(0)));
+                    }
+                    expect(!bids.isEmpty() && !asks.isEmpty() && bids.get(0).compareTo(asks.get(0)) < 0, "book " + text);
+                    for (int i = 1; i < bids.size(); i++) {
+                        expect(bids.get(i - 1).compareTo(bids.get(i)) > 0, "bids high to low: " + text);
+                    }
+                    for (int i = 1; i < asks.size(); i++) {
+                        expect(asks.get(i - 1).compareTo(asks.get(i)) < 0, "asks low to high: " + text);
+                    }
+                }
+                for (String name : new String[] {"query_symbol_info", "query_symbol_price", "query_depth_book"}) {
+                    List<Object> sent = logged(name);
+                    expect(!sent.isEmpty(), name + " in the venue's log");
+                    for (Object r : sent) {
+                        expect(!obj(obj(r).get("headers")).containsKey("authorization"), name + " sent a bearer token");
+                    }
+                }
+                try (Session session = new Session()) {
+                    expect(client.querySymbolPrice(session, "{\"symbol\":\"ETH-USD\"}").contains("ETH-USD"), "with a session");
+                }
+            });
+
+            try (Session session = new Session()) {
+                client.signin(session, "bsc", WALLET_KEY, 3600);
+
+                test("trading loop: set-up, order by cl_ord_id, open orders, cancel, NOT_FOUND again", () -> {
+                    equal(BigDecimal.ZERO, dec(obj(json(client.changeMarginMode(session,
+                            "{\"symbol\":\"BTC-USD\",\"margin_mode\":\"cross\"}"))).get("code")));
+                    equal(BigDecimal.ZERO, dec(obj(json(client.changeLeverage(session,
+                            "{\"symbol\":\"BTC-USD\",\"leverage\":10}"))).get("code")));
+                    Map<String, Object> config = obj(json(client.queryPositionConfig(session, "{\"symbol\":\"BTC-USD\"}")));
+                    equal(0, dec(config.get("leverage")).compareTo(BigDecimal.TEN));
+                    equal("cross", config.get("margin_mode"));
+
+                    String bid = farBid(client);
+                    Map<String, Object> placed = obj(json(client.newOrder(session, limitBuy(bid, "0.01", ""))));
+                    String cl = (String) placed.get("cl_ord_id");
+                    expect(cl != null && cl.length() >= 26, "cl_ord_id " + cl);
+                    Map<String, Object> order = obj(json(client.queryOrder(session, "{\"cl_ord_id\":\"" + cl + "\"}")));
+                    long id = dec(order.get("id")).longValueExact();
+                    expect(id > (1L << 32), "id above 2^32: " + id);
+                    equal("open", order.get("status"));
+                    equal(cl, obj(json(client.queryOrder(session, "{\"order_id\":" + id + "}"))).get("cl_ord_id"));
+                    expect(ids(client.queryOpenOrders(session, "{\"symbol\":\"BTC-USD\"}")).contains(id), "listed as open");
+                    expect(ids(client.queryOpenOrders(session, null)).contains(id), "listed as open (no filter)");
+                    equal(BigDecimal.ZERO, dec(obj(json(client.cancelOrder(session, "{\"cl_ord_id\":\"" + cl + "\"}"))).get("code")));
+                    equal("canceled", obj(json(client.queryOrder(session, "{\"order_id\":" + id + "}"))).get("status"));
+                    expect(!ids(client.queryOpenOrders(session, null)).contains(id), "no longer open");
+                    expect(ids(client.queryOrders(session, "{\"symbol\":\"BTC-USD\",\"status\":\"canceled\",\"limit\":50}"))
+                            .contains(id), "in the history");
+
+                    PerpsException e = expectThrows(() -> client.cancelOrder(session, "{\"order_id\":" + id + "}"));
+                    equal(PerpsCode.NOT_FOUND, e.getCode());
+                    equal(404, e.getHttpStatus());
+                    expect(e.getBody() != null && e.getBody().contains("not found"), "body " + e.getBody());
+                    expect(e.getClOrdId() == null && e.getRetryAfterMs() == -1, "fields " + e);
+                    expect(e.getXRequestId() != null && UUID4.matcher(e.getXRequestId()).matches(), "x-request-id " + e.getXRequestId());
+                    List<Object> cancels = logged("cancel_order");
+                    Map<String, Object> last = obj(cancels.get(cancels.size() - 1));
+                    equal(e.getXRequestId(), obj(last.get("headers")).get("x-request-id"));
+                    equal(0, dec(last.get("status")).compareTo(BigDecimal.valueOf(404)));
+
+                    PerpsException get = expectThrows(() -> client.queryOrder(session, "{\"order_id\":4294967299999}"));
+                    equal(PerpsCode.NOT_FOUND, get.getCode());
+                    expect(get.getXRequestId() == null, "a GET carries no x-request-id");
+                });
+
+                test("fills: market order, trades, positions, balance; batch cancel", () -> {
+                    client.newOrder(session, "{\"symbol\":\"BTC-USD\",\"side\":\"buy\",\"order_type\":\"market\","
+                            + "\"qty\":\"0.01\",\"reduce_only\":false}");
+                    List<Object> trades = rows(client.queryTrades(session, "{\"symbol\":\"BTC-USD\",\"side\":\"buy\"}"));
+                    expect(!trades.isEmpty() && dec(obj(trades.get(0)).get("qty")).signum() > 0, "a fill");
+                    expect(!rows(client.queryTrades(session, null)).isEmpty(), "fills without a filter");
+                    boolean longBtc = false;
+                    for (Object p : rows(client.queryPositions(session, "{\"symbol\":\"BTC-USD\"}"))) {
+                        longBtc |= "BTC-USD".equals(obj(p).get("symbol")) && dec(obj(p).get("qty")).signum() > 0;
+                    }
+                    expect(longBtc, "a long position");
+                    expect(!rows(client.queryPositions(session, null)).isEmpty(), "positions without a filter");
+                    Map<String, Object> balance = obj(json(client.queryBalance(session, null)));
+                    expect(balance.containsKey("equity") && dec(balance.get("balance")).signum() > 0, "balance " + balance);
+
+                    String bid = farBid(client);
+                    String a = (String) obj(json(client.newOrder(session, limitBuy(bid, "0.01", "")))).get("cl_ord_id");
+                    String b = "java-batch-" + System.nanoTime() % 1000000000L;
+                    client.newOrder(session, limitBuy(bid, "0.01", ",\"cl_ord_id\":\"" + b + "\""));
+                    long aId = dec(obj(json(client.queryOrder(session, "{\"cl_ord_id\":\"" + a + "\"}"))).get("id")).longValueExact();
+                    Object answer = json(client.cancelOrders(session,
+                            "{\"order_id_list\":[" + aId + "],\"cl_ord_id_list\":[\"" + b + "\"]}"));
+                    expect(answer instanceof List || dec(obj(answer).get("code")).signum() == 0, "cancel_orders answer " + answer);
+                    for (String c : new String[] {a, b}) {
+                        equal("canceled", obj(json(client.queryOrder(session, "{\"cl_ord_id\":\"" + c + "\"}"))).get("status"));
+                    }
+                });
+
+                test("parameters refused before sending, naming the parameter", () -> {
+                    int before = logged(null).size();
+                    Map<Body, String> cases = new LinkedHashMap<>();
+                    cases.put(() -> client.cancelOrder(session, "{\"order_id\":\"12\"}"), "order_id");
+                    cases.put(() -> client.cancelOrders(session, "{\"order_id_list\":[]}"), "order_id_list");
+                    cases.put(() -> client.changeLeverage(session, "{\"symbol\":\"BTC-USD\",\"leverage\":\"10\"}"), "leverage");
+                    cases.put(() -> client.changeMarginMode(session, "{\"symbol\":\"BTC-USD\",\"margin_mode\":\"CROSS\"}"), "margin_mode");
+                    cases.put(() -> client.queryOrder(session, "{}"), "query_order");
+                    cases.put(() -> client.queryOrders(session, "{\"limit\":501}"), "limit");
+                    cases.put(() -> client.queryOpenOrders(session, "{\"symbol\":\"BTC-USD\",\"nope€\":1}"), "nope€");
+                    cases.put(() -> client.queryTrades(session, "{\"start\":\"yesterday\"}"), "start");
+                    cases.put(() -> client.queryPositions(session, "[]"), "params_json");
+                    cases.put(() -> client.queryBalance(session, "{\"symbol\":\"BTC-USD\"}"), "symbol");
+                    cases.put(() -> client.queryPositionConfig(session, null), "symbol");
+                    cases.put(() -> client.querySymbolInfo(null, "{\"symbol\":null}"), "symbol");
+                    cases.put(() -> client.querySymbolPrice(null, "{\"symbol\":\"BTC-USD\",\"x\":1}"), "\"x\"");
+                    cases.put(() -> client.queryDepthBook(null, "{\"symbol\":\"BTC-USD\",\"limit\":0}"), "limit");
+                    for (Map.Entry<Body, String> c : cases.entrySet()) {
+                        PerpsException e = expectThrows(c.getKey());
+                        equal(PerpsCode.INVALID_ARGUMENT, e.getCode());
+                        expect(e.getMessage().contains(c.getValue()), "message " + e.getMessage() + " names " + c.getValue());
+                        expect(e.getHttpStatus() == 0 && !e.mayHaveReachedVenue() && e.getXRequestId() == null
+                                && e.getRetryAfterMs() == -1, "local: " + e);
+                    }
+                    try {
+                        client.queryBalance(null, null);
+                        throw new AssertionError("a null session was accepted");
+                    } catch (NullPointerException expected) {
+                        // as for every other account method
+                    }
+                    try (Session fresh = new Session()) {
+                        equal(PerpsCode.INVALID_STATE, expectThrows(() -> client.queryOpenOrders(fresh, null)).getCode());
+                    }
+                    equal(before, logged(null).size());
+                });
+
+                test("an order that times out names its cl_ord_id and x-request-id, and is found", () -> {
+                    try (Client slow = new Client(baseUrl, perpsUrl,
+                            "{\"read_timeout_ms\":300,\"total_timeout_ms\":500,\"cl_ord_id_prefix\":\"java-\"}")) {
+                        int ordersBefore = logged("new_order").size();
+                        String bid = farBid(slow);
+                        admin("faults", "{\"per_endpoint\":{\"new_order\":{\"slow_ms\":1200,\"times\":1}}}");
+                        PerpsException e = expectThrows(() -> slow.newOrder(session, limitBuy(bid, "0.02", "")));
+                        equal(PerpsCode.TIMEOUT, e.getCode());
+                        expect(e.mayHaveReachedVenue(), "may have reached the venue");
+                        expect(e.getClOrdId() != null && e.getClOrdId().startsWith("java-") && e.getClOrdId().length() == 31,
+                                "cl_ord_id " + e.getClOrdId());
+                        expect(e.getXRequestId() != null && UUID4.matcher(e.getXRequestId()).matches(), "x-request-id " + e.getXRequestId());
+                        Map<String, Object> found = null;
+                        long deadline = System.nanoTime() + 10_000_000_000L;
+                        while (found == null) {
+                            try {
+                                found = obj(json(slow.queryOrder(session, "{\"cl_ord_id\":\"" + e.getClOrdId() + "\"}")));
+                            } catch (PerpsException notYet) {
+                                equal(PerpsCode.NOT_FOUND, notYet.getCode());
+                                expect(System.nanoTime() < deadline, "found within 10 s");
+                                Thread.sleep(100);
+                            }
+                        }
+                        equal("open", found.get("status"));
+                        equal(0, dec(found.get("qty")).compareTo(new BigDecimal("0.02")));
+                        List<Object> orders = logged("new_order");
+                        equal(ordersBefore + 1, orders.size());
+                        equal(e.getXRequestId(), obj(obj(orders.get(orders.size() - 1)).get("headers")).get("x-request-id"));
+                    }
+                });
+
+                test("rate_limit refuse: RATE_LIMITED with retry-after, nothing sent", () -> {
+                    try (Client paced = new Client(baseUrl, perpsUrl, "{\"rate_limit\":\"refuse\"}")) {
+                        int before = logged("query_balance").size();
+                        int sent = 0;
+                        PerpsException refused = null;
+                        while (sent < 400 && refused == null) { // a burst of 18, then one each 45 ms
+                            try {
+                                paced.queryBalance(session, null);
+                                sent++;
+                            } catch (PerpsException e) {
+                                refused = e;
+                            }
+                        }
+                        expect(refused != null && refused.getCode() == PerpsCode.RATE_LIMITED, "refused " + refused);
+                        expect(sent >= 15, sent + " calls let through");
+                        expect(refused.getRetryAfterMs() > 0 && refused.getRetryAfterMs() <= 1000, "retry after " + refused.getRetryAfterMs());
+                        expect(refused.getHttpStatus() == 0 && refused.getXRequestId() == null && !refused.mayHaveReachedVenue(),
+                                "local: " + refused);
+                        equal(before + sent, logged("query_balance").size());
+                    }
+                });
+            }
+        }
+    }
+
+    static String limitBuy(String price, String qty, String extra) {
+        return "{\"symbol\":\"BTC-USD\",\"side\":\"buy\",\"order_type\":\"limit\",\"qty\":\"" + qty + "\",\"price\":\""
+                + price + "\",\"time_in_force\":\"gtc\",\"reduce_only\":false" + extra + "}";
+    }
+
+    /** A price far below the mark, so the moving mark does not fill the order. */
+    static String farBid(Client client) {
+        BigDecimal mark = dec(obj(json(client.querySymbolPrice(null, "{\"symbol\":\"BTC-USD\"}"))).get("mark_price"));
+        return mark.subtract(BigDecimal.valueOf(2000)).setScale(0, RoundingMode.FLOOR).toPlainString();
+    }
+
+    static List<Long> ids(String listAnswer) {
+        List<Long> out = new ArrayList<>();
+        for (Object o : rows(listAnswer)) {
+            out.add(dec(obj(o).get("id")).longValueExact());
+        }
+        return out;
+    }
+
+    /** The venue's request log (oldest first) for /api/{endpoint}, or every /api/ request. */
+    static List<Object> logged(String endpoint) throws Exception {
+        List<Object> out = new ArrayList<>();
+        for (Object r : (List<?>) json(admin("requests?last=1000", null))) {
+            String path = (String) obj(r).get("path");
+            if (endpoint == null ? path.contains("/api/") : path.endsWith("/api/" + endpoint)) {
+                out.add(r);
+            }
+        }
+        return out;
+    }
+
+    // ---- JSON: just enough to read the venue's answers (numbers as BigDecimal) ----
+
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> obj(Object v) {
+        return (Map<String, Object>) v;
+    }
+
+    /** A list answer: a bare array, or the result of a {page_size, result, total} envelope. */
+    @SuppressWarnings("unchecked")
+    static List<Object> rows(String answer) {
+        Object v = json(answer);
+        return (List<Object>) (v instanceof List ? v : obj(v).get("result"));
+    }
+
+    /** A decimal the venue may write as a string or a number, exactly. */
+    static BigDecimal dec(Object v) {
+        return v instanceof BigDecimal ? (BigDecimal) v : new BigDecimal((String) v);
+    }
+
+    static Object json(String text) {
+        int[] i = {0};
+        Object v = jsonValue(text, i);
+        jsonSpace(text, i);
+        if (i[0] != text.length()) {
+            throw new IllegalArgumentException("trailing characters in " + text);
+        }
+        return v;
+    }
+
+    static void jsonSpace(String t, int[] i) {
+        while (i[0] < t.length() && Character.isWhitespace(t.charAt(i[0]))) {
+            i[0]++;
+        }
+    }
+
+    static void jsonEat(String t, int[] i, char c) {
+        jsonSpace(t, i);
+        if (i[0] >= t.length() || t.charAt(i[0]) != c) {
+            throw new IllegalArgumentException("expected '" + c + "' at " + i[0] + " in " + t);
+        }
+        i[0]++;
+    }
+
+    static Object jsonValue(String t, int[] i) {
+        jsonSpace(t, i);
+        char c = t.charAt(i[0]);
+        if (c == '{') {
+            Map<String, Object> o = new LinkedHashMap<>();
+            i[0]++;
+            jsonSpace(t, i);
+            if (t.charAt(i[0]) == '}') {
+                i[0]++;
+                return o;
+            }
+            while (true) {
+                String key = (String) jsonValue(t, i);
+                jsonEat(t, i, ':');
+                o.put(key, jsonValue(t, i));
+                jsonSpace(t, i);
+                if (t.charAt(i[0]) == ',') {
+                    i[0]++;
+                    continue;
+                }
+                jsonEat(t, i, '}');
+                return o;
+            }
+        }
+        if (c == '[') {
+            List<Object> a = new ArrayList<>();
+            i[0]++;
+            jsonSpace(t, i);
+            if (t.charAt(i[0]) == ']') {
+                i[0]++;
+                return a;
+            }
+            while (true) {
+                a.add(jsonValue(t, i));
+                jsonSpace(t, i);
+                if (t.charAt(i[0]) == ',') {
+                    i[0]++;
+                    continue;
+                }
+                jsonEat(t, i, ']');
+                return a;
+            }
+        }
+        if (c == '"') {
+            StringBuilder sb = new StringBuilder();
+            i[0]++;
+            while (t.charAt(i[0]) != '"') {
+                char ch = t.charAt(i[0]);
+                if (ch == '\\') {
+                    char e = t.charAt(++i[0]);
+                    if (e == 'u') {
+                        sb.append((char) Integer.parseInt(t.substring(i[0] + 1, i[0] + 5), 16));
+                        i[0] += 4;
+                    } else {
+                        sb.append(e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e == 'b' ? '\b' : e == 'f' ? '\f' : e);
+                    }
+                } else {
+                    sb.append(ch);
+                }
+                i[0]++;
+            }
+            i[0]++;
+            return sb.toString();
+        }
+        int start = i[0];
+        while (i[0] < t.length() && ",]} \n\r\t".indexOf(t.charAt(i[0])) < 0) {
+            i[0]++;
+        }
+        String word = t.substring(start, i[0]);
+        switch (word) {
+            case "null":
+                return null;
+            case "true":
+                return Boolean.TRUE;
+            case "false":
+                return Boolean.FALSE;
+            default:
+                return new BigDecimal(word);
+        }
     }
 
     // ---- the sandbox ----

@@ -4,6 +4,7 @@ signatures and orders, through the library's C ABI (ctypes).
     with perps.Client(base_url, perps_url) as client, perps.Session() as session:
         client.signin(session, "bsc", wallet_key, 3600)
         answer = client.new_order(session, order)          # raises perps.PerpsError
+        client.cancel_order(session, {"cl_ord_id": json.loads(answer)["cl_ord_id"]})
 
 Which library is loaded (:data:`library`), the first that applies:
 
@@ -18,9 +19,9 @@ Which library is loaded (:data:`library`), the first that applies:
 Conventions:
 
 * A failing call raises :class:`PerpsError` (``code`` as a :class:`Code`, ``message``,
-  ``http_status``, ``body``, ``may_have_reached_venue``), read from the error object the C
-  call hands back through its own out-parameter, then freed: there is no "last error"
-  state, so threads need no care.
+  ``http_status``, ``body``, ``may_have_reached_venue``, ``cl_ord_id``, ``x_request_id``,
+  ``retry_after_ms``), read from the error object the C call hands back through its own
+  out-parameter, then freed: there is no "last error" state, so threads need no care.
 * :class:`Client` and :class:`Session` are context managers; ``close()`` is idempotent and
   waits for calls in flight on other threads; a handle never closed is freed when garbage
   collected (a safety net only). A call on a closed handle raises ``INVALID_ARGUMENT``.
@@ -32,7 +33,10 @@ Conventions:
   (``str``); session info and signature headers, which the library builds, as ``dict``.
 * Decimals: wherever the venue takes a decimal string (an order's ``qty``, ``price``...),
   a :class:`decimal.Decimal` is accepted too and written in plain notation (``Decimal("1E-8")``
-  is sent as ``"0.00000001"``), never through a float. Floats are not converted.
+  is sent as ``"0.00000001"``), never through a float. Floats are not converted: in an order
+  the library refuses them (``INVALID_ORDER``, naming the field); in the parameters of the
+  endpoint methods (a mapping, or JSON text) they are refused here (``INVALID_ARGUMENT``,
+  naming their place).
 """
 
 from __future__ import annotations
@@ -89,6 +93,8 @@ class Code(IntEnum):
     BAD_RESPONSE = 10
     TOKEN_EXPIRED = 11
     RNG = 12
+    NOT_FOUND = 13  # HTTP 404 from an endpoint call: the order is gone (or not visible yet)
+    RATE_LIMITED = 14  # refused by the client's rate limiter (option rate_limit); nothing sent
     PANIC = 99
 
 
@@ -98,6 +104,14 @@ class PerpsError(Exception):
     ``http_status`` is 0 and ``body`` None when the venue did not answer.
     ``may_have_reached_venue``: for an order, query the venue before sending it again
     (the library never retries).
+    ``cl_ord_id``: the cl_ord_id of the order a failed ``new_order`` was placing (yours, or
+    the one the library generated): look it up with ``query_order`` before resending; None
+    for other calls.
+    ``x_request_id``: the ``x-request-id`` header sent with the failed request (body-signed
+    requests), None when nothing was sent. Not the session's request key id
+    (:attr:`Session.request_id`), nor the venue's ``request_id`` field.
+    ``retry_after_ms``: how long to wait before asking again (a 429's ``Retry-After``, or the
+    client's rate limiter for ``RATE_LIMITED``), in milliseconds; -1 when unknown.
     """
 
     code: Union[Code, int]
@@ -105,6 +119,9 @@ class PerpsError(Exception):
     http_status: int
     body: Optional[str]
     may_have_reached_venue: bool
+    cl_ord_id: Optional[str]
+    x_request_id: Optional[str]
+    retry_after_ms: int
 
     def __init__(
         self,
@@ -113,6 +130,9 @@ class PerpsError(Exception):
         http_status: int = 0,
         body: Optional[str] = None,
         may_have_reached_venue: bool = False,
+        cl_ord_id: Optional[str] = None,
+        x_request_id: Optional[str] = None,
+        retry_after_ms: int = -1,
     ) -> None:
         try:
             code = Code(code)
@@ -123,6 +143,9 @@ class PerpsError(Exception):
         self.http_status = http_status
         self.body = body
         self.may_have_reached_venue = may_have_reached_venue
+        self.cl_ord_id = cl_ord_id
+        self.x_request_id = x_request_id
+        self.retry_after_ms = retry_after_ms
         name = code.name if isinstance(code, Code) else str(code)
         status = f" (HTTP {http_status})" if http_status else ""
         super().__init__(f"PERPS_{name}{status}: {message}")
@@ -217,6 +240,9 @@ def _load() -> tuple[ctypes.CDLL, str]:
     decl("perps_error_http_status", c_uint16, c_void_p)
     decl("perps_error_body", c_char_p, c_void_p)  # borrowed from the error
     decl("perps_error_may_have_reached_venue", c_bool, c_void_p)
+    decl("perps_error_cl_ord_id", c_char_p, c_void_p)  # borrowed from the error
+    decl("perps_error_request_id", c_char_p, c_void_p)  # borrowed from the error
+    decl("perps_error_retry_after_ms", c_int64, c_void_p)
     decl("perps_error_free", None, c_void_p)
 
     decl("perps_client_new", c_void_p, c_char_p, c_char_p, c_char_p, err)
@@ -227,6 +253,25 @@ def _load() -> tuple[ctypes.CDLL, str]:
     decl("perps_signin", owned, c_void_p, c_void_p, c_char_p, c_char_p, c_int64, err)
     decl("perps_new_order", owned, c_void_p, c_void_p, c_char_p, err)
     decl("perps_request", owned, c_void_p, c_void_p, c_char_p, c_char_p, c_char_p, err)
+    # The endpoint exports ("the trading loop"), all of one shape:
+    # (client, session or NULL, params_json or NULL, err) -> owned char*.
+    for name in (
+        "perps_cancel_order",
+        "perps_cancel_orders",
+        "perps_change_leverage",
+        "perps_change_margin_mode",
+        "perps_query_order",
+        "perps_query_orders",
+        "perps_query_open_orders",
+        "perps_query_trades",
+        "perps_query_positions",
+        "perps_query_balance",
+        "perps_query_position_config",
+        "perps_query_symbol_info",
+        "perps_query_symbol_price",
+        "perps_query_depth_book",
+    ):
+        decl(name, owned, c_void_p, c_void_p, c_char_p, err)
 
     decl("perps_session_new", c_void_p, err)
     decl("perps_session_from_api_key", c_void_p, c_char_p, c_char_p, err)
@@ -323,18 +368,41 @@ def _json_text(name: str, value: Any, optional: bool = False) -> Any:
     return _arg(name, value, optional)
 
 
+def _refuse_floats(name: str, value: Any) -> None:
+    """Endpoint parameters: a float anywhere in ``value`` is refused (``INVALID_ARGUMENT``,
+    naming its place) rather than written as a JSON number, which cannot say which decimal
+    it means: decimals are str or Decimal, ids and counts int."""
+    if isinstance(value, float):
+        raise PerpsError(
+            Code.INVALID_ARGUMENT,
+            f"{name} is a float ({value!r}): pass a decimal as str or decimal.Decimal, an id or count as int",
+        )
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            _refuse_floats(f"{name}.{key}", item)
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            _refuse_floats(f"{name}[{i}]", item)
+
+
 def _take_error(err):
     """Turn the perps_error a failing call stored in ``err`` into a PerpsError, and free it."""
     if not err.value:
         return PerpsError(Code.PANIC, "libperps reported a failure without an error object")
+
+    def text(borrowed):
+        return None if borrowed is None else borrowed.decode("utf-8", "replace")
+
     try:
-        body = _lib.perps_error_body(err)
         return PerpsError(
             _lib.perps_error_code(err),
-            _lib.perps_error_message(err).decode("utf-8", "replace"),
+            text(_lib.perps_error_message(err)),
             _lib.perps_error_http_status(err),
-            None if body is None else body.decode("utf-8", "replace"),
+            text(_lib.perps_error_body(err)),
             bool(_lib.perps_error_may_have_reached_venue(err)),
+            text(_lib.perps_error_cl_ord_id(err)),
+            text(_lib.perps_error_request_id(err)),
+            _lib.perps_error_retry_after_ms(err),
         )
     finally:
         _lib.perps_error_free(err)
@@ -556,7 +624,8 @@ class Client(_Owner):
     certificates and the clock offset. Share one client between sessions and threads.
 
     ``options``: None, a dict, or a JSON object text (connect_timeout_ms, read_timeout_ms,
-    total_timeout_ms, max_response_bytes, user_agent, ca_bundle_path, allow_insecure_http).
+    total_timeout_ms, max_response_bytes, user_agent, ca_bundle_path, allow_insecure_http,
+    rate_limit, symbol_rules, cl_ord_id_prefix: see the README).
     """
 
     def __init__(self, base_url: Text, perps_url: Text, options: Optional[JsonObject] = None) -> None:
@@ -598,9 +667,10 @@ class Client(_Owner):
 
     def new_order(self, session: Session, order: JsonObject) -> str:
         """Validate the order (JSON text, or a dict whose ``qty``/``price`` may be Decimals),
-        serialise it once, sign and POST it. Never retried: on a PerpsError with
-        ``may_have_reached_venue``, query the venue before sending again. Returns the
-        venue's JSON text."""
+        serialise it once, sign and POST it. Returns the venue's JSON text, which carries the
+        order's ``cl_ord_id`` (generated when the order has none). Never retried: on a
+        PerpsError with ``may_have_reached_venue``, look the order up by its ``cl_ord_id``
+        (:meth:`query_order`) before sending again."""
         order = _json_text("order", order)
         with _Using(self, session) as (c, s):
             return _call_str(_lib.perps_new_order, c, s, order)
@@ -611,6 +681,78 @@ class Client(_Owner):
         method, path, body = _arg("method", method), _arg("path", path), _arg("body", body, optional=True)
         with _Using(self, session) as (c, s):
             return _call_str(_lib.perps_request, c, s, method, path, body)
+
+    # -- The trading loop: one method per venue endpoint --------------------------------
+    # ``params``: a dict or JSON object text of the endpoint's parameters (see perps.h;
+    # checked before anything is sent: INVALID_ARGUMENT names the parameter), or None for
+    # none. Each returns the venue's JSON text and is never retried. An order already gone
+    # (or not visible yet) raises NOT_FOUND. The three public endpoints take session=None.
+
+    def _endpoint(self, fn: Any, session: Optional[Session], params: Optional[JsonObject], public: bool = False) -> str:
+        _refuse_floats("params", params)
+        params = _json_text("params", params, optional=True)
+        if public and session is None:
+            with _Using(self) as (c,):
+                return _call_str(fn, c, None, params)
+        with _Using(self, session) as (c, s):
+            return _call_str(fn, c, s, params)
+
+    def cancel_order(self, session: Session, params: JsonObject) -> str:
+        """POST /api/cancel_order: ``{"order_id": int}`` or ``{"cl_ord_id": str}``."""
+        return self._endpoint(_lib.perps_cancel_order, session, params)
+
+    def cancel_orders(self, session: Session, params: JsonObject) -> str:
+        """POST /api/cancel_orders: ``order_id_list`` and/or ``cl_ord_id_list``."""
+        return self._endpoint(_lib.perps_cancel_orders, session, params)
+
+    def change_leverage(self, session: Session, params: JsonObject) -> str:
+        """POST /api/change_leverage: ``{"symbol": "BTC-USD", "leverage": int}``."""
+        return self._endpoint(_lib.perps_change_leverage, session, params)
+
+    def change_margin_mode(self, session: Session, params: JsonObject) -> str:
+        """POST /api/change_margin_mode: ``{"symbol": …, "margin_mode": "cross" | "isolated"}``."""
+        return self._endpoint(_lib.perps_change_margin_mode, session, params)
+
+    def query_order(self, session: Session, params: JsonObject) -> str:
+        """GET /api/query_order: ``{"order_id": int}`` or ``{"cl_ord_id": str}``."""
+        return self._endpoint(_lib.perps_query_order, session, params)
+
+    def query_orders(self, session: Session, params: Optional[JsonObject] = None) -> str:
+        """GET /api/query_orders (history): symbol, status, order_type, start, end, last_id, limit."""
+        return self._endpoint(_lib.perps_query_orders, session, params)
+
+    def query_open_orders(self, session: Session, params: Optional[JsonObject] = None) -> str:
+        """GET /api/query_open_orders: symbol, limit."""
+        return self._endpoint(_lib.perps_query_open_orders, session, params)
+
+    def query_trades(self, session: Session, params: Optional[JsonObject] = None) -> str:
+        """GET /api/query_trades (the account's fills): symbol, side, start, end, last_id, limit."""
+        return self._endpoint(_lib.perps_query_trades, session, params)
+
+    def query_positions(self, session: Session, params: Optional[JsonObject] = None) -> str:
+        """GET /api/query_positions: symbol (optional); ``qty`` is signed (negative: short)."""
+        return self._endpoint(_lib.perps_query_positions, session, params)
+
+    def query_balance(self, session: Session, params: Optional[JsonObject] = None) -> str:
+        """GET /api/query_balance (no parameters)."""
+        return self._endpoint(_lib.perps_query_balance, session, params)
+
+    def query_position_config(self, session: Session, params: JsonObject) -> str:
+        """GET /api/query_position_config: ``{"symbol": "BTC-USD"}``."""
+        return self._endpoint(_lib.perps_query_position_config, session, params)
+
+    def query_symbol_info(self, session: Optional[Session] = None, params: Optional[JsonObject] = None) -> str:
+        """GET /api/query_symbol_info (public): symbol (optional: every symbol without it)."""
+        return self._endpoint(_lib.perps_query_symbol_info, session, params, public=True)
+
+    def query_symbol_price(self, session: Optional[Session] = None, params: Optional[JsonObject] = None) -> str:
+        """GET /api/query_symbol_price (public): ``{"symbol": "BTC-USD"}``."""
+        return self._endpoint(_lib.perps_query_symbol_price, session, params, public=True)
+
+    def query_depth_book(self, session: Optional[Session] = None, params: Optional[JsonObject] = None) -> str:
+        """GET /api/query_depth_book (public): ``{"symbol": "BTC-USD"}``; levels sorted best
+        first (bids high to low, asks low to high)."""
+        return self._endpoint(_lib.perps_query_depth_book, session, params, public=True)
 
 
 # ------------------------------------------------------------------------------------------

@@ -53,6 +53,14 @@ class Sandbox:
         with urllib.request.urlopen(self.admin_url + "/stats", timeout=5) as resp:
             return json.load(resp)
 
+    def requests(self, endpoint=None):
+        """The venue's request log (oldest first), to /api/{endpoint} or to any /api/ path."""
+        with urllib.request.urlopen(self.admin_url + "/requests?last=1000", timeout=5) as resp:
+            log = json.load(resp)
+        if endpoint is None:
+            return [r for r in log if "/api/" in r["path"]]
+        return [r for r in log if r["path"].endswith("/api/" + endpoint)]
+
 
 @pytest.fixture
 def sandbox():

@@ -6,6 +6,7 @@ import static perps.PerpsNative.utf8;
 import com.sun.jna.Pointer;
 import com.sun.jna.ptr.LongByReference;
 import com.sun.jna.ptr.PointerByReference;
+import java.util.Objects;
 
 /**
  * The venue: its two base URLs, HTTP settings, one connection pool, the cached certificates and
@@ -63,7 +64,11 @@ public final class Client extends NativeHandle {
                 ptr(), session.ptr(), utf8(chain), utf8(walletPrivateKey), expiresSeconds, err));
     }
 
-    /** Validate, sign and send an order (never retried); returns the venue's JSON. */
+    /**
+     * Validate, sign and send an order (never retried); returns the venue's JSON, which carries
+     * the order's cl_ord_id (generated when the order has none). On a PerpsException with
+     * mayHaveReachedVenue(), look the order up by its getClOrdId() before resending.
+     */
     public String newOrder(Session session, String orderJson) {
         return takeString(session, err -> LIB.perps_new_order(ptr(), session.ptr(), utf8(orderJson), err));
     }
@@ -72,5 +77,98 @@ public final class Client extends NativeHandle {
     public String request(Session session, String method, String path, String body) {
         return takeString(session, err -> LIB.perps_request(
                 ptr(), session.ptr(), utf8(method), utf8(path), utf8(body), err));
+    }
+
+    // ---- The trading loop: one method per venue endpoint ----
+    // paramsJson: a JSON object of the endpoint's parameters (see perps.h; checked before
+    // anything is sent: INVALID_ARGUMENT names the parameter), or null for none. Each returns
+    // the venue's JSON and is never retried. An order already gone (or not visible yet) throws
+    // with NOT_FOUND. The three public endpoints take a null session.
+
+    /** An account endpoint: the session is required. */
+    private String endpoint(PerpsNative.EndpointCall call, Session session, String paramsJson) {
+        Objects.requireNonNull(session, "session");
+        return publicEndpoint(call, session, paramsJson);
+    }
+
+    /** A public endpoint: the session may be null. */
+    private String publicEndpoint(PerpsNative.EndpointCall call, Session session, String paramsJson) {
+        if (session == null) {
+            return takeString(err -> call.call(ptr(), null, utf8(paramsJson), err));
+        }
+        return takeString(session, err -> call.call(ptr(), session.ptr(), utf8(paramsJson), err));
+    }
+
+    /** POST /api/cancel_order: {"order_id":&lt;int64&gt;} or {"cl_ord_id":"…"}. */
+    public String cancelOrder(Session session, String paramsJson) {
+        return endpoint(LIB::perps_cancel_order, session, paramsJson);
+    }
+
+    /** POST /api/cancel_orders: order_id_list and/or cl_ord_id_list. */
+    public String cancelOrders(Session session, String paramsJson) {
+        return endpoint(LIB::perps_cancel_orders, session, paramsJson);
+    }
+
+    /** POST /api/change_leverage: {"symbol":"BTC-USD","leverage":&lt;int&gt;}. */
+    public String changeLeverage(Session session, String paramsJson) {
+        return endpoint(LIB::perps_change_leverage, session, paramsJson);
+    }
+
+    /** POST /api/change_margin_mode: {"symbol":…,"margin_mode":"cross"|"isolated"}. */
+    public String changeMarginMode(Session session, String paramsJson) {
+        return endpoint(LIB::perps_change_margin_mode, session, paramsJson);
+    }
+
+    /** GET /api/query_order: {"order_id":&lt;int64&gt;} or {"cl_ord_id":"…"}. */
+    public String queryOrder(Session session, String paramsJson) {
+        return endpoint(LIB::perps_query_order, session, paramsJson);
+    }
+
+    /** GET /api/query_orders (history): symbol, status, order_type, start, end, last_id, limit. */
+    public String queryOrders(Session session, String paramsJson) {
+        return endpoint(LIB::perps_query_orders, session, paramsJson);
+    }
+
+    /** GET /api/query_open_orders: symbol, limit. */
+    public String queryOpenOrders(Session session, String paramsJson) {
+        return endpoint(LIB::perps_query_open_orders, session, paramsJson);
+    }
+
+    /** GET /api/query_trades (the account's fills): symbol, side, start, end, last_id, limit. */
+    public String queryTrades(Session session, String paramsJson) {
+        return endpoint(LIB::perps_query_trades, session, paramsJson);
+    }
+
+    /** GET /api/query_positions: symbol (optional); qty is signed (negative: short). */
+    public String queryPositions(Session session, String paramsJson) {
+        return endpoint(LIB::perps_query_positions, session, paramsJson);
+    }
+
+    /** GET /api/query_balance (no parameters: paramsJson null). */
+    public String queryBalance(Session session, String paramsJson) {
+        return endpoint(LIB::perps_query_balance, session, paramsJson);
+    }
+
+    /** GET /api/query_position_config: {"symbol":"BTC-USD"}. */
+    public String queryPositionConfig(Session session, String paramsJson) {
+        return endpoint(LIB::perps_query_position_config, session, paramsJson);
+    }
+
+    /** GET /api/query_symbol_info (public: session may be null): symbol, optional. */
+    public String querySymbolInfo(Session session, String paramsJson) {
+        return publicEndpoint(LIB::perps_query_symbol_info, session, paramsJson);
+    }
+
+    /** GET /api/query_symbol_price (public: session may be null): {"symbol":"BTC-USD"}. */
+    public String querySymbolPrice(Session session, String paramsJson) {
+        return publicEndpoint(LIB::perps_query_symbol_price, session, paramsJson);
+    }
+
+    /**
+     * GET /api/query_depth_book (public: session may be null): {"symbol":"BTC-USD"}; levels
+     * sorted best first (bids high to low, asks low to high).
+     */
+    public String queryDepthBook(Session session, String paramsJson) {
+        return publicEndpoint(LIB::perps_query_depth_book, session, paramsJson);
     }
 }

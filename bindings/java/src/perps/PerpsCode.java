@@ -15,6 +15,10 @@ public enum PerpsCode {
     BAD_RESPONSE(10),
     TOKEN_EXPIRED(11),
     RNG(12),
+    /** HTTP 404 from an endpoint call: the order is gone (or not visible yet). */
+    NOT_FOUND(13),
+    /** Refused by the client's rate limiter (option rate_limit); nothing was sent. */
+    RATE_LIMITED(14),
     PANIC(99),
     /** A code this binding does not know (a newer library); see {@link PerpsException#getRawCode()}. */
     UNKNOWN(-1);

@@ -11,15 +11,26 @@ public class PerpsException extends RuntimeException {
     private final int httpStatus;
     private final String body;
     private final boolean mayHaveReachedVenue;
+    private final String clOrdId;
+    private final String xRequestId;
+    private final long retryAfterMs;
 
     public PerpsException(PerpsCode code, int rawCode, String message, int httpStatus, String body,
             boolean mayHaveReachedVenue) {
+        this(code, rawCode, message, httpStatus, body, mayHaveReachedVenue, null, null, -1);
+    }
+
+    public PerpsException(PerpsCode code, int rawCode, String message, int httpStatus, String body,
+            boolean mayHaveReachedVenue, String clOrdId, String xRequestId, long retryAfterMs) {
         super(message);
         this.code = code;
         this.rawCode = rawCode;
         this.httpStatus = httpStatus;
         this.body = body;
         this.mayHaveReachedVenue = mayHaveReachedVenue;
+        this.clOrdId = clOrdId;
+        this.xRequestId = xRequestId;
+        this.retryAfterMs = retryAfterMs;
     }
 
     /** The stable error code. */
@@ -50,10 +61,42 @@ public class PerpsException extends RuntimeException {
         return mayHaveReachedVenue;
     }
 
+    /**
+     * The cl_ord_id of the order a failed {@link Client#newOrder} was placing (yours, or the one
+     * the library generated): look it up with {@link Client#queryOrder} before resending; null
+     * for other calls.
+     */
+    public String getClOrdId() {
+        return clOrdId;
+    }
+
+    /**
+     * The x-request-id header sent with the failed request (body-signed requests), or null when
+     * nothing was sent. Not the session's request key id ({@link Session#requestId()}), nor the
+     * venue's request_id field.
+     */
+    public String getXRequestId() {
+        return xRequestId;
+    }
+
+    /**
+     * How long to wait before asking again (a 429's Retry-After, or the client's rate limiter
+     * for RATE_LIMITED), in milliseconds; -1 when unknown.
+     */
+    public long getRetryAfterMs() {
+        return retryAfterMs;
+    }
+
     @Override
     public String toString() {
         return "PerpsException(" + code + "): " + getMessage() + (httpStatus != 0 ? " [HTTP " + httpStatus + "]" : "")
-                + (mayHaveReachedVenue ? " [may have reached the venue]" : "");
+                + (mayHaveReachedVenue ? " [may have reached the venue]" : "")
+                + (clOrdId != null ? " [cl_ord_id " + clOrdId + "]" : "");
+    }
+
+    /** A borrowed C string of the error (copied, not freed), or null. */
+    private static String text(Pointer borrowed) {
+        return borrowed == null ? null : borrowed.getString(0, "UTF-8");
     }
 
     /** Read a perps_error* into an exception and free it. */
@@ -65,12 +108,14 @@ public class PerpsException extends RuntimeException {
         PerpsNative lib = PerpsNative.LIB;
         try {
             int raw = lib.perps_error_code(error);
-            Pointer body = lib.perps_error_body(error);
             return new PerpsException(PerpsCode.of(raw), raw,
                     lib.perps_error_message(error).getString(0, "UTF-8"),
                     lib.perps_error_http_status(error) & 0xFFFF,
-                    body == null ? null : body.getString(0, "UTF-8"),
-                    lib.perps_error_may_have_reached_venue(error) != 0);
+                    text(lib.perps_error_body(error)),
+                    lib.perps_error_may_have_reached_venue(error) != 0,
+                    text(lib.perps_error_cl_ord_id(error)),
+                    text(lib.perps_error_request_id(error)),
+                    lib.perps_error_retry_after_ms(error));
         } finally {
             lib.perps_error_free(error);
         }

@@ -69,6 +69,9 @@ interface PerpsNative extends Library {
     short perps_error_http_status(Pointer e);
     Pointer perps_error_body(Pointer e);
     byte perps_error_may_have_reached_venue(Pointer e);
+    Pointer perps_error_cl_ord_id(Pointer e);
+    Pointer perps_error_request_id(Pointer e);
+    long perps_error_retry_after_ms(Pointer e);
     void perps_error_free(Pointer e);
 
     Pointer perps_client_new(byte[] baseUrl, byte[] perpsUrl, byte[] optionsJson, PointerByReference err);
@@ -81,6 +84,27 @@ interface PerpsNative extends Library {
             PointerByReference err);
     Pointer perps_new_order(Pointer c, Pointer s, byte[] orderJson, PointerByReference err);
     Pointer perps_request(Pointer c, Pointer s, byte[] method, byte[] path, byte[] body, PointerByReference err);
+
+    /** The shape every endpoint export shares; s may be NULL for the public three. */
+    @FunctionalInterface
+    interface EndpointCall {
+        Pointer call(Pointer c, Pointer s, byte[] paramsJson, PointerByReference err);
+    }
+
+    Pointer perps_cancel_order(Pointer c, Pointer s, byte[] paramsJson, PointerByReference err);
+    Pointer perps_cancel_orders(Pointer c, Pointer s, byte[] paramsJson, PointerByReference err);
+    Pointer perps_change_leverage(Pointer c, Pointer s, byte[] paramsJson, PointerByReference err);
+    Pointer perps_change_margin_mode(Pointer c, Pointer s, byte[] paramsJson, PointerByReference err);
+    Pointer perps_query_order(Pointer c, Pointer s, byte[] paramsJson, PointerByReference err);
+    Pointer perps_query_orders(Pointer c, Pointer s, byte[] paramsJson, PointerByReference err);
+    Pointer perps_query_open_orders(Pointer c, Pointer s, byte[] paramsJson, PointerByReference err);
+    Pointer perps_query_trades(Pointer c, Pointer s, byte[] paramsJson, PointerByReference err);
+    Pointer perps_query_positions(Pointer c, Pointer s, byte[] paramsJson, PointerByReference err);
+    Pointer perps_query_balance(Pointer c, Pointer s, byte[] paramsJson, PointerByReference err);
+    Pointer perps_query_position_config(Pointer c, Pointer s, byte[] paramsJson, PointerByReference err);
+    Pointer perps_query_symbol_info(Pointer c, Pointer s, byte[] paramsJson, PointerByReference err);
+    Pointer perps_query_symbol_price(Pointer c, Pointer s, byte[] paramsJson, PointerByReference err);
+    Pointer perps_query_depth_book(Pointer c, Pointer s, byte[] paramsJson, PointerByReference err);
 
     Pointer perps_session_new(PointerByReference err);
     Pointer perps_session_from_api_key(byte[] apiToken, byte[] ed25519Key, PointerByReference err);
