@@ -193,7 +193,7 @@ fn paired(session: SharedSession, floor: &Floor, rounds: usize, per_round: u64) 
     // without request id, clock, base64 or the C boundary.
     let core = perps::keys::RequestKey::from_signing_key(&floor.key);
     let core_sign = || {
-        black_box(core.sign_parts(&[black_box(&floor.message)]));
+        black_box(core.sign_parts(&[black_box(&floor.message)]).expect("sign"));
     };
     // Warm up caches and the CPU's frequency for each variant.
     for _ in 0..per_round.min(1000) {

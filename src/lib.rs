@@ -12,6 +12,7 @@ pub mod curve;
 pub mod error;
 pub mod keys;
 pub mod order;
+mod os_random;
 pub mod session;
 pub mod wallet;
 
