@@ -77,7 +77,12 @@ pub(crate) fn has_ifma_build() -> bool {
 /// results and its constant time) on machines that would otherwise take a faster path.
 #[doc(hidden)]
 pub fn mul_base_baseline(k: &Scalar) -> Checked {
-    let p = base_table::mul_base::<Fe, _>(k.as_bytes(), base_table::table(), base_table::select);
+    let p = base_table::mul_base::<Fe, _>(
+        k.as_bytes(),
+        base_table::table(),
+        #[inline(always)]
+        |row, digit| base_table::select(row, digit),
+    );
     #[cfg(test)]
     let p = guard::fault::perturbed(p);
     Checked::from_pair(p.compress_checked())
@@ -93,9 +98,12 @@ pub fn mul_base_baseline(k: &Scalar) -> Checked {
 #[target_feature(enable = "avx2,bmi2")]
 pub unsafe fn mul_base_avx2(k: &Scalar) -> Checked {
     // The closure inherits this function's target features, so it may call `select_avx2`.
-    let p = base_table::mul_base::<Fe, _>(k.as_bytes(), base_table::table(), |row, digit| {
-        base_table::select_avx2(row, digit)
-    });
+    let p = base_table::mul_base::<Fe, _>(
+        k.as_bytes(),
+        base_table::table(),
+        #[inline(always)]
+        |row, digit| base_table::select_avx2(row, digit),
+    );
     #[cfg(test)]
     let p = guard::fault::perturbed(p);
     Checked::from_pair(p.compress_checked())
@@ -110,9 +118,12 @@ pub unsafe fn mul_base_avx2(k: &Scalar) -> Checked {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,bmi2,adx")]
 pub unsafe fn mul_base_adx(k: &Scalar) -> Checked {
-    let p = base_table::mul_base::<field64::Fe64, _>(k.as_bytes(), base_table::table64(), |row, digit| {
-        base_table::select_avx2(row, digit)
-    });
+    let p = base_table::mul_base::<field64::Fe64, _>(
+        k.as_bytes(),
+        base_table::table64(),
+        #[inline(always)]
+        |row, digit| base_table::select_avx2(row, digit),
+    );
     #[cfg(test)]
     let p = guard::fault::perturbed(p);
     Checked::from_pair(p.compress_checked())
@@ -128,7 +139,14 @@ pub unsafe fn mul_base_adx(k: &Scalar) -> Checked {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,bmi2,avx512f,avx512vl,avx512ifma")]
 pub unsafe fn mul_base_ifma(k: &Scalar) -> Checked {
-    let p = comb4x::mul_base::<lanes::Ifma>(k.as_bytes(), comb4x::table(), comb4x::select);
+    // A closure, not the function item: calls through a function item's `Fn` impl are not
+    // inlined, and would be compiled without this function's CPU features.
+    let p = comb4x::mul_base::<lanes::Ifma>(
+        k.as_bytes(),
+        comb4x::table(),
+        #[inline(always)]
+        |row, digit| comb4x::select(row, digit),
+    );
     #[cfg(test)]
     let p = guard::fault::perturbed(p);
     Checked::from_pair(p.compress_checked())
@@ -145,7 +163,12 @@ pub unsafe fn mul_base_ifma(k: &Scalar) -> Checked {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,bmi2,avx512f,avx512vl,avx512ifma")]
 pub unsafe fn mul_base_ifma_planted<const PLANT: u8>(k: &Scalar) -> Checked {
-    let p = comb4x::mul_base::<lanes::Ifma>(k.as_bytes(), comb4x::table(), comb4x::planted_select::<_, PLANT>);
+    let p = comb4x::mul_base::<lanes::Ifma>(
+        k.as_bytes(),
+        comb4x::table(),
+        #[inline(always)]
+        |row, digit| comb4x::planted_select::<_, PLANT>(row, digit),
+    );
     Checked::from_pair(p.compress_checked())
 }
 
@@ -154,7 +177,13 @@ pub unsafe fn mul_base_ifma_planted<const PLANT: u8>(k: &Scalar) -> Checked {
 /// machines without IFMA. Not fast; no signature uses it.
 #[doc(hidden)]
 pub fn mul_base_emulated_lanes(k: &Scalar) -> Checked {
-    Checked::from_pair(comb4x::mul_base::<lanes::Emulated>(k.as_bytes(), comb4x::table(), comb4x::select).compress_checked())
+    let p = comb4x::mul_base::<lanes::Emulated>(
+        k.as_bytes(),
+        comb4x::table(),
+        #[inline(always)]
+        |row, digit| comb4x::select(row, digit),
+    );
+    Checked::from_pair(p.compress_checked())
 }
 
 #[cfg(test)]
@@ -175,7 +204,16 @@ mod tests {
     /// the result was silently wrong).
     #[test]
     fn scalars_at_and_above_2_to_the_255_are_reduced_first() {
-        for k in [[0xffu8; 32], [0x80; 32], { let mut k = [0u8; 32]; k[31] = 0x80; k }, [0xed; 32]] {
+        for k in [
+            [0xffu8; 32],
+            [0x80; 32],
+            {
+                let mut k = [0u8; 32];
+                k[31] = 0x80;
+                k
+            },
+            [0xed; 32],
+        ] {
             let expected = EdwardsPoint::mul_base(&Scalar::from_bytes_mod_order(k)).compress().to_bytes();
             assert_eq!(mul_base_compressed(&k), expected, "k = {k:x?}");
         }

@@ -99,7 +99,8 @@ pub(crate) fn planted_select<L: Lanes, const PLANT: u8>(row: &Row<ENTRY_WORDS>, 
         // SAFETY: a magnitude is at most 8, and a row has 9 entries.
         let entry = unsafe { row.get_unchecked(magnitude as usize) };
         let (limbs, _) = entry.as_chunks::<4>();
-        let loaded = [L::load(&limbs[0]), L::load(&limbs[1]), L::load(&limbs[2]), L::load(&limbs[3]), L::load(&limbs[4])];
+        let loaded =
+            [L::load(&limbs[0]), L::load(&limbs[1]), L::load(&limbs[2]), L::load(&limbs[3]), L::load(&limbs[4])];
         return negated_if(Fe4(loaded), negative);
     }
     if negative == 1 {

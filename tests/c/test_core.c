@@ -596,6 +596,31 @@ static void test_sign_body_into(void) {
     perps_session_free(s);
 }
 
+/* perps_string_free frees and wipes the whole string whatever the caller wrote into it: it
+ * does not measure the string again (with strlen, a terminator overwritten here made it read
+ * past the end of the allocation: ASan and valgrind report that; a NUL written into the middle
+ * left the rest unwiped). */
+static void test_string_free_after_the_caller_wrote_into_it(void) {
+    perps_error *err = NULL;
+    char *addr = perps_wallet_address("solana", ED_SEED_B58, &err);
+    CHECK(err == NULL && addr != NULL);
+    size_t len = strlen(addr);
+    memset(addr, 'x', len + 1); /* the terminator too */
+    perps_string_free(addr);
+
+    char *json = perps_sign_body(NULL, "{}", &err);
+    CHECK(json == NULL && err != NULL);
+    perps_error_free(err);
+    err = NULL;
+    perps_session *s = perps_session_new(&err);
+    CHECK(s != NULL);
+    json = perps_sign_body(s, "{}", &err);
+    CHECK(err == NULL && json != NULL);
+    json[3] = '\0'; /* shortened */
+    perps_string_free(json);
+    perps_session_free(s);
+}
+
 static void test_wallet_address(void) {
     perps_error *err = NULL;
     static const char *evm_forms[] = {
@@ -979,6 +1004,7 @@ int main(void) {
     test_sign_body_at();
     test_sign_body_into();
     test_wallet_address();
+    test_string_free_after_the_caller_wrote_into_it();
     test_wallet_sign();
     test_swapped_arguments_do_not_leak_the_key();
     test_wallet_wrap_solana_signature();

@@ -104,11 +104,8 @@ impl Signer {
         use base64::Engine as _;
         let raw: [u8; 64] =
             base64::engine::general_purpose::STANDARD.decode(text(&out.signature)).unwrap().try_into().unwrap();
-        let message = crate::body_sign::signed_message(
-            &text(&out.request_id),
-            text(&out.timestamp).parse().unwrap(),
-            body,
-        );
+        let message =
+            crate::body_sign::signed_message(&text(&out.request_id), text(&out.timestamp).parse().unwrap(), body);
         // SAFETY: a live handle.
         let key = unsafe { &(*self.0).inner }.key().verifying_key();
         key.verify_strict(&message, &Signature::from_bytes(&raw)).expect("a wrong signature came out");
