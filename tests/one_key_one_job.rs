@@ -65,7 +65,7 @@ fn a_wallet_signature_for_a_payload_naming_its_own_key_is_refused() {
     let message = serde_json::from_str::<serde_json::Value>(&own).unwrap()["message"].as_str().unwrap().to_owned();
     let signature = SigningKey::from_bytes(&SEED).sign(message.as_bytes()).to_bytes();
     let (p, a) = (c(&own), c(&address));
-    let refused = owned(|e| perps_wallet_wrap_solana_signature(p.as_ptr(), a.as_ptr(), signature.as_ptr(), 64, e))
-        .unwrap_err();
+    let refused =
+        owned(|e| perps_wallet_wrap_solana_signature(p.as_ptr(), a.as_ptr(), signature.as_ptr(), 64, e)).unwrap_err();
     assert_eq!(refused.code, PERPS_INVALID_KEY, "{refused:?}");
 }

@@ -45,7 +45,8 @@ impl Session {
         let out = unsafe { out.assume_init() };
         let text = |f: &[std::ffi::c_char]| unsafe { CStr::from_ptr(f.as_ptr()) }.to_str().unwrap().to_owned();
         let signature = decode(&text(&out.signature));
-        let message = perps::body_sign::signed_message(&text(&out.request_id), text(&out.timestamp).parse().unwrap(), BODY);
+        let message =
+            perps::body_sign::signed_message(&text(&out.request_id), text(&out.timestamp).parse().unwrap(), BODY);
         verifying_key().verify_strict(&message, &signature).expect("a fresh signature verifies");
         *signature.r_bytes()
     }
@@ -138,7 +139,11 @@ fn every_build_is_exercised_or_named_as_not_run() {
         }
     }
     if !not_run.is_empty() {
-        eprintln!("*** WARNING: {} of 4 curve builds could not run on this CPU: {} ***", not_run.len(), not_run.join(", "));
+        eprintln!(
+            "*** WARNING: {} of 4 curve builds could not run on this CPU: {} ***",
+            not_run.len(),
+            not_run.join(", ")
+        );
     }
 }
 
