@@ -30,6 +30,7 @@
 //! of logged requests must reproduce.
 
 use crate::error::{Code, Error, Result};
+use crate::wipe::Wiped;
 use curve25519_dalek::Scalar;
 use ed25519_dalek::hazmat::ExpandedSecretKey;
 use ed25519_dalek::{Digest, Sha512, Signature, SigningKey, VerifyingKey};
@@ -64,9 +65,9 @@ impl RequestKey {
     pub fn from_signing_key(key: &SigningKey) -> Self {
         // SHA-512 of the seed into a buffer wiped on drop (ed25519-dalek's `From` leaves its
         // copy of the hash behind).
-        let mut hash = Zeroizing::new([0u8; 64]);
-        Sha512::new_with_prefix(key.as_bytes()).finalize_into((&mut *hash).into());
-        let expanded = ExpandedSecretKey::from_bytes(&hash);
+        let mut hash = Wiped::<64>::new();
+        Sha512::new_with_prefix(key.as_bytes()).finalize_into((&mut hash.0).into());
+        let expanded = ExpandedSecretKey::from_bytes(&hash.0);
         let verifying = key.verifying_key();
         let request_id = bs58::encode(verifying.as_bytes()).into_string();
         // Choose the curve build and run its self-test now, not inside the first signature.
@@ -88,8 +89,9 @@ impl RequestKey {
     /// R = r·B by the fast checked code of [`crate::curve`] (falling back to the reference).
     /// Fails only if the OS random number generator does.
     pub fn sign_parts(&self, parts: &[&[u8]]) -> Result<Signature> {
-        let randomness = Zeroizing::new(crate::os_random::take::<32>().map_err(rng_failed)?);
-        Ok(self.sign_parts_with_randomness(parts, &randomness))
+        let mut randomness = Wiped::<32>::new();
+        crate::os_random::fill(&mut randomness.0).map_err(rng_failed)?;
+        Ok(self.sign_parts_with_randomness(parts, &randomness.0))
     }
 
     /// [`Self::sign_parts`] with the randomness Z given: for tests, which compare with a
@@ -97,12 +99,12 @@ impl RequestKey {
     #[doc(hidden)]
     pub fn sign_parts_with_randomness(&self, parts: &[&[u8]], z: &[u8; 32]) -> Signature {
         // prefix' = SHA-512(prefix || Z)[..32]
-        let mut mixed = Zeroizing::new([0u8; 64]);
+        let mut mixed = Wiped::<64>::new();
         let mut hasher = Sha512::new();
         hasher.update(self.expanded.hash_prefix);
         hasher.update(z);
-        hasher.finalize_into((&mut *mixed).into());
-        let nonce = self.nonce(&mixed[..32], parts);
+        hasher.finalize_into((&mut mixed.0).into());
+        let nonce = self.nonce(&mixed.0[..32], parts);
         let commitment = crate::curve::nonce_commitment(&nonce);
         self.finish(&nonce, commitment, parts)
     }
@@ -117,9 +119,9 @@ impl RequestKey {
 
     /// r = SHA-512(head || M) mod l, every copy wiped after use.
     fn nonce(&self, head: &[u8], parts: &[&[u8]]) -> Zeroizing<Scalar> {
-        let mut wide = Zeroizing::new([0u8; 64]);
-        hash_into(&[head], parts, &mut wide);
-        Zeroizing::new(Scalar::from_bytes_mod_order_wide(&wide))
+        let mut wide = Wiped::<64>::new();
+        hash_into(&[head], parts, &mut wide.0);
+        Zeroizing::new(Scalar::from_bytes_mod_order_wide(&wide.0))
     }
 
     /// k = SHA-512(R || A || M) mod l, and s = r + k·a.

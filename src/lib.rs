@@ -15,6 +15,7 @@ pub mod order;
 mod os_random;
 pub mod session;
 pub mod wallet;
+mod wipe;
 
 pub mod ffi;
 

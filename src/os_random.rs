@@ -27,8 +27,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// and the pool stays small (a thread-local block in every thread that signs).
 const POOL_BYTES: usize = 32 * 48;
 
+/// Aligned so that handed-out bytes are wiped a word at a time; no `Drop` (see `POOL`).
+#[repr(C, align(8))]
+struct PoolBytes([u8; POOL_BYTES]);
+
 struct Pool {
-    bytes: [u8; POOL_BYTES],
+    bytes: PoolBytes,
     /// Bytes handed out so far; `POOL_BYTES` means empty.
     used: usize,
     /// `GENERATION` when the pool was filled.
@@ -42,33 +46,40 @@ thread_local! {
     // No destructor (so no per-thread registration, which could allocate), and no lazy
     // initialiser: the first use finds an empty pool and fills it.
     static POOL: RefCell<Pool> =
-        const { RefCell::new(Pool { bytes: [0; POOL_BYTES], used: POOL_BYTES, generation: 0 }) };
+        const { RefCell::new(Pool { bytes: PoolBytes([0; POOL_BYTES]), used: POOL_BYTES, generation: 0 }) };
 }
 
 /// `N` random bytes (at most `POOL_BYTES`) never handed out before, in this process or any
-/// other. The caller wipes them when they are secret.
+/// other (for request ids; secrets go through [`fill`] into a buffer the caller wipes).
 pub(crate) fn take<const N: usize>() -> Result<[u8; N], getrandom::Error> {
     const { assert!(N <= POOL_BYTES) };
     let mut out = [0u8; N];
+    fill(&mut out)?;
+    Ok(out)
+}
+
+/// Fill `out` (at most `POOL_BYTES` long) with random bytes never handed out before, in this
+/// process or any other.
+pub(crate) fn fill(out: &mut [u8]) -> Result<(), getrandom::Error> {
+    assert!(out.len() <= POOL_BYTES, "at most {POOL_BYTES} bytes at a time");
     if !forks_are_watched() {
-        getrandom::fill(&mut out)?;
-        return Ok(out);
+        return getrandom::fill(out);
     }
     let generation = GENERATION.load(Ordering::Acquire);
     POOL.with(|cell| {
         let mut pool = cell.borrow_mut();
         if pool.used + out.len() > POOL_BYTES || pool.generation != generation {
             pool.used = POOL_BYTES;
-            getrandom::fill(&mut pool.bytes)?;
+            getrandom::fill(&mut pool.bytes.0)?;
             pool.used = 0;
             pool.generation = generation;
         }
         let range = pool.used..pool.used + out.len();
-        out.copy_from_slice(&pool.bytes[range.clone()]);
+        out.copy_from_slice(&pool.bytes.0[range.clone()]);
         // Handed out once: wipe it from the pool (volatile writes, not optimised away).
-        zeroize::Zeroize::zeroize(&mut pool.bytes[range]);
+        crate::wipe::wipe(&mut pool.bytes.0[range]);
         pool.used += out.len();
-        Ok(out)
+        Ok(())
     })
 }
 
