@@ -119,6 +119,11 @@ typedef enum perps_code {
 } perps_code;
 
 /**
+ * A build of the fixed-base multiplication (`curve.rs`), fastest first.
+ */
+typedef struct Build Build;
+
+/**
  * The venue's two base URLs, HTTP settings, one keep-alive connection pool, the cached
  * certificate set and the clock offset. Shared by any number of sessions and threads.
  *
@@ -173,13 +178,17 @@ typedef struct perps_body_signature {
   char signature[PERPS_SIGNATURE_SIZE];
 } perps_body_signature;
 
+
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
 
 /**
- * Free a string returned by any `perps_*` function. Its bytes are overwritten first, since
- * some results (tokens, signatures) are sensitive. NULL is a no-op; must not be called twice.
+ * Free a string returned by any `perps_*` function. Every byte is overwritten first, since
+ * some results (tokens, signatures) are sensitive; the whole string is wiped and freed even
+ * if the caller wrote into it (its length was recorded when it was made, not read from its
+ * NUL). NULL is a no-op; must not be called twice, or on a pointer from elsewhere.
  */
 void perps_string_free(char *s);
 

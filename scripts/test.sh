@@ -16,6 +16,8 @@ for tool in valgrind cc python3 pkg-config go g++ nm; do
   command -v "$tool" >/dev/null || missing+=("$tool")
 done
 python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
+# The C tests verify hedged signatures with OpenSSL's libcrypto (tests/c/ed25519_verify.h).
+[ -f /usr/include/openssl/evp.h ] || missing+=(libssl-dev)
 if [ ${#missing[@]} -gt 0 ]; then
   packages=()
   for tool in "${missing[@]}"; do
