@@ -67,7 +67,7 @@ fn write_tables() {
 fn write_static<const N: usize>(out: &mut String, name: &str, rows: &[[[u64; N]; 9]]) {
     let _ = writeln!(out, "pub(crate) static {name}: [[[u64; {N}]; 9]; {}] = [", rows.len());
     for row in rows {
-        out.push_str("[");
+        out.push('[');
         for entry in row {
             out.push('[');
             for word in entry {

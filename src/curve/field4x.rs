@@ -225,7 +225,9 @@ mod tests {
     #[test]
     fn ifma_lanes_agree_with_the_five_limb_field() {
         // On a CPU without IFMA there is nothing to run (the library prints nothing, tests
-        // included; the emulated lanes above are checked everywhere).
+        // included; the emulated lanes above are checked everywhere). tests/signer_paths.rs
+        // says loudly, in CI, which builds this CPU could not run; tests/ct_audit.rs audits the
+        // IFMA build's machine code on any CPU.
         if crate::curve::has_ifma_build() {
             // SAFETY: the CPU has the features `Ifma` needs (checked just above).
             unsafe { check_against_fe_ifma() }

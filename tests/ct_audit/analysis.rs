@@ -247,7 +247,9 @@ impl State {
                 SECRET
             }
             Ptr::Out => Val { secret: self.out, ptr: Ptr::None },
-            Ptr::Public => Val { secret: false, ptr: if m.size == 8 { Ptr::Public } else { Ptr::None } },
+            // Static data is public, unless something secret was ever stored outside the stack
+            // and the output (nothing is, in the audited code).
+            Ptr::Public => Val { secret: self.elsewhere, ptr: if m.size == 8 { Ptr::Public } else { Ptr::None } },
             Ptr::None => Val { secret: true, ptr: Ptr::None },
         }
     }
@@ -320,12 +322,11 @@ pub fn audit(insns: &[Insn], entry: State, binary: &dyn Binary, depth: usize) ->
     let mut leaders = BTreeSet::from([0usize]);
     for (i, insn) in insns.iter().enumerate() {
         let m = insn.mnemonic.as_str();
-        if m.starts_with('j') {
-            if let Some(Operand::Target(t)) = insn.operands.first()
-                && let Some(&p) = position.get(t)
-            {
-                leaders.insert(p);
-            }
+        if m.starts_with('j')
+            && let Some(Operand::Target(t)) = insn.operands.first()
+            && let Some(&p) = position.get(t)
+        {
+            leaders.insert(p);
         }
         if m.starts_with('j') || matches!(m, "ret" | "int3" | "ud2" | "call") {
             leaders.insert(i + 1);

@@ -97,13 +97,12 @@ pub fn parse(listing: &str) -> Result<Vec<Insn>, String> {
 }
 
 fn operand(text: &str, mnemonic: &str) -> Result<Operand, String> {
-    if mnemonic.starts_with('j') || mnemonic == "call" {
-        if let Some(hex) = text.split_whitespace().next()
-            && !text.contains('[')
-            && let Ok(target) = u64::from_str_radix(hex, 16)
-        {
-            return Ok(Operand::Target(target));
-        }
+    if (mnemonic.starts_with('j') || mnemonic == "call")
+        && let Some(hex) = text.split_whitespace().next()
+        && !text.contains('[')
+        && let Ok(target) = u64::from_str_radix(hex, 16)
+    {
+        return Ok(Operand::Target(target));
     }
     if let Some(open) = text.find('[') {
         let close = text.find(']').ok_or("unclosed [")?;
