@@ -18,12 +18,15 @@
 
 #[path = "ct_audit/analysis.rs"]
 mod analysis;
+#[path = "ct_audit/state.rs"]
+mod state;
 #[path = "ct_audit/x86.rs"]
 mod x86;
 
-use analysis::{Binary, OUTPUT, Report, SECRET_INPUT, State};
+use analysis::{Binary, OUTPUT, Report, SECRET_INPUT};
 use curve25519_dalek::Scalar;
 use perps::curve::Checked;
+use state::State;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::process::Command;
