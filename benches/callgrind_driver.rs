@@ -43,7 +43,7 @@ fn run(mode: &str, n: u64) -> Result<(), String> {
         }
         "core" => {
             for _ in 0..n {
-                black_box(core.sign_parts(&[black_box(&message)]));
+                black_box(core.sign_parts(&[black_box(&message)]).expect("sign"));
             }
         }
         "into" => {

@@ -139,6 +139,11 @@ typedef enum perps_code {
 } perps_code;
 
 /**
+ * A build of the fixed-base multiplication (`curve.rs`), fastest first.
+ */
+typedef struct Build Build;
+
+/**
  * The venue's two base URLs, HTTP settings, one keep-alive connection pool, the cached
  * certificate set and the clock offset. Shared by any number of sessions and threads.
  *
@@ -197,13 +202,17 @@ typedef struct perps_body_signature {
 
 
 
+
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
 
 /**
- * Free a string returned by any `perps_*` function. Its bytes are overwritten first, since
- * some results (tokens, signatures) are sensitive. NULL is a no-op; must not be called twice.
+ * Free a string returned by any `perps_*` function. Every byte is overwritten first, since
+ * some results (tokens, signatures) are sensitive; the whole string is wiped and freed even
+ * if the caller wrote into it (its length was recorded when it was made, not read from its
+ * NUL). NULL is a no-op; must not be called twice, or on a pointer from elsewhere.
  */
 void perps_string_free(char *s);
 
@@ -442,21 +451,25 @@ enum perps_code perps_session_set_impersonate(const struct perps_session *s, con
  * Sign `body` (NUL-terminated UTF-8, signed byte for byte) with a fresh UUID v4 and the
  * local clock. Returns JSON of the four headers:
  * `{"x-request-sign-version":"v1","x-request-id":…,"x-request-timestamp":…,"x-request-signature":…}`.
- * No network. Free the result with `perps_string_free`.
+ * The signature is hedged: its nonce also mixes in fresh randomness, so no two signatures
+ * share one (a valid Ed25519 signature for every verifier). No network. Free the result with
+ * `perps_string_free`.
  */
 char *perps_sign_body(const struct perps_session *s, const char *body, struct perps_error **err);
 
 /**
  * Like `perps_sign_body` with a caller-chosen `request_id` (the x-request-id: a hyphenated
- * UUID, used exactly as given) and `timestamp_ms` (milliseconds since the Unix epoch, ≥ 0): for test vectors
- * and for re-checking a logged request. Free the result with `perps_string_free`.
+ * UUID, used exactly as given) and `timestamp_ms` (milliseconds since the Unix epoch, ≥ 0),
+ * and RFC 8032's deterministic signature (the same every time, R computed by the reference
+ * code): for test vectors. A logged fresh request is checked by verifying its signature,
+ * since fresh signatures are hedged. Free the result with `perps_string_free`.
  */
 char *perps_sign_body_at(const struct perps_session *s, const char *body, const char *request_id, int64_t timestamp_ms, struct perps_error **err);
 
 /**
  * The hot path: sign `len` bytes at `body` (UTF-8; need not be NUL-terminated; NULL only
- * with `len` 0) with a fresh UUID v4 and the local clock, and write the four header values
- * into `*out`. Allocates nothing. Returns `PERPS_OK`, or a code (`PERPS_INVALID_ARGUMENT`
+ * with `len` 0) with a fresh UUID v4 and the local clock (a hedged signature, as
+ * `perps_sign_body`), and write the four header values into `*out`. Allocates nothing. Returns `PERPS_OK`, or a code (`PERPS_INVALID_ARGUMENT`
  * for a NULL pointer or non-UTF-8 body, `PERPS_RNG`); `*out` is written only on success.
  */
 enum perps_code perps_sign_body_into(const struct perps_session *s, const uint8_t *body, size_t len, struct perps_body_signature *out);

@@ -5,9 +5,14 @@
 //! the stack, then the body), never concatenated, so signing allocates nothing: the hot path
 //! (`perps_sign_body_into`) stays off the heap.
 //!
-//! Request ids come from the OS random number generator, fetched a few hundred bytes at a
-//! time per thread instead of one system call per id (see [`uuid_pool`]): a `getrandom`
-//! call costs 0.5–0.8 µs on a virtual machine, 3–5 % of a signature.
+//! A fresh signature ([`sign_now`]) is hedged (`RequestKey::sign_parts`): its nonce mixes fresh
+//! randomness into RFC 8032's, so no two signatures share one. A signature with a caller-chosen
+//! id and time ([`sign`], for test vectors and for re-checking a logged request) is RFC 8032's
+//! deterministic one, computed by the reference path.
+//!
+//! Request ids and the nonces' randomness come from the OS random number generator, fetched
+//! a few hundred bytes at a time per thread instead of one system call per signature (see
+//! `os_random.rs`): a `getrandom` call costs 0.5–0.8 µs on a virtual machine.
 
 use crate::error::{Code, Error, Result};
 use crate::keys::RequestKey;
@@ -97,24 +102,27 @@ fn ascii(bytes: &[u8]) -> &str {
     std::str::from_utf8(bytes).unwrap_or("")
 }
 
-/// Sign with a fresh UUID v4 and the given time.
+/// Sign with a fresh UUID v4 and the given time: a hedged signature (fresh randomness in the
+/// nonce), the fast checked R.
 pub fn sign_now(key: &RequestKey, body: &[u8], timestamp_ms: i64) -> Result<BodySignature> {
     let mut id = [0u8; REQUEST_ID_LEN];
     fresh_uuid(&mut id)?;
-    sign_with_id_bytes(key, body, id, timestamp_ms)
+    sign_with_id_bytes(body, id, timestamp_ms, |parts| key.sign_parts(parts))
 }
 
-/// Sign with a caller-chosen request id (a hyphenated UUID, kept exactly as given) and time.
+/// Sign with a caller-chosen request id (a hyphenated UUID, kept exactly as given) and time:
+/// RFC 8032's deterministic signature, R by the reference path (test vectors, re-checking a
+/// logged request).
 pub fn sign(key: &RequestKey, body: &[u8], request_id: &str, timestamp_ms: i64) -> Result<BodySignature> {
     let id = parse_request_id(request_id)?;
-    sign_with_id_bytes(key, body, id, timestamp_ms)
+    sign_with_id_bytes(body, id, timestamp_ms, |parts| Ok(key.sign_parts_deterministic(parts)))
 }
 
 fn sign_with_id_bytes(
-    key: &RequestKey,
     body: &[u8],
     request_id: [u8; REQUEST_ID_LEN],
     timestamp_ms: i64,
+    signer: impl FnOnce(&[&[u8]]) -> Result<ed25519_dalek::Signature>,
 ) -> Result<BodySignature> {
     if timestamp_ms < 0 {
         return Err(Error::invalid_argument(format!(
@@ -130,7 +138,7 @@ fn sign_with_id_bytes(
         prefix[n..n + part.len()].copy_from_slice(part);
         n += part.len();
     }
-    let signature = key.sign_parts(&[&prefix[..n], body]);
+    let signature = signer(&[&prefix[..n], body])?;
     let mut b64 = [0u8; SIGNATURE_B64_LEN];
     base64::engine::general_purpose::STANDARD
         .encode_slice(signature.to_bytes(), &mut b64)
@@ -160,14 +168,11 @@ fn parse_request_id(text: &str) -> Result<[u8; REQUEST_ID_LEN]> {
 }
 
 fn fresh_uuid(out: &mut [u8; REQUEST_ID_LEN]) -> Result<()> {
-    let random = uuid_pool::take16()
-        .map_err(|e| Error::new(Code::Rng, format!("the OS random number generator failed: {e}")))?;
+    let random = crate::os_random::take::<16>().map_err(crate::keys::rng_failed)?;
     let id = uuid::Builder::from_random_bytes(random).into_uuid();
     id.hyphenated().encode_lower(out);
     Ok(())
 }
-
-mod uuid_pool;
 
 /// Write `value` in decimal into `out`, returning the length used.
 fn write_decimal(mut value: u64, out: &mut [u8; TIMESTAMP_MAX_LEN]) -> usize {

@@ -2,14 +2,45 @@
 //! private key arrives in (API credentials, Solana wallets).
 //!
 //! The signing key is expanded once (SHA-512 of the seed) when the key is made, so every
-//! body signature skips that hash. The expanded key is zeroized on drop by ed25519-dalek.
+//! body signature skips that hash. The expanded key is zeroized on drop by ed25519-dalek, and
+//! the scratch of its expansion here.
+//!
+//! # Hedged signatures
+//!
+//! Every fresh signature is *hedged*: its nonce depends on the secret prefix, fresh randomness
+//! and the message, as draft-irtf-cfrg-det-sigs-with-noise-05 §2 (the CFRG's "Hedged ECDSA and
+//! EdDSA Signatures", March 2025) replaces step 2 of RFC 8032 §5.1.6:
+//! prefix' = the first 32 bytes of SHA-512(prefix || Z), Z being 32 fresh random bytes, then
+//! r = SHA-512(prefix' || M). The signature is an ordinary Ed25519 signature (every verifier,
+//! `verify_strict` included, accepts it). Why:
+//! - *A fault cannot give the key away.* With RFC 8032's deterministic nonce, one faulty R
+//!   (a corrupted table, a carry fault, a glitch) and a correct signature of the same message
+//!   share r but not the challenge k, and s − s' = (k − k')·a reveals the key. With fresh Z,
+//!   no two signatures share r. `curve.rs` also checks every R; this is the second line.
+//! - *Weak randomness costs nothing*: with Z repeated or known, the nonce is still a secret
+//!   function of the message (the deterministic scheme's security), never a reused nonce.
+//! - *Why this revision's construction*: it is the draft's current one (revisions -03/-04 put Z
+//!   and the prefix in two zero-padded 128-byte blocks of the nonce hash, 2 extra SHA-512
+//!   blocks); -05 mixes Z into the prefix with one SHA-512 block of its own, before any public
+//!   data meets the secret (the first-order DPA defence the draft describes), and keeps RFC
+//!   8032's nonce hash over the message unchanged. One extra block, ≈ 0.25 µs.
+//!
+//! Signatures with a caller-chosen id and time ([`RequestKey::sign_parts_deterministic`]) stay
+//! RFC 8032's deterministic ones, R computed by the reference code: test vectors and re-checks
+//! of logged requests must reproduce.
 
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
+use crate::wipe::Wiped;
 use curve25519_dalek::Scalar;
 use ed25519_dalek::hazmat::ExpandedSecretKey;
 use ed25519_dalek::{Digest, Sha512, Signature, SigningKey, VerifyingKey};
 use std::fmt;
 use zeroize::Zeroizing;
+
+/// The error of a failed OS random number generator.
+pub(crate) fn rng_failed(e: getrandom::Error) -> Error {
+    Error::new(Code::Rng, format!("the OS random number generator failed: {e}"))
+}
 
 /// The Ed25519 key that signs request bodies; its public key in base58 is the `requestId`.
 pub struct RequestKey {
@@ -22,8 +53,7 @@ impl RequestKey {
     /// A fresh temporary key from the operating system's RNG.
     pub fn generate() -> Result<Self> {
         let mut seed = Zeroizing::new([0u8; 32]);
-        getrandom::fill(&mut seed[..])
-            .map_err(|e| Error::new(crate::error::Code::Rng, format!("the OS random number generator failed: {e}")))?;
+        getrandom::fill(&mut seed[..]).map_err(rng_failed)?;
         Ok(Self::from_signing_key(&SigningKey::from_bytes(&seed)))
     }
 
@@ -33,10 +63,15 @@ impl RequestKey {
     }
 
     pub fn from_signing_key(key: &SigningKey) -> Self {
-        let expanded = ExpandedSecretKey::from(key.as_bytes());
+        // SHA-512 of the seed into a buffer wiped on drop (ed25519-dalek's `From` leaves its
+        // copy of the hash behind).
+        let mut hash = Wiped::<64>::new();
+        Sha512::new_with_prefix(key.as_bytes()).finalize_into((&mut hash.0).into());
+        let expanded = ExpandedSecretKey::from_bytes(&hash.0);
         let verifying = key.verifying_key();
         let request_id = bs58::encode(verifying.as_bytes()).into_string();
-        crate::curve::prepare_table();
+        // Choose the curve build and run its self-test now, not inside the first signature.
+        crate::curve::prepare();
         RequestKey { expanded, verifying, request_id }
     }
 
@@ -49,30 +84,66 @@ impl RequestKey {
         &self.verifying
     }
 
-    /// Ed25519 signature (RFC 8032) of the concatenation of `parts`, without concatenating
-    /// them: the pieces are hashed in turn with the key expanded once at creation. The nonce
-    /// commitment R = r·B is computed by [`crate::curve`]; hashing and scalars are
-    /// ed25519-dalek's, and the result is byte for byte what ed25519-dalek signs.
-    pub fn sign_parts(&self, parts: &[&[u8]]) -> Signature {
-        // SHA-512(head || M), M fed piece by piece.
-        let hash_with_message = |head: &[&[u8]]| {
-            let mut hasher = Sha512::new();
-            for piece in head.iter().chain(parts) {
-                hasher.update(piece);
-            }
-            hasher.finalize().into()
-        };
-        // r = SHA-512(prefix || M) mod l: deterministic, so never reused for another message.
-        let nonce = Zeroizing::new(Scalar::from_bytes_mod_order_wide(&Zeroizing::new(hash_with_message(&[&self
-            .expanded
-            .hash_prefix]))));
-        let commitment = crate::curve::mul_base_compressed(nonce.as_bytes());
-        // k = SHA-512(R || A || M) mod l, and s = r + k·a.
-        let challenge =
-            Scalar::from_bytes_mod_order_wide(&hash_with_message(&[&commitment, self.verifying.as_bytes()]));
-        let s = challenge * self.expanded.scalar + *nonce;
+    /// A hedged Ed25519 signature (see the module's doc) of the concatenation of `parts`,
+    /// without concatenating them: 32 fresh random bytes, the key expanded once at creation,
+    /// R = r·B by the fast checked code of [`crate::curve`] (falling back to the reference).
+    /// Fails only if the OS random number generator does.
+    pub fn sign_parts(&self, parts: &[&[u8]]) -> Result<Signature> {
+        let mut randomness = Wiped::<32>::new();
+        crate::os_random::fill(&mut randomness.0).map_err(rng_failed)?;
+        Ok(self.sign_parts_with_randomness(parts, &randomness.0))
+    }
+
+    /// [`Self::sign_parts`] with the randomness Z given: for tests, which compare with a
+    /// computation of their own. Z must be fresh and secret for every real signature.
+    #[doc(hidden)]
+    pub fn sign_parts_with_randomness(&self, parts: &[&[u8]], z: &[u8; 32]) -> Signature {
+        // prefix' = SHA-512(prefix || Z)[..32]
+        let mut mixed = Wiped::<64>::new();
+        let mut hasher = Sha512::new();
+        hasher.update(self.expanded.hash_prefix);
+        hasher.update(z);
+        hasher.finalize_into((&mut mixed.0).into());
+        let nonce = self.nonce(&mixed.0[..32], parts);
+        let commitment = crate::curve::nonce_commitment(&nonce);
+        self.finish(&nonce, commitment, parts)
+    }
+
+    /// RFC 8032's deterministic Ed25519 signature of the concatenation of `parts`, R = r·B by
+    /// the reference code (curve25519-dalek): byte for byte what ed25519-dalek signs.
+    pub fn sign_parts_deterministic(&self, parts: &[&[u8]]) -> Signature {
+        let nonce = self.nonce(&self.expanded.hash_prefix, parts);
+        let commitment = crate::curve::reference_commitment(&nonce);
+        self.finish(&nonce, commitment, parts)
+    }
+
+    /// r = SHA-512(head || M) mod l, every copy wiped after use.
+    fn nonce(&self, head: &[u8], parts: &[&[u8]]) -> Zeroizing<Scalar> {
+        let mut wide = Wiped::<64>::new();
+        hash_into(&[head], parts, &mut wide.0);
+        Zeroizing::new(Scalar::from_bytes_mod_order_wide(&wide.0))
+    }
+
+    /// k = SHA-512(R || A || M) mod l, and s = r + k·a.
+    fn finish(&self, nonce: &Scalar, commitment: [u8; 32], parts: &[&[u8]]) -> Signature {
+        let mut wide = [0u8; 64];
+        hash_into(&[&commitment, self.verifying.as_bytes()], parts, &mut wide);
+        let challenge = Scalar::from_bytes_mod_order_wide(&wide);
+        // k·a is as secret as r (s − r): wiped too.
+        let product = Zeroizing::new(challenge * self.expanded.scalar);
+        let s = *product + nonce;
         Signature::from_components(commitment, s.to_bytes())
     }
+}
+
+/// SHA-512(head… || parts…) into `out`; the hasher wipes its state when dropped (sha2's
+/// `zeroize` feature).
+fn hash_into(head: &[&[u8]], parts: &[&[u8]], out: &mut [u8; 64]) {
+    let mut hasher = Sha512::new();
+    for piece in head.iter().chain(parts) {
+        hasher.update(piece);
+    }
+    hasher.finalize_into(out.into());
 }
 
 impl fmt::Debug for RequestKey {
@@ -171,5 +242,53 @@ fn signing_key_from_bytes(bytes: &[u8]) -> Result<SigningKey> {
         n => Err(Error::invalid_key(format!(
             "the Ed25519 private key decodes to {n} bytes; expected a 32-byte seed or a 64-byte keypair"
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// sha2's `zeroize` feature is on for the SHA-512 the signer hashes secrets with (a
+    /// compile-time check: without the feature, `Sha512` does not implement the trait).
+    #[test]
+    fn the_hasher_wipes_its_state_on_drop() {
+        fn wiped_on_drop<T: zeroize::ZeroizeOnDrop>() {}
+        wiped_on_drop::<Sha512>();
+        wiped_on_drop::<ExpandedSecretKey>();
+    }
+
+    /// A forked child starts with a copy of the parent's random pool; without the fork
+    /// handler (`os_random.rs`) it would sign the same message with the parent's next nonce.
+    #[cfg(unix)]
+    #[test]
+    fn a_forked_child_does_not_repeat_the_parents_nonce() {
+        let key = RequestKey::from_signing_key(&SigningKey::from_bytes(&[3; 32]));
+        let message: &[u8] = b"v1,123e4567-e89b-42d3-a456-426614174000,1700000000123,{}";
+        key.sign_parts(&[message]).unwrap();
+        let mut fds = [0; 2];
+        // SAFETY: plain system calls; the child only signs, writes and exits.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            let r = key.sign_parts(&[message]).map(|s| *s.r_bytes()).unwrap_or([0; 32]);
+            unsafe {
+                libc::write(fds[1], r.as_ptr().cast(), r.len());
+                libc::_exit(0);
+            }
+        }
+        let parent = key.sign_parts(&[message]).unwrap();
+        let mut child = [0u8; 32];
+        let n = unsafe { libc::read(fds[0], child.as_mut_ptr().cast(), child.len()) };
+        let mut status = 0;
+        unsafe {
+            libc::waitpid(pid, &mut status, 0);
+            libc::close(fds[0]);
+            libc::close(fds[1]);
+        }
+        assert_eq!(n, 32, "the child reported its R");
+        assert_ne!(child, [0; 32], "the child could not sign");
+        assert_ne!(*parent.r_bytes(), child, "a forked child signed with the parent's nonce");
     }
 }

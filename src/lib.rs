@@ -18,10 +18,12 @@ mod json_entries;
 pub mod keys;
 pub mod order;
 pub mod redact;
+mod os_random;
 pub mod session;
 pub mod signin_message;
 pub mod strict_json;
 pub mod wallet;
+mod wipe;
 
 pub mod ffi;
 

@@ -7,14 +7,18 @@
 //! that is the code users run, and a debug build's overflow checks and limb-bound assertions
 //! do branch on secret values by design.
 //!
-//! The outer tests run this test binary again under valgrind: on the library's signer, on the
-//! baseline build of the multiplication that CPUs without AVX2 run, and on the four-limb ADX
-//! build (valgrind's virtual CPU does not report ADX, so the signer there takes the five-limb
-//! AVX2 build; the ADX one is called directly), and on the vector build's algorithm over
-//! emulated lanes (valgrind has no AVX-512). All must be clean. And on a control that uses
-//! ed25519-dalek's variable-time multiplication on a secret (must be reported), so the check is
-//! shown to catch what it is for.
+//! The outer tests run this test binary again under valgrind: on the library's signer (a hedged
+//! signature, its randomness Z marked secret too, and a deterministic one), on the baseline
+//! build of the multiplication that CPUs without AVX2 run, on the five-limb AVX2 build, and on
+//! the four-limb ADX build (valgrind's virtual CPU does not report ADX, so the signer there
+//! takes the five-limb AVX2 build; the ADX one is called directly), and on the vector build's
+//! algorithm over emulated lanes (valgrind has no AVX-512: its machine code is audited by
+//! `tests/ct_audit.rs` instead). All must be clean, the on-curve check of every build included.
+//! And on a control that uses ed25519-dalek's variable-time multiplication on a secret (must be
+//! reported), so the check is shown to catch what it is for.
 #![cfg(all(not(debug_assertions), target_arch = "x86_64", target_os = "linux"))]
+
+mod common;
 
 use ed25519_dalek::{Signer, SigningKey};
 use perps::keys::RequestKey;
@@ -22,8 +26,8 @@ use std::process::Command;
 
 /// Set in the environment of the run under valgrind.
 const INNER: &str = "PERPS_CT_INNER";
-/// Which build of the multiplication `inner_multiplication` runs: `baseline`, `adx`, `lanes`, or
-/// the variable-time `control`.
+/// Which build of the multiplication `inner_multiplication` runs: `baseline`, `avx2`, `adx`,
+/// `lanes`, or the variable-time `control`.
 const BUILD: &str = "PERPS_CT_BUILD";
 
 /// A valgrind client request; a no-op (returns `default`) outside valgrind.
@@ -94,6 +98,16 @@ fn the_baseline_build_does_not_either() {
 }
 
 #[test]
+fn the_five_limb_avx2_build_does_not_either() {
+    // What the signer takes under valgrind; called directly here like the others.
+    if !(std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("bmi2")) {
+        eprintln!("skipped: this CPU has no AVX2 and BMI2");
+        return;
+    }
+    assert_clean_under_valgrind("inner_multiplication", "avx2", "inner: avx2 multiplied under valgrind");
+}
+
+#[test]
 fn the_four_limb_adx_build_does_not_either() {
     // What signing runs on CPUs with ADX, outside valgrind. Valgrind executes the instructions;
     // only a CPU without them could not run this check.
@@ -137,15 +151,23 @@ fn inner_library_signature() {
         return;
     }
     let seed = [0x5au8; 32];
+    let randomness = [0xc3u8; 32];
+    let hedged = common::hedged_signature(&seed, &randomness, MESSAGE);
     let standard = SigningKey::from_bytes(&seed).sign(MESSAGE);
     let key = RequestKey::from_signing_key(&SigningKey::from_bytes(&seed));
-    // The whole key (expanded secret scalar, nonce prefix, public key) is secret for memcheck.
+    // The whole key (expanded secret scalar, nonce prefix, public key) and the hedged nonce's
+    // randomness are secret for memcheck.
     mark(&key, MAKE_MEM_UNDEFINED);
-    let signature = key.sign_parts(&[MESSAGE]);
-    // The signature is public: comparing it is not a leak.
+    mark(&randomness, MAKE_MEM_UNDEFINED);
+    let signature = key.sign_parts_with_randomness(&[MESSAGE], &randomness);
+    let deterministic = key.sign_parts_deterministic(&[MESSAGE]);
+    // Signatures are public: comparing them is not a leak.
     mark(&signature, MAKE_MEM_DEFINED);
+    mark(&deterministic, MAKE_MEM_DEFINED);
     mark(&key, MAKE_MEM_DEFINED);
-    assert_eq!(signature, standard);
+    mark(&randomness, MAKE_MEM_DEFINED);
+    assert_eq!(signature.to_bytes(), hedged);
+    assert_eq!(deterministic, standard);
     eprintln!("inner: signed under valgrind");
 }
 
@@ -160,19 +182,27 @@ fn inner_multiplication() {
     let standard = EdwardsPoint::mul_base(&secret).compress().to_bytes();
     mark(&secret, MAKE_MEM_UNDEFINED);
     let build = std::env::var(BUILD).unwrap_or_default();
-    let encoded = match build.as_str() {
-        "baseline" => perps::curve::mul_base_compressed_baseline(secret.as_bytes()),
+    // Each build returns its encoding and the verdict of its on-curve check, both computed
+    // from the secret without a branch (the library's caller branches on the verdict, which
+    // it declares public first).
+    let checked = match build.as_str() {
+        "baseline" => perps::curve::mul_base_baseline(&secret),
+        // SAFETY: the outer test checked (natively) that the CPU has AVX2 and BMI2.
+        "avx2" => unsafe { perps::curve::mul_base_avx2(&secret) },
         // SAFETY: the outer test checked (natively) that the CPU has AVX2, BMI2 and ADX.
-        "adx" => unsafe { perps::curve::mul_base_compressed_adx(secret.as_bytes()) },
-        "lanes" => perps::curve::mul_base_compressed_emulated_lanes(secret.as_bytes()),
+        "adx" => unsafe { perps::curve::mul_base_adx(&secret) },
+        "lanes" => perps::curve::mul_base_emulated_lanes(&secret),
         // The control: variable time by design (meant for public scalars), its digits choose
         // branches and table entries. a·O + b·B with a = b = the secret is the secret times B.
-        "control" => EdwardsPoint::vartime_double_scalar_mul_basepoint(&secret, &EdwardsPoint::default(), &secret)
-            .compress()
-            .to_bytes(),
+        "control" => perps::curve::Checked {
+            encoding: EdwardsPoint::vartime_double_scalar_mul_basepoint(&secret, &EdwardsPoint::default(), &secret)
+                .compress()
+                .to_bytes(),
+            on_curve: u64::MAX,
+        },
         other => panic!("unknown {BUILD} {other:?}"),
     };
-    mark(&encoded, MAKE_MEM_DEFINED);
-    assert_eq!(encoded, standard);
+    mark(&checked, MAKE_MEM_DEFINED);
+    assert_eq!((checked.encoding, checked.on_curve), (standard, u64::MAX));
     eprintln!("inner: {build} multiplied under valgrind");
 }

@@ -32,6 +32,7 @@ const RFC8032: [(&str, &str, &str, &str); 3] = [
     ),
 ];
 
+/// The deterministic signer (what `perps_sign_body_at` uses): RFC 8032 exactly.
 #[test]
 fn rfc8032_vectors_through_the_precomputed_multipart_signer() {
     for (seed, public, message, signature) in RFC8032 {
@@ -42,8 +43,46 @@ fn rfc8032_vectors_through_the_precomputed_multipart_signer() {
         // Whatever way the message is cut into parts, the signature is the RFC's.
         for cut in 0..=message.len() {
             let (a, b) = message.split_at(cut);
-            assert_eq!(hex(&key.sign_parts(&[a, b]).to_bytes()), signature);
+            assert_eq!(hex(&key.sign_parts_deterministic(&[a, b]).to_bytes()), signature);
         }
+    }
+}
+
+/// Hedged signatures (every fresh one): with the randomness Z given, byte for byte the
+/// construction of draft-irtf-cfrg-det-sigs-with-noise-05 §2 as computed independently
+/// (`common::hedged_signature`, ed25519-dalek's pieces), for the RFC's keys, messages cut in
+/// every way, and several Z; and each verifies strictly.
+#[test]
+fn hedged_signatures_follow_the_cfrg_draft() {
+    for (seed, _, message, deterministic) in RFC8032 {
+        let seed: [u8; 32] = unhex(seed).try_into().unwrap();
+        let key = RequestKey::from_text(&hex(&seed)).unwrap();
+        let message = unhex(message);
+        for z in [[0u8; 32], [0xff; 32], std::array::from_fn(|i| i as u8 * 7)] {
+            let expected = common::hedged_signature(&seed, &z, &message);
+            for cut in 0..=message.len() {
+                let (a, b) = message.split_at(cut);
+                let signature = key.sign_parts_with_randomness(&[a, b], &z);
+                assert_eq!(signature.to_bytes(), expected);
+                key.verifying_key().verify_strict(&message, &signature).unwrap();
+            }
+            // Not RFC 8032's nonce: a different R from the deterministic signature.
+            assert_ne!(hex(&expected[..32]), deterministic[..64]);
+        }
+    }
+}
+
+/// Two fresh signatures of the same message (same id, same time) have different nonces, so
+/// different R, and both verify: no fault in one can be paired with the other.
+#[test]
+fn two_fresh_signatures_of_one_message_differ_and_both_verify() {
+    let key = RequestKey::from_text(RFC8032[0].0).unwrap();
+    let message = signed_message("123e4567-e89b-42d3-a456-426614174000", 1_700_000_000_123, b"{}");
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..20 {
+        let signature = key.sign_parts(&[&message]).unwrap();
+        key.verifying_key().verify_strict(&message, &signature).unwrap();
+        assert!(seen.insert(signature.r_bytes().to_owned()), "an R came twice");
     }
 }
 

@@ -1,7 +1,8 @@
 //! `perps_sign_body_into` through the C ABI with arbitrary bytes and lengths: UTF-8 bodies
-//! sign and verify (ed25519-dalek verify_strict over `v1,{id},{ts},{body}`), anything else
-//! is PERPS_INVALID_ARGUMENT with `*out` untouched. `perps_sign_body_at` with an id and time
-//! taken from the input must give exactly ed25519-dalek's standard signature.
+//! sign and verify (ed25519-dalek verify_strict over `v1,{id},{ts},{body}`; fresh signatures are
+//! hedged, so verifying is the check), anything else is PERPS_INVALID_ARGUMENT with `*out`
+//! untouched. `perps_sign_body_at` with an id and time taken from the input must give exactly
+//! ed25519-dalek's standard (RFC 8032, deterministic) signature.
 #![no_main]
 
 #[path = "common.rs"]
@@ -79,7 +80,7 @@ fuzz_target!(|data: &[u8]| {
                 let h: serde_json::Value = serde_json::from_str(&json).unwrap();
                 assert_eq!(h["x-request-id"], id.as_str());
                 assert_eq!(h["x-request-timestamp"], ts.to_string().as_str());
-                // Byte for byte ed25519-dalek's standard signature (R = r·B is the library's own).
+                // Byte for byte ed25519-dalek's standard signature (RFC 8032, deterministic).
                 let standard = shared.1.sign(format!("v1,{id},{ts},{body}").as_bytes());
                 assert_eq!(
                     h["x-request-signature"].as_str().unwrap(),

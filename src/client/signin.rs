@@ -30,6 +30,10 @@ impl Client {
         secrets: &CallSecrets<'_>,
     ) -> Result<String> {
         check_address(chain, address)?;
+        if chain == Chain::Solana {
+            // Before anything is sent: the wallet must not be the session's own key.
+            wallet::solana::refuse_the_request_key(address, Some(session.request_id()))?;
+        }
         let url = format!("{}/v1/offchain/prepare-signin?chain={}", self.base_url, chain.as_str());
         let body = json!({ "address": address, "requestId": session.request_id() }).to_string();
         let reply = self.send(Method::POST, &url, &[("content-type", "application/json")], Some(body.as_bytes()))?;

@@ -11,16 +11,15 @@
 //! `tests/constant_time.rs` checks the compiled code under valgrind.
 //!
 //! There is one table per field representation: five-limb entries (16 words with padding) for
-//! [`Fe`], four-limb entries (12 words) for [`Fe64`], the latter converted from the former (and
-//! `comb4x.rs` converts a third, with each entry in vector lanes). [`comb`], the schedule of
-//! additions and doublings, is shared by every build.
+//! [`Fe`], four-limb entries (12 words) for [`Fe64`], and a third with each entry in vector
+//! lanes for `comb4x.rs`; all three are static data written by the build script from
+//! `table_gen.rs`. [`comb`], the schedule of additions and doublings, is shared by every build.
 
 use super::field::{Fe, FieldElement};
 #[cfg(target_arch = "x86_64")]
 use super::field64::Fe64;
 use super::point::{Extended, Niels};
 use std::hint::black_box;
-use std::sync::LazyLock;
 
 /// 0·P, 1·P, …, 8·P for one P = 256^i·B, each entry the words of (y+x, y−x, 2dxy) followed by
 /// zero padding up to `N`, a multiple of 4 (one 256-bit register).
@@ -30,6 +29,7 @@ pub(crate) type Row<const N: usize> = [[u64; N]; 9];
 pub(crate) trait TableField: FieldElement {
     /// Words per element.
     const WORDS: usize;
+    #[cfg_attr(not(test), allow(dead_code))] // the fault injection's (tests)
     fn words(&self) -> &[u64];
     fn from_words(words: &[u64]) -> Self;
     /// `b` where `mask` is all ones, `a` where it is zero, word by word without branches.
@@ -75,28 +75,27 @@ impl TableField for Fe64 {
     }
 }
 
-/// Built once per process on first use (≈ 3 ms: 256 inversions), then only read.
-static TABLE: LazyLock<Box<[Row<16>; 32]>> = LazyLock::new(build_table);
-/// The same points with four-limb coordinates, built from [`TABLE`] when first used.
-#[cfg(target_arch = "x86_64")]
-static TABLE64: LazyLock<Box<[Row<12>; 32]>> = LazyLock::new(|| convert_table(&TABLE));
+// The tables, computed by the build script (`table_gen.rs`) as `static` arrays: read-only
+// memory, mapped from the library file, never built or written at run time, so no memory
+// bug of the host process can corrupt them. `TABLE` (five limbs, 37 KB) and `TABLE64` (four
+// limbs, 27 KB) are read here; `TABLE4X` (lanes, 46 KB) by `comb4x.rs`.
+include!(concat!(env!("OUT_DIR"), "/base_tables.rs"));
 
 pub(crate) fn table() -> &'static [Row<16>; 32] {
+    #[cfg(test)]
+    if let Some(corrupted) = super::guard::fault::corrupted(&TABLE) {
+        return corrupted;
+    }
     &TABLE
 }
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) fn table64() -> &'static [Row<12>; 32] {
-    &TABLE64
-}
-
-/// Build the tables a signature will read now rather than inside the first one.
-pub(crate) fn prepare(with_table64: bool) {
-    LazyLock::force(&TABLE);
-    #[cfg(target_arch = "x86_64")]
-    if with_table64 {
-        LazyLock::force(&TABLE64);
+    #[cfg(test)]
+    if let Some(corrupted) = super::guard::fault::corrupted(&TABLE64) {
+        return corrupted;
     }
+    &TABLE64
 }
 
 /// `k·B` for a scalar `k` given little-endian, below 2^255 (a reduced scalar is below 2^253),
@@ -234,17 +233,6 @@ fn negated_if<F: TableField>(p: Niels<F>, negative: u64) -> Niels<F> {
     }
 }
 
-/// The words of (y+x, y−x, 2dxy), then zeros up to `N`.
-#[inline(always)]
-fn to_entry<F: TableField, const N: usize>(n: &Niels<F>) -> [u64; N] {
-    let w = F::WORDS;
-    let mut e = [0u64; N];
-    e[0..w].copy_from_slice(n.y_plus_x.words());
-    e[w..2 * w].copy_from_slice(n.y_minus_x.words());
-    e[2 * w..3 * w].copy_from_slice(n.xy2d.words());
-    e
-}
-
 #[inline(always)]
 pub(crate) fn from_entry<F: TableField>(e: &[u64]) -> Niels<F> {
     let w = F::WORDS;
@@ -253,43 +241,6 @@ pub(crate) fn from_entry<F: TableField>(e: &[u64]) -> Niels<F> {
         y_minus_x: F::from_words(&e[w..2 * w]),
         xy2d: F::from_words(&e[2 * w..3 * w]),
     }
-}
-
-/// Each entry's coordinates as four-limb elements (their canonical values).
-#[cfg(target_arch = "x86_64")]
-fn convert_table(table: &[Row<16>; 32]) -> Box<[Row<12>; 32]> {
-    let mut out = Box::new([[[0u64; 12]; 9]; 32]);
-    for (row_out, row) in out.iter_mut().zip(table) {
-        for (entry_out, entry) in row_out.iter_mut().zip(row) {
-            let n: Niels<Fe> = from_entry(entry);
-            let n64 = Niels {
-                y_plus_x: Fe64::from_fe(&n.y_plus_x),
-                y_minus_x: Fe64::from_fe(&n.y_minus_x),
-                xy2d: Fe64::from_fe(&n.xy2d),
-            };
-            *entry_out = to_entry(&n64);
-        }
-    }
-    out
-}
-
-fn build_table() -> Box<[Row<16>; 32]> {
-    let mut table = Box::new([[[0u64; 16]; 9]; 32]);
-    let mut base = Extended::base_point();
-    for row in table.iter_mut() {
-        let base_niels = base.to_niels();
-        row[0] = to_entry(&Niels::<Fe>::IDENTITY);
-        row[1] = to_entry(&base_niels);
-        let mut multiple = base;
-        for entry in row.iter_mut().skip(2) {
-            multiple = multiple.add_niels(&base_niels).to_extended();
-            *entry = to_entry(&multiple.to_niels());
-        }
-        for _ in 0..8 {
-            base = base.double().to_extended();
-        }
-    }
-    table
 }
 
 #[cfg(test)]
@@ -320,6 +271,80 @@ mod tests {
             for i in 0..32 {
                 assert_eq!(value[2 * i] + 16 * value[2 * i + 1], k[i] as i32);
             }
+        }
+    }
+
+    /// The mapping of this process that holds `len` bytes at `address`, as /proc/self/maps shows
+    /// it: `(permissions, path)`.
+    fn mapping_of(address: usize, len: usize) -> (String, String) {
+        let maps = std::fs::read_to_string("/proc/self/maps").expect("/proc/self/maps");
+        for line in maps.lines() {
+            let mut fields = line.split_whitespace();
+            let range = fields.next().unwrap();
+            let perms = fields.next().unwrap().to_owned();
+            let path = fields.nth(3).unwrap_or("").to_owned();
+            let (start, end) = range.split_once('-').unwrap();
+            let (start, end) = (usize::from_str_radix(start, 16).unwrap(), usize::from_str_radix(end, 16).unwrap());
+            if start <= address && address + len <= end {
+                return (perms, path);
+            }
+        }
+        panic!("no single mapping holds {len} bytes at {address:#x}");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn tables_are_in_read_only_memory_of_the_program_file() {
+        let tables: [(&str, usize, usize); 3] = [
+            ("five-limb", table().as_ptr() as usize, size_of_val(table())),
+            #[cfg(target_arch = "x86_64")]
+            ("four-limb", table64().as_ptr() as usize, size_of_val(table64())),
+            #[cfg(not(target_arch = "x86_64"))]
+            ("four-limb", TABLE64.as_ptr() as usize, size_of_val(&TABLE64)),
+            ("lanes", super::super::comb4x::table().as_ptr() as usize, size_of_val(super::super::comb4x::table())),
+        ];
+        let exe = std::env::current_exe().unwrap();
+        for (name, address, len) in tables {
+            let (perms, path) = mapping_of(address, len);
+            assert!(!perms.contains('w'), "the {name} table is in a writable mapping ({perms} {path})");
+            assert!(perms.starts_with('r'), "the {name} table is not readable? ({perms} {path})");
+            // Mapped from the program's file (not heap or anonymous memory).
+            assert_eq!(std::path::Path::new(&path), exe, "the {name} table is not in the program's image");
+        }
+    }
+
+    #[test]
+    fn tables_equal_a_fresh_computation() {
+        use super::super::table_gen::{self, base_multiples, layout};
+        let rows = base_multiples();
+        assert_eq!(layout(&rows, table_gen::fe_entry).as_slice(), &TABLE[..]);
+        assert_eq!(layout(&rows, table_gen::fe64_entry).as_slice(), &TABLE64[..]);
+        assert_eq!(layout(&rows, table_gen::lanes_entry).as_slice(), &super::super::comb4x::table()[..]);
+    }
+
+    /// Independent truth: entry j of row i is (j·256^i)·B as curve25519-dalek computes it, and
+    /// its third coordinate is 2d·x·y of the first two.
+    #[test]
+    fn every_entry_is_the_multiple_dalek_computes() {
+        use curve25519_dalek::{EdwardsPoint, Scalar};
+        let d = Fe::from_bytes(&[
+            0xa3, 0x78, 0x59, 0x13, 0xca, 0x4d, 0xeb, 0x75, 0xab, 0xd8, 0x41, 0x41, 0x4d, 0x0a, 0x70, 0x00, 0x98, 0xe8,
+            0x79, 0x77, 0x79, 0x40, 0xc7, 0x8c, 0x73, 0xfe, 0x6f, 0x2b, 0xee, 0x6c, 0x03, 0x52,
+        ]);
+        let half = Fe([2, 0, 0, 0, 0]).invert();
+        let mut scale = Scalar::ONE;
+        for row in TABLE.iter() {
+            for (j, entry) in row.iter().enumerate() {
+                let n: Niels<Fe> = from_entry(entry);
+                let y = n.y_plus_x.add(&n.y_minus_x).mul(&half);
+                let x = n.y_plus_x.sub(&n.y_minus_x).mul(&half);
+                assert_eq!(x.mul(&y).mul(&d.add(&d)).to_bytes(), n.xy2d.to_bytes());
+                let mut encoding = y.to_bytes();
+                encoding[31] |= x.is_odd() << 7;
+                let expected = EdwardsPoint::mul_base(&(Scalar::from(j as u64) * scale)).compress().to_bytes();
+                assert_eq!(encoding, expected, "entry {j} of a row");
+            }
+            scale *= Scalar::from(256u64);
         }
     }
 }

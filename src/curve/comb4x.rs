@@ -8,41 +8,43 @@
 //! - E = PP − MM, H = PP + MM, F = 2Z − T·2dxy, G = 2Z + T·2dxy;
 //! - (E, G, F, E) ⊙ (F, H, G, H) = (X', Y', Z', T').
 //!
-//! The table holds each entry already in lanes, with the constant 2 in the third lane.
+//! The table holds each entry already in lanes, with the constant 2 in the third lane
+//! (`table_gen.rs` lays it out).
 
-use super::base_table::{self, Row, comb, entry_mask, from_entry, negation_mask, sign_and_magnitude};
-use super::field::{Fe, FieldElement};
+use super::base_table::{self, Row, comb, entry_mask, negation_mask, sign_and_magnitude};
+use super::field::Fe;
 use super::field4x::{Fe4, lane_order};
 use super::lanes::Lanes;
-use super::point::{Extended, Niels};
-use std::sync::LazyLock;
+use super::point::Extended;
 
 /// Words per entry: limb i of (y+x, y−x, 2, 2dxy) at words 4i..4i+4.
 const ENTRY_WORDS: usize = 20;
 
-/// Built from the five-limb table when first used (32 rows of 9 entries, 46 KB).
-static TABLE4X: LazyLock<Box<[Row<ENTRY_WORDS>; 32]>> = LazyLock::new(|| convert_table(base_table::table()));
-
+/// The table in lanes (32 rows of 9 entries, 46 KB): static data from the build script, like
+/// the other builds' (`base_table.rs`).
 pub(crate) fn table() -> &'static [Row<ENTRY_WORDS>; 32] {
-    &TABLE4X
+    #[cfg(test)]
+    if let Some(corrupted) = super::guard::fault::corrupted(&base_table::TABLE4X) {
+        return corrupted;
+    }
+    &base_table::TABLE4X
 }
 
-/// Build the table now rather than inside the first signature.
-#[cfg(target_arch = "x86_64")]
-pub(crate) fn prepare() {
-    LazyLock::force(&TABLE4X);
-}
-
-/// `k·B` for a scalar `k` given little-endian, below 2^255. Inlined into its callers so that
-/// it is compiled for the CPU features each one enables.
+/// `k·B` for a scalar `k` given little-endian, below 2^255, with `pick` as the table lookup
+/// ([`select`]; the machine-code audit's test copies plant a leak in theirs). Inlined into its
+/// callers so that it is compiled for the CPU features each one enables.
 #[inline(always)]
-pub(crate) fn mul_base<L: Lanes>(k: &[u8; 32], table: &[Row<ENTRY_WORDS>; 32]) -> Extended<Fe> {
+pub(crate) fn mul_base<L: Lanes>(
+    k: &[u8; 32],
+    table: &[Row<ENTRY_WORDS>; 32],
+    pick: impl Fn(&Row<ENTRY_WORDS>, i8) -> Fe4<L>,
+) -> Extended<Fe> {
     let identity = Fe4::<L>::from_fes(Extended::<Fe>::IDENTITY.coordinates());
     let p = comb(
         k,
         identity,
         #[inline(always)]
-        |p, row, digit| add_entry(&p, &select(&table[row], digit)),
+        |p, row, digit| add_entry(&p, &pick(&table[row], digit)),
         #[inline(always)]
         |p| Fe4::from_fes(Extended::from_coordinates(p.to_fes()).times_16().coordinates()),
     );
@@ -64,7 +66,7 @@ fn add_entry<L: Lanes>(p: &Fe4<L>, q: &Fe4<L>) -> Fe4<L> {
 
 /// `digit·P` from P's row, reading every entry whatever the digit, in lanes.
 #[inline(always)]
-fn select<L: Lanes>(row: &Row<ENTRY_WORDS>, digit: i8) -> Fe4<L> {
+pub(crate) fn select<L: Lanes>(row: &Row<ENTRY_WORDS>, digit: i8) -> Fe4<L> {
     let (negative, magnitude) = sign_and_magnitude(digit);
     let mut acc = [L::splat(0); 5];
     for (j, entry) in row.iter().enumerate() {
@@ -74,26 +76,36 @@ fn select<L: Lanes>(row: &Row<ENTRY_WORDS>, digit: i8) -> Fe4<L> {
             *a = a.or(L::load(limb).and(hit));
         }
     }
-    let entry = Fe4(acc);
-    // −P: y+x and y−x trade lanes, and 2dxy becomes 2p − 2dxy (entries are canonical, so its
-    // limbs stay below 2^52: a valid product input without carrying).
+    negated_if(Fe4(acc), negative)
+}
+
+/// −P when `negative` is 1: y+x and y−x trade lanes, and 2dxy becomes 2p − 2dxy (entries are
+/// canonical, so its limbs stay below 2^52: a valid product input without carrying).
+#[inline(always)]
+fn negated_if<L: Lanes>(entry: Fe4<L>, negative: u64) -> Fe4<L> {
     let zero = Fe4([L::splat(0); 5]);
     let negated = entry.permute::<{ lane_order([1, 0, 2, 3]) }>().blend(&zero.sub_lazy(&entry), 0b1000);
     entry.masked_choice(&negated, L::splat(negation_mask(negative)))
 }
 
-/// Each entry's coordinates, canonical (limbs below 2^51), limb-major in lanes.
-fn convert_table(table: &[Row<16>; 32]) -> Box<[Row<ENTRY_WORDS>; 32]> {
-    let canonical = |e: &Fe| Fe::from_bytes(&e.to_bytes());
-    let mut out = Box::new([[[0u64; ENTRY_WORDS]; 9]; 32]);
-    for (row_out, row) in out.iter_mut().zip(table) {
-        for (entry_out, entry) in row_out.iter_mut().zip(row) {
-            let n: Niels<Fe> = from_entry(entry);
-            let lanes = [canonical(&n.y_plus_x), canonical(&n.y_minus_x), Fe([2, 0, 0, 0, 0]), canonical(&n.xy2d)];
-            for (i, limb) in entry_out.as_chunks_mut::<4>().0.iter_mut().enumerate() {
-                *limb = lanes.map(|e| e.0[i]);
-            }
-        }
+/// [`select`] with a leak planted, for the machine-code audit to catch (never on a secret):
+/// `PLANT` 1 adds a branch on the digit's sign (a volatile read of the row in one arm: it
+/// cannot be turned into a conditional move); 2 reads only the entry at the digit's magnitude,
+/// an address that depends on the digit. Same results as [`select`].
+#[inline(always)]
+pub(crate) fn planted_select<L: Lanes, const PLANT: u8>(row: &Row<ENTRY_WORDS>, digit: i8) -> Fe4<L> {
+    let (negative, magnitude) = sign_and_magnitude(digit);
+    if PLANT == 2 {
+        // SAFETY: a magnitude is at most 8, and a row has 9 entries.
+        let entry = unsafe { row.get_unchecked(magnitude as usize) };
+        let (limbs, _) = entry.as_chunks::<4>();
+        let loaded =
+            [L::load(&limbs[0]), L::load(&limbs[1]), L::load(&limbs[2]), L::load(&limbs[3]), L::load(&limbs[4])];
+        return negated_if(Fe4(loaded), negative);
     }
-    out
+    if negative == 1 {
+        // SAFETY: reads a word of the row we were given.
+        unsafe { std::ptr::read_volatile(&row[0][0]) };
+    }
+    select(row, digit)
 }

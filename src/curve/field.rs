@@ -17,14 +17,18 @@ pub(crate) const LOW_51: u64 = (1 << 51) - 1;
 #[derive(Clone, Copy)]
 pub(crate) struct Fe(pub(crate) [u64; 5]);
 
-/// 16·p, limb by limb: added before subtracting so that no limb goes negative.
-const SIXTEEN_P: [u64; 5] = [16 * (LOW_51 - 18), 16 * LOW_51, 16 * LOW_51, 16 * LOW_51, 16 * LOW_51];
+/// 32·p, limb by limb (each at least 2^56 − 608): added before subtracting so that no limb
+/// goes negative for any subtrahend limb below 2^55 (16·p, used before, fell short of that
+/// bound by up to 304: a subtrahend limb in between wrapped around).
+const THIRTY_TWO_P: [u64; 5] = [32 * (LOW_51 - 18), 32 * LOW_51, 32 * LOW_51, 32 * LOW_51, 32 * LOW_51];
 
 /// What the point formulas need from a field element. Two representations implement it: [`Fe`]
 /// here (any CPU) and `Fe64` in `field64.rs` (four 64-bit limbs, x86-64 assembly).
 pub(crate) trait FieldElement: Copy {
     const ZERO: Self;
     const ONE: Self;
+    /// The curve constant d = -121665/121666 (`point.rs`).
+    const D: Self;
     fn add(&self, b: &Self) -> Self;
     fn sub(&self, b: &Self) -> Self;
     fn mul(&self, b: &Self) -> Self;
@@ -101,6 +105,7 @@ impl Fe {
     }
 
     /// The same value with reduced limbs.
+    #[cfg_attr(not(test), allow(dead_code))] // the table generator's (build.rs) and the tests'
     pub(crate) fn reduced(&self) -> Fe {
         Fe::carried(self.0)
     }
@@ -153,6 +158,7 @@ impl Fe {
 impl FieldElement for Fe {
     const ZERO: Fe = Fe([0; 5]);
     const ONE: Fe = Fe([1, 0, 0, 0, 0]);
+    const D: Fe = Fe([0x34dca135978a3, 0x1a8283b156ebd, 0x5e7a26001c029, 0x739c663a03cbb, 0x52036cee2b6ff]);
 
     /// Limb-wise sum, no carry (see the module's bounds).
     #[inline(always)]
@@ -166,12 +172,13 @@ impl FieldElement for Fe {
     fn sub(&self, b: &Fe) -> Fe {
         debug_assert!(self.limbs_below(53) && b.limbs_below(55), "sub: limb bound exceeded");
         let (a, b) = (&self.0, &b.0);
+        // Limbs below 2^53 + 2^56 < 2^57: one carry pass reduces them.
         Fe::carried([
-            (a[0] + SIXTEEN_P[0]) - b[0],
-            (a[1] + SIXTEEN_P[1]) - b[1],
-            (a[2] + SIXTEEN_P[2]) - b[2],
-            (a[3] + SIXTEEN_P[3]) - b[3],
-            (a[4] + SIXTEEN_P[4]) - b[4],
+            (a[0] + THIRTY_TWO_P[0]) - b[0],
+            (a[1] + THIRTY_TWO_P[1]) - b[1],
+            (a[2] + THIRTY_TWO_P[2]) - b[2],
+            (a[3] + THIRTY_TWO_P[3]) - b[3],
+            (a[4] + THIRTY_TWO_P[4]) - b[4],
         ])
     }
 
@@ -276,6 +283,21 @@ mod tests {
             assert!(eq(&x.add(&x.neg()), &Fe::ZERO));
         }
         assert!(eq(&Fe::ZERO.invert(), &Fe::ZERO));
+    }
+
+    /// The documented bound, at its edge: a subtrahend with every limb 2^55 − 1 (with 16·p
+    /// added, as before, limb 0 went negative: a panic in debug builds, a wrong value in
+    /// release ones).
+    #[test]
+    fn sub_accepts_every_subtrahend_below_its_bound() {
+        let edge = Fe([(1 << 55) - 1; 5]);
+        for a in samples().into_iter().chain([Fe::ZERO, Fe([LOW_51; 5])]) {
+            let difference = a.sub(&edge);
+            assert!(difference.limbs_below(52), "not reduced");
+            // (a − edge) + edge = a, with the edge's value taken in its reduced form.
+            assert!(eq(&difference.add(&edge.reduced()).reduced(), &a));
+            assert!(eq(&difference, &a.sub(&edge.reduced())));
+        }
     }
 
     #[test]

@@ -75,9 +75,17 @@ impl<L: Lanes> Fe4<L> {
         ))
     }
 
-    /// The product in every lane.
+    /// Whether every limb of every lane is below 2^52 (for debug assertions).
+    fn limbs_below_52(&self) -> bool {
+        self.0.iter().all(|limb| limb.store().iter().all(|&word| word < 1 << 52))
+    }
+
+    /// The product in every lane; both operands with limbs below 2^52 (asserted in debug
+    /// builds: the multiplier reads only the low 52 bits of each, so a larger limb would be
+    /// silently cut).
     #[inline(always)]
     pub(crate) fn mul(&self, b: &Fe4<L>) -> Fe4<L> {
+        debug_assert!(self.limbs_below_52() && b.limbs_below_52(), "Fe4::mul: a limb is 2^52 or more");
         let (x, y) = (&self.0, &b.0);
         let zero = L::splat(0);
         // a_i·b_j = lo + hi·2^52 = lo + 2·hi·2^51: lo goes to column i+j, hi to column
@@ -198,6 +206,16 @@ mod tests {
         lanes_agree("from_fes", Fe4::<L>::from_fes([Fe::ONE; 4]), [Fe::ONE; 4]);
     }
 
+    /// The input bound is asserted: a limb of 2^52 would be read as 0 by the multiplier.
+    #[cfg(debug_assertions)]
+    #[test]
+    #[should_panic(expected = "a limb is 2^52 or more")]
+    fn a_limb_beyond_52_bits_is_caught_in_debug_builds() {
+        let mut limbs = [Emulated::splat(1); 5];
+        limbs[4] = Emulated([1, 1 << 52, 1, 1]);
+        let _ = Fe4(limbs).mul(&Fe4([Emulated::splat(3); 5]));
+    }
+
     #[test]
     fn emulated_lanes_agree_with_the_five_limb_field() {
         check_against_fe::<Emulated>();
@@ -207,7 +225,9 @@ mod tests {
     #[test]
     fn ifma_lanes_agree_with_the_five_limb_field() {
         // On a CPU without IFMA there is nothing to run (the library prints nothing, tests
-        // included; the emulated lanes above are checked everywhere).
+        // included; the emulated lanes above are checked everywhere). tests/signer_paths.rs
+        // says loudly, in CI, which builds this CPU could not run; tests/ct_audit.rs audits the
+        // IFMA build's machine code on any CPU.
         if crate::curve::has_ifma_build() {
             // SAFETY: the CPU has the features `Ifma` needs (checked just above).
             unsafe { check_against_fe_ifma() }

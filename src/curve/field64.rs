@@ -132,6 +132,7 @@ impl Fe64 {
 impl FieldElement for Fe64 {
     const ZERO: Fe64 = Fe64([0; 4]);
     const ONE: Fe64 = Fe64([1, 0, 0, 0]);
+    const D: Fe64 = Fe64([0x75eb4dca135978a3, 0x00700a4d4141d8ab, 0x8cc740797779e898, 0x52036cee2b6ffe73]);
 
     /// `self + b`: a 257-bit sum, its top bit folded back as 38 (twice, as in the product).
     #[inline(always)]

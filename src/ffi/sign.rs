@@ -71,7 +71,9 @@ fn body_text(body: &[u8]) -> Result<&[u8]> {
 /// Sign `body` (NUL-terminated UTF-8, signed byte for byte) with a fresh UUID v4 and the
 /// local clock. Returns JSON of the four headers:
 /// `{"x-request-sign-version":"v1","x-request-id":…,"x-request-timestamp":…,"x-request-signature":…}`.
-/// No network. Free the result with `perps_string_free`.
+/// The signature is hedged: its nonce also mixes in fresh randomness, so no two signatures
+/// share one (a valid Ed25519 signature for every verifier). No network. Free the result with
+/// `perps_string_free`.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_sign_body(
     s: *const perps_session,
@@ -86,8 +88,10 @@ pub extern "C" fn perps_sign_body(
 }
 
 /// Like `perps_sign_body` with a caller-chosen `request_id` (the x-request-id: a hyphenated
-/// UUID, used exactly as given) and `timestamp_ms` (milliseconds since the Unix epoch, ≥ 0): for test vectors
-/// and for re-checking a logged request. Free the result with `perps_string_free`.
+/// UUID, used exactly as given) and `timestamp_ms` (milliseconds since the Unix epoch, ≥ 0),
+/// and RFC 8032's deterministic signature (the same every time, R computed by the reference
+/// code): for test vectors. A logged fresh request is checked by verifying its signature,
+/// since fresh signatures are hedged. Free the result with `perps_string_free`.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_sign_body_at(
     s: *const perps_session,
@@ -105,8 +109,8 @@ pub extern "C" fn perps_sign_body_at(
 }
 
 /// The hot path: sign `len` bytes at `body` (UTF-8; need not be NUL-terminated; NULL only
-/// with `len` 0) with a fresh UUID v4 and the local clock, and write the four header values
-/// into `*out`. Allocates nothing. Returns `PERPS_OK`, or a code (`PERPS_INVALID_ARGUMENT`
+/// with `len` 0) with a fresh UUID v4 and the local clock (a hedged signature, as
+/// `perps_sign_body`), and write the four header values into `*out`. Allocates nothing. Returns `PERPS_OK`, or a code (`PERPS_INVALID_ARGUMENT`
 /// for a NULL pointer or non-UTF-8 body, `PERPS_RNG`); `*out` is written only on success.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_sign_body_into(

@@ -2,7 +2,7 @@
 //! is a new `char*` the caller frees with `perps_string_free`.
 
 use crate::error::{Code, Error, Result};
-use std::ffi::{CStr, CString, c_char};
+use std::ffi::{CStr, c_char};
 
 /// Borrow a NUL-terminated UTF-8 argument.
 pub(crate) fn arg_str<'a>(ptr: *const c_char, name: &str) -> Result<&'a str> {
@@ -37,37 +37,68 @@ pub(crate) fn arg_bytes<'a>(ptr: *const u8, len: usize, name: &str) -> Result<&'
     Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
 }
 
+/// Every returned string sits behind a header of two words: a tag and the size of the text
+/// with its NUL. `perps_string_free` reads the size from there, never by scanning the text,
+/// which the caller may have changed (a NUL written into it would leave the rest unwiped; an
+/// overwritten terminator would send a scan past the end).
+const HEADER: usize = 16;
+/// Marks a live string of this library; cleared when it is freed.
+const TAG: usize = 0x7065_7270_735f_7331; // "perps_s1"
+
+fn layout(text_size: usize) -> Option<std::alloc::Layout> {
+    std::alloc::Layout::from_size_align(HEADER.checked_add(text_size)?, HEADER).ok()
+}
+
 /// Hand a string to the caller as a new `char*`. The bytes are copied once into an
 /// allocation of the exact final size (so no reallocation leaves a stray copy behind, which
-/// matters for tokens), and the Rust original is overwritten before it is freed.
+/// matters for tokens), behind the header above, and the Rust original is overwritten before
+/// it is freed.
 pub(crate) fn to_c_string(text: String) -> Result<*mut c_char> {
-    let mut text = zeroize::Zeroizing::new(text);
+    let text = zeroize::Zeroizing::new(text);
     if text.as_bytes().contains(&0) {
         return Err(Error::new(
             Code::BadResponse,
             "the result contains a NUL byte and cannot be returned as a C string",
         ));
     }
-    let mut bytes = Vec::with_capacity(text.len() + 1);
-    bytes.extend_from_slice(text.as_bytes());
-    bytes.push(0);
-    zeroize::Zeroize::zeroize(&mut *text);
-    let c_string = CString::from_vec_with_nul(bytes)
-        .map_err(|_| Error::new(Code::Panic, "internal error: C string without its terminating NUL"))?;
-    Ok(c_string.into_raw())
+    let size = text.len() + 1;
+    let layout = layout(size).ok_or_else(|| Error::new(Code::Panic, "internal error: a result too large to return"))?;
+    // SAFETY: the layout has a non-zero size.
+    let block = unsafe { std::alloc::alloc(layout) };
+    if block.is_null() {
+        std::alloc::handle_alloc_error(layout);
+    }
+    // SAFETY: `block` holds HEADER + size bytes, aligned for usize; we write within them.
+    unsafe {
+        block.cast::<usize>().write(TAG);
+        block.cast::<usize>().add(1).write(size);
+        let body = block.add(HEADER);
+        std::ptr::copy_nonoverlapping(text.as_ptr(), body, text.len());
+        body.add(text.len()).write(0);
+        Ok(body.cast::<c_char>())
+    }
 }
 
-/// Free a string returned by any `perps_*` function. Its bytes are overwritten first, since
-/// some results (tokens, signatures) are sensitive. NULL is a no-op; must not be called twice.
+/// Free a string returned by any `perps_*` function. Every byte is overwritten first, since
+/// some results (tokens, signatures) are sensitive; the whole string is wiped and freed even
+/// if the caller wrote into it (its length was recorded when it was made, not read from its
+/// NUL). NULL is a no-op; must not be called twice, or on a pointer from elsewhere.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_string_free(s: *mut c_char) {
     if s.is_null() {
         return;
     }
-    let _ = std::panic::catch_unwind(|| {
-        // SAFETY: `s` came from `CString::into_raw` in this library and is freed once.
-        let owned = unsafe { CString::from_raw(s) };
-        let mut bytes = owned.into_bytes_with_nul();
-        zeroize::Zeroize::zeroize(&mut bytes);
-    });
+    // SAFETY: `s` came from `to_c_string` (contract): HEADER bytes before it are its header.
+    unsafe {
+        let block = s.cast::<u8>().sub(HEADER);
+        if block.cast::<usize>().read() != TAG {
+            // Not a live string of ours (freed already, or foreign): leave it alone rather
+            // than free what we did not allocate.
+            return;
+        }
+        let size = block.cast::<usize>().add(1).read();
+        let Some(layout) = layout(size) else { return };
+        zeroize::Zeroize::zeroize(std::slice::from_raw_parts_mut(block, HEADER + size));
+        std::alloc::dealloc(block, layout);
+    }
 }

@@ -24,6 +24,7 @@ impl WalletKey {
     /// Sign the payload's `message` and wrap it for login.
     pub fn login_signature(&self, payload_json: &str) -> Result<String> {
         let message = super::payload_message(payload_json)?;
+        refuse_the_request_key(&self.address(), payload_request_id(payload_json).as_deref())?;
         let signature = self.key.sign(message.as_bytes());
         Ok(wrap(payload_json, message.as_bytes(), &signature.to_bytes(), self.key.verifying_key().as_bytes()))
     }
@@ -40,6 +41,7 @@ impl fmt::Debug for WalletKey {
 /// caught here rather than as an opaque login rejection.
 pub fn wrap_external_signature(payload_json: &str, address: &str, signature: &[u8]) -> Result<String> {
     let message = super::payload_message(payload_json)?;
+    refuse_the_request_key(address, payload_request_id(payload_json).as_deref())?;
     let public = decode_address(address)?;
     let signature: [u8; 64] = signature
         .try_into()
@@ -50,6 +52,28 @@ pub fn wrap_external_signature(payload_json: &str, address: &str, signature: &[u
         Error::verification("the signature is not a valid signature of the payload's message by this address")
     })?;
     Ok(wrap(payload_json, message.as_bytes(), &signature, &public))
+}
+
+/// One key must not do both jobs: a solana wallet key that is also the session's
+/// request-signing key (its address, base58 of the public key, equal to the request key id)
+/// is refused. Signing in with it would bind the account to a key that already signs every
+/// request body, so one leak or one misuse of either role gives away both; and the wallet's
+/// sign-in message and a request body would be signed by the same key. `request_id` is the
+/// session's request key id, or the `requestId` of the sign-in payload.
+pub(crate) fn refuse_the_request_key(address: &str, request_id: Option<&str>) -> Result<()> {
+    if request_id == Some(address) {
+        return Err(Error::invalid_key(
+            "the solana wallet key is the session's request-signing key: one key must not both sign in \
+             and sign requests (sign in with the wallet from a session with its own key, e.g. perps_session_new)",
+        ));
+    }
+    Ok(())
+}
+
+/// The `requestId` claim of a sign-in payload, when it has one.
+fn payload_request_id(payload_json: &str) -> Option<String> {
+    let payload: serde_json::Value = serde_json::from_str(payload_json).ok()?;
+    payload.get("requestId")?.as_str().map(str::to_owned)
 }
 
 fn decode_address(address: &str) -> Result<[u8; 32]> {

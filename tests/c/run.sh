@@ -30,6 +30,8 @@ CC="${CC:-cc}"
 VALGRIND="${VALGRIND:-valgrind}"
 NATIVE_LIBS="${PERPS_NATIVE_LIBS:--lgcc_s -lutil -lrt -lpthread -lm -ldl -lc}"
 CFLAGS=(-std=c11 -Wall -Wextra -Werror -pedantic -Iinclude -g)
+# OpenSSL's libcrypto verifies fresh (hedged) signatures independently (ed25519_verify.h).
+TEST_LIBS=(-lcrypto)
 
 for lib in libperps.a libperps.so; do
     if [[ ! -f "$PROFILE_DIR/$lib" ]]; then
@@ -95,7 +97,7 @@ for src in "${tests[@]}"; do
     if build "$name (static, ASan+UBSan)" \
         "$CC" "${CFLAGS[@]}" -fsanitize=address,undefined -fno-omit-frame-pointer \
         -fno-sanitize-recover=undefined \
-        "$src" "$PROFILE_DIR/libperps.a" $NATIVE_LIBS -o "$OUT/${name}_asan"; then
+        "$src" "$PROFILE_DIR/libperps.a" $NATIVE_LIBS "${TEST_LIBS[@]}" -o "$OUT/${name}_asan"; then
         run "$name (static, ASan+UBSan)" \
             env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
             UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
@@ -104,7 +106,7 @@ for src in "${tests[@]}"; do
 
     # (b) and (c): the shared library, found through the rpath (no LD_LIBRARY_PATH).
     if build "$name (shared)" \
-        "$CC" "${CFLAGS[@]}" "$src" -L"$PROFILE_DIR" -Wl,-Bdynamic -lperps \
+        "$CC" "${CFLAGS[@]}" "$src" -L"$PROFILE_DIR" -Wl,-Bdynamic -lperps "${TEST_LIBS[@]}" \
         -Wl,-rpath,"$PROFILE_DIR" -o "$OUT/${name}_shared"; then
         # Rust std's one-time allocations are "still reachable" and do not count;
         # "definitely lost" / "indirectly lost" and any memory error do.

@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "ed25519_verify.h"
 #include "fixtures.h"
 
 /* ------------------------------------------------------------------------------------ */
@@ -382,11 +383,21 @@ static void test_sign_body(void) {
     long long got_ms = strtoll(ts, NULL, 10);
     CHECK(got_ms > now_ms - 300000 && got_ms < now_ms + 300000);
 
-    /* Re-signing with that id and time gives the same signature (one routine for both). */
+    /* The signature verifies (OpenSSL) over v1,{id},{ts},{body} under the session's key. */
+    char *request_key = perps_session_request_id(s, &err);
+    CHECK(request_key != NULL &&
+          body_signature_verifies(request_key, id, ts, KAT_BODY, strlen(KAT_BODY), sig));
+    /* Re-signing with that id and time: RFC 8032's deterministic signature (the same every
+     * time, and verifying too), not the fresh one, whose nonce was hedged with fresh randomness. */
     char *again = perps_sign_body_at(s, KAT_BODY, id, (int64_t)got_ms, &err);
-    char sig2[128];
-    CHECK(again != NULL && json_string(again, "x-request-signature", sig2, sizeof sig2) && strcmp(sig, sig2) == 0);
+    char *third = perps_sign_body_at(s, KAT_BODY, id, (int64_t)got_ms, &err);
+    char sig2[128], sig3[128];
+    CHECK(again != NULL && json_string(again, "x-request-signature", sig2, sizeof sig2) && strcmp(sig, sig2) != 0);
+    CHECK(third != NULL && json_string(third, "x-request-signature", sig3, sizeof sig3) && strcmp(sig2, sig3) == 0);
+    CHECK(request_key != NULL && body_signature_verifies(request_key, id, ts, KAT_BODY, strlen(KAT_BODY), sig2));
+    perps_string_free(third);
     perps_string_free(again);
+    perps_string_free(request_key);
 
     /* A second call gets a new request id. */
     char *other = perps_sign_body(s, KAT_BODY, &err);
@@ -543,13 +554,19 @@ static void test_sign_body_into(void) {
     CHECK(ts_nul != NULL && is_decimal(out.timestamp));
     CHECK(field_terminated(out.signature, sizeof out.signature, 88) && is_b64_sig(out.signature));
 
-    /* Same bytes, id and time through perps_sign_body_at: the same signature. */
+    /* The signature verifies over exactly those bytes (OpenSSL); the deterministic signature of
+     * the same bytes, id and time (perps_sign_body_at) is another one: this one was hedged. */
+    char *request_key = perps_session_request_id(s, NULL);
+    CHECK(request_key != NULL && body_signature_verifies(request_key, out.request_id, out.timestamp, KAT_BODY,
+                                                         strlen(KAT_BODY), out.signature));
+    CHECK(request_key != NULL && !body_signature_verifies(request_key, out.request_id, out.timestamp, "{}", 2,
+                                                          out.signature));
     if (ts_nul != NULL && field_terminated(out.request_id, sizeof out.request_id, 36)) {
         int64_t ts = (int64_t)strtoll(out.timestamp, NULL, 10);
         char *json = perps_sign_body_at(s, KAT_BODY, out.request_id, ts, NULL);
         char sig[128];
         CHECK(json != NULL && json_string(json, "x-request-signature", sig, sizeof sig) &&
-              strcmp(sig, out.signature) == 0);
+              strcmp(sig, out.signature) != 0);
         perps_string_free(json);
     }
 
@@ -567,13 +584,9 @@ static void test_sign_body_into(void) {
     /* NULL body with length 0 is the empty body. */
     perps_body_signature empty;
     CHECK(perps_sign_body_into(s, NULL, 0, &empty) == PERPS_OK);
-    {
-        char *json = perps_sign_body_at(s, "", empty.request_id, (int64_t)strtoll(empty.timestamp, NULL, 10), NULL);
-        char sig[128];
-        CHECK(json != NULL && json_string(json, "x-request-signature", sig, sizeof sig) &&
-              strcmp(sig, empty.signature) == 0);
-        perps_string_free(json);
-    }
+    CHECK(request_key != NULL &&
+          body_signature_verifies(request_key, empty.request_id, empty.timestamp, "", 0, empty.signature));
+    perps_string_free(request_key);
 
     /* Failures leave `out` untouched. */
     perps_body_signature pattern, target;
@@ -593,6 +606,31 @@ static void test_sign_body_into(void) {
     CHECK(perps_sign_body_into(s, buf, 4, NULL) == PERPS_INVALID_ARGUMENT);
     CHECK(perps_sign_body_into(NULL, NULL, 0, NULL) == PERPS_INVALID_ARGUMENT);
 
+    perps_session_free(s);
+}
+
+/* perps_string_free frees and wipes the whole string whatever the caller wrote into it: it
+ * does not measure the string again (with strlen, a terminator overwritten here made it read
+ * past the end of the allocation: ASan and valgrind report that; a NUL written into the middle
+ * left the rest unwiped). */
+static void test_string_free_after_the_caller_wrote_into_it(void) {
+    perps_error *err = NULL;
+    char *addr = perps_wallet_address("solana", ED_SEED_B58, &err);
+    CHECK(err == NULL && addr != NULL);
+    size_t len = strlen(addr);
+    memset(addr, 'x', len + 1); /* the terminator too */
+    perps_string_free(addr);
+
+    char *json = perps_sign_body(NULL, "{}", &err);
+    CHECK(json == NULL && err != NULL);
+    perps_error_free(err);
+    err = NULL;
+    perps_session *s = perps_session_new(&err);
+    CHECK(s != NULL);
+    json = perps_sign_body(s, "{}", &err);
+    CHECK(err == NULL && json != NULL);
+    json[3] = '\0'; /* shortened */
+    perps_string_free(json);
     perps_session_free(s);
 }
 
@@ -979,6 +1017,7 @@ int main(void) {
     test_sign_body_at();
     test_sign_body_into();
     test_wallet_address();
+    test_string_free_after_the_caller_wrote_into_it();
     test_wallet_sign();
     test_swapped_arguments_do_not_leak_the_key();
     test_wallet_wrap_solana_signature();

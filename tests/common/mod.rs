@@ -96,3 +96,35 @@ pub fn rfc3339(unix_secs: i64) -> String {
     let year = yoe + era * 400 + i64::from(month <= 2);
     format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", secs / 3600, secs / 60 % 60, secs % 60)
 }
+
+/// A hedged Ed25519 signature as draft-irtf-cfrg-det-sigs-with-noise-05 §2 defines it,
+/// computed here from the draft's text with ed25519-dalek's and curve25519-dalek's public
+/// pieces (SHA-512, scalars, the reference multiplication), not with the library's code:
+/// prefix' = SHA-512(prefix || Z)[..32], r = SHA-512(prefix' || M), then RFC 8032.
+pub fn hedged_signature(seed: &[u8; 32], z: &[u8; 32], message: &[u8]) -> [u8; 64] {
+    use curve25519_dalek::{EdwardsPoint, Scalar};
+    use ed25519_dalek::{Digest, Sha512};
+    let wide = |parts: &[&[u8]]| -> [u8; 64] {
+        let mut hasher = Sha512::new();
+        for part in parts {
+            hasher.update(part);
+        }
+        hasher.finalize().into()
+    };
+    let h = wide(&[seed]);
+    let mut clamped: [u8; 32] = h[..32].try_into().unwrap();
+    clamped[0] &= 248;
+    clamped[31] &= 127;
+    clamped[31] |= 64;
+    let a = Scalar::from_bytes_mod_order(clamped);
+    let public = EdwardsPoint::mul_base(&a).compress().to_bytes();
+    let prefix2 = wide(&[&h[32..], z]);
+    let r = Scalar::from_bytes_mod_order_wide(&wide(&[&prefix2[..32], message]));
+    let big_r = EdwardsPoint::mul_base(&r).compress().to_bytes();
+    let k = Scalar::from_bytes_mod_order_wide(&wide(&[&big_r, &public, message]));
+    let s = r + k * a;
+    let mut out = [0u8; 64];
+    out[..32].copy_from_slice(&big_r);
+    out[32..].copy_from_slice(s.as_bytes());
+    out
+}

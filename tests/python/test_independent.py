@@ -363,20 +363,23 @@ def test_sign_body_fresh_id_and_time(fresh_session, body):
     assert h1["x-request-id"] != h2["x-request-id"]
 
 
-def test_sign_body_api_key_matches_pynacl():
+def test_sign_body_api_key_verifies_with_pynacl_and_is_hedged():
     with Session.from_api_key("t", b58(KEYPAIR)) as s:
         before = int(time.time() * 1000)
         headers = s.sign_body(UNICODE_BODY)
         after = int(time.time() * 1000)
     _check_fresh(headers, before, after)
-    expected = SIGNING_KEY.sign(
+    deterministic = SIGNING_KEY.sign(
         signed_message(headers["x-request-id"], headers["x-request-timestamp"], UNICODE_BODY)
     ).signature
-    assert verify_body_signature(b58(PUBLIC_KEY), headers, UNICODE_BODY) == expected
+    # A valid Ed25519 signature by the key, whose nonce mixed in fresh randomness: not the
+    # RFC 8032 signature of the same message (that one comes from perps_sign_body_at).
+    sig = verify_body_signature(b58(PUBLIC_KEY), headers, UNICODE_BODY)
+    assert sig[:32] != deterministic[:32]
 
 
 @pytest.mark.parametrize("body", [ORDER_BODY, UNICODE_BODY, ""], ids=["order", "unicode", "empty"])
-def test_sign_body_into_matches_pynacl(body):
+def test_sign_body_into_verifies_with_pynacl_and_is_hedged(body):
     raw = body.encode("utf-8")
     # Pass a buffer with trailing garbage: only `len` bytes may be signed.
     buf = raw + b"GARBAGE-NOT-SIGNED"
@@ -393,10 +396,11 @@ def test_sign_body_into_matches_pynacl(body):
         "x-request-signature": out.signature.decode(),
     }
     _check_fresh(headers, before, after)
-    expected = SIGNING_KEY.sign(
+    deterministic = SIGNING_KEY.sign(
         signed_message(headers["x-request-id"], headers["x-request-timestamp"], body)
     ).signature
-    assert verify_body_signature(b58(PUBLIC_KEY), headers, body) == expected
+    sig = verify_body_signature(b58(PUBLIC_KEY), headers, body)
+    assert sig[:32] != deterministic[:32]
 
 
 def test_api_key_mismatched_keypair_rejected():
@@ -556,10 +560,24 @@ def solana_message(address):
     )
 
 
+# The session's request key in the Solana payloads: a key of its own, never the wallet's (the
+# library refuses a wallet key that is also the request-signing key).
+OTHER_REQUEST_ID = b58(bytes(nacl.signing.SigningKey(bytes(range(32, 64))).verify_key))
+
+
 def solana_payload():
     p = signin_payload(SOLANA_ADDR, solana_message(SOLANA_ADDR), chain_id=0)
     p["statement"] = "Sign in to the perps venue \u00e9\U0001F680."
+    p["requestId"] = OTHER_REQUEST_ID
     return p
+
+
+def test_solana_wallet_key_that_is_the_request_key_is_refused():
+    p = signin_payload(SOLANA_ADDR, solana_message(SOLANA_ADDR), chain_id=0)
+    assert p["requestId"] == SOLANA_ADDR
+    with pytest.raises(PerpsError) as exc:
+        wallet_sign("solana", b58(SEED), json.dumps(p))
+    assert exc.value.code == 2 and "request-signing key" in str(exc.value)
 
 
 def check_solana_signature(b64, payload_obj, message, public_key):
