@@ -159,7 +159,8 @@ fn parse_request_id(text: &str) -> Result<[u8; REQUEST_ID_LEN]> {
     Ok(out)
 }
 
-fn fresh_uuid(out: &mut [u8; REQUEST_ID_LEN]) -> Result<()> {
+/// A fresh random UUID v4 (hyphenated, lower case) from the pooled OS randomness.
+pub(crate) fn fresh_uuid(out: &mut [u8; REQUEST_ID_LEN]) -> Result<()> {
     let random = uuid_pool::take16()
         .map_err(|e| Error::new(Code::Rng, format!("the OS random number generator failed: {e}")))?;
     let id = uuid::Builder::from_random_bytes(random).into_uuid();

@@ -33,6 +33,11 @@ pub enum Code {
     TokenExpired = 11,
     /// The operating system's random number generator failed.
     Rng = 12,
+    /// The stream was closed (`perps_stream_close`), or ended after its terminal event.
+    StreamClosed = 15,
+    /// A new WebSocket connection would break the venue's connection limits (10 open per
+    /// IP, 30 new per minute; counted in this process); nothing was sent.
+    StreamLimit = 16,
     /// A bug: a panic was caught at the C boundary.
     Panic = 99,
 }
@@ -53,6 +58,8 @@ impl Code {
             Code::BadResponse => "PERPS_BAD_RESPONSE",
             Code::TokenExpired => "PERPS_TOKEN_EXPIRED",
             Code::Rng => "PERPS_RNG",
+            Code::StreamClosed => "PERPS_STREAM_CLOSED",
+            Code::StreamLimit => "PERPS_STREAM_LIMIT",
             Code::Panic => "PERPS_PANIC",
         }
     }

@@ -13,6 +13,7 @@ pub mod error;
 pub mod keys;
 pub mod order;
 pub mod session;
+pub mod stream;
 pub mod wallet;
 
 pub mod ffi;

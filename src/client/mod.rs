@@ -23,6 +23,8 @@ pub struct Client {
     certs: Mutex<Option<Arc<CertSet>>>,
     /// Venue clock minus local clock, in milliseconds (0 until `sync_time`).
     clock_offset_ms: AtomicI64,
+    /// The two WebSockets' URLs, options and TLS configuration.
+    stream: crate::stream::settings::StreamSettings,
 }
 
 impl std::fmt::Debug for Client {
@@ -41,12 +43,14 @@ impl Client {
     pub fn new(base_url: &str, perps_url: &str, options: ClientOptions) -> Result<Client> {
         let base_url = check_url(base_url, "base_url", options.allow_insecure_http)?;
         let perps_url = check_url(perps_url, "perps_url", options.allow_insecure_http)?;
+        let stream = crate::stream::settings::StreamSettings::new(&perps_url, &options)?;
         Ok(Client {
             base_url,
             perps_url,
             transport: Transport::new(&options)?,
             certs: Mutex::new(None),
             clock_offset_ms: AtomicI64::new(0),
+            stream,
         })
     }
 
@@ -56,6 +60,11 @@ impl Client {
 
     pub fn perps_url(&self) -> &str {
         &self.perps_url
+    }
+
+    /// The WebSockets' settings (src/stream/).
+    pub fn stream_settings(&self) -> &crate::stream::settings::StreamSettings {
+        &self.stream
     }
 
     pub fn clock_offset_ms(&self) -> i64 {
@@ -158,7 +167,7 @@ fn shown_url(url: &str) -> String {
     }
 }
 
-fn is_loopback(host: &str) -> bool {
+pub(crate) fn is_loopback(host: &str) -> bool {
     let host = host.trim_start_matches('[').trim_end_matches(']');
     host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }

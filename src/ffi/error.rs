@@ -34,6 +34,12 @@ pub enum perps_code {
     PERPS_TOKEN_EXPIRED = 11,
     /// The operating system's random number generator failed.
     PERPS_RNG = 12,
+    /// The stream was closed by `perps_stream_close`, or has ended after its terminal
+    /// `{"channel":"status","state":"failed"}` event (e.g. an expired token).
+    PERPS_STREAM_CLOSED = 15,
+    /// Opening a WebSocket would break the venue's connection limits (10 open per IP, 30
+    /// new per minute, counted across this process per venue host); nothing was sent.
+    PERPS_STREAM_LIMIT = 16,
     /// A panic was caught inside the library (a bug; please report it).
     PERPS_PANIC = 99,
 }
@@ -53,6 +59,8 @@ impl From<Code> for perps_code {
             Code::BadResponse => perps_code::PERPS_BAD_RESPONSE,
             Code::TokenExpired => perps_code::PERPS_TOKEN_EXPIRED,
             Code::Rng => perps_code::PERPS_RNG,
+            Code::StreamClosed => perps_code::PERPS_STREAM_CLOSED,
+            Code::StreamLimit => perps_code::PERPS_STREAM_LIMIT,
             Code::Panic => perps_code::PERPS_PANIC,
         }
     }
