@@ -15,5 +15,6 @@ pub mod error;
 pub mod order;
 pub mod session;
 pub mod sign;
+pub mod stream;
 pub mod version;
 pub mod wallet;

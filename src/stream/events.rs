@@ -17,9 +17,9 @@ use std::sync::{Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Most data events held for the caller at once.
-pub const MAX_QUEUED_EVENTS: usize = 1 << 16;
+pub(crate) const MAX_QUEUED_EVENTS: usize = 1 << 16;
 /// Most bytes of data events held for the caller at once.
-pub const MAX_QUEUED_BYTES: usize = 64 << 20;
+pub(crate) const MAX_QUEUED_BYTES: usize = 64 << 20;
 
 /// Wall-clock time in nanoseconds since the Unix epoch (what `received_ns` carries).
 pub fn now_ns() -> i64 {

@@ -14,8 +14,8 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use std::borrow::Cow;
 
-pub const PUBLIC_CHANNELS: &[&str] = &["price", "depth_book", "public_trade"];
-pub const ACCOUNT_CHANNELS: &[&str] = &["order", "position", "balance", "trade"];
+pub(crate) const PUBLIC_CHANNELS: &[&str] = &["price", "depth_book", "public_trade"];
+pub(crate) const ACCOUNT_CHANNELS: &[&str] = &["order", "position", "balance", "trade"];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Subscription {

@@ -19,8 +19,6 @@ mod supervisor;
 mod tls;
 mod transport;
 
-pub use events::{MAX_QUEUED_BYTES, MAX_QUEUED_EVENTS};
-
 use crate::client::Client;
 use crate::error::{Code, Error, Result};
 use crate::session::Session;
