@@ -209,6 +209,30 @@ impl Drop for Stream {
     }
 }
 
+/// The market stream's decoding of pushes, without a connection: for the benchmarks only.
+#[doc(hidden)]
+pub struct PushDecoder {
+    market: market::Market,
+    queue: events::Queue,
+}
+
+#[doc(hidden)]
+impl Default for PushDecoder {
+    fn default() -> Self {
+        PushDecoder { market: market::Market::new(Vec::new(), None), queue: events::Queue::default() }
+    }
+}
+
+#[doc(hidden)]
+impl PushDecoder {
+    /// Decode one text frame into its event(s), as the I/O thread does.
+    pub fn decode(&mut self, frame: &str) -> Option<String> {
+        use supervisor::Protocol as _;
+        self.market.on_text(frame, events::now_ns(), &self.queue);
+        self.queue.pop(Some(Duration::ZERO)).ok().flatten()
+    }
+}
+
 /// Validate the order and make sure it carries a `cl_ord_id`.
 ///
 /// TODO(merge main): replace with the trading loop's generation (option `cl_ord_id_prefix`)
