@@ -26,8 +26,10 @@ const SEED_B58: &str = "BbMQkQYZspmkytduTWvXEtc4mMURjsekJDvty2WtKeSb";
 const ORDER: &str = r#"{"symbol":"BTC-USD","side":"buy","order_type":"limit","qty":"0.01","price":"65000","time_in_force":"alo","reduce_only":false,"cl_ord_id":"bench-1"}"#;
 
 fn depth_frame(seq: u64) -> String {
-    let mut asks: Vec<String> = (0..20).map(|i| format!("[\"{}.{}\",\"{}.{:03}\"]", 65010 + (i * 7) % 20, i % 10, i + 1, i)).collect();
-    let mut bids: Vec<String> = (0..20).map(|i| format!("[\"{}.{}\",\"{}.{:03}\"]", 64990 - (i * 7) % 20, i % 10, i + 1, i)).collect();
+    let mut asks: Vec<String> =
+        (0..20).map(|i| format!("[\"{}.{}\",\"{}.{:03}\"]", 65010 + (i * 7) % 20, i % 10, i + 1, i)).collect();
+    let mut bids: Vec<String> =
+        (0..20).map(|i| format!("[\"{}.{}\",\"{}.{:03}\"]", 64990 - (i * 7) % 20, i % 10, i + 1, i)).collect();
     asks.rotate_left(7);
     bids.rotate_left(3);
     format!(
@@ -43,7 +45,8 @@ fn rss_kib() -> u64 {
 }
 
 fn client(server: &ws_server::WsServer) -> Arc<Client> {
-    let options = ClientOptions::parse(Some(r#"{"stream_connects_per_minute":100000,"stream_max_connections":1000}"#)).unwrap();
+    let options =
+        ClientOptions::parse(Some(r#"{"stream_connects_per_minute":100000,"stream_max_connections":1000}"#)).unwrap();
     Arc::new(Client::new(&server.perps_url(), &server.perps_url(), options).unwrap())
 }
 

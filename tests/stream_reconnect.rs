@@ -3,10 +3,10 @@
 //! thread or file descriptor left behind once the streams are freed. One test in its own
 //! binary, so that no other test's threads or sockets blur the counts.
 
-#[path = "common/ws_server.rs"]
-mod ws_server;
 #[path = "streams/helpers.rs"]
 mod helpers;
+#[path = "common/ws_server.rs"]
+mod ws_server;
 
 use helpers::*;
 use perps::stream::Stream;
@@ -63,7 +63,12 @@ fn a_hundred_forced_drops_give_a_hundred_reconnections_with_subscriptions_restor
     assert_eq!(market_conns.len(), DROPS + 1);
     for conn in &market_conns {
         let frames = conn.frames();
-        assert_eq!(frames[0]["auth"]["streams"], json!([{ "channel": "order" }, { "channel": "trade" }]), "conn {}", conn.id);
+        assert_eq!(
+            frames[0]["auth"]["streams"],
+            json!([{ "channel": "order" }, { "channel": "trade" }]),
+            "conn {}",
+            conn.id
+        );
         let mut subs: Vec<_> = conn.subscriptions.lock().unwrap().clone();
         subs.sort();
         assert_eq!(subs.len(), 4, "conn {}: {subs:?}", conn.id);

@@ -3,10 +3,10 @@
 //! order entry with two-frame replies, misbehaving servers, supervision (half-open
 //! connections, rotation, expired tokens, refused auth), and close from another thread.
 
-#[path = "common/ws_server.rs"]
-mod ws_server;
 #[path = "streams/helpers.rs"]
 mod helpers;
+#[path = "common/ws_server.rs"]
+mod ws_server;
 
 use base64::Engine as _;
 use ed25519_dalek::{Signature, Verifier};
@@ -47,7 +47,10 @@ fn public_channels_are_subscribed_and_pushes_become_events_with_sorted_books() {
     let received = event["received_ns"].as_i64().unwrap();
     let wall = |t: std::time::SystemTime| t.duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as i64;
     let pushed_at = wall(std::time::SystemTime::now()) - before.elapsed().as_nanos() as i64;
-    assert!(received >= pushed_at - 1_000_000 && received <= wall(std::time::SystemTime::now()), "received_ns {received}");
+    assert!(
+        received >= pushed_at - 1_000_000 && received <= wall(std::time::SystemTime::now()),
+        "received_ns {received}"
+    );
 
     server.push("price", Some("BTC-USD"), json!({ "mark_price": "65000.1" }));
     let (price, _) = until(&stream, LONG, "price", is_channel("price"));
@@ -90,7 +93,11 @@ fn auth_answered_with_200_or_0_subscribes_account_channels_in_the_auth_frame() {
             json!({ "auth": { "token": TOKEN, "streams": [{ "channel": "order" }, { "channel": "position" }] } }),
             "code {code}"
         );
-        assert_eq!(frames[1], json!({ "subscribe": { "channel": "price", "symbol": "ETH-USD" } }), "after the auth answer");
+        assert_eq!(
+            frames[1],
+            json!({ "subscribe": { "channel": "price", "symbol": "ETH-USD" } }),
+            "after the auth answer"
+        );
         server.push("order", None, json!({ "id": 4294967297u64, "status": "open" }));
         let (order, _) = until(&stream, LONG, "order push", is_channel("order"));
         assert_eq!(order["data"]["id"], 4294967297u64);
@@ -101,7 +108,8 @@ fn auth_answered_with_200_or_0_subscribes_account_channels_in_the_auth_frame() {
 #[test]
 fn a_refused_auth_fails_the_open_with_the_venues_message() {
     let server = WsServer::start(Config { refuse_auth: Some("invalid token".into()), ..Config::default() });
-    let e = Stream::open_market(client(&server.perps_url(), "{}"), Some(session()), r#"[{"channel":"order"}]"#).unwrap_err();
+    let e = Stream::open_market(client(&server.perps_url(), "{}"), Some(session()), r#"[{"channel":"order"}]"#)
+        .unwrap_err();
     assert_eq!(e.code(), Code::ApiError, "{e}");
     assert!(e.message().contains("invalid token") && e.message().contains("401"), "{e}");
     let e = Stream::open_orders(client(&server.perps_url(), "{}"), session()).unwrap_err();
@@ -115,7 +123,13 @@ fn a_refused_auth_fails_the_open_with_the_venues_message() {
 fn an_expired_token_is_refused_before_connecting() {
     let server = WsServer::start(Config::default());
     let session = session();
-    session.complete_login(Login { token: TOKEN.to_owned().into(), chain: None, address: None, alias: None, expires_at: Some(1) });
+    session.complete_login(Login {
+        token: TOKEN.to_owned().into(),
+        chain: None,
+        address: None,
+        alias: None,
+        expires_at: Some(1),
+    });
     let e = Stream::open_orders(client(&server.perps_url(), "{}"), session.clone()).unwrap_err();
     assert_eq!(e.code(), Code::TokenExpired, "{e}");
     let no_token = Arc::new(Session::new().unwrap());
@@ -137,7 +151,9 @@ fn verify_order_frame(frame: &Value) -> Value {
     let key = ed25519_dalek::SigningKey::from_bytes(&bs58::decode(SEED_B58).into_vec().unwrap().try_into().unwrap());
     let message = format!("v1,{id},{ts},{params}");
     let signature = Signature::from_slice(&base64::engine::general_purpose::STANDARD.decode(sig).unwrap()).unwrap();
-    key.verifying_key().verify(message.as_bytes(), &signature).expect("the body signature verifies over the exact params");
+    key.verifying_key()
+        .verify(message.as_bytes(), &signature)
+        .expect("the body signature verifies over the exact params");
     serde_json::from_str(params).unwrap()
 }
 
@@ -153,17 +169,26 @@ fn orders_are_signed_sent_at_once_and_replies_come_in_two_frames_either_ack_styl
         let login = &server.conns()[0].frames()[0];
         assert_eq!(login["method"], "auth:login");
         assert_eq!(login["session_id"], session_id.as_str());
-        assert_eq!(serde_json::from_str::<Value>(login["params"].as_str().unwrap()).unwrap(), json!({ "token": TOKEN }));
+        assert_eq!(
+            serde_json::from_str::<Value>(login["params"].as_str().unwrap()).unwrap(),
+            json!({ "token": TOKEN })
+        );
 
         let sent: Value = serde_json::from_str(&stream.new_order(ORDER).unwrap()).unwrap();
         let request_id = sent["request_id"].as_str().unwrap().to_owned();
         let cl_ord_id = sent["cl_ord_id"].as_str().unwrap().to_owned();
         assert!(!cl_ord_id.is_empty());
         let (ack_event, _) = until(&stream, LONG, "ack", is_channel("order_response"));
-        assert_eq!((ack_event["request_id"].as_str(), ack_event["final"].as_bool()), (Some(request_id.as_str()), Some(false)));
+        assert_eq!(
+            (ack_event["request_id"].as_str(), ack_event["final"].as_bool()),
+            (Some(request_id.as_str()), Some(false))
+        );
         assert_eq!((ack_event["message"].as_str(), ack_event["matched"].as_bool()), (Some("accepted"), Some(true)));
         let (outcome, _) = until(&stream, LONG, "outcome", is_channel("order_response"));
-        assert_eq!((outcome["request_id"].as_str(), outcome["final"].as_bool()), (Some(request_id.as_str()), Some(true)));
+        assert_eq!(
+            (outcome["request_id"].as_str(), outcome["final"].as_bool()),
+            (Some(request_id.as_str()), Some(true))
+        );
         assert_eq!(outcome["cl_ord_id"], cl_ord_id.as_str());
         match reject {
             None => assert_eq!((outcome["code"].as_i64(), outcome["message"].as_str()), (Some(0), Some("success"))),
@@ -171,7 +196,10 @@ fn orders_are_signed_sent_at_once_and_replies_come_in_two_frames_either_ack_styl
         }
 
         let frame = server.conns()[0].frames()[1].clone();
-        assert_eq!((frame["method"].as_str(), frame["session_id"].as_str()), (Some("order:new"), Some(session_id.as_str())));
+        assert_eq!(
+            (frame["method"].as_str(), frame["session_id"].as_str()),
+            (Some("order:new"), Some(session_id.as_str()))
+        );
         assert_eq!(frame["request_id"], request_id.as_str());
         let params = verify_order_frame(&frame);
         assert_eq!(params["cl_ord_id"], cl_ord_id.as_str());
@@ -196,7 +224,10 @@ fn new_order_returns_before_the_venue_answers_and_late_or_unknown_frames_pass_th
     assert!(started.elapsed() < Duration::from_millis(250), "new_order waited for the venue");
     assert_eq!(sent["cl_ord_id"], "mine-1");
     until(&stream, LONG, "outcome", |e| e["request_id"] == sent["request_id"] && e["final"] == true);
-    server.send_all(false, Out::Text(json!({ "code": 0, "message": "accepted", "request_id": sent["request_id"] }).to_string()));
+    server.send_all(
+        false,
+        Out::Text(json!({ "code": 0, "message": "accepted", "request_id": sent["request_id"] }).to_string()),
+    );
     server.send_all(false, Out::Text(r#"{"code":0,"message":"success","request_id":"from-rest-1"}"#.into()));
     server.send_all(false, Out::Text(r#"{"notice":"maintenance"}"#.into()));
     let (late, _) = until(&stream, LONG, "late ack", is_channel("order_response"));
@@ -214,7 +245,10 @@ fn the_session_id_is_the_sessions_x_session_id_when_set() {
     session.set_session_id(Some("engine-7")).unwrap();
     let stream = Stream::open_orders(client(&server.perps_url(), "{}"), session).unwrap();
     let (connected, _) = until(&stream, LONG, "connected", is_status("connected"));
-    assert_eq!((connected["session_id"].as_str(), connected["session_id_from_session"].as_bool()), (Some("engine-7"), Some(true)));
+    assert_eq!(
+        (connected["session_id"].as_str(), connected["session_id_from_session"].as_bool()),
+        (Some("engine-7"), Some(true))
+    );
     stream.new_order(ORDER).unwrap();
     server.wait_for(LONG, "the order frame", |c| c[0].frames().len() == 2);
     assert!(server.conns()[0].frames().iter().all(|f| f["session_id"] == "engine-7"));
@@ -262,7 +296,12 @@ fn malformed_frames_give_error_events_and_the_stream_goes_on() {
     server.send_all(true, Out::Binary(vec![1, 2, 3]));
     server.send_all(true, Out::Text("{not json".into()));
     server.send_all(true, Out::Text(r#"{"seq":1,"channel":"kline","data":{}}"#.into()));
-    server.send_all(true, Out::Text(r#"{"seq":2,"channel":"depth_book","symbol":"BTC-USD","data":{"asks":[["x","1"]],"bids":[]}}"#.into()));
+    server.send_all(
+        true,
+        Out::Text(
+            r#"{"seq":2,"channel":"depth_book","symbol":"BTC-USD","data":{"asks":[["x","1"]],"bids":[]}}"#.into(),
+        ),
+    );
     server.send_all(true, Out::Text(r#"{"seq":"three","channel":"price"}"#.into()));
     server.push("price", Some("BTC-USD"), json!({ "mark_price": "1" }));
     let (price, before) = until(&stream, LONG, "the good push after the bad ones", is_channel("price"));
@@ -303,7 +342,8 @@ fn oversized_frames_and_a_close_in_mid_message_end_the_connection_which_is_repla
 #[test]
 fn pings_are_answered_and_a_half_open_connection_is_detected_and_replaced() {
     let server = WsServer::start(Config { ping_every: Some(Duration::from_millis(40)), ..Config::default() });
-    let stream = Stream::open_market(client(&server.perps_url(), r#"{"stream_idle_timeout_ms":300}"#), None, SUBS).unwrap();
+    let stream =
+        Stream::open_market(client(&server.perps_url(), r#"{"stream_idle_timeout_ms":300}"#), None, SUBS).unwrap();
     until(&stream, LONG, "connected", is_status("connected"));
     // Pings alone keep it alive well past the idle timeout.
     let quiet = drain(&stream, Duration::from_millis(900));
@@ -322,7 +362,10 @@ fn pings_are_answered_and_a_half_open_connection_is_detected_and_replaced() {
 fn connections_are_rotated_before_the_cap_without_backoff() {
     let server = WsServer::start(Config::default());
     let stream = Stream::open_market(
-        client(&server.perps_url(), r#"{"stream_rotate_after_ms":300,"stream_reconnect_min_ms":5000,"stream_reconnect_max_ms":5000}"#),
+        client(
+            &server.perps_url(),
+            r#"{"stream_rotate_after_ms":300,"stream_reconnect_min_ms":5000,"stream_reconnect_max_ms":5000}"#,
+        ),
         Some(session()),
         r#"[{"channel":"order"}]"#,
     )
@@ -357,7 +400,13 @@ fn a_token_that_expires_ends_the_stream_at_the_next_reconnection() {
     let server = WsServer::start(Config::default());
     let session = session();
     let expires_at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64 + 1;
-    session.complete_login(Login { token: TOKEN.to_owned().into(), chain: None, address: None, alias: None, expires_at: Some(expires_at) });
+    session.complete_login(Login {
+        token: TOKEN.to_owned().into(),
+        chain: None,
+        address: None,
+        alias: None,
+        expires_at: Some(expires_at),
+    });
     let stream = Stream::open_orders(client(&server.perps_url(), "{}"), session).unwrap();
     until(&stream, LONG, "connected", is_status("connected"));
     std::thread::sleep(Duration::from_millis(2100));
@@ -395,7 +444,12 @@ fn close_from_another_thread_wakes_next_at_once_and_drop_is_quick() {
 #[test]
 fn dropping_a_stream_that_is_reconnecting_or_stalled_is_quick() {
     let server = WsServer::start(Config::default());
-    let stream = Stream::open_market(client(&server.perps_url(), r#"{"stream_reconnect_min_ms":60000,"stream_reconnect_max_ms":60000}"#), None, SUBS).unwrap();
+    let stream = Stream::open_market(
+        client(&server.perps_url(), r#"{"stream_reconnect_min_ms":60000,"stream_reconnect_max_ms":60000}"#),
+        None,
+        SUBS,
+    )
+    .unwrap();
     server.drop_all();
     until(&stream, LONG, "reconnecting", is_status("reconnecting"));
     let started = Instant::now();

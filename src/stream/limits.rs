@@ -71,7 +71,9 @@ pub fn refusal_error(refusal: &Refusal, max_open: usize, per_minute: usize) -> E
     match refusal {
         Refusal::TooManyOpen => Error::new(
             Code::StreamLimit,
-            format!("{max_open} WebSocket connections to this venue are already open (the venue's per-IP limit); close one first"),
+            format!(
+                "{max_open} WebSocket connections to this venue are already open (the venue's per-IP limit); close one first"
+            ),
         ),
         Refusal::TooManyNew(wait) => Error::new(
             Code::StreamLimit,

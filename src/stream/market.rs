@@ -50,7 +50,9 @@ pub fn parse_subscriptions(json: &str, has_session: bool) -> Result<Vec<Subscrip
         }
         let name = match fields.get("channel") {
             Some(Value::String(name)) => name.as_str(),
-            Some(_) => return Err(Error::invalid_argument(format!("subscriptions_json[{i}].channel must be a string"))),
+            Some(_) => {
+                return Err(Error::invalid_argument(format!("subscriptions_json[{i}].channel must be a string")));
+            }
             None => return Err(Error::invalid_argument(format!("subscriptions_json[{i}] has no \"channel\""))),
         };
         let Some(channel) = PUBLIC_CHANNELS.iter().chain(ACCOUNT_CHANNELS).find(|c| **c == name).copied() else {

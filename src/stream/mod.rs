@@ -153,7 +153,10 @@ impl Stream {
             Error::invalid_state("this is a market stream: orders go through an order stream (perps_order_stream_open)")
         })?;
         if self.shared.queue.is_closed() {
-            return Err(Error::new(Code::StreamClosed, "the stream is closed (perps_stream_close): the order was not sent"));
+            return Err(Error::new(
+                Code::StreamClosed,
+                "the stream is closed (perps_stream_close): the order was not sent",
+            ));
         }
         Ok(state)
     }
@@ -187,7 +190,10 @@ impl Stream {
             drop(link);
             return Err(Error::new(
                 error.code(),
-                format!("{}; the frame may have been partly sent: check the order's state before resending", error.message()),
+                format!(
+                    "{}; the frame may have been partly sent: check the order's state before resending",
+                    error.message()
+                ),
             )
             .reached_venue(true));
         }

@@ -98,7 +98,13 @@ pub fn fresh_request_id() -> Result<String> {
 }
 
 /// `{"session_id","request_id","method","header":{…},"params":"<the exact signed string>"}`
-pub fn order_frame(session_id: &str, request_id: &str, method: &str, signature: &BodySignature, params: &str) -> String {
+pub fn order_frame(
+    session_id: &str,
+    request_id: &str,
+    method: &str,
+    signature: &BodySignature,
+    params: &str,
+) -> String {
     let mut out = String::with_capacity(params.len() * 2 + 360);
     out.push_str("{\"session_id\":");
     push_str(&mut out, session_id);
@@ -126,7 +132,9 @@ pub fn cancel_params(params_json: &str) -> Result<(String, Option<i64>, Option<S
     let value: Value = serde_json::from_str(params_json)
         .map_err(|e| Error::invalid_argument(format!("params_json is not valid JSON: {e}")))?;
     let Value::Object(fields) = value else {
-        return Err(Error::invalid_argument("params_json must be a JSON object: {\"order_id\":…} or {\"cl_ord_id\":…}"));
+        return Err(Error::invalid_argument(
+            "params_json must be a JSON object: {\"order_id\":…} or {\"cl_ord_id\":…}",
+        ));
     };
     if let Some(unknown) = fields.keys().find(|k| *k != "order_id" && *k != "cl_ord_id") {
         return Err(Error::invalid_argument(format!(
@@ -138,7 +146,11 @@ pub fn cancel_params(params_json: &str) -> Result<(String, Option<i64>, Option<S
         None => None,
         Some(v) => match v.as_i64() {
             Some(id) if id > 0 => Some(id),
-            _ => return Err(Error::invalid_argument("params_json: \"order_id\" must be a positive integer (a JSON number)")),
+            _ => {
+                return Err(Error::invalid_argument(
+                    "params_json: \"order_id\" must be a positive integer (a JSON number)",
+                ));
+            }
         },
     };
     let cl_ord_id = match fields.get("cl_ord_id") {
@@ -199,7 +211,8 @@ impl Orders {
 
 /// An "accepted" ack, whichever key the venue puts the word under.
 fn is_ack(frame: &Map<String, Value>) -> bool {
-    let accepted = |key: &str| frame.get(key).and_then(Value::as_str).is_some_and(|s| s.eq_ignore_ascii_case("accepted"));
+    let accepted =
+        |key: &str| frame.get(key).and_then(Value::as_str).is_some_and(|s| s.eq_ignore_ascii_case("accepted"));
     let code_ok = match frame.get("code") {
         None | Some(Value::Null) => true,
         Some(code) => matches!(code.as_i64(), Some(0) | Some(202)),
@@ -314,7 +327,9 @@ mod tests {
         for frame in frames {
             assert!(matches!(orders.on_text(frame, 5, &queue), AuthOutcome::Pending));
         }
-        std::iter::from_fn(|| queue.pop(Some(Duration::ZERO)).unwrap()).map(|e| serde_json::from_str(&e).unwrap()).collect()
+        std::iter::from_fn(|| queue.pop(Some(Duration::ZERO)).unwrap())
+            .map(|e| serde_json::from_str(&e).unwrap())
+            .collect()
     }
 
     #[test]
@@ -331,7 +346,8 @@ mod tests {
             ],
             &[("r1", "order:new"), ("r2", "order:cancel")],
         );
-        let row = |e: &Value| (e["request_id"].as_str().unwrap().to_owned(), e["final"].as_bool(), e["matched"].as_bool());
+        let row =
+            |e: &Value| (e["request_id"].as_str().unwrap().to_owned(), e["final"].as_bool(), e["matched"].as_bool());
         assert_eq!(row(&got[0]), ("r1".into(), Some(false), Some(true)));
         assert_eq!(row(&got[1]), ("r2".into(), Some(false), Some(true)));
         assert_eq!(row(&got[2]), ("r1".into(), Some(true), Some(true)));

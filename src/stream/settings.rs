@@ -63,7 +63,8 @@ impl StreamSettings {
 /// plain http only where allowed).
 fn derive(perps_url: &str, path: &str) -> String {
     let rest = perps_url.strip_prefix("https://").map(|r| ("wss://", r));
-    let (scheme, rest) = rest.or(perps_url.strip_prefix("http://").map(|r| ("ws://", r))).unwrap_or(("wss://", perps_url));
+    let (scheme, rest) =
+        rest.or(perps_url.strip_prefix("http://").map(|r| ("ws://", r))).unwrap_or(("wss://", perps_url));
     format!("{scheme}{rest}{path}")
 }
 
@@ -75,7 +76,9 @@ fn check_ws_url(url: &str, name: &str, allow_insecure: bool) -> Result<String> {
     let uri: tungstenite::http::Uri =
         url.parse().map_err(|_| Error::invalid_argument(format!("{name} {shown} is not a valid URL")))?;
     let Some(authority) = uri.authority() else {
-        return Err(Error::invalid_argument(format!("{name} {shown} has no host (expected e.g. wss://host/ws-stream/v1)")));
+        return Err(Error::invalid_argument(format!(
+            "{name} {shown} has no host (expected e.g. wss://host/ws-stream/v1)"
+        )));
     };
     if authority.as_str().contains('@') {
         return Err(Error::invalid_argument(format!("{name} must not contain credentials")));
@@ -92,7 +95,11 @@ fn check_ws_url(url: &str, name: &str, allow_insecure: bool) -> Result<String> {
                  (use wss, or set allow_insecure_http)"
             )));
         }
-        _ => return Err(Error::invalid_argument(format!("{name} {shown} must start with wss:// (or ws:// for loopback)"))),
+        _ => {
+            return Err(Error::invalid_argument(format!(
+                "{name} {shown} must start with wss:// (or ws:// for loopback)"
+            )));
+        }
     }
     Ok(url.to_owned())
 }
@@ -117,8 +124,9 @@ mod tests {
 
     #[test]
     fn given_urls_are_checked() {
-        let s = settings("https://p.example", r#"{"stream_url":"wss://s.example/x","order_stream_url":"ws://[::1]:9/o"}"#)
-            .unwrap();
+        let s =
+            settings("https://p.example", r#"{"stream_url":"wss://s.example/x","order_stream_url":"ws://[::1]:9/o"}"#)
+                .unwrap();
         assert_eq!((s.stream_url.as_str(), s.order_stream_url.as_str()), ("wss://s.example/x", "ws://[::1]:9/o"));
         for (json, fragment) in [
             (r#"{"stream_url":"ws://10.0.0.1/x"}"#, "plain ws"),
@@ -130,6 +138,8 @@ mod tests {
             let e = settings("https://p.example", json).unwrap_err();
             assert!(e.message().contains(fragment), "{json}: {}", e.message());
         }
-        assert!(settings("https://p.example", r#"{"stream_url":"ws://10.0.0.1/x","allow_insecure_http":true}"#).is_ok());
+        assert!(
+            settings("https://p.example", r#"{"stream_url":"ws://10.0.0.1/x","allow_insecure_http":true}"#).is_ok()
+        );
     }
 }

@@ -82,8 +82,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Shared {
     pub fn new() -> Result<Shared> {
-        let (wake_tx, wake_rx) =
-            UnixStream::pair().map_err(|e| Error::new(Code::Transport, format!("cannot create a wake-up socket: {e}")))?;
+        let (wake_tx, wake_rx) = UnixStream::pair()
+            .map_err(|e| Error::new(Code::Transport, format!("cannot create a wake-up socket: {e}")))?;
         for end in [&wake_tx, &wake_rx] {
             end.set_nonblocking(true).map_err(|e| Error::new(Code::Transport, format!("wake-up socket: {e}")))?;
         }
@@ -120,10 +120,8 @@ impl Shared {
     /// Wait up to `limit` for the I/O thread to end; whether it did.
     pub fn wait_exited(&self, limit: Duration) -> bool {
         let exited = lock(&self.exited);
-        let (exited, _) = self
-            .exited_signal
-            .wait_timeout_while(exited, limit, |done| !*done)
-            .unwrap_or_else(PoisonError::into_inner);
+        let (exited, _) =
+            self.exited_signal.wait_timeout_while(exited, limit, |done| !*done).unwrap_or_else(PoisonError::into_inner);
         *exited
     }
 
@@ -163,7 +161,11 @@ impl Context {
     }
     /// The limiter's key: the venue's host and port.
     fn host_key(&self) -> String {
-        self.url.parse::<tungstenite::http::Uri>().ok().and_then(|u| u.authority().map(|a| a.to_string())).unwrap_or_default()
+        self.url
+            .parse::<tungstenite::http::Uri>()
+            .ok()
+            .and_then(|u| u.authority().map(|a| a.to_string()))
+            .unwrap_or_default()
     }
 }
 
@@ -192,9 +194,11 @@ pub fn start(ctx: Context, proto: Box<dyn Protocol>, shared: Arc<Shared>) -> Res
         .name(name)
         .spawn(move || {
             let shared = thread_shared;
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&ctx, proto, &shared, opened_tx)));
+            let outcome =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&ctx, proto, &shared, opened_tx)));
             if outcome.is_err() {
-                let error = Error::new(Code::Panic, "internal error: the stream's I/O thread panicked (a libperps bug)");
+                let error =
+                    Error::new(Code::Panic, "internal error: the stream's I/O thread panicked (a libperps bug)");
                 fail(&shared, error);
             }
             shared.mark_exited();
@@ -282,7 +286,10 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
                     json!({ "attempt": backoff.attempt(), "code_name": error.code().name(), "message": error.message() }),
                 );
                 let delay = backoff.next_delay();
-                shared.status("reconnecting", json!({ "attempt": backoff.attempt(), "delay_ms": delay.as_millis() as u64 }));
+                shared.status(
+                    "reconnecting",
+                    json!({ "attempt": backoff.attempt(), "delay_ms": delay.as_millis() as u64 }),
+                );
                 shared.sleep(delay);
                 continue;
             }
@@ -325,7 +332,8 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
         }
         if !ended.rotation {
             let delay = backoff.next_delay();
-            shared.status("reconnecting", json!({ "attempt": backoff.attempt(), "delay_ms": delay.as_millis() as u64 }));
+            shared
+                .status("reconnecting", json!({ "attempt": backoff.attempt(), "delay_ms": delay.as_millis() as u64 }));
             shared.sleep(delay);
         }
     }
@@ -363,45 +371,64 @@ fn establish(
         let deadline = Instant::now() + settings.reply_timeout;
         let mut close_reason = None;
         let mut last_inbound = Instant::now();
+        let mut more = false;
         loop {
-            match read_available(&mut conn, proto, &shared.queue, &mut last_inbound, &mut close_reason) {
+            match read_available(&mut conn, proto, &shared.queue, &mut last_inbound, &mut close_reason, &mut more) {
                 Ok(AuthOutcome::Accepted) => break,
                 Ok(AuthOutcome::Refused(error)) => return Err(SetupError::Fatal(error)),
                 Ok(AuthOutcome::Pending) => {}
                 Err(error) => {
                     let reason = close_reason.unwrap_or_else(|| error.message().to_owned());
-                    return Err(SetupError::Retry(Error::new(error.code(), format!("before the auth answer: {reason}"))));
+                    return Err(SetupError::Retry(Error::new(
+                        error.code(),
+                        format!("before the auth answer: {reason}"),
+                    )));
                 }
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return Err(SetupError::Retry(Error::new(Code::Timeout, "the venue did not answer the auth frame in time")));
+                return Err(SetupError::Retry(Error::new(
+                    Code::Timeout,
+                    "the venue did not answer the auth frame in time",
+                )));
             }
             if shared.is_closing() {
                 return Err(SetupError::Retry(Error::new(Code::StreamClosed, "closed while authenticating")));
             }
-            poll_fds(Some(conn.fd()), shared.wake_rx.as_raw_fd(), left);
-            shared.drain_wake();
+            if !more {
+                poll_fds(Some(conn.fd()), shared.wake_rx.as_raw_fd(), left);
+                shared.drain_wake();
+            }
         }
     }
     proto.after_auth(&mut conn).map_err(SetupError::Retry)?;
     Ok(conn)
 }
 
-/// Read every frame available now. `Err` when the connection is finished.
+/// Frames read in one pass while holding the connection's lock, so that a flood of pushes
+/// never keeps an order writer waiting for long.
+const READ_BUDGET: usize = 64;
+
+/// Read the frames available now (at most `READ_BUDGET`; `more` tells whether some may be
+/// left). `Err` when the connection is finished.
 fn read_available(
     conn: &mut Connection,
     proto: &mut dyn Protocol,
     queue: &Queue,
     last_inbound: &mut Instant,
     close_reason: &mut Option<String>,
+    more: &mut bool,
 ) -> Result<AuthOutcome> {
-    loop {
+    *more = false;
+    for _ in 0..READ_BUDGET {
         let message = match conn.ws.read() {
             Ok(message) => message,
             Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => return Ok(AuthOutcome::Pending),
             Err(tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed) => {
-                return Err(Error::new(Code::Transport, close_reason.clone().unwrap_or("the venue closed the connection".into())));
+                return Err(Error::new(
+                    Code::Transport,
+                    close_reason.clone().unwrap_or("the venue closed the connection".into()),
+                ));
             }
             Err(e) => return Err(transport::ws_error(e, "reading")),
         };
@@ -431,6 +458,8 @@ fn read_available(
             Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => {}
         }
     }
+    *more = true;
+    Ok(AuthOutcome::Pending)
 }
 
 /// Serve a live connection until it ends.
@@ -439,13 +468,16 @@ fn serve(shared: &Shared, proto: &mut dyn Protocol, settings: &StreamSettings) -
     let started = Instant::now();
     let mut last_inbound = Instant::now();
     let mut close_reason = None;
+    let mut more = false;
     loop {
         let fd = {
             let mut link = shared.link();
             let Some(conn) = link.conn.as_mut() else {
                 return Ended { reason: "the connection was dropped".into(), rotation: false };
             };
-            if let Err(error) = read_available(conn, proto, &shared.queue, &mut last_inbound, &mut close_reason) {
+            if let Err(error) =
+                read_available(conn, proto, &shared.queue, &mut last_inbound, &mut close_reason, &mut more)
+            {
                 return Ended { reason: close_reason.unwrap_or_else(|| error.message().to_owned()), rotation: false };
             }
             conn.fd()
@@ -471,8 +503,10 @@ fn serve(shared: &Shared, proto: &mut dyn Protocol, settings: &StreamSettings) -
                 rotation: true,
             };
         }
-        poll_fds(Some(fd), shared.wake_rx.as_raw_fd(), idle_deadline.min(rotate_at) - now);
-        shared.drain_wake();
+        if !more {
+            poll_fds(Some(fd), shared.wake_rx.as_raw_fd(), idle_deadline.min(rotate_at) - now);
+            shared.drain_wake();
+        }
     }
 }
 

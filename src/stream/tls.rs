@@ -15,11 +15,11 @@ pub fn client_config(ca_bundle_path: Option<&str>) -> Result<Arc<rustls::ClientC
             let pem = std::fs::read(path)
                 .map_err(|e| Error::invalid_argument(format!("ca_bundle_path {path:?} cannot be read: {e}")))?;
             for cert in CertificateDer::pem_slice_iter(&pem) {
-                let cert =
-                    cert.map_err(|e| Error::invalid_argument(format!("ca_bundle_path {path:?} is not valid PEM: {e}")))?;
-                roots
-                    .add(cert)
-                    .map_err(|e| Error::invalid_argument(format!("ca_bundle_path {path:?}: unusable certificate: {e}")))?;
+                let cert = cert
+                    .map_err(|e| Error::invalid_argument(format!("ca_bundle_path {path:?} is not valid PEM: {e}")))?;
+                roots.add(cert).map_err(|e| {
+                    Error::invalid_argument(format!("ca_bundle_path {path:?}: unusable certificate: {e}"))
+                })?;
             }
             if roots.is_empty() {
                 return Err(Error::invalid_argument(format!("ca_bundle_path {path:?} holds no certificate")));

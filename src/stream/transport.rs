@@ -87,7 +87,10 @@ impl Connection {
                 Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {
                     let left = deadline.saturating_duration_since(Instant::now());
                     if left.is_zero() {
-                        return Err(Error::new(Code::Timeout, "the venue is not reading: a frame could not be written"));
+                        return Err(Error::new(
+                            Code::Timeout,
+                            "the venue is not reading: a frame could not be written",
+                        ));
                     }
                     wait_writable(self.fd(), left);
                 }
@@ -117,8 +120,9 @@ pub fn connect(url: &str, settings: &StreamSettings, on_socket: &mut dyn FnMut(&
     tcp.set_read_timeout(Some(settings.reply_timeout)).map_err(|e| io_error(e, "setting a timeout"))?;
     tcp.set_write_timeout(Some(settings.reply_timeout)).map_err(|e| io_error(e, "setting a timeout"))?;
     let socket = if tls {
-        let name = rustls::pki_types::ServerName::try_from(host.clone())
-            .map_err(|_| Error::invalid_argument(format!("stream URL host \"{}\" is not a valid name", crate::error::excerpt(&host))))?;
+        let name = rustls::pki_types::ServerName::try_from(host.clone()).map_err(|_| {
+            Error::invalid_argument(format!("stream URL host \"{}\" is not a valid name", crate::error::excerpt(&host)))
+        })?;
         let tls_connection = rustls::ClientConnection::new(settings.tls()?, name)
             .map_err(|e| Error::new(Code::Transport, format!("TLS set-up failed: {e}")))?;
         Socket::Tls(Box::new(rustls::StreamOwned::new(tls_connection, tcp)))
@@ -127,12 +131,13 @@ pub fn connect(url: &str, settings: &StreamSettings, on_socket: &mut dyn FnMut(&
     };
     let max = settings.options.max_frame_bytes;
     let config = WebSocketConfig::default().max_frame_size(Some(max)).max_message_size(Some(max));
-    let (ws, _response) = tungstenite::client::client_with_config(request, socket, Some(config)).map_err(|e| match e {
-        tungstenite::HandshakeError::Failure(e) => ws_error(e, "the WebSocket handshake"),
-        tungstenite::HandshakeError::Interrupted(_) => {
-            Error::new(Code::Timeout, "the WebSocket handshake did not finish in time")
-        }
-    })?;
+    let (ws, _response) =
+        tungstenite::client::client_with_config(request, socket, Some(config)).map_err(|e| match e {
+            tungstenite::HandshakeError::Failure(e) => ws_error(e, "the WebSocket handshake"),
+            tungstenite::HandshakeError::Interrupted(_) => {
+                Error::new(Code::Timeout, "the WebSocket handshake did not finish in time")
+            }
+        })?;
     ws.get_ref().tcp().set_nonblocking(true).map_err(|e| io_error(e, "making the socket non-blocking"))?;
     Ok(Connection { ws, write_timeout: settings.reply_timeout })
 }
@@ -140,7 +145,12 @@ pub fn connect(url: &str, settings: &StreamSettings, on_socket: &mut dyn FnMut(&
 fn connect_tcp(host: &str, port: u16, timeout: Duration) -> Result<TcpStream> {
     let addrs: Vec<SocketAddr> = (host, port)
         .to_socket_addrs()
-        .map_err(|_| Error::new(Code::Transport, format!("the stream host \"{}\" could not be resolved", crate::error::excerpt(host))))?
+        .map_err(|_| {
+            Error::new(
+                Code::Transport,
+                format!("the stream host \"{}\" could not be resolved", crate::error::excerpt(host)),
+            )
+        })?
         .collect();
     let mut last = None;
     for addr in &addrs {
@@ -178,8 +188,11 @@ pub fn ws_error(e: tungstenite::Error, what: &str) -> Error {
         tungstenite::Error::Http(response) => {
             let status = response.status().as_u16();
             let body = response.body().as_ref().map(|b| String::from_utf8_lossy(b).into_owned());
-            let error = Error::new(Code::HttpStatus, format!("{what}: the venue answered HTTP {status} instead of switching to WebSocket"))
-                .with_status(status);
+            let error = Error::new(
+                Code::HttpStatus,
+                format!("{what}: the venue answered HTTP {status} instead of switching to WebSocket"),
+            )
+            .with_status(status);
             match body {
                 Some(body) if !body.is_empty() => error.with_body(body),
                 _ => error,

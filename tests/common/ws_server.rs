@@ -29,8 +29,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use tungstenite::handshake::server::{Request, Response};
 use tungstenite::Message;
+use tungstenite::handshake::server::{Request, Response};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AckStyle {
@@ -204,7 +204,8 @@ impl WsServer {
     pub fn push(&self, channel: &str, symbol: Option<&str>, data: Value) -> usize {
         let mut sent = 0;
         for conn in self.open_conns().iter().filter(|c| c.is_market()) {
-            let subscribed = conn.subscriptions.lock().unwrap().iter().any(|(c, s)| c == channel && s.as_deref() == symbol);
+            let subscribed =
+                conn.subscriptions.lock().unwrap().iter().any(|(c, s)| c == channel && s.as_deref() == symbol);
             if subscribed {
                 let mut frame = json!({ "seq": conn.next_seq(), "channel": channel, "data": data });
                 if let Some(symbol) = symbol {
@@ -249,7 +250,13 @@ impl Drop for WsServer {
     }
 }
 
-fn serve(tcp: TcpStream, id: usize, config: Arc<Mutex<Config>>, conns: Arc<Mutex<Vec<Arc<Conn>>>>, stop: Arc<AtomicBool>) {
+fn serve(
+    tcp: TcpStream,
+    id: usize,
+    config: Arc<Mutex<Config>>,
+    conns: Arc<Mutex<Vec<Arc<Conn>>>>,
+    stop: Arc<AtomicBool>,
+) {
     let _ = tcp.set_nonblocking(false);
     let _ = tcp.set_nodelay(true);
     let raw = tcp.try_clone().unwrap();
@@ -331,12 +338,21 @@ fn serve(tcp: TcpStream, id: usize, config: Arc<Mutex<Config>>, conns: Arc<Mutex
 }
 
 /// The venue's answers to one frame from the client.
-fn answer(conn: &Conn, conns: &Mutex<Vec<Arc<Conn>>>, config: &Config, text: &str, delayed: &mut Vec<(Instant, String)>) -> Vec<String> {
+fn answer(
+    conn: &Conn,
+    conns: &Mutex<Vec<Arc<Conn>>>,
+    config: &Config,
+    text: &str,
+    delayed: &mut Vec<(Instant, String)>,
+) -> Vec<String> {
     let Ok(frame) = serde_json::from_str::<Value>(text) else { return vec![] };
     if conn.is_market() {
         if let Some(auth) = frame.get("auth") {
             if let Some(refusal) = &config.refuse_auth {
-                return vec![json!({ "seq": conn.next_seq(), "channel": "auth", "data": { "code": 401, "msg": refusal } }).to_string()];
+                return vec![
+                    json!({ "seq": conn.next_seq(), "channel": "auth", "data": { "code": 401, "msg": refusal } })
+                        .to_string(),
+                ];
             }
             for stream in auth.get("streams").and_then(Value::as_array).into_iter().flatten() {
                 let channel = stream["channel"].as_str().unwrap_or("").to_owned();
@@ -364,12 +380,16 @@ fn answer(conn: &Conn, conns: &Mutex<Vec<Arc<Conn>>>, config: &Config, text: &st
         },
         Some("order:new" | "order:cancel") if !config.silent_orders => {
             if config.account_event_before_ack {
-                let params: Value = serde_json::from_str(frame["params"].as_str().unwrap_or("{}")).unwrap_or(Value::Null);
+                let params: Value =
+                    serde_json::from_str(frame["params"].as_str().unwrap_or("{}")).unwrap_or(Value::Null);
                 let event = json!({ "cl_ord_id": params["cl_ord_id"], "symbol": params["symbol"], "status": "open" });
-                for market in conns.lock().unwrap().iter().filter(|c| c.is_market() && c.authed.load(Ordering::SeqCst)) {
+                for market in conns.lock().unwrap().iter().filter(|c| c.is_market() && c.authed.load(Ordering::SeqCst))
+                {
                     let subscribed = market.subscriptions.lock().unwrap().iter().any(|(c, _)| c == "order");
                     if subscribed {
-                        market.send(Out::Text(json!({ "seq": market.next_seq(), "channel": "order", "data": event }).to_string()));
+                        market.send(Out::Text(
+                            json!({ "seq": market.next_seq(), "channel": "order", "data": event }).to_string(),
+                        ));
                     }
                 }
                 // Let the account event go out first.
@@ -378,7 +398,9 @@ fn answer(conn: &Conn, conns: &Mutex<Vec<Arc<Conn>>>, config: &Config, text: &st
             let mut replies = Vec::new();
             match config.ack {
                 AckStyle::Status => replies.push(json!({ "code": 0, "status": "accepted", "request_id": request_id })),
-                AckStyle::Message => replies.push(json!({ "code": 0, "message": "accepted", "request_id": request_id })),
+                AckStyle::Message => {
+                    replies.push(json!({ "code": 0, "message": "accepted", "request_id": request_id }))
+                }
                 AckStyle::None => {}
             }
             let outcome = match &config.reject {
