@@ -8,6 +8,7 @@
 //! - `delivery/stream_next` against `delivery/plain_read`: one frame pushed by the test venue
 //!   until `next` returns it, and the same frame read by a plain blocking tungstenite loop
 //!   (target: median ≤ 1.10×).
+//!
 //! The RSS check over 10^6 events is printed once at start (`rss_over_a_million_events`).
 
 #[path = "../tests/common/ws_server.rs"]

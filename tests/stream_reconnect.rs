@@ -56,7 +56,7 @@ fn a_hundred_forced_drops_give_a_hundred_reconnections_with_subscriptions_restor
     // Every market connection (1 + 100, after the warm-up) authenticated with the account
     // channels and subscribed to both public ones.
     server.wait_for(LONG, "the last subscriptions", |c| {
-        c.iter().filter(|c| c.is_market()).last().is_some_and(|c| c.subscriptions.lock().unwrap().len() == 4)
+        c.iter().rfind(|c| c.is_market()).is_some_and(|c| c.subscriptions.lock().unwrap().len() == 4)
     });
     let conns = server.conns();
     let market_conns: Vec<_> = conns.iter().filter(|c| c.is_market()).skip(1).collect();

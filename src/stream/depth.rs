@@ -198,7 +198,7 @@ mod tests {
     use super::*;
 
     fn sorted(json: &str) -> Result<String> {
-        sorted_data(&serde_json::from_str::<&RawValue>(json).unwrap())
+        sorted_data(serde_json::from_str::<&RawValue>(json).unwrap())
     }
 
     #[test]

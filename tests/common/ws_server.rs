@@ -261,6 +261,7 @@ fn serve(
     let _ = tcp.set_nodelay(true);
     let raw = tcp.try_clone().unwrap();
     let mut path = String::new();
+    #[allow(clippy::result_large_err)] // tungstenite's callback signature
     let callback = |request: &Request, response: Response| {
         path = request.uri().path().to_owned();
         Ok(response)
