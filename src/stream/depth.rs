@@ -8,7 +8,7 @@
 //! the stream can never sort differently.
 
 use crate::error::{Error, Result};
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -21,46 +21,76 @@ pub enum Side {
 }
 
 /// `data` of a `depth_book` push with its `asks` and `bids` sorted; every other field is
-/// kept as sent, in its place.
+/// kept as sent, in its place. One pass over `data` (levels are read as they are met).
 pub fn sorted_data(data: &RawValue) -> Result<String> {
-    let fields = parse_fields(data.get())?;
+    let mut de = serde_json::Deserializer::from_str(data.get());
+    let fields = de.deserialize_map(DataVisitor).map_err(|e| bad(e.to_string()))?;
     let mut out = String::with_capacity(data.get().len() + 16);
     out.push('{');
-    for (i, (key, value)) in fields.iter().enumerate() {
+    for (i, (key, value)) in fields.into_iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
-        super::json::push_str(&mut out, key);
+        super::json::push_str(&mut out, &key);
         out.push(':');
-        let side = match key.as_ref() {
-            "bids" => Some(Side::Bids),
-            "asks" => Some(Side::Asks),
-            _ => None,
-        };
-        match side {
-            Some(side) => {
-                let mut levels = parse_levels(value.get(), key)?;
+        match value {
+            Field::Raw(raw) => out.push_str(raw.get()),
+            Field::Levels(side, mut levels) => {
+                for level in &levels {
+                    if !is_decimal(&level.price) {
+                        return Err(bad(format!(
+                            "price \"{}\" in \"{key}\" is not a decimal",
+                            crate::error::excerpt(&level.price)
+                        )));
+                    }
+                }
                 sort_levels(&mut levels, side);
                 out.push('[');
-                for (n, (_, level)) in levels.iter().enumerate() {
+                for (n, level) in levels.iter().enumerate() {
                     if n > 0 {
                         out.push(',');
                     }
-                    out.push_str(level.get());
+                    level.write(&mut out);
                 }
                 out.push(']');
             }
-            None => out.push_str(value.get()),
         }
     }
     out.push('}');
     Ok(out)
 }
 
+/// One field of `data`.
+enum Field<'a> {
+    Raw(&'a RawValue),
+    Levels(Side, Vec<Level<'a>>),
+}
+
+/// One `[price, qty, …]` level: its elements' texts as sent, and the price's decimal text.
+struct Level<'a> {
+    price: Cow<'a, str>,
+    first: &'a RawValue,
+    second: Option<&'a RawValue>,
+    /// Elements after the second (none in the venue's documented shape: no allocation).
+    rest: Vec<&'a RawValue>,
+}
+
+impl Level<'_> {
+    fn write(&self, out: &mut String) {
+        out.push('[');
+        out.push_str(self.first.get());
+        for element in self.second.iter().chain(self.rest.iter()) {
+            out.push(',');
+            out.push_str(element.get());
+        }
+        out.push(']');
+    }
+}
+
 /// The sort, best level first. TODO(merge main): replace with the core's depth-book sort.
-fn sort_levels(levels: &mut [(Cow<'_, str>, &RawValue)], side: Side) {
-    levels.sort_by(|(a, _), (b, _)| {
-        let ascending = compare_decimals(a, b);
+fn sort_levels(levels: &mut [Level<'_>], side: Side) {
+    levels.sort_by(|a, b| {
+        let ascending = compare_decimals(&a.price, &b.price);
         if side == Side::Bids { ascending.reverse() } else { ascending }
     });
 }
@@ -107,24 +137,24 @@ fn bad(what: String) -> Error {
     Error::bad_response(format!("depth_book push: {what}"))
 }
 
-/// The object's fields in order, values raw.
-fn parse_fields(text: &str) -> Result<Vec<(Cow<'_, str>, &RawValue)>> {
-    struct Fields;
-    impl<'de> Visitor<'de> for Fields {
-        type Value = Vec<(Cow<'de, str>, &'de RawValue)>;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a JSON object")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
-            let mut fields = Vec::with_capacity(4);
-            while let Some(key) = map.next_key::<Key<'de>>()? {
-                fields.push((key.0, map.next_value::<&RawValue>()?));
-            }
-            Ok(fields)
-        }
+struct DataVisitor;
+impl<'de> Visitor<'de> for DataVisitor {
+    type Value = Vec<(Cow<'de, str>, Field<'de>)>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("\"data\" to be a JSON object")
     }
-    let mut de = serde_json::Deserializer::from_str(text);
-    de.deserialize_map(Fields).map_err(|_| bad("\"data\" is not a JSON object".into()))
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
+        let mut fields = Vec::with_capacity(4);
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            let value = match key.as_ref() {
+                "bids" => Field::Levels(Side::Bids, map.next_value_seed(LevelsSeed)?),
+                "asks" => Field::Levels(Side::Asks, map.next_value_seed(LevelsSeed)?),
+                _ => Field::Raw(map.next_value::<&RawValue>()?),
+            };
+            fields.push((key, value));
+        }
+        Ok(fields)
+    }
 }
 
 /// A key, borrowed unless it holds an escape.
@@ -148,48 +178,60 @@ impl<'de> de::Deserialize<'de> for Key<'de> {
     }
 }
 
-/// `[[price, qty, …], …]`: each level raw, with its price text (a JSON string or number).
-fn parse_levels<'a>(text: &'a str, side: &str) -> Result<Vec<(Cow<'a, str>, &'a RawValue)>> {
-    let raw: Vec<&RawValue> =
-        serde_json::from_str(text).map_err(|_| bad(format!("\"{side}\" is not an array of levels")))?;
-    let mut levels = Vec::with_capacity(raw.len());
-    for level in raw {
-        let price = serde_json::from_str::<FirstElement>(level.get())
-            .map_err(|_| bad(format!("a level of \"{side}\" is not a [price, qty] array")))?
-            .0;
-        let text: Cow<'a, str> = if price.get().starts_with('"') {
-            match serde_json::from_str::<&str>(price.get()) {
-                Ok(s) => Cow::Borrowed(s),
-                Err(_) => Cow::Owned(serde_json::from_str::<String>(price.get()).unwrap_or_default()),
-            }
-        } else {
-            Cow::Borrowed(price.get())
-        };
-        if !is_decimal(&text) {
-            return Err(bad(format!("price \"{}\" in \"{side}\" is not a decimal", crate::error::excerpt(&text))));
-        }
-        levels.push((text, level));
+/// `[[price, qty, …], …]`
+struct LevelsSeed;
+impl<'de> de::DeserializeSeed<'de> for LevelsSeed {
+    type Value = Vec<Level<'de>>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
+        d.deserialize_seq(self)
     }
-    Ok(levels)
+}
+impl<'de> Visitor<'de> for LevelsSeed {
+    type Value = Vec<Level<'de>>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array of levels")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Self::Value, A::Error> {
+        let mut levels = Vec::with_capacity(seq.size_hint().unwrap_or(32));
+        while let Some(level) = seq.next_element_seed(LevelSeed)? {
+            levels.push(level);
+        }
+        Ok(levels)
+    }
 }
 
-/// The first element of a non-empty array; the rest is skipped.
-struct FirstElement<'a>(&'a RawValue);
-impl<'de> de::Deserialize<'de> for FirstElement<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct First;
-        impl<'de> Visitor<'de> for First {
-            type Value = FirstElement<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a non-empty array")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<FirstElement<'de>, A::Error> {
-                let first = seq.next_element::<&RawValue>()?.ok_or_else(|| de::Error::invalid_length(0, &self))?;
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(FirstElement(first))
-            }
+/// `[price, qty, …]`: a non-empty array whose first element is the price.
+struct LevelSeed;
+impl<'de> de::DeserializeSeed<'de> for LevelSeed {
+    type Value = Level<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+impl<'de> Visitor<'de> for LevelSeed {
+    type Value = Level<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a [price, qty] array")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Self::Value, A::Error> {
+        let first: &RawValue = seq.next_element()?.ok_or_else(|| de::Error::invalid_length(0, &self))?;
+        let second = seq.next_element::<&RawValue>()?;
+        let mut rest = Vec::new();
+        while let Some(element) = seq.next_element::<&RawValue>()? {
+            rest.push(element);
         }
-        d.deserialize_seq(First)
+        Ok(Level { price: price_text(first), first, second, rest })
+    }
+}
+
+/// A price as text: a JSON string's content (decoded only when it holds an escape) or a
+/// number's literal. Anything else gives a text `is_decimal` refuses.
+fn price_text(raw: &RawValue) -> Cow<'_, str> {
+    let text = raw.get();
+    match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+        Some(inner) if !inner.contains('\\') => Cow::Borrowed(inner),
+        Some(_) => Cow::Owned(serde_json::from_str::<String>(text).unwrap_or_default()),
+        None => Cow::Borrowed(text),
     }
 }
 
@@ -229,9 +271,10 @@ mod tests {
     #[test]
     fn malformed_books_are_errors() {
         for (data, fragment) in [
-            (r#"[1]"#, "not a JSON object"),
-            (r#"{"bids":{}}"#, "not an array"),
+            (r#"[1]"#, "\"data\" to be a JSON object"),
+            (r#"{"bids":{}}"#, "an array of levels"),
             (r#"{"asks":[[]]}"#, "[price, qty]"),
+            (r#"{"asks":[5]}"#, "[price, qty]"),
             (r#"{"asks":[["1e5","1"]]}"#, "not a decimal"),
             (r#"{"asks":[["abc","1"]]}"#, "not a decimal"),
             (r#"{"bids":[[null,"1"]]}"#, "not a decimal"),

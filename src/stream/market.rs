@@ -118,6 +118,10 @@ impl Market {
         Market { subs, seq: SeqTracker::default(), awaiting_auth: false, impersonate }
     }
 
+    pub fn reset_seq(&mut self) {
+        self.seq.reset();
+    }
+
     fn public(&self) -> impl Iterator<Item = &Subscription> {
         self.subs.iter().filter(|s| s.symbol.is_some())
     }

@@ -231,11 +231,20 @@ impl Default for PushDecoder {
 
 #[doc(hidden)]
 impl PushDecoder {
-    /// Decode one text frame into its event(s), as the I/O thread does.
+    /// Decode one text frame into its event(s), as the I/O thread does; the last event.
     pub fn decode(&mut self, frame: &str) -> Option<String> {
         use supervisor::Protocol as _;
         self.market.on_text(frame, events::now_ns(), &self.queue);
-        self.queue.pop(Some(Duration::ZERO)).ok().flatten()
+        let mut last = None;
+        while let Ok(Some(event)) = self.queue.pop(Some(Duration::ZERO)) {
+            last = Some(event);
+        }
+        last
+    }
+
+    /// Forget the `seq` numbers seen (as a new connection does).
+    pub fn reset_seq(&mut self) {
+        self.market.reset_seq();
     }
 }
 
@@ -246,10 +255,7 @@ impl PushDecoder {
 /// digits of a fresh UUID when the caller gave none.
 fn with_cl_ord_id(order_json: &str) -> Result<(crate::order::OrderBody, String)> {
     let body = crate::order::validate(order_json)?;
-    let given: Option<String> = serde_json::from_str::<serde_json::Value>(body.as_str())
-        .ok()
-        .and_then(|v| v.get("cl_ord_id").and_then(|c| c.as_str()).map(str::to_owned));
-    if let Some(id) = given {
+    if let Some(id) = given_cl_ord_id(body.as_str()) {
         return Ok((body, id));
     }
     let id = format!("ws-{}", orders::fresh_request_id()?.replace('-', ""));
@@ -258,4 +264,11 @@ fn with_cl_ord_id(order_json: &str) -> Result<(crate::order::OrderBody, String)>
     object.insert("cl_ord_id".into(), id.clone().into());
     let body = crate::order::validate(&serde_json::Value::Object(object).to_string())?;
     Ok((body, id))
+}
+
+/// The `cl_ord_id` of a validated body (compact, one key per field: the text after
+/// `"cl_ord_id":` is its JSON string), without parsing the whole body again.
+fn given_cl_ord_id(body: &str) -> Option<String> {
+    let (_, rest) = body.split_once("\"cl_ord_id\":")?;
+    serde_json::Deserializer::from_str(rest).into_iter::<String>().next()?.ok()
 }
