@@ -25,7 +25,22 @@ pub enum Side {
 pub fn sorted_data(data: &RawValue) -> Result<String> {
     let mut de = serde_json::Deserializer::from_str(data.get());
     let fields = de.deserialize_map(DataVisitor).map_err(|e| bad(e.to_string()))?;
-    let mut out = String::with_capacity(data.get().len() + 16);
+    write_sorted(fields, data.get().len())
+}
+
+/// `data` read in place from a deserializer (the push's own pass): the sorted text, or our
+/// error for a book that parses but is wrong (a price that is not a decimal).
+pub struct SortedSeed;
+impl<'de> de::DeserializeSeed<'de> for SortedSeed {
+    type Value = Result<String>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
+        let fields = d.deserialize_map(DataVisitor)?;
+        Ok(write_sorted(fields, 1024))
+    }
+}
+
+fn write_sorted(fields: Vec<(Cow<'_, str>, Field<'_>)>, capacity: usize) -> Result<String> {
+    let mut out = String::with_capacity(capacity + 16);
     out.push('{');
     for (i, (key, value)) in fields.into_iter().enumerate() {
         if i > 0 {
@@ -89,27 +104,62 @@ impl Level<'_> {
 
 /// The sort, best level first. TODO(merge main): replace with the core's depth-book sort.
 fn sort_levels(levels: &mut [Level<'_>], side: Side) {
-    levels.sort_by(|a, b| {
-        let ascending = compare_decimals(&a.price, &b.price);
+    // Each price split once (sign, integer digits, fraction digits), not per comparison.
+    let mut keyed: Vec<(DecimalKey<'_>, usize)> =
+        levels.iter().enumerate().map(|(i, level)| (DecimalKey::of(&level.price), i)).collect();
+    keyed.sort_by(|(a, _), (b, _)| {
+        let ascending = a.cmp_value(b);
         if side == Side::Bids { ascending.reverse() } else { ascending }
     });
+    let order: Vec<usize> = keyed.into_iter().map(|(_, i)| i).collect();
+    apply_order(levels, order);
+}
+
+/// Reorder `items` so that position n holds what was at `order[n]`.
+fn apply_order<T>(items: &mut [T], mut order: Vec<usize>) {
+    for start in 0..items.len() {
+        // Follow each cycle once, swapping into place.
+        let mut current = start;
+        while order[current] != start {
+            let next = order[current];
+            items.swap(current, next);
+            order[current] = current;
+            current = next;
+        }
+        order[current] = current;
+    }
+}
+
+/// A checked decimal split for comparison by value.
+struct DecimalKey<'a> {
+    negative: bool,
+    int: &'a str,
+    frac: &'a str,
+}
+
+impl<'a> DecimalKey<'a> {
+    fn of(text: &'a str) -> DecimalKey<'a> {
+        let (negative, int, frac) = split_decimal(text);
+        // -0 is 0.
+        DecimalKey { negative: negative && !(int.is_empty() && frac.is_empty()), int, frac }
+    }
+
+    fn cmp_value(&self, other: &DecimalKey<'_>) -> Ordering {
+        let magnitude = || {
+            self.int.len().cmp(&other.int.len()).then_with(|| self.int.cmp(other.int)).then_with(|| self.frac.cmp(other.frac))
+        };
+        match (self.negative, other.negative) {
+            (false, true) => Ordering::Greater,
+            (true, false) => Ordering::Less,
+            (false, false) => magnitude(),
+            (true, true) => magnitude().reverse(),
+        }
+    }
 }
 
 /// Compare two checked decimal texts (`-?digits(.digits)?`) by value.
 pub fn compare_decimals(a: &str, b: &str) -> Ordering {
-    let (neg_a, int_a, frac_a) = split_decimal(a);
-    let (neg_b, int_b, frac_b) = split_decimal(b);
-    let zero_a = int_a.is_empty() && frac_a.is_empty();
-    let zero_b = int_b.is_empty() && frac_b.is_empty();
-    let negative_a = neg_a && !zero_a;
-    let negative_b = neg_b && !zero_b;
-    let magnitude = || int_a.len().cmp(&int_b.len()).then_with(|| int_a.cmp(int_b)).then_with(|| frac_a.cmp(frac_b));
-    match (negative_a, negative_b) {
-        (false, true) => Ordering::Greater,
-        (true, false) => Ordering::Less,
-        (false, false) => magnitude(),
-        (true, true) => magnitude().reverse(),
-    }
+    DecimalKey::of(a).cmp_value(&DecimalKey::of(b))
 }
 
 /// (negative, integer digits without leading zeros, fraction digits without trailing zeros)
@@ -250,6 +300,13 @@ mod tests {
             sorted(data).unwrap(),
             r#"{"asks":[["9999.99","1"],["121896.020","0.839"],["121896.3","2"],["121896.32","1.051"]],"bids":[["121884.5200","0.001"],[121884.3,"7"],["121884.22","0.001"],["99","5"]],"symbol":"BTC-USD"}"#
         );
+    }
+
+    #[test]
+    fn reordering_follows_every_cycle() {
+        let mut items = vec!['a', 'b', 'c', 'd', 'e'];
+        apply_order(&mut items, vec![3, 0, 4, 1, 2]);
+        assert_eq!(items, vec!['d', 'a', 'e', 'b', 'c']);
     }
 
     #[test]

@@ -167,6 +167,118 @@ struct Push<'a> {
     data: Option<&'a RawValue>,
 }
 
+/// A push read in one pass: `data` of a `depth_book` push (when `channel` comes before it,
+/// as the venue sends it) is decoded and sorted in place; any other `data` is kept raw.
+/// Frames this does not read (wrong types, `data` before `channel`…) take the slower path.
+struct FastPush<'a> {
+    seq: Option<i64>,
+    channel: Option<Cow<'a, str>>,
+    symbol: Option<Cow<'a, str>>,
+    data: Option<FastData<'a>>,
+}
+
+enum FastData<'a> {
+    Raw(&'a RawValue),
+    Sorted(Result<String>),
+}
+
+impl<'de> Deserialize<'de> for FastPush<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = FastPush<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a push object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<FastPush<'de>, A::Error> {
+                let mut push = FastPush { seq: None, channel: None, symbol: None, data: None };
+                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                    match key.as_ref() {
+                        "seq" => push.seq = map.next_value()?,
+                        "channel" => push.channel = map.next_value::<Option<BorrowedText<'de>>>()?.map(|t| t.0),
+                        "symbol" => push.symbol = map.next_value::<Option<BorrowedText<'de>>>()?.map(|t| t.0),
+                        "data" if push.channel.as_deref() == Some("depth_book") => {
+                            push.data = Some(FastData::Sorted(map.next_value_seed(depth::SortedSeed)?))
+                        }
+                        "data" => push.data = Some(FastData::Raw(map.next_value()?)),
+                        _ => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(push)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// A string, borrowed from the frame unless it holds an escape.
+struct BorrowedText<'a>(Cow<'a, str>);
+impl<'de> Deserialize<'de> for BorrowedText<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = BorrowedText<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> std::result::Result<Self::Value, E> {
+                Ok(BorrowedText(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<Self::Value, E> {
+                Ok(BorrowedText(Cow::Owned(v.to_owned())))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+impl Market {
+    /// The one-pass path; `None` sends the frame down the general path.
+    fn on_push_fast(&mut self, text: &str, received_ns: i64, queue: &Queue) -> Option<()> {
+        let push: FastPush = serde_json::from_str(text).ok()?;
+        let known = PUBLIC_CHANNELS.iter().chain(ACCOUNT_CHANNELS).find(|c| Some(**c) == push.channel.as_deref()).copied()?;
+        if known == "depth_book" && matches!(push.data, Some(FastData::Raw(_))) {
+            return None; // `data` came before `channel`: not sorted yet
+        }
+        let symbol = push.symbol.as_deref();
+        self.check_seq(known, symbol, push.seq, queue);
+        let data = match &push.data {
+            Some(FastData::Sorted(Ok(sorted))) => sorted.as_str(),
+            Some(FastData::Sorted(Err(error))) => {
+                queue.push(Kind::Status, events::error_status(error, Some(&excerpt(text))));
+                return Some(());
+            }
+            Some(FastData::Raw(raw)) => raw.get(),
+            None => "null",
+        };
+        queue.push(Kind::Data, push_event(known, push.seq, symbol, data, received_ns));
+        Some(())
+    }
+
+    fn check_seq(&mut self, known: &'static str, symbol: Option<&str>, seq: Option<i64>, queue: &Queue) {
+        let Some(seq) = seq else { return };
+        match self.seq.check(known, symbol.unwrap_or(""), seq) {
+            SeqCheck::InOrder => {}
+            SeqCheck::Gap { expected, received } => queue.push(
+                Kind::Status,
+                events::status(
+                    "gap",
+                    json!({ "subscription": { "channel": known, "symbol": symbol }, "expected": expected, "received": received }),
+                ),
+            ),
+            SeqCheck::Regression { last, received } => queue.push(
+                Kind::Status,
+                events::status(
+                    "seq_regression",
+                    json!({ "subscription": { "channel": known, "symbol": symbol }, "last": last, "received": received }),
+                ),
+            ),
+        }
+    }
+}
+
 impl Protocol for Market {
     fn name(&self) -> &'static str {
         "market"
@@ -198,6 +310,9 @@ impl Protocol for Market {
     }
 
     fn on_text(&mut self, text: &str, received_ns: i64, queue: &Queue) -> AuthOutcome {
+        if !self.awaiting_auth && self.on_push_fast(text, received_ns, queue).is_some() {
+            return AuthOutcome::Pending;
+        }
         let push: Push = match serde_json::from_str(text) {
             Ok(push) => push,
             Err(_) => {
@@ -223,25 +338,7 @@ impl Protocol for Market {
             return AuthOutcome::Pending;
         };
         let symbol = push.symbol.as_deref();
-        if let Some(seq) = push.seq {
-            match self.seq.check(known, symbol.unwrap_or(""), seq) {
-                SeqCheck::InOrder => {}
-                SeqCheck::Gap { expected, received } => queue.push(
-                    Kind::Status,
-                    events::status(
-                        "gap",
-                        json!({ "subscription": { "channel": known, "symbol": symbol }, "expected": expected, "received": received }),
-                    ),
-                ),
-                SeqCheck::Regression { last, received } => queue.push(
-                    Kind::Status,
-                    events::status(
-                        "seq_regression",
-                        json!({ "subscription": { "channel": known, "symbol": symbol }, "last": last, "received": received }),
-                    ),
-                ),
-            }
-        }
+        self.check_seq(known, symbol, push.seq, queue);
         let sorted;
         let data: &str = match (known, push.data) {
             ("depth_book", Some(data)) => match depth::sorted_data(data) {
