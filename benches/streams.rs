@@ -77,7 +77,7 @@ fn depth(c: &mut Criterion) {
     // every event is in order: no status event is made).
     let frames: Vec<String> = (1..=1000).map(depth_frame).collect();
     let decode = |decoder: &mut PushDecoder, i: usize| {
-        if i % 1000 == 0 {
+        if i.is_multiple_of(1000) {
             decoder.reset_seq();
         }
         decoder.decode(&frames[i % 1000])

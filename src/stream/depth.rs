@@ -146,7 +146,11 @@ impl<'a> DecimalKey<'a> {
 
     fn cmp_value(&self, other: &DecimalKey<'_>) -> Ordering {
         let magnitude = || {
-            self.int.len().cmp(&other.int.len()).then_with(|| self.int.cmp(other.int)).then_with(|| self.frac.cmp(other.frac))
+            self.int
+                .len()
+                .cmp(&other.int.len())
+                .then_with(|| self.int.cmp(other.int))
+                .then_with(|| self.frac.cmp(other.frac))
         };
         match (self.negative, other.negative) {
             (false, true) => Ordering::Greater,
@@ -158,7 +162,8 @@ impl<'a> DecimalKey<'a> {
 }
 
 /// Compare two checked decimal texts (`-?digits(.digits)?`) by value.
-pub fn compare_decimals(a: &str, b: &str) -> Ordering {
+#[cfg(test)]
+fn compare_decimals(a: &str, b: &str) -> Ordering {
     DecimalKey::of(a).cmp_value(&DecimalKey::of(b))
 }
 

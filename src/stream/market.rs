@@ -190,7 +190,10 @@ impl<'de> Deserialize<'de> for FastPush<'de> {
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a push object")
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<FastPush<'de>, A::Error> {
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<FastPush<'de>, A::Error> {
                 let mut push = FastPush { seq: None, channel: None, symbol: None, data: None };
                 while let Some(key) = map.next_key::<Cow<'de, str>>()? {
                     match key.as_ref() {
@@ -238,7 +241,8 @@ impl Market {
     /// The one-pass path; `None` sends the frame down the general path.
     fn on_push_fast(&mut self, text: &str, received_ns: i64, queue: &Queue) -> Option<()> {
         let push: FastPush = serde_json::from_str(text).ok()?;
-        let known = PUBLIC_CHANNELS.iter().chain(ACCOUNT_CHANNELS).find(|c| Some(**c) == push.channel.as_deref()).copied()?;
+        let known =
+            PUBLIC_CHANNELS.iter().chain(ACCOUNT_CHANNELS).find(|c| Some(**c) == push.channel.as_deref()).copied()?;
         if known == "depth_book" && matches!(push.data, Some(FastData::Raw(_))) {
             return None; // `data` came before `channel`: not sorted yet
         }
