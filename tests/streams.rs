@@ -322,6 +322,7 @@ fn oversized_frames_and_a_close_in_mid_message_end_the_connection_which_is_repla
     let server = WsServer::start(Config::default());
     let stream = Stream::open_market(client(&server.perps_url(), r#"{"max_frame_bytes":4096}"#), None, SUBS).unwrap();
     until(&stream, LONG, "connected", is_status("connected"));
+    server.wait_for(LONG, "subscriptions", |c| c.len() == 1 && c[0].subscriptions.lock().unwrap().len() == 2);
     server.send_all(true, Out::Text(format!("{{\"pad\":\"{}\"}}", "a".repeat(8192))));
     let (down, _) = until(&stream, LONG, "disconnected", is_status("disconnected"));
     assert!(down["reason"].as_str().unwrap().contains("max_frame_bytes"), "{down}");
@@ -438,7 +439,9 @@ fn close_from_another_thread_wakes_next_at_once_and_drop_is_quick() {
     let started = Instant::now();
     drop(Arc::try_unwrap(stream).unwrap());
     assert!(started.elapsed() < Duration::from_millis(500), "drop took {:?}", started.elapsed());
-    server.wait_for(LONG, "the connection closed", |c| c[0].closed.load(std::sync::atomic::Ordering::SeqCst));
+    server.wait_for(LONG, "the connection closed", |c| {
+        !c.is_empty() && c[0].closed.load(std::sync::atomic::Ordering::SeqCst)
+    });
 }
 
 #[test]
@@ -450,6 +453,8 @@ fn dropping_a_stream_that_is_reconnecting_or_stalled_is_quick() {
         SUBS,
     )
     .unwrap();
+    // The venue registers a connection just after its handshake answer: wait for it.
+    server.wait_for(LONG, "the connection", |c| c.len() == 1);
     server.drop_all();
     until(&stream, LONG, "reconnecting", is_status("reconnecting"));
     let started = Instant::now();
