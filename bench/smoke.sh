@@ -26,6 +26,9 @@ cargo bench --bench signin_cpu -- --test
 step "signing: floor, perps_sign_body_into, perps_sign_body, one vs two threads"
 cargo bench --bench signing -- --test
 
+step "streams: depth_book decoding, order entry, event delivery (test venue on loopback)"
+cargo bench --bench streams -- --test
+
 step "C benchmark through the ABI (small N)"
 make --no-print-directory lib
 make -C bench/c --no-print-directory

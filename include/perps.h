@@ -133,6 +133,16 @@ typedef enum perps_code {
    */
   PERPS_RATE_LIMITED = 14,
   /**
+   * The stream was closed by `perps_stream_close`, or has ended after its terminal
+   * `{"channel":"status","state":"failed"}` event (e.g. an expired token).
+   */
+  PERPS_STREAM_CLOSED = 15,
+  /**
+   * Opening a WebSocket would break the venue's connection limits (10 open per IP, 30
+   * new per minute, counted across this process per venue host); nothing was sent.
+   */
+  PERPS_STREAM_LIMIT = 16,
+  /**
    * A panic was caught inside the library (a bug; please report it).
    */
   PERPS_PANIC = 99,
@@ -172,6 +182,20 @@ typedef struct perps_error perps_error;
  * (and its secrets zeroized) by `perps_session_free`. Thread-safe.
  */
 typedef struct perps_session perps_session;
+
+/**
+ * One open WebSocket stream: the market + account stream (`perps_stream_open`) or the order
+ * stream (`perps_order_stream_open`), served by a background I/O thread of the library that
+ * never runs caller code. Read its events with `perps_stream_next`.
+ *
+ * Thread safety: `perps_stream_next`, `perps_stream_new_order`, `perps_stream_cancel_order`
+ * and `perps_stream_close` may be called from any threads at once. The stream keeps what it
+ * needs of its client and session alive itself: they may be freed before it.
+ *
+ * Owned by the caller; `perps_stream_free` closes it and frees it (after every other call
+ * on it has returned: call `perps_stream_close` first to wake a blocked `perps_stream_next`).
+ */
+typedef struct perps_stream perps_stream;
 
 /**
  * The four header values of a signed body, as NUL-terminated strings in fixed-size fields
@@ -583,6 +607,81 @@ char *perps_query_symbol_price(const struct perps_client *c, const struct perps_
  * every other field kept as the venue wrote them. Free the result with `perps_string_free`.
  */
 char *perps_query_depth_book(const struct perps_client *c, const struct perps_session *s, const char *params_json, struct perps_error **err);
+
+/**
+ * Open the market + account stream (`ws-stream`; URL: client option `stream_url`, default
+ * `wss://<perps_url host and path>/ws-stream/v1`). `subscriptions_json` is a JSON array of
+ * `{"channel":C,"symbol":S}` with C one of "price", "depth_book", "public_trade" (S
+ * required) and, with a session, `{"channel":C}` with C one of "order", "position",
+ * "balance", "trade". `s` may be NULL for public channels only; with a session the auth
+ * frame (`{"auth":{"token":…,"streams":[account channels]}}`) is sent and its answer (code
+ * 0 or 200) awaited. Returns once connected, authenticated and subscribed; the first
+ * event is `{"channel":"status","state":"connected",…}`. Errors: `PERPS_INVALID_ARGUMENT`
+ * (bad subscriptions, naming the entry), `PERPS_INVALID_STATE` (session without token),
+ * `PERPS_TOKEN_EXPIRED`, `PERPS_TRANSPORT`/`PERPS_TIMEOUT`, `PERPS_HTTP_STATUS` (handshake
+ * refused), `PERPS_API_ERROR` (auth refused), `PERPS_STREAM_LIMIT`. Free with
+ * `perps_stream_free`.
+ */
+struct perps_stream *perps_stream_open(const struct perps_client *c, const struct perps_session *s, const char *subscriptions_json, struct perps_error **err);
+
+/**
+ * Open the order stream (`ws-api`; URL: client option `order_stream_url`, default
+ * `wss://<perps_url host and path>/ws-api/v1`) and log in (`auth:login` with the session's
+ * token; code 0 or 200 is success). Its `session_id` is the session's `x-session-id`
+ * (`perps_session_set_session_id`, set before opening) when one is set — REST orders sent
+ * with it then report on this stream — or else a fresh UUID; the `connected` event
+ * carries it. Errors as `perps_stream_open`. Free with `perps_stream_free`.
+ */
+struct perps_stream *perps_order_stream_open(const struct perps_client *c, const struct perps_session *s, struct perps_error **err);
+
+/**
+ * The next event as a JSON object (free with `perps_string_free`), waiting up to
+ * `timeout_ms` milliseconds (0: do not wait; negative: no limit). Returns NULL with `*err`
+ * left NULL when the time passes first. Events: venue pushes `{"channel","seq","symbol"?,
+ * "data","received_ns"}` (depth_book levels sorted: bids high to low, asks low to high);
+ * order replies `{"channel":"order_response","request_id","code","message","final",
+ * "matched",…}`; frames of no known channel `{"channel":"unrecognized","frame",…}`; and
+ * `{"channel":"status","state":S,…}` with S one of connected, disconnected, reconnecting,
+ * reconnect_failed, reconnected, gap, seq_regression, error, overflow, failed.
+ * `received_ns` is the receive time in nanoseconds since the Unix epoch. After
+ * `perps_stream_close` (which wakes a blocked call at once), or once a stream that
+ * ended (`failed` event) has given all its events: NULL with `PERPS_STREAM_CLOSED`.
+ */
+char *perps_stream_next(const struct perps_stream *st, int64_t timeout_ms, struct perps_error **err);
+
+/**
+ * Order stream only: validate `order_json` (as `perps_new_order`), generate a `cl_ord_id`
+ * when it has none, sign the exact params text, and write the `order:new` frame. Returns
+ * `{"request_id":…,"cl_ord_id":…}` as soon as the frame is written, without waiting for
+ * the venue: its replies arrive as `order_response` events with that `request_id` (an
+ * "accepted" ack with `final` false, then the outcome with `final` true). Errors:
+ * `PERPS_INVALID_ORDER`, `PERPS_INVALID_STATE` (a market stream), `PERPS_STREAM_CLOSED`,
+ * `PERPS_TRANSPORT` (not connected: nothing sent; or the write failed:
+ * `perps_error_may_have_reached_venue` is true). Never retried.
+ */
+char *perps_stream_new_order(const struct perps_stream *st, const char *order_json, struct perps_error **err);
+
+/**
+ * Order stream only: `order:cancel` with `params_json` `{"order_id":N}` and/or
+ * `{"cl_ord_id":"…"}` (as REST `cancel_order`), signed. Returns `{"request_id":…,
+ * "order_id"?,"cl_ord_id"?}` once the frame is written; replies as for
+ * `perps_stream_new_order`.
+ */
+char *perps_stream_cancel_order(const struct perps_stream *st, const char *params_json, struct perps_error **err);
+
+/**
+ * Close the stream from any thread: a `perps_stream_next` blocked in another thread returns
+ * at once (NULL, `PERPS_STREAM_CLOSED`), and so does every later call. The handle stays
+ * valid until `perps_stream_free`. NULL is a no-op; closing twice is harmless.
+ */
+void perps_stream_close(const struct perps_stream *st);
+
+/**
+ * Close and free a stream; waits at most about 2 s for its I/O thread (one still busy,
+ * e.g. resolving a host name, finishes alone). NULL is a no-op; must not be called twice,
+ * nor while another call on the stream is running.
+ */
+void perps_stream_free(struct perps_stream *st);
 
 /**
  * The library's version as "MAJOR.MINOR.PATCH". Static: never free it.

@@ -167,7 +167,8 @@ fn parse_request_id(text: &str) -> Result<[u8; REQUEST_ID_LEN]> {
     Ok(out)
 }
 
-fn fresh_uuid(out: &mut [u8; REQUEST_ID_LEN]) -> Result<()> {
+/// A fresh random UUID v4 (hyphenated, lower case) from the pooled OS randomness.
+pub(crate) fn fresh_uuid(out: &mut [u8; REQUEST_ID_LEN]) -> Result<()> {
     let random = crate::os_random::take::<16>().map_err(crate::keys::rng_failed)?;
     let id = uuid::Builder::from_random_bytes(random).into_uuid();
     id.hyphenated().encode_lower(out);

@@ -124,6 +124,24 @@ impl PartialEq for Decimal<'_> {
 
 impl Eq for Decimal<'_> {}
 
+/// The order of a book side, best level first, by exact decimal price: bids (`descending`)
+/// high to low, asks low to high; equal prices keep the venue's order (a stable sort).
+/// Returns indices into `prices`, or the index of the first price that is not a decimal.
+/// `perps_query_depth_book` and the stream's `depth_book` pushes both sort with this, so
+/// REST and the stream can never order a book differently.
+pub fn book_order(prices: &[&str], descending: bool) -> Result<Vec<usize>, usize> {
+    let mut keyed = Vec::with_capacity(prices.len());
+    for (i, price) in prices.iter().enumerate() {
+        keyed.push((Decimal::parse(price).ok_or(i)?, i));
+    }
+    if descending {
+        keyed.sort_by(|a, b| b.0.cmp(&a.0));
+    } else {
+        keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    }
+    Ok(keyed.into_iter().map(|(_, i)| i).collect())
+}
+
 fn parse_exponent(digits: &[u8]) -> Option<i64> {
     let (negative, digits) = match digits.first() {
         Some(b'-') => (true, &digits[1..]),

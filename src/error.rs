@@ -38,6 +38,11 @@ pub enum Code {
     NotFound = 13,
     /// Refused locally by the client's rate limiter; nothing was sent.
     RateLimited = 14,
+    /// The stream was closed (`perps_stream_close`), or ended after its terminal event.
+    StreamClosed = 15,
+    /// A new WebSocket connection would break the venue's connection limits (10 open per
+    /// IP, 30 new per minute; counted in this process); nothing was sent.
+    StreamLimit = 16,
     /// A bug: a panic was caught at the C boundary.
     Panic = 99,
 }
@@ -60,6 +65,8 @@ impl Code {
             Code::Rng => "PERPS_RNG",
             Code::NotFound => "PERPS_NOT_FOUND",
             Code::RateLimited => "PERPS_RATE_LIMITED",
+            Code::StreamClosed => "PERPS_STREAM_CLOSED",
+            Code::StreamLimit => "PERPS_STREAM_LIMIT",
             Code::Panic => "PERPS_PANIC",
         }
     }

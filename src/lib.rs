@@ -22,6 +22,7 @@ mod os_random;
 pub mod session;
 pub mod signin_message;
 pub mod strict_json;
+pub mod stream;
 pub mod wallet;
 mod wipe;
 

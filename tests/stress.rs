@@ -10,11 +10,19 @@
 //!   `orders_accepted` == successes; the open orders hold each success's `cl_ord_id` once;
 //! - every signature verifies and every `x-request-id` is unique.
 //!
+//! Meanwhile one more thread consumes a market + account stream opened on the same client
+//! and session (against the WebSocket test venue, `tests/common/ws_server.rs`, which pushes
+//! prices and drops every connection a few times): every push arrives, in order, after each
+//! drop the stream reconnects and re-authenticates with the session's current token, and
+//! close from the main thread ends it.
+//!
 //! The default test is sized for a debug build (well under a minute on 2 cores); the full
 //! load (100,000 signatures, 1,000 orders) is `#[ignore]`d and run in release:
 //! `cargo test --release --test stress -- --ignored`.
 
 mod common;
+#[path = "common/ws_server.rs"]
+mod ws_server;
 
 use common::abi::{self, Client, Session, c, owned};
 use ed25519_dalek::{Signature, VerifyingKey};
@@ -177,17 +185,69 @@ fn refresher(shared: Shared, running: &AtomicBool, refreshes: &AtomicUsize, toke
     }
 }
 
+#[derive(Default, Debug)]
+struct StreamTally {
+    prices: usize,
+    reconnected: usize,
+    /// gap / seq_regression / error / failed events: none expected.
+    problems: Vec<String>,
+    closed_with: Option<perps_code>,
+}
+
+/// Consume the stream until `running` clears, then close it (as another thread of an engine
+/// would) and check that `next` reports the close.
+fn consumer(shared: Shared, running: &AtomicBool) -> StreamTally {
+    use perps::ffi::stream::*;
+    let mut tally = StreamTally::default();
+    let subs = c(r#"[{"channel":"price","symbol":"BTC-USD"},{"channel":"order"}]"#);
+    let mut err = std::ptr::null_mut();
+    let st = perps_stream_open(shared.client, shared.session, subs.as_ptr(), &mut err);
+    assert!(!st.is_null(), "stream open: {:?}", abi::take_error(err));
+    let mut last_mark = 0u64;
+    while running.load(Ordering::SeqCst) {
+        let event = perps_stream_next(st, 100, &mut err);
+        assert!(err.is_null(), "next: {:?}", abi::take_error(err));
+        if event.is_null() {
+            continue;
+        }
+        let text = unsafe { CStr::from_ptr(event) }.to_str().unwrap().to_owned();
+        perps::ffi::strings::perps_string_free(event);
+        let event: serde_json::Value = serde_json::from_str(&text).unwrap();
+        match (event["channel"].as_str(), event["state"].as_str()) {
+            (Some("price"), _) => {
+                let mark: u64 = event["data"]["n"].as_u64().unwrap();
+                assert!(mark > last_mark, "prices out of order: {last_mark} then {mark}");
+                last_mark = mark;
+                tally.prices += 1;
+            }
+            (Some("status"), Some("reconnected")) => tally.reconnected += 1,
+            (Some("status"), Some("gap" | "seq_regression" | "error" | "failed")) => tally.problems.push(text),
+            _ => {}
+        }
+    }
+    perps_stream_close(st);
+    let event = perps_stream_next(st, 1000, &mut err);
+    assert!(event.is_null());
+    tally.closed_with = Some(abi::take_error(err).code);
+    perps_stream_free(st);
+    tally
+}
+
 fn run(load: Load) {
     let started = Instant::now();
     let venue =
         Sandbox::start(SandboxConfig { timestamp_window_ms: 600_000, worker_threads: THREADS, ..Default::default() })
             .unwrap();
-    let client = Client::new(
-        &venue.base_url(),
-        &venue.perps_url(),
-        Some(r#"{"read_timeout_ms":60000,"total_timeout_ms":120000}"#),
-    )
-    .unwrap();
+    let ws = ws_server::WsServer::start(ws_server::Config {
+        ping_every: Some(Duration::from_millis(50)),
+        ..Default::default()
+    });
+    let options = format!(
+        r#"{{"read_timeout_ms":60000,"total_timeout_ms":120000,"stream_url":"{}/ws-stream/v1",
+            "stream_reconnect_min_ms":5,"stream_reconnect_max_ms":50}}"#,
+        ws.url()
+    );
+    let client = Client::new(&venue.base_url(), &venue.perps_url(), Some(&options)).unwrap();
     let session = Session::new();
     abi::signin(&client, &session, "bsc", BSC_KEY, 3600).unwrap();
     let first_token = owned(|e| perps::ffi::session::perps_session_token(session.0, e)).unwrap();
@@ -200,8 +260,30 @@ fn run(load: Load) {
     let refreshes = AtomicUsize::new(0);
     let tokens = Mutex::new(HashSet::new());
 
-    let tallies: Vec<Tally> = std::thread::scope(|scope| {
+    let streaming = AtomicBool::new(true);
+    let drops = AtomicUsize::new(0);
+    let (tallies, stream_tally): (Vec<Tally>, StreamTally) = std::thread::scope(|scope| {
         let refresh = scope.spawn(|| refresher(shared, &running, &refreshes, &tokens));
+        let stream = scope.spawn(|| consumer(shared, &streaming));
+        // The test venue's side: a price every millisecond, and a drop of every connection
+        // every 300 ms (at most three).
+        let pusher = scope.spawn(|| {
+            let mut n = 0u64;
+            let mut last_drop = Instant::now();
+            while streaming.load(Ordering::SeqCst) {
+                n += 1;
+                ws.push("price", Some("BTC-USD"), serde_json::json!({ "n": n }));
+                if last_drop.elapsed() > Duration::from_millis(300) && drops.load(Ordering::SeqCst) < 3 {
+                    let live = ws.open_conns().iter().any(|c| c.subscriptions.lock().unwrap().len() == 2);
+                    if live {
+                        ws.drop_all();
+                        drops.fetch_add(1, Ordering::SeqCst);
+                        last_drop = Instant::now();
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        });
         let workers: Vec<_> = (0..THREADS)
             .map(|t| {
                 let signatures = load.signatures / THREADS + usize::from(t < load.signatures % THREADS);
@@ -211,9 +293,17 @@ fn run(load: Load) {
             })
             .collect();
         let tallies = workers.into_iter().map(|w| w.join().expect("no panic in a worker")).collect();
+        // Keep streaming until the drops have happened (a short debug run may end first).
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while drops.load(Ordering::SeqCst) < 3 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        std::thread::sleep(Duration::from_millis(300));
         running.store(false, Ordering::SeqCst);
         refresh.join().expect("no panic in the refresher");
-        tallies
+        streaming.store(false, Ordering::SeqCst);
+        pusher.join().expect("no panic in the pusher");
+        (tallies, stream.join().expect("no panic in the stream consumer"))
     });
 
     let mut total = Tally::default();
@@ -247,6 +337,20 @@ fn run(load: Load) {
         started.elapsed().as_secs_f64()
     );
 
+    println!("stream: {stream_tally:?}, {} drops", drops.load(Ordering::SeqCst));
+    // The stream: prices flowed in order, every drop was followed by a reconnection with
+    // re-authentication (each market connection sent an auth frame with a token the
+    // session held), nothing went wrong, and close ended it.
+    assert!(stream_tally.prices > 100, "{stream_tally:?}");
+    assert!(stream_tally.problems.is_empty(), "{:?}", stream_tally.problems);
+    assert_eq!(stream_tally.reconnected, drops.load(Ordering::SeqCst));
+    assert_eq!(drops.load(Ordering::SeqCst), 3);
+    assert_eq!(stream_tally.closed_with, Some(PERPS_STREAM_CLOSED));
+    let seen_tokens = tokens.lock().unwrap().clone();
+    for conn in ws.conns() {
+        let token = conn.frames()[0]["auth"]["token"].as_str().unwrap().to_owned();
+        assert!(token == first_token || seen_tokens.contains(&token), "an auth frame with an unknown token");
+    }
     // Signatures: all made, all verified (asserted in the workers), ids never repeated.
     assert_eq!(total.signatures, load.signatures);
     let unique: HashSet<&String> = total.request_ids.iter().collect();

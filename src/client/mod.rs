@@ -12,7 +12,7 @@ mod signin;
 pub mod symbol_rules;
 mod trading;
 pub mod transport;
-mod url;
+pub(crate) mod url;
 mod write_coalescing;
 
 use crate::challenge::CertSet;
@@ -46,6 +46,8 @@ pub struct Client {
     /// `Some` when the `symbol_rules` option is on.
     symbols: Option<symbol_rules::SymbolCache>,
     cl_ord_id_prefix: String,
+    /// The two WebSockets' URLs, options and TLS configuration.
+    stream: crate::stream::settings::StreamSettings,
 }
 
 impl std::fmt::Debug for Client {
@@ -67,6 +69,7 @@ impl Client {
     pub fn new(base_url: &str, perps_url: &str, options: ClientOptions) -> Result<Client> {
         let base_url = url::check_url(base_url, "base_url", options.allow_insecure_http)?.text;
         let perps_url = url::check_url(perps_url, "perps_url", options.allow_insecure_http)?.text;
+        let stream = crate::stream::settings::StreamSettings::new(&perps_url, &options)?;
         Ok(Client {
             base_url,
             perps_url,
@@ -81,6 +84,7 @@ impl Client {
             buckets: pacing::Buckets::default(),
             symbols: options.symbol_rules.then(symbol_rules::SymbolCache::default),
             cl_ord_id_prefix: options.cl_ord_id_prefix,
+            stream,
         })
     }
 
@@ -90,6 +94,16 @@ impl Client {
 
     pub fn perps_url(&self) -> &str {
         &self.perps_url
+    }
+
+    /// What every generated `cl_ord_id` starts with (option `cl_ord_id_prefix`).
+    pub(crate) fn cl_ord_id_prefix(&self) -> &str {
+        &self.cl_ord_id_prefix
+    }
+
+    /// The WebSockets' settings (src/stream/).
+    pub fn stream_settings(&self) -> &crate::stream::settings::StreamSettings {
+        &self.stream
     }
 
     pub fn clock_offset_ms(&self) -> i64 {

@@ -31,6 +31,8 @@ pub struct ClientOptions {
     pub symbol_rules: bool,
     /// Put in front of every `cl_ord_id` the library generates.
     pub cl_ord_id_prefix: String,
+    /// The WebSocket settings (`stream_url`, `order_stream_url`, `max_frame_bytes`, `stream_*`).
+    pub stream: StreamOptions,
 }
 
 /// The `rate_limit` option: what to do with an account request the venue's credit bucket
@@ -44,6 +46,45 @@ pub enum RateLimit {
     Wait,
     /// Refuse it locally with `PERPS_RATE_LIMITED`; nothing is sent.
     Refuse,
+}
+
+/// The WebSocket options (src/stream/). URLs default to ones derived from `perps_url`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StreamOptions {
+    /// The market + account stream (`ws-stream`); `None`: `{perps_url as ws(s)}/ws-stream/v1`.
+    pub stream_url: Option<String>,
+    /// The order-entry stream (`ws-api`); `None`: `{perps_url as ws(s)}/ws-api/v1`.
+    pub order_stream_url: Option<String>,
+    /// Largest WebSocket frame or message accepted from the venue.
+    pub max_frame_bytes: usize,
+    /// A connection that receives nothing (not even the venue's 10 s pings) for this long is
+    /// dead (half-open) and is replaced.
+    pub idle_timeout: Duration,
+    /// A connection is replaced after this long, before the venue's 24 h cap.
+    pub rotate_after: Duration,
+    /// Reconnection backoff: first delay and ceiling (each jittered).
+    pub reconnect_min: Duration,
+    pub reconnect_max: Duration,
+    /// The venue's limits on WebSocket connections from one IP, enforced process-wide per
+    /// venue host: open connections at once, and new connections in any 60 s.
+    pub max_connections: usize,
+    pub connects_per_minute: usize,
+}
+
+impl Default for StreamOptions {
+    fn default() -> Self {
+        StreamOptions {
+            stream_url: None,
+            order_stream_url: None,
+            max_frame_bytes: 1 << 20,
+            idle_timeout: Duration::from_secs(30),
+            rotate_after: Duration::from_secs(23 * 3600 + 50 * 60),
+            reconnect_min: Duration::from_millis(250),
+            reconnect_max: Duration::from_secs(30),
+            max_connections: 10,
+            connects_per_minute: 30,
+        }
+    }
 }
 
 impl Default for ClientOptions {
@@ -62,6 +103,7 @@ impl Default for ClientOptions {
             rate_limit: RateLimit::Off,
             symbol_rules: false,
             cl_ord_id_prefix: String::new(),
+            stream: StreamOptions::default(),
         }
     }
 }
@@ -86,6 +128,15 @@ const KNOWN: &[&str] = &[
     "rate_limit",
     "symbol_rules",
     "cl_ord_id_prefix",
+    "stream_url",
+    "order_stream_url",
+    "max_frame_bytes",
+    "stream_idle_timeout_ms",
+    "stream_rotate_after_ms",
+    "stream_reconnect_min_ms",
+    "stream_reconnect_max_ms",
+    "stream_max_connections",
+    "stream_connects_per_minute",
 ];
 
 /// Longest `cl_ord_id_prefix`: with the 26-character generated part, ids stay within 42
@@ -147,7 +198,7 @@ impl ClientOptions {
                 _ => {
                     return Err(Error::invalid_argument(format!(
                         "certs_ttl_ms must be an integer from 0 to {MAX_CERTS_TTL_MS} (one week)"
-)));
+                    )));
                 }
             };
         }
@@ -187,6 +238,7 @@ impl ClientOptions {
             }
             options.cl_ord_id_prefix = prefix.to_owned();
         }
+        parse_stream_options(&map, &mut options.stream)?;
         Ok(options)
     }
 }
@@ -200,6 +252,46 @@ fn pin(v: &Value, name: &str, example: &str) -> Result<String> {
         )));
     }
     Ok(text.to_owned())
+}
+
+fn parse_stream_options(map: &serde_json::Map<String, Value>, stream: &mut StreamOptions) -> Result<()> {
+    if let Some(v) = map.get("stream_url") {
+        stream.stream_url = Some(text(v, "stream_url")?.to_owned());
+    }
+    if let Some(v) = map.get("order_stream_url") {
+        stream.order_stream_url = Some(text(v, "order_stream_url")?.to_owned());
+    }
+    if let Some(v) = map.get("max_frame_bytes") {
+        // At least 1 KiB: a depth_book push or an order reply must fit.
+        let n = positive(v, "max_frame_bytes", 1 << 30)?;
+        if n < 1024 {
+            return Err(Error::invalid_argument("max_frame_bytes must be an integer from 1024 to 1073741824"));
+        }
+        stream.max_frame_bytes = n as usize;
+    }
+    if let Some(v) = map.get("stream_idle_timeout_ms") {
+        stream.idle_timeout = millis(v, "stream_idle_timeout_ms")?;
+    }
+    if let Some(v) = map.get("stream_rotate_after_ms") {
+        // Never past the venue's 24 h cap.
+        stream.rotate_after = Duration::from_millis(positive(v, "stream_rotate_after_ms", 86_400_000)?);
+    }
+    if let Some(v) = map.get("stream_reconnect_min_ms") {
+        stream.reconnect_min = millis(v, "stream_reconnect_min_ms")?;
+    }
+    if let Some(v) = map.get("stream_reconnect_max_ms") {
+        stream.reconnect_max = millis(v, "stream_reconnect_max_ms")?;
+    }
+    if stream.reconnect_max < stream.reconnect_min {
+        return Err(Error::invalid_argument("stream_reconnect_max_ms must not be less than stream_reconnect_min_ms"));
+    }
+    if let Some(v) = map.get("stream_max_connections") {
+        stream.max_connections = positive(v, "stream_max_connections", 1000)? as usize;
+    }
+    if let Some(v) = map.get("stream_connects_per_minute") {
+        stream.connects_per_minute = positive(v, "stream_connects_per_minute", 100_000)? as usize;
+    }
+    Ok(())
 }
 
 fn positive(v: &Value, name: &str, max: u64) -> Result<u64> {

@@ -20,8 +20,39 @@ pub(crate) struct BaseUrl {
     pub port: Option<u16>,
 }
 
+/// The two schemes a URL may have: the secure one, and the plain one allowed only to loopback
+/// (or anywhere with `allow_insecure_http`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Schemes {
+    /// `https://` / `http://`: the REST base URLs.
+    Http,
+    /// `wss://` / `ws://`: the two WebSocket URLs (their auth frames carry the bearer token).
+    WebSocket,
+}
+
+impl Schemes {
+    fn secure(self) -> &'static str {
+        match self {
+            Schemes::Http => "https",
+            Schemes::WebSocket => "wss",
+        }
+    }
+    fn plain(self) -> &'static str {
+        match self {
+            Schemes::Http => "http",
+            Schemes::WebSocket => "ws",
+        }
+    }
+}
+
 /// Check a base URL; `name` is the argument's name for the message.
 pub(crate) fn check_url(url: &str, name: &str, allow_insecure_http: bool) -> Result<BaseUrl> {
+    check_url_of(url, name, allow_insecure_http, Schemes::Http)
+}
+
+/// Check a URL of either kind by the same rules: used exactly as written or refused.
+pub(crate) fn check_url_of(url: &str, name: &str, allow_insecure_http: bool, schemes: Schemes) -> Result<BaseUrl> {
+    let (secure, plain) = (schemes.secure(), schemes.plain());
     let shown = shown_url(url);
     let refuse = |why: &str| Error::invalid_argument(format!("{name} {shown} {why}"));
     if url.is_empty() {
@@ -55,18 +86,18 @@ pub(crate) fn check_url(url: &str, name: &str, allow_insecure_http: bool) -> Res
     let (host, port) = split_host_port(authority).map_err(|why| refuse(&why))?;
     check_path(path).map_err(|why| refuse(&why))?;
     match scheme {
-        "https" => {}
-        "http" if allow_insecure_http || is_loopback(&host) => {}
-        "http" => {
-            return Err(refuse(
-                "is plain http to a non-loopback host: a bearer token must not cross a network in clear \
-                 (use https, or set allow_insecure_http)",
-            ));
+        s if s == secure => {}
+        s if s == plain && (allow_insecure_http || is_loopback(&host)) => {}
+        s if s == plain => {
+            return Err(refuse(&format!(
+                "is plain {plain} to a non-loopback host: a bearer token must not cross a network in clear \
+                 (use {secure}, or set allow_insecure_http)"
+            )));
         }
-        s if s.eq_ignore_ascii_case("http") || s.eq_ignore_ascii_case("https") => {
-            return Err(refuse("must spell its scheme in lower case (https://)"));
+        s if s.eq_ignore_ascii_case(plain) || s.eq_ignore_ascii_case(secure) => {
+            return Err(refuse(&format!("must spell its scheme in lower case ({secure}://)")));
         }
-        _ => return Err(refuse("must start with https:// (or http:// for loopback)")),
+        _ => return Err(refuse(&format!("must start with {secure}:// (or {plain}:// for loopback)"))),
     }
     let text = url.strip_suffix('/').unwrap_or(url).to_owned();
     // The HTTP stack must read the URL as we did: the same host and port.

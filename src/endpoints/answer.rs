@@ -8,7 +8,6 @@
 //! decimal value, bids high to low and asks low to high, compared exactly (never as
 //! floats), each level kept as the venue wrote it.
 
-use crate::decimal::Decimal;
 use crate::error::excerpt;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
@@ -195,25 +194,22 @@ fn write_side(out: &mut String, side: &str, levels: &RawValue, descending: bool)
     }
     let levels: Vec<&RawValue> =
         serde_json::from_str(levels.get()).map_err(|_| format!("\"{side}\" is not a JSON array of levels"))?;
-    let mut keyed: Vec<(Decimal<'_>, &RawValue)> = Vec::with_capacity(levels.len());
+    let mut prices = Vec::with_capacity(levels.len());
     for (i, level) in levels.iter().enumerate() {
-        let price = level_price(level.get())
-            .and_then(Decimal::parse)
-            .ok_or_else(|| format!("level {i} of \"{side}\" has no decimal price: {}", excerpt(level.get())))?;
-        keyed.push((price, level));
+        prices.push(
+            level_price(level.get())
+                .ok_or_else(|| format!("level {i} of \"{side}\" has no decimal price: {}", excerpt(level.get())))?,
+        );
     }
-    // A stable sort: equal prices keep the venue's order.
-    if descending {
-        keyed.sort_by(|a, b| b.0.cmp(&a.0));
-    } else {
-        keyed.sort_by(|a, b| a.0.cmp(&b.0));
-    }
+    let order = crate::decimal::book_order(&prices, descending).map_err(|i| {
+        format!("level {i} of \"{side}\" has no decimal price: {}", excerpt(levels[i].get()))
+    })?;
     out.push('[');
-    for (i, (_, level)) in keyed.iter().enumerate() {
-        if i > 0 {
+    for (n, &i) in order.iter().enumerate() {
+        if n > 0 {
             out.push(',');
         }
-        out.push_str(level.get());
+        out.push_str(levels[i].get());
     }
     out.push(']');
     Ok(())

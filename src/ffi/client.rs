@@ -16,7 +16,7 @@ use std::ffi::c_char;
 /// Made by `perps_client_new`; owned by the caller; freed by `perps_client_free` (after
 /// every call using it has returned).
 pub struct perps_client {
-    pub(crate) inner: Client,
+    pub(crate) inner: std::sync::Arc<Client>,
 }
 
 /// A new client. `base_url` serves sign-in and certs (e.g. "https://api.example"),
@@ -51,7 +51,7 @@ pub extern "C" fn perps_client_new(
         let base_url = arg_str(base_url, "base_url")?;
         let perps_url = arg_str(perps_url, "perps_url")?;
         let options = ClientOptions::parse(arg_opt_str(options_json, "options_json")?)?;
-        Ok(into_handle(perps_client { inner: Client::new(base_url, perps_url, options)? }))
+        Ok(into_handle(perps_client { inner: std::sync::Arc::new(Client::new(base_url, perps_url, options)?) }))
     })
 }
 

@@ -42,6 +42,12 @@ pub enum perps_code {
     /// `perps_error_retry_after_ms` says when a request would be allowed. The venue's own
     /// HTTP 429 is `PERPS_HTTP_STATUS` with status 429.
     PERPS_RATE_LIMITED = 14,
+    /// The stream was closed by `perps_stream_close`, or has ended after its terminal
+    /// `{"channel":"status","state":"failed"}` event (e.g. an expired token).
+    PERPS_STREAM_CLOSED = 15,
+    /// Opening a WebSocket would break the venue's connection limits (10 open per IP, 30
+    /// new per minute, counted across this process per venue host); nothing was sent.
+    PERPS_STREAM_LIMIT = 16,
     /// A panic was caught inside the library (a bug; please report it).
     PERPS_PANIC = 99,
 }
@@ -63,6 +69,8 @@ impl From<Code> for perps_code {
             Code::Rng => perps_code::PERPS_RNG,
             Code::NotFound => perps_code::PERPS_NOT_FOUND,
             Code::RateLimited => perps_code::PERPS_RATE_LIMITED,
+            Code::StreamClosed => perps_code::PERPS_STREAM_CLOSED,
+            Code::StreamLimit => perps_code::PERPS_STREAM_LIMIT,
             Code::Panic => perps_code::PERPS_PANIC,
         }
     }

@@ -16,5 +16,6 @@ pub mod order;
 pub mod session;
 pub mod sign;
 pub mod trading;
+pub mod stream;
 pub mod version;
 pub mod wallet;

@@ -15,14 +15,14 @@ use std::ffi::c_char;
 /// Made by `perps_session_new` or `perps_session_from_api_key`; owned by the caller; freed
 /// (and its secrets zeroized) by `perps_session_free`. Thread-safe.
 pub struct perps_session {
-    pub(crate) inner: Session,
+    pub(crate) inner: std::sync::Arc<Session>,
 }
 
 /// A new session with a fresh temporary Ed25519 key from the OS random number generator.
 /// Returns NULL on failure (`PERPS_RNG`) with `*err` set when `err` is not NULL.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_session_new(err: *mut *mut perps_error) -> *mut perps_session {
-    ffi_boundary!(err, { Ok(into_handle(perps_session { inner: Session::new()? })) })
+    ffi_boundary!(err, { Ok(into_handle(perps_session { inner: std::sync::Arc::new(Session::new()?) })) })
 }
 
 /// A session for a web-site API credential: its API token and Ed25519 private key (base58
@@ -38,7 +38,7 @@ pub extern "C" fn perps_session_from_api_key(
     ffi_boundary!(err, {
         let token = arg_str(api_token, "api_token")?;
         let key = arg_str(ed25519_private_key, "ed25519_private_key")?;
-        Ok(into_handle(perps_session { inner: Session::from_api_key(token, key)? }))
+        Ok(into_handle(perps_session { inner: std::sync::Arc::new(Session::from_api_key(token, key)?) }))
     })
 }
 

@@ -27,7 +27,7 @@ fn call(
     ffi_boundary!(err, {
         let client = &borrow(c, "client")?.inner;
         // SAFETY: non-NULL sessions come from `perps_session_new`/`_from_api_key` (contract).
-        let session = unsafe { s.as_ref() }.map(|s| &s.inner);
+        let session = unsafe { s.as_ref() }.map(|s| &*s.inner);
         let params = arg_opt_str(params_json, "params_json")?;
         to_c_string(client.call(endpoint, session, params)?)
     })

@@ -11,6 +11,7 @@ use perps::ffi::error::*;
 use perps::ffi::order::perps_order_serialize;
 use perps::ffi::session::*;
 use perps::ffi::sign::*;
+use perps::ffi::stream::*;
 use perps::ffi::strings::perps_string_free;
 use perps::ffi::trading::*;
 use perps::ffi::version::perps_version;
@@ -75,7 +76,8 @@ impl Case {
 
 /// Parameter kinds of every exported function, in C order, without `err`:
 /// c client, s session, x string, k secret string, b bytes (a length follows), n size_t,
-/// i int64_t, o out-pointer, e error / C client / S session / z string that may only be NULL.
+/// i int64_t, o out-pointer, e error / C client / S session / z string / t stream / T stream to
+/// free that may only be NULL.
 pub fn signature(function: &str) -> Option<&'static str> {
     Some(match function {
         "string_free" => "z",
@@ -110,6 +112,12 @@ pub fn signature(function: &str) -> Option<&'static str> {
         "request" => "csxxx",
         "client_sync_time" => "co",
         name if endpoint(name).is_some() => "csx",
+        "stream_open" => "csx",
+        "order_stream_open" => "cs",
+        "stream_next" => "ti",
+        "stream_new_order" | "stream_cancel_order" => "tx",
+        "stream_close" => "t",
+        "stream_free" => "T",
         _ => return None,
     })
 }
@@ -166,6 +174,13 @@ pub const EXPORTED: &[&str] = &[
     "query_symbol_info",
     "query_symbol_price",
     "query_depth_book",
+    "stream_open",
+    "order_stream_open",
+    "stream_next",
+    "stream_new_order",
+    "stream_cancel_order",
+    "stream_close",
+    "stream_free",
 ];
 
 /// The fourteen endpoint calls, all `char *perps_X(client, session, params_json, err)`.
@@ -210,6 +225,8 @@ pub fn code_named(name: &str) -> Option<perps_code> {
         "RNG" => PERPS_RNG,
         "NOT_FOUND" => PERPS_NOT_FOUND,
         "RATE_LIMITED" => PERPS_RATE_LIMITED,
+        "STREAM_CLOSED" => PERPS_STREAM_CLOSED,
+        "STREAM_LIMIT" => PERPS_STREAM_LIMIT,
         "PANIC" => PERPS_PANIC,
         _ => return None,
     })
@@ -477,6 +494,7 @@ enum Ret {
     Owned(*mut c_char),
     Client(*mut perps_client),
     Session(*mut perps_session),
+    Stream(*mut perps_stream),
     Code(perps_code),
     Unit,
 }
@@ -627,6 +645,23 @@ pub fn run(case: &Case, fx: &Fixtures) -> Outcome {
                 p(2),
                 err,
             )),
+            "stream_open" => {
+                Ret::Stream(perps_stream_open(p(0) as *const perps_client, p(1) as *const perps_session, p(2), err))
+            }
+            "order_stream_open" => {
+                Ret::Stream(perps_order_stream_open(p(0) as *const perps_client, p(1) as *const perps_session, err))
+            }
+            "stream_next" => Ret::Owned(perps_stream_next(p(0) as *const perps_stream, i64_at(1), err)),
+            "stream_new_order" => Ret::Owned(perps_stream_new_order(p(0) as *const perps_stream, p(1), err)),
+            "stream_cancel_order" => Ret::Owned(perps_stream_cancel_order(p(0) as *const perps_stream, p(1), err)),
+            "stream_close" => {
+                perps_stream_close(p(0) as *const perps_stream);
+                Ret::Unit
+            }
+            "stream_free" => {
+                perps_stream_free(p(0) as *mut perps_stream);
+                Ret::Unit
+            }
             other => panic!("no runner for perps_{other}"),
         }
     };
@@ -706,6 +741,10 @@ pub fn run(case: &Case, fx: &Fixtures) -> Outcome {
             perps_session_free(s);
             s.is_null()
         }
+        Ret::Stream(st) => {
+            perps_stream_free(st);
+            st.is_null()
+        }
         Ret::Code(code) => {
             outcome.code = Some(code);
             code != perps_code::PERPS_OK
@@ -752,6 +791,10 @@ pub fn run(case: &Case, fx: &Fixtures) -> Outcome {
             }
             Ret::Session(s) if !s.is_null() => {
                 perps_session_free(s);
+                outcome.problems.push("with err == NULL the call succeeded".into());
+            }
+            Ret::Stream(st) if !st.is_null() => {
+                perps_stream_free(st);
                 outcome.problems.push("with err == NULL the call succeeded".into());
             }
             Ret::Code(code) if Some(code) != outcome.code => {

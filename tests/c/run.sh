@@ -49,6 +49,16 @@ trap 'rm -rf "$OUT"' EXIT
 
 failures=()
 
+# The WebSocket test venue for test_stream.c (tests/common/ws_server.rs as a program).
+if ! cargo build --quiet --release --example ws_test_server; then
+    echo "run.sh: cannot build the ws_test_server example" >&2
+    exit 2
+fi
+coproc WS_SERVER { exec "$ROOT/target/release/examples/ws_test_server" 900; }
+read -r PERPS_TEST_WS_URL <&"${WS_SERVER[0]}"
+export PERPS_TEST_WS_URL
+trap 'kill "$WS_SERVER_PID" 2>/dev/null; rm -rf "$OUT"' EXIT
+
 # Run one command; the program must exit 0 and its last line must be "N passed, 0 failed".
 run() {
     local label="$1"

@@ -100,7 +100,8 @@ static void problem(const char *fmt, ...) {
 
 /* Parameter kinds in C order, without err (the same letters as tests/bad_input/harness.rs):
  * c client, s session, x string, k secret string, b bytes (a length follows), n size_t,
- * i int64_t, o out-pointer; e/C/S/z an error/client/session/string that may only be NULL. */
+ * i int64_t, o out-pointer; e/C/S/z/t/T an error/client/session/string/stream/stream to free
+ * that may only be NULL. */
 static const struct {
     const char *fn;
     const char *kinds;
@@ -155,6 +156,13 @@ static const struct {
     {"query_symbol_info", "csx"},
     {"query_symbol_price", "csx"},
     {"query_depth_book", "csx"},
+    {"stream_open", "csx"},
+    {"order_stream_open", "cs"},
+    {"stream_next", "ti"},
+    {"stream_new_order", "tx"},
+    {"stream_cancel_order", "tx"},
+    {"stream_close", "t"},
+    {"stream_free", "T"},
 };
 #define N_SIGNATURES (sizeof SIGNATURES / sizeof SIGNATURES[0])
 
@@ -186,6 +194,8 @@ static const struct {
     {"RNG", PERPS_RNG},
     {"NOT_FOUND", PERPS_NOT_FOUND},
     {"RATE_LIMITED", PERPS_RATE_LIMITED},
+    {"STREAM_CLOSED", PERPS_STREAM_CLOSED},
+    {"STREAM_LIMIT", PERPS_STREAM_LIMIT},
     {"PANIC", PERPS_PANIC},
 };
 
@@ -605,13 +615,14 @@ static void check_secrets(const struct tcase *c, const char *kinds, const char *
 /* Running one case                                                                     */
 /* ------------------------------------------------------------------------------------ */
 
-enum ret_kind { RET_OWNED, RET_CLIENT, RET_SESSION, RET_CODE, RET_UNIT };
+enum ret_kind { RET_OWNED, RET_CLIENT, RET_SESSION, RET_STREAM, RET_CODE, RET_UNIT };
 
 struct ret {
     enum ret_kind kind;
     char *str;
     perps_client *client;
     perps_session *session;
+    perps_stream *stream;
     perps_code code;
 };
 
@@ -655,6 +666,7 @@ static endpoint_fn endpoint_named(const char *fn) {
 #define S(i) ((const char *)r->ptr[i])
 #define SESSION(i) ((const perps_session *)r->ptr[i])
 #define CLIENT(i) ((const perps_client *)r->ptr[i])
+#define STREAM(i) ((const perps_stream *)r->ptr[i])
 
 static struct ret call(const char *fn, const struct resolved *r, perps_error **err) {
     struct ret out;
@@ -732,6 +744,24 @@ static struct ret call(const char *fn, const struct resolved *r, perps_error **e
         out.code = perps_client_sync_time(CLIENT(0), (int64_t *)(uintptr_t)r->ptr[1], err);
     } else if (endpoint_named(fn) != NULL) {
         out.str = endpoint_named(fn)(CLIENT(0), SESSION(1), S(2), err);
+    } else if (strcmp(fn, "stream_open") == 0) {
+        out.kind = RET_STREAM;
+        out.stream = perps_stream_open(CLIENT(0), SESSION(1), S(2), err);
+    } else if (strcmp(fn, "order_stream_open") == 0) {
+        out.kind = RET_STREAM;
+        out.stream = perps_order_stream_open(CLIENT(0), SESSION(1), err);
+    } else if (strcmp(fn, "stream_next") == 0) {
+        out.str = perps_stream_next(STREAM(0), r->i64[1], err);
+    } else if (strcmp(fn, "stream_new_order") == 0) {
+        out.str = perps_stream_new_order(STREAM(0), S(1), err);
+    } else if (strcmp(fn, "stream_cancel_order") == 0) {
+        out.str = perps_stream_cancel_order(STREAM(0), S(1), err);
+    } else if (strcmp(fn, "stream_close") == 0) {
+        perps_stream_close(STREAM(0));
+        out.kind = RET_UNIT;
+    } else if (strcmp(fn, "stream_free") == 0) {
+        perps_stream_free((perps_stream *)(uintptr_t)r->ptr[0]);
+        out.kind = RET_UNIT;
     } else {
         out.kind = RET_UNIT;
         problem("no runner for perps_%s", fn);
@@ -751,6 +781,9 @@ static int release(const struct ret *r) {
     case RET_SESSION:
         perps_session_free(r->session);
         return r->session == NULL;
+    case RET_STREAM:
+        perps_stream_free(r->stream);
+        return r->stream == NULL;
     case RET_CODE:
         return r->code != PERPS_OK;
     case RET_UNIT:
@@ -841,6 +874,7 @@ static void run_case(const struct tcase *c) {
     int is_failure = ret.kind == RET_OWNED ? ret.str == NULL
                      : ret.kind == RET_CLIENT ? ret.client == NULL
                      : ret.kind == RET_SESSION ? ret.session == NULL
+                     : ret.kind == RET_STREAM  ? ret.stream == NULL
                      : ret.kind == RET_CODE ? ret.code != PERPS_OK
                                             : 0;
     /* error_code(NULL) answers a code without failing: compare that code. */

@@ -172,6 +172,30 @@ if [[ -n "${have_noexc:-}" ]]; then
     run_noexc nul 42 'handled: PERPS_INVALID_ARGUMENT (1): order_json contains a NUL byte'
 fi
 
+build "test_stream (shared)" "$CXX" "${CXXFLAGS[@]}" tests/cpp/test_stream.cpp \
+    -L"$PROFILE_DIR" -lperps -Wl,-rpath,"$PROFILE_DIR" -o "$OUT/test_stream" && have_stream=1
+# shellcheck disable=SC2086
+build "test_stream (static, ASan+UBSan)" "$CXX" "${CXXFLAGS[@]}" -fsanitize=address,undefined \
+    -fno-omit-frame-pointer -fno-sanitize-recover=undefined tests/cpp/test_stream.cpp \
+    "$PROFILE_DIR/libperps.a" $NATIVE_LIBS -o "$OUT/test_stream_asan" && have_stream_asan=1
+
+# --- perps::Stream against the WebSocket test venue ----------------------------------
+if [[ -n "${have_stream:-}${have_stream_asan:-}" ]]; then
+    if cargo build --quiet --release --example ws_test_server; then
+        coproc WS_SERVER { exec "$ROOT/target/release/examples/ws_test_server" 600; }
+        read -r PERPS_TEST_WS_URL <&"${WS_SERVER[0]}"
+        export PERPS_TEST_WS_URL
+        [[ -n "${have_stream:-}" ]] && run_unit "test_stream (shared, plain)" "$OUT/test_stream"
+        [[ -n "${have_stream:-}" ]] && run_unit "test_stream (shared, valgrind)" "$VALGRIND" "${VALGRIND_ARGS[@]}" "$OUT/test_stream"
+        [[ -n "${have_stream_asan:-}" ]] && run_unit "test_stream (static, ASan+UBSan)" \
+            env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 "$OUT/test_stream_asan"
+        kill "$WS_SERVER_PID" 2>/dev/null
+        wait "$WS_SERVER_PID" 2>/dev/null
+    else
+        fail "build ws_test_server"
+    fi
+fi
+
 # --- the offline unit test ------------------------------------------------------------
 if [[ -n "${have_unit:-}" ]]; then
     run_unit "test_hpp (shared, plain)" "$OUT/test_hpp"

@@ -1,0 +1,455 @@
+//! The market + account stream (`ws-stream`): the caller's subscriptions, the auth frame,
+//! and venue pushes turned into events (`seq` checked, `depth_book` sorted, receive time
+//! stamped).
+
+use super::depth;
+use super::events::{self, Kind, Queue};
+use super::json::push_str;
+use super::seq::{SeqCheck, SeqTracker};
+use super::supervisor::{AuthOutcome, Protocol};
+use super::transport::Connection;
+use crate::error::{Error, Result, excerpt};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+use std::borrow::Cow;
+
+pub(crate) const PUBLIC_CHANNELS: &[&str] = &["price", "depth_book", "public_trade"];
+pub(crate) const ACCOUNT_CHANNELS: &[&str] = &["order", "position", "balance", "trade"];
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Subscription {
+    pub channel: &'static str,
+    /// Public channels only.
+    pub symbol: Option<String>,
+}
+
+/// Parse `subscriptions_json`: an array of `{"channel":…,"symbol":…}` objects; `symbol` is
+/// required for public channels and refused for account channels, which need a session.
+pub fn parse_subscriptions(json: &str, has_session: bool) -> Result<Vec<Subscription>> {
+    let value: Value = serde_json::from_str(json)
+        .map_err(|e| Error::invalid_argument(format!("subscriptions_json is not valid JSON: {e}")))?;
+    let Value::Array(items) = value else {
+        return Err(Error::invalid_argument(
+            "subscriptions_json must be a JSON array such as [{\"channel\":\"price\",\"symbol\":\"BTC-USD\"}]",
+        ));
+    };
+    if items.is_empty() {
+        return Err(Error::invalid_argument("subscriptions_json lists no channel"));
+    }
+    let mut subs: Vec<Subscription> = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let Value::Object(fields) = item else {
+            return Err(Error::invalid_argument(format!("subscriptions_json[{i}] is not an object")));
+        };
+        if let Some(unknown) = fields.keys().find(|k| *k != "channel" && *k != "symbol") {
+            return Err(Error::invalid_argument(format!(
+                "subscriptions_json[{i}] has an unknown field \"{}\" (only \"channel\" and \"symbol\")",
+                excerpt(unknown)
+            )));
+        }
+        let name = match fields.get("channel") {
+            Some(Value::String(name)) => name.as_str(),
+            Some(_) => {
+                return Err(Error::invalid_argument(format!("subscriptions_json[{i}].channel must be a string")));
+            }
+            None => return Err(Error::invalid_argument(format!("subscriptions_json[{i}] has no \"channel\""))),
+        };
+        let Some(channel) = PUBLIC_CHANNELS.iter().chain(ACCOUNT_CHANNELS).find(|c| **c == name).copied() else {
+            return Err(Error::invalid_argument(format!(
+                "subscriptions_json[{i}]: unknown channel \"{}\" (known: {}, {})",
+                excerpt(name),
+                PUBLIC_CHANNELS.join(", "),
+                ACCOUNT_CHANNELS.join(", ")
+            )));
+        };
+        let public = PUBLIC_CHANNELS.contains(&channel);
+        let symbol = match (fields.get("symbol"), public) {
+            (Some(Value::String(symbol)), true) => {
+                if symbol.is_empty()
+                    || symbol.len() > 32
+                    || !symbol.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'/' | b'.'))
+                {
+                    return Err(Error::invalid_argument(format!(
+                        "subscriptions_json[{i}]: symbol \"{}\" is not a symbol (e.g. \"BTC-USD\")",
+                        excerpt(symbol)
+                    )));
+                }
+                Some(symbol.clone())
+            }
+            (Some(_), true) => {
+                return Err(Error::invalid_argument(format!("subscriptions_json[{i}].symbol must be a string")));
+            }
+            (None, true) => {
+                return Err(Error::invalid_argument(format!(
+                    "subscriptions_json[{i}]: channel \"{channel}\" needs a \"symbol\""
+                )));
+            }
+            (Some(_), false) => {
+                return Err(Error::invalid_argument(format!(
+                    "subscriptions_json[{i}]: account channel \"{channel}\" takes no \"symbol\""
+                )));
+            }
+            (None, false) => None,
+        };
+        if !public && !has_session {
+            return Err(Error::invalid_argument(format!(
+                "subscriptions_json[{i}]: account channel \"{channel}\" needs a session (s is NULL)"
+            )));
+        }
+        let sub = Subscription { channel, symbol };
+        if subs.contains(&sub) {
+            return Err(Error::invalid_argument(format!("subscriptions_json[{i}] repeats an earlier subscription")));
+        }
+        subs.push(sub);
+    }
+    Ok(subs)
+}
+
+pub struct Market {
+    subs: Vec<Subscription>,
+    seq: SeqTracker,
+    awaiting_auth: bool,
+    impersonate: Option<String>,
+}
+
+impl Market {
+    pub fn new(subs: Vec<Subscription>, impersonate: Option<String>) -> Market {
+        Market { subs, seq: SeqTracker::default(), awaiting_auth: false, impersonate }
+    }
+
+    pub fn reset_seq(&mut self) {
+        self.seq.reset();
+    }
+
+    fn public(&self) -> impl Iterator<Item = &Subscription> {
+        self.subs.iter().filter(|s| s.symbol.is_some())
+    }
+
+    /// `{"auth":{"token":…,"streams":[{"channel":"order"},…],"impersonate"?:…}}`
+    fn auth_frame(&self, token: &str) -> String {
+        let streams: Vec<Value> =
+            self.subs.iter().filter(|s| s.symbol.is_none()).map(|s| json!({ "channel": s.channel })).collect();
+        let mut auth = json!({ "token": token, "streams": streams });
+        if let Some(vault) = &self.impersonate {
+            auth["impersonate"] = vault.clone().into();
+        }
+        json!({ "auth": auth }).to_string()
+    }
+
+    fn on_auth_answer(&mut self, data: Option<&RawValue>) -> AuthOutcome {
+        let data: Value = data.and_then(|d| serde_json::from_str(d.get()).ok()).unwrap_or(Value::Null);
+        let code = data.get("code").and_then(Value::as_i64);
+        if matches!(code, Some(0) | Some(200)) {
+            return AuthOutcome::Accepted;
+        }
+        let message = data.get("msg").or(data.get("message")).and_then(Value::as_str).unwrap_or("");
+        AuthOutcome::Refused(Error::new(
+            crate::Code::ApiError,
+            format!(
+                "the venue refused the stream's auth frame (code {}): {}",
+                code.map_or("none".to_owned(), |c| c.to_string()),
+                excerpt(message)
+            ),
+        ))
+    }
+}
+
+/// The envelope of every push: `{seq, channel, symbol?, data}`.
+#[derive(Deserialize)]
+struct Push<'a> {
+    seq: Option<i64>,
+    #[serde(borrow)]
+    channel: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    symbol: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    data: Option<&'a RawValue>,
+}
+
+/// A push read in one pass: `data` of a `depth_book` push (when `channel` comes before it,
+/// as the venue sends it) is decoded and sorted in place; any other `data` is kept raw.
+/// Frames this does not read (wrong types, `data` before `channel`…) take the slower path.
+struct FastPush<'a> {
+    seq: Option<i64>,
+    channel: Option<Cow<'a, str>>,
+    symbol: Option<Cow<'a, str>>,
+    data: Option<FastData<'a>>,
+}
+
+enum FastData<'a> {
+    Raw(&'a RawValue),
+    Sorted(Result<String>),
+}
+
+impl<'de> Deserialize<'de> for FastPush<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = FastPush<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a push object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<FastPush<'de>, A::Error> {
+                let mut push = FastPush { seq: None, channel: None, symbol: None, data: None };
+                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                    match key.as_ref() {
+                        "seq" => push.seq = map.next_value()?,
+                        "channel" => push.channel = map.next_value::<Option<BorrowedText<'de>>>()?.map(|t| t.0),
+                        "symbol" => push.symbol = map.next_value::<Option<BorrowedText<'de>>>()?.map(|t| t.0),
+                        "data" if push.channel.as_deref() == Some("depth_book") => {
+                            push.data = Some(FastData::Sorted(map.next_value_seed(depth::SortedSeed)?))
+                        }
+                        "data" => push.data = Some(FastData::Raw(map.next_value()?)),
+                        _ => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(push)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// A string, borrowed from the frame unless it holds an escape.
+struct BorrowedText<'a>(Cow<'a, str>);
+impl<'de> Deserialize<'de> for BorrowedText<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = BorrowedText<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> std::result::Result<Self::Value, E> {
+                Ok(BorrowedText(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<Self::Value, E> {
+                Ok(BorrowedText(Cow::Owned(v.to_owned())))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+impl Market {
+    /// The one-pass path; `None` sends the frame down the general path.
+    fn on_push_fast(&mut self, text: &str, received_ns: i64, queue: &Queue) -> Option<()> {
+        let push: FastPush = serde_json::from_str(text).ok()?;
+        let known =
+            PUBLIC_CHANNELS.iter().chain(ACCOUNT_CHANNELS).find(|c| Some(**c) == push.channel.as_deref()).copied()?;
+        if known == "depth_book" && matches!(push.data, Some(FastData::Raw(_))) {
+            return None; // `data` came before `channel`: not sorted yet
+        }
+        let symbol = push.symbol.as_deref();
+        self.check_seq(known, symbol, push.seq, queue);
+        let data = match &push.data {
+            Some(FastData::Sorted(Ok(sorted))) => sorted.as_str(),
+            Some(FastData::Sorted(Err(error))) => {
+                queue.push(Kind::Status, events::error_status(error, Some(&excerpt(text))));
+                return Some(());
+            }
+            Some(FastData::Raw(raw)) => raw.get(),
+            None => "null",
+        };
+        queue.push(Kind::Data, push_event(known, push.seq, symbol, data, received_ns));
+        Some(())
+    }
+
+    fn check_seq(&mut self, known: &'static str, symbol: Option<&str>, seq: Option<i64>, queue: &Queue) {
+        let Some(seq) = seq else { return };
+        match self.seq.check(known, symbol.unwrap_or(""), seq) {
+            SeqCheck::InOrder => {}
+            SeqCheck::Gap { expected, received } => queue.push(
+                Kind::Status,
+                events::status(
+                    "gap",
+                    json!({ "subscription": { "channel": known, "symbol": symbol }, "expected": expected, "received": received }),
+                ),
+            ),
+            SeqCheck::Regression { last, received } => queue.push(
+                Kind::Status,
+                events::status(
+                    "seq_regression",
+                    json!({ "subscription": { "channel": known, "symbol": symbol }, "last": last, "received": received }),
+                ),
+            ),
+        }
+    }
+}
+
+impl Protocol for Market {
+    fn name(&self) -> &'static str {
+        "market"
+    }
+
+    fn start(&mut self, conn: &mut Connection, token: Option<&str>) -> Result<bool> {
+        self.seq.reset();
+        match token {
+            Some(token) => {
+                let frame = zeroize::Zeroizing::new(self.auth_frame(token));
+                conn.send_text(String::clone(&frame))?;
+                self.awaiting_auth = true;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn after_auth(&mut self, conn: &mut Connection) -> Result<()> {
+        self.awaiting_auth = false;
+        let frames: Vec<String> = self
+            .public()
+            .map(|s| json!({ "subscribe": { "channel": s.channel, "symbol": s.symbol } }).to_string())
+            .collect();
+        for frame in frames {
+            conn.send_text(frame)?;
+        }
+        Ok(())
+    }
+
+    fn on_text(&mut self, text: &str, received_ns: i64, queue: &Queue) -> AuthOutcome {
+        if !self.awaiting_auth && self.on_push_fast(text, received_ns, queue).is_some() {
+            return AuthOutcome::Pending;
+        }
+        let push: Push = match serde_json::from_str(text) {
+            Ok(push) => push,
+            Err(_) => {
+                // Valid JSON of another shape is passed through; anything else is an error.
+                if serde_json::from_str::<&RawValue>(text).is_ok() {
+                    queue.push(Kind::Data, unrecognized(text, received_ns));
+                } else {
+                    let error = Error::bad_response("the venue sent a text frame that is not JSON");
+                    queue.push(Kind::Status, events::error_status(&error, Some(&excerpt(text))));
+                }
+                return AuthOutcome::Pending;
+            }
+        };
+        let channel = push.channel.as_deref().unwrap_or("");
+        if channel == "auth" && self.awaiting_auth {
+            if let Some(seq) = push.seq {
+                self.seq.observe(seq);
+            }
+            return self.on_auth_answer(push.data);
+        }
+        let Some(known) = PUBLIC_CHANNELS.iter().chain(ACCOUNT_CHANNELS).find(|c| **c == channel).copied() else {
+            queue.push(Kind::Data, unrecognized(text, received_ns));
+            return AuthOutcome::Pending;
+        };
+        let symbol = push.symbol.as_deref();
+        self.check_seq(known, symbol, push.seq, queue);
+        let sorted;
+        let data: &str = match (known, push.data) {
+            ("depth_book", Some(data)) => match depth::sorted_data(data) {
+                Ok(text) => {
+                    sorted = text;
+                    &sorted
+                }
+                Err(error) => {
+                    queue.push(Kind::Status, events::error_status(&error, Some(&excerpt(text))));
+                    return AuthOutcome::Pending;
+                }
+            },
+            (_, Some(data)) => data.get(),
+            (_, None) => "null",
+        };
+        queue.push(Kind::Data, push_event(known, push.seq, symbol, data, received_ns));
+        AuthOutcome::Pending
+    }
+
+    fn connected_fields(&self) -> Value {
+        let subs: Vec<Value> = self.subs.iter().map(|s| json!({ "channel": s.channel, "symbol": s.symbol })).collect();
+        json!({ "subscriptions": subs })
+    }
+
+    fn on_disconnect(&mut self) -> Value {
+        json!({})
+    }
+}
+
+/// `{"channel","seq","symbol"?,"data","received_ns"}`, written directly.
+pub fn push_event(channel: &str, seq: Option<i64>, symbol: Option<&str>, data: &str, received_ns: i64) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(data.len() + 96);
+    out.push_str("{\"channel\":\"");
+    out.push_str(channel);
+    out.push_str("\",\"seq\":");
+    match seq {
+        Some(seq) => write!(out, "{seq}").unwrap_or(()),
+        None => out.push_str("null"),
+    }
+    if let Some(symbol) = symbol {
+        out.push_str(",\"symbol\":");
+        push_str(&mut out, symbol);
+    }
+    out.push_str(",\"data\":");
+    out.push_str(data);
+    write!(out, ",\"received_ns\":{received_ns}}}").unwrap_or(());
+    out
+}
+
+/// A frame of no known channel, passed through whole.
+pub fn unrecognized(frame: &str, received_ns: i64) -> String {
+    format!("{{\"channel\":\"unrecognized\",\"frame\":{frame},\"received_ns\":{received_ns}}}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subscriptions_are_validated_strictly() {
+        let ok = parse_subscriptions(r#"[{"channel":"price","symbol":"BTC-USD"},{"channel":"order"}]"#, true).unwrap();
+        assert_eq!(ok.len(), 2);
+        for (json, session, fragment) in [
+            ("{", false, "not valid JSON"),
+            ("{}", false, "must be a JSON array"),
+            ("[]", false, "lists no channel"),
+            ("[1]", false, "[0] is not an object"),
+            (r#"[{"symbol":"BTC-USD"}]"#, false, "no \"channel\""),
+            (r#"[{"channel":"kline","symbol":"BTC-USD"}]"#, false, "unknown channel \"kline\""),
+            (r#"[{"channel":"price"}]"#, false, "needs a \"symbol\""),
+            (r#"[{"channel":"price","symbol":""}]"#, false, "is not a symbol"),
+            (r#"[{"channel":"price","symbol":5}]"#, false, "symbol must be a string"),
+            (r#"[{"channel":"order"}]"#, false, "needs a session"),
+            (r#"[{"channel":"order","symbol":"BTC-USD"}]"#, true, "takes no \"symbol\""),
+            (r#"[{"channel":"price","symbol":"X","depth":5}]"#, false, "unknown field \"depth\""),
+            (r#"[{"channel":"order"},{"channel":"order"}]"#, true, "repeats"),
+        ] {
+            let e = parse_subscriptions(json, session).unwrap_err();
+            assert_eq!(e.code(), crate::Code::InvalidArgument);
+            assert!(e.message().contains(fragment), "{json}: {}", e.message());
+        }
+    }
+
+    #[test]
+    fn pushes_become_events_with_sorted_books_and_seq_checks() {
+        let queue = Queue::default();
+        let mut market = Market::new(vec![], None);
+        let frame = r#"{"seq":3,"channel":"depth_book","symbol":"BTC-USD","data":{"asks":[["2","1"],["1","1"]],"bids":[["1","1"],["2","1"]]}}"#;
+        market.on_text(frame, 7, &queue);
+        market.on_text(r#"{"seq":4,"channel":"price","symbol":"BTC-USD","data":{"mark_price":"1"}}"#, 8, &queue);
+        market.on_text(r#"{"seq":9,"channel":"price","symbol":"BTC-USD","data":{"mark_price":"2"}}"#, 8, &queue);
+        market.on_text(r#"{"seq":1,"channel":"status","state":"connected"}"#, 9, &queue);
+        market.on_text("not json", 10, &queue);
+        let got: Vec<Value> = std::iter::from_fn(|| queue.pop(Some(std::time::Duration::ZERO)).unwrap())
+            .map(|e| serde_json::from_str(&e).unwrap())
+            .collect();
+        assert_eq!(got[0]["data"]["asks"], json!([["1", "1"], ["2", "1"]]));
+        assert_eq!(got[0]["data"]["bids"], json!([["2", "1"], ["1", "1"]]));
+        assert_eq!((got[0]["seq"].as_i64(), got[0]["received_ns"].as_i64()), (Some(3), Some(7)));
+        assert_eq!(got[1]["channel"], "price");
+        assert_eq!(got[2]["state"], "gap");
+        assert_eq!((got[2]["expected"].as_i64(), got[2]["received"].as_i64()), (Some(5), Some(9)));
+        assert_eq!(got[3]["channel"], "price");
+        assert_eq!(got[4]["channel"], "unrecognized", "a venue frame can never pose as a status event");
+        assert_eq!(got[4]["frame"]["state"], "connected");
+        assert_eq!((got[5]["channel"].as_str(), got[5]["state"].as_str()), (Some("status"), Some("error")));
+        assert_eq!(got.len(), 6);
+    }
+}

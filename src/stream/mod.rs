@@ -1,0 +1,251 @@
+//! The venue's two WebSockets: the market + account stream (`ws-stream`) and the order
+//! stream (`ws-api`), each served by one background I/O thread and read by the caller
+//! through a poll model (`next` with a timeout). No callback ever runs on a library thread.
+//!
+//! Modules: `settings` (URLs, options, TLS), `tls`, `transport` (one connection),
+//! `limits` (the venue's connection limits, backoff), `supervisor` (the I/O thread:
+//! auth, liveness, rotation, reconnection), `market` and `orders` (the two protocols),
+//! `seq`, `depth`, `events` (event shapes and the queue), `json`.
+
+mod depth;
+mod events;
+mod json;
+mod limits;
+mod market;
+mod orders;
+mod seq;
+pub mod settings;
+mod supervisor;
+mod tls;
+mod transport;
+
+use crate::client::Client;
+use crate::error::{Code, Error, Result};
+use crate::session::Session;
+use orders::OrderState;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+use supervisor::{Context, Shared};
+
+/// How long dropping a stream waits for its I/O thread before leaving it to finish alone.
+const FREE_WAIT: Duration = Duration::from_secs(2);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamKind {
+    Market,
+    Orders,
+}
+
+/// One open stream. Any thread may call `next`, `close` and (order stream) `new_order` /
+/// `cancel_order`, concurrently.
+pub struct Stream {
+    kind: StreamKind,
+    shared: Arc<Shared>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+    orders: Option<Arc<OrderState>>,
+    client: Arc<Client>,
+    session: Option<Arc<Session>>,
+}
+
+impl std::fmt::Debug for Stream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stream").field("kind", &self.kind).finish_non_exhaustive()
+    }
+}
+
+impl Stream {
+    /// Open the market + account stream: connect, send the auth frame when there is a
+    /// session (its account channels ride in `auth.streams`), wait for the venue's answer,
+    /// subscribe to the public channels. Returns once all that is done; the first event is
+    /// `{"channel":"status","state":"connected",…}`.
+    pub fn open_market(client: Arc<Client>, session: Option<Arc<Session>>, subscriptions_json: &str) -> Result<Stream> {
+        let subs = market::parse_subscriptions(subscriptions_json, session.is_some())?;
+        let impersonate = session.as_ref().and_then(|s| s.request_options().impersonate);
+        let protocol = Box::new(market::Market::new(subs, impersonate));
+        let url = client.stream_settings().stream_url.clone();
+        Stream::start(StreamKind::Market, client, session, url, protocol, None)
+    }
+
+    /// Open the order stream: connect and `auth:login`. Its `session_id` is the session's
+    /// `x-session-id` when one is set (so REST orders sent with it report here), otherwise
+    /// a fresh UUID kept for the stream's life; the `connected` event names it.
+    pub fn open_orders(client: Arc<Client>, session: Arc<Session>) -> Result<Stream> {
+        let options = session.request_options();
+        let (session_id, from_session) = match options.session_id {
+            Some(id) => (id, true),
+            None => (orders::fresh_request_id()?, false),
+        };
+        let state = Arc::new(OrderState::new(session_id, from_session));
+        let protocol = Box::new(orders::Orders::new(state.clone(), options.impersonate));
+        let url = client.stream_settings().order_stream_url.clone();
+        Stream::start(StreamKind::Orders, client, Some(session), url, protocol, Some(state))
+    }
+
+    fn start(
+        kind: StreamKind,
+        client: Arc<Client>,
+        session: Option<Arc<Session>>,
+        url: String,
+        protocol: Box<dyn supervisor::Protocol>,
+        orders: Option<Arc<OrderState>>,
+    ) -> Result<Stream> {
+        let shared = Arc::new(Shared::new()?);
+        let ctx = Context { client: client.clone(), session: session.clone(), url };
+        let thread = supervisor::start(ctx, protocol, shared.clone())?;
+        Ok(Stream { kind, shared, thread: Mutex::new(Some(thread)), orders, client, session })
+    }
+
+    pub fn kind(&self) -> StreamKind {
+        self.kind
+    }
+
+    /// The next event (JSON); `Ok(None)` when `timeout` passes first (`None`: no limit).
+    /// After `close`, or once the stream has ended and its events are read:
+    /// `PERPS_STREAM_CLOSED`.
+    pub fn next(&self, timeout: Option<Duration>) -> Result<Option<String>> {
+        self.shared.queue.pop(timeout)
+    }
+
+    /// From any thread: a blocked `next` returns at once; the connection is closed.
+    pub fn close(&self) {
+        self.shared.close();
+    }
+
+    /// Validate the order, sign its exact text, write the `order:new` frame. Returns
+    /// `{"request_id":…,"cl_ord_id":…}` once the frame is written; the venue's replies come
+    /// as `order_response` events with that `request_id`.
+    pub fn new_order(&self, order_json: &str) -> Result<String> {
+        let state = self.order_state()?;
+        // The same validation and `cl_ord_id` generation as REST `new_order`.
+        let prefix = self.client.cl_ord_id_prefix();
+        let (body, cl_ord_id) =
+            crate::order::validate_with_id(order_json, || crate::cl_ord_id::generate(prefix))?;
+        let request_id = orders::fresh_request_id()?;
+        self.send_signed(state, "order:new", &request_id, body.as_str(), Some(&cl_ord_id), None)?;
+        let mut out = String::with_capacity(96 + cl_ord_id.len());
+        out.push_str("{\"request_id\":\"");
+        out.push_str(&request_id);
+        out.push_str("\",\"cl_ord_id\":");
+        json::push_str(&mut out, &cl_ord_id);
+        out.push('}');
+        Ok(out)
+    }
+
+    /// `order:cancel` with `{"order_id":…}` and/or `{"cl_ord_id":…}`. Returns
+    /// `{"request_id":…,"order_id"?:…,"cl_ord_id"?:…}` once the frame is written.
+    pub fn cancel_order(&self, params_json: &str) -> Result<String> {
+        let state = self.order_state()?;
+        let (params, order_id, cl_ord_id) = orders::cancel_params(params_json)?;
+        let request_id = orders::fresh_request_id()?;
+        self.send_signed(state, "order:cancel", &request_id, &params, cl_ord_id.as_deref(), order_id)?;
+        let mut answer = serde_json::json!({ "request_id": request_id });
+        if let Some(id) = order_id {
+            answer["order_id"] = id.into();
+        }
+        if let Some(id) = cl_ord_id {
+            answer["cl_ord_id"] = id.into();
+        }
+        Ok(answer.to_string())
+    }
+
+    fn order_state(&self) -> Result<&Arc<OrderState>> {
+        let state = self.orders.as_ref().ok_or_else(|| {
+            Error::invalid_state("this is a market stream: orders go through an order stream (perps_order_stream_open)")
+        })?;
+        if self.shared.queue.is_closed() {
+            return Err(Error::new(
+                Code::StreamClosed,
+                "the stream is closed (perps_stream_close): the order was not sent",
+            ));
+        }
+        Ok(state)
+    }
+
+    fn send_signed(
+        &self,
+        state: &OrderState,
+        method: &'static str,
+        request_id: &str,
+        params: &str,
+        cl_ord_id: Option<&str>,
+        order_id: Option<i64>,
+    ) -> Result<()> {
+        let session = self.session.as_ref().ok_or_else(|| Error::invalid_state("the order stream has no session"))?;
+        let signature = session.sign_body_now(params.as_bytes(), self.client.venue_now_ms())?;
+        let frame = orders::order_frame(&state.session_id, request_id, method, &signature, params);
+        // Remembered first: the reply may arrive before the write returns.
+        state.remember(request_id, method, cl_ord_id, order_id);
+        let mut link = self.shared.link();
+        let Some(conn) = link.conn.as_mut() else {
+            drop(link);
+            state.forget(request_id);
+            return Err(Error::new(
+                Code::Transport,
+                "the order stream is not connected (it is reconnecting; see its status events): the order was not sent",
+            ));
+        };
+        if let Err(error) = conn.send_text(frame) {
+            // The connection is broken: let the I/O thread see it at once and replace it.
+            let _ = conn.ws.get_ref().tcp().shutdown(std::net::Shutdown::Both);
+            drop(link);
+            return Err(Error::new(
+                error.code(),
+                format!(
+                    "{}; the frame may have been partly sent: check the order's state before resending",
+                    error.message()
+                ),
+            )
+            .reached_venue(true));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Stream {
+    /// Close, then wait (bounded) for the I/O thread; one still busy (e.g. in a DNS lookup)
+    /// is left to finish by itself — it holds only its own shared state.
+    fn drop(&mut self) {
+        self.shared.close();
+        let thread = self.thread.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(thread) = thread
+            && self.shared.wait_exited(FREE_WAIT)
+        {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The market stream's decoding of pushes, without a connection: for the benchmarks only.
+#[doc(hidden)]
+pub struct PushDecoder {
+    market: market::Market,
+    queue: events::Queue,
+}
+
+#[doc(hidden)]
+impl Default for PushDecoder {
+    fn default() -> Self {
+        PushDecoder { market: market::Market::new(Vec::new(), None), queue: events::Queue::default() }
+    }
+}
+
+#[doc(hidden)]
+impl PushDecoder {
+    /// Decode one text frame into its event(s), as the I/O thread does; the last event.
+    pub fn decode(&mut self, frame: &str) -> Option<String> {
+        use supervisor::Protocol as _;
+        self.market.on_text(frame, events::now_ns(), &self.queue);
+        let mut last = None;
+        while let Ok(Some(event)) = self.queue.pop(Some(Duration::ZERO)) {
+            last = Some(event);
+        }
+        last
+    }
+
+    /// Forget the `seq` numbers seen (as a new connection does).
+    pub fn reset_seq(&mut self) {
+        self.market.reset_seq();
+    }
+}
+

@@ -1,0 +1,378 @@
+//! The order-entry stream (`ws-api`): `auth:login`, `order:new` and `order:cancel` frames,
+//! and the venue's replies as `order_response` events.
+//!
+//! A request's envelope `request_id` (a fresh UUID, echoed by the venue's replies) is not
+//! the `x-request-id` of its body signature (another fresh UUID), as live clients do.
+//! Replies come in two frames: an "accepted" ack (`final: false`; the word under `status`
+//! or under `message`) and the outcome (`final: true`: success, or a rejection such as
+//! "alo order rejected"). Frames for unknown or finished requests (late acks, results of
+//! REST orders sent with `x-session-id`) are passed through with `"matched": false`.
+
+use super::events::{self, Kind, Queue};
+use super::json::push_str;
+use super::supervisor::{AuthOutcome, Protocol};
+use super::transport::Connection;
+use crate::body_sign::{BodySignature, REQUEST_ID_LEN};
+use crate::error::{Code, Error, Result, excerpt};
+use serde_json::{Map, Value, json};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Mutex, PoisonError};
+
+/// Requests waiting for their outcome, at most this many (the oldest are forgotten first;
+/// a reply that comes for one later is passed through unmatched).
+const MAX_PENDING: usize = 100_000;
+
+/// What the library remembers about a request it sent.
+#[derive(Clone, Debug)]
+struct Request {
+    method: &'static str,
+    cl_ord_id: Option<String>,
+    order_id: Option<i64>,
+}
+
+#[derive(Default)]
+pub struct Pending {
+    by_id: HashMap<String, Request>,
+    order: VecDeque<String>,
+}
+
+impl Pending {
+    fn insert(&mut self, request_id: String, request: Request) {
+        while self.by_id.len() >= MAX_PENDING {
+            match self.order.pop_front() {
+                Some(oldest) => {
+                    self.by_id.remove(&oldest);
+                }
+                None => break,
+            }
+        }
+        self.order.push_back(request_id.clone());
+        self.by_id.insert(request_id, request);
+        // Finished requests leave their id in `order`; compact it now and then.
+        if self.order.len() > 2 * self.by_id.len() + 1024 {
+            let by_id = &self.by_id;
+            self.order.retain(|id| by_id.contains_key(id));
+        }
+    }
+}
+
+/// What the order stream shares between the callers' threads and its I/O thread.
+pub struct OrderState {
+    pub session_id: String,
+    /// Whether `session_id` is the session's `x-session-id` (so REST results arrive here).
+    pub from_session: bool,
+    pending: Mutex<Pending>,
+}
+
+impl OrderState {
+    pub fn new(session_id: String, from_session: bool) -> OrderState {
+        OrderState { session_id, from_session, pending: Mutex::new(Pending::default()) }
+    }
+
+    fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Remember a request before its frame is written (its reply may come before the write
+    /// returns).
+    pub fn remember(&self, request_id: &str, method: &'static str, cl_ord_id: Option<&str>, order_id: Option<i64>) {
+        let request = Request { method, cl_ord_id: cl_ord_id.map(str::to_owned), order_id };
+        self.pending().insert(request_id.to_owned(), request);
+    }
+
+    pub fn forget(&self, request_id: &str) {
+        self.pending().by_id.remove(request_id);
+    }
+
+    fn unanswered(&self) -> Vec<String> {
+        let pending = self.pending();
+        pending.order.iter().filter(|id| pending.by_id.contains_key(*id)).cloned().collect()
+    }
+}
+
+/// A fresh UUID for an envelope `request_id`.
+pub fn fresh_request_id() -> Result<String> {
+    let mut id = [0u8; REQUEST_ID_LEN];
+    crate::body_sign::fresh_uuid(&mut id)?;
+    Ok(String::from_utf8_lossy(&id).into_owned())
+}
+
+/// `{"session_id","request_id","method","header":{…},"params":"<the exact signed string>"}`
+pub fn order_frame(
+    session_id: &str,
+    request_id: &str,
+    method: &str,
+    signature: &BodySignature,
+    params: &str,
+) -> String {
+    let mut out = String::with_capacity(params.len() * 2 + 360);
+    out.push_str("{\"session_id\":");
+    push_str(&mut out, session_id);
+    out.push_str(",\"request_id\":\"");
+    out.push_str(request_id);
+    out.push_str("\",\"method\":\"");
+    out.push_str(method);
+    out.push_str("\",\"header\":{\"x-request-id\":\"");
+    out.push_str(signature.request_id());
+    out.push_str("\",\"x-request-timestamp\":\"");
+    out.push_str(signature.timestamp());
+    out.push_str("\",\"x-request-signature\":\"");
+    out.push_str(signature.signature());
+    out.push_str("\",\"x-request-sign-version\":\"");
+    out.push_str(signature.version());
+    out.push_str("\"},\"params\":");
+    push_str(&mut out, params);
+    out.push('}');
+    out
+}
+
+/// Validate `order:cancel` params (as REST `cancel_order`): `order_id` (a positive integer)
+/// and/or `cl_ord_id` (a string), nothing else; written once, compactly.
+pub fn cancel_params(params_json: &str) -> Result<(String, Option<i64>, Option<String>)> {
+    let value: Value = serde_json::from_str(params_json)
+        .map_err(|e| Error::invalid_argument(format!("params_json is not valid JSON: {e}")))?;
+    let Value::Object(fields) = value else {
+        return Err(Error::invalid_argument(
+            "params_json must be a JSON object: {\"order_id\":…} or {\"cl_ord_id\":…}",
+        ));
+    };
+    if let Some(unknown) = fields.keys().find(|k| *k != "order_id" && *k != "cl_ord_id") {
+        return Err(Error::invalid_argument(format!(
+            "params_json has an unknown field \"{}\" (cancel takes \"order_id\" or \"cl_ord_id\")",
+            excerpt(unknown)
+        )));
+    }
+    let order_id = match fields.get("order_id") {
+        None => None,
+        Some(v) => match v.as_i64() {
+            Some(id) if id > 0 => Some(id),
+            _ => {
+                return Err(Error::invalid_argument(
+                    "params_json: \"order_id\" must be a positive integer (a JSON number)",
+                ));
+            }
+        },
+    };
+    let cl_ord_id = match fields.get("cl_ord_id") {
+        None => None,
+        Some(Value::String(id)) if !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_graphic()) => {
+            Some(id.clone())
+        }
+        Some(_) => {
+            return Err(Error::invalid_argument(
+                "params_json: \"cl_ord_id\" must be a string of 1 to 64 visible ASCII characters",
+            ));
+        }
+    };
+    if order_id.is_none() && cl_ord_id.is_none() {
+        return Err(Error::invalid_argument("params_json names no order: give \"order_id\" or \"cl_ord_id\""));
+    }
+    // Written in a fixed order: order_id, then cl_ord_id.
+    let mut out = String::from("{");
+    if let Some(id) = order_id {
+        out.push_str(&format!("\"order_id\":{id}"));
+    }
+    if let Some(id) = &cl_ord_id {
+        if order_id.is_some() {
+            out.push(',');
+        }
+        out.push_str("\"cl_ord_id\":");
+        push_str(&mut out, id);
+    }
+    out.push('}');
+    Ok((out, order_id, cl_ord_id))
+}
+
+pub struct Orders {
+    state: std::sync::Arc<OrderState>,
+    impersonate: Option<String>,
+    login_request_id: Option<String>,
+}
+
+impl Orders {
+    pub fn new(state: std::sync::Arc<OrderState>, impersonate: Option<String>) -> Orders {
+        Orders { state, impersonate, login_request_id: None }
+    }
+
+    fn login_frame(&self, request_id: &str, token: &str) -> String {
+        let mut params = json!({ "token": token });
+        if let Some(vault) = &self.impersonate {
+            params["impersonate"] = vault.clone().into();
+        }
+        json!({
+            "session_id": self.state.session_id,
+            "request_id": request_id,
+            "method": "auth:login",
+            "params": params.to_string(),
+        })
+        .to_string()
+    }
+}
+
+/// An "accepted" ack, whichever key the venue puts the word under.
+fn is_ack(frame: &Map<String, Value>) -> bool {
+    let accepted =
+        |key: &str| frame.get(key).and_then(Value::as_str).is_some_and(|s| s.eq_ignore_ascii_case("accepted"));
+    let code_ok = match frame.get("code") {
+        None | Some(Value::Null) => true,
+        Some(code) => matches!(code.as_i64(), Some(0) | Some(202)),
+    };
+    code_ok && (accepted("status") || accepted("message"))
+}
+
+impl Protocol for Orders {
+    fn name(&self) -> &'static str {
+        "order"
+    }
+
+    fn start(&mut self, conn: &mut Connection, token: Option<&str>) -> Result<bool> {
+        let token = token.ok_or_else(|| Error::invalid_state("the order stream needs a session with a token"))?;
+        let request_id = fresh_request_id()?;
+        let frame = zeroize::Zeroizing::new(self.login_frame(&request_id, token));
+        self.login_request_id = Some(request_id);
+        conn.send_text(String::clone(&frame))?;
+        Ok(true)
+    }
+
+    fn after_auth(&mut self, _conn: &mut Connection) -> Result<()> {
+        self.login_request_id = None;
+        Ok(())
+    }
+
+    fn on_text(&mut self, text: &str, received_ns: i64, queue: &Queue) -> AuthOutcome {
+        let frame: Map<String, Value> = match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(frame)) => frame,
+            Ok(_) => {
+                queue.push(Kind::Data, super::market::unrecognized(text, received_ns));
+                return AuthOutcome::Pending;
+            }
+            Err(_) => {
+                let error = Error::bad_response("the venue sent a text frame that is not JSON");
+                queue.push(Kind::Status, events::error_status(&error, Some(&excerpt(text))));
+                return AuthOutcome::Pending;
+            }
+        };
+        let request_id = frame.get("request_id").and_then(Value::as_str);
+        let code = frame.get("code").and_then(Value::as_i64);
+        let message =
+            frame.get("message").and_then(Value::as_str).or(frame.get("status").and_then(Value::as_str)).unwrap_or("");
+        if let (Some(login), Some(id)) = (&self.login_request_id, request_id)
+            && login == id
+        {
+            if matches!(code, Some(0) | Some(200)) {
+                return AuthOutcome::Accepted;
+            }
+            return AuthOutcome::Refused(Error::new(
+                Code::ApiError,
+                format!(
+                    "the venue refused the order stream's auth:login (code {}): {}",
+                    code.map_or("none".to_owned(), |c| c.to_string()),
+                    excerpt(message)
+                ),
+            ));
+        }
+        let Some(request_id) = request_id else {
+            queue.push(Kind::Data, super::market::unrecognized(text, received_ns));
+            return AuthOutcome::Pending;
+        };
+        let ack = is_ack(&frame);
+        let request = {
+            let mut pending = self.state.pending();
+            let found = pending.by_id.get(request_id).cloned();
+            if found.is_some() && !ack {
+                pending.by_id.remove(request_id);
+            }
+            found
+        };
+        let mut event = json!({
+            "channel": "order_response",
+            "request_id": request_id,
+            "code": frame.get("code").cloned().unwrap_or(Value::Null),
+            "message": message,
+            "final": !ack,
+            "matched": request.is_some(),
+            "method": request.as_ref().map(|r| r.method),
+            "cl_ord_id": request.as_ref().and_then(|r| r.cl_ord_id.clone()),
+            "order_id": request.as_ref().and_then(|r| r.order_id),
+        });
+        event["frame"] = Value::Object(frame);
+        event["received_ns"] = received_ns.into();
+        queue.push(Kind::Data, event.to_string());
+        AuthOutcome::Pending
+    }
+
+    fn connected_fields(&self) -> Value {
+        json!({ "session_id": self.state.session_id, "session_id_from_session": self.state.from_session })
+    }
+
+    fn on_disconnect(&mut self) -> Value {
+        // Kept: a late outcome may still come on the next connection (same session_id).
+        json!({ "unanswered": self.state.unanswered() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    fn events_of(frames: &[&str], pending: &[(&str, &'static str)]) -> Vec<Value> {
+        let state = Arc::new(OrderState::new("s-1".into(), false));
+        for (id, method) in pending {
+            state.remember(id, method, Some("c-1"), None);
+        }
+        let mut orders = Orders::new(state, None);
+        let queue = Queue::default();
+        for frame in frames {
+            assert!(matches!(orders.on_text(frame, 5, &queue), AuthOutcome::Pending));
+        }
+        std::iter::from_fn(|| queue.pop(Some(Duration::ZERO)).unwrap())
+            .map(|e| serde_json::from_str(&e).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn both_ack_styles_then_the_outcome_and_late_frames_unmatched() {
+        let got = events_of(
+            &[
+                r#"{"code":0,"status":"accepted","request_id":"r1"}"#,
+                r#"{"code":0,"message":"accepted","request_id":"r2"}"#,
+                r#"{"code":400,"message":"alo order rejected","request_id":"r1"}"#,
+                r#"{"code":0,"message":"success","request_id":"r2"}"#,
+                r#"{"code":0,"message":"accepted","request_id":"r1"}"#,
+                r#"{"code":0,"message":"success","request_id":"rest-1"}"#,
+                r#"[1,2]"#,
+            ],
+            &[("r1", "order:new"), ("r2", "order:cancel")],
+        );
+        let row =
+            |e: &Value| (e["request_id"].as_str().unwrap().to_owned(), e["final"].as_bool(), e["matched"].as_bool());
+        assert_eq!(row(&got[0]), ("r1".into(), Some(false), Some(true)));
+        assert_eq!(row(&got[1]), ("r2".into(), Some(false), Some(true)));
+        assert_eq!(row(&got[2]), ("r1".into(), Some(true), Some(true)));
+        assert_eq!(got[2]["message"], "alo order rejected");
+        assert_eq!(got[2]["cl_ord_id"], "c-1");
+        assert_eq!(got[2]["method"], "order:new");
+        assert_eq!(row(&got[3]), ("r2".into(), Some(true), Some(true)));
+        assert_eq!(row(&got[4]), ("r1".into(), Some(false), Some(false)), "a late ack is passed through");
+        assert_eq!(row(&got[5]), ("rest-1".into(), Some(true), Some(false)));
+        assert_eq!(got[6]["channel"], "unrecognized");
+        assert_eq!(got.len(), 7);
+    }
+
+    #[test]
+    fn cancel_params_are_checked_and_written_once() {
+        assert_eq!(cancel_params(r#"{"cl_ord_id":"a","order_id":7}"#).unwrap().0, r#"{"order_id":7,"cl_ord_id":"a"}"#);
+        for (json, fragment) in [
+            ("[]", "must be a JSON object"),
+            ("{}", "names no order"),
+            (r#"{"order_id":"7"}"#, "positive integer"),
+            (r#"{"order_id":0}"#, "positive integer"),
+            (r#"{"cl_ord_id":""}"#, "1 to 64"),
+            (r#"{"id":1}"#, "unknown field \"id\""),
+        ] {
+            assert!(cancel_params(json).unwrap_err().message().contains(fragment), "{json}");
+        }
+    }
+}

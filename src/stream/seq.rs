@@ -1,0 +1,100 @@
+//! `seq` checking on the market stream: regressions and gaps become status events.
+//!
+//! The venue does not say whether `seq` counts per channel or per connection (its own
+//! examples look connection-wide: auth 1, …, order 35, position 36, balance 37). The rules
+//! here raise no false alarm under either counting:
+//! - a **regression** (a `seq` not above the last one of the same channel and symbol) is
+//!   reported whichever way the venue counts;
+//! - a **gap** is reported when a `seq` skips ahead of both the highest `seq` seen on the
+//!   connection and the last one of its own channel and symbol: under connection-wide
+//!   counting that is every lost message; under per-channel counting it still catches a
+//!   skip on the channel that leads. A channel's first `seq` is its baseline (a gap needs
+//!   a previous `seq` of the same channel and symbol).
+//!
+//! Numbering starts again on every connection (each reconnection is itself reported).
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum SeqCheck {
+    InOrder,
+    Gap { expected: i64, received: i64 },
+    Regression { last: i64, received: i64 },
+}
+
+#[derive(Debug, Default)]
+pub struct SeqTracker {
+    highest: Option<i64>,
+    /// (channel, symbol or "") → last seq. A stream has a handful of subscriptions.
+    last: Vec<(String, String, i64)>,
+}
+
+impl SeqTracker {
+    pub fn reset(&mut self) {
+        self.highest = None;
+        self.last.clear();
+    }
+
+    /// A `seq` that belongs to no subscription (the auth answer) still counts on the
+    /// connection.
+    pub fn observe(&mut self, seq: i64) {
+        self.highest = Some(self.highest.map_or(seq, |h| h.max(seq)));
+    }
+
+    pub fn check(&mut self, channel: &str, symbol: &str, seq: i64) -> SeqCheck {
+        let slot = self.last.iter().position(|(c, s, _)| c == channel && s == symbol);
+        let last = slot.map(|i| self.last[i].2);
+        let outcome = match (last, self.highest) {
+            (Some(last), _) if seq <= last => SeqCheck::Regression { last, received: seq },
+            (Some(last), Some(highest)) if seq > highest.saturating_add(1) && seq > last.saturating_add(1) => {
+                SeqCheck::Gap { expected: highest + 1, received: seq }
+            }
+            _ => SeqCheck::InOrder,
+        };
+        match slot {
+            Some(i) => self.last[i].2 = seq,
+            None => self.last.push((channel.to_owned(), symbol.to_owned(), seq)),
+        }
+        // Never lowered: after a regression the venue may have started counting again, but
+        // under per-channel counting lowering it would raise false gaps on the other channels.
+        self.highest = Some(self.highest.map_or(seq, |h| h.max(seq)));
+        outcome
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connection_wide_counting_reports_every_skip() {
+        let mut t = SeqTracker::default();
+        t.observe(1); // auth
+        assert_eq!(t.check("price", "BTC-USD", 2), SeqCheck::InOrder);
+        assert_eq!(t.check("depth_book", "BTC-USD", 3), SeqCheck::InOrder);
+        assert_eq!(t.check("price", "BTC-USD", 4), SeqCheck::InOrder);
+        assert_eq!(t.check("depth_book", "BTC-USD", 7), SeqCheck::Gap { expected: 5, received: 7 });
+        assert_eq!(t.check("price", "BTC-USD", 8), SeqCheck::InOrder);
+        assert_eq!(t.check("price", "BTC-USD", 8), SeqCheck::Regression { last: 8, received: 8 });
+    }
+
+    #[test]
+    fn per_channel_counting_raises_no_false_alarm() {
+        let mut t = SeqTracker::default();
+        for n in 1..50 {
+            assert_eq!(t.check("depth_book", "BTC-USD", 100 + n), SeqCheck::InOrder);
+            assert_eq!(t.check("depth_book", "ETH-USD", n), SeqCheck::InOrder);
+            assert_eq!(t.check("price", "BTC-USD", 7 + n), SeqCheck::InOrder);
+            assert_eq!(t.check("order", "", 1000 + n), SeqCheck::InOrder);
+        }
+        assert_eq!(t.check("price", "BTC-USD", 3), SeqCheck::Regression { last: 56, received: 3 });
+        // The leading channel's skip is still seen.
+        assert_eq!(t.check("order", "", 1052), SeqCheck::Gap { expected: 1050, received: 1052 });
+    }
+
+    #[test]
+    fn reset_forgets_the_previous_connection() {
+        let mut t = SeqTracker::default();
+        assert_eq!(t.check("price", "X", 500), SeqCheck::InOrder);
+        t.reset();
+        assert_eq!(t.check("price", "X", 1), SeqCheck::InOrder);
+    }
+}

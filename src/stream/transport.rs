@@ -1,0 +1,208 @@
+//! One WebSocket connection: DNS, TCP (TCP_NODELAY), TLS (the client's rustls
+//! configuration), the WebSocket handshake, then a non-blocking socket that the I/O thread
+//! polls and that a caller may write an order frame to (under the connection's lock).
+//!
+//! The handshake runs on a blocking socket with the client's time limits; afterwards the
+//! socket is non-blocking so that reading never holds the connection's lock while waiting,
+//! and a write that meets a full send buffer waits with `poll`, bounded by the reply timeout.
+
+use super::settings::StreamSettings;
+use crate::error::{Code, Error, Result};
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::os::fd::{AsRawFd, RawFd};
+use std::time::{Duration, Instant};
+use tungstenite::client::IntoClientRequest;
+use tungstenite::protocol::WebSocketConfig;
+use tungstenite::{Message, WebSocket};
+
+/// The byte stream under the WebSocket: plain TCP (loopback `ws://`) or TLS.
+pub enum Socket {
+    Plain(TcpStream),
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+}
+
+impl Socket {
+    pub fn tcp(&self) -> &TcpStream {
+        match self {
+            Socket::Plain(tcp) => tcp,
+            Socket::Tls(tls) => &tls.sock,
+        }
+    }
+}
+
+impl Read for Socket {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Socket::Plain(s) => s.read(buf),
+            Socket::Tls(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Socket {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Socket::Plain(s) => s.write(buf),
+            Socket::Tls(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Socket::Plain(s) => s.flush(),
+            Socket::Tls(s) => s.flush(),
+        }
+    }
+}
+
+/// An open connection.
+pub struct Connection {
+    pub ws: WebSocket<Socket>,
+    /// How long a write may wait for room in the send buffer.
+    write_timeout: Duration,
+}
+
+impl Connection {
+    pub fn fd(&self) -> RawFd {
+        self.ws.get_ref().tcp().as_raw_fd()
+    }
+
+    /// Write one text frame and push it out. A full send buffer is waited out (bounded);
+    /// after an error the connection is unusable and the caller drops it.
+    pub fn send_text(&mut self, text: String) -> Result<()> {
+        match self.ws.write(Message::text(text)) {
+            Ok(()) => {}
+            Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(ws_error(e, "writing a frame")),
+        }
+        self.flush()
+    }
+
+    /// Push out whatever tungstenite holds (frames, pong replies), waiting for room.
+    pub fn flush(&mut self) -> Result<()> {
+        let deadline = Instant::now() + self.write_timeout;
+        loop {
+            match self.ws.flush() {
+                Ok(()) => return Ok(()),
+                Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Err(Error::new(
+                            Code::Timeout,
+                            "the venue is not reading: a frame could not be written",
+                        ));
+                    }
+                    wait_writable(self.fd(), left);
+                }
+                Err(e) => return Err(ws_error(e, "writing a frame")),
+            }
+        }
+    }
+}
+
+/// Open a connection to `url`. `shutdown_handle` receives a clone of the TCP socket as soon
+/// as it exists, so that `close` from another thread can cut a handshake short.
+pub fn connect(url: &str, settings: &StreamSettings, on_socket: &mut dyn FnMut(&TcpStream)) -> Result<Connection> {
+    let mut request = url
+        .into_client_request()
+        .map_err(|e| Error::invalid_argument(format!("stream URL \"{}\": {e}", crate::error::excerpt(url))))?;
+    let uri = request.uri().clone();
+    let host = uri.host().unwrap_or("").trim_start_matches('[').trim_end_matches(']').to_owned();
+    let tls = uri.scheme_str() == Some("wss");
+    let port = uri.port_u16().unwrap_or(if tls { 443 } else { 80 });
+    if let Ok(agent) = settings.user_agent.parse() {
+        request.headers_mut().insert("user-agent", agent);
+    }
+
+    let tcp = connect_tcp(&host, port, settings.connect_timeout)?;
+    on_socket(&tcp);
+    tcp.set_nodelay(true).map_err(|e| io_error(e, "setting TCP_NODELAY"))?;
+    tcp.set_read_timeout(Some(settings.reply_timeout)).map_err(|e| io_error(e, "setting a timeout"))?;
+    tcp.set_write_timeout(Some(settings.reply_timeout)).map_err(|e| io_error(e, "setting a timeout"))?;
+    let socket = if tls {
+        let name = rustls::pki_types::ServerName::try_from(host.clone()).map_err(|_| {
+            Error::invalid_argument(format!("stream URL host \"{}\" is not a valid name", crate::error::excerpt(&host)))
+        })?;
+        let tls_connection = rustls::ClientConnection::new(settings.tls()?, name)
+            .map_err(|e| Error::new(Code::Transport, format!("TLS set-up failed: {e}")))?;
+        Socket::Tls(Box::new(rustls::StreamOwned::new(tls_connection, tcp)))
+    } else {
+        Socket::Plain(tcp)
+    };
+    let max = settings.options.max_frame_bytes;
+    let config = WebSocketConfig::default().max_frame_size(Some(max)).max_message_size(Some(max));
+    let (ws, _response) =
+        tungstenite::client::client_with_config(request, socket, Some(config)).map_err(|e| match e {
+            tungstenite::HandshakeError::Failure(e) => ws_error(e, "the WebSocket handshake"),
+            tungstenite::HandshakeError::Interrupted(_) => {
+                Error::new(Code::Timeout, "the WebSocket handshake did not finish in time")
+            }
+        })?;
+    ws.get_ref().tcp().set_nonblocking(true).map_err(|e| io_error(e, "making the socket non-blocking"))?;
+    Ok(Connection { ws, write_timeout: settings.reply_timeout })
+}
+
+fn connect_tcp(host: &str, port: u16, timeout: Duration) -> Result<TcpStream> {
+    let addrs: Vec<SocketAddr> = (host, port)
+        .to_socket_addrs()
+        .map_err(|_| {
+            Error::new(
+                Code::Transport,
+                format!("the stream host \"{}\" could not be resolved", crate::error::excerpt(host)),
+            )
+        })?
+        .collect();
+    let mut last = None;
+    for addr in &addrs {
+        match TcpStream::connect_timeout(addr, timeout) {
+            Ok(tcp) => return Ok(tcp),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(match last {
+        Some(e) => io_error(e, "connecting"),
+        None => Error::new(Code::Transport, "the stream host resolved to no address"),
+    })
+}
+
+/// Wait until the socket can take more bytes, or `timeout` passes.
+pub fn wait_writable(fd: RawFd, timeout: Duration) {
+    let mut fds = [libc::pollfd { fd, events: libc::POLLOUT, revents: 0 }];
+    let ms = timeout.as_millis().clamp(1, i32::MAX as u128) as i32;
+    // SAFETY: one valid pollfd for the duration of the call.
+    unsafe { libc::poll(fds.as_mut_ptr(), 1, ms) };
+}
+
+pub fn io_error(e: io::Error, what: &str) -> Error {
+    match e.kind() {
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => Error::new(Code::Timeout, format!("{what}: timed out")),
+        _ => Error::new(Code::Transport, format!("{what}: {e}")),
+    }
+}
+
+/// A tungstenite failure as our error (the venue's HTTP answer to the handshake keeps its
+/// status).
+pub fn ws_error(e: tungstenite::Error, what: &str) -> Error {
+    match e {
+        tungstenite::Error::Io(io) => io_error(io, what),
+        tungstenite::Error::Http(response) => {
+            let status = response.status().as_u16();
+            let body = response.body().as_ref().map(|b| String::from_utf8_lossy(b).into_owned());
+            let error = Error::new(
+                Code::HttpStatus,
+                format!("{what}: the venue answered HTTP {status} instead of switching to WebSocket"),
+            )
+            .with_status(status);
+            match body {
+                Some(body) if !body.is_empty() => error.with_body(body),
+                _ => error,
+            }
+        }
+        tungstenite::Error::Capacity(c) => Error::bad_response(format!("{what}: {c} (max_frame_bytes)")),
+        tungstenite::Error::Tls(t) => Error::new(Code::Transport, format!("{what}: TLS failure: {t}")),
+        tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed => {
+            Error::new(Code::Transport, format!("{what}: the connection is closed"))
+        }
+        other => Error::new(Code::Transport, format!("{what}: {other}")),
+    }
+}

@@ -1,0 +1,114 @@
+// tests/cpp/test_stream.cpp: perps::Stream (include/perps.hpp) against the WebSocket test
+// venue (tests/common/ws_server.rs as the ws_test_server program; tests/cpp/run.sh starts
+// it and passes its perps_url in PERPS_TEST_WS_URL): events through next(timeout), orders
+// on the order stream with their two-frame replies, errors as perps::Error, close() from
+// another thread waking a blocked next(), and RAII close on destruction.
+#include "perps.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+static int passed = 0;
+static int failed = 0;
+
+static void check_at(bool ok, const char *expr, int line) {
+    if (ok) {
+        ++passed;
+    } else {
+        ++failed;
+        std::fprintf(stderr, "FAIL tests/cpp/test_stream.cpp:%d: %s\n", line, expr);
+    }
+}
+#define CHECK(cond) check_at(static_cast<bool>(cond), #cond, __LINE__)
+
+static bool contains(const std::string &text, const char *needle) { return text.find(needle) != std::string::npos; }
+
+using namespace std::chrono_literals;
+
+// The next event containing `needle` within a few seconds ("" when none came).
+static std::string next_with(const perps::Stream &stream, const char *needle) {
+    auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (std::chrono::steady_clock::now() < deadline) {
+        std::optional<std::string> event = stream.next(200ms);
+        if (event && contains(*event, needle)) {
+            return *event;
+        }
+    }
+    std::fprintf(stderr, "     no event with %s\n", needle);
+    return "";
+}
+
+static void test_market(const std::string &url) {
+    perps::Stream stream = [&] {
+        perps::Client client(url, url);
+        return perps::Stream::market(client, R"([{"channel":"price","symbol":"BTC-USD"}])");
+    }();  // the client is gone: the stream keeps what it needs
+    CHECK(contains(next_with(stream, R"("state":"connected")"), R"("stream":"market")"));
+    CHECK(contains(next_with(stream, R"("channel":"price")"), R"("symbol":"BTC-USD")"));
+    try {
+        stream.new_order("{}");
+        CHECK(false);
+    } catch (const perps::Error &e) {
+        CHECK(e.code() == PERPS_INVALID_STATE);
+    }
+
+    std::atomic<bool> woke{false};
+    std::atomic<int> code{0};
+    std::thread reader([&] {
+        try {
+            for (;;) stream.next();
+        } catch (const perps::Error &e) {
+            code = e.code();
+            woke = true;
+        }
+    });
+    std::this_thread::sleep_for(200ms);
+    auto closed_at = std::chrono::steady_clock::now();
+    stream.close();
+    reader.join();
+    CHECK(woke && code == PERPS_STREAM_CLOSED);
+    CHECK(std::chrono::steady_clock::now() - closed_at < 500ms);
+}
+
+static void test_orders(const std::string &url) {
+    perps::Client client(url, url);
+    perps::Session session = perps::Session::from_api_key("cpp-test-token-1", "BbMQkQYZspmkytduTWvXEtc4mMURjsekJDvty2WtKeSb");
+    perps::Stream stream = perps::Stream::orders(client, session);
+    CHECK(contains(next_with(stream, R"("state":"connected")"), R"("stream":"order")"));
+    std::string sent = stream.new_order(
+        R"({"symbol":"BTC-USD","side":"buy","order_type":"limit","qty":"0.01","price":"65000","time_in_force":"alo","reduce_only":false,"cl_ord_id":"cpp-1"})");
+    CHECK(contains(sent, R"("cl_ord_id":"cpp-1")") && contains(sent, R"("request_id":")"));
+    CHECK(contains(next_with(stream, R"("final":false)"), R"("message":"accepted")"));
+    CHECK(contains(next_with(stream, R"("final":true)"), R"("message":"success")"));
+    try {
+        stream.cancel_order("{}");
+        CHECK(false);
+    } catch (const perps::Error &e) {
+        CHECK(e.code() == PERPS_INVALID_ARGUMENT && contains(e.what(), "names no order"));
+    }
+    CHECK(contains(stream.cancel_order(R"({"order_id":4294967297})"), R"("order_id":4294967297)"));
+    CHECK(!stream.next(0ms) || true);  // a zero timeout never blocks
+    perps::Stream moved = std::move(stream);
+    CHECK(!stream && moved);
+    try {
+        stream.next(0ms);  // a moved-from stream holds no handle
+        CHECK(false);
+    } catch (const perps::Error &e) {
+        CHECK(e.code() == PERPS_INVALID_ARGUMENT);
+    }
+}  // RAII: `moved` is closed and freed here
+
+int main() {
+    const char *url = std::getenv("PERPS_TEST_WS_URL");
+    CHECK(url != nullptr);
+    if (url != nullptr) {
+        test_market(url);
+        test_orders(url);
+    }
+    std::printf("%d passed, %d failed\n", passed, failed);
+    return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,505 @@
+//! The two WebSocket streams against the test venue (`tests/common/ws_server.rs`) on
+//! 127.0.0.1: subscriptions and auth, events and their order, `seq` checks, sorted books,
+//! order entry with two-frame replies, misbehaving servers, supervision (half-open
+//! connections, rotation, expired tokens, refused auth), and close from another thread.
+
+#[path = "streams/helpers.rs"]
+mod helpers;
+#[path = "common/ws_server.rs"]
+mod ws_server;
+
+use base64::Engine as _;
+use ed25519_dalek::{Signature, Verifier};
+use helpers::*;
+use perps::Code;
+use perps::session::{Login, Session};
+use perps::stream::Stream;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use ws_server::{AckStyle, Config, Out, WsServer, raw_frame};
+
+const SUBS: &str = r#"[{"channel":"depth_book","symbol":"BTC-USD"},{"channel":"price","symbol":"BTC-USD"}]"#;
+
+fn market(server: &WsServer, session: Option<Arc<Session>>, subs: &str) -> Stream {
+    Stream::open_market(client(&server.perps_url(), "{}"), session, subs).unwrap()
+}
+
+#[test]
+fn public_channels_are_subscribed_and_pushes_become_events_with_sorted_books() {
+    let server = WsServer::start(Config::default());
+    let stream = market(&server, None, SUBS);
+    let (connected, _) = until(&stream, LONG, "connected", is_status("connected"));
+    assert_eq!(connected["stream"], "market");
+    server.wait_for(LONG, "two subscriptions", |c| c.len() == 1 && c[0].subscriptions.lock().unwrap().len() == 2);
+    let frames = server.conns()[0].frames();
+    assert_eq!(frames[0], json!({ "subscribe": { "channel": "depth_book", "symbol": "BTC-USD" } }));
+    assert!(frames.iter().all(|f| f.get("auth").is_none()), "no auth frame without a session");
+
+    let book = json!({ "asks": [["65010.5", "1"], ["65001", "2"], ["65001.25", "3"]], "bids": [["64990", "1"], ["64999.5", "2"]], "symbol": "BTC-USD" });
+    let before = Instant::now();
+    assert_eq!(server.push("depth_book", Some("BTC-USD"), book), 1);
+    let (event, _) = until(&stream, LONG, "depth_book", is_channel("depth_book"));
+    assert_eq!(event["data"]["asks"], json!([["65001", "2"], ["65001.25", "3"], ["65010.5", "1"]]));
+    assert_eq!(event["data"]["bids"], json!([["64999.5", "2"], ["64990", "1"]]));
+    assert_eq!(event["data"]["symbol"], "BTC-USD");
+    assert_eq!((event["symbol"].as_str(), event["seq"].as_i64()), (Some("BTC-USD"), Some(1)));
+    let received = event["received_ns"].as_i64().unwrap();
+    let wall = |t: std::time::SystemTime| t.duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as i64;
+    let pushed_at = wall(std::time::SystemTime::now()) - before.elapsed().as_nanos() as i64;
+    assert!(
+        received >= pushed_at - 1_000_000 && received <= wall(std::time::SystemTime::now()),
+        "received_ns {received}"
+    );
+
+    server.push("price", Some("BTC-USD"), json!({ "mark_price": "65000.1" }));
+    let (price, _) = until(&stream, LONG, "price", is_channel("price"));
+    assert_eq!((price["seq"].as_i64(), price["data"]["mark_price"].as_str()), (Some(2), Some("65000.1")));
+}
+
+#[test]
+fn seq_gaps_and_regressions_are_status_events_never_hidden() {
+    let server = WsServer::start(Config::default());
+    let stream = market(&server, None, SUBS);
+    server.wait_for(LONG, "subscriptions", |c| c.len() == 1 && c[0].subscriptions.lock().unwrap().len() == 2);
+    let conn = server.conns()[0].clone();
+    server.push("price", Some("BTC-USD"), json!({}));
+    server.push("price", Some("BTC-USD"), json!({}));
+    conn.shift_seq(3);
+    server.push("price", Some("BTC-USD"), json!({}));
+    let (gap, _) = until(&stream, LONG, "gap", is_status("gap"));
+    assert_eq!(gap["subscription"], json!({ "channel": "price", "symbol": "BTC-USD" }));
+    assert_eq!((gap["expected"].as_i64(), gap["received"].as_i64()), (Some(3), Some(6)));
+    let (after, _) = until(&stream, LONG, "the push after the gap", is_channel("price"));
+    assert_eq!(after["seq"], 6, "the event itself is still delivered");
+    conn.shift_seq(-2);
+    server.push("price", Some("BTC-USD"), json!({}));
+    let (regression, _) = until(&stream, LONG, "regression", is_status("seq_regression"));
+    assert_eq!((regression["last"].as_i64(), regression["received"].as_i64()), (Some(6), Some(5)));
+    until(&stream, LONG, "the regressed push", is_channel("price"));
+}
+
+#[test]
+fn auth_answered_with_200_or_0_subscribes_account_channels_in_the_auth_frame() {
+    for code in [200, 0] {
+        let server = WsServer::start(Config { auth_code: code, ..Config::default() });
+        let subs = r#"[{"channel":"price","symbol":"ETH-USD"},{"channel":"order"},{"channel":"position"}]"#;
+        let stream = market(&server, Some(session()), subs);
+        until(&stream, LONG, "connected", is_status("connected"));
+        server.wait_for(LONG, "subscriptions", |c| c.len() == 1 && c[0].subscriptions.lock().unwrap().len() == 3);
+        let frames = server.conns()[0].frames();
+        assert_eq!(
+            frames[0],
+            json!({ "auth": { "token": TOKEN, "streams": [{ "channel": "order" }, { "channel": "position" }] } }),
+            "code {code}"
+        );
+        assert_eq!(
+            frames[1],
+            json!({ "subscribe": { "channel": "price", "symbol": "ETH-USD" } }),
+            "after the auth answer"
+        );
+        server.push("order", None, json!({ "id": 4294967297u64, "status": "open" }));
+        let (order, _) = until(&stream, LONG, "order push", is_channel("order"));
+        assert_eq!(order["data"]["id"], 4294967297u64);
+        assert!(order.get("symbol").is_none());
+    }
+}
+
+#[test]
+fn a_refused_auth_fails_the_open_with_the_venues_message() {
+    let server = WsServer::start(Config { refuse_auth: Some("invalid token".into()), ..Config::default() });
+    let e = Stream::open_market(client(&server.perps_url(), "{}"), Some(session()), r#"[{"channel":"order"}]"#)
+        .unwrap_err();
+    assert_eq!(e.code(), Code::ApiError, "{e}");
+    assert!(e.message().contains("invalid token") && e.message().contains("401"), "{e}");
+    let e = Stream::open_orders(client(&server.perps_url(), "{}"), session()).unwrap_err();
+    assert_eq!(e.code(), Code::ApiError, "{e}");
+    assert!(e.message().contains("auth:login") && e.message().contains("invalid token"), "{e}");
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(server.accepted(), 2, "no retry after a refusal");
+}
+
+#[test]
+fn an_expired_token_is_refused_before_connecting() {
+    let server = WsServer::start(Config::default());
+    let session = session();
+    session.complete_login(Login {
+        token: TOKEN.to_owned().into(),
+        chain: None,
+        address: None,
+        alias: None,
+        expires_at: Some(1),
+    });
+    let e = Stream::open_orders(client(&server.perps_url(), "{}"), session.clone()).unwrap_err();
+    assert_eq!(e.code(), Code::TokenExpired, "{e}");
+    let no_token = Arc::new(Session::new().unwrap());
+    let e = Stream::open_orders(client(&server.perps_url(), "{}"), no_token).unwrap_err();
+    assert_eq!(e.code(), Code::InvalidState, "{e}");
+    assert_eq!(server.accepted(), 0);
+}
+
+fn verify_order_frame(frame: &Value) -> Value {
+    let params = frame["params"].as_str().expect("params is a JSON string");
+    let header = &frame["header"];
+    let (id, ts, sig) = (
+        header["x-request-id"].as_str().unwrap(),
+        header["x-request-timestamp"].as_str().unwrap(),
+        header["x-request-signature"].as_str().unwrap(),
+    );
+    assert_eq!(header["x-request-sign-version"], "v1");
+    assert_ne!(frame["request_id"].as_str().unwrap(), id, "envelope request_id differs from x-request-id");
+    let key = ed25519_dalek::SigningKey::from_bytes(&bs58::decode(SEED_B58).into_vec().unwrap().try_into().unwrap());
+    let message = format!("v1,{id},{ts},{params}");
+    let signature = Signature::from_slice(&base64::engine::general_purpose::STANDARD.decode(sig).unwrap()).unwrap();
+    key.verifying_key()
+        .verify(message.as_bytes(), &signature)
+        .expect("the body signature verifies over the exact params");
+    serde_json::from_str(params).unwrap()
+}
+
+#[test]
+fn orders_are_signed_sent_at_once_and_replies_come_in_two_frames_either_ack_style() {
+    for (ack, reject) in [(AckStyle::Status, None), (AckStyle::Message, Some("alo order rejected"))] {
+        let server = WsServer::start(Config { ack, reject: reject.map(str::to_owned), ..Config::default() });
+        let session = session();
+        let stream = Stream::open_orders(client(&server.perps_url(), "{}"), session.clone()).unwrap();
+        let (connected, _) = until(&stream, LONG, "connected", is_status("connected"));
+        let session_id = connected["session_id"].as_str().unwrap().to_owned();
+        assert_eq!(connected["session_id_from_session"], false);
+        let login = &server.conns()[0].frames()[0];
+        assert_eq!(login["method"], "auth:login");
+        assert_eq!(login["session_id"], session_id.as_str());
+        assert_eq!(
+            serde_json::from_str::<Value>(login["params"].as_str().unwrap()).unwrap(),
+            json!({ "token": TOKEN })
+        );
+
+        let sent: Value = serde_json::from_str(&stream.new_order(ORDER).unwrap()).unwrap();
+        let request_id = sent["request_id"].as_str().unwrap().to_owned();
+        let cl_ord_id = sent["cl_ord_id"].as_str().unwrap().to_owned();
+        assert!(!cl_ord_id.is_empty());
+        let (ack_event, _) = until(&stream, LONG, "ack", is_channel("order_response"));
+        assert_eq!(
+            (ack_event["request_id"].as_str(), ack_event["final"].as_bool()),
+            (Some(request_id.as_str()), Some(false))
+        );
+        assert_eq!((ack_event["message"].as_str(), ack_event["matched"].as_bool()), (Some("accepted"), Some(true)));
+        let (outcome, _) = until(&stream, LONG, "outcome", is_channel("order_response"));
+        assert_eq!(
+            (outcome["request_id"].as_str(), outcome["final"].as_bool()),
+            (Some(request_id.as_str()), Some(true))
+        );
+        assert_eq!(outcome["cl_ord_id"], cl_ord_id.as_str());
+        match reject {
+            None => assert_eq!((outcome["code"].as_i64(), outcome["message"].as_str()), (Some(0), Some("success"))),
+            Some(m) => assert_eq!((outcome["code"].as_i64(), outcome["message"].as_str()), (Some(400), Some(m))),
+        }
+
+        let frame = server.conns()[0].frames()[1].clone();
+        assert_eq!(
+            (frame["method"].as_str(), frame["session_id"].as_str()),
+            (Some("order:new"), Some(session_id.as_str()))
+        );
+        assert_eq!(frame["request_id"], request_id.as_str());
+        let params = verify_order_frame(&frame);
+        assert_eq!(params["cl_ord_id"], cl_ord_id.as_str());
+        assert_eq!(params["time_in_force"], "alo");
+
+        let cancel: Value = serde_json::from_str(&stream.cancel_order(r#"{"order_id":4294967299}"#).unwrap()).unwrap();
+        until(&stream, LONG, "cancel outcome", |e| e["request_id"] == cancel["request_id"] && e["final"] == true);
+        let frame = server.conns()[0].frames()[2].clone();
+        assert_eq!(frame["method"], "order:cancel");
+        assert_eq!(verify_order_frame(&frame), json!({ "order_id": 4294967299u64 }));
+        assert_eq!(frame["params"], r#"{"order_id":4294967299}"#);
+    }
+}
+
+#[test]
+fn new_order_returns_before_the_venue_answers_and_late_or_unknown_frames_pass_through() {
+    let server = WsServer::start(Config { outcome_delay: Duration::from_millis(300), ..Config::default() });
+    let stream = Stream::open_orders(client(&server.perps_url(), "{}"), session()).unwrap();
+    let given = r#"{"symbol":"BTC-USD","side":"sell","order_type":"limit","qty":"1","price":"70000","time_in_force":"gtc","reduce_only":false,"cl_ord_id":"mine-1"}"#;
+    let started = Instant::now();
+    let sent: Value = serde_json::from_str(&stream.new_order(given).unwrap()).unwrap();
+    assert!(started.elapsed() < Duration::from_millis(250), "new_order waited for the venue");
+    assert_eq!(sent["cl_ord_id"], "mine-1");
+    until(&stream, LONG, "outcome", |e| e["request_id"] == sent["request_id"] && e["final"] == true);
+    server.send_all(
+        false,
+        Out::Text(json!({ "code": 0, "message": "accepted", "request_id": sent["request_id"] }).to_string()),
+    );
+    server.send_all(false, Out::Text(r#"{"code":0,"message":"success","request_id":"from-rest-1"}"#.into()));
+    server.send_all(false, Out::Text(r#"{"notice":"maintenance"}"#.into()));
+    let (late, _) = until(&stream, LONG, "late ack", is_channel("order_response"));
+    assert_eq!((late["matched"].as_bool(), late["final"].as_bool()), (Some(false), Some(false)));
+    let (rest, _) = until(&stream, LONG, "REST result", is_channel("order_response"));
+    assert_eq!((rest["request_id"].as_str(), rest["matched"].as_bool()), (Some("from-rest-1"), Some(false)));
+    let (other, _) = until(&stream, LONG, "notice", is_channel("unrecognized"));
+    assert_eq!(other["frame"]["notice"], "maintenance");
+}
+
+#[test]
+fn the_session_id_is_the_sessions_x_session_id_when_set() {
+    let server = WsServer::start(Config::default());
+    let session = session();
+    session.set_session_id(Some("engine-7")).unwrap();
+    let stream = Stream::open_orders(client(&server.perps_url(), "{}"), session).unwrap();
+    let (connected, _) = until(&stream, LONG, "connected", is_status("connected"));
+    assert_eq!(
+        (connected["session_id"].as_str(), connected["session_id_from_session"].as_bool()),
+        (Some("engine-7"), Some(true))
+    );
+    stream.new_order(ORDER).unwrap();
+    server.wait_for(LONG, "the order frame", |c| c[0].frames().len() == 2);
+    assert!(server.conns()[0].frames().iter().all(|f| f["session_id"] == "engine-7"));
+}
+
+#[test]
+fn the_account_event_may_come_before_the_ack_and_both_are_delivered() {
+    let server = WsServer::start(Config { account_event_before_ack: true, ..Config::default() });
+    let session = session();
+    let account = market(&server, Some(session.clone()), r#"[{"channel":"order"}]"#);
+    let orders = Stream::open_orders(client(&server.perps_url(), "{}"), session).unwrap();
+    until(&orders, LONG, "connected", is_status("connected"));
+    let sent: Value = serde_json::from_str(&orders.new_order(ORDER).unwrap()).unwrap();
+    let (event, _) = until(&account, LONG, "account order event", is_channel("order"));
+    let pushed_at = event["received_ns"].as_i64().unwrap();
+    assert_eq!(event["data"]["cl_ord_id"], sent["cl_ord_id"]);
+    let (ack, _) = until(&orders, LONG, "ack", is_channel("order_response"));
+    assert_eq!(ack["final"], false);
+    assert!(ack["received_ns"].as_i64().unwrap() > pushed_at, "the account event came first");
+    until(&orders, LONG, "outcome", |e| e["final"] == true);
+}
+
+#[test]
+fn orders_on_a_market_stream_or_a_closed_stream_or_invalid_are_refused_before_sending() {
+    let server = WsServer::start(Config::default());
+    let stream = market(&server, None, SUBS);
+    assert_eq!(stream.new_order(ORDER).unwrap_err().code(), Code::InvalidState);
+    let orders = Stream::open_orders(client(&server.perps_url(), "{}"), session()).unwrap();
+    let e = orders.new_order(r#"{"symbol":"BTC-USD"}"#).unwrap_err();
+    assert_eq!(e.code(), Code::InvalidOrder);
+    assert_eq!(orders.cancel_order("{}").unwrap_err().code(), Code::InvalidArgument);
+    orders.close();
+    assert_eq!(orders.new_order(ORDER).unwrap_err().code(), Code::StreamClosed);
+    std::thread::sleep(Duration::from_millis(50));
+    let conns = server.conns();
+    let order_conn = conns.iter().find(|c| !c.is_market()).unwrap();
+    assert_eq!(order_conn.frames().len(), 1, "only the login went out");
+}
+
+#[test]
+fn malformed_frames_give_error_events_and_the_stream_goes_on() {
+    let server = WsServer::start(Config::default());
+    let stream = market(&server, None, SUBS);
+    server.wait_for(LONG, "subscriptions", |c| c.len() == 1 && c[0].subscriptions.lock().unwrap().len() == 2);
+    server.send_all(true, Out::Binary(vec![1, 2, 3]));
+    server.send_all(true, Out::Text("{not json".into()));
+    server.send_all(true, Out::Text(r#"{"seq":1,"channel":"kline","data":{}}"#.into()));
+    server.send_all(
+        true,
+        Out::Text(
+            r#"{"seq":2,"channel":"depth_book","symbol":"BTC-USD","data":{"asks":[["x","1"]],"bids":[]}}"#.into(),
+        ),
+    );
+    server.send_all(true, Out::Text(r#"{"seq":"three","channel":"price"}"#.into()));
+    server.push("price", Some("BTC-USD"), json!({ "mark_price": "1" }));
+    let (price, before) = until(&stream, LONG, "the good push after the bad ones", is_channel("price"));
+    assert_eq!(price["data"]["mark_price"], "1");
+    let errors: Vec<&Value> = before.iter().filter(|e| e["state"] == "error").collect();
+    assert_eq!(errors.len(), 3, "{before:#?}");
+    assert!(errors[0]["message"].as_str().unwrap().contains("binary frame of 3 bytes"));
+    assert!(errors[1]["message"].as_str().unwrap().contains("not JSON") && errors[1]["frame"] == "{not json");
+    assert!(errors[2]["message"].as_str().unwrap().contains("not a decimal"));
+    assert!(errors.iter().all(|e| e["code_name"] == "PERPS_BAD_RESPONSE"));
+    let passed: Vec<&Value> = before.iter().filter(|e| e["channel"] == "unrecognized").collect();
+    assert_eq!(passed.len(), 2, "the unknown channel and the wrongly typed frame are passed through: {before:#?}");
+    assert!(!before.iter().any(|e| e["state"] == "disconnected"));
+}
+
+#[test]
+fn oversized_frames_and_a_close_in_mid_message_end_the_connection_which_is_replaced() {
+    let server = WsServer::start(Config::default());
+    let stream = Stream::open_market(client(&server.perps_url(), r#"{"max_frame_bytes":4096}"#), None, SUBS).unwrap();
+    until(&stream, LONG, "connected", is_status("connected"));
+    server.wait_for(LONG, "subscriptions", |c| c.len() == 1 && c[0].subscriptions.lock().unwrap().len() == 2);
+    server.send_all(true, Out::Text(format!("{{\"pad\":\"{}\"}}", "a".repeat(8192))));
+    let (down, _) = until(&stream, LONG, "disconnected", is_status("disconnected"));
+    assert!(down["reason"].as_str().unwrap().contains("max_frame_bytes"), "{down}");
+    until(&stream, LONG, "reconnected", is_status("reconnected"));
+    server.wait_for(LONG, "the second connection", |c| c.len() == 2);
+
+    let mut half = raw_frame(false, 0x1, b"{\"seq\":1,\"chan");
+    half.extend(raw_frame(true, 0x8, &[0x03, 0xe8]));
+    server.send_all(true, Out::Raw(half));
+    let (down, _) = until(&stream, LONG, "disconnected", is_status("disconnected"));
+    assert!(down["reason"].as_str().unwrap().contains("closed"), "{down}");
+    until(&stream, LONG, "reconnected", is_status("reconnected"));
+    server.wait_for(LONG, "resubscribed", |c| c.len() == 3 && c[2].subscriptions.lock().unwrap().len() == 2);
+    server.push("price", Some("BTC-USD"), json!({}));
+    until(&stream, LONG, "a push on the new connection", is_channel("price"));
+}
+
+#[test]
+fn pings_are_answered_and_a_half_open_connection_is_detected_and_replaced() {
+    let server = WsServer::start(Config { ping_every: Some(Duration::from_millis(40)), ..Config::default() });
+    let stream =
+        Stream::open_market(client(&server.perps_url(), r#"{"stream_idle_timeout_ms":300}"#), None, SUBS).unwrap();
+    until(&stream, LONG, "connected", is_status("connected"));
+    // Pings alone keep it alive well past the idle timeout.
+    let quiet = drain(&stream, Duration::from_millis(900));
+    assert!(quiet.iter().all(|e| e["state"] != "disconnected"), "{quiet:#?}");
+    server.stall_all();
+    let started = Instant::now();
+    let (down, _) = until(&stream, LONG, "disconnected", is_status("disconnected"));
+    assert!(down["reason"].as_str().unwrap().contains("half-open"), "{down}");
+    assert!(started.elapsed() < Duration::from_millis(1500), "{:?}", started.elapsed());
+    let (up, _) = until(&stream, LONG, "reconnected", is_status("reconnected"));
+    assert_eq!(up["connection"], 2);
+    server.wait_for(LONG, "resubscribed", |c| c.len() == 2 && c[1].subscriptions.lock().unwrap().len() == 2);
+}
+
+#[test]
+fn connections_are_rotated_before_the_cap_without_backoff() {
+    let server = WsServer::start(Config::default());
+    let stream = Stream::open_market(
+        client(
+            &server.perps_url(),
+            r#"{"stream_rotate_after_ms":300,"stream_reconnect_min_ms":5000,"stream_reconnect_max_ms":5000}"#,
+        ),
+        Some(session()),
+        r#"[{"channel":"order"}]"#,
+    )
+    .unwrap();
+    let (down, _) = until(&stream, LONG, "rotation", is_status("disconnected"));
+    assert_eq!(down["rotation"], true);
+    let started = Instant::now();
+    until(&stream, LONG, "reconnected", is_status("reconnected"));
+    assert!(started.elapsed() < Duration::from_secs(2), "rotation waited a backoff");
+    server.wait_for(LONG, "re-auth", |c| c.len() == 2 && c[1].authed.load(std::sync::atomic::Ordering::SeqCst));
+}
+
+#[test]
+fn an_auth_refused_on_reconnection_ends_the_stream_without_a_reconnect_loop() {
+    let server = WsServer::start(Config::default());
+    let stream = market(&server, Some(session()), r#"[{"channel":"balance"}]"#);
+    until(&stream, LONG, "connected", is_status("connected"));
+    server.set(|c| c.refuse_auth = Some("token revoked".into()));
+    server.drop_all();
+    let (failed, _) = until(&stream, LONG, "failed", is_status("failed"));
+    assert_eq!(failed["code_name"], "PERPS_API_ERROR");
+    assert!(failed["message"].as_str().unwrap().contains("token revoked"));
+    let e = stream.next(Some(SECOND)).unwrap_err();
+    assert_eq!(e.code(), Code::StreamClosed);
+    assert!(e.message().contains("token revoked"), "{e}");
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(server.accepted(), 2, "no reconnect loop");
+}
+
+#[test]
+fn a_token_that_expires_ends_the_stream_at_the_next_reconnection() {
+    let server = WsServer::start(Config::default());
+    let session = session();
+    let expires_at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64 + 1;
+    session.complete_login(Login {
+        token: TOKEN.to_owned().into(),
+        chain: None,
+        address: None,
+        alias: None,
+        expires_at: Some(expires_at),
+    });
+    let stream = Stream::open_orders(client(&server.perps_url(), "{}"), session).unwrap();
+    until(&stream, LONG, "connected", is_status("connected"));
+    std::thread::sleep(Duration::from_millis(2100));
+    server.drop_all();
+    let (failed, _) = until(&stream, LONG, "failed", is_status("failed"));
+    assert_eq!(failed["code_name"], "PERPS_TOKEN_EXPIRED");
+    assert_eq!(stream.next(Some(SECOND)).unwrap_err().code(), Code::StreamClosed);
+    assert_eq!(server.accepted(), 1);
+}
+
+#[test]
+fn close_from_another_thread_wakes_next_at_once_and_drop_is_quick() {
+    let server = WsServer::start(Config::default());
+    let stream = Arc::new(market(&server, None, SUBS));
+    until(&stream, LONG, "connected", is_status("connected"));
+    let waiter = std::thread::spawn({
+        let stream = stream.clone();
+        move || {
+            let started = Instant::now();
+            (stream.next(None), started.elapsed())
+        }
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    let closed_at = Instant::now();
+    stream.close();
+    let (result, _) = waiter.join().unwrap();
+    assert!(closed_at.elapsed() < Duration::from_millis(100), "next took {:?} to return", closed_at.elapsed());
+    assert_eq!(result.unwrap_err().code(), Code::StreamClosed);
+    let started = Instant::now();
+    drop(Arc::try_unwrap(stream).unwrap());
+    assert!(started.elapsed() < Duration::from_millis(500), "drop took {:?}", started.elapsed());
+    server.wait_for(LONG, "the connection closed", |c| {
+        !c.is_empty() && c[0].closed.load(std::sync::atomic::Ordering::SeqCst)
+    });
+}
+
+#[test]
+fn dropping_a_stream_that_is_reconnecting_or_stalled_is_quick() {
+    let server = WsServer::start(Config::default());
+    let stream = Stream::open_market(
+        client(&server.perps_url(), r#"{"stream_reconnect_min_ms":60000,"stream_reconnect_max_ms":60000}"#),
+        None,
+        SUBS,
+    )
+    .unwrap();
+    // The venue registers a connection just after its handshake answer: wait for it.
+    server.wait_for(LONG, "the connection", |c| c.len() == 1);
+    server.drop_all();
+    until(&stream, LONG, "reconnecting", is_status("reconnecting"));
+    let started = Instant::now();
+    drop(stream);
+    assert!(started.elapsed() < Duration::from_millis(500), "drop took {:?}", started.elapsed());
+}
+
+#[test]
+fn the_connection_limit_is_enforced_across_streams_of_the_process() {
+    let server = WsServer::start(Config::default());
+    let client = client(&server.perps_url(), r#"{"stream_max_connections":2}"#);
+    let a = Stream::open_market(client.clone(), None, SUBS).unwrap();
+    let b = Stream::open_orders(client.clone(), session()).unwrap();
+    let e = Stream::open_market(client.clone(), None, SUBS).unwrap_err();
+    assert_eq!(e.code(), Code::StreamLimit, "{e}");
+    assert!(e.message().contains("2 WebSocket connections"), "{e}");
+    assert_eq!(server.accepted(), 2, "nothing sent");
+    drop(a);
+    let c = Stream::open_market(client.clone(), None, SUBS).unwrap();
+    drop((b, c));
+    let limited = helpers::client(&server.perps_url(), r#"{"stream_connects_per_minute":3}"#);
+    // Three new connections in the last minute already exist for this host (a, b, c).
+    let e = Stream::open_market(limited, None, SUBS).unwrap_err();
+    assert_eq!(e.code(), Code::StreamLimit);
+    assert!(e.message().contains("in the last minute"), "{e}");
+}
+
+#[test]
+fn a_server_that_refuses_the_handshake_or_is_absent_fails_the_open_clearly() {
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap()
+    };
+    let e = Stream::open_market(client(&format!("http://{closed}"), "{}"), None, SUBS).unwrap_err();
+    assert_eq!(e.code(), Code::Transport, "{e}");
+    // An HTTP server that is not a WebSocket.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        let (mut tcp, _) = listener.accept().unwrap();
+        let mut buf = [0u8; 4096];
+        let _ = tcp.read(&mut buf);
+        let _ = tcp.write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 9\r\n\r\nnot found");
+    });
+    let e = Stream::open_market(client(&format!("http://{addr}"), "{}"), None, SUBS).unwrap_err();
+    assert_eq!((e.code(), e.http_status()), (Code::HttpStatus, 404), "{e}");
+}
