@@ -111,7 +111,7 @@ pub fn connect(url: &str, settings: &StreamSettings, on_socket: &mut dyn FnMut(&
     let tls = uri.scheme_str() == Some("wss");
     let port = uri.port_u16().unwrap_or(if tls { 443 } else { 80 });
     if let Ok(agent) = settings.user_agent.parse() {
-        request.headers_mut().insert("user-agent", agent);
+        request.headers_mut().insert(tungstenite::http::header::USER_AGENT, agent);
     }
 
     let tcp = connect_tcp(&host, port, settings.connect_timeout)?;
