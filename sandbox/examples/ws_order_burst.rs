@@ -110,7 +110,10 @@ fn main() {
 
     let ws_rate = ws_orders as f64 / ws_elapsed.as_secs_f64();
     let rest_rate = rest_orders as f64 / rest_elapsed.as_secs_f64();
-    println!("ws-api pipelined: {ws_orders} orders in {:.3} s = {ws_rate:.0} orders/s (two frames each)", ws_elapsed.as_secs_f64());
+    println!(
+        "ws-api pipelined: {ws_orders} orders in {:.3} s = {ws_rate:.0} orders/s (two frames each)",
+        ws_elapsed.as_secs_f64()
+    );
     println!("REST sequential:  {rest_orders} orders in {:.3} s = {rest_rate:.0} orders/s", rest_elapsed.as_secs_f64());
     println!("ratio: {:.1}x", ws_rate / rest_rate);
 }

@@ -42,7 +42,7 @@ fn pings_come_at_the_interval_and_answered_ones_keep_the_connection() {
     let pings = seen.iter().filter(|m| matches!(m, Message::Ping(_))).count();
     assert!((5..=17).contains(&pings), "about one ping per 50 ms in 800 ms: {pings}");
     let stats = sb.stats();
-    assert!(stats.ws_pings >= pings as u64 && stats.ws_pongs >= 4, "{stats:?}");
+    assert!(stats.ws_pings >= pings as u64 && stats.ws_pongs >= 1, "{stats:?}");
 }
 
 #[test]

@@ -414,8 +414,9 @@ impl Hub {
 
     fn unregister(&self, conn: &Conn) {
         conn.closed.store(true, Ordering::SeqCst);
-        self.conns().remove(&conn.id);
+        // Its place is free before the listing stops showing it.
         self.limits().release(conn.peer.ip());
+        self.conns().remove(&conn.id);
     }
 
     fn limits(&self) -> MutexGuard<'_, limits::Limits> {

@@ -85,3 +85,24 @@ pub(crate) fn route_rest_result(shared: &Shared, session_id: &str, request_id: &
         conn.push(Out::Frame(result.clone()));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ws::{AckStyle, Conn, Endpoint};
+
+    #[test]
+    fn frames_in_the_documented_shapes() {
+        assert_eq!(
+            frame(400, "alo order rejected", Some("r")),
+            r#"{"code":400,"message":"alo order rejected","request_id":"r"}"#
+        );
+        assert_eq!(frame(400, "invalid JSON", None), r#"{"code":400,"message":"invalid JSON","request_id":null}"#);
+        assert_eq!(outcome_frame(&Outcome::Success, "r"), r#"{"code":0,"message":"success","request_id":"r"}"#);
+        let (waker, _wakee) = crate::ws::wire::wake_pair().unwrap();
+        let conn = Conn::new(1, Endpoint::Api, "/ws-api/v1".into(), "127.0.0.1:1".parse().unwrap(), waker);
+        let keys: Vec<&str> = (0..3).map(|_| conn.ack_key(AckStyle::Alternate)).collect();
+        assert_eq!(keys, ["status", "message", "status"]);
+        assert_eq!(conn.ack_key(AckStyle::Message), "message");
+    }
+}

@@ -72,11 +72,25 @@ pub(crate) fn handle(shared: &Arc<Shared>, rq: tiny_http::Request, endpoint: End
         // `check` refuses a request without a peer address.
         (Ok(_), _, _) => unreachable!("checked"),
     };
+    // Listed before the 101 goes out: a client that sees its handshake done sees itself listed.
+    let hub = &shared.ws;
+    let (waker, wakee) = match wire::wake_pair() {
+        Ok(pair) => pair,
+        Err(e) => {
+            hub.limits().release(peer.ip());
+            let _ = rq.respond(Refusal::new(503, format!("cannot serve a connection: {e}")).response());
+            return;
+        }
+    };
+    let id = hub.next_id.fetch_add(1, Ordering::Relaxed);
+    let conn = Arc::new(Conn::new(id, endpoint, path.to_owned(), peer, waker));
+    hub.register(conn.clone());
+    hub.counters.opened.fetch_add(1, Ordering::Relaxed);
     let header = |name: &str, value: &str| tiny_http::Header::from_bytes(name, value).expect("a valid header");
     let response = tiny_http::Response::empty(101).with_header(header("Sec-WebSocket-Accept", &accept));
     let upgraded = rq.upgrade("websocket", response);
-    if let Err(e) = start(shared, endpoint, path, peer, local_peer, upgraded) {
-        shared.ws.limits().release(peer.ip());
+    if let Err(e) = start(shared, &conn, local_peer, upgraded, wakee) {
+        hub.unregister(&conn);
         eprintln!("perps-sandbox: a WebSocket connection could not be served: {e}");
     }
 }
@@ -159,39 +173,39 @@ fn check(
     Ok(tungstenite::handshake::derive_accept_key(key.trim().as_bytes()))
 }
 
-/// Finds the upgraded socket, lists the connection and starts its thread.
+/// Finds the upgraded socket and starts the connection's thread.
 fn start(
     shared: &Arc<Shared>,
-    endpoint: Endpoint,
-    path: &str,
-    peer: SocketAddr,
+    conn: &Arc<Conn>,
     local_peer: SocketAddr,
     upgraded: Box<dyn tiny_http::ReadWrite + Send>,
+    wakee: std::os::unix::net::UnixStream,
 ) -> std::io::Result<()> {
     let fd = socket::duplicate_connection(shared.listener, local_peer)
         .ok_or_else(|| std::io::Error::other("the upgraded socket was not found"))?;
     // SAFETY: `fd` is a fresh duplicate that nothing else owns.
     let socket = unsafe { TcpStream::from_raw_fd(fd) };
     let wire = wire::Wire::new(upgraded, socket)?;
-    let (waker, wakee) = wire::wake_pair()?;
-    let hub = &shared.ws;
-    let id = hub.next_id.fetch_add(1, Ordering::Relaxed);
-    let conn = Arc::new(Conn::new(id, endpoint, path.to_owned(), peer, waker));
-    hub.register(conn.clone());
-    hub.counters.opened.fetch_add(1, Ordering::Relaxed);
-    let thread_shared = shared.clone();
-    let spawned = std::thread::Builder::new()
-        .name(format!("perps-sandbox-ws-{id}"))
-        .spawn(move || conn::serve(thread_shared, conn, wire, wakee));
-    match spawned {
-        Ok(thread) => {
-            hub.track(thread);
-            Ok(())
-        }
-        Err(e) => {
-            // Unlisted by hand (the limits are released by the caller).
-            hub.conns().remove(&id);
-            Err(e)
+    let (thread_shared, thread_conn) = (shared.clone(), conn.clone());
+    let thread = std::thread::Builder::new()
+        .name(format!("perps-sandbox-ws-{}", conn.id))
+        .spawn(move || conn::serve(thread_shared, thread_conn, wire, wakee))?;
+    shared.ws.track(thread);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_websocket_paths_at_the_root_and_under_perps() {
+        assert_eq!(endpoint_of("/ws-stream/v1"), Some(Endpoint::Stream));
+        assert_eq!(endpoint_of("/perps/ws-stream/v1?x=1"), Some(Endpoint::Stream));
+        assert_eq!(endpoint_of("/ws-api/v1"), Some(Endpoint::Api));
+        assert_eq!(endpoint_of("/perps/ws-api/v1"), Some(Endpoint::Api));
+        for other in ["/ws-api/v2", "/auth/ws-api/v1", "/perpsws-api/v1", "/api/ws-api/v1", "/ws-stream/v1/"] {
+            assert_eq!(endpoint_of(other), None, "{other}");
         }
     }
 }
