@@ -392,6 +392,13 @@ impl Hub {
         self.select(|c| c.endpoint == Endpoint::Api && c.info().session_id.as_deref() == Some(session_id))
     }
 
+    /// Whether a ws-stream connection is signed in as `account`.
+    pub(crate) fn has_account_stream(&self, account: &str) -> bool {
+        self.conns()
+            .values()
+            .any(|c| c.endpoint == Endpoint::Stream && c.info().login.as_ref().is_some_and(|l| l.account == account))
+    }
+
     /// ws-stream connections signed in as `account`.
     pub(crate) fn account_streams(&self, account: &str) -> Vec<Arc<Conn>> {
         self.select(|c| c.endpoint == Endpoint::Stream && c.info().login.as_ref().is_some_and(|l| l.account == account))

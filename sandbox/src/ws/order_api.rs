@@ -160,9 +160,13 @@ impl ApiSession {
         let shared = io.shared;
         let before = shared.config.ws_event_before_ack;
         if !before {
-            // Out before the engine runs, so it precedes every event the order causes.
             io.send(session::ack(shared, io.conn, request_id));
-            io.flush();
+            // Out before the engine runs, so that it precedes every event the order causes
+            // on the account's streams; with none open the order is unobservable, and the
+            // ack leaves with the outcome (one write for a burst of pipelined orders).
+            if shared.ws.has_account_stream(&account) {
+                io.flush();
+            }
         }
         let user = io.conn.info().login.as_ref().map(|l| l.user.clone()).unwrap_or_default();
         let who = Who { account: &account, user: &user };
