@@ -189,6 +189,10 @@ pub(crate) fn serve(shared: Arc<Shared>, conn: Arc<Conn>, wire: Wire, mut wakee:
         if ended || failed.is_some() {
             break;
         }
+        if conn.stalled.load(Ordering::SeqCst) {
+            // Stalled while reading: not another byte out.
+            continue;
+        }
         let now = Instant::now();
         let mut next: Vec<Instant> = Vec::new();
         if closing.is_none() {
