@@ -247,7 +247,8 @@ impl Sandbox {
 
     /// Stalls WebSocket connections (`stall` true) or resumes them: a stalled connection is
     /// neither read nor written and its timers stop, but its socket stays open (half-open as
-    /// the client sees it). The one with `id`, or every one with `None`. Returns how many.
+    /// the client sees it) until the client hangs up. The one with `id`, or every one with
+    /// `None`. Returns how many.
     pub fn ws_stall(&self, id: Option<u64>, stall: bool) -> usize {
         self.shared.ws.stall(id, stall)
     }

@@ -184,6 +184,12 @@ fn drop_and_stall_over_http_and_in_rust() {
     assert!(matches!(ended, Some(Ended::Dropped(_))), "{ended:?}");
     wait_listed(&sb, 0);
     assert_eq!(sb.ws_drop(None), 0);
+    // A stalled connection ends when its client hangs up (nobody can tell it apart then).
+    let gone = Client::connect(&sb.ws_stream_url());
+    wait_listed(&sb, 1);
+    assert_eq!(sb.ws_stall(None, true), 1);
+    drop(gone);
+    wait_listed(&sb, 0);
     assert_eq!(admin(&sb, "POST", "ws/stall", r#"{"id":1,"stal":true}"#).0, 400);
     assert_eq!(admin(&sb, "GET", "ws/drop", "").0, 405);
 }

@@ -8,7 +8,7 @@
 //! the client has `CLOSE_GRACE` to answer, then the socket is shut. A frame the protocol
 //! forbids (unmasked, bad UTF-8 in a text frame, over `MAX_MESSAGE`) gets the RFC's close
 //! code. The admin drop shuts the socket without a close frame; a stall stops everything
-//! but leaves the socket open.
+//! but leaves the socket open until the client hangs up.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -140,7 +140,11 @@ pub(crate) fn serve(shared: Arc<Shared>, conn: Arc<Conn>, wire: Wire, mut wakee:
             break;
         }
         if conn.stalled.load(Ordering::SeqCst) {
-            wire::wait(None, false, &wakee, IDLE);
+            // Half-open as the client sees it; but once the client has hung up nobody can
+            // tell any more, and the connection ends (its place in the limits is freed).
+            if wire::wait_for_hangup(fd, &wakee, IDLE) {
+                break;
+            }
             wire::drain(&mut wakee);
             continue;
         }
@@ -266,7 +270,7 @@ pub(crate) fn serve(shared: Arc<Shared>, conn: Arc<Conn>, wire: Wire, mut wakee:
         } else {
             next.iter().min().map_or(IDLE, |d| d.saturating_duration_since(Instant::now()).min(IDLE))
         };
-        wire::wait(Some(fd), want_write, &wakee, timeout);
+        wire::wait(fd, want_write, &wakee, timeout);
         wire::drain(&mut wakee);
     }
     ws.get_ref().shutdown();

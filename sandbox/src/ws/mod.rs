@@ -354,7 +354,7 @@ impl Hub {
 
     /// Stalls (or resumes) connections: a stalled one is neither read nor written, and none
     /// of its timers run, but its socket stays open (a half-open connection as the client
-    /// sees it). Returns how many.
+    /// sees it) until the client hangs up. Returns how many.
     pub(crate) fn stall(&self, id: Option<u64>, stall: bool) -> usize {
         let chosen = self.select(|c| id.is_none_or(|id| c.id == id));
         for c in &chosen {

@@ -62,16 +62,29 @@ pub(crate) fn drain(wakee: &mut UnixStream) {
     while matches!(wakee.read(&mut buf), Ok(n) if n > 0) {}
 }
 
-/// Waits until the socket is readable (or writable, with `want_write`; `None` = the socket
-/// is not watched), the wake-up end has a byte, or `timeout` passes.
-pub(crate) fn wait(socket: Option<RawFd>, want_write: bool, wakee: &UnixStream, timeout: Duration) {
+/// Waits until the socket is readable (or writable, with `want_write`), the wake-up end has
+/// a byte, or `timeout` passes.
+pub(crate) fn wait(socket: RawFd, want_write: bool, wakee: &UnixStream, timeout: Duration) {
     let events = libc::POLLIN | if want_write { libc::POLLOUT } else { 0 };
     let mut fds = [
-        libc::pollfd { fd: socket.unwrap_or(-1), events, revents: 0 },
+        libc::pollfd { fd: socket, events, revents: 0 },
         libc::pollfd { fd: wakee.as_raw_fd(), events: libc::POLLIN, revents: 0 },
     ];
     let ms = libc::c_int::try_from(timeout.as_millis()).unwrap_or(libc::c_int::MAX);
-    // SAFETY: a valid array of two pollfd; poll ignores a negative fd.
+    // SAFETY: a valid array of two pollfd.
     // What woke it does not matter: the loop then tries everything without blocking.
     unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) };
+}
+
+/// A stalled connection's wait: only the peer hanging up (or a wake-up, or `timeout`) ends
+/// it, never data (which stays unread). True when the peer has gone.
+pub(crate) fn wait_for_hangup(socket: RawFd, wakee: &UnixStream, timeout: Duration) -> bool {
+    let mut fds = [
+        libc::pollfd { fd: socket, events: libc::POLLRDHUP, revents: 0 },
+        libc::pollfd { fd: wakee.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+    ];
+    let ms = libc::c_int::try_from(timeout.as_millis()).unwrap_or(libc::c_int::MAX);
+    // SAFETY: a valid array of two pollfd.
+    let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) };
+    n > 0 && fds[0].revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR) != 0
 }
