@@ -11,6 +11,10 @@
 //! | `GET/POST clock {"offset_ms"}` | `clock_offset_ms` / `set_clock_offset_ms` |
 //! | `POST rotate-key` | `rotate_key` |
 //! | `POST api-key {"expires_seconds"}` | `issue_api_key` |
+//! | `GET ws/connections` | `ws_connections` |
+//! | `POST ws/drop {"id"?}` | `ws_drop` |
+//! | `POST ws/stall {"id"?,"stall"?}` | `ws_stall` |
+//! | `GET/POST ws/timers {…}` | `ws_timers` / `set_ws_timers` |
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -39,7 +43,7 @@ fn answer(shared: &Shared, inc: &Incoming, name: &str) -> Result<Value, Reply> {
             Ok(json!(faults))
         }
         ("GET", "faults") => Ok(json!(shared.state().faults)),
-        ("GET", "stats") => Ok(json!(shared.state().stats)),
+        ("GET", "stats") => Ok(json!(shared.stats())),
         ("GET", "requests") => {
             let last = number(inc, "last")?.map_or(DEFAULT_LAST, |n| usize::try_from(n).unwrap_or(usize::MAX));
             Ok(Value::Array(shared.log().last(last)))
@@ -77,14 +81,56 @@ fn answer(shared: &Shared, inc: &Incoming, name: &str) -> Result<Value, Reply> {
             struct Ask {
                 expires_seconds: Option<i64>,
             }
-            let ask: Ask =
-                if inc.body.iter().all(u8::is_ascii_whitespace) { Ask::default() } else { body(inc, "api-key")? };
+            let ask: Ask = optional_body(inc, "api-key")?;
             let credential = super::issue_api_key(shared, ask.expires_seconds).map_err(|e| error(400, e))?;
             Ok(json!(credential))
         }
-        (_, "faults" | "stats" | "requests" | "events" | "mark" | "clock" | "rotate-key" | "api-key") => {
-            Err(error(405, "method not allowed"))
+        ("GET", "ws/connections") => Ok(json!(shared.ws.connections())),
+        ("POST", "ws/drop") => {
+            #[derive(Deserialize, Default)]
+            #[serde(deny_unknown_fields, default)]
+            struct Drop {
+                id: Option<u64>,
+            }
+            let d: Drop = optional_body(inc, "ws/drop")?;
+            Ok(json!({"dropped": shared.ws.drop_connections(d.id)}))
         }
+        ("POST", "ws/stall") => {
+            #[derive(Deserialize)]
+            #[serde(deny_unknown_fields, default)]
+            struct Stall {
+                id: Option<u64>,
+                stall: bool,
+            }
+            impl Default for Stall {
+                fn default() -> Stall {
+                    Stall { id: None, stall: true }
+                }
+            }
+            let s: Stall = optional_body(inc, "ws/stall")?;
+            let key = if s.stall { "stalled" } else { "resumed" };
+            Ok(json!({key: shared.ws.stall(s.id, s.stall)}))
+        }
+        ("GET", "ws/timers") => Ok(json!(shared.ws.timers())),
+        ("POST", "ws/timers") => {
+            // The fields given replace those timers; the others keep their value.
+            let patch: serde_json::Map<String, Value> = body(inc, "ws/timers")?;
+            let mut timers = json!(shared.ws.timers());
+            for (name, value) in patch {
+                if timers.get(&name).is_none() {
+                    return Err(error(400, format!("ws/timers: unknown field {name}")));
+                }
+                timers[name] = value;
+            }
+            let timers = serde_json::from_value(timers).map_err(|e| error(400, format!("ws/timers: {e}")))?;
+            shared.ws.set_timers(timers);
+            Ok(json!(shared.ws.timers()))
+        }
+        (
+            _,
+            "faults" | "stats" | "requests" | "events" | "mark" | "clock" | "rotate-key" | "api-key" | "ws/connections"
+            | "ws/drop" | "ws/stall" | "ws/timers",
+        ) => Err(error(405, "method not allowed")),
         _ => Err(error(404, format!("no endpoint {}", inc.path))),
     }
 }
@@ -95,6 +141,11 @@ fn clock(shared: &Shared) -> Value {
 
 fn body<T: for<'de> Deserialize<'de>>(inc: &Incoming, what: &str) -> Result<T, Reply> {
     serde_json::from_slice(&inc.body).map_err(|e| error(400, format!("{what}: {e}")))
+}
+
+/// An empty body is the default value.
+fn optional_body<T: for<'de> Deserialize<'de> + Default>(inc: &Incoming, what: &str) -> Result<T, Reply> {
+    if inc.body.iter().all(u8::is_ascii_whitespace) { Ok(T::default()) } else { body(inc, what) }
 }
 
 fn number(inc: &Incoming, name: &str) -> Result<Option<u64>, Reply> {

@@ -34,9 +34,20 @@ pub(crate) fn read_headers(
     window_ms: i64,
     strict: bool,
 ) -> Result<SignedHeaders<'_>, Refusal> {
+    read_headers_with(|name| inc.header(name), now_ms, window_ms, strict)
+}
+
+/// `read_headers` over any header source (the ws-api's `header` object): `header(name)` gives
+/// the one value of a lower-case header name, or why it cannot.
+pub(crate) fn read_headers_with<'a>(
+    header: impl Fn(&str) -> Result<Option<&'a str>, String>,
+    now_ms: i64,
+    window_ms: i64,
+    strict: bool,
+) -> Result<SignedHeaders<'a>, Refusal> {
     let bad = |m: String| (400, m);
-    let get = |name: &str| -> Result<Option<&str>, Refusal> { inc.header(name).map_err(bad) };
-    let need = |name: &str| -> Result<&str, Refusal> {
+    let get = |name: &str| -> Result<Option<&'a str>, Refusal> { header(name).map_err(bad) };
+    let need = |name: &str| -> Result<&'a str, Refusal> {
         get(name)?.filter(|v| !v.is_empty()).ok_or_else(|| bad(format!("missing header {name}")))
     };
     let version = match get("x-request-sign-version")? {

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use super::decimal::Dec;
 use super::request_key;
 use super::symbols::{Symbol, SymbolSpec};
+use super::ws::{AckStyle, SeqScope, WsTimers};
 
 /// The two documented answers of `cancel_orders` (venue-api.md §6, item 1).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -63,6 +64,25 @@ pub struct SandboxConfig {
     pub log: bool,
     /// Threads answering requests.
     pub worker_threads: usize,
+    /// The WebSocket timers (server ping, pong timeout, lifetime cap, market push cadence);
+    /// changeable while running (`Sandbox::set_ws_timers`).
+    pub ws_timers: WsTimers,
+    /// Open WebSocket connections allowed per client IP (both endpoints together; the venue's
+    /// 10); 0 = no limit. Beyond it the handshake is refused with HTTP 429.
+    pub ws_max_connections_per_ip: usize,
+    /// New WebSocket connections allowed per client IP in any 60 s (the venue's 30); 0 = no
+    /// limit. Beyond it the handshake is refused with HTTP 429 and `Retry-After`.
+    pub ws_max_new_connections_per_minute: usize,
+    /// `data.code` of a successful ws-stream auth answer: 200 (the docs) or 0 (seen live).
+    pub ws_auth_code: i64,
+    /// The ws-api gateway ack: `status` or `message` carries `"accepted"`, or they alternate.
+    pub ws_ack_style: AckStyle,
+    /// ws-api (and `x-session-id`) orders: the account events are written on the account
+    /// streams before the ack is written (the live ordering seen by [WJ]); otherwise the ack
+    /// is written before the order reaches the engine.
+    pub ws_event_before_ack: bool,
+    /// What a ws-stream `seq` counts: per channel (default) or per connection.
+    pub ws_seq_scope: SeqScope,
 }
 
 impl Default for SandboxConfig {
@@ -85,6 +105,13 @@ impl Default for SandboxConfig {
             cancel_orders_answer: CancelOrdersAnswer::Envelope,
             log: false,
             worker_threads: 4,
+            ws_timers: WsTimers::default(),
+            ws_max_connections_per_ip: 10,
+            ws_max_new_connections_per_minute: 30,
+            ws_auth_code: 200,
+            ws_ack_style: AckStyle::Status,
+            ws_event_before_ack: false,
+            ws_seq_scope: SeqScope::Channel,
         }
     }
 }
@@ -117,6 +144,9 @@ impl SandboxConfig {
             if self.symbols[..i].iter().any(|s| s.symbol == spec.symbol) {
                 return invalid(format!("symbol {} is listed twice", spec.symbol));
             }
+        }
+        if ![0, 200].contains(&self.ws_auth_code) {
+            return invalid(format!("ws_auth_code {} must be 200 (the docs) or 0 (seen live)", self.ws_auth_code));
         }
         match Dec::parse(&self.starting_balance) {
             Ok(d) if !d.is_negative() => {}

@@ -138,6 +138,20 @@ pub struct Stats {
     pub repeated_request_ids: u64,
     /// Requests answered 429 by the per-account rate limit (`rate_limit`).
     pub rate_limited: u64,
+    /// WebSocket connections accepted (both endpoints).
+    pub ws_connections_opened: u64,
+    /// WebSocket handshakes refused by the per-IP connection limits (HTTP 429).
+    pub ws_connections_refused: u64,
+    /// WebSocket connections open now.
+    pub ws_connections_open: u64,
+    /// Text and binary frames received from clients (control frames not counted).
+    pub ws_frames_in: u64,
+    /// Text frames sent to clients (control frames not counted).
+    pub ws_frames_out: u64,
+    /// Pings the server sent.
+    pub ws_pings: u64,
+    /// Pongs clients sent.
+    pub ws_pongs: u64,
 }
 
 #[cfg(test)]

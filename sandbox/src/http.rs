@@ -79,7 +79,8 @@ impl Incoming {
             return Err(error(413, "request body too large"));
         }
         // tiny_http hands an upgrade request the raw socket as its "body": reading it to the
-        // end would wait for the client to hang up. The venue does not upgrade; refuse at once.
+        // end would wait for the client to hang up. Upgrades are served on the WebSocket paths
+        // only (`ws::upgrade`, before this); anywhere else, refuse at once.
         if headers.iter().any(|(name, value)| name == "connection" && value.to_ascii_lowercase().contains("upgrade")) {
             return Err(error(400, "connection upgrades are not supported"));
         }

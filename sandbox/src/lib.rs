@@ -1,12 +1,14 @@
 //! A sandbox venue: a paper-trading perpetual-futures venue on loopback that behaves like
 //! the live one (`venue-api.md`, issues 13 and 17): wallet sign-in, body signatures, symbols
 //! with the venue's rules, a seeded synthetic market per symbol, matching, positions,
-//! balance and trades, every REST endpoint of the trading loop, the rate limit, and controls
-//! for rehearsals (faults, clock, mark, request log). Its own crate: it shares no code with
+//! balance and trades, every REST endpoint of the trading loop, both WebSockets (market and
+//! account stream, order entry), the rate limit, and controls for rehearsals (faults, clock,
+//! mark, request log, WebSocket drops, stalls and timers). Its own crate: it shares no code with
 //! the library (the `perps` crate), so the two cannot share a mistake.
 //!
 //! URLs (see `server`): everything at the root (`/v1/offchain/*`, `/api/*`) and under the
-//! earlier prefixes (`/auth/v1/offchain/*`, `/perps/api/*`); admin at `/_sandbox/*`.
+//! earlier prefixes (`/auth/v1/offchain/*`, `/perps/api/*`); the two WebSockets at
+//! `/ws-stream/v1` and `/ws-api/v1` (and under `/perps`, see `ws`); admin at `/_sandbox/*`.
 //! `sandbox/README.md` documents every endpoint, flag and behaviour.
 
 mod admin;
@@ -35,10 +37,12 @@ mod state;
 mod symbols;
 mod tls;
 mod wallet_verify;
+mod ws;
 
 pub use config::{CancelOrdersAnswer, SandboxConfig};
 pub use faults::{Faults, Stats};
 pub use symbols::{MarketSpec, SymbolSpec};
+pub use ws::{AckStyle, SeqScope, WsConnection, WsSubscription, WsTimers};
 
 use std::io;
 use std::net::{IpAddr, SocketAddr, TcpListener};
@@ -127,7 +131,8 @@ impl Sandbox {
             let certificates = tls::generate(host)?;
             let dir = tls_dir.unwrap_or_else(std::env::temp_dir);
             sandbox.ca_file = Some(tls::write_ca(&dir, public.port(), &certificates.ca_pem)?);
-            sandbox.threads.push(tls::serve(front, inner, certificates.config, sandbox.stop.clone())?);
+            let peers = sandbox.shared.relayed.clone();
+            sandbox.threads.push(tls::serve(front, inner, certificates.config, sandbox.stop.clone(), peers)?);
         }
         Ok(sandbox)
     }
@@ -186,7 +191,7 @@ impl Sandbox {
     }
 
     pub fn stats(&self) -> Stats {
-        self.shared.state().stats.clone()
+        self.shared.stats()
     }
 
     /// The last `n` requests (admin requests excluded), oldest first: method, path, raw
@@ -216,6 +221,49 @@ impl Sandbox {
         issue_api_key(&self.shared, expires_seconds)
     }
 
+    /// `ws://127.0.0.1:PORT/ws-stream/v1` (`wss://` in TLS mode): market data and, after an
+    /// auth frame, the account channels. Also served under `/perps`.
+    pub fn ws_stream_url(&self) -> String {
+        format!("{}/ws-stream/v1", self.url().replacen("http", "ws", 1))
+    }
+
+    /// `ws://127.0.0.1:PORT/ws-api/v1` (`wss://` in TLS mode): order entry. Also served under
+    /// `/perps`.
+    pub fn ws_api_url(&self) -> String {
+        format!("{}/ws-api/v1", self.url().replacen("http", "ws", 1))
+    }
+
+    /// The open WebSocket connections: id, endpoint, peer, session_id, authenticated,
+    /// subscriptions, stalled, age, frames.
+    pub fn ws_connections(&self) -> Vec<WsConnection> {
+        self.shared.ws.connections()
+    }
+
+    /// Ends WebSocket connections at once, without a close frame (a network loss as the
+    /// client sees it): the one with `id`, or every one with `None`. Returns how many.
+    pub fn ws_drop(&self, id: Option<u64>) -> usize {
+        self.shared.ws.drop_connections(id)
+    }
+
+    /// Stalls WebSocket connections (`stall` true) or resumes them: a stalled connection is
+    /// neither read nor written and its timers stop, but its socket stays open (half-open as
+    /// the client sees it) until the client hangs up. The one with `id`, or every one with
+    /// `None`. Returns how many.
+    pub fn ws_stall(&self, id: Option<u64>, stall: bool) -> usize {
+        self.shared.ws.stall(id, stall)
+    }
+
+    /// The WebSocket timers in force.
+    pub fn ws_timers(&self) -> WsTimers {
+        self.shared.ws.timers()
+    }
+
+    /// New WebSocket timers, at once, for open connections too
+    /// (`WsTimers { ping_interval_ms: 100, ..venue.ws_timers() }`).
+    pub fn set_ws_timers(&self, timers: WsTimers) {
+        self.shared.ws.set_timers(timers);
+    }
+
     /// The trading core's recorded state changes with a sequence number above `seq`
     /// (`{"seq","account","channel","symbol","data"}`; the journal keeps the last 10,000).
     pub fn events_since(&self, seq: u64) -> Vec<Value> {
@@ -229,6 +277,8 @@ impl Drop for Sandbox {
         for thread in self.threads.drain(..) {
             let _ = thread.join();
         }
+        // No worker is left to upgrade a connection: end the WebSocket ones.
+        self.shared.ws.stop();
         // Dropping the last Arc closes the listener (tiny_http wakes its accept thread).
         self.server.take();
         // tiny_http keeps a kept-alive connection's thread reading until the client hangs up;

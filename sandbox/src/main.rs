@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use perps_sandbox::{CancelOrdersAnswer, Sandbox, SandboxConfig, SymbolSpec};
+use perps_sandbox::{AckStyle, CancelOrdersAnswer, Sandbox, SandboxConfig, SeqScope, SymbolSpec};
 
 const USAGE: &str = "\
 usage: perps-sandbox [options]
@@ -38,6 +38,18 @@ options:
   --timestamp-window-ms N     accepted x-request-timestamp skew, ± ms (default 30000)
   --clock-offset-ms N         venue clock = system clock + N ms (default 0)
   --workers N                 threads answering requests (default 4)
+  --ws-ping-interval-ms N     WebSocket server ping every N ms (default 10000; 0 = none)
+  --ws-pong-timeout-ms N      close a connection after N ms without a Pong (default
+                              300000; 0 = never), with the venue's 408 close frame
+  --ws-max-lifetime-ms N      close a connection N ms after it opened (default 86400000)
+  --ws-depth-book-interval-ms N  depth_book push cadence (default 250; 0 = snapshot only)
+  --ws-price-interval-ms N    price push cadence (default 3000; 0 = snapshot only)
+  --ws-max-connections-per-ip N  open WebSocket connections per IP (default 10; 0 = no limit)
+  --ws-max-new-connections-per-minute N  new ones per IP in 60 s (default 30; 0 = no limit)
+  --ws-auth-code C            data.code of a successful ws-stream auth: 200 (default) or 0
+  --ws-ack-style S            ws-api ack: status (default), message or alternate
+  --ws-event-before-ack       ws-api: the account events are written before the ack
+  --ws-seq-scope S            ws-stream seq counts per channel (default) or connection
   --log                       print one line per request on standard error
   --exit-on-stdin-eof         also stop when standard input reaches end of file
   --version                   print the version
@@ -95,6 +107,32 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, String> {
             "--clock-offset-ms" => config.clock_offset_ms = number(&value()?, &arg)?,
             "--workers" => config.worker_threads = number(&value()?, &arg)?,
             "--log" => config.log = true,
+            "--ws-ping-interval-ms" => config.ws_timers.ping_interval_ms = number(&value()?, &arg)?,
+            "--ws-pong-timeout-ms" => config.ws_timers.pong_timeout_ms = number(&value()?, &arg)?,
+            "--ws-max-lifetime-ms" => config.ws_timers.max_lifetime_ms = number(&value()?, &arg)?,
+            "--ws-depth-book-interval-ms" => config.ws_timers.depth_book_interval_ms = number(&value()?, &arg)?,
+            "--ws-price-interval-ms" => config.ws_timers.price_interval_ms = number(&value()?, &arg)?,
+            "--ws-max-connections-per-ip" => config.ws_max_connections_per_ip = number(&value()?, &arg)?,
+            "--ws-max-new-connections-per-minute" => {
+                config.ws_max_new_connections_per_minute = number(&value()?, &arg)?;
+            }
+            "--ws-auth-code" => config.ws_auth_code = number(&value()?, &arg)?,
+            "--ws-ack-style" => {
+                config.ws_ack_style = match value()?.as_str() {
+                    "status" => AckStyle::Status,
+                    "message" => AckStyle::Message,
+                    "alternate" => AckStyle::Alternate,
+                    other => return Err(format!("--ws-ack-style: {other:?} is not status, message or alternate")),
+                }
+            }
+            "--ws-event-before-ack" => config.ws_event_before_ack = true,
+            "--ws-seq-scope" => {
+                config.ws_seq_scope = match value()?.as_str() {
+                    "channel" => SeqScope::Channel,
+                    "connection" => SeqScope::Connection,
+                    other => return Err(format!("--ws-seq-scope: {other:?} is not channel or connection")),
+                }
+            }
             "--exit-on-stdin-eof" => exit_on_stdin_eof = true,
             "--api-key" => {
                 let v = value()?;

@@ -97,15 +97,21 @@ impl Market {
     /// The levels as the venue serves them: `[price, qty]` strings, in an order that is
     /// **not** the sorted one (the venue documents "not guaranteed"; clients must sort).
     pub(crate) fn shuffled(&mut self, levels: &[Level], symbol: &Symbol) -> Vec<[String; 2]> {
-        let mut out: Vec<Level> = levels.to_vec();
-        self.rng.shuffle(&mut out);
-        if out.len() > 1
-            && (out.windows(2).all(|w| w[0].price <= w[1].price) || out.windows(2).all(|w| w[0].price >= w[1].price))
-        {
-            out.swap(0, 1);
-        }
-        out.iter().map(|l| [symbol.price_text(l.price), symbol.qty_text(l.qty)]).collect()
+        unsorted(&mut self.rng, levels, symbol)
     }
+}
+
+/// `levels` as `[price, qty]` strings in a shuffled order that is never the sorted one (either
+/// direction) when there are two levels or more: what the venue's depth book looks like.
+pub(crate) fn unsorted(rng: &mut Rng, levels: &[Level], symbol: &Symbol) -> Vec<[String; 2]> {
+    let mut out: Vec<Level> = levels.to_vec();
+    rng.shuffle(&mut out);
+    if out.len() > 1
+        && (out.windows(2).all(|w| w[0].price <= w[1].price) || out.windows(2).all(|w| w[0].price >= w[1].price))
+    {
+        out.swap(0, 1);
+    }
+    out.iter().map(|l| [symbol.price_text(l.price), symbol.qty_text(l.qty)]).collect()
 }
 
 /// Coarse ticks can round two levels onto one price: keep one level per price.

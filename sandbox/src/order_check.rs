@@ -8,6 +8,7 @@
 use serde_json::{Map, Value};
 
 use crate::decimal::{Dec, DecError};
+use crate::engine::OrderRef;
 use crate::engine::order::{MarginMode, NewOrder, OrderType, Side, Tif};
 
 const FIELDS: &[&str] = &[
@@ -24,6 +25,18 @@ const FIELDS: &[&str] = &[
     "tp_price",
     "sl_price",
 ];
+
+/// `cancel_order` body: `order_id` (JSON integer) or `cl_ord_id` (non-empty string).
+pub(crate) fn check_cancel_order(body: &Map<String, Value>) -> Result<OrderRef, String> {
+    if let Some(unknown) = body.keys().find(|k| !["order_id", "cl_ord_id"].contains(&k.as_str())) {
+        return Err(format!("unknown field {unknown}"));
+    }
+    match (body.get("order_id"), body.get("cl_ord_id")) {
+        (Some(v), _) if v.is_u64() => Ok(OrderRef::Id(v.as_u64().expect("checked"))),
+        (None, Some(Value::String(c))) if !c.is_empty() => Ok(OrderRef::ClOrdId(c.clone())),
+        _ => Err("cancel_order needs order_id (JSON integer) or cl_ord_id (string)".into()),
+    }
+}
 
 pub(crate) fn check_new_order(o: &Map<String, Value>, strict: bool) -> Result<NewOrder, String> {
     if let Some(unknown) = o.keys().find(|k| !FIELDS.contains(&k.as_str())) {

@@ -4,9 +4,11 @@
 //! Layout (issue 17: real clients join paths to a plain `http://host:port`, so everything
 //! is served at the root; the prefixed forms of earlier versions keep working):
 //! `/v1/offchain/{prepare-signin,certs,login}` and `/auth/v1/offchain/…`;
-//! `/api/*` and `/perps/api/*`; `/_sandbox/*` (admin).
+//! `/api/*` and `/perps/api/*`; `/ws-stream/v1`, `/ws-api/v1` and under `/perps` (WebSocket
+//! handshakes, served by `ws`); `/_sandbox/*` (admin).
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -14,11 +16,11 @@ use super::api::{self, Ctx};
 use super::http::{Incoming, Reply, error};
 use super::request_log::{Entry, Notes};
 use super::state::Shared;
-use super::{admin, auth, socket};
+use super::{admin, auth, socket, ws};
 
 /// One worker: take requests until the sandbox stops. The timeout only bounds how long a
 /// stop takes to be noticed; a request wakes the worker at once.
-pub(crate) fn work(server: &tiny_http::Server, shared: &Shared, stop: &AtomicBool) {
+pub(crate) fn work(server: &tiny_http::Server, shared: &Arc<Shared>, stop: &AtomicBool) {
     while !stop.load(Ordering::SeqCst) {
         match server.recv_timeout(Duration::from_millis(100)) {
             Ok(Some(rq)) => {
@@ -32,10 +34,13 @@ pub(crate) fn work(server: &tiny_http::Server, shared: &Shared, stop: &AtomicBoo
     }
 }
 
-fn serve(shared: &Shared, mut rq: tiny_http::Request) {
+fn serve(shared: &Arc<Shared>, mut rq: tiny_http::Request) {
     let admin = rq.url().starts_with("/_sandbox/");
     if !admin {
         shared.note_request(rq.remote_addr().copied());
+    }
+    if let Some(endpoint) = ws::upgrade::endpoint_of(rq.url()) {
+        return ws::upgrade::handle(shared, rq, endpoint);
     }
     let (reply, verdict_note, notes, entry) = match Incoming::read(&mut rq) {
         Ok(inc) => {

@@ -41,6 +41,33 @@ pub(crate) fn shutdown_connections(listener: SocketAddr, peer: Option<SocketAddr
     closed
 }
 
+/// A duplicate (close-on-exec) of this process's descriptor of the TCP connection accepted
+/// on `listener` whose peer is `peer`, if there is one: the caller owns it. A WebSocket
+/// upgraded by tiny_http is served on it (`ws::upgrade`).
+pub(crate) fn duplicate_connection(listener: SocketAddr, peer: SocketAddr) -> Option<libc::c_int> {
+    let fd = candidate_fds().into_iter().find(|&fd| is_connection(fd, listener, peer))?;
+    // SAFETY: F_DUPFD_CLOEXEC on an open descriptor returns a new descriptor (or -1).
+    let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+    // The descriptor could have been closed and reused between the scan and the dup: check
+    // the copy again.
+    if dup < 0 {
+        return None;
+    }
+    if is_connection(dup, listener, peer) {
+        Some(dup)
+    } else {
+        // SAFETY: `dup` is ours and used nowhere else.
+        unsafe { libc::close(dup) };
+        None
+    }
+}
+
+fn is_connection(fd: libc::c_int, listener: SocketAddr, peer: SocketAddr) -> bool {
+    let local = addr_of(fd, libc::getsockname);
+    let same_ip = |l: SocketAddr| listener.ip().is_unspecified() || l.ip() == listener.ip();
+    local.is_some_and(|l| l.port() == listener.port() && same_ip(l)) && addr_of(fd, libc::getpeername) == Some(peer)
+}
+
 /// Open descriptors from /proc/self/fd on Linux; elsewhere the low 4096 (the scan only
 /// issues getsockname, which fails harmlessly on descriptors that are not open).
 fn candidate_fds() -> Vec<libc::c_int> {

@@ -6,13 +6,14 @@
 
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use ed25519_dalek::VerifyingKey;
 
+use super::body_verify::SignedHeaders;
 use super::clock::Clock;
 use super::config::SandboxConfig;
 use super::decimal::Dec;
@@ -22,7 +23,9 @@ use super::faults::{Faults, Stats};
 use super::rate_limit::Bucket;
 use super::replay::RecentlySeen;
 use super::request_key;
-use super::request_log::RequestLog;
+use super::request_log::{Notes, RequestLog};
+use super::tls::PeerMap;
+use super::ws::Hub;
 
 /// What a bearer token stands for.
 #[derive(Clone)]
@@ -58,6 +61,11 @@ pub(crate) struct Shared {
     pub clock: Clock,
     /// Where tiny_http listens (in TLS mode, the loopback address behind the TLS front).
     pub listener: std::net::SocketAddr,
+    /// TLS mode: the client address behind each relayed connection (keyed by the relay's
+    /// address as tiny_http sees it).
+    pub relayed: PeerMap,
+    /// The WebSocket connections (the journal's sink).
+    pub ws: Arc<Hub>,
     state: Mutex<State>,
     engine: Mutex<Engine>,
     log: Mutex<RequestLog>,
@@ -93,11 +101,17 @@ impl Shared {
             buckets: HashMap::new(),
         };
         let balance = Dec::parse(&config.starting_balance).expect("validated");
-        let engine = Engine::new(config.parsed_symbols(), config.seed, balance, config.account_limits, clock.now_us());
+        let mut engine =
+            Engine::new(config.parsed_symbols(), config.seed, balance, config.account_limits, clock.now_us());
+        let ws = Arc::new(Hub::new(config.ws_timers, clock.now_us()));
+        let hub = ws.clone();
+        engine.journal().set_sink(Box::new(move |e| hub.route(e)));
         Shared {
             clock,
             config,
             listener,
+            relayed: PeerMap::default(),
+            ws,
             state: Mutex::new(state),
             engine: Mutex::new(engine),
             log: Mutex::new(RequestLog::default()),
@@ -128,6 +142,27 @@ impl Shared {
         self.state().faults.take(endpoint)
     }
 
+    /// The counters, the WebSocket ones included.
+    pub(crate) fn stats(&self) -> Stats {
+        let mut stats = self.state().stats.clone();
+        let c = &self.ws.counters;
+        let n = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+        stats.ws_connections_opened = n(&c.opened);
+        stats.ws_connections_refused = n(&c.refused);
+        stats.ws_connections_open = self.ws.connections().len() as u64;
+        stats.ws_frames_in = n(&c.frames_in);
+        stats.ws_frames_out = n(&c.frames_out);
+        stats.ws_pings = n(&c.pings);
+        stats.ws_pongs = n(&c.pongs);
+        stats
+    }
+
+    /// The client behind `peer` (tiny_http's view): in TLS mode, the address the TLS front
+    /// relays for; otherwise `peer` itself.
+    pub(crate) fn client_addr(&self, peer: SocketAddr) -> SocketAddr {
+        self.relayed.lock().unwrap_or_else(|e| e.into_inner()).get(&peer).copied().unwrap_or(peer)
+    }
+
     /// Counts one request and the connection it came on.
     pub(crate) fn note_request(&self, peer: Option<SocketAddr>) {
         let mut st = self.state();
@@ -152,6 +187,45 @@ impl Shared {
             st.stats.rate_limited += 1;
         }
         allowed
+    }
+}
+
+impl Shared {
+    /// Notes a verified body signature in the replay windows (REST and ws-api alike):
+    /// identical and repeated requests are counted; the message is strict mode's refusal of
+    /// a repeated `x-request-id`.
+    pub(crate) fn note_signed(
+        &self,
+        account: &str,
+        headers: &SignedHeaders<'_>,
+        now_ms: i64,
+    ) -> (Notes, Option<String>) {
+        // Per account; UUIDs are one id in any letter case, other ids are compared as sent.
+        let id = if uuid::Uuid::try_parse(headers.id).is_ok() {
+            headers.id.to_ascii_lowercase()
+        } else {
+            headers.id.to_owned()
+        };
+        let id_key = format!("{account}\n{id}");
+        let signature_key: String = headers.signature.to_bytes().iter().map(|b| format!("{b:02x}")).collect();
+        let mut st = self.state();
+        let new_id = st.seen_ids.first_use(&id_key, now_ms);
+        let new_signature = st.seen_signatures.first_use(&signature_key, now_ms);
+        st.stats.repeated_request_ids += u64::from(!new_id);
+        st.stats.identical_signed_requests += u64::from(!new_signature);
+        let duplicate = (self.config.strict && !new_id).then(|| "duplicate x-request-id (strict mode)".to_owned());
+        (Notes { identical_signed: !new_signature, repeated_request_id: !new_id }, duplicate)
+    }
+
+    /// The session a token stands for, if known and not expired; otherwise the refusal's
+    /// message (`unknown token`, `token expired`).
+    pub(crate) fn session(&self, token: &str) -> Result<Session, &'static str> {
+        let session = self.state().sessions.get(token).cloned().ok_or("unknown token")?;
+        let now = self.clock.now_ms().div_euclid(1000);
+        if session.expires_at.is_some_and(|exp| exp <= now) {
+            return Err("token expired");
+        }
+        Ok(session)
     }
 }
 

@@ -18,6 +18,10 @@ use std::thread::JoinHandle;
 use rustls::ServerConnection;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 
+/// TLS mode: the client behind each relay, keyed by the relay's address as the inner
+/// listener sees it (the WebSocket connection limits count per client IP).
+pub(crate) type PeerMap = Arc<std::sync::Mutex<std::collections::HashMap<SocketAddr, SocketAddr>>>;
+
 /// How long a relay waits in `poll` before looking at the stop flag again.
 const POLL_MS: libc::c_int = 200;
 
@@ -71,6 +75,7 @@ pub(crate) fn serve(
     inner: SocketAddr,
     config: Arc<rustls::ServerConfig>,
     stop: Arc<AtomicBool>,
+    peers: PeerMap,
 ) -> io::Result<JoinHandle<()>> {
     std::thread::Builder::new().name("perps-sandbox-tls".into()).spawn(move || {
         while !stop.load(Ordering::SeqCst) {
@@ -80,10 +85,10 @@ pub(crate) fn serve(
             let Ok((tcp, _)) = listener.accept() else {
                 continue;
             };
-            let (config, stop) = (config.clone(), stop.clone());
+            let (config, stop, peers) = (config.clone(), stop.clone(), peers.clone());
             let _ = std::thread::Builder::new().name("perps-sandbox-tls-conn".into()).spawn(move || {
                 // A relay ends with its connection; its errors are the client's business.
-                let _ = relay(tcp, inner, config, &stop);
+                let _ = relay(tcp, inner, config, &stop, &peers);
             });
         }
     })
@@ -102,13 +107,31 @@ fn readable(fds: &[libc::c_int]) -> Vec<bool> {
 }
 
 fn relay(
-    mut tcp: TcpStream,
+    tcp: TcpStream,
     inner: SocketAddr,
+    config: Arc<rustls::ServerConfig>,
+    stop: &AtomicBool,
+    peers: &PeerMap,
+) -> io::Result<()> {
+    let app = TcpStream::connect(inner)?;
+    let key = (app.local_addr(), tcp.peer_addr());
+    if let (Ok(relay), Ok(client)) = key {
+        peers.lock().unwrap_or_else(|e| e.into_inner()).insert(relay, client);
+    }
+    let relayed = relay_bytes(tcp, app, config, stop);
+    if let Ok(relay) = key.0 {
+        peers.lock().unwrap_or_else(|e| e.into_inner()).remove(&relay);
+    }
+    relayed
+}
+
+fn relay_bytes(
+    mut tcp: TcpStream,
+    mut app: TcpStream,
     config: Arc<rustls::ServerConfig>,
     stop: &AtomicBool,
 ) -> io::Result<()> {
     let mut tls = ServerConnection::new(config).map_err(io::Error::other)?;
-    let mut app = TcpStream::connect(inner)?;
     tcp.set_nodelay(true)?;
     app.set_nodelay(true)?;
     let mut buf = vec![0u8; 16 * 1024];

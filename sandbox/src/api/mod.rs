@@ -110,13 +110,7 @@ fn bearer(shared: &Shared, inc: &Incoming) -> Result<Session, Reply> {
         .map(|(_, t)| t.trim())
         .filter(|t| !t.is_empty())
         .ok_or_else(|| error(401, "missing bearer token"))?;
-    let session = shared.state().sessions.get(token).cloned();
-    let session = session.ok_or_else(|| error(401, "unknown token"))?;
-    let now = shared.clock.now_ms().div_euclid(1000);
-    if session.expires_at.is_some_and(|exp| exp <= now) {
-        return Err(error(401, "token expired"));
-    }
-    Ok(session)
+    shared.session(token).map_err(|m| error(401, m))
 }
 
 /// The body-signature checks (see the module doc); returns the `x-request-id` and the
@@ -132,22 +126,9 @@ fn signed_body(ctx: &mut Ctx<'_>, session: &Session) -> Result<(String, Map<Stri
     if !verify(key, &headers, &inc.body) {
         return Err(error(403, "invalid signature"));
     }
-    // Per account; UUIDs are one id in any letter case, other ids are compared as sent.
-    let id =
-        if uuid::Uuid::try_parse(headers.id).is_ok() { headers.id.to_ascii_lowercase() } else { headers.id.to_owned() };
-    let id_key = format!("{}\n{id}", session.account);
-    let signature_key: String = headers.signature.to_bytes().iter().map(|b| format!("{b:02x}")).collect();
-    {
-        let mut st = shared.state();
-        let new_id = st.seen_ids.first_use(&id_key, now_ms);
-        let new_signature = st.seen_signatures.first_use(&signature_key, now_ms);
-        ctx.notes = Notes { identical_signed: !new_signature, repeated_request_id: !new_id };
-        st.stats.repeated_request_ids += u64::from(!new_id);
-        st.stats.identical_signed_requests += u64::from(!new_signature);
-        if strict && !new_id {
-            return Err(error(400, "duplicate x-request-id (strict mode)"));
-        }
-    }
+    let (notes, duplicate) = shared.note_signed(&session.account, &headers, now_ms);
+    ctx.notes = notes;
+    duplicate.map_or(Ok(()), |m| Err(error(400, m)))?;
     if !inc.is_json() {
         return Err(error(400, "Content-Type must be application/json"));
     }

@@ -2,6 +2,8 @@
 //! change_margin_mode. Their answer is the venue's acceptance
 //! `{"code":0,"message":"success","request_id":…}` (the `x-request-id`), which means
 //! "submitted": an `alo` order that would cross is accepted here and ends `rejected`.
+//! With `x-session-id`, an accepted new_order or cancel_order also reports on the ws-api
+//! connections of that session (`ws::session`).
 
 use serde_json::{Map, Value, json};
 
@@ -9,11 +11,12 @@ use super::Ctx;
 use crate::config::CancelOrdersAnswer;
 use crate::engine::events::Channel;
 use crate::engine::order::MarginMode;
-use crate::engine::{OrderRef, Reject, Who};
+use crate::engine::{Reject, Who};
 use crate::faults::Faults;
 use crate::http::{Reply, error};
-use crate::order_check::check_new_order;
+use crate::order_check::{check_cancel_order, check_new_order};
 use crate::state::Session;
+use crate::ws::session::{Outcome, route_rest_result};
 
 pub(super) fn handle(
     ctx: &mut Ctx<'_>,
@@ -49,26 +52,31 @@ pub(super) fn handle(
                     shared.state().stats.orders_accepted += 1;
                     let fills = placed.events.iter().filter(|e| e.channel == Channel::Trade).count();
                     ctx.note = Some(format!("accepted: order {} {} ({fills} fill(s))", placed.order_id, placed.status));
+                    let outcome = if placed.status == "rejected" {
+                        Outcome::Rejected(400, placed.remark)
+                    } else {
+                        Outcome::Success
+                    };
+                    route_to_session(ctx, session, request_id, &outcome);
                     success()
                 }
                 Err(r) => refused(r),
             }
         }
         "cancel_order" => {
-            if let Some(unknown) = body.keys().find(|k| !["order_id", "cl_ord_id"].contains(&k.as_str())) {
-                return error(400, format!("unknown field {unknown}"));
-            }
-            let target = match (body.get("order_id"), body.get("cl_ord_id")) {
-                (Some(v), _) if v.is_u64() => OrderRef::Id(v.as_u64().expect("checked")),
-                (None, Some(Value::String(c))) if !c.is_empty() => OrderRef::ClOrdId(c.clone()),
-                _ => return error(400, "cancel_order needs order_id (JSON integer) or cl_ord_id (string)"),
+            let target = match check_cancel_order(&body) {
+                Ok(t) => t,
+                Err(m) => return error(400, m),
             };
             if faults.order_code_nonzero {
                 return faulted();
             }
             let cancelled = shared.engine().cancel(who, &target, now_us);
             match cancelled {
-                Ok(_) => success(),
+                Ok(_) => {
+                    route_to_session(ctx, session, request_id, &Outcome::Success);
+                    success()
+                }
                 Err(r) => refused(r),
             }
         }
@@ -135,6 +143,17 @@ pub(super) fn handle(
             changed.map_or_else(refused, |_| success())
         }
         _ => error(404, format!("no endpoint {}", ctx.inc.path)),
+    }
+}
+
+/// `x-session-id` on an accepted `new_order` / `cancel_order`: the result also goes, as the
+/// ws-api's two frames keyed by this request's `x-request-id`, to the ws-api connections of
+/// that session (venue-api.md §2.4).
+fn route_to_session(ctx: &Ctx<'_>, session: &Session, request_id: &str, outcome: &Outcome) {
+    if let Ok(Some(session_id)) = ctx.inc.header("x-session-id")
+        && !session_id.is_empty()
+    {
+        route_rest_result(ctx.shared, session_id, request_id, &session.account, outcome);
     }
 }
 

@@ -9,6 +9,11 @@
 //! `data` is the REST shape of the object (the order object of `query_order`, a row of
 //! `query_trades`, an element of `query_positions`, the `query_balance` snapshot); a push
 //! channel whose documented shape differs (the venue's wallet-level `balance` push) maps it.
+//!
+//! Besides the subscribers (a channel each), the journal has one synchronous sink: the
+//! WebSocket hub, called inside `record`, so that by the time an engine call returns its
+//! events are queued on every account stream (the ws-api's "account event before the ack"
+//! mode relies on that order).
 
 use std::collections::VecDeque;
 use std::sync::mpsc::{Receiver, Sender, channel};
@@ -27,7 +32,6 @@ pub(crate) enum Channel {
 }
 
 impl Channel {
-    #[allow(dead_code)] // read by the push channels (issue 14) and the tests
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Channel::Order => "order",
@@ -45,27 +49,64 @@ pub(crate) struct Event {
     pub channel: Channel,
     pub symbol: Option<String>,
     pub data: Value,
+    /// A trade event of a resting order (the user was the maker); false otherwise. The
+    /// public trade print says which side took liquidity.
+    pub maker: bool,
 }
+
+/// Called with every event as it is recorded (under the engine's lock: it must not block).
+pub(crate) type Sink = Box<dyn Fn(&Event) + Send>;
 
 #[derive(Default)]
 pub(crate) struct Journal {
     next_seq: u64,
     recent: VecDeque<Event>,
     subscribers: Vec<Sender<Event>>,
+    sink: Option<Sink>,
 }
 
 impl Journal {
     pub(crate) fn record(&mut self, account: &str, channel: Channel, symbol: Option<&str>, data: Value) -> Event {
+        self.record_event(account, channel, symbol, data, false)
+    }
+
+    /// A trade; `maker` when the order was resting.
+    pub(crate) fn record_fill(&mut self, account: &str, symbol: &str, data: Value, maker: bool) -> Event {
+        self.record_event(account, Channel::Trade, Some(symbol), data, maker)
+    }
+
+    fn record_event(
+        &mut self,
+        account: &str,
+        channel: Channel,
+        symbol: Option<&str>,
+        data: Value,
+        maker: bool,
+    ) -> Event {
         self.next_seq += 1;
-        let event =
-            Event { seq: self.next_seq, account: account.to_owned(), channel, symbol: symbol.map(str::to_owned), data };
+        let event = Event {
+            seq: self.next_seq,
+            account: account.to_owned(),
+            channel,
+            symbol: symbol.map(str::to_owned),
+            data,
+            maker,
+        };
         if self.recent.len() == KEEP {
             self.recent.pop_front();
         }
         self.recent.push_back(event.clone());
+        if let Some(sink) = &self.sink {
+            sink(&event);
+        }
         // A subscriber that went away is forgotten.
         self.subscribers.retain(|s| s.send(event.clone()).is_ok());
         event
+    }
+
+    /// Installs the synchronous sink (the WebSocket hub), replacing any previous one.
+    pub(crate) fn set_sink(&mut self, sink: Sink) {
+        self.sink = Some(sink);
     }
 
     /// Every event recorded from now on, in order.

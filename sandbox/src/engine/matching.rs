@@ -167,7 +167,7 @@ impl Engine {
         let trade = a.trades.len() - 1;
         self.orders.get_mut(&id).expect("a known order").position_id = position_id;
         self.markets[index].last_price = Some(price);
-        self.trade_event(&account, trade)
+        self.trade_event(&account, trade, maker)
     }
 }
 

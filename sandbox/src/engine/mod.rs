@@ -64,6 +64,8 @@ pub(crate) enum OrderRef {
 pub(crate) struct Placed {
     pub order_id: u64,
     pub status: &'static str,
+    /// Why the order ended as it did (`alo order rejected`), empty when nothing to say.
+    pub remark: String,
     pub events: Vec<Event>,
 }
 
@@ -124,8 +126,7 @@ impl Engine {
         }
     }
 
-    /// The event journal (the account stream of issue 14 subscribes to it).
-    #[allow(dead_code)]
+    /// The event journal (the WebSocket hub is its sink).
     pub(crate) fn journal(&mut self) -> &mut Journal {
         &mut self.journal
     }
@@ -236,7 +237,8 @@ impl Engine {
         self.orders.insert(id, order);
         let mut events = vec![self.order_event(id)];
         events.extend(self.execute(id, now_us));
-        Ok(Placed { order_id: id, status: self.orders[&id].status.as_str(), events })
+        let o = &self.orders[&id];
+        Ok(Placed { order_id: id, status: o.status.as_str(), remark: o.remark.clone(), events })
     }
 
     /// reduce_only: the order must close part of the position, and its qty must fit the
@@ -413,19 +415,22 @@ impl Engine {
         let data = a.position_json(index, symbol, mark, now_us).unwrap_or_else(|| {
             // A closed position is pushed with qty 0.
             let p = &a.positions[&index];
+            let config = a.config(index, symbol.def_leverage);
             json!({"id": p.id, "symbol": symbol.name, "qty": symbol.qty_text(Dec::ZERO), "entry_price": symbol.price_text(Dec::ZERO),
+                   "entry_value": Dec::ZERO.fixed(9), "initial_margin": Dec::ZERO.fixed(9),
+                   "leverage": config.leverage.to_string(), "margin_mode": config.margin_mode.as_str(), "margin_asset": "DUSD",
                    "realized_pnl": p.realized_pnl.fixed(9), "status": "closed", "user": a.user,
                    "created_at": iso8601_utc_us(p.created_us), "updated_at": iso8601_utc_us(p.updated_us)})
         });
         self.record(account, Channel::Position, Some(index), data)
     }
 
-    fn trade_event(&mut self, account: &str, trade: usize) -> Event {
+    fn trade_event(&mut self, account: &str, trade: usize, maker: bool) -> Event {
         let a = &self.accounts[account];
         let t = &a.trades[trade];
         let data = trade_json(t, &self.symbols[t.symbol], &a.user);
-        let symbol = t.symbol;
-        self.record(account, Channel::Trade, Some(symbol), data)
+        let symbol = self.symbols[t.symbol].name.clone();
+        self.journal.record_fill(account, &symbol, data, maker)
     }
 }
 

@@ -176,10 +176,9 @@ impl Engine {
         }))
     }
 
-    /// `query_depth_book`: the synthetic levels merged with the users' resting orders, the
-    /// best `limit` (at most ten) of each side, served in a shuffled order as `[price, qty]`
-    /// strings (the venue does not sort; venue-api.md §1.5).
-    pub(crate) fn depth(&mut self, symbol: &str, limit: usize) -> Result<Value, Reject> {
+    /// The best `limit` (at most ten) levels of each side, the synthetic levels merged with the
+    /// users' resting orders, best first; and the symbol.
+    pub(crate) fn depth_sorted(&self, symbol: &str, limit: usize) -> Result<(Vec<Level>, Vec<Level>, usize), Reject> {
         let index = self.symbol_index(symbol)?;
         let keep = limit.clamp(1, crate::market::LEVELS);
         let mut asks = self.markets[index].asks.clone();
@@ -194,11 +193,23 @@ impl Engine {
         bids.sort_by_key(|l| std::cmp::Reverse(l.price));
         asks.truncate(keep);
         bids.truncate(keep);
+        Ok((asks, bids, index))
+    }
+
+    /// `query_depth_book`: `depth_sorted` served in a shuffled order as `[price, qty]` strings
+    /// (the venue does not sort; venue-api.md §1.5).
+    pub(crate) fn depth(&mut self, symbol: &str, limit: usize) -> Result<Value, Reject> {
+        let (asks, bids, index) = self.depth_sorted(symbol, limit)?;
         let symbol = self.symbols[index].clone();
         let market = &mut self.markets[index];
         Ok(
             json!({"asks": market.shuffled(&asks, &symbol), "bids": market.shuffled(&bids, &symbol), "symbol": symbol.name}),
         )
+    }
+
+    /// A listed symbol's rules (for the WebSocket pushes' formatting).
+    pub(crate) fn symbol(&self, index: usize) -> &crate::symbols::Symbol {
+        &self.symbols[index]
     }
 
     /// The events kept in the journal with a sequence number above `seq` (tests, admin).

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each test file uses its own part of this module
 
+pub mod ws;
+
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
