@@ -48,7 +48,7 @@ package perps
 /*
 #include <stdlib.h>
 #include <string.h>
-#include "perps.h"
+#include <perps.h> // angle brackets: found only through -I (in-tree) or pkg-config, never a stray copy beside cgo's temporary files
 
 // The shape every endpoint export shares (perps_cancel_order ... perps_query_depth_book):
 // Go cannot call a C function pointer, so this calls it.
