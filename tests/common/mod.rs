@@ -82,9 +82,16 @@ pub fn signin_payload(chain: &str, address: &str, request_id: &str, iat: i64, ex
     })
 }
 
-/// Unix seconds as an RFC 3339 UTC date-time (the civil-from-days algorithm).
+/// Unix seconds as an RFC 3339 UTC date-time.
 pub fn rfc3339(unix_secs: i64) -> String {
-    let (days, secs) = (unix_secs.div_euclid(86_400), unix_secs.rem_euclid(86_400));
+    let (year, month, day) = civil_from_days(unix_secs.div_euclid(86_400));
+    let secs = unix_secs.rem_euclid(86_400);
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", secs / 3600, secs / 60 % 60, secs % 60)
+}
+
+/// (year, month, day) of a day counted from 1970-01-01 (Howard Hinnant's civil-from-days
+/// algorithm): the tests write dates without the library's code.
+pub fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
@@ -93,8 +100,7 @@ pub fn rfc3339(unix_secs: i64) -> String {
     let mp = (5 * doy + 2) / 153;
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", secs / 3600, secs / 60 % 60, secs % 60)
+    (yoe + era * 400 + i64::from(month <= 2), month, day)
 }
 
 /// A hedged Ed25519 signature as draft-irtf-cfrg-det-sigs-with-noise-05 §2 defines it,
