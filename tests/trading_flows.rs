@@ -167,22 +167,7 @@ fn every_endpoint_through_the_c_abi_against_the_sandbox() {
         .iter()
         .filter(|r| r["path"].as_str().is_some_and(|p| p.contains("/api/") && !p.ends_with("kline/time")))
         .collect();
-    for name in [
-        "cancel_order",
-        "cancel_orders",
-        "change_leverage",
-        "change_margin_mode",
-        "query_order",
-        "query_orders",
-        "query_open_orders",
-        "query_trades",
-        "query_positions",
-        "query_balance",
-        "query_position_config",
-        "query_symbol_info",
-        "query_symbol_price",
-        "query_depth_book",
-    ] {
+    for name in common::abi::ENDPOINTS.map(|(name, _)| name) {
         assert!(
             ours.iter().any(|r| r["path"].as_str().unwrap().ends_with(&format!("/api/{name}"))),
             "{name} not in the log"
