@@ -52,8 +52,13 @@ impl Bucket {
     /// taken; send after `wait` (zero when there was room). `Err(wait)`: nothing taken;
     /// `wait` is how long until a request would be admitted.
     pub fn admit(&self, max_wait: Duration) -> Result<Duration, Duration> {
+        self.admit_at(now_ns(), max_wait)
+    }
+
+    /// `admit` at a given instant of `now_ns`'s clock (tests pass their own clock, so that
+    /// a slow machine cannot change the arithmetic they check).
+    fn admit_at(&self, now: u64, max_wait: Duration) -> Result<Duration, Duration> {
         let max_wait = max_wait.as_nanos().min(u128::from(u64::MAX)) as u64;
-        let now = now_ns();
         let mut current = self.next_free_ns.load(Ordering::Relaxed);
         loop {
             let start = current.max(now);
@@ -125,17 +130,20 @@ mod tests {
     #[test]
     fn a_burst_of_eighteen_then_one_per_interval() {
         let bucket = Bucket::default();
-        // Far ahead of now, as if the bucket were fresh.
-        bucket.next_free_ns.store(0, Ordering::Relaxed);
-        let admitted = (0..25).filter(|_| bucket.admit(Duration::ZERO).is_ok()).count();
+        // A fixed instant, far from the clock's start: the bucket is full.
+        let now = 10_000_000_000;
+        let admitted = (0..25).filter(|_| bucket.admit_at(now, Duration::ZERO).is_ok()).count();
         assert_eq!(admitted, 18, "the venue's 20 less the reserve of 2");
-        let wait = bucket.admit(Duration::ZERO).unwrap_err();
-        assert!(wait > Duration::from_millis(40) && wait <= Duration::from_millis(45), "{wait:?}");
+        let wait = bucket.admit_at(now, Duration::ZERO).unwrap_err();
+        assert_eq!(wait, Duration::from_millis(45), "the next request's credits refill in one interval");
         // Waiting is a reservation: queued requests are spaced one interval apart.
-        let first = bucket.admit(Duration::from_secs(1)).unwrap();
-        let second = bucket.admit(Duration::from_secs(1)).unwrap();
-        let gap = second - first;
-        assert!(gap >= Duration::from_millis(44) && gap <= Duration::from_millis(46), "{gap:?}");
+        let first = bucket.admit_at(now, Duration::from_secs(1)).unwrap();
+        let second = bucket.admit_at(now, Duration::from_secs(1)).unwrap();
+        assert_eq!((first, second), (Duration::from_millis(45), Duration::from_millis(90)));
+        // Time refills the bucket: one interval later, one more request goes at once.
+        let later = now + 3 * INTERVAL_NS;
+        assert_eq!(bucket.admit_at(later, Duration::ZERO), Ok(Duration::ZERO));
+        assert!(bucket.admit_at(later, Duration::ZERO).is_err());
     }
 
     #[test]
