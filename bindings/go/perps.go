@@ -25,6 +25,12 @@
 // returns an *Error with Code InvalidArgument; it never crashes. Clients and sessions are
 // safe to use from many goroutines at once.
 //
+// # Streams
+//
+// Client.OpenStream and Client.OpenOrderStream open the venue's WebSockets as a *Stream: read
+// events (JSON text) with Next(ctx), which honours ctx, place orders with NewOrder; Close from
+// any goroutine wakes a blocked Next (see stream.go).
+//
 // # Strings
 //
 // Every string the library returns is copied into Go memory and freed with

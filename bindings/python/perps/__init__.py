@@ -31,6 +31,9 @@ Conventions:
   holding a NUL character is refused (C would silently cut it short).
 * Venue answers and the sign-in payload are returned as the library's exact JSON text
   (``str``); session info and signature headers, which the library builds, as ``dict``.
+* :class:`Stream` (:meth:`Client.open_stream`, :meth:`Client.open_order_stream`): the venue's
+  WebSockets; events are library-built objects, so ``dict``; an iterator, a context manager,
+  and usable from asyncio without blocking the loop (see ``perps._stream``).
 * Decimals: wherever the venue takes a decimal string (an order's ``qty``, ``price``...),
   a :class:`decimal.Decimal` is accepted too and written in plain notation (``Decimal("1E-8")``
   is sent as ``"0.00000001"``), never through a float. Floats are not converted: in an order
