@@ -11,16 +11,17 @@
 //  - C `bool` is one byte: [return: MarshalAs(UnmanagedType.I1)] (the P/Invoke default for
 //    bool is the 4-byte Win32 BOOL, whose upper bytes would be garbage);
 //  - size_t is UIntPtr, uint16_t is ushort, int64_t is long, perps_code is a 4-byte enum;
-//  - client, session and error handles are SafeHandle subclasses whose ReleaseHandle calls
-//    the matching _free: Dispose frees at once (twice is harmless), the finalizer is the
-//    safety net, and the marshaller keeps a handle alive for the duration of each call.
+//  - client, session, stream and error handles are SafeHandle subclasses whose ReleaseHandle
+//    calls the matching _free: Dispose frees at once (twice is harmless), the finalizer is the
+//    safety net, and the marshaller keeps a handle alive for the duration of each call (a
+//    Dispose during a call defers the free until the call has returned).
 //
 // Library resolution: [DllImport("perps")] is libperps.so. Mono looks for it beside Perps.dll
 // first (the NuGet package has one in lib/net45/, next to the assembly: copy both beside your
 // program), then on LD_LIBRARY_PATH (a build tree's target/release) and the system's library
 // path (an installed libperps). .NET finds the package's runtimes/linux-x64/native/libperps.so.
 //
-// Thread safety is the library's: clients and sessions may be shared between threads.
+// Thread safety is the library's: clients, sessions and streams may be shared between threads.
 
 using System;
 using System.Runtime.InteropServices;
@@ -49,6 +50,10 @@ namespace Perps
         NotFound = 13,
         /// <summary>Refused by the client's rate limiter (option rate_limit); nothing was sent.</summary>
         RateLimited = 14,
+        /// <summary>The stream was closed (Stream.Close), or has ended after its "failed" event.</summary>
+        StreamClosed = 15,
+        /// <summary>A new WebSocket would break the venue's connection limits; nothing was sent.</summary>
+        StreamLimit = 16,
         Panic = 99,
     }
 
@@ -123,6 +128,12 @@ namespace Perps
     {
         public SessionHandle() : base(true) { }
         protected override bool ReleaseHandle() { Native.perps_session_free(handle); return true; }
+    }
+
+    internal sealed class StreamHandle : SafeHandleZeroOrMinusOneIsInvalid
+    {
+        public StreamHandle() : base(true) { }
+        protected override bool ReleaseHandle() { Native.perps_stream_free(handle); return true; }
     }
 
     internal sealed class ErrorHandle : SafeHandleZeroOrMinusOneIsInvalid
@@ -227,6 +238,18 @@ namespace Perps
         internal static extern IntPtr perps_challenge_verify(byte[] signedData, byte[] certsJson, byte[] requestId, byte[] chain, byte[] address, long nowUnixSecs, ref IntPtr err);
         [DllImport(Lib, CallingConvention = Cdecl)]
         internal static extern IntPtr perps_order_serialize(byte[] orderJson, ref IntPtr err);
+
+        // Streams: perps_stream_next blocks (up to its timeout); perps_stream_close may run on
+        // any thread meanwhile and wakes it.
+        [DllImport(Lib, CallingConvention = Cdecl)]
+        internal static extern StreamHandle perps_stream_open(ClientHandle c, SessionHandle s, byte[] subscriptionsJson, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)]
+        internal static extern StreamHandle perps_order_stream_open(ClientHandle c, SessionHandle s, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_stream_next(StreamHandle st, long timeoutMs, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_stream_new_order(StreamHandle st, byte[] orderJson, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_stream_cancel_order(StreamHandle st, byte[] paramsJson, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern void perps_stream_close(StreamHandle st);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern void perps_stream_free(IntPtr st);
     }
 
     /// <summary>String and error conversions shared by the wrappers.</summary>
@@ -419,6 +442,28 @@ namespace Perps
         /// levels sorted best first (bids high to low, asks low to high).</summary>
         public string QueryDepthBook(Session session, string paramsJson) { return Endpoint(Native.perps_query_depth_book, Session.OrNone(session), paramsJson); }
 
+        // ---- Streams: the venue's two WebSockets (see Stream) ----
+
+        /// <summary>Open the market + account stream (ws-stream; client option stream_url).
+        /// subscriptionsJson: a JSON array of {"channel":C,"symbol":S} (C: price, depth_book,
+        /// public_trade) and, with a session, {"channel":C} (C: order, position, balance,
+        /// trade); session null for public channels only. Returns once connected, authenticated
+        /// and subscribed.</summary>
+        public Stream OpenStream(Session session, string subscriptionsJson)
+        {
+            IntPtr err = IntPtr.Zero;
+            return new Stream(Interop.TakeHandle(
+                Native.perps_stream_open(handle, Session.OrNone(session), Interop.Utf8Z(subscriptionsJson), ref err), err));
+        }
+
+        /// <summary>Open the order stream (ws-api; client option order_stream_url) and log in
+        /// with the session's token; its session_id is the session's x-session-id when set.</summary>
+        public Stream OpenOrderStream(Session session)
+        {
+            IntPtr err = IntPtr.Zero;
+            return new Stream(Interop.TakeHandle(Native.perps_order_stream_open(handle, Session.Of(session), ref err), err));
+        }
+
         public void Dispose() { handle.Dispose(); }
     }
 
@@ -530,6 +575,75 @@ namespace Perps
 
         /// <summary>Free the session now (zeroizes its key and token). Idempotent.</summary>
         public void Dispose() { Handle.Dispose(); }
+    }
+
+    /// <summary>One of the venue's WebSockets: the market + account stream (Client.OpenStream)
+    /// or the order stream (Client.OpenOrderStream), served by a background I/O thread of the
+    /// library that never runs managed code. Read events with a blocking Next on a thread of
+    /// your choosing. Next, NewOrder, CancelOrder and Close may run on different threads at
+    /// once; Close wakes a Next blocked in another thread at once (it throws StreamClosed).
+    /// Any call after Close throws PerpsException with Code StreamClosed. The stream keeps what
+    /// it needs of its Client and Session: they may be disposed first.</summary>
+    public sealed class Stream : IDisposable
+    {
+        private readonly StreamHandle handle;
+
+        internal Stream(StreamHandle handle) { this.handle = handle; }
+
+        private static PerpsException Closed()
+        {
+            return new PerpsException(PerpsCode.StreamClosed, "the stream is closed", 0, null, false);
+        }
+
+        /// <summary>The next event, a JSON object (README "Streams": venue pushes, order_response
+        /// frames, status changes), waiting up to timeoutMs milliseconds (0: do not wait;
+        /// negative: until an event comes or the stream is closed); null when the time passes
+        /// first. Throws StreamClosed after Close (also when Close wakes it) or once a stream
+        /// that ended (its "failed" status event) has given all its events.</summary>
+        public string Next(int timeoutMs = -1)
+        {
+            IntPtr err = IntPtr.Zero;
+            IntPtr result;
+            try { result = Native.perps_stream_next(handle, timeoutMs, ref err); }
+            catch (ObjectDisposedException) { throw Closed(); } // the SafeHandle is closed
+            if (result == IntPtr.Zero && err == IntPtr.Zero) return null; // timed out
+            return Interop.Take(result, err);
+        }
+
+        /// <summary>Order stream only: validate the order (as Client.NewOrder), sign it and write
+        /// the order:new frame. Returns {"request_id":…,"cl_ord_id":…} once the frame is
+        /// written, without waiting for the venue: its replies come as order_response events
+        /// with that request_id (the "accepted" ack with "final":false, then the outcome).
+        /// Never retried: on Transport with MayHaveReachedVenue, look the order up first.</summary>
+        public string NewOrder(string orderJson)
+        {
+            IntPtr err = IntPtr.Zero;
+            try { return Interop.Take(Native.perps_stream_new_order(handle, Interop.Utf8Z(orderJson), ref err), err); }
+            catch (ObjectDisposedException) { throw Closed(); }
+        }
+
+        /// <summary>Order stream only: a signed order:cancel for {"order_id":N} and/or
+        /// {"cl_ord_id":"…"}; returns {"request_id":…,…} once written.</summary>
+        public string CancelOrder(string paramsJson)
+        {
+            IntPtr err = IntPtr.Zero;
+            try { return Interop.Take(Native.perps_stream_cancel_order(handle, Interop.Utf8Z(paramsJson), ref err), err); }
+            catch (ObjectDisposedException) { throw Closed(); }
+        }
+
+        /// <summary>Close the stream from any thread: a Next blocked in another thread returns
+        /// at once (StreamClosed); the stream is freed once the calls in flight have returned
+        /// (the SafeHandle counts them; the library waits at most about 2 s for its I/O
+        /// thread). Idempotent.</summary>
+        public void Close()
+        {
+            try { Native.perps_stream_close(handle); } // wakes the calls blocked in Next
+            catch (ObjectDisposedException) { return; } // closed already
+            handle.Dispose();
+        }
+
+        /// <summary>Close (IDisposable).</summary>
+        public void Dispose() { Close(); }
     }
 
     /// <summary>Wallet helpers for a wallet key held in-process.</summary>

@@ -14,7 +14,7 @@ using System.Text;
 using System.Text.RegularExpressions;
 using Perps;
 
-static class PerpsTests
+static partial class PerpsTests
 {
     const string WalletKey = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"; // published test key
     const string WalletAddress = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
@@ -221,6 +221,7 @@ static class PerpsTests
         });
 
         TradingTests();
+        StreamTests();
     }
 
     // ---- the trading loop: every endpoint method, and the error's new fields ----

@@ -19,11 +19,17 @@
 //
 // # Handles
 //
-// Client and Session own a C handle. Close frees it (Close is idempotent and waits for calls
+// Client, Session and Stream own a C handle. Close frees it (Close is idempotent and waits for calls
 // in flight on other goroutines); a finalizer frees a handle that was never closed, as a
 // safety net only: close handles yourself. A method called on a closed (or nil) handle
 // returns an *Error with Code InvalidArgument; it never crashes. Clients and sessions are
 // safe to use from many goroutines at once.
+//
+// # Streams
+//
+// Client.OpenStream and Client.OpenOrderStream open the venue's WebSockets as a *Stream: read
+// events (JSON text) with Next(ctx), which honours ctx, place orders with NewOrder; Close from
+// any goroutine wakes a blocked Next (see stream.go).
 //
 // # Strings
 //
@@ -96,8 +102,10 @@ const (
 	BadResponse        Code = C.PERPS_BAD_RESPONSE
 	TokenExpired       Code = C.PERPS_TOKEN_EXPIRED
 	RNG                Code = C.PERPS_RNG
-	NotFound           Code = C.PERPS_NOT_FOUND    // HTTP 404 from an endpoint call: the order is gone (or not visible yet)
-	RateLimited        Code = C.PERPS_RATE_LIMITED // refused by the client's rate limiter; nothing was sent
+	NotFound           Code = C.PERPS_NOT_FOUND     // HTTP 404 from an endpoint call: the order is gone (or not visible yet)
+	RateLimited        Code = C.PERPS_RATE_LIMITED  // refused by the client's rate limiter; nothing was sent
+	StreamClosed       Code = C.PERPS_STREAM_CLOSED // the stream was closed, or ended after its "failed" event
+	StreamLimit        Code = C.PERPS_STREAM_LIMIT  // a new WebSocket would break the venue's connection limits; nothing sent
 	Panic              Code = C.PERPS_PANIC
 )
 
@@ -107,7 +115,8 @@ var codeNames = map[Code]string{
 	InvalidState: "PERPS_INVALID_STATE", Transport: "PERPS_TRANSPORT", Timeout: "PERPS_TIMEOUT",
 	HTTPStatus: "PERPS_HTTP_STATUS", APIError: "PERPS_API_ERROR", BadResponse: "PERPS_BAD_RESPONSE",
 	TokenExpired: "PERPS_TOKEN_EXPIRED", RNG: "PERPS_RNG", NotFound: "PERPS_NOT_FOUND",
-	RateLimited: "PERPS_RATE_LIMITED", Panic: "PERPS_PANIC",
+	RateLimited: "PERPS_RATE_LIMITED", StreamClosed: "PERPS_STREAM_CLOSED", StreamLimit: "PERPS_STREAM_LIMIT",
+	Panic: "PERPS_PANIC",
 }
 
 // String is the C name of the code, e.g. "PERPS_HTTP_STATUS".

@@ -28,7 +28,7 @@ out=target/bindings/java
 rm -rf "$out/classes"
 mkdir -p "$out/classes"
 javac -Xlint:all -Werror -encoding UTF-8 --release 17 -cp "$JNA_JAR" -d "$out/classes" \
-  bindings/java/src/perps/*.java bindings/java/test/PerpsTests.java
+  bindings/java/src/perps/*.java bindings/java/test/*.java
 
 # jna.library.path: where Native.load("perps") finds libperps.so. LC_ALL=C: the binding must
 # not depend on the locale, so run where a default-charset bug would show (US-ASCII).

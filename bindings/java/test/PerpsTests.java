@@ -280,6 +280,7 @@ public final class PerpsTests {
         });
 
         tradingTests();
+        StreamTests.run();
     }
 
     // ---- the trading loop: every endpoint method, and the error's new fields ----

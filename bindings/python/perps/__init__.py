@@ -31,6 +31,9 @@ Conventions:
   holding a NUL character is refused (C would silently cut it short).
 * Venue answers and the sign-in payload are returned as the library's exact JSON text
   (``str``); session info and signature headers, which the library builds, as ``dict``.
+* :class:`Stream` (:meth:`Client.open_stream`, :meth:`Client.open_order_stream`): the venue's
+  WebSockets; events are library-built objects, so ``dict``; an iterator, a context manager,
+  and usable from asyncio without blocking the loop (see ``perps._stream``).
 * Decimals: wherever the venue takes a decimal string (an order's ``qty``, ``price``...),
   a :class:`decimal.Decimal` is accepted too and written in plain notation (``Decimal("1E-8")``
   is sent as ``"0.00000001"``), never through a float. Floats are not converted: in an order
@@ -48,7 +51,7 @@ import json
 import os
 import pathlib
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from ctypes import POINTER, Structure, byref, c_bool, c_char, c_char_p, c_int, c_int64, c_size_t, c_uint16, c_void_p
 from enum import IntEnum
 from typing import Any, Dict, Literal, Optional, TypeVar, Union
@@ -60,6 +63,9 @@ __version__ = "0.1.0"  # the libperps version this binding is made for (Cargo.to
 JsonObject = Union[str, bytes, Mapping[str, Any]]
 #: Text the library takes: ``str`` (sent as UTF-8) or bytes.
 Text = Union[str, bytes]
+#: Stream subscriptions: a list of ``{"channel": …, "symbol": …}`` mappings, or that list as
+#: JSON text.
+Subscriptions = Union[str, bytes, Sequence[Mapping[str, Any]]]
 
 __all__ = [
     "BodySignature",
@@ -67,6 +73,7 @@ __all__ = [
     "Code",
     "PerpsError",
     "Session",
+    "Stream",
     "challenge_verify",
     "library",
     "order_serialize",
@@ -95,6 +102,8 @@ class Code(IntEnum):
     RNG = 12
     NOT_FOUND = 13  # HTTP 404 from an endpoint call: the order is gone (or not visible yet)
     RATE_LIMITED = 14  # refused by the client's rate limiter (option rate_limit); nothing sent
+    STREAM_CLOSED = 15  # the stream was closed (Stream.close), or ended after its "failed" event
+    STREAM_LIMIT = 16  # a new WebSocket would break the venue's connection limits; nothing sent
     PANIC = 99
 
 
@@ -293,6 +302,16 @@ def _load() -> tuple[ctypes.CDLL, str]:
     decl("perps_wallet_wrap_solana_signature", owned, c_char_p, c_char_p, c_char_p, c_size_t, err)
     decl("perps_challenge_verify", owned, c_char_p, c_char_p, c_char_p, c_char_p, c_char_p, c_int64, err)
     decl("perps_order_serialize", owned, c_char_p, err)
+
+    # Streams: perps_stream_next blocks (up to its timeout) with the GIL released, as every
+    # ctypes call does; perps_stream_close may run on any thread while it blocks.
+    decl("perps_stream_open", c_void_p, c_void_p, c_void_p, c_char_p, err)
+    decl("perps_order_stream_open", c_void_p, c_void_p, c_void_p, err)
+    decl("perps_stream_next", owned, c_void_p, c_int64, err)
+    decl("perps_stream_new_order", owned, c_void_p, c_char_p, err)
+    decl("perps_stream_cancel_order", owned, c_void_p, c_char_p, err)
+    decl("perps_stream_close", None, c_void_p)
+    decl("perps_stream_free", None, c_void_p)
     return lib, path
 
 
@@ -366,6 +385,14 @@ def _json_text(name: str, value: Any, optional: bool = False) -> Any:
     if isinstance(value, Mapping):
         value = json.dumps(_decimals_as_text(name, value))
     return _arg(name, value, optional)
+
+
+def _subscriptions_text(value: Any) -> Any:
+    """Stream subscriptions: JSON text (passed as it is: the library checks it strictly) or a
+    list of mappings, serialised."""
+    if isinstance(value, (list, tuple)):
+        value = json.dumps(list(value))
+    return _arg("subscriptions", value)
 
 
 def _refuse_floats(name: str, value: Any) -> None:
@@ -442,19 +469,20 @@ class _Handle:
     """One C handle's lifetime: calls count themselves in and out; close() takes the pointer
     away, waits for the calls in flight, then frees it exactly once."""
 
-    __slots__ = ("_ptr", "_free", "_kind", "_cond", "_users")
+    __slots__ = ("_ptr", "_free", "_kind", "_cond", "_users", "_closed_code")
 
-    def __init__(self, ptr, free, kind):
+    def __init__(self, ptr, free, kind, closed_code=Code.INVALID_ARGUMENT):
         self._ptr = ptr
         self._free = free
         self._kind = kind
         self._cond = threading.Condition(threading.Lock())
         self._users = 0
+        self._closed_code = closed_code  # raised by a call after close()
 
     def acquire(self):
         with self._cond:
             if self._ptr is None:
-                raise PerpsError(Code.INVALID_ARGUMENT, f"the {self._kind} is closed")
+                raise PerpsError(self._closed_code, f"the {self._kind} is closed")
             self._users += 1
             return self._ptr
 
@@ -754,6 +782,28 @@ class Client(_Owner):
         first (bids high to low, asks low to high)."""
         return self._endpoint(_lib.perps_query_depth_book, session, params, public=True)
 
+    # -- Streams: the venue's two WebSockets (see perps._stream) -------------------------
+
+    def open_stream(self, session: Optional[Session], subscriptions: Subscriptions) -> Stream:
+        """Open the market + account stream (``ws-stream``). ``subscriptions``: a list of
+        ``{"channel": C, "symbol": S}`` (C one of price, depth_book, public_trade) and, with a
+        session, ``{"channel": C}`` (C one of order, position, balance, trade), or that list
+        as JSON text. ``session=None``: public channels only. Returns once connected,
+        authenticated and subscribed (blocking: from asyncio, run it in an executor)."""
+        subscriptions = _subscriptions_text(subscriptions)
+        if session is None:
+            with _Using(self) as (c,):
+                return Stream._adopt(_call_handle(_lib.perps_stream_open, c, None, subscriptions))
+        with _Using(self, session) as (c, s):
+            return Stream._adopt(_call_handle(_lib.perps_stream_open, c, s, subscriptions))
+
+    def open_order_stream(self, session: Session) -> Stream:
+        """Open the order stream (``ws-api``) and log in with the session's token. Its
+        ``session_id`` is the session's ``x-session-id`` when set (REST orders sent with it
+        then report here). Returns once logged in (blocking, as :meth:`open_stream`)."""
+        with _Using(self, session) as (c, s):
+            return Stream._adopt(_call_handle(_lib.perps_order_stream_open, c, s))
+
 
 # ------------------------------------------------------------------------------------------
 # Functions without a handle
@@ -809,3 +859,7 @@ def order_serialize(order: JsonObject) -> str:
     """Validate an order (JSON text, or a dict whose values may be Decimals); returns the
     exact body new_order would send."""
     return _call_str(_lib.perps_order_serialize, _json_text("order", order))
+
+
+# The stream class lives in its own module; it uses the helpers above.
+from ._stream import Stream  # noqa: E402  (after the helpers it imports)

@@ -7,6 +7,7 @@ import com.sun.jna.Pointer;
 import com.sun.jna.ptr.LongByReference;
 import com.sun.jna.ptr.PointerByReference;
 import java.util.Objects;
+import java.util.function.Function;
 
 /**
  * The venue: its two base URLs, HTTP settings, one connection pool, the cached certificates and
@@ -170,5 +171,40 @@ public final class Client extends NativeHandle {
      */
     public String queryDepthBook(Session session, String paramsJson) {
         return publicEndpoint(LIB::perps_query_depth_book, session, paramsJson);
+    }
+
+    // ---- Streams: the venue's two WebSockets (see Stream) ----
+
+    /**
+     * Open the market + account stream (ws-stream; client option stream_url).
+     * {@code subscriptionsJson}: a JSON array of {"channel":C,"symbol":S} (C: price, depth_book,
+     * public_trade) and, with a session, {"channel":C} (C: order, position, balance, trade);
+     * {@code session} null for public channels only. Returns once connected, authenticated and
+     * subscribed.
+     */
+    public Stream openStream(Session session, String subscriptionsJson) {
+        Pointer stream;
+        if (session == null) {
+            stream = use(() -> open(err -> LIB.perps_stream_open(ptr(), null, utf8(subscriptionsJson), err)));
+        } else {
+            stream = session.use(() -> use(() -> open(err -> LIB.perps_stream_open(
+                    ptr(), session.ptr(), utf8(subscriptionsJson), err))));
+        }
+        return new Stream(stream);
+    }
+
+    /**
+     * Open the order stream (ws-api; client option order_stream_url) and log in with the
+     * session's token; its session_id is the session's x-session-id when one is set.
+     */
+    public Stream openOrderStream(Session session) {
+        Objects.requireNonNull(session, "session");
+        return new Stream(session.use(() -> use(() -> open(err -> LIB.perps_order_stream_open(
+                ptr(), session.ptr(), err)))));
+    }
+
+    private static Pointer open(Function<PointerByReference, Pointer> call) {
+        PointerByReference err = new PointerByReference();
+        return PerpsNative.takeHandle(call.apply(err), err);
     }
 }

@@ -64,9 +64,23 @@ abstract class NativeHandle implements AutoCloseable {
         }
         Pointer p = owner.pointer.get();
         if (p == null) {
-            throw new IllegalStateException(getClass().getSimpleName() + " is closed");
+            throw closedError();
         }
         return p;
+    }
+
+    /** What a call on a closed handle throws: IllegalStateException ({@link Stream}: its own). */
+    RuntimeException closedError() {
+        return new IllegalStateException(getClass().getSimpleName() + " is closed");
+    }
+
+    /**
+     * Called by {@link #close()} before it waits for the calls in flight, with the pointer live
+     * (under the read lock): a handle whose calls can block in the library for long wakes them
+     * here, so that they return and release the read lock that close() then waits for
+     * ({@link Stream}: perps_stream_close). Nothing by default.
+     */
+    void wake(Pointer pointer) {
     }
 
     /**
@@ -115,10 +129,22 @@ abstract class NativeHandle implements AutoCloseable {
 
     /**
      * Free the native handle now, after the calls other threads are making with it have
-     * returned (it waits for them). Idempotent; later calls throw IllegalStateException.
+     * returned (it waits for them; a {@link Stream} first wakes a next() blocked in the
+     * library). Idempotent; later calls throw IllegalStateException ({@link Stream}:
+     * PerpsException STREAM_CLOSED).
      */
     @Override
     public final void close() {
+        Lock read = lifetime.readLock();
+        read.lock();
+        try {
+            Pointer p = owner.pointer.get();
+            if (p != null) {
+                wake(p);
+            }
+        } finally {
+            read.unlock();
+        }
         Lock write = lifetime.writeLock();
         write.lock();
         try {

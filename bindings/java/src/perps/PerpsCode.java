@@ -19,6 +19,10 @@ public enum PerpsCode {
     NOT_FOUND(13),
     /** Refused by the client's rate limiter (option rate_limit); nothing was sent. */
     RATE_LIMITED(14),
+    /** The stream was closed ({@link Stream#close()}), or has ended after its "failed" event. */
+    STREAM_CLOSED(15),
+    /** A new WebSocket would break the venue's connection limits (counted in this process); nothing sent. */
+    STREAM_LIMIT(16),
     PANIC(99),
     /** A code this binding does not know (a newer library); see {@link PerpsException#getRawCode()}. */
     UNKNOWN(-1);

@@ -15,7 +15,8 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * The C functions of include/perps.h, one to one, through JNA. Package-private: use
- * {@link Client}, {@link Session}, {@link Wallet}, {@link Order}, {@link Challenge}, {@link Perps}.
+ * {@link Client}, {@link Session}, {@link Stream}, {@link Wallet}, {@link Order}, {@link Challenge},
+ * {@link Perps}.
  *
  * <p>The mapping rules, each one a JNA trap:
  * <ul>
@@ -127,6 +128,16 @@ interface PerpsNative extends Library {
     Pointer perps_challenge_verify(byte[] signedData, byte[] certsJson, byte[] requestId, byte[] chain, byte[] address,
             long nowUnixSecs, PointerByReference err);
     Pointer perps_order_serialize(byte[] orderJson, PointerByReference err);
+
+    // Streams: perps_stream_next blocks (up to its timeout); perps_stream_close may run on any
+    // thread meanwhile and wakes it.
+    Pointer perps_stream_open(Pointer c, Pointer s, byte[] subscriptionsJson, PointerByReference err);
+    Pointer perps_order_stream_open(Pointer c, Pointer s, PointerByReference err);
+    Pointer perps_stream_next(Pointer st, long timeoutMs, PointerByReference err);
+    Pointer perps_stream_new_order(Pointer st, byte[] orderJson, PointerByReference err);
+    Pointer perps_stream_cancel_order(Pointer st, byte[] paramsJson, PointerByReference err);
+    void perps_stream_close(Pointer st);
+    void perps_stream_free(Pointer st);
 
     // ---- conversions shared by the wrappers ----
 

@@ -1,0 +1,167 @@
+// Streams through the C# binding against the sandbox venue's two WebSockets (part of
+// PerpsTests): an order placed and cancelled over the order stream, with both reply frames of
+// each (the "accepted" ack, final false, then the outcome) and the account stream's order
+// events, checked against the venue's REST view; a public depth_book subscription with its
+// levels sorted by exact decimal value (the sandbox shuffles them); Next(timeout) returning
+// null; Close from another thread waking a blocked Next.
+
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.Linq;
+using System.Threading;
+using Perps;
+
+static partial class PerpsTests
+{
+    /// <summary>The first event (parsed) for which accept holds, within 5 s; earlier ones are skipped.</summary>
+    static Dictionary<string, object> NextWhere(Stream stream, Func<Dictionary<string, object>, bool> accept)
+    {
+        var clock = Stopwatch.StartNew();
+        var seen = new List<string>();
+        while (clock.ElapsedMilliseconds < 5000)
+        {
+            string text = stream.Next(200);
+            if (text == null) continue;
+            var e = Obj(Json(text));
+            if (accept(e)) return e;
+            seen.Add(text);
+        }
+        throw new Exception("no such event within 5 s; saw " + string.Join(" ", seen));
+    }
+
+    static Func<Dictionary<string, object>, bool> IsStatus(string state)
+    {
+        return e => (string)e["channel"] == "status" && (string)e["state"] == state;
+    }
+
+    static Func<Dictionary<string, object>, bool> ResponseTo(string requestId, bool final)
+    {
+        return e => (string)e["channel"] == "order_response" && (string)e["request_id"] == requestId && (bool)e["final"] == final;
+    }
+
+    static Func<Dictionary<string, object>, bool> AccountOrder(string clOrdId, string status)
+    {
+        return e => (string)e["channel"] == "order" && (string)Obj(e["data"])["cl_ord_id"] == clOrdId
+            && (string)Obj(e["data"])["status"] == status;
+    }
+
+    static void StreamTests()
+    {
+        Test("stream codes 15 and 16", () =>
+        {
+            Equal(15, (int)PerpsCode.StreamClosed);
+            Equal(16, (int)PerpsCode.StreamLimit);
+        });
+
+        using (var client = new Client(baseUrl, perpsUrl))
+        using (var session = new Session())
+        {
+            client.Signin(session, "bsc", WalletKey, 3600);
+
+            Test("stream: an order over the order stream, both reply frames, its account event", () =>
+            {
+                string bid = FarBid(client);
+                using (var account = client.OpenStream(session, "[{\"channel\":\"order\"}]"))
+                using (var orders = client.OpenOrderStream(session))
+                {
+                    Equal("market", (string)NextWhere(account, IsStatus("connected"))["stream"]);
+                    Equal("order", (string)NextWhere(orders, IsStatus("connected"))["stream"]);
+
+                    var sent = Obj(Json(orders.NewOrder(LimitBuy(bid, "0.01", ""))));
+                    string requestId = (string)sent["request_id"], cl = (string)sent["cl_ord_id"];
+                    Expect(Uuid4.IsMatch(requestId) && cl.Length >= 26, "sent " + string.Join(",", sent));
+                    var ack = NextWhere(orders, ResponseTo(requestId, false));
+                    Equal("accepted", (string)ack["message"]);
+                    Equal(0m, Dec(ack["code"]));
+                    var outcome = NextWhere(orders, ResponseTo(requestId, true));
+                    Equal("success", (string)outcome["message"]);
+                    Equal(cl, (string)outcome["cl_ord_id"]);
+                    Expect(Dec(outcome["received_ns"]) >= Dec(ack["received_ns"]), "received_ns in order");
+
+                    var data = Obj(NextWhere(account, AccountOrder(cl, "open"))["data"]);
+                    Equal(decimal.Parse(bid), Dec(data["price"]));
+                    Equal(0.01m, Dec(data["qty"]));
+                    // The venue's REST view agrees: the order it accepted (signature verified) is ours.
+                    var rest = Obj(Json(client.QueryOrder(session, "{\"cl_ord_id\":\"" + cl + "\"}")));
+                    Equal(Dec(data["id"]), Dec(rest["id"]));
+                    Equal("open", (string)rest["status"]);
+
+                    var cancel = Obj(Json(orders.CancelOrder("{\"cl_ord_id\":\"" + cl + "\"}")));
+                    string cancelId = (string)cancel["request_id"];
+                    Expect(cancelId != requestId && (string)cancel["cl_ord_id"] == cl, "cancel " + cancelId);
+                    NextWhere(orders, ResponseTo(cancelId, false));
+                    Equal("success", (string)NextWhere(orders, ResponseTo(cancelId, true))["message"]);
+                    NextWhere(account, AccountOrder(cl, "canceled"));
+                    Equal("canceled", (string)Obj(Json(client.QueryOrder(session, "{\"cl_ord_id\":\"" + cl + "\"}")))["status"]);
+
+                    // Refused before anything is sent.
+                    var e = Throws(() => orders.NewOrder(LimitBuy(bid, "0.01", "").Replace("\"buy\"", "\"up\"")));
+                    Equal(PerpsCode.InvalidOrder, e.Code);
+                    e = Throws(() => account.NewOrder(LimitBuy(bid, "0.01", ""))); // a market stream takes no orders
+                    Equal(PerpsCode.InvalidState, e.Code);
+                    var clock = Stopwatch.StartNew();
+                    Expect(orders.Next(300) == null, "nothing more on the order stream");
+                    Expect(clock.ElapsedMilliseconds >= 290 && clock.ElapsedMilliseconds < 2000, "waited " + clock.ElapsedMilliseconds);
+                }
+            });
+
+            Test("stream: Close from another thread wakes a blocked Next", () =>
+            {
+                var orders = client.OpenOrderStream(session); // no orders: nothing more will come
+                NextWhere(orders, IsStatus("connected"));
+                PerpsException woke = null;
+                Exception other = null;
+                long wokeAt = 0;
+                var clock = Stopwatch.StartNew();
+                var reader = new Thread(() =>
+                {
+                    try { orders.Next(); other = new Exception("Next returned"); }
+                    catch (PerpsException e) { woke = e; }
+                    catch (Exception e) { other = e; }
+                    wokeAt = clock.ElapsedMilliseconds;
+                });
+                reader.Start();
+                Thread.Sleep(300);
+                long closedAt = clock.ElapsedMilliseconds;
+                orders.Close();
+                Expect(reader.Join(5000), "the reader returned");
+                Expect(other == null, "reader: " + other);
+                Expect(woke != null && woke.Code == PerpsCode.StreamClosed, "woke with " + woke);
+                Expect(wokeAt - closedAt < 500, "woke " + (wokeAt - closedAt) + " ms after Close");
+                orders.Close(); // idempotent
+                orders.Dispose();
+                Equal(PerpsCode.StreamClosed, Throws(() => orders.Next(0)).Code);
+                Equal(PerpsCode.StreamClosed, Throws(() => orders.NewOrder("{}")).Code);
+                Equal(PerpsCode.StreamClosed, Throws(() => orders.CancelOrder("{}")).Code);
+            });
+        }
+
+        using (var client = new Client(baseUrl, perpsUrl))
+        {
+            Test("stream: public depth_book, levels sorted best first", () =>
+            {
+                // XAG-USD's bids (100.04 … 99.95 around the default mark) sort differently as strings.
+                using (var stream = client.OpenStream(null, "[{\"channel\":\"depth_book\",\"symbol\":\"XAG-USD\"}]"))
+                {
+                    for (int n = 0; n < 3; n++) // the snapshot, then pushes (each shuffled by the venue)
+                    {
+                        var e = NextWhere(stream, x => (string)x["channel"] == "depth_book");
+                        Equal("XAG-USD", (string)e["symbol"]);
+                        var book = Obj(e["data"]);
+                        Expect(((List<object>)book["bids"]).All(l => ((List<object>)l)[0] is string), "prices as the venue's text");
+                        var bids = ((List<object>)book["bids"]).Select(l => Dec(((List<object>)l)[0])).ToList();
+                        var asks = ((List<object>)book["asks"]).Select(l => Dec(((List<object>)l)[0])).ToList();
+                        Expect(bids.Count == 10 && asks.Count == 10 && bids[0] < asks[0], "book sides");
+                        for (int i = 1; i < 10; i++) Expect(bids[i - 1] > bids[i], "bids high to low: " + string.Join(",", bids));
+                        for (int i = 1; i < 10; i++) Expect(asks[i - 1] < asks[i], "asks low to high: " + string.Join(",", asks));
+                    }
+                }
+                var err = Throws(() => client.OpenStream(null, "[{\"channel\":\"order\"}]")); // an account channel needs a session
+                Equal(PerpsCode.InvalidArgument, err.Code);
+                err = Throws(() => client.OpenStream(null, "[{\"channel\":\"kline\",\"symbol\":\"BTC-USD\"}]"));
+                Expect(err.Code == PerpsCode.InvalidArgument && err.Message.Contains("kline"), "message " + err.Message);
+            });
+        }
+    }
+}

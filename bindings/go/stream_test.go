@@ -1,0 +1,267 @@
+package perps_test
+
+// Streams through the Go binding against the sandbox venue's two WebSockets: an order placed
+// and cancelled over the order stream, with both reply frames of each (the "accepted" ack,
+// final false, then the outcome) and the account stream's order events, checked against the
+// venue's REST view; a public depth_book subscription with its levels sorted by exact decimal
+// value (the sandbox shuffles them); Next honouring ctx cancellation and deadlines without
+// losing events or leaving goroutines; Close from another goroutine waking a blocked Next.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math/big"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	perps "libperps/bindings/go"
+)
+
+// nextWhere returns the first event (decoded) for which accept holds, within 5 s; events
+// before it are skipped.
+func nextWhere(t *testing.T, st *perps.Stream, accept func(map[string]interface{}) bool) map[string]interface{} {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var seen []string
+	for {
+		text, err := st.Next(ctx)
+		if errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("no such event within 5 s; saw %v", seen)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if event := object(t, text); accept(event) {
+			return event
+		}
+		seen = append(seen, text)
+	}
+}
+
+func isStatus(state string) func(map[string]interface{}) bool {
+	return func(e map[string]interface{}) bool { return e["channel"] == "status" && e["state"] == state }
+}
+
+func responseTo(requestID string, final bool) func(map[string]interface{}) bool {
+	return func(e map[string]interface{}) bool {
+		return e["channel"] == "order_response" && e["request_id"] == requestID && e["final"] == final
+	}
+}
+
+func accountOrder(clOrdID, status string) func(map[string]interface{}) bool {
+	return func(e map[string]interface{}) bool {
+		data, _ := e["data"].(map[string]interface{})
+		return e["channel"] == "order" && data["cl_ord_id"] == clOrdID && data["status"] == status
+	}
+}
+
+func TestStreamOrderAndAccountEvent(t *testing.T) {
+	ok := okOf(t)
+	_, client, session := signedIn(t)
+	bid := farBid(t, client)
+	account, err := client.OpenStream(session, `[{"channel":"order"}]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer account.Close()
+	orders, err := client.OpenOrderStream(session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer orders.Close()
+	if e := nextWhere(t, account, isStatus("connected")); e["stream"] != "market" {
+		t.Fatalf("account stream connected: %v", e)
+	}
+	if e := nextWhere(t, orders, isStatus("connected")); e["stream"] != "order" {
+		t.Fatalf("order stream connected: %v", e)
+	}
+
+	// The call returns once the frame is written; the venue's two frames follow.
+	sent := object(t, ok(orders.NewOrder(limitBuy(bid, "0.01", ""))))
+	requestID, _ := sent["request_id"].(string)
+	cl, _ := sent["cl_ord_id"].(string)
+	if requestID == "" || len(cl) < 26 {
+		t.Fatalf("new_order over the stream: %v", sent)
+	}
+	ack := nextWhere(t, orders, responseTo(requestID, false))
+	if ack["message"] != "accepted" || ack["code"] != json.Number("0") || ack["matched"] != true {
+		t.Fatalf("ack %v", ack)
+	}
+	outcome := nextWhere(t, orders, responseTo(requestID, true))
+	if outcome["message"] != "success" || outcome["cl_ord_id"] != cl {
+		t.Fatalf("outcome %v", outcome)
+	}
+	if int64Of(t, outcome["received_ns"]) < int64Of(t, ack["received_ns"]) {
+		t.Fatalf("received_ns: ack %v, outcome %v", ack["received_ns"], outcome["received_ns"])
+	}
+
+	event := nextWhere(t, account, accountOrder(cl, "open"))
+	data := event["data"].(map[string]interface{})
+	if int64Of(t, event["seq"]) < 1 || decimal(t, data["price"]).Cmp(decimal(t, bid)) != 0 ||
+		decimal(t, data["qty"]).Cmp(big.NewRat(1, 100)) != 0 {
+		t.Fatalf("account order event %v", event)
+	}
+	// The venue's REST view agrees: the order it accepted (signature verified) is ours.
+	rest := object(t, ok(client.QueryOrder(session, `{"cl_ord_id":"`+cl+`"}`)))
+	if int64Of(t, rest["id"]) != int64Of(t, data["id"]) || rest["status"] != "open" {
+		t.Fatalf("query_order %v, event %v", rest, event)
+	}
+
+	// Cancel it over the order stream: two frames again, and the account event.
+	cancel := object(t, ok(orders.CancelOrder(`{"cl_ord_id":"`+cl+`"}`)))
+	cancelID, _ := cancel["request_id"].(string)
+	if cancelID == "" || cancelID == requestID || cancel["cl_ord_id"] != cl {
+		t.Fatalf("cancel over the stream: %v", cancel)
+	}
+	nextWhere(t, orders, responseTo(cancelID, false))
+	if e := nextWhere(t, orders, responseTo(cancelID, true)); e["message"] != "success" {
+		t.Fatalf("cancel outcome %v", e)
+	}
+	nextWhere(t, account, accountOrder(cl, "canceled"))
+	if o := object(t, ok(client.QueryOrder(session, `{"cl_ord_id":"`+cl+`"}`))); o["status"] != "canceled" {
+		t.Fatalf("after the cancel: %v", o)
+	}
+
+	// Refused before anything is sent.
+	_, err = orders.NewOrder(strings.Replace(limitBuy(bid, "0.01", ""), `"side":"buy"`, `"side":"up"`, 1))
+	asPerpsError(t, err, perps.InvalidOrder)
+	_, err = account.NewOrder(limitBuy(bid, "0.01", "")) // a market stream takes no orders
+	asPerpsError(t, err, perps.InvalidState)
+	_, err = orders.CancelOrder("{\"cl_ord_id\":\"a\x00b\"}")
+	asPerpsError(t, err, perps.InvalidArgument)
+}
+
+func TestStreamDepthBookSorted(t *testing.T) {
+	sb := startSandbox(t)
+	client, err := perps.NewClient(sb.BaseURL, sb.PerpsURL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	// XAG-USD's bids (100.04 … 99.95 around the default mark) sort differently as strings.
+	st, err := client.OpenStream(nil, `[{"channel":"depth_book","symbol":"XAG-USD"}]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for i := 0; i < 3; i++ { // the snapshot, then pushes (each shuffled by the venue)
+		event := nextWhere(t, st, func(e map[string]interface{}) bool { return e["channel"] == "depth_book" })
+		data := event["data"].(map[string]interface{})
+		levels := func(side string) []*big.Rat {
+			var out []*big.Rat
+			for _, l := range data[side].([]interface{}) {
+				price := l.([]interface{})[0]
+				if _, isText := price.(string); !isText {
+					t.Fatalf("price %v is not the venue's text", price)
+				}
+				out = append(out, decimal(t, price))
+			}
+			return out
+		}
+		bids, asks := levels("bids"), levels("asks")
+		if event["symbol"] != "XAG-USD" || len(bids) != 10 || len(asks) != 10 || bids[0].Cmp(asks[0]) >= 0 {
+			t.Fatalf("depth_book %v", event)
+		}
+		for j := 1; j < 10; j++ {
+			if bids[j-1].Cmp(bids[j]) <= 0 || asks[j-1].Cmp(asks[j]) >= 0 {
+				t.Fatalf("levels not sorted best first: %v", event)
+			}
+		}
+	}
+	_, err = client.OpenStream(nil, `[{"channel":"order"}]`) // an account channel needs a session
+	asPerpsError(t, err, perps.InvalidArgument)
+	_, err = client.OpenStream(nil, `[{"channel":"kline","symbol":"BTC-USD"}]`)
+	if perr := asPerpsError(t, err, perps.InvalidArgument); !strings.Contains(perr.Message, "kline") {
+		t.Fatalf("message %q does not name the entry", perr.Message)
+	}
+}
+
+func TestStreamNextContextAndClose(t *testing.T) {
+	ok := okOf(t)
+	_, client, session := signedIn(t)
+	orders, err := client.OpenOrderStream(session) // no orders yet: nothing more will come
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer orders.Close()
+	nextWhere(t, orders, isStatus("connected"))
+
+	// Cancellation: Next returns ctx.Err() soon after, and the stream goes on.
+	ctx, cancel := context.WithCancel(context.Background())
+	type result struct {
+		event string
+		err   error
+		at    time.Time
+	}
+	got := make(chan result, 1)
+	go func() {
+		event, err := orders.Next(ctx)
+		got <- result{event, err, time.Now()}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	cancelledAt := time.Now()
+	cancel()
+	r := <-got
+	if !errors.Is(r.err, context.Canceled) || r.event != "" || r.at.Sub(cancelledAt) > 200*time.Millisecond {
+		t.Fatalf("Next after cancel: %q %v after %v", r.event, r.err, r.at.Sub(cancelledAt))
+	}
+	// A deadline: DeadlineExceeded once it passes, not before.
+	ctx, cancel = context.WithTimeout(context.Background(), 300*time.Millisecond)
+	started := time.Now()
+	_, err = orders.Next(ctx)
+	cancel()
+	if waited := time.Since(started); !errors.Is(err, context.DeadlineExceeded) || waited < 290*time.Millisecond || waited > time.Second {
+		t.Fatalf("Next with a 300 ms deadline: %v after %v", err, waited)
+	}
+	// Nothing was lost: the next events are this order's frames, in order.
+	sent := object(t, ok(orders.NewOrder(limitBuy(farBid(t, client), "0.01", ""))))
+	for _, final := range []bool{false, true} {
+		ctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
+		text, err := orders.Next(ctx)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := object(t, text); e["request_id"] != sent["request_id"] || e["final"] != final {
+			t.Fatalf("want the order's final=%v frame, got %s", final, text)
+		}
+	}
+	// Next starts no goroutine: many short waits leave none behind.
+	before := runtime.NumGoroutine()
+	for i := 0; i < 50; i++ {
+		ctx, cancel = context.WithTimeout(context.Background(), time.Millisecond)
+		_, _ = orders.Next(ctx)
+		cancel()
+	}
+	if after := runtime.NumGoroutine(); after > before {
+		t.Fatalf("goroutines: %d before, %d after", before, after)
+	}
+
+	// Close from another goroutine wakes a Next blocked in the library (no deadline).
+	go func() {
+		event, err := orders.Next(context.Background())
+		got <- result{event, err, time.Now()}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	closedAt := time.Now()
+	if err := orders.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r = <-got
+	asPerpsError(t, r.err, perps.StreamClosed)
+	if r.at.Sub(closedAt) > 500*time.Millisecond {
+		t.Fatalf("Next woke %v after Close", r.at.Sub(closedAt))
+	}
+	_ = orders.Close() // idempotent
+	_, err = orders.Next(context.Background())
+	asPerpsError(t, err, perps.StreamClosed)
+	_, err = orders.NewOrder(limitBuy("1", "0.01", ""))
+	asPerpsError(t, err, perps.StreamClosed)
+	if perps.StreamClosed.String() != "PERPS_STREAM_CLOSED" || perps.StreamLimit != 16 {
+		t.Fatal("codes 15, 16")
+	}
+}

@@ -1,0 +1,178 @@
+// Streams through the Java binding against the sandbox venue's two WebSockets (run by
+// PerpsTests, with its harness): an order placed and cancelled over the order stream, with
+// both reply frames of each (the "accepted" ack, final false, then the outcome) and the
+// account stream's order events, checked against the venue's REST view; a public depth_book
+// subscription with its levels sorted by exact decimal value (the sandbox shuffles them);
+// next(timeout) returning null; close() from another thread waking a blocked next().
+
+import static java.util.stream.Collectors.toList;
+
+import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Predicate;
+import perps.Client;
+import perps.PerpsCode;
+import perps.PerpsException;
+import perps.Session;
+import perps.Stream;
+
+final class StreamTests {
+    private StreamTests() {
+    }
+
+    /** The first event (parsed) for which accept holds, within 5 s; earlier ones are skipped. */
+    static Map<String, Object> nextWhere(Stream stream, Predicate<Map<String, Object>> accept) {
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        List<String> seen = new ArrayList<>();
+        while (System.nanoTime() < deadline) {
+            String text = stream.next(200);
+            if (text == null) {
+                continue;
+            }
+            Map<String, Object> e = PerpsTests.obj(PerpsTests.json(text));
+            if (accept.test(e)) {
+                return e;
+            }
+            seen.add(text);
+        }
+        throw new AssertionError("no such event within 5 s; saw " + seen);
+    }
+
+    static Predicate<Map<String, Object>> isStatus(String state) {
+        return e -> "status".equals(e.get("channel")) && state.equals(e.get("state"));
+    }
+
+    static Predicate<Map<String, Object>> responseTo(String requestId, boolean fin) {
+        return e -> "order_response".equals(e.get("channel")) && requestId.equals(e.get("request_id"))
+                && Boolean.valueOf(fin).equals(e.get("final"));
+    }
+
+    static Predicate<Map<String, Object>> accountOrder(String clOrdId, String status) {
+        return e -> "order".equals(e.get("channel")) && clOrdId.equals(PerpsTests.obj(e.get("data")).get("cl_ord_id"))
+                && status.equals(PerpsTests.obj(e.get("data")).get("status"));
+    }
+
+    static List<BigDecimal> prices(Object side) {
+        return ((List<?>) side).stream().map(l -> PerpsTests.dec(((List<?>) l).get(0))).collect(toList());
+    }
+
+    static void run() {
+        PerpsTests.test("stream codes 15 and 16", () -> {
+            PerpsTests.equal(15, PerpsCode.STREAM_CLOSED.value());
+            PerpsTests.equal(PerpsCode.STREAM_LIMIT, PerpsCode.of(16));
+        });
+
+        try (Client client = new Client(PerpsTests.baseUrl, PerpsTests.perpsUrl);
+             Session session = new Session()) {
+            client.signin(session, "bsc", PerpsTests.WALLET_KEY, 3600);
+
+            PerpsTests.test("stream: an order over the order stream, both reply frames, its account event", () -> {
+                String bid = PerpsTests.farBid(client);
+                try (Stream account = client.openStream(session, "[{\"channel\":\"order\"}]");
+                     Stream orders = client.openOrderStream(session)) {
+                    PerpsTests.equal("market", nextWhere(account, isStatus("connected")).get("stream"));
+                    PerpsTests.equal("order", nextWhere(orders, isStatus("connected")).get("stream"));
+
+                    Map<String, Object> sent = PerpsTests.obj(PerpsTests.json(orders.newOrder(PerpsTests.limitBuy(bid, "0.01", ""))));
+                    String requestId = (String) sent.get("request_id");
+                    String cl = (String) sent.get("cl_ord_id");
+                    PerpsTests.expect(PerpsTests.UUID4.matcher(requestId).matches() && cl.length() >= 26, "sent " + sent);
+                    Map<String, Object> ack = nextWhere(orders, responseTo(requestId, false));
+                    PerpsTests.equal("accepted", ack.get("message"));
+                    PerpsTests.equal(0, PerpsTests.dec(ack.get("code")).intValueExact());
+                    Map<String, Object> outcome = nextWhere(orders, responseTo(requestId, true));
+                    PerpsTests.equal("success", outcome.get("message"));
+                    PerpsTests.equal(cl, outcome.get("cl_ord_id"));
+                    PerpsTests.expect(PerpsTests.dec(outcome.get("received_ns")).compareTo(PerpsTests.dec(ack.get("received_ns"))) >= 0,
+                            "received_ns in order");
+
+                    Map<String, Object> data = PerpsTests.obj(nextWhere(account, accountOrder(cl, "open")).get("data"));
+                    PerpsTests.equal(0, new BigDecimal(bid).compareTo(PerpsTests.dec(data.get("price"))));
+                    PerpsTests.equal(0, new BigDecimal("0.01").compareTo(PerpsTests.dec(data.get("qty"))));
+                    // The venue's REST view agrees: the order it accepted (signature verified) is ours.
+                    Map<String, Object> rest = PerpsTests.obj(PerpsTests.json(client.queryOrder(session, "{\"cl_ord_id\":\"" + cl + "\"}")));
+                    PerpsTests.equal(PerpsTests.dec(data.get("id")), PerpsTests.dec(rest.get("id")));
+                    PerpsTests.equal("open", rest.get("status"));
+
+                    Map<String, Object> cancel = PerpsTests.obj(PerpsTests.json(orders.cancelOrder("{\"cl_ord_id\":\"" + cl + "\"}")));
+                    String cancelId = (String) cancel.get("request_id");
+                    PerpsTests.expect(!cancelId.equals(requestId) && cl.equals(cancel.get("cl_ord_id")), "cancel " + cancel);
+                    nextWhere(orders, responseTo(cancelId, false));
+                    PerpsTests.equal("success", nextWhere(orders, responseTo(cancelId, true)).get("message"));
+                    nextWhere(account, accountOrder(cl, "canceled"));
+                    PerpsTests.equal("canceled", PerpsTests.obj(PerpsTests.json(
+                            client.queryOrder(session, "{\"cl_ord_id\":\"" + cl + "\"}"))).get("status"));
+
+                    // Refused before anything is sent.
+                    PerpsException e = PerpsTests.expectThrows(() -> orders.newOrder(
+                            PerpsTests.limitBuy(bid, "0.01", "").replace("\"buy\"", "\"up\"")));
+                    PerpsTests.equal(PerpsCode.INVALID_ORDER, e.getCode());
+                    e = PerpsTests.expectThrows(() -> account.newOrder(PerpsTests.limitBuy(bid, "0.01", "")));
+                    PerpsTests.equal(PerpsCode.INVALID_STATE, e.getCode()); // a market stream takes no orders
+                    long started = System.nanoTime();
+                    PerpsTests.expect(orders.next(300) == null, "nothing more on the order stream");
+                    long waitedMs = (System.nanoTime() - started) / 1_000_000;
+                    PerpsTests.expect(waitedMs >= 290 && waitedMs < 2000, "waited " + waitedMs + " ms");
+                }
+            });
+
+            PerpsTests.test("stream: close() from another thread wakes a blocked next()", () -> {
+                Stream orders = client.openOrderStream(session); // no orders: nothing more will come
+                nextWhere(orders, isStatus("connected"));
+                AtomicReference<Throwable> woke = new AtomicReference<>();
+                AtomicLong wokeAt = new AtomicLong();
+                Thread reader = new Thread(() -> {
+                    try {
+                        woke.set(new AssertionError("next() returned " + orders.next()));
+                    } catch (Throwable t) {
+                        woke.set(t);
+                    }
+                    wokeAt.set(System.nanoTime());
+                });
+                reader.start();
+                Thread.sleep(300);
+                long closedAt = System.nanoTime();
+                orders.close(); // wakes the reader, waits for it, frees
+                reader.join(5000);
+                PerpsTests.expect(!reader.isAlive(), "the reader returned");
+                PerpsTests.expect(woke.get() instanceof PerpsException
+                        && ((PerpsException) woke.get()).getCode() == PerpsCode.STREAM_CLOSED, "woke with " + woke.get());
+                PerpsTests.expect(wokeAt.get() - closedAt < 500_000_000L, "woke " + (wokeAt.get() - closedAt) / 1e6 + " ms after close");
+                orders.close(); // idempotent
+                PerpsTests.equal(PerpsCode.STREAM_CLOSED, PerpsTests.expectThrows(() -> orders.next(0)).getCode());
+                PerpsTests.equal(PerpsCode.STREAM_CLOSED, PerpsTests.expectThrows(() -> orders.newOrder("{}")).getCode());
+                PerpsTests.equal(PerpsCode.STREAM_CLOSED, PerpsTests.expectThrows(() -> orders.cancelOrder("{}")).getCode());
+            });
+        }
+
+        try (Client client = new Client(PerpsTests.baseUrl, PerpsTests.perpsUrl)) {
+            PerpsTests.test("stream: public depth_book, levels sorted best first", () -> {
+                // XAG-USD's bids (100.04 … 99.95 around the default mark) sort differently as strings.
+                try (Stream stream = client.openStream(null, "[{\"channel\":\"depth_book\",\"symbol\":\"XAG-USD\"}]")) {
+                    for (int n = 0; n < 3; n++) { // the snapshot, then pushes (each shuffled by the venue)
+                        Map<String, Object> e = nextWhere(stream, x -> "depth_book".equals(x.get("channel")));
+                        PerpsTests.equal("XAG-USD", e.get("symbol"));
+                        Map<String, Object> book = PerpsTests.obj(e.get("data"));
+                        PerpsTests.expect(((List<?>) book.get("bids")).stream().allMatch(l -> ((List<?>) l).get(0) instanceof String),
+                                "prices as the venue's text");
+                        List<BigDecimal> bids = prices(book.get("bids"));
+                        List<BigDecimal> asks = prices(book.get("asks"));
+                        PerpsTests.expect(bids.size() == 10 && asks.size() == 10 && bids.get(0).compareTo(asks.get(0)) < 0, "sides " + book);
+                        for (int i = 1; i < 10; i++) {
+                            PerpsTests.expect(bids.get(i - 1).compareTo(bids.get(i)) > 0, "bids high to low: " + bids);
+                            PerpsTests.expect(asks.get(i - 1).compareTo(asks.get(i)) < 0, "asks low to high: " + asks);
+                        }
+                    }
+                }
+                PerpsException e = PerpsTests.expectThrows(() -> client.openStream(null, "[{\"channel\":\"order\"}]"));
+                PerpsTests.equal(PerpsCode.INVALID_ARGUMENT, e.getCode()); // an account channel needs a session
+                e = PerpsTests.expectThrows(() -> client.openStream(null, "[{\"channel\":\"kline\",\"symbol\":\"BTC-USD\"}]"));
+                PerpsTests.expect(e.getCode() == PerpsCode.INVALID_ARGUMENT && e.getMessage().contains("kline"), "message " + e.getMessage());
+            });
+        }
+    }
+}

@@ -1,0 +1,285 @@
+"""perps.Stream: one of the venue's two WebSockets (``Client.open_stream``,
+``Client.open_order_stream``), read by polling the library (``perps_stream_next``).
+
+    with client.open_stream(session, [{"channel": "depth_book", "symbol": "BTC-USD"},
+                                      {"channel": "order"}]) as stream:
+        for event in stream:                       # dicts; ends when the stream is closed
+            if event["channel"] == "depth_book":
+                ...
+
+    async for event in stream:                     # or stream.aiter(); await stream.anext(timeout)
+        ...
+
+Events are objects the library builds (the venue's push inside its envelope, order replies,
+status changes: README "Streams"), so they come back as ``dict`` (decimals in JSON numbers as
+:class:`decimal.Decimal`, never float); :meth:`Stream.next_text` gives the exact JSON text.
+``new_order`` / ``cancel_order`` return the library's ``{"request_id", "cl_ord_id"}`` as a dict
+too.
+
+Blocking and threads: :meth:`Stream.next` waits in the library with the GIL released, in
+slices of 100 ms so that Ctrl-C (KeyboardInterrupt) is seen in the main thread; an event is
+returned as soon as it arrives. :meth:`Stream.close` may be called from any thread: it wakes a
+blocked ``next`` at once (which then raises ``STREAM_CLOSED``), waits for the calls in flight
+to return, then frees the stream. Any call on a closed stream raises ``STREAM_CLOSED``.
+
+asyncio: :meth:`Stream.anext` never blocks the event loop: the library call runs on the
+stream's own worker thread (one per stream, made at the first ``anext``, so streams never
+starve the loop's default executor) in slices of at most 250 ms. Cancelling ``anext`` returns
+at once and loses nothing: the slice in progress is kept, and an event it brings is the result
+of the next ``anext``. Only one ``anext`` may wait on a stream at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import math
+import threading
+import time
+from ctypes import byref, c_void_p
+from decimal import Decimal
+from typing import Any, AsyncIterator, Dict, Iterator, Optional, Tuple
+
+from . import Code, JsonObject, PerpsError, _call_str, _Handle, _json_text, _lib, _Owner, _refuse_floats, _take_error, _take_string
+
+#: One stream event (README "Streams": ``channel``, ``received_ns``, …).
+Event = Dict[str, Any]
+
+_SLICE_MS = 100  # next(): how long one library call may block, so that signals are seen
+_ASYNC_SLICE_S = 0.25  # anext(): the longest a worker thread keeps blocking after a cancel
+
+
+def _timeout_ms(timeout: float) -> int:
+    """Seconds (int or float, >= 0) as whole milliseconds, rounded up."""
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise TypeError(f"perps: timeout must be a number of seconds or None, not {type(timeout).__name__}")
+    if not timeout >= 0 or math.isinf(timeout):  # also refuses NaN
+        raise ValueError(f"perps: timeout must be a finite number of seconds >= 0 (or None), not {timeout!r}")
+    return math.ceil(timeout * 1000)
+
+
+def _decode(text: str) -> Event:
+    event: Event = json.loads(text, parse_float=Decimal)
+    return event
+
+
+def _next_once(ptr: int, timeout_ms: int) -> Optional[str]:
+    """One perps_stream_next: the event's text, or None when the time passed first."""
+    err = c_void_p()
+    result = _lib.perps_stream_next(ptr, timeout_ms, byref(err))
+    if not result:
+        if err.value:
+            raise _take_error(err)
+        return None
+    text: str = _take_string(result)
+    return text
+
+
+class Stream(_Owner):
+    """The market + account stream or the order stream. Open one with
+    :meth:`Client.open_stream` or :meth:`Client.open_order_stream`; close it with
+    :meth:`close` (or ``with`` / ``async with``). Iterating yields events until it is closed.
+
+    Thread-safe: ``next``, ``new_order``, ``cancel_order`` and ``close`` may run on different
+    threads at once. The stream keeps what it needs of its client and session: they may be
+    closed first."""
+
+    _lock: threading.Lock
+    _worker: Optional[concurrent.futures.ThreadPoolExecutor]
+    _closed: bool
+    _job: Optional[concurrent.futures.Future[Optional[str]]]
+    _awaiting: bool
+
+    def __init__(self) -> None:
+        raise TypeError("perps: open a stream with Client.open_stream or Client.open_order_stream")
+
+    @classmethod
+    def _adopt(cls, ptr: int) -> Stream:
+        self = cls.__new__(cls)
+        self._handle = _Handle(ptr, _lib.perps_stream_free, "stream", Code.STREAM_CLOSED)
+        self._lock = threading.Lock()  # guards _worker and _closed
+        self._worker = None
+        self._closed = False
+        self._job = None  # the anext() slice in progress (event-loop side only)
+        self._awaiting = False
+        return self
+
+    def _acquire(self) -> Tuple[_Handle, int]:
+        """Count a call in (release it with the handle's release()); STREAM_CLOSED once
+        closed."""
+        handle = self._handle
+        if handle is None:
+            raise PerpsError(Code.STREAM_CLOSED, "the stream is closed")
+        return handle, handle.acquire()
+
+    # -- events ------------------------------------------------------------------------
+
+    def next_text(self, timeout: Optional[float] = None) -> Optional[str]:
+        """The next event as the library's exact JSON text, waiting up to ``timeout``
+        seconds (0: do not wait; None: until an event comes or the stream is closed). None
+        when the time passes first. Raises ``STREAM_CLOSED`` after :meth:`close` (also when
+        it wakes this call) or once a stream that ended (its ``failed`` event) has given all
+        its events."""
+        limit_ms = None if timeout is None else _timeout_ms(timeout)
+        handle, ptr = self._acquire()
+        try:
+            if limit_ms is not None and limit_ms <= _SLICE_MS:
+                return _next_once(ptr, limit_ms)
+            deadline = None if limit_ms is None else time.monotonic() + limit_ms / 1000
+            while True:
+                wait = _SLICE_MS
+                if deadline is not None:
+                    wait = min(_SLICE_MS, max(0, math.ceil((deadline - time.monotonic()) * 1000)))
+                text = _next_once(ptr, wait)
+                if text is not None or (deadline is not None and time.monotonic() >= deadline):
+                    return text
+        finally:
+            handle.release()
+
+    def next(self, timeout: Optional[float] = None) -> Optional[Event]:
+        """The next event as a dict (see :meth:`next_text` for the waiting); None when
+        ``timeout`` seconds pass first."""
+        text = self.next_text(timeout)
+        return None if text is None else _decode(text)
+
+    def __iter__(self) -> Iterator[Event]:
+        return self
+
+    def __next__(self) -> Event:
+        """Blocks until the next event; the iteration ends (StopIteration) when the stream is
+        closed or has ended (after its ``failed`` status event)."""
+        try:
+            event = self.next()
+        except PerpsError as e:
+            if e.code == Code.STREAM_CLOSED:
+                raise StopIteration from None
+            raise
+        assert event is not None  # no timeout: next() waited for one
+        return event
+
+    # -- order entry (order stream only) -----------------------------------------------
+
+    def new_order(self, order: JsonObject) -> Dict[str, Any]:
+        """Validate the order (JSON text, or a dict whose ``qty``/``price`` may be Decimals) as
+        :meth:`Client.new_order` does, sign it and write the ``order:new`` frame. Returns
+        ``{"request_id", "cl_ord_id"}`` once written, without waiting for the venue: its
+        replies come as ``order_response`` events with that ``request_id`` (the "accepted"
+        ack with ``final`` False, then the outcome with ``final`` True). Never retried:
+        ``TRANSPORT`` with ``may_have_reached_venue`` means the write may have left."""
+        order = _json_text("order", order)
+        handle, ptr = self._acquire()
+        try:
+            answer: Dict[str, Any] = json.loads(_call_str(_lib.perps_stream_new_order, ptr, order))
+            return answer
+        finally:
+            handle.release()
+
+    def cancel_order(self, params: JsonObject) -> Dict[str, Any]:
+        """``order:cancel`` with ``{"order_id": int}`` and/or ``{"cl_ord_id": str}`` (a dict or
+        JSON text; a float is refused). Returns ``{"request_id", …}`` once the frame is
+        written; replies as for :meth:`new_order`."""
+        _refuse_floats("params", params)
+        params = _json_text("params", params)
+        handle, ptr = self._acquire()
+        try:
+            answer: Dict[str, Any] = json.loads(_call_str(_lib.perps_stream_cancel_order, ptr, params))
+            return answer
+        finally:
+            handle.release()
+
+    # -- closing -----------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the stream from any thread: a ``next`` blocked in another thread returns at
+        once (``STREAM_CLOSED``); then wait for the calls in flight and free the stream (the
+        library waits at most about 2 s for its I/O thread). Idempotent."""
+        handle = self._handle
+        if handle is None:
+            return
+        try:
+            ptr = handle.acquire()
+        except PerpsError:  # closed already
+            return
+        try:
+            _lib.perps_stream_close(ptr)  # wakes the calls blocked in perps_stream_next
+        finally:
+            handle.release()
+        handle.close()  # they return at once now; then perps_stream_free, exactly once
+        with self._lock:
+            self._closed = True
+            worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.shutdown(wait=False)  # its slice in progress has returned STREAM_CLOSED
+
+    # -- asyncio -----------------------------------------------------------------------
+
+    def _submit(self, wait_s: float) -> concurrent.futures.Future[Optional[str]]:
+        with self._lock:
+            if self._closed:
+                raise PerpsError(Code.STREAM_CLOSED, "the stream is closed")
+            if self._worker is None:
+                self._worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="perps-stream")
+            return self._worker.submit(self.next_text, wait_s)
+
+    async def anext(self, timeout: Optional[float] = None) -> Optional[Event]:
+        """:meth:`next` for asyncio: the next event, or None when ``timeout`` seconds pass
+        first (None: wait until one comes). The event loop never blocks. Cancelling it
+        returns at once; an event that arrives meanwhile goes to the next ``anext``. Raises
+        ``STREAM_CLOSED`` after :meth:`close`; RuntimeError when another ``anext`` is already
+        waiting on this stream."""
+        if timeout is not None:
+            _timeout_ms(timeout)  # checks it
+        if self._awaiting:
+            raise RuntimeError("perps: anext() called while another coroutine is already waiting on this stream")
+        self._awaiting = True
+        try:
+            loop = asyncio.get_running_loop()
+            deadline = None if timeout is None else loop.time() + timeout
+            while True:
+                job = self._job
+                if job is None or job.cancelled():
+                    wait = _ASYNC_SLICE_S
+                    if deadline is not None:
+                        wait = min(wait, max(0.0, deadline - loop.time()))
+                    job = self._job = self._submit(wait)
+                try:
+                    text = await asyncio.shield(asyncio.wrap_future(job))
+                except asyncio.CancelledError:
+                    raise  # the slice stays in self._job: what it brings goes to the next anext
+                except BaseException:
+                    self._job = None
+                    raise
+                self._job = None
+                if text is not None:
+                    return _decode(text)
+                if deadline is not None and loop.time() >= deadline:
+                    return None
+        finally:
+            self._awaiting = False
+
+    async def aiter(self) -> AsyncIterator[Event]:
+        """``async for event in stream.aiter():`` (or ``async for event in stream:``) — events
+        until the stream is closed or has ended."""
+        while True:
+            try:
+                event = await self.anext()
+            except PerpsError as e:
+                if e.code == Code.STREAM_CLOSED:
+                    return
+                raise
+            if event is not None:
+                yield event
+
+    def __aiter__(self) -> AsyncIterator[Event]:
+        return self.aiter()
+
+    async def aclose(self) -> None:
+        """:meth:`close` without blocking the event loop (it runs in the loop's executor)."""
+        await asyncio.get_running_loop().run_in_executor(None, self.close)
+
+    async def __aenter__(self) -> Stream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

@@ -1,0 +1,219 @@
+"""perps.Stream against the sandbox venue's two WebSockets: an order placed and cancelled over
+the order stream, with both reply frames of each (the "accepted" ack, final False, then the
+outcome) and the account stream's `order` events, checked against the venue's REST view; a
+public `depth_book` subscription with its levels sorted by exact decimal value (the sandbox
+shuffles them); close() from another thread waking a blocked next(); and from asyncio: the
+loop never blocked, anext() cancelled at once without losing the event it was waiting for,
+`async for` ended by aclose(). Misuse raises precise errors.
+"""
+
+import asyncio
+import json
+import threading
+import time
+from decimal import Decimal
+
+import pytest
+
+import perps
+from test_flow import WALLET_KEY, sandbox  # noqa: F401  (sandbox: the fixture)
+from test_trading import far_bid, limit_buy
+
+
+@pytest.fixture
+def signed_in(sandbox):  # noqa: F811
+    with perps.Client(sandbox.base_url, sandbox.perps_url) as client, perps.Session() as session:
+        client.signin(session, "bsc", WALLET_KEY, 3600)
+        yield sandbox, client, session
+
+
+def next_where(stream, accept, seconds=5.0):
+    """The first event for which accept(event) holds, within `seconds` (events before it are
+    skipped); fails the test when none comes."""
+    deadline = time.monotonic() + seconds
+    seen = []
+    while time.monotonic() < deadline:
+        event = stream.next(0.2)
+        if event is not None:
+            if accept(event):
+                return event
+            seen.append(event)
+    pytest.fail(f"no such event within {seconds} s; saw {seen}")
+
+
+def is_status(state):
+    return lambda e: e["channel"] == "status" and e["state"] == state
+
+
+def response_to(request_id, final):
+    return lambda e: e["channel"] == "order_response" and e["request_id"] == request_id and e["final"] is final
+
+
+def account_order(cl_ord_id, status):
+    return lambda e: e["channel"] == "order" and e["data"]["cl_ord_id"] == cl_ord_id and e["data"]["status"] == status
+
+
+def test_order_over_the_order_stream_and_its_account_event(signed_in):
+    sandbox, client, session = signed_in
+    bid = far_bid(client)
+    with client.open_stream(session, [{"channel": "order"}]) as account, client.open_order_stream(session) as orders:
+        assert next_where(account, is_status("connected"))["stream"] == "market"
+        assert next_where(orders, is_status("connected"))["stream"] == "order"
+
+        # The order as a dict with Decimals; the call returns once the frame is written.
+        sent = orders.new_order(limit_buy(bid, "0.010"))
+        request_id, cl = sent["request_id"], sent["cl_ord_id"]
+        assert isinstance(request_id, str) and isinstance(cl, str) and len(cl) >= 26, sent
+
+        ack = next_where(orders, response_to(request_id, False))
+        assert ack["message"] == "accepted" and ack["code"] == 0 and ack["matched"] is True
+        outcome = next_where(orders, response_to(request_id, True))
+        assert outcome["code"] == 0 and outcome["message"] == "success" and outcome["cl_ord_id"] == cl
+        assert isinstance(outcome["received_ns"], int) and outcome["received_ns"] >= ack["received_ns"]
+
+        event = next_where(account, account_order(cl, "open"))
+        assert isinstance(event["seq"], int) and event["seq"] >= 1
+        assert Decimal(event["data"]["price"]) == Decimal(bid) and Decimal(event["data"]["qty"]) == Decimal("0.01")
+        # The venue's REST view agrees: the order it accepted (signature verified) is ours.
+        rest = json.loads(client.query_order(session, {"cl_ord_id": cl}))
+        assert rest["id"] == event["data"]["id"] and rest["status"] == "open"
+
+        # Cancel it over the order stream: two frames again, and the account event.
+        cancel = orders.cancel_order({"cl_ord_id": cl})
+        assert cancel["cl_ord_id"] == cl and cancel["request_id"] != request_id
+        assert next_where(orders, response_to(cancel["request_id"], False))["message"] == "accepted"
+        assert next_where(orders, response_to(cancel["request_id"], True))["code"] == 0
+        next_where(account, account_order(cl, "canceled"))
+        assert json.loads(client.query_order(session, {"order_id": rest["id"]}))["status"] == "canceled"
+
+        # Refused before anything is sent.
+        with pytest.raises(perps.PerpsError) as exc:
+            orders.new_order({**limit_buy(bid), "qty": 0.01})  # a float in an order
+        assert exc.value.code is perps.Code.INVALID_ORDER and "qty" in exc.value.message
+        with pytest.raises(perps.PerpsError) as exc:
+            orders.cancel_order({"order_id": 1.0})
+        assert exc.value.code is perps.Code.INVALID_ARGUMENT and "params.order_id" in exc.value.message
+        with pytest.raises(perps.PerpsError) as exc:
+            account.new_order(limit_buy(bid))  # a market stream takes no orders
+        assert exc.value.code is perps.Code.INVALID_STATE
+        with pytest.raises(ValueError):
+            orders.next(-1)
+
+
+def test_depth_book_levels_sorted(sandbox):  # noqa: F811
+    with perps.Client(sandbox.base_url, sandbox.perps_url) as client:
+        # XAG-USD's bids (100.04 … 99.95 around the default mark) sort differently as strings.
+        with client.open_stream(None, '[{"channel":"depth_book","symbol":"XAG-USD"}]') as stream:
+            for _ in range(3):  # the snapshot, then pushes (each shuffled by the venue)
+                event = next_where(stream, lambda e: e["channel"] == "depth_book")
+                assert event["symbol"] == "XAG-USD" and event["data"]["symbol"] == "XAG-USD"
+                bids = [Decimal(price) for price, _ in event["data"]["bids"]]
+                asks = [Decimal(price) for price, _ in event["data"]["asks"]]
+                assert len(bids) == 10 and len(asks) == 10 and bids[0] < asks[0], event
+                assert all(a > b for a, b in zip(bids, bids[1:])), f"bids high to low: {bids}"
+                assert all(a < b for a, b in zip(asks, asks[1:])), f"asks low to high: {asks}"
+                assert isinstance(event["data"]["bids"][0][0], str)  # the venue's texts kept
+
+        with pytest.raises(perps.PerpsError) as exc:
+            client.open_stream(None, [{"channel": "order"}])  # an account channel needs a session
+        assert exc.value.code is perps.Code.INVALID_ARGUMENT
+        with pytest.raises(perps.PerpsError) as exc:
+            client.open_stream(None, [{"channel": "kline", "symbol": "BTC-USD"}])
+        assert exc.value.code is perps.Code.INVALID_ARGUMENT and "kline" in exc.value.message
+
+
+def test_close_from_another_thread_wakes_next(signed_in):
+    _, client, session = signed_in
+    stream = client.open_order_stream(session)  # no orders: nothing more will come
+    next_where(stream, is_status("connected"))
+    outcome = {}
+
+    def reader():
+        started = time.monotonic()
+        try:
+            outcome["events"] = list(stream)  # blocks in next() until closed: then ends
+        except BaseException as e:  # noqa: BLE001  (reported below)
+            outcome["error"] = e
+        outcome["seconds"] = time.monotonic() - started
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    time.sleep(0.3)
+    closed_at = time.monotonic()
+    stream.close()
+    thread.join(5)
+    assert not thread.is_alive() and "error" not in outcome, outcome
+    assert outcome["events"] == [] and outcome["seconds"] >= 0.25
+    assert time.monotonic() - closed_at < 1.0  # woken, not timed out
+    stream.close()  # idempotent
+    for call in (lambda: stream.next(0), lambda: stream.new_order("{}"), lambda: stream.cancel_order("{}")):
+        with pytest.raises(perps.PerpsError) as exc:
+            call()
+        assert exc.value.code is perps.Code.STREAM_CLOSED and exc.value.code == 15
+    assert list(stream) == []
+    assert perps.Code.STREAM_LIMIT == 16
+
+
+def test_asyncio(signed_in):
+    _, client, session = signed_in
+    bid = far_bid(client)
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        orders = await loop.run_in_executor(None, client.open_order_stream, session)
+        account = await loop.run_in_executor(None, client.open_stream, session, [{"channel": "order"}])
+        async with orders, account:
+            assert (await orders.anext(5))["state"] == "connected"
+            assert (await account.anext(5))["state"] == "connected"
+
+            # Waiting does not block the loop: a ticker runs meanwhile.
+            ticks = 0
+
+            async def ticker():
+                nonlocal ticks
+                while True:
+                    await asyncio.sleep(0.01)
+                    ticks += 1
+
+            tick_task = asyncio.create_task(ticker())
+            started = loop.time()
+            assert await orders.anext(0.5) is None  # nothing within the timeout
+            assert 0.45 <= loop.time() - started < 2.0
+            assert ticks >= 20, ticks
+
+            # Cancelled at once, and the event it was waiting for is not lost.
+            waiting = asyncio.create_task(orders.anext())
+            await asyncio.sleep(0.1)
+            with pytest.raises(RuntimeError):
+                await orders.anext(0)  # one waiter at a time
+            cancelled_at = loop.time()
+            waiting.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await waiting
+            assert loop.time() - cancelled_at < 0.1
+            sent = orders.new_order(limit_buy(bid))
+            ack = await orders.anext(5)
+            assert ack["channel"] == "order_response" and ack["request_id"] == sent["request_id"], ack
+            assert ack["final"] is False
+            outcome = await orders.anext(5)
+            assert outcome["request_id"] == sent["request_id"] and outcome["final"] is True
+
+            # async for, ended by aclose() from another task.
+            seen, closing = [], []
+
+            async def consume():
+                async for event in account:
+                    seen.append(event)
+                    if event["channel"] == "order" and event["data"]["cl_ord_id"] == sent["cl_ord_id"]:
+                        closing.append(asyncio.create_task(account.aclose()))
+
+            await asyncio.wait_for(consume(), 10)
+            await closing[0]
+            assert any(e["channel"] == "order" for e in seen)
+            with pytest.raises(perps.PerpsError) as exc:
+                await account.anext(0)
+            assert exc.value.code is perps.Code.STREAM_CLOSED
+            tick_task.cancel()
+        client.cancel_order(session, {"cl_ord_id": sent["cl_ord_id"]})
+
+    asyncio.run(main())
