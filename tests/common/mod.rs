@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod abi;
+pub mod stream_abi;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
