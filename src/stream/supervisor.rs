@@ -27,7 +27,7 @@ use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -67,6 +67,9 @@ pub struct Link {
 pub struct Shared {
     pub queue: Queue,
     link: Mutex<Link>,
+    /// Callers waiting for `link` to write an order frame: the I/O thread lets go of it
+    /// after the frame it is reading instead of reading on.
+    writers_waiting: AtomicUsize,
     closing: AtomicBool,
     wake_tx: UnixStream,
     wake_rx: UnixStream,
@@ -90,6 +93,7 @@ impl Shared {
         Ok(Shared {
             queue: Queue::default(),
             link: Mutex::new(Link::default()),
+            writers_waiting: AtomicUsize::new(0),
             closing: AtomicBool::new(false),
             wake_tx,
             wake_rx,
@@ -101,6 +105,22 @@ impl Shared {
 
     pub fn link(&self) -> MutexGuard<'_, Link> {
         lock(&self.link)
+    }
+
+    /// The link for a caller's write: the I/O thread, if it is reading, hands it over after
+    /// the current frame (not after its whole read budget).
+    pub fn link_for_writing(&self) -> MutexGuard<'_, Link> {
+        if let Ok(link) = self.link.try_lock() {
+            return link;
+        }
+        self.writers_waiting.fetch_add(1, Ordering::AcqRel);
+        let link = lock(&self.link);
+        self.writers_waiting.fetch_sub(1, Ordering::AcqRel);
+        link
+    }
+
+    fn writer_waiting(&self) -> bool {
+        self.writers_waiting.load(Ordering::Acquire) > 0
     }
 
     pub fn is_closing(&self) -> bool {
@@ -373,7 +393,7 @@ fn establish(
         let mut last_inbound = Instant::now();
         let mut more = false;
         loop {
-            match read_available(&mut conn, proto, &shared.queue, &mut last_inbound, &mut close_reason, &mut more) {
+            match read_available(&mut conn, proto, shared, &mut last_inbound, &mut close_reason, &mut more) {
                 Ok(AuthOutcome::Accepted) => break,
                 Ok(AuthOutcome::Refused(error)) => return Err(SetupError::Fatal(error)),
                 Ok(AuthOutcome::Pending) => {}
@@ -414,13 +434,19 @@ const READ_BUDGET: usize = 64;
 fn read_available(
     conn: &mut Connection,
     proto: &mut dyn Protocol,
-    queue: &Queue,
+    shared: &Shared,
     last_inbound: &mut Instant,
     close_reason: &mut Option<String>,
     more: &mut bool,
 ) -> Result<AuthOutcome> {
+    let queue = &shared.queue;
     *more = false;
     for _ in 0..READ_BUDGET {
+        if shared.writer_waiting() {
+            // A caller waits to write an order: let it have the connection now.
+            *more = true;
+            return Ok(AuthOutcome::Pending);
+        }
         let message = match conn.ws.read() {
             Ok(message) => message,
             Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => return Ok(AuthOutcome::Pending),
@@ -475,9 +501,7 @@ fn serve(shared: &Shared, proto: &mut dyn Protocol, settings: &StreamSettings) -
             let Some(conn) = link.conn.as_mut() else {
                 return Ended { reason: "the connection was dropped".into(), rotation: false };
             };
-            if let Err(error) =
-                read_available(conn, proto, &shared.queue, &mut last_inbound, &mut close_reason, &mut more)
-            {
+            if let Err(error) = read_available(conn, proto, shared, &mut last_inbound, &mut close_reason, &mut more) {
                 return Ended { reason: close_reason.unwrap_or_else(|| error.message().to_owned()), rotation: false };
             }
             conn.fd()
@@ -506,6 +530,9 @@ fn serve(shared: &Shared, proto: &mut dyn Protocol, settings: &StreamSettings) -
         if !more {
             poll_fds(Some(fd), shared.wake_rx.as_raw_fd(), idle_deadline.min(rotate_at) - now);
             shared.drain_wake();
+        } else if shared.writer_waiting() {
+            // Let the writer take the connection before reading on.
+            std::thread::yield_now();
         }
     }
 }
