@@ -392,9 +392,9 @@ fn delivery(c: &mut Criterion) {
         let (mut ours, mut base, mut ratios) = (vec![], vec![], vec![]);
         for round in 0..rounds {
             let (mut a, mut b) = (Vec::with_capacity(per_round), Vec::with_capacity(per_round));
-            for k in 0..per_round {
-                // Alternate which goes first.
-                for which in if (round + k) % 2 == 0 { [0, 1] } else { [1, 0] } {
+            // A round of each in turn, which goes first alternating from round to round.
+            for which in if round % 2 == 0 { [0, 1] } else { [1, 0] } {
+                for _ in 0..per_round {
                     if which == 0 {
                         let mut event = null_mut();
                         a.push(venue.latency(0, &mut || event = ours_event()));

@@ -152,54 +152,73 @@ impl Eq for Decimal<'_> {}
 /// `perps_query_depth_book` and the stream's `depth_book` pushes both sort with this, so
 /// REST and the stream can never order a book differently.
 pub fn book_order(prices: &[&str], descending: bool) -> Result<Vec<usize>, usize> {
-    book_order_by(prices.len(), |i| prices[i], descending)
+    let mut sorter = BookSorter::default();
+    sorter.sort(prices.len(), |i| prices[i], descending)?;
+    Ok(sorter.order)
 }
 
-/// [`book_order`] of `count` prices given by `price(i)` (no list of them needed).
-pub fn book_order_by<'a>(
-    count: usize,
-    price: impl Fn(usize) -> &'a str,
-    descending: bool,
-) -> Result<Vec<usize>, usize> {
-    if let Some(order) = plain_order(count, &price, descending) {
-        return Ok(order);
-    }
-    let mut decimals = Vec::with_capacity(count);
-    for i in 0..count {
-        decimals.push(Decimal::parse(price(i)).ok_or(i)?);
-    }
-    let mut order: Vec<usize> = (0..count).collect();
-    // Exact integers where they reach: every price times 10^scale, where scale is the most
-    // fraction digits of any price, so no digit is lost and the order is the decimal order.
-    // Otherwise the digit-by-digit comparison.
-    let scale = decimals.iter().map(Decimal::fraction_digits).max().unwrap_or(0);
-    let keys: Option<Vec<i128>> = decimals.iter().map(|d| d.scaled(scale)).collect();
-    match (keys, descending) {
-        (Some(keys), true) => order.sort_by(|&a, &b| keys[b].cmp(&keys[a])),
-        (Some(keys), false) => order.sort_by_key(|&i| keys[i]),
-        (None, true) => order.sort_by(|&a, &b| decimals[b].cmp(&decimals[a])),
-        (None, false) => order.sort_by(|&a, &b| decimals[a].cmp(&decimals[b])),
-    }
-    Ok(order)
+/// [`book_order`] with its working space kept from book to book (a stream sorts every push):
+/// the same sort, without allocating once the buffers have grown to a book's size.
+#[derive(Default)]
+pub struct BookSorter {
+    /// (key, index): the plain path's sort items (unique, so an unstable sort is stable).
+    keyed: Vec<(i128, usize)>,
+    order: Vec<usize>,
 }
 
-/// The common case in one pass: every price plain (`[+-]digits.digits`, at most 18 digits on
-/// each side of the point), each read straight into the exact integer price × 10^18; ties
-/// broken by index, which is what a stable sort keeps. `None` when a price is not plain: the
-/// general path then decides (and finds the first price that is not a decimal).
-fn plain_order<'a>(count: usize, price: &impl Fn(usize) -> &'a str, descending: bool) -> Option<Vec<usize>> {
-    let mut keyed: Vec<(i128, usize)> = Vec::with_capacity(count);
-    for i in 0..count {
-        let value = plain_scaled(price(i))?;
-        keyed.push((if descending { -value } else { value }, i));
+impl BookSorter {
+    /// The order of `count` prices given by `price(i)`, as [`book_order`] gives it.
+    pub fn sort<'a>(
+        &mut self,
+        count: usize,
+        price: impl Fn(usize) -> &'a str,
+        descending: bool,
+    ) -> Result<&[usize], usize> {
+        self.order.clear();
+        if self.plain_keys(count, &price, descending) {
+            // Ties broken by index: what a stable sort keeps.
+            self.keyed.sort_unstable();
+            self.order.extend(self.keyed.iter().map(|&(_, i)| i));
+            return Ok(&self.order);
+        }
+        self.order.extend(0..count);
+        let mut decimals = Vec::with_capacity(count);
+        for i in 0..count {
+            decimals.push(Decimal::parse(price(i)).ok_or(i)?);
+        }
+        // Exact integers where they reach: every price times 10^scale, where scale is the
+        // most fraction digits of any price, so no digit is lost and the order is the decimal
+        // order. Otherwise the digit-by-digit comparison.
+        let scale = decimals.iter().map(Decimal::fraction_digits).max().unwrap_or(0);
+        let keys: Option<Vec<i128>> = decimals.iter().map(|d| d.scaled(scale)).collect();
+        let order = &mut self.order;
+        match (keys, descending) {
+            (Some(keys), true) => order.sort_by(|&a, &b| keys[b].cmp(&keys[a])),
+            (Some(keys), false) => order.sort_by_key(|&i| keys[i]),
+            (None, true) => order.sort_by(|&a, &b| decimals[b].cmp(&decimals[a])),
+            (None, false) => order.sort_by(|&a, &b| decimals[a].cmp(&decimals[b])),
+        }
+        Ok(&self.order)
     }
-    keyed.sort_unstable();
-    Some(keyed.into_iter().map(|(_, i)| i).collect())
+
+    /// The common case in one pass: every price plain (`[+-]digits.digits`, at most 18 digits
+    /// on each side of the point), read straight into the exact integer price × 10^18
+    /// (negated for a descending order). False when a price is not plain: the general path
+    /// then decides (and finds the first price that is not a decimal).
+    fn plain_keys<'a>(&mut self, count: usize, price: &impl Fn(usize) -> &'a str, descending: bool) -> bool {
+        self.keyed.clear();
+        for i in 0..count {
+            let Some(value) = plain_scaled(price(i)) else { return false };
+            self.keyed.push((if descending { -value } else { value }, i));
+        }
+        true
+    }
 }
 
 /// A plain decimal times 10^18, exactly: `[+-]?` then up to 18 digits, then optionally `.`
 /// and up to 18 digits, at least one digit in all (what `Decimal::parse` reads for such a
 /// text). `None` for anything else.
+#[inline]
 fn plain_scaled(text: &str) -> Option<i128> {
     let bytes = text.as_bytes();
     let (negative, mut at) = match bytes.first() {
@@ -239,7 +258,7 @@ const POWERS_OF_TEN: [u64; PLAIN_DIGITS + 1] = {
 };
 
 /// The digits at `at` (at most `PLAIN_DIGITS`) as a number, and how many there were.
-#[inline]
+#[inline(always)]
 fn plain_digits(bytes: &[u8], at: &mut usize) -> Option<(u64, usize)> {
     let start = *at;
     let mut value = 0u64;

@@ -5,6 +5,7 @@
 //! uses, so that REST and the stream can never sort a book differently.
 
 use super::push_scan::{Book, BookField};
+use crate::decimal::BookSorter;
 use crate::error::{Error, Result};
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
@@ -125,7 +126,7 @@ fn not_a_decimal(key: &str, price: &str) -> Error {
 
 /// A book read by the scanner (`push_scan`), written as `data` into `out` with its levels
 /// sorted: the same text `sorted_data` writes for it.
-pub fn write_scanned(out: &mut String, text: &str, book: &Book) -> Result<()> {
+pub fn write_scanned(out: &mut String, text: &str, book: &Book, sorter: &mut BookSorter) -> Result<()> {
     out.push('{');
     for (i, field) in book.fields.iter().enumerate() {
         if i > 0 {
@@ -143,8 +144,8 @@ pub fn write_scanned(out: &mut String, text: &str, book: &Book) -> Result<()> {
                 out.push(':');
                 let levels = &book.levels[from..to];
                 let price = |i: usize| levels[i].price.of(text);
-                let order = crate::decimal::book_order_by(levels.len(), price, side == Side::Bids)
-                    .map_err(|i| not_a_decimal(key, price(i)))?;
+                let order =
+                    sorter.sort(levels.len(), price, side == Side::Bids).map_err(|i| not_a_decimal(key, price(i)))?;
                 out.push('[');
                 for (n, &i) in order.iter().enumerate() {
                     if n > 0 {

@@ -115,8 +115,9 @@ pub struct Market {
     /// Read pushes with the single-pass scanner first (off only to compare with the serde
     /// path in tests and benchmarks).
     scanner: bool,
-    /// The scanner's record of a book, reused from push to push.
+    /// The scanner's record of a book and the sort's working space, reused from push to push.
     book: push_scan::Book,
+    sorter: crate::decimal::BookSorter,
 }
 
 impl Market {
@@ -128,6 +129,7 @@ impl Market {
             impersonate,
             scanner: true,
             book: push_scan::Book::default(),
+            sorter: crate::decimal::BookSorter::default(),
         }
     }
 
@@ -265,9 +267,9 @@ impl Market {
             push_scan::Data::Absent => Ok(push_event(push.channel, push.seq, push.symbol, "null", received_ns)),
             push_scan::Data::Raw(data) => Ok(push_event(push.channel, push.seq, push.symbol, data, received_ns)),
             push_scan::Data::Book => {
-                let book = &self.book;
+                let (book, sorter) = (&self.book, &mut self.sorter);
                 write_event(push.channel, push.seq, push.symbol, received_ns, text.len(), |out| {
-                    depth::write_scanned(out, text, book)
+                    depth::write_scanned(out, text, book, sorter)
                 })
             }
         };
@@ -497,7 +499,7 @@ mod tests {
         market.on_text(r#"{"seq":9,"channel":"price","symbol":"BTC-USD","data":{"mark_price":"2"}}"#, 8, &queue);
         market.on_text(r#"{"seq":1,"channel":"status","state":"connected"}"#, 9, &queue);
         market.on_text("not json", 10, &queue);
-        let got: Vec<Value> = std::iter::from_fn(|| queue.pop(Some(std::time::Duration::ZERO)).unwrap())
+        let got: Vec<Value> = std::iter::from_fn(|| queue.pop(Some(std::time::Duration::ZERO), None).unwrap())
             .map(|e| serde_json::from_str(&e).unwrap())
             .collect();
         assert_eq!(got[0]["data"]["asks"], json!([["1", "1"], ["2", "1"]]));
@@ -517,7 +519,7 @@ mod tests {
     /// clock reading.
     fn events_of(market: &mut Market, frame: &str, queue: &Queue) -> Vec<Value> {
         market.on_text(frame, 42, queue);
-        std::iter::from_fn(|| queue.pop(Some(std::time::Duration::ZERO)).unwrap())
+        std::iter::from_fn(|| queue.pop(Some(std::time::Duration::ZERO), None).unwrap())
             .map(|e| {
                 if !e.starts_with(r#"{"channel":"status""#) {
                     return Value::String(e);

@@ -14,6 +14,7 @@ mod limits;
 mod market;
 mod orders;
 mod push_scan;
+mod queue;
 mod seq;
 pub mod settings;
 mod supervisor;
@@ -105,7 +106,7 @@ impl Stream {
     /// After `close`, or once the stream has ended and its events are read:
     /// `PERPS_STREAM_CLOSED`.
     pub fn next(&self, timeout: Option<Duration>) -> Result<Option<String>> {
-        self.shared.queue.pop(timeout)
+        self.shared.next(timeout)
     }
 
     /// From any thread: a blocked `next` returns at once; the connection is closed.
@@ -261,7 +262,7 @@ impl PushDecoder {
         use supervisor::Protocol as _;
         self.market.on_text(frame, events::now_ns(), &self.queue);
         let mut last = None;
-        while let Ok(Some(event)) = self.queue.pop(Some(Duration::ZERO)) {
+        while let Ok(Some(event)) = self.queue.pop(Some(Duration::ZERO), None) {
             last = Some(event);
         }
         last

@@ -425,7 +425,7 @@ mod tests {
             }
             e
         };
-        std::iter::from_fn(|| queue.pop(Some(Duration::ZERO)).unwrap())
+        std::iter::from_fn(|| queue.pop(Some(Duration::ZERO), None).unwrap())
             .map(|e| names(serde_json::from_str(&e).unwrap()))
             .collect()
     }
