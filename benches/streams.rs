@@ -1,46 +1,44 @@
-//! Streams (BENCHMARKS.md, "Streams"):
-//! - `depth_book/decode_sort`: one 20+20-level `depth_book` push decoded, sorted and shaped
-//!   into its event, as the I/O thread does (target: ≥ 200,000 per second on one core);
-//! - `order_entry/stream_new_order` against `order_entry/sign_plus_plain_write`: the calling
-//!   thread's time from `Stream::new_order` to the frame written, and the floor — the body
-//!   signature plus a plain tungstenite write of the same frame on a loopback connection
-//!   (target: ≤ 1.15×);
-//! - `delivery/stream_next` against `delivery/plain_read`: one frame pushed by the test venue
-//!   until `next` returns it, and the same frame read by a plain blocking tungstenite loop
-//!   (target: median ≤ 1.10×).
+//! Streams (BENCHMARKS.md, "Streams"). Printed first, the paired measurements of the targets:
+//! - `depth_book`: RSS before and after 10^6 decoded pushes (target: < 1 MiB growth), then the
+//!   calling thread's CPU time per 20 + 20-level push decoded, sorted and shaped into its
+//!   event, as the I/O thread does it, in rounds (target: ≥ 200,000 per second on one core),
+//!   next to the serde path it replaced and a bare `serde_json::Value` parse of the frame;
+//! - order entry: the calling thread's CPU time per order, from the call to the frame
+//!   written, through the C ABI (`perps_stream_new_order` + `perps_string_free`) and in Rust
+//!   (`Stream::new_order`), against the floor — the body signature of the same params plus a
+//!   plain tungstenite write of the same frame — interleaved round by round (target: ≤ 1.15×);
+//! - event delivery: from the venue's write of a `depth_book` push to the return of
+//!   `perps_stream_next`, against a plain tungstenite read loop of the same frames from the
+//!   same venue thread, interleaved (target: median ≤ 1.10×), with the threads pinned to
+//!   CPUs in three ways (see `Pinning`).
 //!
-//! Printed once before the criterion groups: RSS before and after 10^6 decoded events, the
-//! order entry's calling-thread CPU time in paired rounds (`CLOCK_THREAD_CPUTIME_ID`, the
-//! target's measure) with its ratio, and the delivery medians over 3,000 paired events.
+//! Then criterion's groups. Env: `PERPS_BENCH_ONLY` (depth, order, delivery),
+//! `PERPS_BENCH_ROUNDS` (21), `PERPS_BENCH_PER_ROUND` (order: 500; delivery: 400; depth: 5000).
+//! `cargo bench --bench streams -- --test` runs every part briefly (bench/smoke.sh).
 
+#[path = "common/stream_fixtures.rs"]
+mod stream_fixtures;
 #[path = "../tests/common/ws_server.rs"]
 mod ws_server;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use perps::client::Client;
-use perps::client::options::ClientOptions;
+use perps::ffi::client::{perps_client, perps_client_free, perps_client_new};
+use perps::ffi::session::{perps_session_free, perps_session_from_api_key};
+use perps::ffi::stream::{
+    perps_order_stream_open, perps_stream, perps_stream_free, perps_stream_new_order, perps_stream_next,
+    perps_stream_open,
+};
+use perps::ffi::strings::perps_string_free;
 use perps::session::Session;
 use perps::stream::{PushDecoder, Stream};
+use std::ffi::CString;
 use std::hint::black_box;
-use std::sync::Arc;
-use std::time::Duration;
-
-const SEED_B58: &str = "BbMQkQYZspmkytduTWvXEtc4mMURjsekJDvty2WtKeSb";
-const ORDER: &str = r#"{"symbol":"BTC-USD","side":"buy","order_type":"limit","qty":"0.01","price":"65000","time_in_force":"alo","reduce_only":false,"cl_ord_id":"bench-1"}"#;
-
-fn depth_frame(seq: u64) -> String {
-    let mut asks: Vec<String> =
-        (0..20).map(|i| format!("[\"{}.{}\",\"{}.{:03}\"]", 65010 + (i * 7) % 20, i % 10, i + 1, i)).collect();
-    let mut bids: Vec<String> =
-        (0..20).map(|i| format!("[\"{}.{}\",\"{}.{:03}\"]", 64990 - (i * 7) % 20, i % 10, i + 1, i)).collect();
-    asks.rotate_left(7);
-    bids.rotate_left(3);
-    format!(
-        r#"{{"seq":{seq},"channel":"depth_book","symbol":"BTC-USD","data":{{"asks":[{}],"bids":[{}],"symbol":"BTC-USD"}}}}"#,
-        asks.join(","),
-        bids.join(",")
-    )
-}
+use std::net::TcpStream;
+use std::ptr::null_mut;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::{Duration, Instant};
+use stream_fixtures::{ORDER, SEED_B58, depth_frame, floor_order_frame};
 
 /// CPU time of the calling thread.
 fn thread_cpu() -> Duration {
@@ -50,9 +48,10 @@ fn thread_cpu() -> Duration {
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
-fn median(mut values: Vec<Duration>) -> Duration {
-    values.sort();
-    values[values.len() / 2]
+fn median<T: PartialOrd + Copy>(values: &[T]) -> T {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(|a, b| a.partial_cmp(b).expect("comparable"));
+    sorted[sorted.len() / 2]
 }
 
 /// `cargo bench -- --test` (bench/smoke.sh): every part runs, briefly.
@@ -60,19 +59,45 @@ fn quick() -> bool {
     std::env::args().any(|a| a == "--test")
 }
 
+fn wanted(part: &str) -> bool {
+    std::env::var("PERPS_BENCH_ONLY").map_or(true, |only| only.split(',').any(|p| p == part))
+}
+
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+fn rounds() -> usize {
+    if quick() { 2 } else { env_or("PERPS_BENCH_ROUNDS", 21) }
+}
+
+fn per_round(default: usize) -> usize {
+    if quick() { 20 } else { env_or("PERPS_BENCH_PER_ROUND", default) }
+}
+
 fn rss_kib() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
     statm.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 4
 }
 
-fn client(server: &ws_server::WsServer) -> Arc<Client> {
-    let options =
-        ClientOptions::parse(Some(r#"{"stream_connects_per_minute":100000,"stream_max_connections":1000}"#)).unwrap();
-    Arc::new(Client::new(&server.perps_url(), &server.perps_url(), options).unwrap())
+/// "min / median / max" of per-round ratios.
+fn spread(ratios: &[f64]) -> String {
+    let min = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = ratios.iter().copied().fold(0.0, f64::max);
+    format!("median {:.3} (rounds: min {min:.3}, max {max:.3})", median(ratios))
 }
 
+fn c_client(options: &str, url: &str) -> *mut perps_client {
+    let url = CString::new(url).unwrap();
+    let options = CString::new(options).unwrap();
+    let client = perps_client_new(url.as_ptr(), url.as_ptr(), options.as_ptr(), null_mut());
+    assert!(!client.is_null());
+    client
+}
+
+// ---- depth_book ----
+
 fn depth(c: &mut Criterion) {
-    let mut decoder = PushDecoder::default();
     // Frames with seq 1..=1000, replayed as if each round were a new connection (so that
     // every event is in order: no status event is made).
     let frames: Vec<String> = (1..=1000).map(depth_frame).collect();
@@ -82,6 +107,14 @@ fn depth(c: &mut Criterion) {
         }
         decoder.decode(&frames[i % 1000])
     };
+    let mut decoder = PushDecoder::default();
+    let mut serde_path = PushDecoder::serde_only();
+    let without_time = |event: Option<String>| event.map(|e| e[..e.rfind(",\"received_ns\"").unwrap()].to_owned());
+    assert_eq!(
+        without_time(decode(&mut decoder, 0)),
+        without_time(decode(&mut serde_path, 0)),
+        "both paths give the same event"
+    );
     // RSS over 10^6 decoded events (after a warm-up of 10^5).
     let events = if quick() { 10_000 } else { 1_000_000 };
     for i in 0..events / 10 {
@@ -92,11 +125,47 @@ fn depth(c: &mut Criterion) {
         let event = decode(&mut decoder, i);
         assert!(event.as_deref().is_some_and(|e| e.starts_with("{\"channel\":\"depth_book\"")));
     }
-    println!("rss over {events} depth_book events: {} KiB before, {} KiB after", before, rss_kib());
+    println!("depth_book: RSS over {events} events: {before} KiB before, {} KiB after", rss_kib());
+
+    // Calling-thread CPU time per event, the three in turn each round.
+    let (rounds, per_round) = (rounds(), per_round(5000));
+    let (mut ours, mut serde, mut value) = (Vec::new(), Vec::new(), Vec::new());
+    let mut i = 0;
+    for _ in 0..rounds {
+        let t = thread_cpu();
+        for _ in 0..per_round {
+            i += 1;
+            black_box(decode(&mut decoder, i));
+        }
+        ours.push((thread_cpu() - t).as_secs_f64() / per_round as f64);
+        let t = thread_cpu();
+        for _ in 0..per_round {
+            i += 1;
+            black_box(decode(&mut serde_path, i));
+        }
+        serde.push((thread_cpu() - t).as_secs_f64() / per_round as f64);
+        let t = thread_cpu();
+        for _ in 0..per_round {
+            i += 1;
+            black_box(serde_json::from_str::<serde_json::Value>(&frames[i % 1000]).unwrap());
+        }
+        value.push((thread_cpu() - t).as_secs_f64() / per_round as f64);
+    }
+    let rate = |seconds: f64| format!("{:.2} µs = {:.0}/s", seconds * 1e6, 1.0 / seconds);
+    println!(
+        "depth_book: CPU per event (median of {rounds} rounds of {per_round}; best round): decode + sort {} (best {}); \
+         the serde path {}; a bare serde_json::Value parse {}",
+        rate(median(&ours)),
+        rate(ours.iter().copied().fold(f64::INFINITY, f64::min)),
+        rate(median(&serde)),
+        rate(median(&value)),
+    );
+
     let reference = depth_frame(1);
     c.bench_function("depth_book/serde_value_parse_reference", |b| {
         b.iter(|| black_box(serde_json::from_str::<serde_json::Value>(black_box(&reference)).unwrap()))
     });
+    c.bench_function("depth_book/serde_path", |b| b.iter(|| black_box(decode(&mut serde_path, 1))));
     let mut i = 0usize;
     c.bench_function("depth_book/decode_sort", |b| {
         b.iter(|| {
@@ -106,147 +175,296 @@ fn depth(c: &mut Criterion) {
     });
 }
 
+// ---- order entry ----
+
 fn order_entry(c: &mut Criterion) {
     let server = ws_server::WsServer::start(ws_server::Config { silent_orders: true, ..Default::default() });
+    // Through the C ABI.
+    let client = c_client(stream_fixtures::CLIENT_OPTIONS, &server.perps_url());
+    let (token, seed) = (CString::new("bench-token").unwrap(), CString::new(SEED_B58).unwrap());
+    let c_session = perps_session_from_api_key(token.as_ptr(), seed.as_ptr(), null_mut());
+    let c_stream = perps_order_stream_open(client, c_session, null_mut());
+    assert!(!c_stream.is_null());
+    let order = CString::new(ORDER).unwrap();
+    let c_order = || {
+        let sent = perps_stream_new_order(c_stream, black_box(order.as_ptr()), null_mut());
+        assert!(!sent.is_null());
+        perps_string_free(sent);
+    };
+    // In Rust, on a stream of its own.
     let session = Arc::new(Session::from_api_key("bench-token", SEED_B58).unwrap());
-    let stream = Stream::open_orders(client(&server), session.clone()).unwrap();
-    // The floor: the signature of the same params and a plain tungstenite write of a frame of
-    // the same shape and size on another loopback connection.
+    let stream = Stream::open_orders(stream_fixtures::client(&server.perps_url()), session.clone()).unwrap();
+    // The floor, on a plain loopback connection to the same venue.
     let body = perps::order::validate(ORDER).unwrap();
     let (mut ws, _) = tungstenite::connect(format!("{}/ws-api/v1", server.url())).unwrap();
-    ws.get_ref_tcp_nodelay();
-    let floor = |ws: &mut tungstenite::WebSocket<_>| {
-        let signature = session.sign_body_now(body.as_str().as_bytes(), 1_700_000_000_000).unwrap();
-        let frame = format!(
-            r#"{{"session_id":"00000000-0000-4000-8000-000000000000","request_id":"00000000-0000-4000-8000-000000000001","method":"order:new","header":{{"x-request-id":"{}","x-request-timestamp":"{}","x-request-signature":"{}","x-request-sign-version":"v1"}},"params":{}}}"#,
-            signature.request_id(),
-            signature.timestamp(),
-            signature.signature(),
-            serde_json::to_string(body.as_str()).unwrap()
-        );
-        ws.send(tungstenite::Message::text(frame)).unwrap();
-    };
-    // Paired rounds of calling-thread CPU time (the target's measure), alternating.
-    let (rounds, per_round) = if quick() { (2, 20) } else { (15, 500) };
-    let (mut ours, mut base) = (Vec::new(), Vec::new());
-    for _ in 0..rounds {
-        let t = thread_cpu();
-        for _ in 0..per_round {
-            black_box(stream.new_order(ORDER).unwrap());
-        }
-        ours.push((thread_cpu() - t) / per_round);
-        let t = thread_cpu();
-        for _ in 0..per_round {
-            floor(&mut ws);
-        }
-        base.push((thread_cpu() - t) / per_round);
+    if let tungstenite::stream::MaybeTlsStream::Plain(tcp) = ws.get_ref() {
+        tcp.set_nodelay(true).unwrap();
     }
-    let (ours, base) = (median(ours), median(base));
+    let mut floor = || ws.send(tungstenite::Message::text(floor_order_frame(&session, &body))).unwrap();
+
+    let (rounds, per_round) = (rounds(), per_round(500));
+    let time = |f: &mut dyn FnMut()| {
+        let t = thread_cpu();
+        for _ in 0..per_round {
+            f();
+        }
+        (thread_cpu() - t).as_secs_f64() / per_round as f64
+    };
+    let (mut abi, mut rust, mut base, mut abi_ratio, mut rust_ratio) = (vec![], vec![], vec![], vec![], vec![]);
+    for round in 0..rounds {
+        // The order of the three rotates from round to round.
+        let mut times = [0.0; 3];
+        for k in 0..3 {
+            let which = (round + k) % 3;
+            times[which] = match which {
+                0 => time(&mut || c_order()),
+                1 => time(&mut || {
+                    black_box(stream.new_order(black_box(ORDER)).unwrap());
+                }),
+                _ => time(&mut floor),
+            };
+        }
+        abi.push(times[0]);
+        rust.push(times[1]);
+        base.push(times[2]);
+        abi_ratio.push(times[0] / times[2]);
+        rust_ratio.push(times[1] / times[2]);
+    }
     println!(
-        "order_entry thread CPU: stream_new_order {ours:?}, signature + plain write {base:?}, ratio {:.3}",
-        ours.as_secs_f64() / base.as_secs_f64()
+        "order entry: calling-thread CPU per order (median of {rounds} rounds of {per_round}): \
+         perps_stream_new_order {:.2} µs, Stream::new_order {:.2} µs, floor (signature + plain write) {:.2} µs",
+        median(&abi) * 1e6,
+        median(&rust) * 1e6,
+        median(&base) * 1e6
     );
+    println!("order entry: ratio through the C ABI: {}", spread(&abi_ratio));
+    println!("order entry: ratio in Rust:           {}", spread(&rust_ratio));
+
     let mut group = c.benchmark_group("order_entry");
+    group.bench_function("perps_stream_new_order", |b| b.iter(c_order));
     group.bench_function("stream_new_order", |b| b.iter(|| black_box(stream.new_order(black_box(ORDER)).unwrap())));
-    group.bench_function("sign_plus_plain_write", |b| {
-        b.iter(|| {
-            let signature = session.sign_body_now(body.as_str().as_bytes(), 1_700_000_000_000).unwrap();
-            let frame = format!(
-                r#"{{"session_id":"00000000-0000-4000-8000-000000000000","request_id":"00000000-0000-4000-8000-000000000001","method":"order:new","header":{{"x-request-id":"{}","x-request-timestamp":"{}","x-request-signature":"{}","x-request-sign-version":"v1"}},"params":{}}}"#,
-                signature.request_id(),
-                signature.timestamp(),
-                signature.signature(),
-                serde_json::to_string(body.as_str()).unwrap()
-            );
-            ws.send(tungstenite::Message::text(frame)).unwrap();
-        })
-    });
+    group.bench_function("sign_plus_plain_write", |b| b.iter(&mut floor));
     group.finish();
     drop(stream);
+    perps_stream_free(c_stream);
+    perps_session_free(c_session);
+    perps_client_free(client);
 }
 
-trait NoDelay {
-    fn get_ref_tcp_nodelay(&self);
-}
-impl NoDelay for tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<std::net::TcpStream>> {
-    fn get_ref_tcp_nodelay(&self) {
-        if let tungstenite::stream::MaybeTlsStream::Plain(tcp) = self.get_ref() {
-            tcp.set_nodelay(true).unwrap();
-        }
-    }
+// ---- event delivery ----
+
+/// The venue of the delivery benchmark: one thread, two WebSocket connections (the library's
+/// stream, then the plain reader). Told which connection to write to, it makes the next
+/// `depth_book` frame of that connection, notes the time (ns since `base`) in `sent_at`, then
+/// writes it.
+struct Pusher {
+    tell: mpsc::Sender<usize>,
+    sent_at: Arc<AtomicU64>,
+    base: Instant,
+    tid: Arc<AtomicU64>,
 }
 
-/// A venue that writes one `depth_book` frame each time it is told to (with the next `seq`,
-/// so that every push is one event): accept one WebSocket, then for every message on the
-/// channel write a frame (the same hand-off for both readers).
-fn pusher() -> (std::net::SocketAddr, std::sync::mpsc::Sender<()>) {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel::<()>();
+fn pusher(listener: std::net::TcpListener) -> Pusher {
+    let (tell, told) = mpsc::channel::<usize>();
+    let sent_at = Arc::new(AtomicU64::new(0));
+    let tid = Arc::new(AtomicU64::new(0));
+    let base = Instant::now();
+    let (stamp, tid_out) = (sent_at.clone(), tid.clone());
     std::thread::spawn(move || {
-        let (tcp, _) = listener.accept().unwrap();
-        tcp.set_nodelay(true).unwrap();
-        let mut ws = tungstenite::accept(tcp).unwrap();
-        let mut seq = 0;
-        while rx.recv().is_ok() {
-            seq += 1;
-            if ws.send(tungstenite::Message::text(depth_frame(seq))).is_err() {
+        // SAFETY: gettid has no preconditions.
+        tid_out.store(unsafe { libc::gettid() } as u64, Ordering::Release);
+        let accept = || {
+            let (tcp, _) = listener.accept().unwrap();
+            tcp.set_nodelay(true).unwrap();
+            tungstenite::accept(tcp).unwrap()
+        };
+        let mut sockets = [accept(), accept()];
+        let mut sent = [0u64; 2];
+        while let Ok(which) = told.recv() {
+            // Every push with the next seq (no status event in between); made before the time
+            // is noted.
+            sent[which] += 1;
+            let frame = depth_frame(sent[which]);
+            stamp.store(base.elapsed().as_nanos() as u64, Ordering::Release);
+            if sockets[which].send(tungstenite::Message::text(frame)).is_err() {
                 break;
             }
         }
     });
-    (addr, tx)
+    Pusher { tell, sent_at, base, tid }
+}
+
+impl Pusher {
+    /// Have frame pushed on connection `which`, wait with `receive`, and return the time from
+    /// the venue's write to `receive` returning.
+    fn latency(&self, which: usize, receive: &mut dyn FnMut()) -> Duration {
+        self.tell.send(which).unwrap();
+        receive();
+        let received = self.base.elapsed().as_nanos() as u64;
+        Duration::from_nanos(received.saturating_sub(self.sent_at.load(Ordering::Acquire)))
+    }
+}
+
+/// Where the threads run (2 CPUs or more; else nothing is pinned).
+#[derive(Clone, Copy, Debug)]
+enum Pinning {
+    /// Wherever the scheduler puts them.
+    None,
+    /// The caller and the library's I/O thread on CPU 0, the venue on CPU 1: the venue's
+    /// write wakes one thread across CPUs, as it wakes the plain reader.
+    IoWithCaller,
+    /// The caller on CPU 0, the library's I/O thread with the venue on CPU 1.
+    IoWithVenue,
+}
+
+fn set_cpus(tid: libc::pid_t, cpus: &[usize]) {
+    // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET writes within it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &cpu in cpus {
+            libc::CPU_SET(cpu, &mut set);
+        }
+        libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+/// A thread of this process by the start of its name (`/proc/self/task/*/comm`).
+fn thread_named(prefix: &str) -> Option<libc::pid_t> {
+    std::fs::read_dir("/proc/self/task").ok()?.flatten().find_map(|task| {
+        let comm = std::fs::read_to_string(task.path().join("comm")).ok()?;
+        comm.starts_with(prefix).then(|| task.file_name().to_str()?.parse().ok())?
+    })
+}
+
+fn pin(pinning: Pinning, caller: libc::pid_t, io: libc::pid_t, venue: libc::pid_t) -> bool {
+    // SAFETY: sysconf has no preconditions. (Not available_parallelism: that reads the
+    // calling thread's own affinity, which the previous pinning has narrowed.)
+    let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
+    if cpus < 2 {
+        return false;
+    }
+    let all: Vec<usize> = (0..cpus).collect();
+    let (c, i, v): (&[usize], &[usize], &[usize]) = match pinning {
+        Pinning::None => (&all, &all, &all),
+        Pinning::IoWithCaller => (&[0], &[0], &[1]),
+        Pinning::IoWithVenue => (&[0], &[1], &[1]),
+    };
+    set_cpus(caller, c);
+    set_cpus(io, i);
+    set_cpus(venue, v);
+    true
 }
 
 fn delivery(c: &mut Criterion) {
-    let mut group = c.benchmark_group("delivery");
-    let (addr, tx) = pusher();
-    let options = ClientOptions::parse(Some(&format!(
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let venue = pusher(listener);
+    let options = format!(
         r#"{{"stream_url":"ws://{addr}/ws-stream/v1","stream_connects_per_minute":100000,"stream_max_connections":1000}}"#
-    )))
-    .unwrap();
-    let client = Arc::new(Client::new(&format!("http://{addr}"), &format!("http://{addr}"), options).unwrap());
-    let stream = Stream::open_market(client, None, r#"[{"channel":"depth_book","symbol":"BTC-USD"}]"#).unwrap();
-    stream.next(None).unwrap(); // connected
-    let (addr2, tx2) = pusher();
-    let (mut ws, _) = tungstenite::connect(format!("ws://{addr2}/ws-stream/v1")).unwrap();
-    ws.get_ref_tcp_nodelay();
-    // Paired, one event at a time: from the push request to the event in hand.
-    let (mut ours, mut base) = (Vec::new(), Vec::new());
-    for _ in 0..if quick() { 50 } else { 3000 } {
-        let t = std::time::Instant::now();
-        tx.send(()).unwrap();
-        black_box(stream.next(None).unwrap());
-        ours.push(t.elapsed());
-        let t = std::time::Instant::now();
-        tx2.send(()).unwrap();
-        black_box(ws.read().unwrap());
-        base.push(t.elapsed());
-    }
-    let (ours, base) = (median(ours), median(base));
-    println!(
-        "delivery median: stream_next {ours:?}, plain tungstenite read {base:?}, ratio {:.3}",
-        ours.as_secs_f64() / base.as_secs_f64()
     );
-    group.bench_function("stream_next", |b| {
-        b.iter(|| {
-            tx.send(()).unwrap();
-            black_box(stream.next(None).unwrap())
+    let client = c_client(&options, &format!("http://{addr}"));
+    let subscriptions = CString::new(r#"[{"channel":"depth_book","symbol":"BTC-USD"}]"#).unwrap();
+    let stream: *mut perps_stream = perps_stream_open(client, std::ptr::null(), subscriptions.as_ptr(), null_mut());
+    assert!(!stream.is_null());
+    let next = || {
+        let event = perps_stream_next(stream, -1, null_mut());
+        assert!(!event.is_null());
+        event
+    };
+    perps_string_free(next()); // connected
+    let (mut plain, _) = tungstenite::client::client(
+        format!("ws://{addr}/ws-stream/v1"),
+        TcpStream::connect(addr).and_then(|t| t.set_nodelay(true).map(|()| t)).unwrap(),
+    )
+    .unwrap();
+
+    // SAFETY: gettid has no preconditions.
+    let caller = unsafe { libc::gettid() };
+    let io = thread_named("perps-market").expect("the stream's I/O thread");
+    let venue_tid = venue.tid.load(Ordering::Acquire) as libc::pid_t;
+    let (rounds, per_round) = (rounds(), per_round(400));
+    // The event is freed after the time is taken: not part of the delivery.
+    let ours_event = next;
+    for pinning in [Pinning::IoWithCaller, Pinning::IoWithVenue, Pinning::None] {
+        if !pin(pinning, caller, io, venue_tid) {
+            println!("delivery: fewer than 2 CPUs, nothing pinned");
+        }
+        let (mut ours, mut base, mut ratios) = (vec![], vec![], vec![]);
+        for round in 0..rounds {
+            let (mut a, mut b) = (Vec::with_capacity(per_round), Vec::with_capacity(per_round));
+            // A round of each in turn, which goes first alternating from round to round.
+            for which in if round % 2 == 0 { [0, 1] } else { [1, 0] } {
+                for _ in 0..per_round {
+                    if which == 0 {
+                        let mut event = null_mut();
+                        a.push(venue.latency(0, &mut || event = ours_event()));
+                        perps_string_free(event);
+                    } else {
+                        b.push(venue.latency(1, &mut || {
+                            black_box(plain.read().unwrap());
+                        }));
+                    }
+                }
+            }
+            let (a, b) = (median(&a), median(&b));
+            ours.push(a);
+            base.push(b);
+            ratios.push(a.as_secs_f64() / b.as_secs_f64());
+        }
+        println!(
+            "delivery ({pinning:?}): median push→return {:.1} µs (perps_stream_next) vs {:.1} µs (plain read); \
+             per-round ratio {}",
+            median(&ours).as_secs_f64() * 1e6,
+            median(&base).as_secs_f64() * 1e6,
+            spread(&ratios)
+        );
+    }
+    pin(Pinning::None, caller, io, venue_tid);
+
+    let mut group = c.benchmark_group("delivery");
+    group.bench_function("perps_stream_next", |b| {
+        b.iter_custom(|iters| {
+            (0..iters)
+                .map(|_| {
+                    let mut event = null_mut();
+                    let latency = venue.latency(0, &mut || event = ours_event());
+                    perps_string_free(event);
+                    latency
+                })
+                .sum()
         })
     });
-    drop(stream);
     group.bench_function("plain_read", |b| {
-        b.iter(|| {
-            tx2.send(()).unwrap();
-            black_box(ws.read().unwrap())
+        b.iter_custom(|iters| {
+            (0..iters)
+                .map(|_| {
+                    venue.latency(1, &mut || {
+                        black_box(plain.read().unwrap());
+                    })
+                })
+                .sum()
         })
     });
     group.finish();
+    perps_stream_free(stream);
+    perps_client_free(client);
+}
+
+fn all(c: &mut Criterion) {
+    if wanted("depth") {
+        depth(c);
+    }
+    if wanted("order") {
+        order_entry(c);
+    }
+    if wanted("delivery") {
+        delivery(c);
+    }
 }
 
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30).measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_secs(1));
-    targets = depth, order_entry, delivery
+    targets = all
 }
 criterion_main!(benches);

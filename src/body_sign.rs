@@ -169,10 +169,14 @@ fn parse_request_id(text: &str) -> Result<[u8; REQUEST_ID_LEN]> {
 
 /// A fresh random UUID v4 (hyphenated, lower case) from the pooled OS randomness.
 pub(crate) fn fresh_uuid(out: &mut [u8; REQUEST_ID_LEN]) -> Result<()> {
-    let random = crate::os_random::take::<16>().map_err(crate::keys::rng_failed)?;
-    let id = uuid::Builder::from_random_bytes(random).into_uuid();
-    id.hyphenated().encode_lower(out);
+    fresh_uuid_value()?.hyphenated().encode_lower(out);
     Ok(())
+}
+
+/// A fresh random UUID v4 from the pooled OS randomness.
+pub(crate) fn fresh_uuid_value() -> Result<uuid::Uuid> {
+    let random = crate::os_random::take::<16>().map_err(crate::keys::rng_failed)?;
+    Ok(uuid::Builder::from_random_bytes(random).into_uuid())
 }
 
 /// Write `value` in decimal into `out`, returning the length used.

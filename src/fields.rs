@@ -15,18 +15,31 @@ pub(crate) type Checked = Result<(), String>;
 
 /// A symbol: letters, digits, `-`, `_`, `/`, `.`.
 pub(crate) fn symbol(name: &str, value: &Value) -> Checked {
-    text(name, value, |c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '/' | '.'))
+    let Some(s) = value.as_str() else {
+        return Err(format!("\"{name}\" must be a string ({})", json_type(value)));
+    };
+    symbol_text(name, s)
 }
 
 /// Free text the venue echoes back (`cl_ord_id`): visible ASCII.
 pub(crate) fn visible_text(name: &str, value: &Value) -> Checked {
-    text(name, value, |c| c.is_ascii_graphic())
-}
-
-fn text(name: &str, value: &Value, allowed: impl Fn(char) -> bool) -> Checked {
     let Some(s) = value.as_str() else {
         return Err(format!("\"{name}\" must be a string ({})", json_type(value)));
     };
+    visible_text_content(name, s)
+}
+
+/// A symbol's text (what [`symbol`] checks once it has a string).
+pub(crate) fn symbol_text(name: &str, s: &str) -> Checked {
+    text_content(name, s, |c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '/' | '.'))
+}
+
+/// Visible-ASCII text (what [`visible_text`] checks once it has a string).
+pub(crate) fn visible_text_content(name: &str, s: &str) -> Checked {
+    text_content(name, s, |c| c.is_ascii_graphic())
+}
+
+fn text_content(name: &str, s: &str, allowed: impl Fn(char) -> bool) -> Checked {
     if s.is_empty() {
         return Err(format!("\"{name}\" is empty"));
     }
@@ -89,6 +102,11 @@ pub(crate) fn positive_decimal(name: &str, value: &Value) -> Checked {
         }
         other => return Err(format!("\"{name}\" must be a decimal string ({})", json_type(other))),
     };
+    positive_decimal_text(name, s)
+}
+
+/// A positive decimal's text (what [`positive_decimal`] checks once it has a string).
+pub(crate) fn positive_decimal_text(name: &str, s: &str) -> Checked {
     let bad = |why: &str| Err(format!("\"{name}\" is \"{}\": {why}", excerpt(s)));
     if s.len() > MAX_DECIMAL_LEN {
         return bad("too long for a decimal");

@@ -11,6 +11,8 @@ use crate::json_entries::{self, Problem};
 use serde_json::Value;
 use std::fmt::{self, Write as _};
 
+mod scan;
+
 /// A validated order, serialised once.
 #[derive(Clone, PartialEq, Eq)]
 pub struct OrderBody {
@@ -83,19 +85,65 @@ const CL_ORD_ID: usize = 7;
 
 /// Validate a `new_order` JSON object and serialise it once.
 pub fn validate(order_json: &str) -> Result<OrderBody> {
-    validate_inner(order_json, None::<fn() -> Result<String>>).map(|(body, _)| body)
+    validate_inner(order_json, None::<fn() -> Result<String>>)
 }
 
 /// Validate and serialise like [`validate`]; when the order has no `cl_ord_id`, call
 /// `generate` for one and write it into the body in its place. Returns the body and the
 /// order's `cl_ord_id` (given or generated).
 pub fn validate_with_id(order_json: &str, generate: impl FnOnce() -> Result<String>) -> Result<(OrderBody, String)> {
-    let (body, _) = validate_inner(order_json, Some(generate))?;
-    let id = body.field("cl_ord_id").expect("a cl_ord_id was given or generated").to_owned();
+    let body = validate_generating_id(order_json, generate)?;
+    let id = body.cl_ord_id().to_owned();
     Ok((body, id))
 }
 
-fn validate_inner(order_json: &str, generate: Option<impl FnOnce() -> Result<String>>) -> Result<(OrderBody, bool)> {
+/// [`validate_with_id`] without a copy of the `cl_ord_id`: read it with
+/// [`OrderBody::cl_ord_id`].
+pub fn validate_generating_id(order_json: &str, generate: impl FnOnce() -> Result<String>) -> Result<OrderBody> {
+    validate_inner(order_json, Some(generate))
+}
+
+/// The validation without the single-pass scanner: the definition the scanner must agree
+/// with (the `order` fuzz target and `tests/order_validation.rs` compare the two).
+#[doc(hidden)]
+pub fn validate_reference(order_json: &str) -> Result<OrderBody> {
+    reference(order_json, None::<fn() -> Result<String>>)
+}
+
+impl OrderBody {
+    /// The order's `cl_ord_id` (given or generated) in a body made by
+    /// [`validate_generating_id`]; empty for a body made without one.
+    pub fn cl_ord_id(&self) -> &str {
+        self.spans[CL_ORD_ID].map_or("", |(start, end)| &self.json[start as usize..end as usize])
+    }
+}
+
+/// The common case first: `scan` reads a plain order (no escapes, no unusual number forms)
+/// in one pass and accepts it only when every check passes; anything else, and every error,
+/// comes from the reference path, so both give the same body and the same messages.
+fn validate_inner(order_json: &str, generate: Option<impl FnOnce() -> Result<String>>) -> Result<OrderBody> {
+    match scan::scan(order_json) {
+        Some(mut present) => {
+            let (generated, generated_value);
+            if present[CL_ORD_ID].is_none()
+                && let Some(generate) = generate
+            {
+                generated = generate()?;
+                present[CL_ORD_ID] = Some(if scan::plain_text(&generated) {
+                    Piece::Text(&generated)
+                } else {
+                    // Whatever a generator returns is written as the reference path writes it.
+                    generated_value = Value::String(generated.clone());
+                    Piece::Json(&generated_value)
+                });
+            }
+            Ok(write_compact(&present))
+        }
+        None => reference(order_json, generate),
+    }
+}
+
+fn reference(order_json: &str, generate: Option<impl FnOnce() -> Result<String>>) -> Result<OrderBody> {
     let entries = json_entries::parse(order_json).map_err(|problem| {
         Error::invalid_order(match problem {
             Problem::Duplicate(text) => format!("{text} in the order"),
@@ -115,12 +163,12 @@ fn validate_inner(order_json: &str, generate: Option<impl FnOnce() -> Result<Str
     }
     let limit = entries.iter().any(|(n, v)| n == "order_type" && v.as_str() == Some("limit"));
     let generated: Value;
-    let mut present: [Option<&Value>; FIELDS.len()] = [None; FIELDS.len()];
+    let mut present: [Option<Piece>; FIELDS.len()] = [None; FIELDS.len()];
     for (index, &(name, kind, need)) in FIELDS.iter().enumerate() {
         match entries.iter().find(|(n, _)| n == name) {
             Some((_, value)) => {
                 check_value(name, kind, value).map_err(Error::invalid_order)?;
-                present[index] = Some(value);
+                present[index] = Some(Piece::Json(value));
             }
             None if need == Need::Always => {
                 return Err(Error::invalid_order(format!("missing required field \"{name}\"")));
@@ -131,24 +179,33 @@ fn validate_inner(order_json: &str, generate: Option<impl FnOnce() -> Result<Str
             None => {}
         }
     }
-    let mut was_generated = false;
     if present[CL_ORD_ID].is_none()
         && let Some(generate) = generate
     {
         generated = Value::String(generate()?);
-        present[CL_ORD_ID] = Some(&generated);
-        was_generated = true;
+        present[CL_ORD_ID] = Some(Piece::Json(&generated));
     }
-    Ok((write_compact(&present), was_generated))
+    Ok(write_compact(&present))
+}
+
+/// One field's value, ready to be written.
+#[derive(Clone, Copy)]
+enum Piece<'a> {
+    /// A checked value of the reference path, written by serde_json.
+    Json(&'a Value),
+    /// A string's text that needs no escape (checked: no `"`, `\` or control character).
+    Text(&'a str),
+    /// A literal written as it is (`true`, `false`, an integer's digits).
+    Literal(&'a str),
 }
 
 /// `{"symbol":…,"side":…,…}` in the documented field order, no spaces.
-fn write_compact(present: &[Option<&Value>; FIELDS.len()]) -> OrderBody {
+fn write_compact(present: &[Option<Piece>; FIELDS.len()]) -> OrderBody {
     let mut json = String::with_capacity(224);
     let mut spans = [None; FIELDS.len()];
     json.push('{');
-    for (index, value) in present.iter().enumerate() {
-        let Some(value) = value else { continue };
+    for (index, piece) in present.iter().enumerate() {
+        let Some(piece) = piece else { continue };
         if json.len() > 1 {
             json.push(',');
         }
@@ -156,9 +213,23 @@ fn write_compact(present: &[Option<&Value>; FIELDS.len()]) -> OrderBody {
         json.push_str(FIELDS[index].0);
         json.push_str("\":");
         let start = json.len();
-        // Written straight into the body: no intermediate String per field.
-        write!(json, "{value}").expect("writing to a String cannot fail");
-        let quoted = usize::from(value.is_string());
+        let quoted = match piece {
+            // Written straight into the body: no intermediate String per field.
+            Piece::Json(value) => {
+                write!(json, "{value}").expect("writing to a String cannot fail");
+                usize::from(value.is_string())
+            }
+            Piece::Text(text) => {
+                json.push('"');
+                json.push_str(text);
+                json.push('"');
+                1
+            }
+            Piece::Literal(text) => {
+                json.push_str(text);
+                0
+            }
+        };
         spans[index] = Some(((start + quoted) as u32, (json.len() - quoted) as u32));
     }
     json.push('}');

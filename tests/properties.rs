@@ -292,6 +292,38 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(config(2048))]
+
+    /// The single-pass scanner of plain orders (src/order/scan.rs) must agree with the
+    /// reference validation on every text: the same body, or the same error. Valid orders,
+    /// then each with one byte edit (an insertion from a JSON-heavy alphabet, a deletion or an
+    /// escape of one character).
+    #[test]
+    fn the_order_scanner_agrees_with_the_reference(
+        spec in valid_order(),
+        edit in any::<prop::sample::Index>(),
+        kind in 0u8..4,
+        insert in prop::sample::select(b"\"\\,:{}[]019 \t\ntfnule.E+-xU".to_vec()),
+    ) {
+        let input = spec.input();
+        prop_assert_eq!(perps::order::validate(&input), perps::order::validate_reference(&input));
+        let mut bytes = input.into_bytes();
+        let at = edit.index(bytes.len());
+        match kind {
+            0 => bytes.insert(at, insert),
+            1 => { bytes.remove(at); }
+            2 if bytes[at].is_ascii_alphanumeric() => {
+                let escaped = format!("\\u{:04x}", bytes[at]);
+                bytes.splice(at..=at, escaped.into_bytes());
+            }
+            _ => bytes[at] = insert,
+        }
+        let Ok(text) = String::from_utf8(bytes) else { return Ok(()) };
+        prop_assert_eq!(perps::order::validate(&text), perps::order::validate_reference(&text), "{}", text);
+    }
+}
+
 // ---- keys ----
 
 fn hex(bytes: &[u8]) -> String {

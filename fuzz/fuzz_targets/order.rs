@@ -1,6 +1,7 @@
 //! Order validation: any text. A valid order's body must be a fixed point (validating it
-//! again gives the same bytes), compact JSON of known fields in the documented order, and
-//! the C entry point must agree with the core.
+//! again gives the same bytes), compact JSON of known fields in the documented order, the
+//! single-pass scanner must agree with the reference validation, and the C entry point must
+//! agree with the core.
 #![no_main]
 
 #[path = "common.rs"]
@@ -26,6 +27,9 @@ const ORDER: [&str; 12] = [
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let core = perps::order::validate(text);
+    // The single-pass scanner of plain orders agrees with the reference validation: the same
+    // body or the same error.
+    assert_eq!(core, perps::order::validate_reference(text), "scanner and reference disagree");
     if let Some(input) = common::c(text) {
         let abi = common::owned(|e| perps::ffi::order::perps_order_serialize(input.as_ptr(), e));
         match (&core, &abi) {

@@ -4,7 +4,7 @@ use crate::ffi::client::perps_client;
 use crate::ffi::error::perps_error;
 use crate::ffi::handles::{borrow, free_handle, into_handle};
 use crate::ffi::session::perps_session;
-use crate::ffi::strings::{arg_str, to_c_string};
+use crate::ffi::strings::{arg_str, public_to_c_string, to_c_string};
 use crate::stream::Stream;
 use std::ffi::c_char;
 use std::time::Duration;
@@ -91,7 +91,8 @@ pub extern "C" fn perps_stream_next(
         let stream = &borrow(st, "stream")?.inner;
         let timeout = (timeout_ms >= 0).then(|| Duration::from_millis(timeout_ms as u64));
         match stream.next(timeout)? {
-            Some(event) => to_c_string(event),
+            // Events hold venue data and status, none of the library's secrets.
+            Some(event) => public_to_c_string(event),
             None => Ok(std::ptr::null_mut()),
         }
     })

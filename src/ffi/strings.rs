@@ -55,6 +55,18 @@ fn layout(text_size: usize) -> Option<std::alloc::Layout> {
 /// it is freed.
 pub(crate) fn to_c_string(text: String) -> Result<*mut c_char> {
     let text = zeroize::Zeroizing::new(text);
+    copy_to_c(&text)
+}
+
+/// `to_c_string` for a text that holds none of the library's secrets (a stream event: venue
+/// data and the stream's own status), whose Rust original is freed without being overwritten
+/// first: for an event of a few kilobytes, the wipe cost more than the copy. The C string is
+/// wiped by `perps_string_free` all the same.
+pub(crate) fn public_to_c_string(text: String) -> Result<*mut c_char> {
+    copy_to_c(&text)
+}
+
+fn copy_to_c(text: &str) -> Result<*mut c_char> {
     if text.as_bytes().contains(&0) {
         return Err(Error::new(
             Code::BadResponse,

@@ -4,13 +4,15 @@
 //! The order comes from `crate::decimal::book_order`, the one that `perps_query_depth_book`
 //! uses, so that REST and the stream can never sort a book differently.
 
+use super::push_scan::{Book, BookField};
+use crate::decimal::BookSorter;
 use crate::error::{Error, Result};
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::fmt;
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Side {
     Bids,
     Asks,
@@ -47,9 +49,7 @@ fn write_sorted(fields: Vec<(Cow<'_, str>, Field<'_>)>, capacity: usize) -> Resu
         match value {
             Field::Raw(raw) => out.push_str(raw.get()),
             Field::Levels(side, mut levels) => {
-                sort_levels(&mut levels, side).map_err(|price| {
-                    bad(format!("price \"{}\" in \"{key}\" is not a decimal", crate::error::excerpt(&price)))
-                })?;
+                sort_levels(&mut levels, side).map_err(|price| not_a_decimal(&key, &price))?;
                 out.push('[');
                 for (n, level) in levels.iter().enumerate() {
                     if n > 0 {
@@ -118,6 +118,47 @@ fn apply_order<T>(items: &mut [T], mut order: Vec<usize>) {
 
 fn bad(what: String) -> Error {
     Error::bad_response(format!("depth_book push: {what}"))
+}
+
+fn not_a_decimal(key: &str, price: &str) -> Error {
+    bad(format!("price \"{}\" in \"{key}\" is not a decimal", crate::error::excerpt(price)))
+}
+
+/// A book read by the scanner (`push_scan`), written as `data` into `out` with its levels
+/// sorted: the same text `sorted_data` writes for it.
+pub fn write_scanned(out: &mut String, text: &str, book: &Book, sorter: &mut BookSorter) -> Result<()> {
+    out.push('{');
+    for (i, field) in book.fields.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        match *field {
+            BookField::Raw { key, value } => {
+                super::json::push_str(out, key.of(text));
+                out.push(':');
+                out.push_str(value.of(text));
+            }
+            BookField::Levels { key, side, from, to } => {
+                let key = key.of(text);
+                super::json::push_str(out, key);
+                out.push(':');
+                let levels = &book.levels[from..to];
+                let price = |i: usize| levels[i].price.of(text);
+                let order =
+                    sorter.sort(levels.len(), price, side == Side::Bids).map_err(|i| not_a_decimal(key, price(i)))?;
+                out.push('[');
+                for (n, &i) in order.iter().enumerate() {
+                    if n > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(levels[i].text.of(text));
+                }
+                out.push(']');
+            }
+        }
+    }
+    out.push('}');
+    Ok(())
 }
 
 struct DataVisitor;

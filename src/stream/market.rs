@@ -5,6 +5,7 @@
 use super::depth;
 use super::events::{self, Kind, Queue};
 use super::json::push_str;
+use super::push_scan;
 use super::seq::{SeqCheck, SeqTracker};
 use super::supervisor::{AuthOutcome, Protocol};
 use super::transport::Connection;
@@ -111,11 +112,31 @@ pub struct Market {
     seq: SeqTracker,
     awaiting_auth: bool,
     impersonate: Option<String>,
+    /// Read pushes with the single-pass scanner first (off only to compare with the serde
+    /// path in tests and benchmarks).
+    scanner: bool,
+    /// The scanner's record of a book and the sort's working space, reused from push to push.
+    book: push_scan::Book,
+    sorter: crate::decimal::BookSorter,
 }
 
 impl Market {
     pub fn new(subs: Vec<Subscription>, impersonate: Option<String>) -> Market {
-        Market { subs, seq: SeqTracker::default(), awaiting_auth: false, impersonate }
+        Market {
+            subs,
+            seq: SeqTracker::default(),
+            awaiting_auth: false,
+            impersonate,
+            scanner: true,
+            book: push_scan::Book::default(),
+            sorter: crate::decimal::BookSorter::default(),
+        }
+    }
+
+    /// Without the scanner: every push through the serde path.
+    pub fn without_scanner(mut self) -> Market {
+        self.scanner = false;
+        self
     }
 
     pub fn reset_seq(&mut self) {
@@ -238,7 +259,28 @@ impl<'de> Deserialize<'de> for BorrowedText<'de> {
 }
 
 impl Market {
-    /// The one-pass path; `None` sends the frame down the general path.
+    /// The scanner's path (`push_scan`); `None` sends the frame down the serde paths.
+    fn on_push_scanned(&mut self, text: &str, received_ns: i64, queue: &Queue) -> Option<()> {
+        let push = push_scan::push(text, &mut self.book)?;
+        self.check_seq(push.channel, push.symbol, push.seq, queue);
+        let event = match push.data {
+            push_scan::Data::Absent => Ok(push_event(push.channel, push.seq, push.symbol, "null", received_ns)),
+            push_scan::Data::Raw(data) => Ok(push_event(push.channel, push.seq, push.symbol, data, received_ns)),
+            push_scan::Data::Book => {
+                let (book, sorter) = (&self.book, &mut self.sorter);
+                write_event(push.channel, push.seq, push.symbol, received_ns, text.len(), |out| {
+                    depth::write_scanned(out, text, book, sorter)
+                })
+            }
+        };
+        match event {
+            Ok(event) => queue.push(Kind::Data, event),
+            Err(error) => queue.push(Kind::Status, events::error_status(&error, Some(&excerpt(text)))),
+        }
+        Some(())
+    }
+
+    /// The one-pass serde path; `None` sends the frame down the general path.
     fn on_push_fast(&mut self, text: &str, received_ns: i64, queue: &Queue) -> Option<()> {
         let push: FastPush = serde_json::from_str(text).ok()?;
         let known =
@@ -314,7 +356,10 @@ impl Protocol for Market {
     }
 
     fn on_text(&mut self, text: &str, received_ns: i64, queue: &Queue) -> AuthOutcome {
-        if !self.awaiting_auth && self.on_push_fast(text, received_ns, queue).is_some() {
+        if !self.awaiting_auth
+            && ((self.scanner && self.on_push_scanned(text, received_ns, queue).is_some())
+                || self.on_push_fast(text, received_ns, queue).is_some())
+        {
             return AuthOutcome::Pending;
         }
         let push: Push = match serde_json::from_str(text) {
@@ -374,8 +419,25 @@ impl Protocol for Market {
 
 /// `{"channel","seq","symbol"?,"data","received_ns"}`, written directly.
 pub fn push_event(channel: &str, seq: Option<i64>, symbol: Option<&str>, data: &str, received_ns: i64) -> String {
+    let written: Result<String> = write_event(channel, seq, symbol, received_ns, data.len(), |out| {
+        out.push_str(data);
+        Ok(())
+    });
+    written.unwrap_or_default()
+}
+
+/// The same, with `data` written by `write_data` straight into the event (`size`: about its
+/// length), in one allocation.
+fn write_event(
+    channel: &str,
+    seq: Option<i64>,
+    symbol: Option<&str>,
+    received_ns: i64,
+    size: usize,
+    write_data: impl FnOnce(&mut String) -> Result<()>,
+) -> Result<String> {
     use std::fmt::Write as _;
-    let mut out = String::with_capacity(data.len() + 96);
+    let mut out = String::with_capacity(size + 96 + symbol.map_or(0, str::len));
     out.push_str("{\"channel\":\"");
     out.push_str(channel);
     out.push_str("\",\"seq\":");
@@ -388,9 +450,9 @@ pub fn push_event(channel: &str, seq: Option<i64>, symbol: Option<&str>, data: &
         push_str(&mut out, symbol);
     }
     out.push_str(",\"data\":");
-    out.push_str(data);
+    write_data(&mut out)?;
     write!(out, ",\"received_ns\":{received_ns}}}").unwrap_or(());
-    out
+    Ok(out)
 }
 
 /// A frame of no known channel, passed through whole.
@@ -437,7 +499,7 @@ mod tests {
         market.on_text(r#"{"seq":9,"channel":"price","symbol":"BTC-USD","data":{"mark_price":"2"}}"#, 8, &queue);
         market.on_text(r#"{"seq":1,"channel":"status","state":"connected"}"#, 9, &queue);
         market.on_text("not json", 10, &queue);
-        let got: Vec<Value> = std::iter::from_fn(|| queue.pop(Some(std::time::Duration::ZERO)).unwrap())
+        let got: Vec<Value> = std::iter::from_fn(|| queue.pop(Some(std::time::Duration::ZERO), None).unwrap())
             .map(|e| serde_json::from_str(&e).unwrap())
             .collect();
         assert_eq!(got[0]["data"]["asks"], json!([["1", "1"], ["2", "1"]]));
@@ -451,5 +513,70 @@ mod tests {
         assert_eq!(got[4]["frame"]["state"], "connected");
         assert_eq!((got[5]["channel"].as_str(), got[5]["state"].as_str()), (Some("status"), Some("error")));
         assert_eq!(got.len(), 6);
+    }
+
+    /// Events of one frame: data events as their text, status events without their own
+    /// clock reading.
+    fn events_of(market: &mut Market, frame: &str, queue: &Queue) -> Vec<Value> {
+        market.on_text(frame, 42, queue);
+        std::iter::from_fn(|| queue.pop(Some(std::time::Duration::ZERO), None).unwrap())
+            .map(|e| {
+                if !e.starts_with(r#"{"channel":"status""#) {
+                    return Value::String(e);
+                }
+                let mut event: Value = serde_json::from_str(&e).unwrap();
+                event.as_object_mut().unwrap().remove("received_ns");
+                event
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_scanner_and_the_serde_path_give_the_same_events() {
+        let bases = [
+            r#"{"seq":3,"channel":"depth_book","symbol":"BTC-USD","data":{"asks":[["65010.3","1.5"],["65009.10","2"],["65011","0.1"]],"bids":[["64990.5","1"],[64991,"2"],["64990.50","3"]],"symbol":"BTC-USD"}}"#,
+            r#"{"seq":4,"channel":"depth_book","symbol":"ETH-USD","data":{"bids":[["1e3","1"],["-2","1"],["0.0001","5"]],"t":1700000000,"asks":[]}}"#,
+            r#"{"seq":5,"channel":"depth_book","symbol":"BTC-USD","data":{"asks":[["abc","1"]],"bids":[["1.2.3","1"]]}}"#,
+            r#" { "seq" : 6 , "channel" : "price" , "symbol" : "BTC-USD" , "data" : { "mark_price" : "65000.1" , "x" : [ 1 , { "y" : null } ] } } "#,
+            r#"{"seq":8,"channel":"order","data":{"order_id":4294967297,"status":"open"},"ts":-1.5e-3}"#,
+            r#"{"channel":"public_trade","symbol":"BTC-USD","data":[{"price":"1","qty":"2"}]}"#,
+            r#"{"seq":9,"channel":"depth_book","symbol":"BTC-USD"}"#,
+        ];
+        let alphabet = b"\"\\,:{}[]0159 \t\n-.eEtrufalsn";
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut random = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let (queue_a, queue_b) = (Queue::default(), Queue::default());
+        let mut scanner = Market::new(vec![], None);
+        let mut serde_only = Market::new(vec![], None).without_scanner();
+        let mut read_by_scanner = 0;
+        for round in 0..40_000 {
+            let base = bases[round % bases.len()];
+            let mut bytes = base.as_bytes().to_vec();
+            // The bases as they are, then with one or two byte edits.
+            let edits = if round < bases.len() { 0 } else { 1 + random(2) };
+            for _ in 0..edits {
+                let at = random(bytes.len());
+                match random(3) {
+                    0 => bytes.insert(at, alphabet[random(alphabet.len())]),
+                    1 => {
+                        bytes.remove(at);
+                    }
+                    _ => bytes[at] = alphabet[random(alphabet.len())],
+                }
+            }
+            let Ok(frame) = String::from_utf8(bytes) else { continue };
+            if push_scan::push(&frame, &mut push_scan::Book::default()).is_some() {
+                read_by_scanner += 1;
+            }
+            let a = events_of(&mut scanner, &frame, &queue_a);
+            let b = events_of(&mut serde_only, &frame, &queue_b);
+            assert_eq!(a, b, "{frame}");
+        }
+        assert!(read_by_scanner > 10_000, "the scanner read {read_by_scanner} of the frames");
     }
 }

@@ -13,6 +13,8 @@ mod json;
 mod limits;
 mod market;
 mod orders;
+mod push_scan;
+mod queue;
 mod seq;
 pub mod settings;
 mod supervisor;
@@ -104,7 +106,7 @@ impl Stream {
     /// After `close`, or once the stream has ended and its events are read:
     /// `PERPS_STREAM_CLOSED`.
     pub fn next(&self, timeout: Option<Duration>) -> Result<Option<String>> {
-        self.shared.queue.pop(timeout)
+        self.shared.next(timeout)
     }
 
     /// From any thread: a blocked `next` returns at once; the connection is closed.
@@ -114,32 +116,47 @@ impl Stream {
 
     /// Validate the order, sign its exact text, write the `order:new` frame. Returns
     /// `{"request_id":…,"cl_ord_id":…}` once the frame is written; the venue's replies come
-    /// as `order_response` events with that `request_id`.
+    /// as `order_response` events with that `request_id`. A failure after the order was
+    /// validated carries its `cl_ord_id`, and once frame bytes may have left, the
+    /// `x-request-id` of its signature.
     pub fn new_order(&self, order_json: &str) -> Result<String> {
         let state = self.order_state()?;
         // The same validation and `cl_ord_id` generation as REST `new_order`.
         let prefix = self.client.cl_ord_id_prefix();
-        let (body, cl_ord_id) =
-            crate::order::validate_with_id(order_json, || crate::cl_ord_id::generate(prefix))?;
-        let request_id = orders::fresh_request_id()?;
-        self.send_signed(state, "order:new", &request_id, body.as_str(), Some(&cl_ord_id), None)?;
-        let mut out = String::with_capacity(96 + cl_ord_id.len());
+        let body = crate::order::validate_generating_id(order_json, || crate::cl_ord_id::generate(prefix))?;
+        let cl_ord_id = body.cl_ord_id();
+        let request_id = orders::RequestId::fresh()
+            .and_then(|id| {
+                self.send_signed(state, "order:new", &id, body.as_str(), Some(cl_ord_id), None)?;
+                Ok(id)
+            })
+            .map_err(|error| error.with_cl_ord_id(cl_ord_id))?;
+        let mut out = String::with_capacity(48 + request_id.as_str().len() + cl_ord_id.len());
         out.push_str("{\"request_id\":\"");
-        out.push_str(&request_id);
+        out.push_str(request_id.as_str());
         out.push_str("\",\"cl_ord_id\":");
-        json::push_str(&mut out, &cl_ord_id);
+        json::push_str(&mut out, cl_ord_id);
         out.push('}');
         Ok(out)
     }
 
     /// `order:cancel` with `{"order_id":…}` and/or `{"cl_ord_id":…}`. Returns
-    /// `{"request_id":…,"order_id"?:…,"cl_ord_id"?:…}` once the frame is written.
+    /// `{"request_id":…,"order_id"?:…,"cl_ord_id"?:…}` once the frame is written. A failure
+    /// after the parameters were checked carries the `cl_ord_id` they name (if any), and once
+    /// frame bytes may have left, the `x-request-id`.
     pub fn cancel_order(&self, params_json: &str) -> Result<String> {
         let state = self.order_state()?;
         let (params, order_id, cl_ord_id) = orders::cancel_params(params_json)?;
-        let request_id = orders::fresh_request_id()?;
-        self.send_signed(state, "order:cancel", &request_id, &params, cl_ord_id.as_deref(), order_id)?;
-        let mut answer = serde_json::json!({ "request_id": request_id });
+        let request_id = orders::RequestId::fresh()
+            .and_then(|id| {
+                self.send_signed(state, "order:cancel", &id, &params, cl_ord_id.as_deref(), order_id)?;
+                Ok(id)
+            })
+            .map_err(|error| match &cl_ord_id {
+                Some(id) => error.with_cl_ord_id(id.as_str()),
+                None => error,
+            })?;
+        let mut answer = serde_json::json!({ "request_id": request_id.as_str() });
         if let Some(id) = order_id {
             answer["order_id"] = id.into();
         }
@@ -162,21 +179,23 @@ impl Stream {
         Ok(state)
     }
 
+    /// Sign `params`, remember the request, write its frame. An error once the frame was
+    /// written, even partly, carries the signature's `x-request-id`.
     fn send_signed(
         &self,
         state: &OrderState,
         method: &'static str,
-        request_id: &str,
+        request_id: &orders::RequestId,
         params: &str,
         cl_ord_id: Option<&str>,
         order_id: Option<i64>,
     ) -> Result<()> {
         let session = self.session.as_ref().ok_or_else(|| Error::invalid_state("the order stream has no session"))?;
         let signature = session.sign_body_now(params.as_bytes(), self.client.venue_now_ms())?;
-        let frame = orders::order_frame(&state.session_id, request_id, method, &signature, params);
+        let frame = orders::order_frame(&state.session_id, request_id.as_str(), method, &signature, params);
         // Remembered first: the reply may arrive before the write returns.
         state.remember(request_id, method, cl_ord_id, order_id);
-        let mut link = self.shared.link();
+        let mut link = self.shared.link_for_writing();
         let Some(conn) = link.conn.as_mut() else {
             drop(link);
             state.forget(request_id);
@@ -196,7 +215,8 @@ impl Stream {
                     error.message()
                 ),
             )
-            .reached_venue(true));
+            .reached_venue(true)
+            .with_request_id(signature.request_id()));
         }
         Ok(())
     }
@@ -232,12 +252,17 @@ impl Default for PushDecoder {
 
 #[doc(hidden)]
 impl PushDecoder {
+    /// Without the single-pass scanner: every push through the serde path (to compare).
+    pub fn serde_only() -> Self {
+        PushDecoder { market: market::Market::new(Vec::new(), None).without_scanner(), queue: events::Queue::default() }
+    }
+
     /// Decode one text frame into its event(s), as the I/O thread does; the last event.
     pub fn decode(&mut self, frame: &str) -> Option<String> {
         use supervisor::Protocol as _;
         self.market.on_text(frame, events::now_ns(), &self.queue);
         let mut last = None;
-        while let Ok(Some(event)) = self.queue.pop(Some(Duration::ZERO)) {
+        while let Ok(Some(event)) = self.queue.pop(Some(Duration::ZERO), None) {
             last = Some(event);
         }
         last
@@ -248,4 +273,3 @@ impl PushDecoder {
         self.market.reset_seq();
     }
 }
-

@@ -16,28 +16,100 @@ use crate::body_sign::{BodySignature, REQUEST_ID_LEN};
 use crate::error::{Code, Error, Result, excerpt};
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Mutex, PoisonError};
 
 /// Requests waiting for their outcome, at most this many (the oldest are forgotten first;
 /// a reply that comes for one later is passed through unmatched).
 const MAX_PENDING: usize = 100_000;
 
+/// An envelope `request_id`: a fresh UUID v4, as text and as the 128-bit key of the pending
+/// table (no allocation, no string hashing per order).
+#[derive(Clone, Copy)]
+pub struct RequestId {
+    key: u128,
+    text: [u8; REQUEST_ID_LEN],
+}
+
+impl RequestId {
+    pub fn fresh() -> Result<RequestId> {
+        let uuid = crate::body_sign::fresh_uuid_value()?;
+        let mut text = [0u8; REQUEST_ID_LEN];
+        uuid.hyphenated().encode_lower(&mut text);
+        Ok(RequestId { key: uuid.as_u128(), text })
+    }
+
+    pub fn as_str(&self) -> &str {
+        // Hex digits and hyphens.
+        std::str::from_utf8(&self.text).unwrap_or("")
+    }
+}
+
+/// The key of a `request_id` text exactly as `RequestId` writes it (36 characters, lower-case
+/// hex, hyphens at 8, 13, 18, 23); `None` for any other text, which matches no request of
+/// ours. Equal keys mean equal texts.
+fn key_of(text: &str) -> Option<u128> {
+    let bytes = text.as_bytes();
+    if bytes.len() != REQUEST_ID_LEN {
+        return None;
+    }
+    let mut key = 0u128;
+    for (i, &b) in bytes.iter().enumerate() {
+        let digit = match b {
+            b'-' if matches!(i, 8 | 13 | 18 | 23) => continue,
+            b'0'..=b'9' if !matches!(i, 8 | 13 | 18 | 23) => b - b'0',
+            b'a'..=b'f' if !matches!(i, 8 | 13 | 18 | 23) => b - b'a' + 10,
+            _ => return None,
+        };
+        key = (key << 4) | u128::from(digit);
+    }
+    Some(key)
+}
+
+fn text_of(key: u128) -> String {
+    uuid::Uuid::from_u128(key).hyphenated().to_string()
+}
+
+/// Hashes a key by folding its two halves: the keys are our own fresh random UUIDs (at least
+/// 58 random bits in the fold), so no hashing of the bits is needed, and the venue's frames
+/// only look keys up — they cannot put colliding keys in the table.
+#[derive(Default, Clone, Copy)]
+struct FoldHasher(u64);
+
+impl Hasher for FoldHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // Not used by `u128` keys; a plain fold for completeness.
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.0 = self.0.rotate_left(5) ^ u64::from_le_bytes(word);
+        }
+    }
+    fn write_u128(&mut self, key: u128) {
+        self.0 = (key as u64) ^ ((key >> 64) as u64);
+    }
+}
+
 /// What the library remembers about a request it sent.
 #[derive(Clone, Debug)]
 struct Request {
     method: &'static str,
-    cl_ord_id: Option<String>,
+    cl_ord_id: Option<Box<str>>,
     order_id: Option<i64>,
 }
 
 #[derive(Default)]
 pub struct Pending {
-    by_id: HashMap<String, Request>,
-    order: VecDeque<String>,
+    by_id: HashMap<u128, Request, BuildHasherDefault<FoldHasher>>,
+    /// Keys in the order they were sent (finished ones stay until compaction).
+    order: VecDeque<u128>,
 }
 
 impl Pending {
-    fn insert(&mut self, request_id: String, request: Request) {
+    fn insert(&mut self, key: u128, request: Request) {
         while self.by_id.len() >= MAX_PENDING {
             match self.order.pop_front() {
                 Some(oldest) => {
@@ -46,12 +118,12 @@ impl Pending {
                 None => break,
             }
         }
-        self.order.push_back(request_id.clone());
-        self.by_id.insert(request_id, request);
-        // Finished requests leave their id in `order`; compact it now and then.
+        self.order.push_back(key);
+        self.by_id.insert(key, request);
+        // Finished requests leave their key in `order`; compact it now and then.
         if self.order.len() > 2 * self.by_id.len() + 1024 {
             let by_id = &self.by_id;
-            self.order.retain(|id| by_id.contains_key(id));
+            self.order.retain(|key| by_id.contains_key(key));
         }
     }
 }
@@ -75,29 +147,28 @@ impl OrderState {
 
     /// Remember a request before its frame is written (its reply may come before the write
     /// returns).
-    pub fn remember(&self, request_id: &str, method: &'static str, cl_ord_id: Option<&str>, order_id: Option<i64>) {
-        let request = Request { method, cl_ord_id: cl_ord_id.map(str::to_owned), order_id };
-        self.pending().insert(request_id.to_owned(), request);
+    pub fn remember(&self, id: &RequestId, method: &'static str, cl_ord_id: Option<&str>, order_id: Option<i64>) {
+        let request = Request { method, cl_ord_id: cl_ord_id.map(Box::from), order_id };
+        self.pending().insert(id.key, request);
     }
 
-    pub fn forget(&self, request_id: &str) {
-        self.pending().by_id.remove(request_id);
+    pub fn forget(&self, id: &RequestId) {
+        self.pending().by_id.remove(&id.key);
     }
 
     fn unanswered(&self) -> Vec<String> {
         let pending = self.pending();
-        pending.order.iter().filter(|id| pending.by_id.contains_key(*id)).cloned().collect()
+        pending.order.iter().filter(|key| pending.by_id.contains_key(*key)).map(|&key| text_of(key)).collect()
     }
 }
 
-/// A fresh UUID for an envelope `request_id`.
+/// A fresh UUID text (the order stream's own `session_id`, the login's `request_id`).
 pub fn fresh_request_id() -> Result<String> {
-    let mut id = [0u8; REQUEST_ID_LEN];
-    crate::body_sign::fresh_uuid(&mut id)?;
-    Ok(String::from_utf8_lossy(&id).into_owned())
+    Ok(RequestId::fresh()?.as_str().to_owned())
 }
 
-/// `{"session_id","request_id","method","header":{…},"params":"<the exact signed string>"}`
+/// `{"session_id","request_id","method","header":{…},"params":"<the exact signed string>"}`,
+/// in one allocation; `params` escaped once, straight into the frame.
 pub fn order_frame(
     session_id: &str,
     request_id: &str,
@@ -105,7 +176,20 @@ pub fn order_frame(
     signature: &BodySignature,
     params: &str,
 ) -> String {
-    let mut out = String::with_capacity(params.len() * 2 + 360);
+    const FIXED: usize = r#"{"session_id":,"request_id":"","method":"","header":{"x-request-id":"","x-request-timestamp":"","x-request-signature":"","x-request-sign-version":""},"params":}"#.len();
+    let capacity = FIXED
+        + session_id.len()
+        + 2
+        + request_id.len()
+        + method.len()
+        + REQUEST_ID_LEN
+        + crate::body_sign::TIMESTAMP_MAX_LEN
+        + crate::body_sign::SIGNATURE_B64_LEN
+        + 2
+        // A compact order body has one quote to escape per 5–6 bytes; room for all.
+        + params.len() * 2
+        + 2;
+    let mut out = String::with_capacity(capacity);
     out.push_str("{\"session_id\":");
     push_str(&mut out, session_id);
     out.push_str(",\"request_id\":\"");
@@ -276,14 +360,10 @@ impl Protocol for Orders {
             return AuthOutcome::Pending;
         };
         let ack = is_ack(&frame);
-        let request = {
+        let request = key_of(request_id).and_then(|key| {
             let mut pending = self.state.pending();
-            let found = pending.by_id.get(request_id).cloned();
-            if found.is_some() && !ack {
-                pending.by_id.remove(request_id);
-            }
-            found
-        };
+            if ack { pending.by_id.get(&key).cloned() } else { pending.by_id.remove(&key) }
+        });
         let mut event = json!({
             "channel": "order_response",
             "request_id": request_id,
@@ -292,7 +372,7 @@ impl Protocol for Orders {
             "final": !ack,
             "matched": request.is_some(),
             "method": request.as_ref().map(|r| r.method),
-            "cl_ord_id": request.as_ref().and_then(|r| r.cl_ord_id.clone()),
+            "cl_ord_id": request.as_ref().and_then(|r| r.cl_ord_id.as_deref()),
             "order_id": request.as_ref().and_then(|r| r.order_id),
         });
         event["frame"] = Value::Object(frame);
@@ -317,18 +397,36 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
+    /// Events for `frames`, where "r1" and "r2" stand for two requests remembered first
+    /// (their fresh ids substituted).
     fn events_of(frames: &[&str], pending: &[(&str, &'static str)]) -> Vec<Value> {
         let state = Arc::new(OrderState::new("s-1".into(), false));
-        for (id, method) in pending {
-            state.remember(id, method, Some("c-1"), None);
+        let mut ids = Vec::new();
+        for (name, method) in pending {
+            let id = RequestId::fresh().unwrap();
+            state.remember(&id, method, Some("c-1"), None);
+            ids.push((*name, id));
         }
         let mut orders = Orders::new(state, None);
         let queue = Queue::default();
         for frame in frames {
-            assert!(matches!(orders.on_text(frame, 5, &queue), AuthOutcome::Pending));
+            let mut frame = frame.to_string();
+            for (name, id) in &ids {
+                frame = frame.replace(&format!("\"{name}\""), &format!("\"{}\"", id.as_str()));
+            }
+            assert!(matches!(orders.on_text(&frame, 5, &queue), AuthOutcome::Pending));
         }
-        std::iter::from_fn(|| queue.pop(Some(Duration::ZERO)).unwrap())
-            .map(|e| serde_json::from_str(&e).unwrap())
+        let names = |e: Value| {
+            let mut e = e;
+            for (name, id) in &ids {
+                if e["request_id"] == id.as_str() {
+                    e["request_id"] = (*name).into();
+                }
+            }
+            e
+        };
+        std::iter::from_fn(|| queue.pop(Some(Duration::ZERO), None).unwrap())
+            .map(|e| names(serde_json::from_str(&e).unwrap()))
             .collect()
     }
 
@@ -359,6 +457,42 @@ mod tests {
         assert_eq!(row(&got[5]), ("rest-1".into(), Some(true), Some(false)));
         assert_eq!(got[6]["channel"], "unrecognized");
         assert_eq!(got.len(), 7);
+    }
+
+    #[test]
+    fn only_the_exact_text_of_a_request_id_matches_it() {
+        let id = RequestId::fresh().unwrap();
+        let text = id.as_str();
+        assert_eq!(key_of(text), Some(id.key));
+        assert_eq!(text_of(id.key), text);
+        let upper = text.to_ascii_uppercase();
+        let simple = text.replace('-', "");
+        let braced = format!("{{{text}}}");
+        let moved = format!("{}-{}", &text[..7], &text[8..]);
+        for other in [upper.as_str(), simple.as_str(), braced.as_str(), moved.as_str(), "", "r1"] {
+            if other != text {
+                assert_eq!(key_of(other), None, "{other}");
+            }
+        }
+        // The table: remembered, found by its text, forgotten after the outcome.
+        let state = OrderState::new("s".into(), false);
+        state.remember(&id, "order:new", None, Some(7));
+        assert_eq!(state.unanswered(), vec![text.to_owned()]);
+        state.forget(&id);
+        assert!(state.unanswered().is_empty());
+    }
+
+    #[test]
+    fn the_oldest_requests_are_forgotten_beyond_the_bound() {
+        let state = OrderState::new("s".into(), false);
+        let ids: Vec<RequestId> = (0..MAX_PENDING + 3).map(|_| RequestId::fresh().unwrap()).collect();
+        for id in &ids {
+            state.remember(id, "order:new", None, None);
+        }
+        let unanswered = state.unanswered();
+        assert_eq!(unanswered.len(), MAX_PENDING);
+        assert_eq!(unanswered[0], ids[3].as_str());
+        assert_eq!(unanswered.last().map(String::as_str), Some(ids[MAX_PENDING + 2].as_str()));
     }
 
     #[test]

@@ -17,6 +17,7 @@
 
 use super::events::{self, Kind, Queue};
 use super::limits::{self, Backoff, Permit};
+use super::queue::Watch;
 use super::settings::StreamSettings;
 use super::transport::{self, Connection};
 use crate::client::Client;
@@ -25,9 +26,9 @@ use crate::session::Session;
 use serde_json::{Value, json};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -66,7 +67,17 @@ pub struct Link {
 
 pub struct Shared {
     pub queue: Queue,
+    /// A descriptor that refers to the current connection's socket (`dup3` of it) and, between
+    /// connections, to `placeholder`: what a caller waiting in `next` watches (`queue.rs`).
+    watch: OwnedFd,
+    /// Never readable (nothing is ever written to its peer).
+    placeholder: (UnixStream, UnixStream),
+    /// Whether the I/O thread is at work (not waiting in `poll`).
+    io_busy: AtomicBool,
     link: Mutex<Link>,
+    /// Callers waiting for `link` to write an order frame: the I/O thread lets go of it
+    /// after the frame it is reading instead of reading on.
+    writers_waiting: AtomicUsize,
     closing: AtomicBool,
     wake_tx: UnixStream,
     wake_rx: UnixStream,
@@ -87,9 +98,19 @@ impl Shared {
         for end in [&wake_tx, &wake_rx] {
             end.set_nonblocking(true).map_err(|e| Error::new(Code::Transport, format!("wake-up socket: {e}")))?;
         }
+        let placeholder =
+            UnixStream::pair().map_err(|e| Error::new(Code::Transport, format!("cannot create a socket pair: {e}")))?;
+        let watch = placeholder
+            .0
+            .try_clone()
+            .map_err(|e| Error::new(Code::Transport, format!("cannot duplicate a descriptor: {e}")))?;
         Ok(Shared {
-            queue: Queue::default(),
+            queue: Queue::new()?,
+            watch: OwnedFd::from(watch),
+            placeholder,
+            io_busy: AtomicBool::new(false),
             link: Mutex::new(Link::default()),
+            writers_waiting: AtomicUsize::new(0),
             closing: AtomicBool::new(false),
             wake_tx,
             wake_rx,
@@ -101,6 +122,46 @@ impl Shared {
 
     pub fn link(&self) -> MutexGuard<'_, Link> {
         lock(&self.link)
+    }
+
+    /// The next event for a caller (`Stream::next`), watching the connection while it waits.
+    pub fn next(&self, timeout: Option<Duration>) -> Result<Option<String>> {
+        let watch = Watch { fd: self.watch.as_raw_fd(), io_busy: &self.io_busy };
+        self.queue.pop(timeout, Some(&watch))
+    }
+
+    /// Point the watched descriptor at `fd` (a new connection's socket) or, with `None`, at
+    /// the placeholder. A failure only costs the callers the early wake-up.
+    fn point_watch(&self, fd: Option<RawFd>) {
+        let target = fd.unwrap_or(self.placeholder.0.as_raw_fd());
+        let watch = self.watch.as_raw_fd();
+        // SAFETY: both descriptors are open; `watch` is ours, and replacing it is atomic.
+        #[cfg(target_os = "linux")]
+        unsafe {
+            libc::dup3(target, watch, libc::O_CLOEXEC)
+        };
+        // SAFETY: as above; close-on-exec set again right after.
+        #[cfg(not(target_os = "linux"))]
+        unsafe {
+            libc::dup2(target, watch);
+            libc::fcntl(watch, libc::F_SETFD, libc::FD_CLOEXEC);
+        }
+    }
+
+    /// The link for a caller's write: the I/O thread, if it is reading, hands it over after
+    /// the current frame (not after its whole read budget).
+    pub fn link_for_writing(&self) -> MutexGuard<'_, Link> {
+        if let Ok(link) = self.link.try_lock() {
+            return link;
+        }
+        self.writers_waiting.fetch_add(1, Ordering::AcqRel);
+        let link = lock(&self.link);
+        self.writers_waiting.fetch_sub(1, Ordering::AcqRel);
+        link
+    }
+
+    fn writer_waiting(&self) -> bool {
+        self.writers_waiting.load(Ordering::Acquire) > 0
     }
 
     pub fn is_closing(&self) -> bool {
@@ -297,9 +358,11 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
         drop(token);
         connections += 1;
         {
+            let fd = conn.fd();
             let mut link = shared.link();
             link.conn = Some(conn);
             link._permit = Some(permit);
+            shared.point_watch(Some(fd));
         }
         let mut fields = json!({ "stream": proto.name(), "url": ctx.url, "connection": connections });
         merge(&mut fields, proto.connected_fields());
@@ -321,6 +384,8 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
             let _ = conn.ws.close(None);
             let _ = conn.ws.flush();
         }
+        // The watched descriptor held the socket open too: now it is closed.
+        shared.point_watch(None);
         if shared.is_closing() {
             break;
         }
@@ -373,7 +438,7 @@ fn establish(
         let mut last_inbound = Instant::now();
         let mut more = false;
         loop {
-            match read_available(&mut conn, proto, &shared.queue, &mut last_inbound, &mut close_reason, &mut more) {
+            match read_available(&mut conn, proto, shared, &mut last_inbound, &mut close_reason, &mut more) {
                 Ok(AuthOutcome::Accepted) => break,
                 Ok(AuthOutcome::Refused(error)) => return Err(SetupError::Fatal(error)),
                 Ok(AuthOutcome::Pending) => {}
@@ -414,13 +479,19 @@ const READ_BUDGET: usize = 64;
 fn read_available(
     conn: &mut Connection,
     proto: &mut dyn Protocol,
-    queue: &Queue,
+    shared: &Shared,
     last_inbound: &mut Instant,
     close_reason: &mut Option<String>,
     more: &mut bool,
 ) -> Result<AuthOutcome> {
+    let queue = &shared.queue;
     *more = false;
     for _ in 0..READ_BUDGET {
+        if shared.writer_waiting() {
+            // A caller waits to write an order: let it have the connection now.
+            *more = true;
+            return Ok(AuthOutcome::Pending);
+        }
         let message = match conn.ws.read() {
             Ok(message) => message,
             Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => return Ok(AuthOutcome::Pending),
@@ -475,9 +546,7 @@ fn serve(shared: &Shared, proto: &mut dyn Protocol, settings: &StreamSettings) -
             let Some(conn) = link.conn.as_mut() else {
                 return Ended { reason: "the connection was dropped".into(), rotation: false };
             };
-            if let Err(error) =
-                read_available(conn, proto, &shared.queue, &mut last_inbound, &mut close_reason, &mut more)
-            {
+            if let Err(error) = read_available(conn, proto, shared, &mut last_inbound, &mut close_reason, &mut more) {
                 return Ended { reason: close_reason.unwrap_or_else(|| error.message().to_owned()), rotation: false };
             }
             conn.fd()
@@ -504,8 +573,13 @@ fn serve(shared: &Shared, proto: &mut dyn Protocol, settings: &StreamSettings) -
             };
         }
         if !more {
+            shared.io_busy.store(false, Ordering::Release);
             poll_fds(Some(fd), shared.wake_rx.as_raw_fd(), idle_deadline.min(rotate_at) - now);
+            shared.io_busy.store(true, Ordering::Release);
             shared.drain_wake();
+        } else if shared.writer_waiting() {
+            // Let the writer take the connection before reading on.
+            std::thread::yield_now();
         }
     }
 }

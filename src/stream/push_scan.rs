@@ -1,0 +1,467 @@
+//! The single-pass reading of the venue's pushes: the frame scanned once, byte by byte, each
+//! text borrowed from it (no `serde_json::Value`, no copy of a key or a price), and the
+//! levels of a `depth_book` push noted where they lie, to be sorted and written straight into
+//! the event.
+//!
+//! It reads only what it can read completely and checks as it goes that the frame is JSON:
+//! strings without escapes or control characters, numbers by JSON's grammar, nesting up to
+//! `MAX_DEPTH`, nothing after the object. Anything else — an escape, a repeated key, an
+//! unknown channel, `data` before `channel` in a book, a level with spaces inside, a `seq`
+//! that is not an integer — returns `None`, and the frame goes down the serde path
+//! (`market.rs`), which gives the event, the error or the pass-through. Where both read a
+//! frame they give the same events (a test in `market.rs` compares them on edited frames).
+
+use super::depth::Side;
+use super::market::{ACCOUNT_CHANNELS, PUBLIC_CHANNELS};
+
+/// Deepest nesting read here (serde_json's own limit is 128).
+const MAX_DEPTH: u32 = 64;
+
+/// The bytes that end a string's plain run: its closing quote, or what the scanner leaves to
+/// serde_json (a backslash, a control character).
+static STRING_STOP: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
+
+/// Where a text lies in the frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+}
+
+impl Span {
+    pub fn of<'a>(&self, text: &'a str) -> &'a str {
+        &text[self.start..self.end]
+    }
+}
+
+/// One level of a book: its price's text (a string's content, or a number's literal) and the
+/// level's whole text, compact (`["65010.3","1.000"]`).
+#[derive(Clone, Copy, Debug)]
+pub struct Level {
+    pub price: Span,
+    pub text: Span,
+}
+
+/// One field of a book's `data`, in the venue's order.
+#[derive(Clone, Copy, Debug)]
+pub enum BookField {
+    Raw {
+        key: Span,
+        value: Span,
+    },
+    /// `levels[from..to]` of the scratch.
+    Levels {
+        key: Span,
+        side: Side,
+        from: usize,
+        to: usize,
+    },
+}
+
+/// What a book's `data` held; kept by the market stream and reused, so reading a push
+/// allocates nothing once these have grown to a book's size.
+#[derive(Default)]
+pub struct Book {
+    pub fields: Vec<BookField>,
+    pub levels: Vec<Level>,
+}
+
+/// A push read by the scanner.
+pub struct Push<'a> {
+    pub seq: Option<i64>,
+    /// One of the known channels.
+    pub channel: &'static str,
+    pub symbol: Option<&'a str>,
+    pub data: Data<'a>,
+}
+
+pub enum Data<'a> {
+    /// No `data` field.
+    Absent,
+    /// The value's text as sent.
+    Raw(&'a str),
+    /// A `depth_book`'s `data`: in the `Book` scratch.
+    Book,
+}
+
+/// Read `{ "seq", "channel", "symbol", "data", … }` of a known channel; `None` sends the frame
+/// to the serde path.
+pub fn push<'a>(text: &'a str, book: &mut Book) -> Option<Push<'a>> {
+    let mut s = Scanner { text, at: 0 };
+    let (mut seq, mut channel, mut symbol, mut data) = (None, None, None, None);
+    s.space();
+    s.eat(b'{')?;
+    s.space();
+    if s.peek()? != b'}' {
+        loop {
+            let key = s.string()?;
+            s.space();
+            s.eat(b':')?;
+            s.space();
+            match key {
+                "seq" if seq.is_none() => seq = Some(s.integer()?),
+                "channel" if channel.is_none() => {
+                    let name = s.string()?;
+                    channel = Some(PUBLIC_CHANNELS.iter().chain(ACCOUNT_CHANNELS).find(|c| **c == name).copied()?);
+                }
+                "symbol" if symbol.is_none() => symbol = Some(s.string()?),
+                "data" if data.is_none() => {
+                    data = Some(if channel == Some("depth_book") {
+                        book_data(&mut s, book)?;
+                        Data::Book
+                    } else {
+                        // A book's `data` before its `channel` is left to the serde path.
+                        Data::Raw(s.value(0)?)
+                    });
+                }
+                "seq" | "channel" | "symbol" | "data" => return None,
+                _ => {
+                    s.value(0)?;
+                }
+            }
+            s.space();
+            match s.next()? {
+                b',' => s.space(),
+                b'}' => break,
+                _ => return None,
+            }
+        }
+    } else {
+        s.at += 1;
+    }
+    s.space();
+    if s.at != text.len() {
+        return None;
+    }
+    let channel = channel?;
+    if channel == "depth_book" && matches!(data, Some(Data::Raw(_))) {
+        return None;
+    }
+    Some(Push { seq, channel, symbol, data: data.unwrap_or(Data::Absent) })
+}
+
+/// A book's `data`: an object whose `asks` and `bids` are arrays of compact levels.
+fn book_data(s: &mut Scanner<'_>, book: &mut Book) -> Option<()> {
+    book.fields.clear();
+    book.levels.clear();
+    let (mut asks, mut bids) = (false, false);
+    s.eat(b'{')?;
+    s.space();
+    if s.peek()? == b'}' {
+        s.at += 1;
+        return Some(());
+    }
+    loop {
+        let key_start = s.at + 1;
+        let name = s.string()?;
+        let key = Span { start: key_start, end: key_start + name.len() };
+        s.space();
+        s.eat(b':')?;
+        s.space();
+        let side = match name {
+            "asks" if !asks => {
+                asks = true;
+                Some(Side::Asks)
+            }
+            "bids" if !bids => {
+                bids = true;
+                Some(Side::Bids)
+            }
+            "asks" | "bids" => return None,
+            _ => None,
+        };
+        match side {
+            Some(side) => {
+                let from = book.levels.len();
+                levels(s, &mut book.levels)?;
+                book.fields.push(BookField::Levels { key, side, from, to: book.levels.len() });
+            }
+            None => {
+                let start = s.at;
+                s.value(1)?;
+                book.fields.push(BookField::Raw { key, value: Span { start, end: s.at } });
+            }
+        }
+        s.space();
+        match s.next()? {
+            b',' => s.space(),
+            b'}' => return Some(()),
+            _ => return None,
+        }
+    }
+}
+
+/// `[[price, qty, …], …]`, each level compact and non-empty, its elements strings, numbers or
+/// literals.
+fn levels(s: &mut Scanner<'_>, out: &mut Vec<Level>) -> Option<()> {
+    s.eat(b'[')?;
+    s.space();
+    if s.peek()? == b']' {
+        s.at += 1;
+        return Some(());
+    }
+    loop {
+        let start = s.at;
+        s.eat(b'[')?;
+        let price = s.element()?;
+        while s.peek()? == b',' {
+            s.at += 1;
+            s.element()?;
+        }
+        s.eat(b']')?;
+        out.push(Level { price, text: Span { start, end: s.at } });
+        s.space();
+        match s.next()? {
+            b',' => s.space(),
+            b']' => return Some(()),
+            _ => return None,
+        }
+    }
+}
+
+struct Scanner<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl<'a> Scanner<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.text.as_bytes().get(self.at).copied()
+    }
+
+    fn next(&mut self) -> Option<u8> {
+        let b = self.peek()?;
+        self.at += 1;
+        Some(b)
+    }
+
+    fn eat(&mut self, expected: u8) -> Option<()> {
+        (self.next()? == expected).then_some(())
+    }
+
+    /// JSON's four whitespace bytes.
+    fn space(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.at += 1;
+        }
+    }
+
+    /// A string's content; `None` for an escape or a control character.
+    fn string(&mut self) -> Option<&'a str> {
+        self.eat(b'"')?;
+        let start = self.at;
+        let bytes = self.text.as_bytes();
+        let mut end = start;
+        loop {
+            let b = *bytes.get(end)?;
+            if STRING_STOP[usize::from(b)] {
+                if b != b'"' {
+                    return None;
+                }
+                self.at = end + 1;
+                return Some(&self.text[start..end]);
+            }
+            end += 1;
+        }
+    }
+
+    /// A number by JSON's grammar: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
+    fn number(&mut self) -> Option<&'a str> {
+        let start = self.at;
+        if self.peek() == Some(b'-') {
+            self.at += 1;
+        }
+        match self.next()? {
+            b'0' => {}
+            b'1'..=b'9' => self.digits(),
+            _ => return None,
+        }
+        if self.peek() == Some(b'.') {
+            self.at += 1;
+            self.some_digits()?;
+        }
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            self.at += 1;
+            if matches!(self.peek(), Some(b'+' | b'-')) {
+                self.at += 1;
+            }
+            self.some_digits()?;
+        }
+        Some(&self.text[start..self.at])
+    }
+
+    fn digits(&mut self) {
+        while matches!(self.peek(), Some(b'0'..=b'9')) {
+            self.at += 1;
+        }
+    }
+
+    fn some_digits(&mut self) -> Option<()> {
+        let start = self.at;
+        self.digits();
+        (self.at > start).then_some(())
+    }
+
+    /// An integer within `i64` (`-? (0 | [1-9][0-9]*)`, no fraction or exponent).
+    fn integer(&mut self) -> Option<i64> {
+        let number = self.number()?;
+        if number.contains(['.', 'e', 'E']) {
+            return None;
+        }
+        number.parse().ok()
+    }
+
+    /// `true`, `false` or `null`.
+    fn literal(&mut self) -> Option<&'a str> {
+        let rest = &self.text[self.at..];
+        let word = ["true", "false", "null"].into_iter().find(|w| rest.starts_with(w))?;
+        self.at += word.len();
+        Some(word)
+    }
+
+    /// An element of a level: a string (its content is the price text), a number or a
+    /// literal (their text). The span of that text.
+    fn element(&mut self) -> Option<Span> {
+        let start = self.at;
+        match self.peek()? {
+            b'"' => {
+                let content = self.string()?;
+                Some(Span { start: start + 1, end: start + 1 + content.len() })
+            }
+            b'-' | b'0'..=b'9' => self.number().map(|_| Span { start, end: self.at }),
+            _ => self.literal().map(|_| Span { start, end: self.at }),
+        }
+    }
+
+    /// Any JSON value (strings without escapes), its text as sent.
+    fn value(&mut self, depth: u32) -> Option<&'a str> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let start = self.at;
+        match self.peek()? {
+            b'"' => {
+                self.string()?;
+            }
+            b'-' | b'0'..=b'9' => {
+                self.number()?;
+            }
+            b'[' => {
+                self.at += 1;
+                self.space();
+                if self.peek()? == b']' {
+                    self.at += 1;
+                } else {
+                    loop {
+                        self.value(depth + 1)?;
+                        self.space();
+                        match self.next()? {
+                            b',' => self.space(),
+                            b']' => break,
+                            _ => return None,
+                        }
+                    }
+                }
+            }
+            b'{' => {
+                self.at += 1;
+                self.space();
+                if self.peek()? == b'}' {
+                    self.at += 1;
+                } else {
+                    loop {
+                        self.string()?;
+                        self.space();
+                        self.eat(b':')?;
+                        self.space();
+                        self.value(depth + 1)?;
+                        self.space();
+                        match self.next()? {
+                            b',' => self.space(),
+                            b'}' => break,
+                            _ => return None,
+                        }
+                    }
+                }
+            }
+            _ => {
+                self.literal()?;
+            }
+        }
+        Some(&self.text[start..self.at])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scanned(text: &str) -> bool {
+        push(text, &mut Book::default()).is_some()
+    }
+
+    #[test]
+    fn numbers_follow_json_grammar() {
+        for (text, read) in
+            [("0", "0"), ("-0", "-0"), ("12.5e-3", "12.5e-3"), ("1E+2", "1E+2"), ("01", "0"), ("1.5.", "1.5")]
+        {
+            assert_eq!(Scanner { text, at: 0 }.number(), Some(read), "{text}");
+        }
+        for text in ["-", "1.", ".5", "1e", "1e+", "+1", "-a"] {
+            assert_eq!(Scanner { text, at: 0 }.number(), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_book_is_read_in_place() {
+        let text = r#" {"seq":7,"channel":"depth_book","symbol":"BTC-USD","data":{"asks":[["2","1"],[1.5,"2",true]],"bids":[ ],"symbol":"BTC-USD","t":{"a":[1,{}]}} } "#;
+        let mut book = Book::default();
+        let push = push(text, &mut book).unwrap();
+        assert_eq!((push.seq, push.channel, push.symbol), (Some(7), "depth_book", Some("BTC-USD")));
+        assert!(matches!(push.data, Data::Book));
+        let prices: Vec<&str> = book.levels.iter().map(|l| l.price.of(text)).collect();
+        assert_eq!(prices, ["2", "1.5"]);
+        assert_eq!(book.levels[1].text.of(text), r#"[1.5,"2",true]"#);
+        assert_eq!(book.fields.len(), 4);
+        assert!(
+            matches!(book.fields[3], BookField::Raw { key, value } if key.of(text) == "t" && value.of(text) == r#"{"a":[1,{}]}"#)
+        );
+    }
+
+    #[test]
+    fn what_is_not_read_completely_is_left_to_the_serde_path() {
+        assert!(scanned(r#"{"seq":1,"channel":"price","symbol":"X","data":{"p":"1"},"extra":[null]}"#));
+        for text in [
+            r#"{"seq":1,"channel":"price","data":{"p":"\u0031"}}"#,
+            r#"{"seq":1.0,"channel":"price"}"#,
+            r#"{"seq":99999999999999999999,"channel":"price"}"#,
+            r#"{"seq":1,"seq":2,"channel":"price"}"#,
+            r#"{"seq":1,"channel":"kline"}"#,
+            r#"{"seq":1,"channel":null}"#,
+            r#"{"seq":1,"data":{"asks":[]},"channel":"depth_book"}"#,
+            r#"{"channel":"depth_book","data":{"asks":[["1", "2"]]}}"#,
+            r#"{"channel":"depth_book","data":{"asks":[[]]}}"#,
+            r#"{"channel":"depth_book","data":{"asks":[["1",[2]]]}}"#,
+            r#"{"channel":"depth_book","data":{"asks":[],"asks":[]}}"#,
+            r#"{"channel":"depth_book","data":[]}"#,
+            r#"{"channel":"price"} x"#,
+            r#"{"channel":"price",}"#,
+            "{\"channel\":\"price\",\"data\":\"a\tb\"}",
+            r#"{"channel":"price","data":tru}"#,
+            "",
+            "[]",
+        ] {
+            assert!(!scanned(text), "{text}");
+        }
+    }
+}
