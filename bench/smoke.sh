@@ -29,6 +29,9 @@ cargo bench --bench signing -- --test
 step "streams: depth_book decoding, order entry, event delivery (test venue on loopback)"
 cargo bench --bench streams -- --test
 
+step "pipelined orders on one order stream against sequential REST (the in-process sandbox)"
+cargo bench --bench pipelined_orders -- --test
+
 step "C benchmark through the ABI (small N)"
 make --no-print-directory lib
 make -C bench/c --no-print-directory
