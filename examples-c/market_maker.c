@@ -28,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "market_maker.h"
 #include "perps.h"
@@ -45,7 +44,7 @@ static const long long RECONCILE_EVERY_MS = 1000; /* REST check of what the stre
 static const long long REPLY_DEADLINE_MS = 5000;  /* no outcome by then: trust REST instead */
 static const long long BOOK_FRESH_MS = 2000;      /* quote only on a book younger than this */
 static const long long SETTLE_MS = 2000;          /* at exit, wait this long for outcomes */
-static const int FORGET_AFTER_MISSES = 3;         /* REST may list a new order late (venue-api §1) */
+static const int FORGET_AFTER_MISSES = 3;         /* the venue can list a new order seconds late */
 
 static volatile sig_atomic_t stopping = 0;
 static void on_signal(int sig) {
@@ -57,11 +56,14 @@ static perps_client *client;
 static perps_session *session;
 static perps_stream *market, *orders;
 
-/* A REST answer, or NULL after printing why not. */
-static char *checked(const char *what, char *answer, perps_error *err) {
+/* A REST answer, or NULL after printing why not. `err` is read here, after the call has set
+ * it (an argument `err` beside the call `f(…, &err)` could be read before the call runs:
+ * C leaves the order of argument evaluation unspecified). */
+static char *checked(const char *what, char *answer, perps_error **err) {
     if (answer == NULL) {
-        fprintf(stderr, "  %s failed: code %d: %s\n", what, (int)perps_error_code(err), perps_error_message(err));
-        perps_error_free(err);
+        fprintf(stderr, "  %s failed: code %d: %s\n", what, (int)perps_error_code(*err), perps_error_message(*err));
+        perps_error_free(*err);
+        *err = NULL;
     }
     return answer;
 }
@@ -70,7 +72,7 @@ static char *checked(const char *what, char *answer, perps_error *err) {
  * the streams cannot be trusted). The number cancelled, or -1 when it failed. */
 static int cancel_everything(const char *when) {
     perps_error *err = NULL;
-    char *open = checked("query_open_orders", perps_query_open_orders(client, session, NULL, &err), err);
+    char *open = checked("query_open_orders", perps_query_open_orders(client, session, NULL, &err), &err);
     if (open == NULL) {
         return -1;
     }
@@ -88,7 +90,7 @@ static int cancel_everything(const char *when) {
         printf("  cancel   everything (%s): nothing open\n", when);
         return 0;
     }
-    char *answer = checked("cancel_orders", perps_cancel_orders(client, session, params, &err), err);
+    char *answer = checked("cancel_orders", perps_cancel_orders(client, session, params, &err), &err);
     printf("  cancel   everything (%s): %d order(s) by id -> %s\n", when, count, answer ? answer : "failed");
     int cancelled = answer != NULL;
     perps_string_free(answer);
@@ -108,27 +110,29 @@ static int cancel_everything(const char *when) {
  * orders the venue lists, or -1 when it could not be read. */
 static int reconcile(const char *when, int adopt) {
     perps_error *err = NULL;
-    char *open = checked("query_open_orders", perps_query_open_orders(client, session, "{\"symbol\":\"BTC-USD\"}", &err), err);
-    char *positions = open ? checked("query_positions", perps_query_positions(client, session, "{\"symbol\":\"BTC-USD\"}", &err), err) : NULL;
+    char *open = checked("query_open_orders", perps_query_open_orders(client, session, "{\"symbol\":\"BTC-USD\"}", &err), &err);
+    char *positions = open ? checked("query_positions", perps_query_positions(client, session, "{\"symbol\":\"BTC-USD\"}", &err), &err) : NULL;
     if (positions == NULL) {
         perps_string_free(open);
         return -1;
     }
     char params[2048] = "{\"order_id_list\":[", cl_ord_id[64], id[32], qty[40] = "0";
     size_t n = strlen(params);
-    int venue_open = 0, orphans = 0;
+    int venue_open = 0, orphans = 0, listed[2] = {0, 0};
     for (const char *o = json_first(json_list(open)); o != NULL; o = json_next(o)) {
         venue_open++;
         json_get(o, "cl_ord_id", cl_ord_id, sizeof cl_ord_id);
-        if (quote_by_cl_ord_id(cl_ord_id) == NULL && json_get(o, "id", id, sizeof id) && n + 40 < sizeof params) {
+        const struct quote *q = quote_by_cl_ord_id(cl_ord_id);
+        if (q != NULL) {
+            listed[q == &ask] = 1;
+        } else if (json_get(o, "id", id, sizeof id) && n + 40 < sizeof params) {
             n += (size_t)snprintf(params + n, sizeof params - n, "%s%s", orphans++ ? "," : "", id);
         }
     }
     for (int i = 0; i < 2; i++) {
         struct quote *q = quotes[i];
-        if (q->state == RESTING || q->state == CANCELLING) {
-            int listed = open != NULL && strstr(open, q->cl_ord_id) != NULL;
-            q->misses = listed ? 0 : q->misses + 1;
+        if (q->state == RESTING || q->state == CANCELLING) { /* not PLACING: it may not rest yet */
+            q->misses = listed[i] ? 0 : q->misses + 1;
             if (q->misses >= FORGET_AFTER_MISSES) {
                 printf("  reconcile: %s %s not open at the venue %d times in a row: forgotten\n", q->name, q->cl_ord_id, q->misses);
                 forget(q);
@@ -142,8 +146,9 @@ static int reconcile(const char *when, int adopt) {
         }
     }
     int same = to_ticks(qty, QTY_COMPARE_DECIMALS) == to_ticks(streamed_position, QTY_COMPARE_DECIMALS);
-    printf("  reconcile (%s): venue lists %d open order(s), we track %d; position %s BTC, %s\n", when, venue_open,
-           tracked_count(), qty, same ? "as streamed" : adopt ? "adopted" : "the position channel said otherwise");
+    printf("  reconcile (%s): venue lists %d open order(s), we track %d; position %s BTC, %s%s\n", when, venue_open,
+           tracked_count(), qty, same ? "as streamed" : adopt ? "adopted; the position channel said " : "the position channel said ",
+           same ? "" : streamed_position);
     if (adopt) {
         snprintf(streamed_position, sizeof streamed_position, "%s", qty);
     }
@@ -151,7 +156,7 @@ static int reconcile(const char *when, int adopt) {
     perps_string_free(positions);
     if (orphans > 0) {
         snprintf(params + n, sizeof params - n, "]}");
-        char *answer = checked("cancel_orders", perps_cancel_orders(client, session, params, &err), err);
+        char *answer = checked("cancel_orders", perps_cancel_orders(client, session, params, &err), &err);
         printf("  reconcile: %d open order(s) we do not track, cancelled by id -> %s\n", orphans, answer ? answer : "failed");
         perps_string_free(answer);
     }
@@ -333,6 +338,10 @@ int main(int argc, char **argv) {
         return 2;
     }
     long long seconds = argc > 3 ? atoll(argv[3]) : 10;
+    if (seconds <= 0) {
+        fprintf(stderr, "%s: SECONDS must be a positive whole number, not \"%s\"\n", argv[0], argv[3]);
+        return 2;
+    }
     setvbuf(stdout, NULL, _IOLBF, 0); /* one line at a time, also into a pipe or file */
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
@@ -344,7 +353,10 @@ int main(int argc, char **argv) {
         return 1;
     }
     session = perps_session_new(NULL);
-    char *login = session ? checked("perps_signin", perps_signin(client, session, "bsc", BSC_TEST_KEY, 3600, &err), err) : NULL;
+    if (session == NULL) {
+        fprintf(stderr, "perps_session_new failed\n");
+    }
+    char *login = session ? checked("perps_signin", perps_signin(client, session, "bsc", BSC_TEST_KEY, 3600, &err), &err) : NULL;
     if (login == NULL) {
         perps_session_free(session);
         perps_client_free(client);
@@ -354,9 +366,9 @@ int main(int argc, char **argv) {
     printf("signed in; libperps %s\n", perps_version());
 
     char *answer = checked("change_margin_mode",
-                           perps_change_margin_mode(client, session, "{\"symbol\":\"BTC-USD\",\"margin_mode\":\"cross\"}", &err), err);
+                           perps_change_margin_mode(client, session, "{\"symbol\":\"BTC-USD\",\"margin_mode\":\"cross\"}", &err), &err);
     perps_string_free(answer);
-    answer = checked("change_leverage", perps_change_leverage(client, session, "{\"symbol\":\"BTC-USD\",\"leverage\":5}", &err), err);
+    answer = checked("change_leverage", perps_change_leverage(client, session, "{\"symbol\":\"BTC-USD\",\"leverage\":5}", &err), &err);
     printf("set-up: cross margin, leverage 5 -> %s\n", answer ? answer : "failed");
     perps_string_free(answer);
     cancel_everything("start-up");
@@ -370,7 +382,11 @@ int main(int argc, char **argv) {
     perps_stream_free(market);
     cancel_everything("exit");
     int left = reconcile("exit", 0);
-    printf("done: %d fill(s); %d order(s) left open\n", fills, left);
+    if (left < 0) {
+        printf("done: %d fill(s); the open orders could not be read: check the account\n", fills);
+    } else {
+        printf("done: %d fill(s); %d order(s) left open\n", fills, left);
+    }
     perps_session_free(session);
     perps_client_free(client);
     return status == 0 && left == 0 ? 0 : 1;

@@ -3,9 +3,11 @@
 # still unless told), then run two C examples against it:
 #   1. order_timeout: an order times out (a one-shot slow-venue fault), is found again by its
 #      cl_ord_id with perps_query_order, and is not sent twice;
-#   2. market_maker: quotes both sides around the mark while this script moves the mark
-#      through the bid and then through the ask (the sandbox's admin "mark" endpoint), so
-#      both quotes fill; it re-quotes, reconciles, and cancels everything on exit.
+#   2. market_maker: trades on the venue's WebSockets (book and fills from the market stream,
+#      orders on the order stream) and quotes both sides around the book's mid while this
+#      script moves the mark through the bid and then through the ask (the sandbox's admin
+#      "mark" endpoint), so both quotes fill; it re-quotes, reconciles by REST, and cancels
+#      everything on exit.
 # Needs only the Rust toolchain and a C compiler (the admin calls use bash's /dev/tcp).
 #
 #   bash examples-c/market_maker.sh              # from the repository root
@@ -54,8 +56,8 @@ admin faults '{"per_endpoint":{"new_order":{"slow_ms":1500,"times":1}}}' >/dev/n
 ${RUNNER:-} target/examples/order_timeout "$base_url" "$perps_url"
 
 echo
-echo "=== market_maker: quotes around the mark; this script moves the mark through the bid,"
-echo "    waits for the fill and the re-quote, moves it through the ask, then stops the maker"
+echo "=== market_maker: quotes on the WebSockets around the book's mid; this script moves the mark"
+echo "    through the bid, waits for the fill and the re-quote, moves it through the ask, then stops it"
 admin mark '{"symbol":"BTC-USD","price":"65000.00"}' >/dev/null
 out=$(mktemp)
 trap 'kill "$sandbox" 2>/dev/null; wait "$sandbox" 2>/dev/null; rm -f "$urls" "$out"' EXIT
