@@ -133,7 +133,7 @@ static void forget_requests(void) {
 
 /* Status events: connection changes of either stream. */
 static void on_status(const char *stream, const char *e, int *up) {
-    char state[32], detail[160] = "", more[64] = "";
+    char state[32], detail[256] = "", more[64] = "";
     json_get(e, "state", state, sizeof state);
     if (strcmp(state, "connected") == 0 || strcmp(state, "reconnected") == 0) {
         int again = state[0] == 'r';
@@ -262,7 +262,7 @@ static void on_position(const char *data) {
 
 /* order_response: the "accepted" ack (final false), then the outcome (final true). */
 static void on_reply(const char *e) {
-    char id[64], code[16], message[128], is_final[8], matched[8];
+    char id[64], code[16], message[256], is_final[8], matched[8];
     json_get(e, "request_id", id, sizeof id);
     json_get(e, "code", code, sizeof code);
     json_get(e, "message", message, sizeof message);
