@@ -3,9 +3,11 @@
 # still unless told), then run two C examples against it:
 #   1. order_timeout: an order times out (a one-shot slow-venue fault), is found again by its
 #      cl_ord_id with perps_query_order, and is not sent twice;
-#   2. market_maker: quotes both sides around the mark while this script moves the mark
-#      through the bid and then through the ask (the sandbox's admin "mark" endpoint), so
-#      both quotes fill; it re-quotes, reconciles, and cancels everything on exit.
+#   2. market_maker: trades on the venue's WebSockets (book and fills from the market stream,
+#      orders on the order stream) and quotes both sides around the book's mid while this
+#      script moves the mark through the bid and then through the ask (the sandbox's admin
+#      "mark" endpoint), so both quotes fill; it re-quotes, reconciles by REST, and cancels
+#      everything on exit.
 # Needs only the Rust toolchain and a C compiler (the admin calls use bash's /dev/tcp).
 #
 #   bash examples-c/market_maker.sh              # from the repository root
@@ -54,34 +56,48 @@ admin faults '{"per_endpoint":{"new_order":{"slow_ms":1500,"times":1}}}' >/dev/n
 ${RUNNER:-} target/examples/order_timeout "$base_url" "$perps_url"
 
 echo
-echo "=== market_maker: quotes around the mark; this script moves the mark through the bid,"
-echo "    waits for the fill and the re-quote, moves it through the ask, then stops the maker"
+echo "=== market_maker: quotes on the WebSockets around the book's mid; this script moves the mark"
+echo "    through the bid, waits for the fill and the re-quote, moves it through the ask, then stops it"
 admin mark '{"symbol":"BTC-USD","price":"65000.00"}' >/dev/null
 out=$(mktemp)
 trap 'kill "$sandbox" 2>/dev/null; wait "$sandbox" 2>/dev/null; rm -f "$urls" "$out"' EXIT
-${RUNNER:-} target/examples/market_maker "$base_url" "$perps_url" 400 >>"$out" 2>&1 &
+# 100 s at most: a bound for a stuck run, never reached (the script stops it with SIGTERM).
+${RUNNER:-} target/examples/market_maker "$base_url" "$perps_url" 100 >>"$out" 2>&1 &
 maker=$!
-# Wait until the maker's output has printed PATTERN at least N times.
+# Wait until the maker's output, from line FROM on (default 1), has a line matching PATTERN
+# (a grep regular expression).
 wait_for() {
   for _ in $(seq 1 1200); do
-    [ "$(grep -c -- "$1" "$out")" -ge "$2" ] && return 0
+    grep -q -- "$1" < <(tail -n +"${2:-1}" "$out") && return 0 # (a pipe would fail on tail's SIGPIPE)
     kill -0 "$maker" 2>/dev/null || break
     sleep 0.05
   done
   cat "$out"
-  echo "market_maker.sh: no '$1' (x$2) in the maker's output" >&2
+  echo "market_maker.sh: no '$1' in the maker's output${2:+ from line $2}" >&2
   exit 1
 }
-wait_for "  quote " 1
-echo "--- script: mark BTC-USD -> 64900.00 (through the bid)" >>"$out"
+# Print a line into the maker's output; the line number after it, for wait_for.
+say() {
+  echo "--- script: $1" >>"$out"
+  from=$(($(wc -l <"$out") + 1))
+}
+# Each stage waits for: both quotes resting ("  live ", printed once each one's outcome came
+# back over the order stream), then a periodic REST reconcile that agrees with the streams
+# (the venue lists our two quotes, its position is the one the position channel gave).
+agreed='reconcile (periodic): venue lists 2 open order(s), we track 2; position'
+wait_for "  live "
+wait_for "$agreed 0[.0]* BTC, as streamed"
+say "mark BTC-USD -> 64900.00 (through the bid)"
 admin mark '{"symbol":"BTC-USD","price":"64900.00"}' >/dev/null
-wait_for "FILLED" 1
-wait_for "  quote " 2
-echo "--- script: mark BTC-USD -> 65100.00 (through the ask)" >>"$out"
+wait_for "FILLED   buy" "$from"
+wait_for "  live " "$from"
+wait_for "$agreed 0.0100 BTC, as streamed" "$from"
+say "mark BTC-USD -> 65100.00 (through the ask)"
 admin mark '{"symbol":"BTC-USD","price":"65100.00"}' >/dev/null
-wait_for "FILLED" 2
-wait_for "  quote " 3
-echo "--- script: SIGTERM (the maker cancels everything and exits)" >>"$out"
+wait_for "FILLED   sell" "$from"
+wait_for "  live " "$from"
+wait_for "$agreed 0[.0]* BTC, as streamed" "$from"
+say "SIGTERM (the maker cancels everything and exits)"
 kill -TERM "$maker"
 status=0
 wait "$maker" || status=$?
