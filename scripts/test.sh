@@ -120,11 +120,11 @@ step "packages: scripts/package.sh, then each package installed and used by a pr
 bash tests/packages/run.sh
 
 step "C example end to end against the sandbox, under valgrind"
-RUNNER="valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect" \
+RUNNER="valgrind --quiet --error-exitcode=1 --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect" \
   bash examples-c/demo.sh
 
 step "trading-loop examples against the sandbox, under valgrind: an order that timed out found by its cl_ord_id; a market maker quoted, filled, cancelled and reconciled"
-RUNNER="valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect" \
+RUNNER="valgrind --quiet --error-exitcode=1 --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect" \
   bash examples-c/market_maker.sh
 
 step "benchmarks: each one runs briefly (no timing asserted; the numbers are in BENCHMARKS.md)"
