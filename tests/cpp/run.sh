@@ -227,6 +227,11 @@ if [[ -n "${have_example:-}" || -n "${have_trading:-}" ]]; then
             run_unit "test_trading (shared, valgrind)" "$VALGRIND" "${VALGRIND_ARGS[@]}" \
                 "$OUT/test_trading" "$base_url" "$perps_url" "$admin_url"
         fi
+        # perps::Stream against the sandbox: an order over the order stream, its account event.
+        [[ -n "${have_stream:-}" ]] && run_unit "test_stream sandbox (shared, valgrind)" \
+            "$VALGRIND" "${VALGRIND_ARGS[@]}" "$OUT/test_stream" "$base_url" "$perps_url"
+        [[ -n "${have_stream_asan:-}" ]] && run_unit "test_stream sandbox (static, ASan+UBSan)" \
+            env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 "$OUT/test_stream_asan" "$base_url" "$perps_url"
     fi
     if [[ -n "${have_example:-}" && -n "$base_url" && -n "$perps_url" ]]; then
         run_example "signin_order_cpp bsc (plain)" "$OUT/signin_order_cpp" "$base_url" "$perps_url" bsc

@@ -2,7 +2,9 @@
 // venue (tests/common/ws_server.rs as the ws_test_server program; tests/cpp/run.sh starts
 // it and passes its perps_url in PERPS_TEST_WS_URL): events through next(timeout), orders
 // on the order stream with their two-frame replies, errors as perps::Error, close() from
-// another thread waking a blocked next(), and RAII close on destruction.
+// another thread waking a blocked next(), and RAII close on destruction. Given the sandbox
+// venue's BASE_URL and PERPS_URL as arguments (run.sh does, with the sandbox it starts), also
+// an order over the sandbox's order stream, its two replies, and its account event.
 #include "perps.hpp"
 
 #include <atomic>
@@ -102,12 +104,40 @@ static void test_orders(const std::string &url) {
     }
 }  // RAII: `moved` is closed and freed here
 
-int main() {
+// Against the sandbox (a venue that trades): signed in with a wallet, an order placed over
+// the order stream comes back as its ack, its outcome and an `order` event on the account
+// stream carrying the cl_ord_id the library made.
+static void test_sandbox(const std::string &base_url, const std::string &perps_url) {
+    perps::Client client(base_url, perps_url);
+    perps::Session session;
+    client.signin(session, "bsc", "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80", 3600);
+    perps::Stream account = perps::Stream::market(client, session, R"([{"channel":"order"}])");
+    perps::Stream orders = perps::Stream::orders(client, session);
+    CHECK(contains(next_with(account, R"("state":"connected")"), R"("stream":"market")"));
+    CHECK(contains(next_with(orders, R"("state":"connected")"), R"("stream":"order")"));
+    // A buy far below the mark: it rests.
+    std::string sent = orders.new_order(
+        R"({"symbol":"BTC-USD","side":"buy","order_type":"limit","qty":"0.01","price":"60000","time_in_force":"gtc","reduce_only":false})");
+    std::string::size_type at = sent.find(R"("cl_ord_id":")");
+    CHECK(at != std::string::npos);
+    std::string cl_ord_id = at == std::string::npos ? "" : sent.substr(at, sent.find('"', at + 13) + 1 - at);
+    CHECK(contains(next_with(orders, R"("final":false)"), "accepted"));
+    CHECK(contains(next_with(orders, R"("final":true)"), "success"));
+    CHECK(!cl_ord_id.empty() && contains(next_with(account, R"("channel":"order")"), cl_ord_id.c_str()));
+    orders.close();
+    account.close();
+}
+
+int main(int argc, char **argv) {
     const char *url = std::getenv("PERPS_TEST_WS_URL");
-    CHECK(url != nullptr);
-    if (url != nullptr) {
-        test_market(url);
-        test_orders(url);
+    if (argc == 3) {
+        test_sandbox(argv[1], argv[2]);
+    } else {
+        CHECK(url != nullptr);
+        if (url != nullptr) {
+            test_market(url);
+            test_orders(url);
+        }
     }
     std::printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
