@@ -86,14 +86,14 @@ fn main() {
     let mut ratios = Vec::new();
     for round in 1..=rounds {
         // Alternate which goes first, so neither always meets the fuller book.
-        let (rest, stream) = if round % 2 == 1 {
+        let (rest, (stream, written)) = if round % 2 == 1 {
             let rest = rest_rate(&client, &session, orders);
             (rest, stream_rate(&client, &session, orders))
         } else {
             let stream = stream_rate(&client, &session, orders);
             (rest_rate(&client, &session, orders), stream)
         };
-        let ((stream, written), ratio) = (stream, stream.0 / rest);
+        let ratio = stream / rest;
         println!(
             "pipelined orders, round {round}: {orders} on one order stream {stream:.0}/s (calls returned at {written:.0}/s), sequential REST {rest:.0}/s: {ratio:.2}×"
         );

@@ -156,33 +156,32 @@ func (st *Stream) Next(ctx context.Context) (event string, err error) {
 // for the venue: the replies come as order_response events with that request_id (the
 // "accepted" ack with "final":false, then the outcome with "final":true). Never retried:
 // on a Transport error with MayHaveReachedVenue, look the order up by its ClOrdID first.
-func (st *Stream) NewOrder(orderJSON string) (out string, err error) {
-	err = st.use(func(sp *C.perps_stream) error {
-		var a cArgs
-		defer a.free()
-		order := a.str("orderJSON", orderJSON)
-		if a.err != nil {
-			return a.err
-		}
-		var cerr *C.perps_error
-		out, err = takeString(C.perps_stream_new_order(sp, order, &cerr), cerr)
-		return err
+func (st *Stream) NewOrder(orderJSON string) (string, error) {
+	return st.send("orderJSON", orderJSON, func(sp *C.perps_stream, order *C.char, cerr **C.perps_error) *C.char {
+		return C.perps_stream_new_order(sp, order, cerr)
 	})
-	return out, err
 }
 
 // CancelOrder (order stream only) writes a signed order:cancel frame for {"order_id":N}
 // and/or {"cl_ord_id":"…"}. Returns {"request_id":…,…} once written; replies as for NewOrder.
-func (st *Stream) CancelOrder(paramsJSON string) (out string, err error) {
+func (st *Stream) CancelOrder(paramsJSON string) (string, error) {
+	return st.send("paramsJSON", paramsJSON, func(sp *C.perps_stream, params *C.char, cerr **C.perps_error) *C.char {
+		return C.perps_stream_cancel_order(sp, params, cerr)
+	})
+}
+
+// send passes one JSON text argument (named name in errors) to an order stream export and
+// returns the C string it answers: what NewOrder and CancelOrder share.
+func (st *Stream) send(name, text string, export func(*C.perps_stream, *C.char, **C.perps_error) *C.char) (out string, err error) {
 	err = st.use(func(sp *C.perps_stream) error {
 		var a cArgs
 		defer a.free()
-		params := a.str("paramsJSON", paramsJSON)
+		arg := a.str(name, text)
 		if a.err != nil {
 			return a.err
 		}
 		var cerr *C.perps_error
-		out, err = takeString(C.perps_stream_cancel_order(sp, params, &cerr), cerr)
+		out, err = takeString(export(sp, arg, &cerr), cerr)
 		return err
 	})
 	return out, err

@@ -167,23 +167,20 @@ class Stream(_Owner):
         replies come as ``order_response`` events with that ``request_id`` (the "accepted"
         ack with ``final`` False, then the outcome with ``final`` True). Never retried:
         ``TRANSPORT`` with ``may_have_reached_venue`` means the write may have left."""
-        order = _json_text("order", order)
-        handle, ptr = self._acquire()
-        try:
-            answer: Dict[str, Any] = json.loads(_call_str(_lib.perps_stream_new_order, ptr, order))
-            return answer
-        finally:
-            handle.release()
+        return self._send(_lib.perps_stream_new_order, _json_text("order", order))
 
     def cancel_order(self, params: JsonObject) -> Dict[str, Any]:
         """``order:cancel`` with ``{"order_id": int}`` and/or ``{"cl_ord_id": str}`` (a dict or
         JSON text; a float is refused). Returns ``{"request_id", …}`` once the frame is
         written; replies as for :meth:`new_order`."""
         _refuse_floats("params", params)
-        params = _json_text("params", params)
+        return self._send(_lib.perps_stream_cancel_order, _json_text("params", params))
+
+    def _send(self, export: Any, text: str) -> Dict[str, Any]:
+        """Pass one JSON text to an order-stream export; its JSON answer, decoded."""
         handle, ptr = self._acquire()
         try:
-            answer: Dict[str, Any] = json.loads(_call_str(_lib.perps_stream_cancel_order, ptr, params))
+            answer: Dict[str, Any] = json.loads(_call_str(export, ptr, text))
             return answer
         finally:
             handle.release()
