@@ -61,7 +61,9 @@ seeds = {
     "order": [LIMIT, FULL, MARKET, LIMIT.replace('"0.01"', "0.01"), LIMIT.replace("reduce_only", "reduceOnly"),
               LIMIT[:-1] + ',"reduce_only":true}', "[]", "{}", " { } ",
               # Control characters in a quoted value: the message escapes them (a NUL cannot cross the C ABI).
-              LIMIT.replace('"buy"', '"\\u0000"'), LIMIT.replace('"BTC-USD"', '"a\\nb"')],
+              LIMIT.replace('"buy"', '"\\u0000"'), LIMIT.replace('"BTC-USD"', '"a\\nb"'),
+              # A market order without time_in_force: valid (issue 17), sent without it.
+              MARKET.replace(',"time_in_force":"ioc"', '')],
     "sign_body_into": [b"", b"{}", LIMIT.encode(), b"\xff\xfe", "héllo ✓".encode(), bytes(range(64))],
     "challenge": [b"\x00" + valid_challenge.encode(), b"\x00a.b.c", b"\x00" + valid_challenge.replace(KID, "x").encode(),
                   b"\x01" + header.encode() + b"\xff" + payload.encode(),
