@@ -69,6 +69,12 @@ pub struct Sandbox {
     /// The address clients connect to (the TLS front's in TLS mode).
     public: SocketAddr,
     ca_file: Option<PathBuf>,
+    /// Copies of the listening sockets, closed only after the last scan of `drop`. The scan
+    /// finds accepted connections by their local port; once a listener is closed, the kernel
+    /// may give its port to a new outgoing connection of this same process (another
+    /// sandbox's client, in a test binary), which the scan would then shut down. While a
+    /// copy keeps the port bound, no outgoing connection can take it.
+    port_guards: Vec<TcpListener>,
 }
 
 /// An API credential issued by the sandbox, as the venue's web site issues them: a
@@ -107,12 +113,16 @@ impl Sandbox {
         };
         socket::set_nodelay_inherited(&http_listener);
         let inner = http_listener.local_addr()?;
+        let mut port_guards = vec![http_listener.try_clone()?];
+        if let Some(front) = &front {
+            port_guards.push(front.try_clone()?);
+        }
         let server = Arc::new(tiny_http::Server::from_listener(http_listener, None).map_err(io::Error::other)?);
         let (walk_ms, workers, tls_dir) = (config.market_walk_ms, config.worker_threads.max(1), config.tls_dir.clone());
         let shared = Arc::new(Shared::new(config, inner));
         let stop = Arc::new(AtomicBool::new(false));
         let mut sandbox =
-            Sandbox { shared, server: Some(server.clone()), stop, threads: Vec::new(), public, ca_file: None };
+            Sandbox { shared, server: Some(server.clone()), stop, threads: Vec::new(), public, ca_file: None, port_guards };
         for i in 0..workers {
             let (server, shared, stop) = (server.clone(), sandbox.shared.clone(), sandbox.stop.clone());
             let worker = std::thread::Builder::new()
@@ -288,6 +298,8 @@ impl Drop for Sandbox {
         if self.ca_file.is_some() {
             socket::shutdown_connections(self.public, None);
         }
+        // Only now may the ports be reused.
+        self.port_guards.clear();
         if let Some(path) = self.ca_file.take() {
             let _ = std::fs::remove_file(path);
         }

@@ -10,7 +10,9 @@
 //! connection thread sees end-of-file and finishes.
 //!
 //! The same scan closes every client connection when the sandbox is dropped, so "drop
-//! stops it" holds for kept-alive connections too.
+//! stops it" holds for kept-alive connections too. A scan must run while the listening port
+//! is still bound (`Sandbox` keeps a copy of each listener until its last scan): a freed
+//! port can be handed to a new outgoing connection of this process, which would match.
 
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 
