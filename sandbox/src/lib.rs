@@ -121,8 +121,15 @@ impl Sandbox {
         let (walk_ms, workers, tls_dir) = (config.market_walk_ms, config.worker_threads.max(1), config.tls_dir.clone());
         let shared = Arc::new(Shared::new(config, inner));
         let stop = Arc::new(AtomicBool::new(false));
-        let mut sandbox =
-            Sandbox { shared, server: Some(server.clone()), stop, threads: Vec::new(), public, ca_file: None, port_guards };
+        let mut sandbox = Sandbox {
+            shared,
+            server: Some(server.clone()),
+            stop,
+            threads: Vec::new(),
+            public,
+            ca_file: None,
+            port_guards,
+        };
         for i in 0..workers {
             let (server, shared, stop) = (server.clone(), sandbox.shared.clone(), sandbox.stop.clone());
             let worker = std::thread::Builder::new()
