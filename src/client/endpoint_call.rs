@@ -3,8 +3,8 @@
 //! public GETs bare), the answer checked and shaped. HTTP 404 is `PERPS_NOT_FOUND`; HTTP 200
 //! with `code` ≠ 0 is `PERPS_API_ERROR`. Never retried.
 
-use super::trading::{Account, Outgoing};
 use super::{Client, guarded};
+use super::trading::{Account, Outgoing};
 use crate::endpoints::answer::{self, Refusal};
 use crate::endpoints::params::Params;
 use crate::endpoints::{Auth, Endpoint, Shape, Verb};
@@ -65,7 +65,8 @@ impl Client {
             token: token.as_str(),
             account: account.as_str(),
         });
-        let outgoing = Outgoing { method, target: &target, body: body.as_deref().map(str::as_bytes), account, secrets };
+        let outgoing =
+            Outgoing { method, target: &target, body: body.as_deref().map(str::as_bytes), account, secrets };
         let exchanged = self.exchange(&outgoing).map_err(|e| {
             if e.code() == Code::HttpStatus && e.http_status() == 404 { e.with_code(Code::NotFound) } else { e }
         })?;

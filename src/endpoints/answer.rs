@@ -201,8 +201,9 @@ fn write_side(out: &mut String, side: &str, levels: &RawValue, descending: bool)
                 .ok_or_else(|| format!("level {i} of \"{side}\" has no decimal price: {}", excerpt(level.get())))?,
         );
     }
-    let order = crate::decimal::book_order(&prices, descending)
-        .map_err(|i| format!("level {i} of \"{side}\" has no decimal price: {}", excerpt(levels[i].get())))?;
+    let order = crate::decimal::book_order(&prices, descending).map_err(|i| {
+        format!("level {i} of \"{side}\" has no decimal price: {}", excerpt(levels[i].get()))
+    })?;
     out.push('[');
     for (n, &i) in order.iter().enumerate() {
         if n > 0 {
