@@ -202,18 +202,28 @@ impl<'de> de::Deserialize<'de> for Key<'de> {
     }
 }
 
-/// `[[price, qty, …], …]`
+/// `[[price, qty, …], …]`, or `null` for an empty side (what a server that serialises an
+/// empty list as null sends): written as `[]`.
 struct LevelsSeed;
 impl<'de> de::DeserializeSeed<'de> for LevelsSeed {
     type Value = Vec<Level<'de>>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
-        d.deserialize_seq(self)
+        d.deserialize_option(self)
     }
 }
 impl<'de> Visitor<'de> for LevelsSeed {
     type Value = Vec<Level<'de>>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an array of levels")
+    }
+    fn visit_none<E: de::Error>(self) -> std::result::Result<Self::Value, E> {
+        Ok(Vec::new())
+    }
+    fn visit_unit<E: de::Error>(self) -> std::result::Result<Self::Value, E> {
+        Ok(Vec::new())
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
+        d.deserialize_seq(self)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Self::Value, A::Error> {
         let mut levels = Vec::with_capacity(seq.size_hint().unwrap_or(32));
@@ -274,6 +284,15 @@ mod tests {
             sorted(data).unwrap(),
             r#"{"asks":[["9999.99","1"],["121896.020","0.839"],["121896.3","2"],["121896.32","1.051"]],"bids":[["121884.5200","0.001"],[121884.3,"7"],["121884.22","0.001"],["99","5"]],"symbol":"BTC-USD"}"#
         );
+    }
+
+    #[test]
+    fn an_empty_side_sent_as_null_comes_as_an_empty_array() {
+        assert_eq!(
+            sorted(r#"{"asks":null,"bids":[["1","2"],["3","4"]],"symbol":"X"}"#).unwrap(),
+            r#"{"asks":[],"bids":[["3","4"],["1","2"]],"symbol":"X"}"#
+        );
+        assert_eq!(sorted(r#"{"bids":null}"#).unwrap(), r#"{"bids":[]}"#);
     }
 
     #[test]

@@ -1,4 +1,7 @@
-//! Writing JSON text by hand on the hot paths (events, order frames): strings escaped here.
+//! Writing JSON text by hand on the hot paths (events, order frames): strings escaped here;
+//! and reading the venue's numbers as numbers or strings.
+
+use serde::Deserialize as _;
 
 /// What each byte needs in a JSON string: 0 nothing, `u` a `\u00xx` escape, otherwise the
 /// letter of its short escape (`"`, `\\`, `b`, `f`, `n`, `r`, `t`).
@@ -42,8 +45,55 @@ pub fn push_str(out: &mut String, text: &str) {
     out.push(b'"');
 }
 
+/// A venue's numeric field as it may come (venue-api.md: sources send numbers as numbers or
+/// as strings): an integer, a string of an integer ("0", "200"), or an integral float (0.0).
+/// `None` for anything else, `null` included.
+pub fn lenient_int(value: Option<&serde_json::Value>) -> Option<i64> {
+    use serde_json::Value;
+    match value? {
+        Value::Number(n) => n.as_i64().or_else(|| {
+            let f = n.as_f64()?;
+            (f.fract() == 0.0 && f.abs() < 9.0e15).then_some(f as i64)
+        }),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// `seq` read leniently (an integer, a string of one, an integral float); anything else is
+/// an error, which sends the frame down the path of frames of an unknown shape.
+pub fn lenient_seq<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<i64>, D::Error> {
+    let value = Option::<serde_json::Value>::deserialize(d)?;
+    match value {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(v) => lenient_int(Some(&v)).map(Some).ok_or_else(|| serde::de::Error::custom("seq is not an integer")),
+    }
+}
+
+
+/// A `seq` field read by [`lenient_seq`].
+pub struct Seq(pub Option<i64>);
+
+impl<'de> serde::Deserialize<'de> for Seq {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        lenient_seq(d).map(Seq)
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn numbers_are_read_as_numbers_or_strings() {
+        use serde_json::json;
+        for (v, n) in [(json!(0), Some(0)), (json!("200"), Some(200)), (json!(0.0), Some(0)), (json!(" 7 "), Some(7))] {
+            assert_eq!(super::lenient_int(Some(&v)), n, "{v}");
+        }
+        for v in [json!(null), json!("three"), json!(1.5), json!([0]), json!(true), json!("")] {
+            assert_eq!(super::lenient_int(Some(&v)), None, "{v}");
+        }
+        assert_eq!(super::lenient_int(None), None);
+    }
+
     #[test]
     fn strings_are_escaped_only_when_needed() {
         let mut out = String::new();

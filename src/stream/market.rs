@@ -158,27 +158,24 @@ impl Market {
         json!({ "auth": auth }).to_string()
     }
 
-    fn on_auth_answer(&mut self, data: Option<&RawValue>) -> AuthOutcome {
-        let data: Value = data.and_then(|d| serde_json::from_str(d.get()).ok()).unwrap_or(Value::Null);
-        let code = data.get("code").and_then(Value::as_i64);
-        if matches!(code, Some(0) | Some(200)) {
-            return AuthOutcome::Accepted;
+    /// While the auth answer is awaited: the answer's meaning, if `text` is the answer (a
+    /// frame of channel "auth", whatever the types of its other fields).
+    fn auth_answer(&mut self, text: &str) -> Option<AuthOutcome> {
+        let Ok(Value::Object(frame)) = serde_json::from_str::<Value>(text) else { return None };
+        if frame.get("channel").and_then(Value::as_str) != Some("auth") {
+            return None;
         }
-        let message = data.get("msg").or(data.get("message")).and_then(Value::as_str).unwrap_or("");
-        AuthOutcome::Refused(Error::new(
-            crate::Code::ApiError,
-            format!(
-                "the venue refused the stream's auth frame (code {}): {}",
-                code.map_or("none".to_owned(), |c| c.to_string()),
-                excerpt(message)
-            ),
-        ))
+        if let Some(seq) = super::json::lenient_int(frame.get("seq")) {
+            self.seq.observe(seq);
+        }
+        Some(super::auth_answer::judge(&frame, "the stream's auth frame"))
     }
 }
 
 /// The envelope of every push: `{seq, channel, symbol?, data}`.
 #[derive(Deserialize)]
 struct Push<'a> {
+    #[serde(default, deserialize_with = "super::json::lenient_seq")]
     seq: Option<i64>,
     #[serde(borrow)]
     channel: Option<Cow<'a, str>>,
@@ -218,7 +215,7 @@ impl<'de> Deserialize<'de> for FastPush<'de> {
                 let mut push = FastPush { seq: None, channel: None, symbol: None, data: None };
                 while let Some(key) = map.next_key::<Cow<'de, str>>()? {
                     match key.as_ref() {
-                        "seq" => push.seq = map.next_value()?,
+                        "seq" => push.seq = map.next_value::<super::json::Seq>()?.0,
                         "channel" => push.channel = map.next_value::<Option<BorrowedText<'de>>>()?.map(|t| t.0),
                         "symbol" => push.symbol = map.next_value::<Option<BorrowedText<'de>>>()?.map(|t| t.0),
                         "data" if push.channel.as_deref() == Some("depth_book") => {
@@ -275,7 +272,7 @@ impl Market {
         };
         match event {
             Ok(event) => queue.push(Kind::Data, event),
-            Err(error) => queue.push(Kind::Status, events::error_status(&error, Some(&excerpt(text)))),
+            Err(error) => queue.push(Kind::Notice, events::error_status(&error, Some(&excerpt(text)))),
         }
         Some(())
     }
@@ -293,7 +290,7 @@ impl Market {
         let data = match &push.data {
             Some(FastData::Sorted(Ok(sorted))) => sorted.as_str(),
             Some(FastData::Sorted(Err(error))) => {
-                queue.push(Kind::Status, events::error_status(error, Some(&excerpt(text))));
+                queue.push(Kind::Notice, events::error_status(error, Some(&excerpt(text))));
                 return Some(());
             }
             Some(FastData::Raw(raw)) => raw.get(),
@@ -308,14 +305,14 @@ impl Market {
         match self.seq.check(known, symbol.unwrap_or(""), seq) {
             SeqCheck::InOrder => {}
             SeqCheck::Gap { expected, received } => queue.push(
-                Kind::Status,
+                Kind::Notice,
                 events::status(
                     "gap",
                     json!({ "subscription": { "channel": known, "symbol": symbol }, "expected": expected, "received": received }),
                 ),
             ),
             SeqCheck::Regression { last, received } => queue.push(
-                Kind::Status,
+                Kind::Notice,
                 events::status(
                     "seq_regression",
                     json!({ "subscription": { "channel": known, "symbol": symbol }, "last": last, "received": received }),
@@ -356,9 +353,12 @@ impl Protocol for Market {
     }
 
     fn on_text(&mut self, text: &str, received_ns: i64, queue: &Queue) -> AuthOutcome {
-        if !self.awaiting_auth
-            && ((self.scanner && self.on_push_scanned(text, received_ns, queue).is_some())
-                || self.on_push_fast(text, received_ns, queue).is_some())
+        if self.awaiting_auth {
+            if let Some(outcome) = self.auth_answer(text) {
+                return outcome;
+            }
+        } else if (self.scanner && self.on_push_scanned(text, received_ns, queue).is_some())
+            || self.on_push_fast(text, received_ns, queue).is_some()
         {
             return AuthOutcome::Pending;
         }
@@ -367,23 +367,17 @@ impl Protocol for Market {
             Err(_) => {
                 // Valid JSON of another shape is passed through; anything else is an error.
                 if serde_json::from_str::<&RawValue>(text).is_ok() {
-                    queue.push(Kind::Data, unrecognized(text, received_ns));
+                    queue.push_quoting_venue(unrecognized(text, received_ns));
                 } else {
                     let error = Error::bad_response("the venue sent a text frame that is not JSON");
-                    queue.push(Kind::Status, events::error_status(&error, Some(&excerpt(text))));
+                    queue.push(Kind::Notice, events::error_status(&error, Some(&excerpt(text))));
                 }
                 return AuthOutcome::Pending;
             }
         };
         let channel = push.channel.as_deref().unwrap_or("");
-        if channel == "auth" && self.awaiting_auth {
-            if let Some(seq) = push.seq {
-                self.seq.observe(seq);
-            }
-            return self.on_auth_answer(push.data);
-        }
         let Some(known) = PUBLIC_CHANNELS.iter().chain(ACCOUNT_CHANNELS).find(|c| **c == channel).copied() else {
-            queue.push(Kind::Data, unrecognized(text, received_ns));
+            queue.push_quoting_venue(unrecognized(text, received_ns));
             return AuthOutcome::Pending;
         };
         let symbol = push.symbol.as_deref();
@@ -396,7 +390,7 @@ impl Protocol for Market {
                     &sorted
                 }
                 Err(error) => {
-                    queue.push(Kind::Status, events::error_status(&error, Some(&excerpt(text))));
+                    queue.push(Kind::Notice, events::error_status(&error, Some(&excerpt(text))));
                     return AuthOutcome::Pending;
                 }
             },

@@ -5,8 +5,10 @@
 //! Modules: `settings` (URLs, options, TLS), `tls`, `transport` (one connection),
 //! `limits` (the venue's connection limits, backoff), `supervisor` (the I/O thread:
 //! auth, liveness, rotation, reconnection), `market` and `orders` (the two protocols),
-//! `seq`, `depth`, `events` (event shapes and the queue), `json`.
+//! `auth_answer` (what an auth answer means), `seq`, `depth`, `events` (event shapes and the
+//! queue), `json`.
 
+mod auth_answer;
 mod depth;
 mod events;
 mod json;

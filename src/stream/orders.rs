@@ -13,7 +13,7 @@ use super::json::push_str;
 use super::supervisor::{AuthOutcome, Protocol};
 use super::transport::Connection;
 use crate::body_sign::{BodySignature, REQUEST_ID_LEN};
-use crate::error::{Code, Error, Result, excerpt};
+use crate::error::{Error, Result, excerpt};
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -299,7 +299,7 @@ fn is_ack(frame: &Map<String, Value>) -> bool {
         |key: &str| frame.get(key).and_then(Value::as_str).is_some_and(|s| s.eq_ignore_ascii_case("accepted"));
     let code_ok = match frame.get("code") {
         None | Some(Value::Null) => true,
-        Some(code) => matches!(code.as_i64(), Some(0) | Some(202)),
+        code => matches!(super::json::lenient_int(code), Some(0) | Some(202)),
     };
     code_ok && (accepted("status") || accepted("message"))
 }
@@ -327,36 +327,28 @@ impl Protocol for Orders {
         let frame: Map<String, Value> = match serde_json::from_str::<Value>(text) {
             Ok(Value::Object(frame)) => frame,
             Ok(_) => {
-                queue.push(Kind::Data, super::market::unrecognized(text, received_ns));
+                queue.push_quoting_venue(super::market::unrecognized(text, received_ns));
                 return AuthOutcome::Pending;
             }
             Err(_) => {
                 let error = Error::bad_response("the venue sent a text frame that is not JSON");
-                queue.push(Kind::Status, events::error_status(&error, Some(&excerpt(text))));
+                queue.push(Kind::Notice, events::error_status(&error, Some(&excerpt(text))));
                 return AuthOutcome::Pending;
             }
         };
         let request_id = frame.get("request_id").and_then(Value::as_str);
-        let code = frame.get("code").and_then(Value::as_i64);
         let message =
             frame.get("message").and_then(Value::as_str).or(frame.get("status").and_then(Value::as_str)).unwrap_or("");
-        if let (Some(login), Some(id)) = (&self.login_request_id, request_id)
-            && login == id
+        // The login's answer: its request_id, or none at all (nothing else is awaited before
+        // the login is answered; some servers leave it out of the answer).
+        if let Some(login) = &self.login_request_id
+            && request_id.is_none_or(|id| id == login)
+            && (request_id.is_some() || frame.contains_key("code"))
         {
-            if matches!(code, Some(0) | Some(200)) {
-                return AuthOutcome::Accepted;
-            }
-            return AuthOutcome::Refused(Error::new(
-                Code::ApiError,
-                format!(
-                    "the venue refused the order stream's auth:login (code {}): {}",
-                    code.map_or("none".to_owned(), |c| c.to_string()),
-                    excerpt(message)
-                ),
-            ));
+            return super::auth_answer::judge(&frame, "the order stream's auth:login");
         }
         let Some(request_id) = request_id else {
-            queue.push(Kind::Data, super::market::unrecognized(text, received_ns));
+            queue.push_quoting_venue(super::market::unrecognized(text, received_ns));
             return AuthOutcome::Pending;
         };
         let ack = is_ack(&frame);
@@ -377,7 +369,7 @@ impl Protocol for Orders {
         });
         event["frame"] = Value::Object(frame);
         event["received_ns"] = received_ns.into();
-        queue.push(Kind::Data, event.to_string());
+        queue.push_quoting_venue(event.to_string());
         AuthOutcome::Pending
     }
 

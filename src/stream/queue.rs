@@ -1,8 +1,14 @@
 //! The queue between a stream's I/O thread and the callers of `next`.
 //!
-//! Bounded (events and bytes): status events always go in; when data events do not fit they
-//! are counted, and a `{"state":"overflow","dropped":N}` status event marks the place where
-//! they were lost — nothing disappears silently.
+//! Bounded (events and bytes): the connection's own status events always go in; when data
+//! events, or notices about them (error, gap, seq_regression: one per frame a hostile venue
+//! sends), do not fit they are counted, and a `{"state":"overflow","dropped":N}` status event
+//! marks the place where they were lost — nothing disappears silently.
+//!
+//! Redaction: every status event and notice, every event that quotes the venue's words (an
+//! order reply, a frame of no known channel) and the terminal error pass through the
+//! stream's secrets (`crate::redact`: the session's token and key), as REST errors do. Pushes
+//! on the known channels are the venue's data, passed as sent.
 //!
 //! How a caller waits: in `poll`, on the queue's own signal *and on the connection's socket*
 //! (`Watch`). A frame arriving wakes the caller at the same moment as the I/O thread, instead
@@ -17,13 +23,14 @@
 
 use super::events::status;
 use crate::error::{Code, Error, Result};
+use crate::redact::Secrets;
 use serde_json::json;
 use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// Most data events held for the caller at once.
@@ -57,6 +64,10 @@ struct State {
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Data,
+    /// A status event about the data (error, gap, seq_regression): bounded like data.
+    Notice,
+    /// A status event about the connection: never dropped (their number is bounded by the
+    /// reconnection pacing).
     Status,
 }
 
@@ -82,6 +93,8 @@ pub struct Queue {
     signal_rx: UnixStream,
     /// Where the other callers sleep.
     ready: Condvar,
+    /// The secrets redacted out of status events, venue words and the terminal error.
+    secrets: Mutex<Option<Arc<Secrets>>>,
 }
 
 impl Default for Queue {
@@ -107,6 +120,7 @@ impl Queue {
             signal_tx,
             signal_rx,
             ready: Condvar::new(),
+            secrets: Mutex::new(None),
         })
     }
 
@@ -135,12 +149,63 @@ impl Queue {
         }
     }
 
+    /// The secrets to redact from now on (the stream's session, at each connection: its
+    /// token may have been refreshed).
+    pub fn set_secrets(&self, secrets: Secrets) {
+        *self.secrets.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(secrets));
+    }
+
+    fn current_secrets(&self) -> Option<Arc<Secrets>> {
+        self.secrets.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    pub fn redact_error(&self, error: Error) -> Error {
+        match self.current_secrets() {
+            Some(secrets) => secrets.redact_error(error),
+            None => error,
+        }
+    }
+
+    /// `event` redacted; one that is no longer JSON after it (a secret inside an escape) is
+    /// withheld, and a notice says so.
+    fn redacted(&self, event: String) -> (String, bool) {
+        let Some(secrets) = self.current_secrets() else { return (event, false) };
+        let std::borrow::Cow::Owned(redacted) = secrets.redact(&event) else { return (event, false) };
+        if serde_json::from_str::<serde::de::IgnoredAny>(&redacted).is_ok() {
+            return (redacted, false);
+        }
+        let notice = super::events::status(
+            "error",
+            json!({ "code_name": "PERPS_BAD_RESPONSE", "message": "the venue sent a frame that quotes a secret of this session; withheld" }),
+        );
+        (notice, true)
+    }
+
+    /// A data event that quotes the venue's words (an order reply, a frame of no known
+    /// channel): redacted first.
+    pub fn push_quoting_venue(&self, event: String) {
+        match self.redacted(event) {
+            (event, false) => self.push_event(Kind::Data, event),
+            (notice, true) => self.push_event(Kind::Notice, notice),
+        }
+    }
+
     pub fn push(&self, kind: Kind, event: String) {
+        match kind {
+            Kind::Data => self.push_event(kind, event),
+            _ => {
+                let (event, withheld) = self.redacted(event);
+                self.push_event(if withheld { Kind::Notice } else { kind }, event);
+            }
+        }
+    }
+
+    fn push_event(&self, kind: Kind, event: String) {
         let mut state = self.lock();
         if state.closed {
             return;
         }
-        if kind == Kind::Data {
+        if kind != Kind::Status {
             if state.data_events >= MAX_QUEUED_EVENTS || state.data_bytes + event.len() > MAX_QUEUED_BYTES {
                 state.dropped += 1;
                 return;
@@ -165,6 +230,7 @@ impl Queue {
 
     /// The I/O thread has ended for good: `next` gives the queued events, then this error.
     pub fn finish(&self, error: Error) {
+        let error = self.redact_error(error);
         let mut state = self.lock();
         state.terminal = Some(error);
         self.changed(&state, true);
@@ -283,7 +349,7 @@ fn take(state: &mut State) -> Option<Result<String>> {
         return Some(Err(Error::new(Code::StreamClosed, "the stream is closed (perps_stream_close)")));
     }
     if let Some((kind, event)) = state.events.pop_front() {
-        if kind == Kind::Data {
+        if kind != Kind::Status {
             state.data_events -= 1;
             state.data_bytes -= event.len();
         }

@@ -4,7 +4,9 @@
 //! - Server pings are answered by tungstenite whenever it reads or writes.
 //! - Liveness never depends on the venue answering a ping of ours: any inbound frame
 //!   (the venue pings every 10 s) resets an idle timer; silence for `stream_idle_timeout_ms`
-//!   means a half-open connection, which is dropped and replaced.
+//!   means a half-open connection, which is dropped and replaced. After a third of that
+//!   silence the client pings once (then again each third): a venue that pings less often,
+//!   or not at all, keeps a quiet connection alive by its pong, and none is required.
 //! - Before the venue's 24 h cap, at `stream_rotate_after_ms`, the connection is replaced.
 //! - Reconnection waits a jittered exponential backoff and the process-wide connection
 //!   limiter, then authenticates and subscribes again.
@@ -300,11 +302,15 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
     // Report a failure to the opener (first connection) or as events (later ones).
     let give_up = |opened: &mut Option<mpsc::Sender<Result<()>>>, error: Error| match opened.take() {
         Some(tx) => {
-            let _ = tx.send(Err(error));
+            let _ = tx.send(Err(shared.queue.redact_error(error)));
         }
         None => fail(shared, error),
     };
     while !shared.is_closing() {
+        // What venue text must never show back, as of this connection (a refreshed token).
+        if let Some(session) = &ctx.session {
+            shared.queue.set_secrets(session.secrets());
+        }
         let token = match &ctx.session {
             Some(session) => match session.usable_token(ctx.client.venue_now_ms().div_euclid(1000)) {
                 Ok(token) => Some(token),
@@ -514,7 +520,7 @@ fn read_available(
                     "the venue sent a binary frame of {} bytes (it sends JSON text); ignored",
                     bytes.len()
                 ));
-                queue.push(Kind::Status, events::error_status(&error, None));
+                queue.push(Kind::Notice, events::error_status(&error, None));
             }
             Message::Close(frame) => {
                 *close_reason = Some(match frame {
@@ -538,6 +544,8 @@ fn serve(shared: &Shared, proto: &mut dyn Protocol, settings: &StreamSettings) -
     let options = &settings.options;
     let started = Instant::now();
     let mut last_inbound = Instant::now();
+    let mut last_ping = last_inbound;
+    let ping_every = options.idle_timeout / 3;
     let mut close_reason = None;
     let mut more = false;
     loop {
@@ -548,6 +556,13 @@ fn serve(shared: &Shared, proto: &mut dyn Protocol, settings: &StreamSettings) -
             };
             if let Err(error) = read_available(conn, proto, shared, &mut last_inbound, &mut close_reason, &mut more) {
                 return Ended { reason: close_reason.unwrap_or_else(|| error.message().to_owned()), rotation: false };
+            }
+            if last_inbound.max(last_ping) + ping_every <= Instant::now() {
+                last_ping = Instant::now();
+                // A failed write shows as the connection's end at the next read.
+                if conn.ws.write(Message::Ping(Default::default())).is_ok() {
+                    let _ = conn.flush();
+                }
             }
             conn.fd()
         };
@@ -573,8 +588,10 @@ fn serve(shared: &Shared, proto: &mut dyn Protocol, settings: &StreamSettings) -
             };
         }
         if !more {
+            let ping_at = last_inbound.max(last_ping) + ping_every;
+            let wake_at = idle_deadline.min(rotate_at).min(ping_at.max(now));
             shared.io_busy.store(false, Ordering::Release);
-            poll_fds(Some(fd), shared.wake_rx.as_raw_fd(), idle_deadline.min(rotate_at) - now);
+            poll_fds(Some(fd), shared.wake_rx.as_raw_fd(), wake_at - now);
             shared.io_busy.store(true, Ordering::Release);
             shared.drain_wake();
         } else if shared.writer_waiting() {

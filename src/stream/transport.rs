@@ -2,9 +2,11 @@
 //! configuration), the WebSocket handshake, then a non-blocking socket that the I/O thread
 //! polls and that a caller may write an order frame to (under the connection's lock).
 //!
-//! The handshake runs on a blocking socket with the client's time limits; afterwards the
-//! socket is non-blocking so that reading never holds the connection's lock while waiting,
-//! and a write that meets a full send buffer waits with `poll`, bounded by the reply timeout.
+//! The handshake runs on a blocking socket under one deadline (the reply timeout, for TLS and
+//! the WebSocket handshake together: a venue that trickles its answer byte by byte cannot
+//! hold a reconnect forever); afterwards the socket is non-blocking so that reading never
+//! holds the connection's lock while waiting, and a write that meets a full send buffer waits
+//! with `poll`, bounded by the reply timeout.
 
 use super::settings::StreamSettings;
 use crate::error::{Code, Error, Result};
@@ -17,40 +19,60 @@ use tungstenite::protocol::WebSocketConfig;
 use tungstenite::{Message, WebSocket};
 
 /// The byte stream under the WebSocket: plain TCP (loopback `ws://`) or TLS.
-pub enum Socket {
+enum Layer {
     Plain(TcpStream),
     Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
 }
 
+/// The byte stream, and while the handshake runs, the deadline every read and write keeps.
+pub struct Socket {
+    layer: Layer,
+    deadline: Option<Instant>,
+}
+
 impl Socket {
     pub fn tcp(&self) -> &TcpStream {
-        match self {
-            Socket::Plain(tcp) => tcp,
-            Socket::Tls(tls) => &tls.sock,
+        match &self.layer {
+            Layer::Plain(tcp) => tcp,
+            Layer::Tls(tls) => &tls.sock,
         }
+    }
+
+    /// Before a blocking read or write: the socket's timeout set to what is left of the
+    /// deadline, or `TimedOut` once it has passed.
+    fn keep_deadline(&self, reading: bool) -> io::Result<()> {
+        let Some(deadline) = self.deadline else { return Ok(()) };
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "the deadline passed"));
+        }
+        if reading { self.tcp().set_read_timeout(Some(left)) } else { self.tcp().set_write_timeout(Some(left)) }
     }
 }
 
 impl Read for Socket {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Socket::Plain(s) => s.read(buf),
-            Socket::Tls(s) => s.read(buf),
+        self.keep_deadline(true)?;
+        match &mut self.layer {
+            Layer::Plain(s) => s.read(buf),
+            Layer::Tls(s) => s.read(buf),
         }
     }
 }
 
 impl Write for Socket {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Socket::Plain(s) => s.write(buf),
-            Socket::Tls(s) => s.write(buf),
+        self.keep_deadline(false)?;
+        match &mut self.layer {
+            Layer::Plain(s) => s.write(buf),
+            Layer::Tls(s) => s.write(buf),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Socket::Plain(s) => s.flush(),
-            Socket::Tls(s) => s.flush(),
+        self.keep_deadline(false)?;
+        match &mut self.layer {
+            Layer::Plain(s) => s.flush(),
+            Layer::Tls(s) => s.flush(),
         }
     }
 }
@@ -117,27 +139,28 @@ pub fn connect(url: &str, settings: &StreamSettings, on_socket: &mut dyn FnMut(&
     let tcp = connect_tcp(&host, port, settings.connect_timeout)?;
     on_socket(&tcp);
     tcp.set_nodelay(true).map_err(|e| io_error(e, "setting TCP_NODELAY"))?;
-    tcp.set_read_timeout(Some(settings.reply_timeout)).map_err(|e| io_error(e, "setting a timeout"))?;
-    tcp.set_write_timeout(Some(settings.reply_timeout)).map_err(|e| io_error(e, "setting a timeout"))?;
-    let socket = if tls {
+    let deadline = Some(Instant::now() + settings.reply_timeout);
+    let layer = if tls {
         let name = rustls::pki_types::ServerName::try_from(host.clone()).map_err(|_| {
             Error::invalid_argument(format!("stream URL host \"{}\" is not a valid name", crate::error::excerpt(&host)))
         })?;
         let tls_connection = rustls::ClientConnection::new(settings.tls()?, name)
             .map_err(|e| Error::new(Code::Transport, format!("TLS set-up failed: {e}")))?;
-        Socket::Tls(Box::new(rustls::StreamOwned::new(tls_connection, tcp)))
+        Layer::Tls(Box::new(rustls::StreamOwned::new(tls_connection, tcp)))
     } else {
-        Socket::Plain(tcp)
+        Layer::Plain(tcp)
     };
+    let socket = Socket { layer, deadline };
     let max = settings.options.max_frame_bytes;
     let config = WebSocketConfig::default().max_frame_size(Some(max)).max_message_size(Some(max));
-    let (ws, _response) =
+    let (mut ws, _response) =
         tungstenite::client::client_with_config(request, socket, Some(config)).map_err(|e| match e {
             tungstenite::HandshakeError::Failure(e) => ws_error(e, "the WebSocket handshake"),
             tungstenite::HandshakeError::Interrupted(_) => {
                 Error::new(Code::Timeout, "the WebSocket handshake did not finish in time")
             }
         })?;
+    ws.get_mut().deadline = None;
     ws.get_ref().tcp().set_nonblocking(true).map_err(|e| io_error(e, "making the socket non-blocking"))?;
     Ok(Connection { ws, write_timeout: settings.reply_timeout })
 }

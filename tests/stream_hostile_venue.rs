@@ -1,0 +1,301 @@
+//! The streams against venues that are not ours: answers in the other forms the sources show
+//! (codes as strings, auth answers without a code or with it at the top level, `seq` as a
+//! string, an empty book side as null, a login answer without its request_id), and hostile
+//! ones (a venue that echoes the session's token, floods error frames, trickles its
+//! handshake, or never pings). Each venue is a short script on 127.0.0.1.
+
+#[path = "streams/helpers.rs"]
+mod helpers;
+#[path = "common/ws_server.rs"]
+mod ws_server;
+
+use helpers::*;
+use perps::Code;
+use perps::stream::Stream;
+use serde_json::{Value, json};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use tungstenite::{Message, WebSocket};
+
+const PRICE: &str = r#"[{"channel":"price","symbol":"BTC-USD"}]"#;
+
+/// A venue whose every connection runs `script(index, socket)` after the handshake.
+fn venue(script: impl Fn(usize, WebSocket<TcpStream>) + Send + Sync + 'static) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr: SocketAddr = listener.local_addr().unwrap();
+    let script = Arc::new(script);
+    std::thread::spawn(move || {
+        let count = AtomicUsize::new(0);
+        for tcp in listener.incoming() {
+            let Ok(tcp) = tcp else { break };
+            let (i, script) = (count.fetch_add(1, Ordering::SeqCst), script.clone());
+            std::thread::spawn(move || {
+                if let Ok(ws) = tungstenite::accept(tcp) {
+                    script(i, ws)
+                }
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+fn read_json(ws: &mut WebSocket<TcpStream>) -> Value {
+    loop {
+        match ws.read() {
+            Ok(Message::Text(t)) => return serde_json::from_str(t.as_str()).unwrap(),
+            Ok(_) => continue,
+            Err(e) => panic!("the client went away: {e}"),
+        }
+    }
+}
+
+/// Keep the connection open (answering pings) until the client leaves or `limit` passes.
+fn hold(mut ws: WebSocket<TcpStream>, limit: Duration) {
+    let _ = ws.get_mut().set_read_timeout(Some(Duration::from_millis(20)));
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        match ws.read() {
+            Ok(_) | Err(tungstenite::Error::Io(_)) => {}
+            Err(_) => return,
+        }
+    }
+}
+
+/// An order venue: answers the login with `login(request_id)`, then every order frame with
+/// `replies` (their "RID" replaced by the order's request_id).
+fn order_venue(login: impl Fn(&str) -> String + Send + Sync + 'static, replies: Vec<String>) -> String {
+    let (login, replies) = (Arc::new(login), Arc::new(replies));
+    venue(move |_, mut ws| {
+        let frame = read_json(&mut ws);
+        ws.send(Message::text(login(frame["request_id"].as_str().unwrap()))).unwrap();
+        let _ = ws.get_mut().set_read_timeout(Some(Duration::from_millis(20)));
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(10) {
+            match ws.read() {
+                Ok(Message::Text(t)) => {
+                    let order: Value = serde_json::from_str(t.as_str()).unwrap();
+                    for reply in replies.iter() {
+                        let reply = reply.replace("RID", order["request_id"].as_str().unwrap());
+                        ws.send(Message::text(reply)).unwrap();
+                    }
+                }
+                Ok(_) | Err(tungstenite::Error::Io(_)) => {}
+                Err(_) => return,
+            }
+        }
+    })
+}
+
+fn logged_in(request_id: &str) -> String {
+    json!({ "code": 0, "message": "success", "request_id": request_id }).to_string()
+}
+
+#[test]
+fn auth_answers_in_every_form_the_sources_show_are_accepted() {
+    for answer in [
+        r#"{"seq":1,"channel":"auth","data":{"code":"200","msg":"success"}}"#,
+        r#"{"seq":"1","channel":"auth","data":{"code":0,"msg":"success"}}"#,
+        r#"{"seq":1.0,"channel":"auth","data":{"code":200}}"#,
+        r#"{"seq":1,"channel":"auth","code":200,"msg":"success"}"#,
+        r#"{"seq":1,"channel":"auth","data":{"msg":"success"}}"#,
+    ] {
+        let url = venue(move |_, mut ws| {
+            read_json(&mut ws);
+            ws.send(Message::text(answer)).unwrap();
+            hold(ws, Duration::from_secs(3));
+        });
+        let stream = Stream::open_market(client(&url, "{}"), Some(session()), r#"[{"channel":"order"}]"#);
+        assert!(stream.is_ok(), "{answer}: {:?}", stream.err());
+    }
+    let refused = venue(|_, mut ws| {
+        read_json(&mut ws);
+        ws.send(Message::text(r#"{"channel":"auth","data":{"code":"401","msg":"invalid token"}}"#)).unwrap();
+        hold(ws, Duration::from_secs(3));
+    });
+    let error = Stream::open_market(client(&refused, "{}"), Some(session()), r#"[{"channel":"order"}]"#).unwrap_err();
+    assert_eq!(error.code(), Code::ApiError);
+    assert!(error.message().contains("code 401") && error.message().contains("invalid token"), "{}", error.message());
+
+    for login in [
+        |id: &str| json!({ "code": "0", "message": "success", "request_id": id }).to_string(),
+        |_: &str| json!({ "code": 0, "message": "success" }).to_string(),
+        |_: &str| json!({ "code": 200, "message": "success", "request_id": null }).to_string(),
+    ] {
+        let url = order_venue(login, vec![]);
+        let stream = Stream::open_orders(client(&url, "{}"), session());
+        assert!(stream.is_ok(), "{}: {:?}", login("ID"), stream.err());
+    }
+}
+
+#[test]
+fn an_ack_whose_code_is_a_string_is_still_the_ack_and_the_outcome_is_matched() {
+    let url = order_venue(
+        logged_in,
+        vec![
+            r#"{"code":"0","status":"accepted","request_id":"RID"}"#.into(),
+            r#"{"code":"0","message":"success","request_id":"RID"}"#.into(),
+        ],
+    );
+    let stream = Stream::open_orders(client(&url, "{}"), session()).unwrap();
+    let sent: Value = serde_json::from_str(&stream.new_order(ORDER).unwrap()).unwrap();
+    let (ack, _) = until(&stream, LONG, "ack", is_channel("order_response"));
+    assert_eq!((ack["final"].as_bool(), ack["matched"].as_bool()), (Some(false), Some(true)), "{ack}");
+    let (outcome, _) = until(&stream, LONG, "outcome", is_channel("order_response"));
+    assert_eq!((outcome["final"].as_bool(), outcome["matched"].as_bool()), (Some(true), Some(true)), "{outcome}");
+    assert_eq!(outcome["cl_ord_id"], sent["cl_ord_id"]);
+}
+
+#[test]
+fn pushes_with_a_string_seq_or_a_null_book_side_are_delivered_on_their_channel() {
+    let url = venue(|_, mut ws| {
+        read_json(&mut ws);
+        for frame in [
+            r#"{"seq":"5","channel":"price","symbol":"BTC-USD","data":{"mark_price":"1"}}"#,
+            r#"{"seq":6,"channel":"depth_book","symbol":"BTC-USD","data":{"asks":[["2","1"],["1","1"]],"bids":null}}"#,
+            r#"{"seq":"seven","channel":"price","symbol":"BTC-USD","data":{}}"#,
+        ] {
+            ws.send(Message::text(frame)).unwrap();
+        }
+        hold(ws, Duration::from_secs(3));
+    });
+    let stream = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap();
+    let (price, _) = until(&stream, LONG, "price", is_channel("price"));
+    assert_eq!(price["seq"], 5);
+    let (book, skipped) = until(&stream, LONG, "depth_book", is_channel("depth_book"));
+    assert!(skipped.iter().all(|e| e["state"] != "error" && e["state"] != "gap"), "{skipped:#?}");
+    assert_eq!(book["data"], json!({ "asks": [["1", "1"], ["2", "1"]], "bids": [] }));
+    let (odd, _) = until(&stream, LONG, "the frame with a seq of words", is_channel("unrecognized"));
+    assert_eq!(odd["frame"]["seq"], "seven", "a seq that is no number is passed through, never guessed");
+}
+
+#[test]
+fn a_token_the_venue_echoes_never_reaches_an_error_or_an_event() {
+    let market = venue(|_, mut ws| {
+        let auth = read_json(&mut ws);
+        let token = auth["auth"]["token"].as_str().unwrap().to_owned();
+        let refusal = json!({ "channel": "auth", "data": { "code": 401, "msg": format!("bad token {token}") } });
+        ws.send(Message::text(refusal.to_string())).unwrap();
+        hold(ws, Duration::from_secs(3));
+    });
+    let error = Stream::open_market(client(&market, "{}"), Some(session()), r#"[{"channel":"order"}]"#).unwrap_err();
+    assert!(!error.message().contains(&TOKEN[..8]), "{}", error.message());
+    assert!(error.message().contains("<redacted>"), "{}", error.message());
+
+    let login = order_venue(
+        |id| json!({ "code": 401, "message": format!("{TOKEN} is not valid"), "request_id": id }).to_string(),
+        vec![],
+    );
+    let error = Stream::open_orders(client(&login, "{}"), session()).unwrap_err();
+    assert!(!error.message().contains(&TOKEN[..8]) && error.message().contains("<redacted>"), "{}", error.message());
+
+    let replies = order_venue(
+        logged_in,
+        vec![
+            format!(r#"{{"code":400,"message":"token {TOKEN} may not trade","request_id":"RID"}}"#),
+            format!(r#"{{"notice":"session {TOKEN}"}}"#),
+            format!(r#"{{"code":"x","message":"{TOKEN}"#),
+        ],
+    );
+    let stream = Stream::open_orders(client(&replies, "{}"), session()).unwrap();
+    stream.new_order(ORDER).unwrap();
+    let (reply, _) = until(&stream, LONG, "the reply", is_channel("order_response"));
+    let (unknown, _) = until(&stream, LONG, "the notice", is_channel("unrecognized"));
+    let (broken, _) = until(&stream, LONG, "the broken frame", is_status("error"));
+    for event in [&reply, &unknown, &broken] {
+        let text = event.to_string();
+        assert!(!text.contains(&TOKEN[..8]), "{text}");
+    }
+    assert_eq!(reply["message"], "token <redacted> may not trade");
+    assert_eq!(reply["final"], true);
+}
+
+#[test]
+fn a_flood_of_bad_frames_is_bounded_and_marked_as_overflow() {
+    let url = venue(|_, mut ws| {
+        read_json(&mut ws);
+        let mut burst = Vec::new();
+        for _ in 0..70_000 {
+            burst.extend_from_slice(&ws_server::raw_frame(true, 0x2, b"x"));
+        }
+        ws.get_mut().write_all(&burst).unwrap();
+        hold(ws, Duration::from_secs(10));
+    });
+    let stream = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap();
+    // The caller does not read while the venue floods.
+    std::thread::sleep(Duration::from_secs(3));
+    let events = drain(&stream, Duration::from_millis(300));
+    let errors = events.iter().filter(|e| e["state"] == "error").count();
+    let overflow: Vec<&Value> = events.iter().filter(|e| e["state"] == "overflow").collect();
+    assert!(errors < 70_000 && errors > 60_000, "{errors} error events");
+    assert_eq!(overflow.len(), 1);
+    assert_eq!(overflow[0]["dropped"].as_u64().unwrap() as usize + errors, 70_000, "every frame counted");
+}
+
+#[test]
+fn a_venue_that_trickles_its_handshake_cannot_hold_a_reconnect() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for (i, tcp) in listener.incoming().enumerate() {
+            let Ok(mut tcp) = tcp else { break };
+            std::thread::spawn(move || {
+                if i == 0 {
+                    // The first connection works, then drops.
+                    let mut ws = tungstenite::accept(tcp).unwrap();
+                    read_json(&mut ws);
+                    std::thread::sleep(Duration::from_millis(200));
+                    return;
+                }
+                // Later ones answer one byte every 300 ms, forever.
+                let _ = tcp.read(&mut [0u8; 4096]);
+                for byte in b"HTTP/1.1 101 Switching Protocols\r\n".iter().cycle() {
+                    if tcp.write_all(&[*byte]).is_err() {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(300));
+                }
+            });
+        }
+    });
+    // Each read waits at most 2 s; the whole handshake may take no more than that either.
+    let stream = Stream::open_market(client(&url, r#"{"read_timeout_ms":1000}"#), None, PRICE).unwrap();
+    until(&stream, LONG, "disconnected", is_status("disconnected"));
+    let started = Instant::now();
+    let (failed, _) = until(&stream, LONG, "reconnect_failed", is_status("reconnect_failed"));
+    assert!(started.elapsed() < Duration::from_secs(4), "{:?}", started.elapsed());
+    assert_eq!(failed["code_name"], "PERPS_TIMEOUT", "{failed}");
+}
+
+#[test]
+fn a_venue_that_never_pings_keeps_a_quiet_connection_through_the_clients_pings() {
+    let pings = Arc::new(AtomicUsize::new(0));
+    let seen = pings.clone();
+    let url = venue(move |_, mut ws| {
+        read_json(&mut ws);
+        let _ = ws.get_mut().set_read_timeout(Some(Duration::from_millis(10)));
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(5) {
+            match ws.read() {
+                Ok(Message::Ping(_)) => {
+                    seen.fetch_add(1, Ordering::SeqCst);
+                }
+                Ok(_) | Err(tungstenite::Error::Io(_)) => {}
+                Err(_) => return,
+            }
+            let _ = ws.flush(); // the pong
+        }
+    });
+    let stream = Stream::open_market(client(&url, r#"{"stream_idle_timeout_ms":600}"#), None, PRICE).unwrap();
+    let mut events = Vec::new();
+    let until = Instant::now() + Duration::from_secs(2);
+    while let Some(left) = until.checked_duration_since(Instant::now()) {
+        if let Some(event) = stream.next(Some(left)).unwrap() {
+            events.push(serde_json::from_str::<Value>(&event).unwrap());
+        }
+    }
+    assert!(events.iter().all(|e| e["state"] != "disconnected"), "{events:#?}");
+    assert!(pings.load(Ordering::SeqCst) >= 3, "{} pings", pings.load(Ordering::SeqCst));
+}
