@@ -224,3 +224,32 @@ fn a_venue_429_empties_the_bucket_and_a_wait_never_outlasts_the_timeout() {
     let off = client_at(&rogue.url(), FAST);
     call(&off, Some(&session), "query_balance", None).unwrap();
 }
+
+#[test]
+fn a_huge_retry_after_pauses_the_bucket_for_ten_seconds_at_most() {
+    // A year: what a misbehaving proxy or a hostile answer may say.
+    let rogue = Rogue::start(|_, index| {
+        if index == 0 {
+            vec![Step::Write(response(429, &["Retry-After: 31536000"], br#"{"code":429}"#))]
+        } else {
+            json(200, r#"{"code":0,"message":"success","request_id":"r"}"#)
+        }
+    });
+    let client = client_at(&rogue.url(), r#"{"rate_limit":"refuse"}"#);
+    let session = api_session([25u8; 32]);
+    let f = expect(call(&client, Some(&session), "query_balance", None), PERPS_HTTP_STATUS, false);
+    assert_eq!((f.http_status, f.retry_after_ms), (429, 31_536_000_000), "the 429 reports what the venue said");
+    // The account's bucket is paused for 10 s, not a year: a cancel, from this client or
+    // a new one (the bucket is process-wide), is refused locally with a wait of 10 s at most.
+    let fresh = client_at(&rogue.url(), r#"{"rate_limit":"refuse"}"#);
+    for c in [&client, &fresh] {
+        let f = expect(call(c, Some(&session), "cancel_order", Some(r#"{"order_id":7}"#)), PERPS_RATE_LIMITED, false);
+        assert!((9_000..=10_000).contains(&f.retry_after_ms), "{f:?}");
+    }
+    // "wait" waits the pause out when the call's timeout allows it.
+    let patient = client_at(&rogue.url(), r#"{"rate_limit":"wait","total_timeout_ms":12000}"#);
+    let started = std::time::Instant::now();
+    call(&patient, Some(&session), "cancel_order", Some(r#"{"order_id":7}"#)).unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(11), "{:?}", started.elapsed());
+    assert_eq!(rogue.seen().len(), 2, "the 429, then the cancel after the pause");
+}
