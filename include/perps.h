@@ -121,9 +121,12 @@ typedef enum perps_code {
    */
   PERPS_RNG = 12,
   /**
-   * HTTP 404 from one of the endpoint calls (`perps_cancel_order`, `perps_query_order`, …):
-   * "order not found" — already gone, or not visible yet. `perps_new_order` and
-   * `perps_request` report a 404 as `PERPS_HTTP_STATUS`.
+   * The venue's HTTP 404 from one of the endpoint calls (`perps_cancel_order`,
+   * `perps_query_order`, …): "order not found" — already gone, or not visible yet (a new
+   * order can stay unknown for up to ~10 s). Only a venue-shaped 404 (a JSON, text or empty
+   * body): an HTML page (a proxy's or web server's "404 page not found", e.g. for a wrong
+   * URL or path prefix) says nothing about the order and is `PERPS_HTTP_STATUS`.
+   * `perps_new_order` and `perps_request` report every 404 as `PERPS_HTTP_STATUS`.
    */
   PERPS_NOT_FOUND = 13,
   /**
@@ -534,7 +537,8 @@ char *perps_change_margin_mode(const struct perps_client *c, const struct perps_
 /**
  * GET `/api/query_order` (bearer): one order. `params_json`: `{"order_id": <int64>}` or
  * `{"cl_ord_id": "<text>"}` (at least one). Returns the venue's order object. An order not
- * found (gone, or not visible yet: the venue can take seconds) → `PERPS_NOT_FOUND`.
+ * found (gone, or not visible yet: the venue can take up to ~10 s to list a new order)
+ * → `PERPS_NOT_FOUND`.
  * Free the result with `perps_string_free`.
  */
 char *perps_query_order(const struct perps_client *c, const struct perps_session *s, const char *params_json, struct perps_error **err);

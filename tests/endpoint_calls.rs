@@ -316,6 +316,12 @@ fn depth_levels_are_sorted_by_exact_decimal_value() {
 fn venue_refusals_map_to_their_codes_with_the_ids_sent() {
     let cases: Vec<(u16, &[&str], &str, perps_code, bool)> = vec![
         (404, &[], r#"{"code":404,"message":"order not found"}"#, PERPS_NOT_FOUND, false),
+        (404, &["Content-Type: text/plain"], "order not found", PERPS_NOT_FOUND, false),
+        (404, &[], "", PERPS_NOT_FOUND, false),
+        // A web server's page (a wrong URL or path prefix, a proxy): not the venue's "order
+        // not found", which would make an engine resend a live order.
+        (404, &[], "\n <html>404 page not found</html>", PERPS_HTTP_STATUS, false),
+        (404, &["Content-Type: text/html; charset=utf-8"], "404 page not found", PERPS_HTTP_STATUS, false),
         (429, &["Retry-After: 2"], r#"{"code":429,"message":"rate limit"}"#, PERPS_HTTP_STATUS, false),
         (400, &[], r#"{"code":400,"message":"bad"}"#, PERPS_HTTP_STATUS, false),
         (401, &[], "", PERPS_HTTP_STATUS, false),
@@ -344,11 +350,16 @@ fn venue_refusals_map_to_their_codes_with_the_ids_sent() {
             assert_eq!(f.request_id.as_deref(), seen[0].header("x-request-id"), "{name} {status}");
             assert_eq!(f.request_id.is_some(), name == "cancel_order");
             assert_eq!(f.cl_ord_id, None, "only a failed new_order names a cl_ord_id");
-            let retry =
-                headers.first().map_or(-1, |h| h.trim_start_matches("Retry-After: ").parse::<i64>().unwrap() * 1000);
+            let retry = headers
+                .iter()
+                .find_map(|h| h.strip_prefix("Retry-After: "))
+                .map_or(-1, |seconds| seconds.parse::<i64>().unwrap() * 1000);
             assert_eq!(f.retry_after_ms, retry, "{name} {status}");
             if code == PERPS_API_ERROR {
                 assert!(f.message.contains("code 10001") && f.message.contains("position not found"), "{f:?}");
+            }
+            if status == 404 && code == PERPS_HTTP_STATUS {
+                assert!(f.message.contains("the URL or its path prefix may be wrong"), "{f:?}");
             }
         }
     }

@@ -3,6 +3,7 @@
 //! send, and the details a failure carries). Every request is sent exactly once: nothing here
 //! retries.
 
+use super::answers::is_html_page;
 use super::pacing::Bucket;
 use super::symbol_rules::{SymbolTable, Verdict, is_tick_error};
 use super::transport::Reply;
@@ -37,6 +38,11 @@ pub(super) struct Outgoing<'a> {
     /// The secrets in play for the call: venue text is redacted of them before an error
     /// quotes or keeps it (`crate::redact`).
     pub secrets: &'a CallSecrets<'a>,
+    /// The endpoint calls: the venue's own 404 ("order not found": a JSON, text or empty
+    /// body) is `PERPS_NOT_FOUND`. An HTML page stays `PERPS_HTTP_STATUS`: it comes from a
+    /// proxy or a wrong URL, and says nothing about the order. `false`: every 404 is
+    /// `PERPS_HTTP_STATUS` (`new_order`, `perps_request`).
+    pub not_found: bool,
 }
 
 /// A 2xx answer, with the signature whose `x-request-id` a later failure reports.
@@ -90,6 +96,7 @@ impl Client {
                 body: Some(body.as_str().as_bytes()),
                 account: Some(account),
                 secrets,
+                not_found: false,
             };
             let exchanged = self.exchange(&outgoing)?;
             order_answer(&exchanged, &cl_ord_id)
@@ -132,7 +139,8 @@ impl Client {
         let (token, account) = session.usable_credentials(self.venue_now_ms().div_euclid(1000))?;
         let body = body.filter(|b| !b.is_empty()).map(str::as_bytes);
         let account = Account { session, token: &token, account: &account };
-        let exchanged = self.exchange(&Outgoing { method, target: path, body, account: Some(account), secrets })?;
+        let outgoing = Outgoing { method, target: path, body, account: Some(account), secrets, not_found: false };
+        let exchanged = self.exchange(&outgoing)?;
         venue_result(&exchanged, path)
     }
 
@@ -183,7 +191,11 @@ impl Client {
                 reply.retry_after.as_deref().and_then(|v| super::retry_after::millis(v, self.venue_now_ms()));
             bucket.exhausted(retry_after.map(|ms| Duration::from_millis(ms as u64)));
         }
-        let reply = require_2xx(reply, path, outgoing.secrets).map_err(|e| with_request_id(e, signature.as_ref()))?;
+        let not_found = outgoing.not_found && reply.status == 404 && !is_html_page(&reply);
+        let reply = require_2xx(reply, path, outgoing.secrets).map_err(|e| {
+            let e = if not_found { e.with_code(Code::NotFound) } else { e };
+            with_request_id(e, signature.as_ref())
+        })?;
         Ok(Exchanged { reply, signature, secrets: outgoing.secrets })
     }
 

@@ -91,7 +91,8 @@ pub extern "C" fn perps_change_margin_mode(
 
 /// GET `/api/query_order` (bearer): one order. `params_json`: `{"order_id": <int64>}` or
 /// `{"cl_ord_id": "<text>"}` (at least one). Returns the venue's order object. An order not
-/// found (gone, or not visible yet: the venue can take seconds) → `PERPS_NOT_FOUND`.
+/// found (gone, or not visible yet: the venue can take up to ~10 s to list a new order)
+/// → `PERPS_NOT_FOUND`.
 /// Free the result with `perps_string_free`.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_query_order(
