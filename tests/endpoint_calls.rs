@@ -12,7 +12,7 @@ mod common;
 mod rogue_server;
 
 use base64::Engine as _;
-use common::abi::{Client, Failure, Session, c, call, new_order};
+use common::abi::{Client, Failure, Session, c, call, new_order, request};
 use perps::ffi::error::perps_code::{self, *};
 use rogue_server::{Rogue, Seen, Step, json, ms, response};
 use serde_json::Value;
@@ -328,7 +328,10 @@ fn venue_refusals_map_to_their_codes_with_the_ids_sent() {
         (502, &[], "<html>bad gateway</html>", PERPS_HTTP_STATUS, true),
         (503, &["Retry-After: 1"], "", PERPS_HTTP_STATUS, true),
         (200, &[], r#"{"code":10001,"message":"position not found"}"#, PERPS_API_ERROR, false),
-        (200, &[], r#"{"code":"0"}"#, PERPS_BAD_RESPONSE, true),
+        // A code as a string of digits is read as the number it spells.
+        (200, &[], r#"{"code":"10001","message":"position not found"}"#, PERPS_API_ERROR, false),
+        (200, &[], r#"{"code":0.5}"#, PERPS_BAD_RESPONSE, true),
+        (200, &[], r#"{"code":"ok"}"#, PERPS_BAD_RESPONSE, true),
         (200, &[], "not json", PERPS_BAD_RESPONSE, true),
         (200, &[], "42", PERPS_BAD_RESPONSE, true),
     ];
@@ -438,5 +441,61 @@ fn answers_of_new_order_carry_the_cl_ord_id() {
         assert_eq!(answer["cl_ord_id"], sent["cl_ord_id"]);
         assert_eq!(answer["request_id"], "v-1");
         assert!(ids.insert(answer["cl_ord_id"].as_str().unwrap().to_owned()));
+    }
+}
+
+#[test]
+fn a_code_is_read_as_an_integer_a_string_of_digits_or_a_whole_number() {
+    // Success however the code is written, and null is no code: for the endpoint calls (the
+    // depth book too), new_order and perps_request alike.
+    for success in [
+        r#"{"code":"0","message":"success","request_id":"r"}"#,
+        r#"{"code":0.0,"message":"success","request_id":"r"}"#,
+        r#"{"code":null,"message":"success","request_id":"r"}"#,
+    ] {
+        let text = success.to_owned();
+        let rogue = Rogue::start(move |seen, _| {
+            if seen.path().ends_with("query_depth_book") {
+                json(200, &text.replace('}', r#","asks":[],"bids":[]}"#))
+            } else {
+                json(200, &text)
+            }
+        });
+        let client = client_at(&rogue.url(), FAST);
+        let session = api_session(SEED);
+        for (name, params) in [("cancel_order", r#"{"order_id":1}"#), ("query_order", r#"{"order_id":1}"#)] {
+            assert_eq!(call(&client, Some(&session), name, Some(params)).unwrap(), success, "{name}");
+        }
+        call(&client, None, "query_depth_book", Some(r#"{"symbol":"X"}"#)).unwrap();
+        let answer: Value = serde_json::from_str(&new_order(&client, &session, ORDER).unwrap()).unwrap();
+        assert_eq!(answer["request_id"], "r", "{success}");
+        assert!(answer["cl_ord_id"].is_string());
+        request(&client, &session, "POST", "/api/cancel_order", Some(r#"{"order_id":1}"#)).unwrap();
+        assert_eq!(rogue.seen().len(), 5);
+    }
+    // A refusal's code as a string: PERPS_API_ERROR naming the code, from every path.
+    let rogue = Rogue::start(|_, _| json(200, r#"{"code":"400","message":"invalid order qty","asks":[]}"#));
+    let client = client_at(&rogue.url(), FAST);
+    let session = api_session(SEED);
+    for result in [
+        call(&client, Some(&session), "cancel_order", Some(r#"{"order_id":1}"#)),
+        call(&client, None, "query_depth_book", Some(r#"{"symbol":"X"}"#)),
+        new_order(&client, &session, ORDER),
+        request(&client, &session, "POST", "/api/cancel_order", Some(r#"{"order_id":1}"#)),
+    ] {
+        let f = expect(result, PERPS_API_ERROR, false);
+        assert!(f.message.contains("refused with code 400: invalid order qty"), "{f:?}");
+    }
+    // A code of another shape: the outcome is unknown (it may have been a success).
+    let rogue = Rogue::start(|_, _| json(200, r#"{"code":"0.0","message":"success","asks":[]}"#));
+    let client = client_at(&rogue.url(), FAST);
+    for result in [
+        call(&client, Some(&session), "cancel_order", Some(r#"{"order_id":1}"#)),
+        call(&client, None, "query_depth_book", Some(r#"{"symbol":"X"}"#)),
+        new_order(&client, &session, ORDER),
+        request(&client, &session, "POST", "/api/cancel_order", Some(r#"{"order_id":1}"#)),
+    ] {
+        let f = expect(result, PERPS_BAD_RESPONSE, true);
+        assert!(f.message.contains(r#""code" is not an integer"#) && f.message.contains(r#"(\"0.0\")"#), "{f:?}");
     }
 }

@@ -316,7 +316,7 @@ impl Client {
 }
 
 /// A 2xx answer from `new_order` / `perps_request`: a JSON object whose `code`, when
-/// present, must be 0.
+/// present, must be 0 (read by `endpoints::answer::venue_code`).
 fn venue_result(exchanged: &Exchanged, what: &str) -> Result<String> {
     check_code(exchanged, what)?;
     Ok(exchanged.reply.body.clone())
@@ -342,19 +342,12 @@ fn order_answer(exchanged: &Exchanged, cl_ord_id: &str) -> Result<String> {
 fn check_code(exchanged: &Exchanged, what: &str) -> Result<serde_json::Map<String, serde_json::Value>> {
     let answer =
         json_object(&exchanged.reply, what, exchanged.secrets).map_err(|e| exchanged.refused(e.reached_venue(true)))?;
-    match answer.get("code") {
-        None => Ok(answer),
-        Some(code) if code.as_i64() == Some(0) => Ok(answer),
-        // Not an integer ("0", null, 0.5…): the answer has the wrong shape and the order's
-        // fate is unknown, so it is not reported as a refusal.
-        Some(code) if code.as_i64().is_none() => Err(exchanged.refused(
-            Error::bad_response(format!(
-                "{what}: the venue's \"code\" is not an integer ({})",
-                exchanged.quoted(&code.to_string())
-            ))
-            .reached_venue(true),
-        )),
-        Some(code) => {
+    match crate::endpoints::answer::venue_code(answer.get("code")) {
+        Ok(None | Some(0)) => Ok(answer),
+        // Of another shape (0.5, "ok"…): the answer has the wrong shape and the order's fate
+        // is unknown, so it is not reported as a refusal.
+        Err(why) => Err(exchanged.refused(Error::bad_response(format!("{what}: {why}")).reached_venue(true))),
+        Ok(Some(code)) => {
             let message = answer.get("message").and_then(|m| m.as_str()).unwrap_or("");
             Err(exchanged.refused(Error::new(
                 Code::ApiError,
