@@ -545,7 +545,9 @@ char *perps_query_order(const struct perps_client *c, const struct perps_session
 
 /**
  * GET `/api/query_orders` (bearer): order history. `params_json` (all optional, or NULL):
- * `symbol`, `status` ("open", "new", "canceled", "filled", "rejected", "untriggered"),
+ * `symbol`, `status` ("open", "new", "canceled", "filled", "rejected", "untriggered", and
+ * "partially_filled", "expired", "cancelled", which clients use; sent as written: the
+ * venue's reference spells it "canceled"),
  * `order_type` ("limit", "market"), `start`, `end` (ISO-8601 date-times with an offset,
  * e.g. "2026-01-02T03:04:05Z"; start not after end), `last_id` (int64 cursor), `limit`
  * (1..500). Returns the venue's JSON (`{"page_size","result":[…],"total"}` or a bare array).

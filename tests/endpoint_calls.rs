@@ -499,3 +499,25 @@ fn a_code_is_read_as_an_integer_a_string_of_digits_or_a_whole_number() {
         assert!(f.message.contains(r#""code" is not an integer"#) && f.message.contains(r#"(\"0.0\")"#), "{f:?}");
     }
 }
+
+#[test]
+fn query_orders_takes_every_status_the_venue_and_its_clients_use() {
+    let rogue = Rogue::start(|_, _| json(200, r#"{"page_size":0,"result":[],"total":0}"#));
+    let client = client_at(&rogue.url(), FAST);
+    let session = api_session(SEED);
+    let statuses =
+        ["open", "new", "canceled", "filled", "rejected", "untriggered", "partially_filled", "expired", "cancelled"];
+    for status in statuses {
+        call(&client, Some(&session), "query_orders", Some(&format!(r#"{{"status":"{status}"}}"#))).unwrap();
+    }
+    // Each sent as written: no spelling is guessed for the venue.
+    let sent: Vec<String> = rogue.seen().iter().map(|s| s.target.clone()).collect();
+    let expected: Vec<String> = statuses.iter().map(|s| format!("/perps/api/query_orders?status={s}")).collect();
+    assert_eq!(sent, expected);
+    for wrong in ["OPEN", "canceld", ""] {
+        let params = format!(r#"{{"status":"{wrong}"}}"#);
+        let f = expect(call(&client, Some(&session), "query_orders", Some(&params)), PERPS_INVALID_ARGUMENT, false);
+        assert!(f.message.contains("\"partially_filled\", \"expired\", \"cancelled\""), "{f:?}");
+    }
+    assert_eq!(rogue.seen().len(), statuses.len(), "nothing sent for a refused status");
+}

@@ -107,8 +107,12 @@ const fn optional(name: &'static str, kind: Kind) -> Param {
 const SIDES: &[&str] = &["buy", "sell"];
 const MARGIN_MODES: &[&str] = &["cross", "isolated"];
 const ORDER_TYPES: &[&str] = &["limit", "market"];
-/// The reference's statuses, and `new`, which the documents' examples show.
-const ORDER_STATUSES: &[&str] = &["open", "new", "canceled", "filled", "rejected", "untriggered"];
+/// The reference's statuses, `new`, which the documents' examples show, and the ones live
+/// clients use (`venue-api.md` §1.6, §6.5: `partially_filled`, `expired`, and `cancelled`,
+/// the reference's `canceled` spelt the British way). Each is sent as written: the library
+/// does not guess which spelling the venue filters on.
+const ORDER_STATUSES: &[&str] =
+    &["open", "new", "canceled", "filled", "rejected", "untriggered", "partially_filled", "expired", "cancelled"];
 
 /// The fourteen endpoints, each named after the venue's own endpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
