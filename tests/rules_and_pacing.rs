@@ -137,6 +137,47 @@ fn symbol_rules_refuse_locally_and_refresh_when_they_should() {
 }
 
 #[test]
+fn concurrent_orders_share_one_fetch_of_the_symbol_list() {
+    // A slow symbol list: every order of a burst arrives while the first fetch is running.
+    let rogue = Rogue::start(|seen, _| {
+        if seen.path().ends_with("query_symbol_info") {
+            let mut steps = vec![Step::Sleep(std::time::Duration::from_millis(400))];
+            steps.extend(json(200, SYMBOLS));
+            steps
+        } else {
+            json(200, r#"{"code":0,"message":"success","request_id":"v"}"#)
+        }
+    });
+    let client = client_at(&rogue.url(), r#"{"symbol_rules":true}"#);
+    let session = api_session(SEED);
+    let burst = |order: &str| -> Vec<Result<String, Failure>> {
+        let start = std::sync::Barrier::new(6);
+        std::thread::scope(|scope| {
+            let threads: Vec<_> = (0..6)
+                .map(|_| {
+                    scope.spawn(|| {
+                        start.wait();
+                        new_order(&client, &session, order)
+                    })
+                })
+                .collect();
+            threads.into_iter().map(|t| t.join().unwrap()).collect()
+        })
+    };
+    // The first orders: one fetch, whose list every order uses.
+    for outcome in burst(&order("BTC-USD", "0.0100", "65000.10")) {
+        outcome.unwrap();
+    }
+    assert_eq!((rogue.count("query_symbol_info"), rogue.count("new_order")), (1, 6));
+    // Orders for a symbol the list lacks: fetched again once for all of them, not once each.
+    for outcome in burst(&order("SOL-USD", "1", "100")) {
+        let f = expect(outcome, PERPS_INVALID_ORDER, false);
+        assert!(f.message.contains("\"SOL-USD\" is not listed by the venue"), "{f:?}");
+    }
+    assert_eq!((rogue.count("query_symbol_info"), rogue.count("new_order")), (2, 6));
+}
+
+#[test]
 fn symbol_rules_without_a_symbol_list_send_no_order() {
     let rogue = Rogue::start(|seen, _| {
         if seen.path().ends_with("query_symbol_info") {

@@ -243,10 +243,10 @@ impl Client {
         let Some(cache) = &self.symbols else { return Ok(()) };
         let (table, fresh) = match cache.current() {
             Some(table) => (table, false),
-            None => (self.fetch_symbols()?, true),
+            None => (self.fetch_symbols(None)?, true),
         };
         let verdict = match table.check(order) {
-            Verdict::Unknown if !fresh => self.fetch_symbols()?.check(order),
+            Verdict::Unknown if !fresh => self.fetch_symbols(Some(&table))?.check(order),
             verdict => verdict,
         };
         match verdict {
@@ -264,10 +264,19 @@ impl Client {
         }
     }
 
-    /// Fetch the venue's symbol list for the symbol rules; one fetch at a time.
-    fn fetch_symbols(&self) -> Result<Arc<SymbolTable>> {
+    /// Fetch the venue's symbol list for the symbol rules, one fetch at a time: a table
+    /// stored while this call waited for its turn (by the fetch of a concurrent order, or an
+    /// on-demand `query_symbol_info`) is used instead of fetching again. `seen`: the table
+    /// the caller found wanting (it lacks the order's symbol), or `None` when there was none
+    /// (or it was stale).
+    fn fetch_symbols(&self, seen: Option<&Arc<SymbolTable>>) -> Result<Arc<SymbolTable>> {
         let cache = self.symbols.as_ref().expect("symbol rules are on");
         let _one_at_a_time = cache.fetch_guard();
+        if let Some(current) = cache.current()
+            && seen.is_none_or(|seen| !Arc::ptr_eq(seen, &current))
+        {
+            return Ok(current);
+        }
         let not_sent = |e: Error| {
             let message = format!(
                 "symbol rules: the venue's symbol list could not be read, so the order was not sent: {}",
