@@ -548,8 +548,10 @@ char *perps_query_order(const struct perps_client *c, const struct perps_session
  * `symbol`, `status` ("open", "new", "canceled", "filled", "rejected", "untriggered", and
  * "partially_filled", "expired", "cancelled", which clients use; sent as written: the
  * venue's reference spells it "canceled"),
- * `order_type` ("limit", "market"), `start`, `end` (ISO-8601 date-times with an offset,
- * e.g. "2026-01-02T03:04:05Z"; start not after end), `last_id` (int64 cursor), `limit`
+ * `order_type` ("limit", "market"), `start`, `end` (ISO-8601 date-times: e.g.
+ * "2026-01-02T03:04:05Z", "…05.250+08:00", "…05+0800"; without an offset
+ * "2026-01-02T03:04:05" is UTC, a date alone "2026-01-02" is midnight UTC; sent as RFC 3339,
+ * e.g. "2026-01-02T00:00:00Z"; start not after end), `last_id` (int64 cursor), `limit`
  * (1..500). Returns the venue's JSON (`{"page_size","result":[…],"total"}` or a bare array).
  * Free the result with `perps_string_free`.
  */
@@ -564,7 +566,8 @@ char *perps_query_open_orders(const struct perps_client *c, const struct perps_s
 
 /**
  * GET `/api/query_trades` (bearer): the account's fills. `params_json` (all optional, or
- * NULL): `symbol`, `side` ("buy", "sell"), `start`, `end` (ISO-8601, start not after end),
+ * NULL): `symbol`, `side` ("buy", "sell"), `start`, `end` (ISO-8601, read and sent as for
+ * `perps_query_orders`; start not after end),
  * `last_id` (int64 cursor), `limit` (1..500). Returns the venue's JSON.
  * Free the result with `perps_string_free`.
  */

@@ -521,3 +521,57 @@ fn query_orders_takes_every_status_the_venue_and_its_clients_use() {
     }
     assert_eq!(rogue.seen().len(), statuses.len(), "nothing sent for a refused status");
 }
+
+#[test]
+fn times_in_any_iso_8601_form_are_sent_in_rfc_3339() {
+    let rogue = Rogue::start(|_, _| json(200, r#"{"page_size":0,"result":[],"total":0}"#));
+    let client = client_at(&rogue.url(), FAST);
+    let session = api_session(SEED);
+    let forms = [
+        // RFC 3339 already: sent as given.
+        ("2026-01-02T03:04:05Z", "2026-01-02T03:04:05Z"),
+        ("2026-01-02T11:04:05.123456789+08:00", "2026-01-02T11:04:05.123456789+08:00"),
+        // No offset: UTC (never the machine's local time).
+        ("2026-01-02T03:04:05", "2026-01-02T03:04:05Z"),
+        ("2026-01-02T03:04:05.5", "2026-01-02T03:04:05.5Z"),
+        // A date alone: midnight UTC.
+        ("2026-01-02", "2026-01-02T00:00:00Z"),
+        // Basic and hour-only offsets.
+        ("2026-01-02T11:04:05+0800", "2026-01-02T11:04:05+08:00"),
+        ("2026-01-01T22:04:05-0500", "2026-01-01T22:04:05-05:00"),
+        ("2026-01-02T11:04:05+08", "2026-01-02T11:04:05+08:00"),
+    ];
+    for (i, (given, sent)) in forms.iter().enumerate() {
+        for name in ["query_orders", "query_trades"] {
+            call(&client, Some(&session), name, Some(&format!(r#"{{"start":"{given}","end":"2026-01-03"}}"#))).unwrap();
+            let seen = rogue.seen();
+            let query = decode_query(&seen.last().unwrap().target);
+            let expected =
+                [("start".to_owned(), sent.to_string()), ("end".to_owned(), "2026-01-03T00:00:00Z".to_owned())];
+            assert_eq!(query, expected, "{name} {given} (form {i})");
+        }
+    }
+    // start and end are compared as instants, whatever their forms; the message shows them
+    // as they were read (and would be sent).
+    let f = expect(
+        call(&client, Some(&session), "query_orders", Some(r#"{"start":"2026-01-02T00:00:01","end":"2026-01-02"}"#)),
+        PERPS_INVALID_ARGUMENT,
+        false,
+    );
+    assert!(f.message.contains(r#""start" (2026-01-02T00:00:01Z) is after "end" (2026-01-02T00:00:00Z)"#), "{f:?}");
+    call(&client, Some(&session), "query_orders", Some(r#"{"start":"2026-01-02T08:00:00+0800","end":"2026-01-02"}"#))
+        .unwrap();
+    // What is refused says why, and shows the forms taken; nothing is sent.
+    let sent = rogue.seen().len();
+    for (given, why) in [
+        ("2026-01-02 03:04:05", "the time of day is not THH:MM:SS after the date"),
+        ("2026-02-30", "the date is not a day of the calendar"),
+        ("2026-01-02T03:04:05.1234567890Z", "the fraction of a second has no digit or more than 9"),
+        ("2026-01-02T03:04:05+8:00", "the offset is not Z, ±HH:MM, ±HHMM or ±HH"),
+    ] {
+        let params = format!(r#"{{"end":"{given}"}}"#);
+        let f = expect(call(&client, Some(&session), "query_trades", Some(&params)), PERPS_INVALID_ARGUMENT, false);
+        assert!(f.message.contains(why) && f.message.contains(r#""2026-01-02" (midnight UTC)"#), "{f:?}");
+    }
+    assert_eq!(rogue.seen().len(), sent);
+}

@@ -44,7 +44,8 @@ pub enum Kind {
     Leverage,
     /// One of a few lower-case words.
     Enum(&'static [&'static str]),
-    /// An ISO-8601 / RFC 3339 date-time string (`2026-01-02T03:04:05Z`).
+    /// An ISO-8601 date-time string (`2026-01-02T03:04:05Z`; without an offset: UTC; a date
+    /// alone: midnight UTC), sent as RFC 3339 (`params::read_time`).
     Time,
     /// A non-empty JSON array of venue order ids.
     OrderIdList,
