@@ -49,7 +49,8 @@ pub(super) fn refusal(reply: &Reply, what: &str) -> Error {
         }
         403 => " (signature or permission refused)",
         404 if is_html_page(reply) => {
-            " (an HTML page, not the venue's answer: the URL or its path prefix may be wrong; check perps_url)"
+            " (an HTML page, not the venue's answer: the URL or its path prefix may be wrong; \
+             check the client's base_url and perps_url)"
         }
         404 => " (not found)",
         429 => " (rate limited)",
@@ -141,7 +142,12 @@ mod tests {
         ] {
             assert!(is_html_page(&page), "{page:?}");
             let e = refusal(&page, "/api/query_order");
-            assert!(e.message().contains("the URL or its path prefix may be wrong"), "{}", e.message());
+            assert!(
+                e.message()
+                    .contains("the URL or its path prefix may be wrong; check the client's base_url and perps_url"),
+                "{}",
+                e.message()
+            );
         }
         for venue in [
             html(None, r#"{"code":404,"message":"order not found"}"#),
