@@ -10,7 +10,8 @@
  *   2. perps_error_cl_ord_id(err) names the order (the library generated it when the order
  *      had none) and perps_error_request_id(err) the x-request-id it was sent with.
  *   3. perps_query_order {"cl_ord_id": …}: PERPS_NOT_FOUND may only mean "not visible yet"
- *      (the venue can take seconds), so look again for a grace period.
+ *      (the venue can take up to ~10 s to list a new order), so look again for a grace
+ *      period of 10 s.
  *   4. Decide: found → it is working, do not resend; still not found after the grace period
  *      → send it again with the same cl_ord_id.
  *
@@ -94,10 +95,11 @@ int main(int argc, char **argv) {
         goto done;
     }
 
-    /* 3. Look before resending: 404 can mean "not visible yet", so try for a grace period. */
+    /* 3. Look before resending: 404 can mean "not visible yet" (up to ~10 s), so look again
+     *    for 10 s (40 tries, 250 ms apart) before deciding it is not there. */
     char query[160];
     snprintf(query, sizeof query, "{\"cl_ord_id\":\"%s\"}", cl_ord_id);
-    for (int attempt = 1; attempt <= 20 && found == NULL; attempt++) {
+    for (int attempt = 1; attempt <= 40 && found == NULL; attempt++) {
         found = perps_query_order(client, session, query, &err);
         if (found == NULL && perps_error_code(err) == PERPS_NOT_FOUND) {
             printf("3. query_order %s: not found yet (attempt %d), looking again in 250 ms\n", cl_ord_id, attempt);
@@ -110,7 +112,7 @@ int main(int argc, char **argv) {
         }
     }
     if (found == NULL) {
-        printf("4. decision: not on the venue after 5 s: send it again with cl_ord_id %s\n", cl_ord_id);
+        printf("4. decision: not on the venue after 10 s: send it again with cl_ord_id %s\n", cl_ord_id);
         status = 0;
         goto done;
     }

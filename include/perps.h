@@ -121,9 +121,12 @@ typedef enum perps_code {
    */
   PERPS_RNG = 12,
   /**
-   * HTTP 404 from one of the endpoint calls (`perps_cancel_order`, `perps_query_order`, …):
-   * "order not found" — already gone, or not visible yet. `perps_new_order` and
-   * `perps_request` report a 404 as `PERPS_HTTP_STATUS`.
+   * The venue's HTTP 404 from one of the endpoint calls (`perps_cancel_order`,
+   * `perps_query_order`, …): "order not found" — already gone, or not visible yet (a new
+   * order can stay unknown for up to ~10 s). Only a venue-shaped 404 (a JSON, text or empty
+   * body): an HTML page (a proxy's or web server's "404 page not found", e.g. for a wrong
+   * URL or path prefix) says nothing about the order and is `PERPS_HTTP_STATUS`.
+   * `perps_new_order` and `perps_request` report every 404 as `PERPS_HTTP_STATUS`.
    */
   PERPS_NOT_FOUND = 13,
   /**
@@ -267,7 +270,8 @@ char *perps_challenge_verify(const char *signed_data, const char *certs_json, co
  * exactly these), `rate_limit` ("off"; "wait" paces account requests to the venue's credit
  * bucket — 45 credits a request, 1,000/s, burst 900 — within the call's `total_timeout_ms`;
  * "refuse" fails with `PERPS_RATE_LIMITED` instead of sending; one bucket per account and
- * `perps_url`, shared by every client and session of the process), `symbol_rules` (false;
+ * `perps_url`, shared by every client and session of the process; a venue 429 empties it
+ * for its `Retry-After`, at most 10 s), `symbol_rules` (false;
  * true checks orders against the venue's symbol list — tick, lot, min/max qty, unknown or
  * disabled symbol — and refuses them locally with `PERPS_INVALID_ORDER`),
  * `cl_ord_id_prefix` ("": up to 16 letters, digits, '-' or '_' put before every generated
@@ -533,16 +537,21 @@ char *perps_change_margin_mode(const struct perps_client *c, const struct perps_
 /**
  * GET `/api/query_order` (bearer): one order. `params_json`: `{"order_id": <int64>}` or
  * `{"cl_ord_id": "<text>"}` (at least one). Returns the venue's order object. An order not
- * found (gone, or not visible yet: the venue can take seconds) → `PERPS_NOT_FOUND`.
+ * found (gone, or not visible yet: the venue can take up to ~10 s to list a new order)
+ * → `PERPS_NOT_FOUND`.
  * Free the result with `perps_string_free`.
  */
 char *perps_query_order(const struct perps_client *c, const struct perps_session *s, const char *params_json, struct perps_error **err);
 
 /**
  * GET `/api/query_orders` (bearer): order history. `params_json` (all optional, or NULL):
- * `symbol`, `status` ("open", "new", "canceled", "filled", "rejected", "untriggered"),
- * `order_type` ("limit", "market"), `start`, `end` (ISO-8601 date-times with an offset,
- * e.g. "2026-01-02T03:04:05Z"; start not after end), `last_id` (int64 cursor), `limit`
+ * `symbol`, `status` ("open", "new", "canceled", "filled", "rejected", "untriggered", and
+ * "partially_filled", "expired", "cancelled", which clients use; sent as written: the
+ * venue's reference spells it "canceled"),
+ * `order_type` ("limit", "market"), `start`, `end` (ISO-8601 date-times: e.g.
+ * "2026-01-02T03:04:05Z", "…05.250+08:00", "…05+0800"; without an offset
+ * "2026-01-02T03:04:05" is UTC, a date alone "2026-01-02" is midnight UTC; sent as RFC 3339,
+ * e.g. "2026-01-02T00:00:00Z"; start not after end), `last_id` (int64 cursor), `limit`
  * (1..500). Returns the venue's JSON (`{"page_size","result":[…],"total"}` or a bare array).
  * Free the result with `perps_string_free`.
  */
@@ -557,7 +566,8 @@ char *perps_query_open_orders(const struct perps_client *c, const struct perps_s
 
 /**
  * GET `/api/query_trades` (bearer): the account's fills. `params_json` (all optional, or
- * NULL): `symbol`, `side` ("buy", "sell"), `start`, `end` (ISO-8601, start not after end),
+ * NULL): `symbol`, `side` ("buy", "sell"), `start`, `end` (ISO-8601, read and sent as for
+ * `perps_query_orders`; start not after end),
  * `last_id` (int64 cursor), `limit` (1..500). Returns the venue's JSON.
  * Free the result with `perps_string_free`.
  */

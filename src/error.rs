@@ -33,8 +33,8 @@ pub enum Code {
     TokenExpired = 11,
     /// The operating system's random number generator failed.
     Rng = 12,
-    /// HTTP 404 from one of the endpoint calls (e.g. "order not found": already gone, or not
-    /// visible yet).
+    /// The venue's HTTP 404 from one of the endpoint calls (e.g. "order not found": already
+    /// gone, or not visible yet); an HTML 404 page is not the venue's and stays `HttpStatus`.
     NotFound = 13,
     /// Refused locally by the client's rate limiter; nothing was sent.
     RateLimited = 14,

@@ -12,7 +12,7 @@ mod common;
 mod rogue_server;
 
 use base64::Engine as _;
-use common::abi::{Client, Failure, Session, c, call, new_order};
+use common::abi::{Client, Failure, Session, c, call, new_order, request};
 use perps::ffi::error::perps_code::{self, *};
 use rogue_server::{Rogue, Seen, Step, json, ms, response};
 use serde_json::Value;
@@ -316,13 +316,22 @@ fn depth_levels_are_sorted_by_exact_decimal_value() {
 fn venue_refusals_map_to_their_codes_with_the_ids_sent() {
     let cases: Vec<(u16, &[&str], &str, perps_code, bool)> = vec![
         (404, &[], r#"{"code":404,"message":"order not found"}"#, PERPS_NOT_FOUND, false),
+        (404, &["Content-Type: text/plain"], "order not found", PERPS_NOT_FOUND, false),
+        (404, &[], "", PERPS_NOT_FOUND, false),
+        // A web server's page (a wrong URL or path prefix, a proxy): not the venue's "order
+        // not found", which would make an engine resend a live order.
+        (404, &[], "\n <html>404 page not found</html>", PERPS_HTTP_STATUS, false),
+        (404, &["Content-Type: text/html; charset=utf-8"], "404 page not found", PERPS_HTTP_STATUS, false),
         (429, &["Retry-After: 2"], r#"{"code":429,"message":"rate limit"}"#, PERPS_HTTP_STATUS, false),
         (400, &[], r#"{"code":400,"message":"bad"}"#, PERPS_HTTP_STATUS, false),
         (401, &[], "", PERPS_HTTP_STATUS, false),
         (502, &[], "<html>bad gateway</html>", PERPS_HTTP_STATUS, true),
         (503, &["Retry-After: 1"], "", PERPS_HTTP_STATUS, true),
         (200, &[], r#"{"code":10001,"message":"position not found"}"#, PERPS_API_ERROR, false),
-        (200, &[], r#"{"code":"0"}"#, PERPS_BAD_RESPONSE, true),
+        // A code as a string of digits is read as the number it spells.
+        (200, &[], r#"{"code":"10001","message":"position not found"}"#, PERPS_API_ERROR, false),
+        (200, &[], r#"{"code":0.5}"#, PERPS_BAD_RESPONSE, true),
+        (200, &[], r#"{"code":"ok"}"#, PERPS_BAD_RESPONSE, true),
         (200, &[], "not json", PERPS_BAD_RESPONSE, true),
         (200, &[], "42", PERPS_BAD_RESPONSE, true),
     ];
@@ -344,11 +353,16 @@ fn venue_refusals_map_to_their_codes_with_the_ids_sent() {
             assert_eq!(f.request_id.as_deref(), seen[0].header("x-request-id"), "{name} {status}");
             assert_eq!(f.request_id.is_some(), name == "cancel_order");
             assert_eq!(f.cl_ord_id, None, "only a failed new_order names a cl_ord_id");
-            let retry =
-                headers.first().map_or(-1, |h| h.trim_start_matches("Retry-After: ").parse::<i64>().unwrap() * 1000);
+            let retry = headers
+                .iter()
+                .find_map(|h| h.strip_prefix("Retry-After: "))
+                .map_or(-1, |seconds| seconds.parse::<i64>().unwrap() * 1000);
             assert_eq!(f.retry_after_ms, retry, "{name} {status}");
             if code == PERPS_API_ERROR {
                 assert!(f.message.contains("code 10001") && f.message.contains("position not found"), "{f:?}");
+            }
+            if status == 404 && code == PERPS_HTTP_STATUS {
+                assert!(f.message.contains("the URL or its path prefix may be wrong"), "{f:?}");
             }
         }
     }
@@ -428,4 +442,136 @@ fn answers_of_new_order_carry_the_cl_ord_id() {
         assert_eq!(answer["request_id"], "v-1");
         assert!(ids.insert(answer["cl_ord_id"].as_str().unwrap().to_owned()));
     }
+}
+
+#[test]
+fn a_code_is_read_as_an_integer_a_string_of_digits_or_a_whole_number() {
+    // Success however the code is written, and null is no code: for the endpoint calls (the
+    // depth book too), new_order and perps_request alike.
+    for success in [
+        r#"{"code":"0","message":"success","request_id":"r"}"#,
+        r#"{"code":0.0,"message":"success","request_id":"r"}"#,
+        r#"{"code":null,"message":"success","request_id":"r"}"#,
+    ] {
+        let text = success.to_owned();
+        let rogue = Rogue::start(move |seen, _| {
+            if seen.path().ends_with("query_depth_book") {
+                json(200, &text.replace('}', r#","asks":[],"bids":[]}"#))
+            } else {
+                json(200, &text)
+            }
+        });
+        let client = client_at(&rogue.url(), FAST);
+        let session = api_session(SEED);
+        for (name, params) in [("cancel_order", r#"{"order_id":1}"#), ("query_order", r#"{"order_id":1}"#)] {
+            assert_eq!(call(&client, Some(&session), name, Some(params)).unwrap(), success, "{name}");
+        }
+        call(&client, None, "query_depth_book", Some(r#"{"symbol":"X"}"#)).unwrap();
+        let answer: Value = serde_json::from_str(&new_order(&client, &session, ORDER).unwrap()).unwrap();
+        assert_eq!(answer["request_id"], "r", "{success}");
+        assert!(answer["cl_ord_id"].is_string());
+        request(&client, &session, "POST", "/api/cancel_order", Some(r#"{"order_id":1}"#)).unwrap();
+        assert_eq!(rogue.seen().len(), 5);
+    }
+    // A refusal's code as a string: PERPS_API_ERROR naming the code, from every path.
+    let rogue = Rogue::start(|_, _| json(200, r#"{"code":"400","message":"invalid order qty","asks":[]}"#));
+    let client = client_at(&rogue.url(), FAST);
+    let session = api_session(SEED);
+    for result in [
+        call(&client, Some(&session), "cancel_order", Some(r#"{"order_id":1}"#)),
+        call(&client, None, "query_depth_book", Some(r#"{"symbol":"X"}"#)),
+        new_order(&client, &session, ORDER),
+        request(&client, &session, "POST", "/api/cancel_order", Some(r#"{"order_id":1}"#)),
+    ] {
+        let f = expect(result, PERPS_API_ERROR, false);
+        assert!(f.message.contains("refused with code 400: invalid order qty"), "{f:?}");
+    }
+    // A code of another shape: the outcome is unknown (it may have been a success).
+    let rogue = Rogue::start(|_, _| json(200, r#"{"code":"0.0","message":"success","asks":[]}"#));
+    let client = client_at(&rogue.url(), FAST);
+    for result in [
+        call(&client, Some(&session), "cancel_order", Some(r#"{"order_id":1}"#)),
+        call(&client, None, "query_depth_book", Some(r#"{"symbol":"X"}"#)),
+        new_order(&client, &session, ORDER),
+        request(&client, &session, "POST", "/api/cancel_order", Some(r#"{"order_id":1}"#)),
+    ] {
+        let f = expect(result, PERPS_BAD_RESPONSE, true);
+        assert!(f.message.contains(r#""code" is not an integer"#) && f.message.contains(r#"(\"0.0\")"#), "{f:?}");
+    }
+}
+
+#[test]
+fn query_orders_takes_every_status_the_venue_and_its_clients_use() {
+    let rogue = Rogue::start(|_, _| json(200, r#"{"page_size":0,"result":[],"total":0}"#));
+    let client = client_at(&rogue.url(), FAST);
+    let session = api_session(SEED);
+    let statuses =
+        ["open", "new", "canceled", "filled", "rejected", "untriggered", "partially_filled", "expired", "cancelled"];
+    for status in statuses {
+        call(&client, Some(&session), "query_orders", Some(&format!(r#"{{"status":"{status}"}}"#))).unwrap();
+    }
+    // Each sent as written: no spelling is guessed for the venue.
+    let sent: Vec<String> = rogue.seen().iter().map(|s| s.target.clone()).collect();
+    let expected: Vec<String> = statuses.iter().map(|s| format!("/perps/api/query_orders?status={s}")).collect();
+    assert_eq!(sent, expected);
+    for wrong in ["OPEN", "canceld", ""] {
+        let params = format!(r#"{{"status":"{wrong}"}}"#);
+        let f = expect(call(&client, Some(&session), "query_orders", Some(&params)), PERPS_INVALID_ARGUMENT, false);
+        assert!(f.message.contains("\"partially_filled\", \"expired\", \"cancelled\""), "{f:?}");
+    }
+    assert_eq!(rogue.seen().len(), statuses.len(), "nothing sent for a refused status");
+}
+
+#[test]
+fn times_in_any_iso_8601_form_are_sent_in_rfc_3339() {
+    let rogue = Rogue::start(|_, _| json(200, r#"{"page_size":0,"result":[],"total":0}"#));
+    let client = client_at(&rogue.url(), FAST);
+    let session = api_session(SEED);
+    let forms = [
+        // RFC 3339 already: sent as given.
+        ("2026-01-02T03:04:05Z", "2026-01-02T03:04:05Z"),
+        ("2026-01-02T11:04:05.123456789+08:00", "2026-01-02T11:04:05.123456789+08:00"),
+        // No offset: UTC (never the machine's local time).
+        ("2026-01-02T03:04:05", "2026-01-02T03:04:05Z"),
+        ("2026-01-02T03:04:05.5", "2026-01-02T03:04:05.5Z"),
+        // A date alone: midnight UTC.
+        ("2026-01-02", "2026-01-02T00:00:00Z"),
+        // Basic and hour-only offsets.
+        ("2026-01-02T11:04:05+0800", "2026-01-02T11:04:05+08:00"),
+        ("2026-01-01T22:04:05-0500", "2026-01-01T22:04:05-05:00"),
+        ("2026-01-02T11:04:05+08", "2026-01-02T11:04:05+08:00"),
+    ];
+    for (i, (given, sent)) in forms.iter().enumerate() {
+        for name in ["query_orders", "query_trades"] {
+            call(&client, Some(&session), name, Some(&format!(r#"{{"start":"{given}","end":"2026-01-03"}}"#))).unwrap();
+            let seen = rogue.seen();
+            let query = decode_query(&seen.last().unwrap().target);
+            let expected =
+                [("start".to_owned(), sent.to_string()), ("end".to_owned(), "2026-01-03T00:00:00Z".to_owned())];
+            assert_eq!(query, expected, "{name} {given} (form {i})");
+        }
+    }
+    // start and end are compared as instants, whatever their forms; the message shows them
+    // as they were read (and would be sent).
+    let f = expect(
+        call(&client, Some(&session), "query_orders", Some(r#"{"start":"2026-01-02T00:00:01","end":"2026-01-02"}"#)),
+        PERPS_INVALID_ARGUMENT,
+        false,
+    );
+    assert!(f.message.contains(r#""start" (2026-01-02T00:00:01Z) is after "end" (2026-01-02T00:00:00Z)"#), "{f:?}");
+    call(&client, Some(&session), "query_orders", Some(r#"{"start":"2026-01-02T08:00:00+0800","end":"2026-01-02"}"#))
+        .unwrap();
+    // What is refused says why, and shows the forms taken; nothing is sent.
+    let sent = rogue.seen().len();
+    for (given, why) in [
+        ("2026-01-02 03:04:05", "the time of day is not THH:MM:SS after the date"),
+        ("2026-02-30", "the date is not a day of the calendar"),
+        ("2026-01-02T03:04:05.1234567890Z", "the fraction of a second has no digit or more than 9"),
+        ("2026-01-02T03:04:05+8:00", "the offset is not Z, ±HH:MM, ±HHMM or ±HH"),
+    ] {
+        let params = format!(r#"{{"end":"{given}"}}"#);
+        let f = expect(call(&client, Some(&session), "query_trades", Some(&params)), PERPS_INVALID_ARGUMENT, false);
+        assert!(f.message.contains(why) && f.message.contains(r#""2026-01-02" (midnight UTC)"#), "{f:?}");
+    }
+    assert_eq!(rogue.seen().len(), sent);
 }

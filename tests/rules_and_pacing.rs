@@ -137,6 +137,47 @@ fn symbol_rules_refuse_locally_and_refresh_when_they_should() {
 }
 
 #[test]
+fn concurrent_orders_share_one_fetch_of_the_symbol_list() {
+    // A slow symbol list: every order of a burst arrives while the first fetch is running.
+    let rogue = Rogue::start(|seen, _| {
+        if seen.path().ends_with("query_symbol_info") {
+            let mut steps = vec![Step::Sleep(std::time::Duration::from_millis(400))];
+            steps.extend(json(200, SYMBOLS));
+            steps
+        } else {
+            json(200, r#"{"code":0,"message":"success","request_id":"v"}"#)
+        }
+    });
+    let client = client_at(&rogue.url(), r#"{"symbol_rules":true}"#);
+    let session = api_session(SEED);
+    let burst = |order: &str| -> Vec<Result<String, Failure>> {
+        let start = std::sync::Barrier::new(6);
+        std::thread::scope(|scope| {
+            let threads: Vec<_> = (0..6)
+                .map(|_| {
+                    scope.spawn(|| {
+                        start.wait();
+                        new_order(&client, &session, order)
+                    })
+                })
+                .collect();
+            threads.into_iter().map(|t| t.join().unwrap()).collect()
+        })
+    };
+    // The first orders: one fetch, whose list every order uses.
+    for outcome in burst(&order("BTC-USD", "0.0100", "65000.10")) {
+        outcome.unwrap();
+    }
+    assert_eq!((rogue.count("query_symbol_info"), rogue.count("new_order")), (1, 6));
+    // Orders for a symbol the list lacks: fetched again once for all of them, not once each.
+    for outcome in burst(&order("SOL-USD", "1", "100")) {
+        let f = expect(outcome, PERPS_INVALID_ORDER, false);
+        assert!(f.message.contains("\"SOL-USD\" is not listed by the venue"), "{f:?}");
+    }
+    assert_eq!((rogue.count("query_symbol_info"), rogue.count("new_order")), (2, 6));
+}
+
+#[test]
 fn symbol_rules_without_a_symbol_list_send_no_order() {
     let rogue = Rogue::start(|seen, _| {
         if seen.path().ends_with("query_symbol_info") {
@@ -223,4 +264,33 @@ fn a_venue_429_empties_the_bucket_and_a_wait_never_outlasts_the_timeout() {
     // Pacing off (the default): the 429 is the venue's business, the next call goes out.
     let off = client_at(&rogue.url(), FAST);
     call(&off, Some(&session), "query_balance", None).unwrap();
+}
+
+#[test]
+fn a_huge_retry_after_pauses_the_bucket_for_ten_seconds_at_most() {
+    // A year: what a misbehaving proxy or a hostile answer may say.
+    let rogue = Rogue::start(|_, index| {
+        if index == 0 {
+            vec![Step::Write(response(429, &["Retry-After: 31536000"], br#"{"code":429}"#))]
+        } else {
+            json(200, r#"{"code":0,"message":"success","request_id":"r"}"#)
+        }
+    });
+    let client = client_at(&rogue.url(), r#"{"rate_limit":"refuse"}"#);
+    let session = api_session([25u8; 32]);
+    let f = expect(call(&client, Some(&session), "query_balance", None), PERPS_HTTP_STATUS, false);
+    assert_eq!((f.http_status, f.retry_after_ms), (429, 31_536_000_000), "the 429 reports what the venue said");
+    // The account's bucket is paused for 10 s, not a year: a cancel, from this client or
+    // a new one (the bucket is process-wide), is refused locally with a wait of 10 s at most.
+    let fresh = client_at(&rogue.url(), r#"{"rate_limit":"refuse"}"#);
+    for c in [&client, &fresh] {
+        let f = expect(call(c, Some(&session), "cancel_order", Some(r#"{"order_id":7}"#)), PERPS_RATE_LIMITED, false);
+        assert!((9_000..=10_000).contains(&f.retry_after_ms), "{f:?}");
+    }
+    // "wait" waits the pause out when the call's timeout allows it.
+    let patient = client_at(&rogue.url(), r#"{"rate_limit":"wait","total_timeout_ms":12000}"#);
+    let started = std::time::Instant::now();
+    call(&patient, Some(&session), "cancel_order", Some(r#"{"order_id":7}"#)).unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(11), "{:?}", started.elapsed());
+    assert_eq!(rogue.seen().len(), 2, "the 429, then the cancel after the pause");
 }

@@ -325,16 +325,18 @@ fn non_json_and_empty_answers() {
 
 #[test]
 fn json_of_the_wrong_shape() {
-    // Valid JSON, but not the venue's answer object, or a `code` that is not an integer:
-    // the client cannot tell whether the order was accepted.
+    // Valid JSON, but not the venue's answer object, or a `code` that is neither an integer,
+    // a string of digits nor a whole number: the client cannot tell whether the order was
+    // accepted.
     for body in [
         "[]",
         "[{\"code\":0}]",
         "\"success\"",
         "0",
         "null",
-        r#"{"code":"0"}"#,
-        r#"{"code":null}"#,
+        r#"{"code":"0.0"}"#,
+        r#"{"code":"success"}"#,
+        r#"{"code":true}"#,
         r#"{"code":0.5}"#,
         r#"{"code":[0]}"#,
     ] {
@@ -354,9 +356,17 @@ fn code_nonzero_under_200_is_an_api_error_not_reached() {
         1,
     );
     assert!(f.message.contains("insufficient margin"), "{f:?}");
-    // And the two shapes of success: the venue's text, with the order's generated
-    // cl_ord_id (the one the venue received) added at the end of the object.
-    for body in [r#"{"code":0,"message":"success"}"#, r#"{"result":{"order_id":1}}"#, "{}"] {
+    // And the shapes of success (a code of 0 however written, or none): the venue's text,
+    // with the order's generated cl_ord_id (the one the venue received) added at the end of
+    // the object.
+    for body in [
+        r#"{"code":0,"message":"success"}"#,
+        r#"{"code":"0","message":"success"}"#,
+        r#"{"code":0.0,"message":"success"}"#,
+        r#"{"code":null,"message":"success"}"#,
+        r#"{"result":{"order_id":1}}"#,
+        "{}",
+    ] {
         let text = body.to_owned();
         let rogue = Rogue::start(move |_, _| json(200, &text));
         let client = client_at(&rogue.url(), FAST);

@@ -48,6 +48,10 @@ pub(super) fn refusal(reply: &Reply, what: &str) -> Error {
             " (the request's timestamp is outside the venue's window: call perps_client_sync_time, then send again)"
         }
         403 => " (signature or permission refused)",
+        404 if is_html_page(reply) => {
+            " (an HTML page, not the venue's answer: the URL or its path prefix may be wrong; \
+             check the client's base_url and perps_url)"
+        }
         404 => " (not found)",
         429 => " (rate limited)",
         500..=599 => " (a server error: the venue may have acted on the request)",
@@ -87,6 +91,15 @@ pub(super) fn venue_reason(body: &str) -> Option<String> {
     body.lines().next().map(|line| excerpt(line.trim()))
 }
 
+/// Whether an answer is an HTML page (`Content-Type: text/html`, or a body that starts with
+/// '<'): a web server's or a proxy's page, such as the "404 page not found" of a wrong URL or
+/// path prefix, not the venue's answer (JSON, plain text or empty).
+pub(super) fn is_html_page(reply: &Reply) -> bool {
+    let media_type = |value: &str| value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    reply.content_type.as_deref().is_some_and(|value| media_type(value) == "text/html")
+        || reply.body.trim_start().starts_with('<')
+}
+
 /// The venue's refusal of a stale `x-request-timestamp` (HTTP 403 "signature has expired").
 fn is_timestamp_refusal(body: &str) -> bool {
     let body = body.to_ascii_lowercase();
@@ -112,7 +125,40 @@ mod tests {
     use super::*;
 
     fn reply(status: u16, body: &str) -> Reply {
-        Reply { status, body: body.to_owned(), retry_after: None }
+        Reply { status, body: body.to_owned(), retry_after: None, content_type: None }
+    }
+
+    #[test]
+    fn an_html_404_is_a_page_not_the_venues_answer() {
+        let html = |content_type: Option<&str>, body: &str| Reply {
+            content_type: content_type.map(str::to_owned),
+            ..reply(404, body)
+        };
+        for page in [
+            html(None, "<html>404 page not found</html>"),
+            html(None, " \r\n\t<!DOCTYPE html><title>x</title>"),
+            html(Some("text/html; charset=utf-8"), "404 page not found"),
+            html(Some(" Text/HTML"), ""),
+        ] {
+            assert!(is_html_page(&page), "{page:?}");
+            let e = refusal(&page, "/api/query_order");
+            assert!(
+                e.message()
+                    .contains("the URL or its path prefix may be wrong; check the client's base_url and perps_url"),
+                "{}",
+                e.message()
+            );
+        }
+        for venue in [
+            html(None, r#"{"code":404,"message":"order not found"}"#),
+            html(Some("application/json"), r#"{"message":"order not found"}"#),
+            html(Some("text/plain"), "order not found"),
+            html(None, ""),
+            html(Some("text/htmlx"), "not found"),
+        ] {
+            assert!(!is_html_page(&venue), "{venue:?}");
+            assert!(refusal(&venue, "x").message().contains("HTTP 404 (not found)"));
+        }
     }
 
     #[test]

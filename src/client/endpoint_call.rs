@@ -1,6 +1,7 @@
 //! Any endpoint of the table in `endpoints`, run the same way: parameters checked and
 //! written once, the request sent once (POSTs body-signed; account GETs with the bearer;
-//! public GETs bare), the answer checked and shaped. HTTP 404 is `PERPS_NOT_FOUND`; HTTP 200
+//! public GETs bare), the answer checked and shaped. The venue's HTTP 404 is
+//! `PERPS_NOT_FOUND` (an HTML 404 page is not the venue's: `PERPS_HTTP_STATUS`); HTTP 200
 //! with `code` ≠ 0 is `PERPS_API_ERROR`. Never retried.
 
 use super::{Client, guarded};
@@ -65,11 +66,9 @@ impl Client {
             token: token.as_str(),
             account: account.as_str(),
         });
-        let outgoing =
-            Outgoing { method, target: &target, body: body.as_deref().map(str::as_bytes), account, secrets };
-        let exchanged = self.exchange(&outgoing).map_err(|e| {
-            if e.code() == Code::HttpStatus && e.http_status() == 404 { e.with_code(Code::NotFound) } else { e }
-        })?;
+        let body = body.as_deref().map(str::as_bytes);
+        let outgoing = Outgoing { method, target: &target, body, account, secrets, not_found: true };
+        let exchanged = self.exchange(&outgoing)?;
         let shaped = match spec.shape {
             Shape::AsSent => answer::check(&exchanged.reply.body).map(|()| None),
             Shape::DepthBook => answer::sort_depth_book(&exchanged.reply.body).map(Some),

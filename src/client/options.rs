@@ -36,7 +36,9 @@ pub struct ClientOptions {
 }
 
 /// The `rate_limit` option: what to do with an account request the venue's credit bucket
-/// (45 credits a request, 1,000 credits/s refill, burst 900) has no room for yet.
+/// (45 credits a request, 1,000 credits/s refill, burst 900) has no room for yet. With
+/// `Wait` or `Refuse`, a venue 429 empties the local bucket for its `Retry-After`, at most
+/// `pacing::MAX_RETRY_AFTER_PAUSE` (10 s), or one request's refill without one.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum RateLimit {
     /// Send it (the venue answers 429 when the account is over its budget).

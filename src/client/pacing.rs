@@ -28,6 +28,12 @@ pub const REFILL_PER_SECOND: u64 = 1000;
 pub const BURST_CREDITS: u64 = 900;
 /// Requests of the venue's burst kept in reserve (see the module doc).
 const RESERVE_REQUESTS: u64 = 2;
+/// The longest a venue 429 pauses the bucket, whatever its `Retry-After` says. The bucket
+/// is shared by every client of the process that sends for the account, cancels included:
+/// a `Retry-After` of a year (a proxy's mistake, a hostile answer) must not stop them all
+/// for a year. The venue's own bucket refills completely in under a second, so 10 s is
+/// ample; the error of the 429 still reports the `Retry-After` as the venue sent it.
+pub const MAX_RETRY_AFTER_PAUSE: Duration = Duration::from_secs(10);
 
 /// Time one request's credits take to refill: 45 ms.
 const INTERVAL_NS: u64 = COST_CREDITS * 1_000_000_000 / REFILL_PER_SECOND;
@@ -78,11 +84,17 @@ impl Bucket {
         }
     }
 
-    /// The venue said 429: treat the bucket as empty for at least `retry_after` (or one
-    /// request's refill), whatever our count said.
+    /// The venue said 429: treat the bucket as empty for `retry_after`, at most
+    /// [`MAX_RETRY_AFTER_PAUSE`] (without one: for one request's refill), whatever our count
+    /// said.
     pub fn exhausted(&self, retry_after: Option<Duration>) {
-        let pause = retry_after.map_or(INTERVAL_NS, |d| d.as_nanos().min(u128::from(u64::MAX / 4)) as u64);
-        self.next_free_ns.fetch_max(now_ns() + TOLERANCE_NS + pause, Ordering::Relaxed);
+        self.exhausted_at(now_ns(), retry_after);
+    }
+
+    /// `exhausted` at a given instant of `now_ns`'s clock.
+    fn exhausted_at(&self, now: u64, retry_after: Option<Duration>) {
+        let pause = retry_after.map_or(INTERVAL_NS, |d| d.min(MAX_RETRY_AFTER_PAUSE).as_nanos() as u64);
+        self.next_free_ns.fetch_max(now + TOLERANCE_NS + pause, Ordering::Relaxed);
     }
 }
 
@@ -153,6 +165,18 @@ mod tests {
         bucket.exhausted(Some(Duration::from_secs(2)));
         let wait = bucket.admit(Duration::ZERO).unwrap_err();
         assert!(wait > Duration::from_millis(1900), "{wait:?}");
+    }
+
+    #[test]
+    fn a_huge_retry_after_pauses_the_bucket_for_the_cap_only() {
+        let now = 10_000_000_000;
+        for retry_after in [Duration::from_secs(31_536_000), Duration::MAX] {
+            let bucket = Bucket::default();
+            bucket.exhausted_at(now, Some(retry_after));
+            assert_eq!(bucket.admit_at(now, Duration::ZERO), Err(MAX_RETRY_AFTER_PAUSE));
+            let after_the_cap = now + MAX_RETRY_AFTER_PAUSE.as_nanos() as u64;
+            assert_eq!(bucket.admit_at(after_the_cap, Duration::ZERO), Ok(Duration::ZERO));
+        }
     }
 
     #[test]

@@ -172,7 +172,8 @@ pub struct SymbolCache {
     table: RwLock<Option<Arc<SymbolTable>>>,
     /// Set after a tick error: the next order fetches the list first.
     stale: AtomicBool,
-    /// One fetch at a time; the others wait for it and use its result.
+    /// One fetch at a time; the others wait for it and use its result (the fetcher checks
+    /// `current` again once it holds the lock).
     fetching: Mutex<()>,
 }
 

@@ -3,6 +3,7 @@
 //! send, and the details a failure carries). Every request is sent exactly once: nothing here
 //! retries.
 
+use super::answers::is_html_page;
 use super::pacing::Bucket;
 use super::symbol_rules::{SymbolTable, Verdict, is_tick_error};
 use super::transport::Reply;
@@ -37,6 +38,11 @@ pub(super) struct Outgoing<'a> {
     /// The secrets in play for the call: venue text is redacted of them before an error
     /// quotes or keeps it (`crate::redact`).
     pub secrets: &'a CallSecrets<'a>,
+    /// The endpoint calls: the venue's own 404 ("order not found": a JSON, text or empty
+    /// body) is `PERPS_NOT_FOUND`. An HTML page stays `PERPS_HTTP_STATUS`: it comes from a
+    /// proxy or a wrong URL, and says nothing about the order. `false`: every 404 is
+    /// `PERPS_HTTP_STATUS` (`new_order`, `perps_request`).
+    pub not_found: bool,
 }
 
 /// A 2xx answer, with the signature whose `x-request-id` a later failure reports.
@@ -90,6 +96,7 @@ impl Client {
                 body: Some(body.as_str().as_bytes()),
                 account: Some(account),
                 secrets,
+                not_found: false,
             };
             let exchanged = self.exchange(&outgoing)?;
             order_answer(&exchanged, &cl_ord_id)
@@ -132,7 +139,8 @@ impl Client {
         let (token, account) = session.usable_credentials(self.venue_now_ms().div_euclid(1000))?;
         let body = body.filter(|b| !b.is_empty()).map(str::as_bytes);
         let account = Account { session, token: &token, account: &account };
-        let exchanged = self.exchange(&Outgoing { method, target: path, body, account: Some(account), secrets })?;
+        let outgoing = Outgoing { method, target: path, body, account: Some(account), secrets, not_found: false };
+        let exchanged = self.exchange(&outgoing)?;
         venue_result(&exchanged, path)
     }
 
@@ -183,7 +191,11 @@ impl Client {
                 reply.retry_after.as_deref().and_then(|v| super::retry_after::millis(v, self.venue_now_ms()));
             bucket.exhausted(retry_after.map(|ms| Duration::from_millis(ms as u64)));
         }
-        let reply = require_2xx(reply, path, outgoing.secrets).map_err(|e| with_request_id(e, signature.as_ref()))?;
+        let not_found = outgoing.not_found && reply.status == 404 && !is_html_page(&reply);
+        let reply = require_2xx(reply, path, outgoing.secrets).map_err(|e| {
+            let e = if not_found { e.with_code(Code::NotFound) } else { e };
+            with_request_id(e, signature.as_ref())
+        })?;
         Ok(Exchanged { reply, signature, secrets: outgoing.secrets })
     }
 
@@ -231,10 +243,10 @@ impl Client {
         let Some(cache) = &self.symbols else { return Ok(()) };
         let (table, fresh) = match cache.current() {
             Some(table) => (table, false),
-            None => (self.fetch_symbols()?, true),
+            None => (self.fetch_symbols(None)?, true),
         };
         let verdict = match table.check(order) {
-            Verdict::Unknown if !fresh => self.fetch_symbols()?.check(order),
+            Verdict::Unknown if !fresh => self.fetch_symbols(Some(&table))?.check(order),
             verdict => verdict,
         };
         match verdict {
@@ -252,10 +264,19 @@ impl Client {
         }
     }
 
-    /// Fetch the venue's symbol list for the symbol rules; one fetch at a time.
-    fn fetch_symbols(&self) -> Result<Arc<SymbolTable>> {
+    /// Fetch the venue's symbol list for the symbol rules, one fetch at a time: a table
+    /// stored while this call waited for its turn (by the fetch of a concurrent order, or an
+    /// on-demand `query_symbol_info`) is used instead of fetching again. `seen`: the table
+    /// the caller found wanting (it lacks the order's symbol), or `None` when there was none
+    /// (or it was stale).
+    fn fetch_symbols(&self, seen: Option<&Arc<SymbolTable>>) -> Result<Arc<SymbolTable>> {
         let cache = self.symbols.as_ref().expect("symbol rules are on");
         let _one_at_a_time = cache.fetch_guard();
+        if let Some(current) = cache.current()
+            && seen.is_none_or(|seen| !Arc::ptr_eq(seen, &current))
+        {
+            return Ok(current);
+        }
         let not_sent = |e: Error| {
             let message = format!(
                 "symbol rules: the venue's symbol list could not be read, so the order was not sent: {}",
@@ -304,7 +325,7 @@ impl Client {
 }
 
 /// A 2xx answer from `new_order` / `perps_request`: a JSON object whose `code`, when
-/// present, must be 0.
+/// present, must be 0 (read by `endpoints::answer::venue_code`).
 fn venue_result(exchanged: &Exchanged, what: &str) -> Result<String> {
     check_code(exchanged, what)?;
     Ok(exchanged.reply.body.clone())
@@ -330,19 +351,12 @@ fn order_answer(exchanged: &Exchanged, cl_ord_id: &str) -> Result<String> {
 fn check_code(exchanged: &Exchanged, what: &str) -> Result<serde_json::Map<String, serde_json::Value>> {
     let answer =
         json_object(&exchanged.reply, what, exchanged.secrets).map_err(|e| exchanged.refused(e.reached_venue(true)))?;
-    match answer.get("code") {
-        None => Ok(answer),
-        Some(code) if code.as_i64() == Some(0) => Ok(answer),
-        // Not an integer ("0", null, 0.5…): the answer has the wrong shape and the order's
-        // fate is unknown, so it is not reported as a refusal.
-        Some(code) if code.as_i64().is_none() => Err(exchanged.refused(
-            Error::bad_response(format!(
-                "{what}: the venue's \"code\" is not an integer ({})",
-                exchanged.quoted(&code.to_string())
-            ))
-            .reached_venue(true),
-        )),
-        Some(code) => {
+    match crate::endpoints::answer::venue_code(answer.get("code")) {
+        Ok(None | Some(0)) => Ok(answer),
+        // Of another shape (0.5, "ok"…): the answer has the wrong shape and the order's fate
+        // is unknown, so it is not reported as a refusal.
+        Err(why) => Err(exchanged.refused(Error::bad_response(format!("{what}: {why}")).reached_venue(true))),
+        Ok(Some(code)) => {
             let message = answer.get("message").and_then(|m| m.as_str()).unwrap_or("");
             Err(exchanged.refused(Error::new(
                 Code::ApiError,

@@ -26,6 +26,9 @@ pub struct Reply {
     pub body: String,
     /// The `Retry-After` header of a non-2xx answer, when present.
     pub retry_after: Option<String>,
+    /// The `Content-Type` header of a non-2xx answer, when present (an HTML page is not the
+    /// venue's answer: `answers::is_html_page`).
+    pub content_type: Option<String>,
 }
 
 pub struct Transport {
@@ -95,11 +98,13 @@ impl Transport {
         };
         let mut response = response?;
         let status = response.status().as_u16();
-        let retry_after = if (200..300).contains(&status) {
-            None
-        } else {
-            response.headers().get(header::RETRY_AFTER).and_then(|v| v.to_str().ok()).map(str::to_owned)
+        let non_2xx_header = |name: header::HeaderName| {
+            if (200..300).contains(&status) {
+                return None;
+            }
+            response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned)
         };
+        let (retry_after, content_type) = (non_2xx_header(header::RETRY_AFTER), non_2xx_header(header::CONTENT_TYPE));
         // A non-2xx answer keeps its status, and so its documented mapping, even when its body
         // is too large (the body is dropped) or not UTF-8 (decoded lossily).
         let success = (200..300).contains(&status);
@@ -124,7 +129,7 @@ impl Transport {
                     .reached_venue(true));
             }
         };
-        Ok(Reply { status, body, retry_after })
+        Ok(Reply { status, body, retry_after, content_type })
     }
 
     fn run<S: ureq::AsSendBody>(

@@ -3,13 +3,15 @@
 //! An answer is returned as the venue's own JSON text (extra fields kept, decimals as the
 //! venue wrote them, strings or numbers), after two checks: it is a JSON object or array —
 //! an object envelope or a bare array for lists, `[]` or `{code,message,request_id}` for
-//! `cancel_orders` — and an object's integer `code`, when present, is 0 (else
-//! `PERPS_API_ERROR`). The one change: `query_depth_book`'s levels come back sorted by
+//! `cancel_orders` — and an object's `code`, when present, is 0 (else `PERPS_API_ERROR`),
+//! read by [`venue_code`] as every REST answer's `code` is. The one change:
+//! `query_depth_book`'s levels come back sorted by
 //! decimal value, bids high to low and asks low to high, compared exactly (never as
 //! floats), each level kept as the venue wrote it.
 
 use crate::error::excerpt;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::fmt;
@@ -23,7 +25,39 @@ pub enum Refusal {
     Code(i64, String),
 }
 
-/// Check an answer: JSON object or array; an object's `code`, when present, an integer 0.
+/// The `code` of a REST answer, read tolerantly — the one reading every REST answer's code
+/// goes through (endpoint calls, `new_order`, `perps_request`). The venue and its documents
+/// write it as an integer; a gateway or another version may write it as a string of digits
+/// (`"0"`, `"400"`, optionally with a leading '-') or as a float without a fraction (`0.0`).
+/// `null` counts as absent. `Ok(None)`: no code; `Ok(Some(n))`: code `n` (0 is success);
+/// `Err`: a code of another shape (`0.5`, `"ok"`, `true`, beyond 64 bits), for which the
+/// request's outcome is unknown, described for the error's message.
+pub fn venue_code(code: Option<&Value>) -> Result<Option<i64>, String> {
+    /// 2^63: the first float beyond `i64`.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    let read = match code {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Number(n)) => n
+            .as_i64()
+            .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && (-LIMIT..LIMIT).contains(f)).map(|f| f as i64)),
+        Some(Value::String(s)) => {
+            let digits = s.strip_prefix('-').unwrap_or(s);
+            (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then(|| s.parse::<i64>().ok()).flatten()
+        }
+        Some(_) => None,
+    };
+    match (read, code) {
+        (Some(n), _) => Ok(Some(n)),
+        (None, Some(code)) => Err(format!(
+            "the venue's \"code\" is not an integer, a string of digits or a whole number ({})",
+            excerpt(&code.to_string())
+        )),
+        (None, None) => Ok(None),
+    }
+}
+
+/// Check an answer: JSON object or array; an object's `code` ([`venue_code`]), when
+/// present, 0.
 pub fn check(body: &str) -> Result<(), Refusal> {
     let not_json = |e: serde_json::Error| Refusal::Shape(format!("the answer is not JSON: {e}"));
     let mut de = serde_json::Deserializer::from_str(body);
@@ -31,13 +65,10 @@ pub fn check(body: &str) -> Result<(), Refusal> {
     de.end().map_err(not_json)?;
     match head {
         Head::Other => Err(Refusal::Shape("the answer is neither a JSON object nor an array".to_owned())),
-        Head::List | Head::Object { code: None, .. } => Ok(()),
-        Head::Object { code: Some(code), message } => match code.as_i64() {
-            Some(0) => Ok(()),
+        Head::List => Ok(()),
+        Head::Object { code, message } => match venue_code(code.as_ref()).map_err(Refusal::Shape)? {
+            None | Some(0) => Ok(()),
             Some(code) => Err(Refusal::Code(code, message.unwrap_or_default())),
-            None => {
-                Err(Refusal::Shape(format!("the venue's \"code\" is not an integer ({})", excerpt(&code.to_string()))))
-            }
         },
     }
 }
@@ -45,7 +76,7 @@ pub fn check(body: &str) -> Result<(), Refusal> {
 /// The top of an answer: what `check` needs, nothing more.
 enum Head {
     List,
-    Object { code: Option<serde_json::Value>, message: Option<String> },
+    Object { code: Option<Value>, message: Option<String> },
     Other,
 }
 
@@ -62,8 +93,8 @@ impl<'de> Visitor<'de> for HeadVisitor {
         let (mut code, mut message) = (None, None);
         while let Some(crate::json_entries::Key(key)) = map.next_key()? {
             match key.as_ref() {
-                "code" => code = Some(map.next_value::<serde_json::Value>()?),
-                "message" => message = map.next_value::<serde_json::Value>()?.as_str().map(str::to_owned),
+                "code" => code = Some(map.next_value::<Value>()?),
+                "message" => message = map.next_value::<Value>()?.as_str().map(str::to_owned),
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -109,19 +140,13 @@ pub fn sort_depth_book(body: &str) -> Result<String, Refusal> {
         .map_err(|e| Refusal::Shape(format!("the depth book is not a JSON object: {}", excerpt(&e.to_string()))))?
         .0;
     let field = |name: &str| entries.iter().find(|(k, _)| k == name).map(|(_, v)| *v);
-    if let Some(code) = field("code") {
-        match serde_json::from_str::<serde_json::Value>(code.get()).ok().and_then(|c| c.as_i64()) {
-            Some(0) => {}
-            Some(code) => {
-                let message = field("message").and_then(|m| serde_json::from_str::<String>(m.get()).ok());
-                return Err(Refusal::Code(code, message.unwrap_or_default()));
-            }
-            None => {
-                return Err(Refusal::Shape(format!(
-                    "the venue's \"code\" is not an integer ({})",
-                    excerpt(code.get())
-                )));
-            }
+    // A raw value is valid JSON: it parses.
+    let code = field("code").map(|code| serde_json::from_str::<Value>(code.get()).unwrap_or(Value::Null));
+    match venue_code(code.as_ref()).map_err(Refusal::Shape)? {
+        None | Some(0) => {}
+        Some(code) => {
+            let message = field("message").and_then(|m| serde_json::from_str::<String>(m.get()).ok());
+            return Err(Refusal::Code(code, message.unwrap_or_default()));
         }
     }
     let has_book = |entries: &RawEntries<'_>| entries.iter().any(|(k, _)| k == "bids" || k == "asks");
@@ -274,10 +299,63 @@ mod tests {
         assert_eq!(check("[]"), Ok(()));
         assert_eq!(check(r#"{"page_size":1,"result":[{"id":1}],"total":1}"#), Ok(()));
         assert_eq!(check(r#"{"code":400,"message":"bad"}"#), Err(Refusal::Code(400, "bad".into())));
-        assert!(matches!(check(r#"{"code":"0"}"#), Err(Refusal::Shape(m)) if m.contains("not an integer")));
+        assert!(matches!(check(r#"{"code":0.5}"#), Err(Refusal::Shape(m)) if m.contains("not an integer")));
         assert!(matches!(check("\"ok\""), Err(Refusal::Shape(_))));
         assert!(matches!(check("{"), Err(Refusal::Shape(_))));
         assert!(matches!(check("{} x"), Err(Refusal::Shape(_))));
+    }
+
+    #[test]
+    fn codes_are_read_tolerantly() {
+        let read = |text: &str| venue_code(Some(&serde_json::from_str(text).unwrap()));
+        for (text, code) in [
+            ("0", 0),
+            ("400", 400),
+            ("-1", -1),
+            ("\"0\"", 0),
+            ("\"400\"", 400),
+            ("\"-1\"", -1),
+            ("\"007\"", 7),
+            ("0.0", 0),
+            ("-0.0", 0),
+            ("400.0", 400),
+            ("4e2", 400),
+            ("9223372036854775807", i64::MAX),
+            ("\"-9223372036854775808\"", i64::MIN),
+        ] {
+            assert_eq!(read(text), Ok(Some(code)), "{text}");
+        }
+        assert_eq!(venue_code(None), Ok(None));
+        assert_eq!(read("null"), Ok(None));
+        for bad in [
+            "0.5",
+            "1e300",
+            "9223372036854775808",
+            "18446744073709551615",
+            "\"\"",
+            "\"-\"",
+            "\"+1\"",
+            "\" 0\"",
+            "\"0.0\"",
+            "\"9223372036854775808\"",
+            "\"ok\"",
+            "true",
+            "[0]",
+            "{\"code\":0}",
+        ] {
+            assert!(read(bad).is_err_and(|m| m.contains("\"code\" is not an integer")), "{bad}");
+        }
+        // The same reading for every answer: `check` and the depth book.
+        assert_eq!(check(r#"{"code":"0","message":"success"}"#), Ok(()));
+        assert_eq!(check(r#"{"code":0.0}"#), Ok(()));
+        assert_eq!(check(r#"{"code":null,"message":"success"}"#), Ok(()));
+        assert_eq!(check(r#"{"code":"400","message":"bad"}"#), Err(Refusal::Code(400, "bad".into())));
+        assert!(sort_depth_book(r#"{"code":"0","asks":[],"bids":[]}"#).is_ok());
+        assert!(sort_depth_book(r#"{"code":null,"asks":[],"bids":[]}"#).is_ok());
+        assert_eq!(sort_depth_book(r#"{"code":"3","message":"no"}"#), Err(Refusal::Code(3, "no".into())));
+        assert!(
+            matches!(sort_depth_book(r#"{"code":"x","asks":[]}"#), Err(Refusal::Shape(m)) if m.ends_with(r#"(\"x\")"#))
+        );
     }
 
     #[test]

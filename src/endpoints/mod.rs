@@ -44,7 +44,8 @@ pub enum Kind {
     Leverage,
     /// One of a few lower-case words.
     Enum(&'static [&'static str]),
-    /// An ISO-8601 / RFC 3339 date-time string (`2026-01-02T03:04:05Z`).
+    /// An ISO-8601 date-time string (`2026-01-02T03:04:05Z`; without an offset: UTC; a date
+    /// alone: midnight UTC), sent as RFC 3339 (`params::read_time`).
     Time,
     /// A non-empty JSON array of venue order ids.
     OrderIdList,
@@ -107,8 +108,12 @@ const fn optional(name: &'static str, kind: Kind) -> Param {
 const SIDES: &[&str] = &["buy", "sell"];
 const MARGIN_MODES: &[&str] = &["cross", "isolated"];
 const ORDER_TYPES: &[&str] = &["limit", "market"];
-/// The reference's statuses, and `new`, which the documents' examples show.
-const ORDER_STATUSES: &[&str] = &["open", "new", "canceled", "filled", "rejected", "untriggered"];
+/// The reference's statuses, `new`, which the documents' examples show, and the ones live
+/// clients use (`venue-api.md` §1.6, §6.5: `partially_filled`, `expired`, and `cancelled`,
+/// the reference's `canceled` spelt the British way). Each is sent as written: the library
+/// does not guess which spelling the venue filters on.
+const ORDER_STATUSES: &[&str] =
+    &["open", "new", "canceled", "filled", "rejected", "untriggered", "partially_filled", "expired", "cancelled"];
 
 /// The fourteen endpoints, each named after the venue's own endpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,6 +5,11 @@
 //! Refusals are `PERPS_INVALID_ARGUMENT` and name the endpoint and the parameter: unknown
 //! and duplicated names, `null`, wrong JSON types (an id in a string, a float), values out
 //! of range, times that are not ISO-8601, and the rules across parameters.
+//!
+//! Values are sent as given, but for times: those are sent as RFC 3339 date-times with an
+//! offset (what the venue's documents show and live clients send), so the ISO-8601 forms
+//! RFC 3339 lacks are completed — a time without an offset (UTC) gets `Z`, a date alone
+//! becomes midnight UTC, an offset `+0800` or `+08` becomes `+08:00` (see [`read_time`]).
 
 use super::{Kind, Param, Rule, Spec, query};
 use crate::error::{Error, Result};
@@ -54,7 +59,7 @@ impl Params {
             match given.iter().find(|(n, _)| n == param.name) {
                 Some((_, value)) => {
                     check(param, value).map_err(refuse)?;
-                    entries.push((param.name, value.clone()));
+                    entries.push((param.name, wire_value(param, value)));
                 }
                 None if param.required => {
                     return Err(refuse(format!("missing required parameter \"{}\"", param.name)));
@@ -116,6 +121,7 @@ impl Params {
             Rule::StartBeforeEnd => {
                 let (Some(start), Some(end)) = (self.get("start"), self.get("end")) else { return Ok(()) };
                 let (start, end) = (start.as_str().unwrap_or(""), end.as_str().unwrap_or(""));
+                let instant = |text: &str| read_time(text).ok().map(|time| time.instant);
                 if instant(start) > instant(end) {
                     return Err(format!(
                         "\"start\" ({}) is after \"end\" ({})",
@@ -161,65 +167,65 @@ fn list(name: &str, value: &Value, each: impl Fn(&str, &Value) -> Checked) -> Ch
     Ok(())
 }
 
-const TIME_EXAMPLE: &str = "like \"2026-01-02T03:04:05Z\" or \"2026-01-02T03:04:05.250+08:00\"";
+/// The value sent for a checked parameter: a time in its RFC 3339 form, anything else as
+/// given.
+fn wire_value(param: &Param, value: &Value) -> Value {
+    match (param.kind, value.as_str().map(read_time)) {
+        (Kind::Time, Some(Ok(time))) => Value::String(time.rfc3339),
+        _ => value.clone(),
+    }
+}
+
+const TIME_EXAMPLE: &str = "like \"2026-01-02T03:04:05Z\", \"2026-01-02T03:04:05.250+08:00\", \
+                            \"2026-01-02T03:04:05\" (UTC) or \"2026-01-02\" (midnight UTC)";
 
 fn time(name: &str, value: &Value) -> Checked {
     let Some(text) = value.as_str() else {
         return Err(format!("\"{name}\" must be an ISO-8601 date-time string {TIME_EXAMPLE} ({})", json_type(value)));
     };
-    if instant(text).is_none() {
-        return Err(format!(
-            "\"{name}\" is \"{}\": not an ISO-8601 date-time with a UTC offset ({TIME_EXAMPLE})",
+    match read_time(text) {
+        Ok(_) => Ok(()),
+        Err(why) => Err(format!(
+            "\"{name}\" is \"{}\": not an ISO-8601 date-time: {why} ({TIME_EXAMPLE})",
             crate::error::excerpt(text)
-        ));
+        )),
     }
-    Ok(())
 }
 
-/// An RFC 3339 date-time (`YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`) as (Unix seconds,
-/// fraction digits padded to 9), or `None` when it is not one.
-fn instant(text: &str) -> Option<(i64, u32)> {
+/// A time parameter, read.
+#[derive(Debug, PartialEq, Eq)]
+struct Time {
+    /// Unix seconds, and the fraction's nanoseconds.
+    instant: (i64, u32),
+    /// The form sent: RFC 3339 with an offset.
+    rfc3339: String,
+}
+
+/// Read a time parameter. Accepted (ISO 8601, extended format):
+/// - `YYYY-MM-DDTHH:MM:SS[.fraction]` (1 to 9 fraction digits; `t` for `T` too) followed
+///   by an offset `Z` (or `z`), `±HH:MM`, `±HHMM` or `±HH` — or by nothing: a time without
+///   an offset is taken as UTC (never as the machine's local time);
+/// - `YYYY-MM-DD` alone: midnight UTC of that day.
+///
+/// Every part is checked for range (a real calendar date, hours to 23, a leap second
+/// allowed). The form sent is RFC 3339: the text as given when it already is, else
+/// completed (`Z` added, a date alone at `T00:00:00Z`, `+0800` and `+08` as `+08:00`).
+fn read_time(text: &str) -> std::result::Result<Time, &'static str> {
     let b = text.as_bytes();
-    let num = |range: std::ops::Range<usize>| -> Option<i64> {
+    let digits = |range: std::ops::Range<usize>| -> Option<i64> {
         let part = b.get(range)?;
         part.iter().all(u8::is_ascii_digit).then(|| part.iter().fold(0i64, |n, d| n * 10 + i64::from(d - b'0')))
     };
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't') || b[13] != b':' || b[16] != b':' {
-        return None;
+    const DATE: &str = "the date is not YYYY-MM-DD";
+    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
+        return Err(DATE);
     }
-    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    let (year, month, day) = (digits(0..4).ok_or(DATE)?, digits(5..7).ok_or(DATE)?, digits(8..10).ok_or(DATE)?);
     let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
     let month_days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
     if !(1..=12).contains(&month) || day < 1 || day > month_days[month as usize - 1] {
-        return None;
+        return Err("the date is not a day of the calendar");
     }
-    if hour > 23 || minute > 59 || second > 60 {
-        return None;
-    }
-    let mut i = 19;
-    let mut nanos = 0u32;
-    if b[i] == b'.' {
-        let digits = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
-        if digits == 0 || digits > 9 {
-            return None;
-        }
-        for k in 0..9 {
-            nanos = nanos * 10 + if k < digits { u32::from(b[i + 1 + k] - b'0') } else { 0 };
-        }
-        i += 1 + digits;
-    }
-    let offset = match &b[i..] {
-        [b'Z' | b'z'] => 0,
-        [sign @ (b'+' | b'-'), _, _, b':', _, _] => {
-            let (h, m) = (num(i + 1..i + 3)?, num(i + 4..i + 6)?);
-            if h > 23 || m > 59 {
-                return None;
-            }
-            (h * 3600 + m * 60) * if *sign == b'-' { -1 } else { 1 }
-        }
-        _ => return None,
-    };
     // Days since 1970-01-01 (proleptic Gregorian), from the civil date.
     let (y, m) = if month <= 2 { (year - 1, month + 9) } else { (year, month - 3) };
     let era = y.div_euclid(400);
@@ -227,7 +233,57 @@ fn instant(text: &str) -> Option<(i64, u32)> {
     let day_of_year = (153 * m + 2) / 5 + day - 1;
     let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
     let days = era * 146_097 + day_of_era - 719_468;
-    Some((days * 86_400 + hour * 3600 + minute * 60 + second - offset, nanos))
+    if b.len() == 10 {
+        return Ok(Time { instant: (days * 86_400, 0), rfc3339: format!("{text}T00:00:00Z") });
+    }
+    const TIME: &str = "the time of day is not THH:MM:SS after the date";
+    if !matches!(b[10], b'T' | b't') || b.len() < 19 || b[13] != b':' || b[16] != b':' {
+        return Err(TIME);
+    }
+    let (hour, minute, second) =
+        (digits(11..13).ok_or(TIME)?, digits(14..16).ok_or(TIME)?, digits(17..19).ok_or(TIME)?);
+    if hour > 23 || minute > 59 || second > 60 {
+        return Err("the time of day is out of range");
+    }
+    let mut i = 19;
+    let mut nanos = 0u32;
+    if b.get(i) == Some(&b'.') {
+        let count = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if count == 0 || count > 9 {
+            return Err("the fraction of a second has no digit or more than 9");
+        }
+        for k in 0..9 {
+            nanos = nanos * 10 + if k < count { u32::from(b[i + 1 + k] - b'0') } else { 0 };
+        }
+        i += 1 + count;
+    }
+    const OFFSET: &str = "the offset is not Z, ±HH:MM, ±HHMM or ±HH";
+    let (head, offset) = text.split_at(i);
+    let (offset_seconds, wire_offset) = match offset.as_bytes() {
+        [] => (0, Some("Z".to_owned())),
+        [b'Z' | b'z'] => (0, None),
+        [sign @ (b'+' | b'-'), rest @ ..] => {
+            // ±HH:MM is RFC 3339 already; ±HHMM and ±HH are written as ±HH:MM.
+            let (h, m, extended) = match rest {
+                [_, _, b':', _, _] => (digits(i + 1..i + 3), digits(i + 4..i + 6), true),
+                [_, _, _, _] => (digits(i + 1..i + 3), digits(i + 3..i + 5), false),
+                [_, _] => (digits(i + 1..i + 3), Some(0), false),
+                _ => return Err(OFFSET),
+            };
+            let (h, m) = (h.ok_or(OFFSET)?, m.ok_or(OFFSET)?);
+            if h > 23 || m > 59 {
+                return Err("the offset is out of range");
+            }
+            let wire = (!extended).then(|| format!("{}{h:02}:{m:02}", char::from(*sign)));
+            ((h * 3600 + m * 60) * if *sign == b'-' { -1 } else { 1 }, wire)
+        }
+        _ => return Err(OFFSET),
+    };
+    let rfc3339 = match wire_offset {
+        Some(wire) => format!("{head}{wire}"),
+        None => text.to_owned(),
+    };
+    Ok(Time { instant: (days * 86_400 + hour * 3600 + minute * 60 + second - offset_seconds, nanos), rfc3339 })
 }
 
 #[cfg(test)]
@@ -236,25 +292,98 @@ mod tests {
 
     #[test]
     fn times_are_read_as_instants() {
+        let instant = |text: &str| read_time(text).map(|t| t.instant).ok();
         assert_eq!(instant("1970-01-01T00:00:00Z"), Some((0, 0)));
         assert_eq!(instant("2026-01-02T03:04:05Z"), Some((1_767_323_045, 0)));
         assert_eq!(instant("2026-01-02T11:04:05.25+08:00"), Some((1_767_323_045, 250_000_000)));
         assert_eq!(instant("2024-02-29T00:00:00-00:30"), Some((1_709_166_600, 0)));
-        for bad in [
-            "2026-01-02",
-            "2026-01-02T03:04:05",
-            "2026-01-02 03:04:05Z",
-            "2026-13-02T03:04:05Z",
-            "2025-02-29T03:04:05Z",
-            "2026-01-02T24:00:00Z",
-            "2026-01-02T03:04:05.Z",
-            "2026-01-02T03:04:05.1234567890Z",
-            "2026-01-02T03:04:05+0800",
-            "2026-01-02T03:04:05Z ",
-            "1767323045",
-            "２026-01-02T03:04:05Z",
+        // ISO-8601 forms beyond RFC 3339: no offset (UTC), a date alone (midnight UTC), a
+        // basic or hour-only offset.
+        assert_eq!(instant("2026-01-02T03:04:05"), Some((1_767_323_045, 0)));
+        assert_eq!(instant("2026-01-02T03:04:05.123456789"), Some((1_767_323_045, 123_456_789)));
+        assert_eq!(instant("2026-01-02"), Some((1_767_312_000, 0)));
+        assert_eq!(instant("2026-01-02T11:04:05+0800"), Some((1_767_323_045, 0)));
+        assert_eq!(instant("2026-01-01T22:04:05-0500"), Some((1_767_323_045, 0)));
+        assert_eq!(instant("2026-01-02T11:04:05+08"), Some((1_767_323_045, 0)));
+        for (bad, why) in [
+            ("2026-1-02", "the date is not YYYY-MM-DD"),
+            ("20260102", "the date is not YYYY-MM-DD"),
+            ("2026-01-02 03:04:05Z", "the time of day is not THH:MM:SS"),
+            ("2026-01-02T03:04Z", "the time of day is not THH:MM:SS"),
+            ("2026-01-02T", "the time of day is not THH:MM:SS"),
+            ("2026-13-02T03:04:05Z", "not a day of the calendar"),
+            ("2025-02-29T03:04:05Z", "not a day of the calendar"),
+            ("2025-02-29", "not a day of the calendar"),
+            ("2026-01-02T24:00:00Z", "the time of day is out of range"),
+            ("2026-01-02T03:04:05.Z", "no digit or more than 9"),
+            ("2026-01-02T03:04:05.1234567890Z", "no digit or more than 9"),
+            ("2026-01-02T03:04:05+08:0", "the offset is not"),
+            ("2026-01-02T03:04:05+8", "the offset is not"),
+            ("2026-01-02T03:04:05+08:00:00", "the offset is not"),
+            ("2026-01-02T03:04:05+2400", "the offset is out of range"),
+            ("2026-01-02T03:04:05+08:60", "the offset is out of range"),
+            ("2026-01-02T03:04:05Z ", "the offset is not"),
+            ("2026-01-02T03:04:05 ", "the offset is not"),
+            ("2026-01-02T03:04:05+ab:cd", "the offset is not"),
+            ("1767323045", "the date is not YYYY-MM-DD"),
+            ("２026-01-02T03:04:05Z", "the date is not YYYY-MM-DD"),
+            ("2026-01-02T03:04:05é", "the offset is not"),
+            ("2026-01-02T03:04:05+aé", "the offset is not"),
+            ("2026-01-02T03:04:05+aéb", "the offset is not"),
+            ("2026-01-02T03:04:05+0é", "the offset is not"),
+            ("2026-01-02T03:04:05+é", "the offset is not"),
+            ("2026-01-02T03:04:05.é", "no digit or more than 9"),
+            ("2026-01-02Té", "the time of day is not THH:MM:SS"),
+            ("2026-01-0é", "the date is not YYYY-MM-DD"),
+            ("", "the date is not YYYY-MM-DD"),
         ] {
-            assert_eq!(instant(bad), None, "{bad}");
+            assert!(read_time(bad).is_err_and(|e| e.contains(why)), "{bad}: {:?}", read_time(bad));
+        }
+    }
+
+    #[test]
+    fn times_are_sent_in_rfc3339() {
+        for (given, sent) in [
+            // Already RFC 3339: as given.
+            ("2026-01-02T03:04:05Z", "2026-01-02T03:04:05Z"),
+            ("2026-01-02t03:04:05.5z", "2026-01-02t03:04:05.5z"),
+            ("2026-01-02T11:04:05.5+08:00", "2026-01-02T11:04:05.5+08:00"),
+            // Completed.
+            ("2026-01-02T03:04:05", "2026-01-02T03:04:05Z"),
+            ("2026-01-02T03:04:05.250", "2026-01-02T03:04:05.250Z"),
+            ("2026-01-02", "2026-01-02T00:00:00Z"),
+            ("2026-01-02T11:04:05+0800", "2026-01-02T11:04:05+08:00"),
+            ("2026-01-02T11:04:05.1-0830", "2026-01-02T11:04:05.1-08:30"),
+            ("2026-01-02T11:04:05+08", "2026-01-02T11:04:05+08:00"),
+        ] {
+            let time = read_time(given).unwrap();
+            assert_eq!(time.rfc3339, sent, "{given}");
+            assert_eq!(read_time(sent).unwrap(), Time { rfc3339: sent.to_owned(), ..time }, "{given}: same instant");
+        }
+    }
+
+    #[test]
+    fn any_text_is_read_without_panic_and_what_is_sent_reads_the_same() {
+        // Every form, cut at every character and with every character replaced by others.
+        for form in
+            ["2026-01-02T03:04:05.123+08:00", "2026-01-02T03:04:05-0830", "2026-01-02T03:04:05+08", "2026-01-02"]
+        {
+            let chars: Vec<char> = form.chars().collect();
+            let mut texts: Vec<String> = (0..=chars.len()).map(|n| chars[..n].iter().collect()).collect();
+            for i in 0..chars.len() {
+                for c in ['é', '０', 'x', '9', ':', '-', '+', 'Z', 'T', '.', ' '] {
+                    let mut changed = chars.clone();
+                    changed[i] = c;
+                    texts.push(changed.iter().collect());
+                }
+            }
+            for text in texts {
+                if let Ok(time) = read_time(&text) {
+                    let sent =
+                        read_time(&time.rfc3339).unwrap_or_else(|e| panic!("{text} sent as {}: {e}", time.rfc3339));
+                    assert_eq!((sent.instant, &sent.rfc3339), (time.instant, &time.rfc3339), "{text}");
+                }
+            }
         }
     }
 }

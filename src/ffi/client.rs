@@ -35,7 +35,8 @@ pub struct perps_client {
 /// exactly these), `rate_limit` ("off"; "wait" paces account requests to the venue's credit
 /// bucket — 45 credits a request, 1,000/s, burst 900 — within the call's `total_timeout_ms`;
 /// "refuse" fails with `PERPS_RATE_LIMITED` instead of sending; one bucket per account and
-/// `perps_url`, shared by every client and session of the process), `symbol_rules` (false;
+/// `perps_url`, shared by every client and session of the process; a venue 429 empties it
+/// for its `Retry-After`, at most 10 s), `symbol_rules` (false;
 /// true checks orders against the venue's symbol list — tick, lot, min/max qty, unknown or
 /// disabled symbol — and refuses them locally with `PERPS_INVALID_ORDER`),
 /// `cl_ord_id_prefix` ("": up to 16 letters, digits, '-' or '_' put before every generated

@@ -91,7 +91,8 @@ pub extern "C" fn perps_change_margin_mode(
 
 /// GET `/api/query_order` (bearer): one order. `params_json`: `{"order_id": <int64>}` or
 /// `{"cl_ord_id": "<text>"}` (at least one). Returns the venue's order object. An order not
-/// found (gone, or not visible yet: the venue can take seconds) → `PERPS_NOT_FOUND`.
+/// found (gone, or not visible yet: the venue can take up to ~10 s to list a new order)
+/// → `PERPS_NOT_FOUND`.
 /// Free the result with `perps_string_free`.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_query_order(
@@ -104,9 +105,13 @@ pub extern "C" fn perps_query_order(
 }
 
 /// GET `/api/query_orders` (bearer): order history. `params_json` (all optional, or NULL):
-/// `symbol`, `status` ("open", "new", "canceled", "filled", "rejected", "untriggered"),
-/// `order_type` ("limit", "market"), `start`, `end` (ISO-8601 date-times with an offset,
-/// e.g. "2026-01-02T03:04:05Z"; start not after end), `last_id` (int64 cursor), `limit`
+/// `symbol`, `status` ("open", "new", "canceled", "filled", "rejected", "untriggered", and
+/// "partially_filled", "expired", "cancelled", which clients use; sent as written: the
+/// venue's reference spells it "canceled"),
+/// `order_type` ("limit", "market"), `start`, `end` (ISO-8601 date-times: e.g.
+/// "2026-01-02T03:04:05Z", "…05.250+08:00", "…05+0800"; without an offset
+/// "2026-01-02T03:04:05" is UTC, a date alone "2026-01-02" is midnight UTC; sent as RFC 3339,
+/// e.g. "2026-01-02T00:00:00Z"; start not after end), `last_id` (int64 cursor), `limit`
 /// (1..500). Returns the venue's JSON (`{"page_size","result":[…],"total"}` or a bare array).
 /// Free the result with `perps_string_free`.
 #[unsafe(no_mangle)]
@@ -133,7 +138,8 @@ pub extern "C" fn perps_query_open_orders(
 }
 
 /// GET `/api/query_trades` (bearer): the account's fills. `params_json` (all optional, or
-/// NULL): `symbol`, `side` ("buy", "sell"), `start`, `end` (ISO-8601, start not after end),
+/// NULL): `symbol`, `side` ("buy", "sell"), `start`, `end` (ISO-8601, read and sent as for
+/// `perps_query_orders`; start not after end),
 /// `last_id` (int64 cursor), `limit` (1..500). Returns the venue's JSON.
 /// Free the result with `perps_string_free`.
 #[unsafe(no_mangle)]

@@ -100,7 +100,7 @@ class Code(IntEnum):
     BAD_RESPONSE = 10
     TOKEN_EXPIRED = 11
     RNG = 12
-    NOT_FOUND = 13  # HTTP 404 from an endpoint call: the order is gone (or not visible yet)
+    NOT_FOUND = 13  # the venue's HTTP 404 from an endpoint call: the order is gone (or not visible yet)
     RATE_LIMITED = 14  # refused by the client's rate limiter (option rate_limit); nothing sent
     STREAM_CLOSED = 15  # the stream was closed (Stream.close), or ended after its "failed" event
     STREAM_LIMIT = 16  # a new WebSocket would break the venue's connection limits; nothing sent

@@ -15,7 +15,7 @@ public enum PerpsCode {
     BAD_RESPONSE(10),
     TOKEN_EXPIRED(11),
     RNG(12),
-    /** HTTP 404 from an endpoint call: the order is gone (or not visible yet). */
+    /** The venue's HTTP 404 from an endpoint call: the order is gone (or not visible yet). */
     NOT_FOUND(13),
     /** Refused by the client's rate limiter (option rate_limit); nothing was sent. */
     RATE_LIMITED(14),
