@@ -49,7 +49,7 @@ pub(super) fn refusal(reply: &Reply, what: &str) -> Error {
         }
         403 => " (signature or permission refused)",
         404 if is_html_page(reply) => {
-            " (an HTML page, not the venue's answer: the URL or its path prefix may be wrong; \
+            " (a web server's page, not the venue's answer: the URL or its path prefix may be wrong; \
              check the client's base_url and perps_url)"
         }
         404 => " (not found)",
@@ -91,13 +91,15 @@ pub(super) fn venue_reason(body: &str) -> Option<String> {
     body.lines().next().map(|line| excerpt(line.trim()))
 }
 
-/// Whether an answer is an HTML page (`Content-Type: text/html`, or a body that starts with
-/// '<'): a web server's or a proxy's page, such as the "404 page not found" of a wrong URL or
-/// path prefix, not the venue's answer (JSON, plain text or empty).
+/// Whether an answer is a web server's or a proxy's page rather than the venue's answer
+/// (JSON, plain text or empty), as for a wrong URL or path prefix: an HTML page
+/// (`Content-Type: text/html`, or a body that starts with '<'), or the bare text Go's
+/// net/http answers for a path it has no route for ("404 page not found").
 pub(super) fn is_html_page(reply: &Reply) -> bool {
     let media_type = |value: &str| value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
     reply.content_type.as_deref().is_some_and(|value| media_type(value) == "text/html")
         || reply.body.trim_start().starts_with('<')
+        || reply.body.trim().eq_ignore_ascii_case("404 page not found")
 }
 
 /// The venue's refusal of a stale `x-request-timestamp` (HTTP 403 "signature has expired").
@@ -139,6 +141,7 @@ mod tests {
             html(None, " \r\n\t<!DOCTYPE html><title>x</title>"),
             html(Some("text/html; charset=utf-8"), "404 page not found"),
             html(Some(" Text/HTML"), ""),
+            html(Some("text/plain; charset=utf-8"), "404 page not found\n"),
         ] {
             assert!(is_html_page(&page), "{page:?}");
             let e = refusal(&page, "/api/query_order");

@@ -46,18 +46,10 @@ pub fn push_str(out: &mut String, text: &str) {
 }
 
 /// A venue's numeric field as it may come (venue-api.md: sources send numbers as numbers or
-/// as strings): an integer, a string of an integer ("0", "200"), or an integral float (0.0).
-/// `None` for anything else, `null` included.
+/// as strings): read as REST reads the answers' `code` (`endpoints::answer::venue_code`: an
+/// integer, a string of digits, a whole float). `None` for anything else, `null` included.
 pub fn lenient_int(value: Option<&serde_json::Value>) -> Option<i64> {
-    use serde_json::Value;
-    match value? {
-        Value::Number(n) => n.as_i64().or_else(|| {
-            let f = n.as_f64()?;
-            (f.fract() == 0.0 && f.abs() < 9.0e15).then_some(f as i64)
-        }),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
-    }
+    crate::endpoints::answer::venue_code(value).ok().flatten()
 }
 
 /// `seq` read leniently (an integer, a string of one, an integral float); anything else is
@@ -85,7 +77,7 @@ mod tests {
     #[test]
     fn numbers_are_read_as_numbers_or_strings() {
         use serde_json::json;
-        for (v, n) in [(json!(0), Some(0)), (json!("200"), Some(200)), (json!(0.0), Some(0)), (json!(" 7 "), Some(7))] {
+        for (v, n) in [(json!(0), Some(0)), (json!("200"), Some(200)), (json!(0.0), Some(0)), (json!("-7"), Some(-7))] {
             assert_eq!(super::lenient_int(Some(&v)), n, "{v}");
         }
         for v in [json!(null), json!("three"), json!(1.5), json!([0]), json!(true), json!("")] {
