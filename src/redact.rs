@@ -20,11 +20,24 @@ pub(crate) const RUN: usize = 8;
 /// What replaces a redacted run.
 pub(crate) const REDACTED: &str = "<redacted>";
 
-/// The secrets of one call, as the set of all their runs of [`RUN`] bytes (sorted, for a
-/// binary search), wiped on drop. Built only on the error path.
+/// Bits in the prefilter of [`Secrets::redact`]: one per hash of a run's lower-case form.
+const FILTER_BITS: u32 = 16;
+
+/// The filter's bit for a run (its lower-case form, hashed): a run of a secret always has its
+/// bit set, so a clear bit rules a window out without a search.
+fn filter_bit(run: [u8; RUN]) -> usize {
+    let lower = u64::from_le_bytes(run.map(|b| b.to_ascii_lowercase()));
+    (lower.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - FILTER_BITS)) as usize
+}
+
+/// The secrets of one call (or of a stream), as the set of all their runs of [`RUN`] bytes
+/// (sorted, for a binary search), wiped on drop, with a bit filter in front of the search so
+/// that a scan costs little where no secret is (a stream redacts every order reply).
 #[derive(Clone, Default)]
 pub struct Secrets {
     runs: Zeroizing<Vec<[u8; RUN]>>,
+    /// `1 << FILTER_BITS` bits; empty while there is no run.
+    filter: Vec<u64>,
     /// Secrets shorter than a run: replaced where they occur whole.
     short: Vec<Zeroizing<String>>,
 }
@@ -57,6 +70,11 @@ impl Secrets {
         }
         self.runs.sort_unstable();
         self.runs.dedup();
+        self.filter = vec![0; (1 << FILTER_BITS) / 64];
+        for run in self.runs.iter() {
+            let bit = filter_bit(*run);
+            self.filter[bit / 64] |= 1 << (bit % 64);
+        }
     }
 
     /// Raw secret bytes in the text forms they travel in: hex and base58.
@@ -86,6 +104,10 @@ impl Secrets {
 
     fn is_secret_run(&self, window: &[u8]) -> bool {
         let Ok(run) = <[u8; RUN]>::try_from(window) else { return false };
+        let bit = filter_bit(run);
+        if self.filter[bit / 64] & (1 << (bit % 64)) == 0 {
+            return false;
+        }
         let lower = run.map(|b| b.to_ascii_lowercase());
         self.runs.binary_search(&run).is_ok() || self.runs.binary_search(&lower).is_ok()
     }
@@ -93,13 +115,18 @@ impl Secrets {
     /// `text` with every run of a secret replaced by [`REDACTED`] (one marker per stretch).
     pub fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
         let bytes = text.as_bytes();
-        let mut hidden = vec![false; bytes.len()];
-        let mut any = false;
+        // Allocated at the first secret found (most texts hold none).
+        let mut hidden: Vec<bool> = Vec::new();
+        let mut hide = |from: usize, to: usize| {
+            if hidden.is_empty() {
+                hidden = vec![false; bytes.len()];
+            }
+            hidden[from..to].fill(true);
+        };
         if !self.runs.is_empty() && bytes.len() >= RUN {
             for start in 0..=bytes.len() - RUN {
                 if self.is_secret_run(&bytes[start..start + RUN]) {
-                    hidden[start..start + RUN].fill(true);
-                    any = true;
+                    hide(start, start + RUN);
                 }
             }
         }
@@ -112,12 +139,11 @@ impl Secrets {
                 let alone =
                     (start == 0 || !word_char(bytes[start - 1])) && (end == bytes.len() || !word_char(bytes[end]));
                 if alone {
-                    hidden[start..end].fill(true);
-                    any = true;
+                    hide(start, end);
                 }
             }
         }
-        if !any {
+        if hidden.is_empty() {
             return Cow::Borrowed(text);
         }
         // Secrets are ASCII, so a hidden stretch starts and ends on character boundaries;
@@ -204,6 +230,33 @@ mod tests {
         assert_eq!(s.redact(&format!("[{pair}]")), "[<redacted>]");
         let seed = bs58::encode(key.to_bytes()).into_string();
         assert_eq!(s.redact(&format!("é{seed}é")), "é<redacted>é", "non-ASCII neighbours are kept");
+    }
+
+    #[test]
+    fn the_filter_never_rules_out_a_run_of_a_secret() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut secrets = Secrets::new();
+        let mut texts = Vec::new();
+        for _ in 0..50 {
+            let text: String = (0..40)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    b"ABCDEFabcdef0123456789-_."[(state % 25) as usize] as char
+                })
+                .collect();
+            secrets.add(&text);
+            texts.push(text);
+        }
+        for text in &texts {
+            for start in 0..=text.len() - RUN {
+                for run in [text[start..start + RUN].to_owned(), text[start..start + RUN].to_ascii_uppercase()] {
+                    assert_eq!(secrets.redact(&format!("<{run}>")), "<<redacted>>", "{run}");
+                }
+            }
+        }
+        assert_eq!(secrets.redact("nothing here at all, none"), "nothing here at all, none");
     }
 
     #[test]
