@@ -353,7 +353,8 @@ static void test_errors_carry_what_was_sent(perps_client *c, perps_session *s) {
 
 /* Pacing with "refuse", without depending on how fast this machine is (valgrind is slow): a
  * fresh account's first 18 requests always pass (the bucket starts full); a venue 429 with
- * Retry-After empties an account's bucket, so its next request is refused at once, unsent. */
+ * Retry-After empties an account's bucket (for at most 10 s), so its next request is refused
+ * at once, unsent. */
 static void test_pacing_refuses_without_sending(void) {
     perps_client *c = client_with("{\"rate_limit\":\"refuse\"}");
     perps_session *a = perps_session_from_api_key("c-pace-a", "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60", NULL);
@@ -386,8 +387,10 @@ static void test_pacing_refuses_without_sending(void) {
     before = requests_seen();
     CHECK(perps_query_open_orders(c, b, NULL, &err) == NULL);
     if (check_error_at(err, PERPS_RATE_LIMITED, "nothing was sent", __LINE__)) {
+        /* The venue asked for 30 s; the shared bucket pauses at most 10 s (a 429 must never
+         * block an account's cancels for long). */
         int64_t wait = perps_error_retry_after_ms(err);
-        CHECK(wait > 25000 && wait <= 30000);
+        CHECK(wait > 5000 && wait <= 10000);
         CHECK(perps_error_request_id(err) == NULL && perps_error_http_status(err) == 0);
         CHECK(!perps_error_may_have_reached_venue(err));
         perps_error_free(err);
