@@ -299,3 +299,19 @@ fn a_venue_that_never_pings_keeps_a_quiet_connection_through_the_clients_pings()
     assert!(events.iter().all(|e| e["state"] != "disconnected"), "{events:#?}");
     assert!(pings.load(Ordering::SeqCst) >= 3, "{} pings", pings.load(Ordering::SeqCst));
 }
+
+#[test]
+fn a_json_ping_is_answered_with_a_json_pong_and_still_passed_on() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let url = venue(move |_, mut ws| {
+        read_json(&mut ws);
+        ws.send(Message::text(r#"{"ping":1764000000}"#)).unwrap();
+        let answer = read_json(&mut ws);
+        tx.send(answer).unwrap();
+        hold(ws, Duration::from_secs(3));
+    });
+    let stream = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap();
+    let (event, _) = until(&stream, LONG, "the ping frame", is_channel("unrecognized"));
+    assert_eq!(event["frame"], json!({ "ping": 1764000000 }));
+    assert_eq!(rx.recv_timeout(LONG).unwrap(), json!({ "pong": 1764000000 }));
+}

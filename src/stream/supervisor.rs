@@ -511,10 +511,16 @@ fn read_available(
         };
         *last_inbound = Instant::now();
         match message {
-            Message::Text(text) => match proto.on_text(text.as_str(), events::now_ns(), queue) {
-                AuthOutcome::Pending => {}
-                outcome => return Ok(outcome),
-            },
+            Message::Text(text) => {
+                if let Some(pong) = json_pong(text.as_str()) {
+                    // A failed write shows as the connection's end at the next read.
+                    let _ = conn.send_text(pong);
+                }
+                match proto.on_text(text.as_str(), events::now_ns(), queue) {
+                    AuthOutcome::Pending => {}
+                    outcome => return Ok(outcome),
+                }
+            }
             Message::Binary(bytes) => {
                 let error = Error::bad_response(format!(
                     "the venue sent a binary frame of {} bytes (it sends JSON text); ignored",
@@ -537,6 +543,19 @@ fn read_available(
     }
     *more = true;
     Ok(AuthOutcome::Pending)
+}
+
+/// The answer to a JSON-level ping (`{"ping":x}` → `{"pong":x}`): not in the venue's
+/// documents, but some servers send it and public clients ([KU], [NB]) answer it. The frame
+/// itself is still passed on (as `unrecognized`).
+fn json_pong(text: &str) -> Option<String> {
+    if text.len() > 256 || !text.contains("\"ping\"") {
+        return None;
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(frame)) if frame.len() == 1 => Some(json!({ "pong": frame.get("ping")? }).to_string()),
+        _ => None,
+    }
 }
 
 /// Serve a live connection until it ends.
