@@ -12,10 +12,12 @@
  *  - A failing call returns NULL (or a non-zero perps_code) and, when err is not NULL,
  *    stores a new perps_error* in *err that the caller frees with perps_error_free().
  *    Initialise `perps_error *err = NULL;` before the call; *err is written only on failure.
- *    Free an error before reusing err: if *err still holds a live error when a call fails,
- *    that earlier error is freed first (never leaked), so copy an error's texts, or set
- *    *err = NULL, before the next call; a freed or foreign pointer left in *err is only
- *    overwritten. perps_error_free ignores a pointer that is not a live error.
+ *    Free an error before reusing err: if *err still holds the live error a call stored in
+ *    that same variable when a call fails, that earlier error is freed first (never leaked),
+ *    so copy an error's texts, or set *err = NULL, before the next call; anything else left
+ *    in *err (a freed or foreign pointer, a copy of another variable's error) is only
+ *    overwritten. perps_error_free ignores a pointer that is not a live error; still, never
+ *    free an error twice: its address may already belong to a newer error.
  *  - Input strings are NUL-terminated UTF-8, borrowed only for the duration of the call.
  *  - Every _free accepts NULL; client, session and string frees must not be called twice.
  *  - Three different "request ids": the request key id (perps_session_request_id, base58
@@ -151,11 +153,6 @@ typedef enum perps_code {
    */
   PERPS_PANIC = 99,
 } perps_code;
-
-/**
- * A build of the fixed-base multiplication (`curve.rs`), fastest first.
- */
-typedef struct Build Build;
 
 /**
  * The venue's two base URLs, HTTP settings, one keep-alive connection pool, the cached
@@ -377,18 +374,20 @@ const char *perps_error_body(const struct perps_error *e);
 bool perps_error_may_have_reached_venue(const struct perps_error *e);
 
 /**
- * The `cl_ord_id` of the order a failed `perps_new_order` was placing — the caller's, or the
- * one the library generated — so the order can be looked up (`perps_query_order` with
- * `{"cl_ord_id":…}`) before deciding to send it again. NULL for other calls, when the call
- * failed before the order's id was decided (a NULL argument, no usable token, invalid JSON
- * or fields), or when `e` is NULL.
+ * The `cl_ord_id` of the order a failed `perps_new_order` or `perps_stream_new_order` was
+ * placing — the caller's, or the one the library generated — so the order can be looked up
+ * (`perps_query_order` with `{"cl_ord_id":…}`) before deciding to send it again; for a
+ * failed `perps_stream_cancel_order`, the `cl_ord_id` its params named. NULL for other
+ * calls, when the call failed before the order's id was decided (a NULL argument, no usable
+ * token, invalid JSON or fields), or when `e` is NULL.
  * Borrowed: valid until `perps_error_free(e)`.
  */
 const char *perps_error_cl_ord_id(const struct perps_error *e);
 
 /**
  * The `x-request-id` header value sent with the failed request (body-signed requests:
- * `perps_new_order`, the POST endpoint calls, `perps_request` with a body). NULL when no
+ * `perps_new_order`, the POST endpoint calls, `perps_request` with a body; over the order
+ * stream, the `x-request-id` of a frame that may have been partly written). NULL when no
  * request bytes were sent, for unsigned requests (GET), or when `e` is NULL.
  * Borrowed: valid until `perps_error_free(e)`.
  */
@@ -403,7 +402,8 @@ int64_t perps_error_retry_after_ms(const struct perps_error *e);
 
 /**
  * Free an error. NULL is a no-op, and so is a pointer that is not a live error of this
- * library (one already freed: a second free does nothing).
+ * library (one already freed: a second free does nothing — unless the allocator has since
+ * given its address to a newer error, which a second free would free: never free twice).
  */
 void perps_error_free(struct perps_error *e);
 

@@ -95,20 +95,23 @@ pub struct perps_error {
 }
 
 impl perps_error {
-    pub(crate) fn new_raw(error: Error) -> *mut perps_error {
+    /// A new live error, stored in the caller's variable at address `slot`.
+    fn new_raw(error: Error, slot: usize) -> *mut perps_error {
         let message = c_text(error.message());
         let body = error.body().map(c_text);
         let cl_ord_id = error.cl_ord_id().map(c_text);
         let request_id = error.request_id().map(c_text);
         let raw = into_handle(perps_error { error, message, body, cl_ord_id, request_id });
-        live_errors().insert(raw as usize);
+        live_errors().insert(raw as usize, slot);
         raw
     }
 
-    /// Store a new error in the caller's `*err`. An error already there that this library
-    /// made and nobody freed is freed first (a caller who reuses `err` without freeing would
-    /// otherwise leak it); anything else found there (a freed or foreign pointer, garbage)
-    /// is only overwritten, never read through.
+    /// Store a new error in the caller's `*err`. The error this library stored in that same
+    /// variable, if it is still there and nobody freed it, is freed first (a caller who
+    /// reuses `err` without freeing would otherwise leak it). Anything else found there is
+    /// only overwritten, never read through nor freed: a freed or foreign pointer, garbage,
+    /// and also a stale copy whose address the allocator has since given to a new error
+    /// stored in *another* variable — that error belongs to someone else.
     ///
     /// # Safety
     /// `err` is NULL or points to a writable `perps_error *` (the header's contract).
@@ -116,29 +119,40 @@ impl perps_error {
         if err.is_null() {
             return;
         }
+        let slot = err as usize;
         // SAFETY: `err` points to a caller-owned `perps_error *` (contract); only its value
         // is read here.
-        let earlier = unsafe { err.read() };
-        if !earlier.is_null() {
-            perps_error_free(earlier);
+        let earlier = unsafe { err.read() } as usize;
+        let stored_here = earlier != 0 && {
+            let mut live = live_errors();
+            let here = live.get(&earlier) == Some(&slot);
+            if here {
+                live.remove(&earlier);
+            }
+            here
+        };
+        if stored_here {
+            free_handle(earlier as *mut perps_error);
         }
         // SAFETY: as above.
-        unsafe { err.write(perps_error::new_raw(error)) };
+        unsafe { err.write(perps_error::new_raw(error, slot)) };
     }
 }
 
-/// Every `perps_error` this library made and that is not freed yet, by address: the one
-/// way to tell a live error from a dangling pointer without reading through it. Errors are
-/// the failure path only, so a lock here costs the fast path nothing.
-fn live_errors() -> std::sync::MutexGuard<'static, std::collections::BTreeSet<usize>> {
-    static LIVE: std::sync::Mutex<std::collections::BTreeSet<usize>> =
-        std::sync::Mutex::new(std::collections::BTreeSet::new());
+/// Every `perps_error` this library made and that is not freed yet, by address, with the
+/// address of the caller's variable it was stored in: the one way to tell a live error from
+/// a dangling pointer without reading through it (and, by the variable, a live error from a
+/// stale copy of a freed one whose address was reused). Errors are the failure path only,
+/// so a lock here costs the fast path nothing.
+fn live_errors() -> std::sync::MutexGuard<'static, std::collections::BTreeMap<usize, usize>> {
+    static LIVE: std::sync::Mutex<std::collections::BTreeMap<usize, usize>> =
+        std::sync::Mutex::new(std::collections::BTreeMap::new());
     LIVE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Whether `e` is an error this library made and nobody freed.
 fn is_live(e: *const perps_error) -> bool {
-    !e.is_null() && live_errors().contains(&(e as usize))
+    !e.is_null() && live_errors().contains_key(&(e as usize))
 }
 
 /// Text with any NUL bytes made visible, so it always fits a C string.
@@ -192,11 +206,12 @@ pub extern "C" fn perps_error_may_have_reached_venue(e: *const perps_error) -> b
     with_error(e, false, |e| e.error.may_have_reached_venue())
 }
 
-/// The `cl_ord_id` of the order a failed `perps_new_order` was placing — the caller's, or the
-/// one the library generated — so the order can be looked up (`perps_query_order` with
-/// `{"cl_ord_id":…}`) before deciding to send it again. NULL for other calls, when the call
-/// failed before the order's id was decided (a NULL argument, no usable token, invalid JSON
-/// or fields), or when `e` is NULL.
+/// The `cl_ord_id` of the order a failed `perps_new_order` or `perps_stream_new_order` was
+/// placing — the caller's, or the one the library generated — so the order can be looked up
+/// (`perps_query_order` with `{"cl_ord_id":…}`) before deciding to send it again; for a
+/// failed `perps_stream_cancel_order`, the `cl_ord_id` its params named. NULL for other
+/// calls, when the call failed before the order's id was decided (a NULL argument, no usable
+/// token, invalid JSON or fields), or when `e` is NULL.
 /// Borrowed: valid until `perps_error_free(e)`.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_error_cl_ord_id(e: *const perps_error) -> *const c_char {
@@ -204,7 +219,8 @@ pub extern "C" fn perps_error_cl_ord_id(e: *const perps_error) -> *const c_char 
 }
 
 /// The `x-request-id` header value sent with the failed request (body-signed requests:
-/// `perps_new_order`, the POST endpoint calls, `perps_request` with a body). NULL when no
+/// `perps_new_order`, the POST endpoint calls, `perps_request` with a body; over the order
+/// stream, the `x-request-id` of a frame that may have been partly written). NULL when no
 /// request bytes were sent, for unsigned requests (GET), or when `e` is NULL.
 /// Borrowed: valid until `perps_error_free(e)`.
 #[unsafe(no_mangle)]
@@ -221,10 +237,11 @@ pub extern "C" fn perps_error_retry_after_ms(e: *const perps_error) -> i64 {
 }
 
 /// Free an error. NULL is a no-op, and so is a pointer that is not a live error of this
-/// library (one already freed: a second free does nothing).
+/// library (one already freed: a second free does nothing — unless the allocator has since
+/// given its address to a newer error, which a second free would free: never free twice).
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_error_free(e: *mut perps_error) {
-    if !e.is_null() && live_errors().remove(&(e as usize)) {
+    if !e.is_null() && live_errors().remove(&(e as usize)).is_some() {
         free_handle(e);
     }
 }

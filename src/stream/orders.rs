@@ -213,6 +213,13 @@ pub fn order_frame(
 /// Validate `order:cancel` params (as REST `cancel_order`): `order_id` (a positive integer)
 /// and/or `cl_ord_id` (a string), nothing else; written once, compactly.
 pub fn cancel_params(params_json: &str) -> Result<(String, Option<i64>, Option<String>)> {
+    // A name given twice is refused, as REST refuses it: parsers keep different copies, and
+    // a cancel must never pick an order the caller did not mean.
+    if let Err(why) = crate::strict_json::parse(params_json.as_bytes())
+        && why.starts_with("it has the member name twice")
+    {
+        return Err(Error::invalid_argument(format!("params_json: {why}")));
+    }
     let value: Value = serde_json::from_str(params_json)
         .map_err(|e| Error::invalid_argument(format!("params_json is not valid JSON: {e}")))?;
     let Value::Object(fields) = value else {
@@ -386,6 +393,16 @@ impl Protocol for Orders {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cancel_naming_a_field_twice_is_refused() {
+        for params in [r#"{"order_id":1,"order_id":2}"#, r#"{"cl_ord_id":"a","cl_ord_id":"b"}"#, r#"{"order_id":1,"\u006frder_id":2}"#] {
+            let e = cancel_params(params).unwrap_err();
+            assert_eq!(e.code(), crate::Code::InvalidArgument);
+            assert!(e.message().contains("member name twice"), "{params}: {}", e.message());
+        }
+        assert_eq!(cancel_params(r#"{"order_id":1,"cl_ord_id":"a"}"#).unwrap().0, r#"{"order_id":1,"cl_ord_id":"a"}"#);
+    }
     use std::sync::Arc;
     use std::time::Duration;
 

@@ -2,7 +2,9 @@
  * tests/c/test_errors.c: a careless caller's perps_error handling, under ASan/LSan/UBSan and
  * valgrind (tests/c/run.sh): reusing `err` without freeing the earlier error does not leak
  * it, a second perps_error_free does nothing, and a freed, foreign or garbage pointer left in
- * *err is overwritten without being read through.
+ * *err is overwritten without being read through — even a stale copy whose address the
+ * allocator has given to another variable's error (the plain run reuses addresses; the
+ * sanitizers' quarantine does not).
  */
 #include "check.h"
 
@@ -49,6 +51,19 @@ static void test_double_free_is_a_no_op(void) {
     perps_error_free(err);
 }
 
+static void test_a_stale_pointer_never_frees_another_variables_error(void) {
+    perps_error *a = NULL, *b = NULL;
+    CHECK(fail("eth", &a) == NULL);
+    perps_error_free(a);             /* a is left dangling */
+    CHECK(fail("tron", &b) == NULL); /* b may be given a's old address */
+    CHECK(fail("eth", &a) == NULL);  /* a failing call through the stale a: b is not touched */
+    CHECK(a != NULL && a != b);
+    CHECK(strstr(perps_error_message(b), "\"tron\"") != NULL);
+    CHECK(strstr(perps_error_message(a), "\"eth\"") != NULL);
+    perps_error_free(a);
+    perps_error_free(b);
+}
+
 static void test_foreign_and_garbage_pointers_are_only_overwritten(void) {
     /* A pointer to the caller's own memory: never freed, never written through. */
     unsigned char mine[64];
@@ -86,6 +101,7 @@ static void test_success_leaves_err_alone(void) {
 int main(void) {
     test_reused_err_does_not_leak_the_earlier_error();
     test_double_free_is_a_no_op();
+    test_a_stale_pointer_never_frees_another_variables_error();
     test_foreign_and_garbage_pointers_are_only_overwritten();
     test_success_leaves_err_alone();
     return check_summary();

@@ -157,6 +157,11 @@ static void order_stream(const char *url) {
     CHECK(sent == NULL);
     if (check_error_at(err, PERPS_INVALID_ARGUMENT, "order_id", __LINE__)) perps_error_free(err);
     err = NULL;
+    /* A field named twice: refused as REST refuses it, never "the last one wins". */
+    sent = perps_stream_cancel_order(st, "{\"order_id\":1,\"order_id\":2}", &err);
+    CHECK(sent == NULL);
+    if (check_error_at(err, PERPS_INVALID_ARGUMENT, "member name twice", __LINE__)) perps_error_free(err);
+    err = NULL;
     sent = perps_stream_cancel_order(st, "{\"cl_ord_id\":\"c-1\"}", &err);
     CHECK(sent != NULL && strstr(sent, "\"cl_ord_id\":\"c-1\"") != NULL);
     perps_string_free(sent);
