@@ -20,18 +20,18 @@ fn answer(ctx: &mut Ctx<'_>, name: &str) -> Result<Reply, Reply> {
         "health" => Ok(Reply::Plain(200, "OK".into())),
         // Docs: `symbol` required; [WJ] calls it without and gets every symbol (live).
         "query_symbol_info" => {
-            let p = Params::only(inc, &["symbol"])?;
+            let p = Params::only(inc, &["symbol"], shared.config.strict)?;
             let symbol = p.text("symbol")?;
             Ok(Reply::Json(200, shared.engine().symbol_info(symbol).map_err(refused)?))
         }
         "query_symbol_price" => {
-            let p = Params::only(inc, &["symbol"])?;
+            let p = Params::only(inc, &["symbol"], shared.config.strict)?;
             let symbol = p.required("symbol")?;
             Ok(Reply::Json(200, shared.engine().symbol_price(symbol, shared.clock.now_us()).map_err(refused)?))
         }
         // `limit` is undocumented but sent by clients ([WJ], [MG]): accepted, levels per side.
         "query_depth_book" => {
-            let p = Params::only(inc, &["symbol", "limit"])?;
+            let p = Params::only(inc, &["symbol", "limit"], shared.config.strict)?;
             let symbol = p.required("symbol")?;
             let limit = p.id("limit")?.unwrap_or(u64::MAX);
             let levels = usize::try_from(limit).unwrap_or(usize::MAX);
