@@ -145,3 +145,52 @@ fn null_optional_fields_count_as_absent() {
     let (status, _) = t.post("/api/cancel_orders", r#"{"order_id_list":null,"cl_ord_id_list":["x"]}"#);
     assert_eq!(status, 400);
 }
+
+#[test]
+fn recent_trades_and_funding_endpoints() {
+    let sb = sandbox();
+    let get = |path: &str| common::exchange(&common::agent(), "GET", &format!("{}{path}", sb.url()), &[], "");
+    assert_eq!(get("/api/query_recent_trades?symbol=BTC-USD"), (200, json!([])));
+    let t = Trader::with_api_key(&sb);
+    // A market buy takes the ask (the user is the buyer and the taker).
+    t.order(json!({"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"0.001","time_in_force":"ioc","reduce_only":false}));
+    // A resting buy filled by the mark falling: the user is the maker, the seller took it.
+    t.order(common::limit("BTC-USD", "buy", "0.002", "64990", "gtc", "maker"));
+    sb.set_mark("BTC-USD", "64980").unwrap();
+    assert_eq!(t.order_by_cl("maker")["status"], "filled");
+    let other = Trader::with_api_key(&sb);
+    other.order(json!({"symbol":"ETH-USD","side":"sell","order_type":"market","qty":"0.01","reduce_only":false}));
+
+    let (status, prints) = get("/api/query_recent_trades?symbol=BTC-USD");
+    assert_eq!(status, 200, "{prints}");
+    let prints = prints.as_array().unwrap();
+    assert_eq!(prints.len(), 2, "{prints:?}");
+    let newest = &prints[0];
+    let keys: Vec<&str> = newest.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys, ["is_buyer_taker", "price", "qty", "quote_qty", "symbol", "time"]);
+    assert_eq!(
+        (&newest["is_buyer_taker"], &newest["price"], &newest["qty"]),
+        (&json!(false), &json!("64990.00"), &json!("0.0020"))
+    );
+    assert!((common::num(&newest["quote_qty"]) - 129.98).abs() < 1e-9, "{newest}");
+    assert_eq!((&prints[1]["is_buyer_taker"], &prints[1]["symbol"]), (&json!(true), &json!("BTC-USD")));
+    assert!(newest["time"].as_str().unwrap() >= prints[1]["time"].as_str().unwrap());
+    let (_, one) = get("/api/query_recent_trades?symbol=BTC-USD&limit=1");
+    assert_eq!(one, json!([newest]));
+    let (_, eth) = get("/api/query_recent_trades?symbol=ETH-USD");
+    assert_eq!((eth.as_array().unwrap().len(), &eth[0]["is_buyer_taker"]), (1, &json!(false)));
+    let (status, answer) = get("/api/query_recent_trades");
+    assert!(status == 400 && message(&answer).contains("symbol"), "{answer}");
+    assert_eq!(get("/api/query_recent_trades?symbol=DOGE-USD").0, 400);
+    assert_eq!(get("/api/query_recent_trades?symbol=BTC-USD&limit=0").0, 400);
+
+    // Funding: the live venue's public rates are empty, and the sandbox charges none.
+    assert_eq!(get("/api/query_funding_rates?symbol=BTC-USD&start_time=1&end_time=2"), (200, json!([])));
+    assert_eq!(get("/api/query_funding_rates").0, 200);
+    assert_eq!(get("/api/query_funding_history").0, 401, "an account read");
+    assert_eq!(
+        t.get("/api/query_funding_history?symbol=BTC-USD&start=2025-01-01T00:00:00Z&limit=10"),
+        (200, json!([]))
+    );
+    assert_eq!(t.get("/api/query_funding_history?symbol=DOGE-USD").0, 400);
+}
