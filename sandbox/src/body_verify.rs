@@ -5,7 +5,9 @@
 //! live with one constant id; the docs call it a random string), a missing
 //! `x-request-sign-version` is taken as `v1` (a present value other than `v1` is refused),
 //! and a timestamp outside the window is HTTP 403 "signature has expired". Strict mode
-//! requires the version header and a UUID id.
+//! requires the version header and a UUID id. A missing header is HTTP 400; a signature
+//! that is not standard base64 of 64 bytes is HTTP 403 "invalid signature: …", as any bad
+//! signature (venue facts: "403 (e.g. bad signature)").
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -79,11 +81,10 @@ pub(crate) fn read_headers_with<'a>(
             ),
         ));
     }
-    let raw = STANDARD
-        .decode(need("x-request-signature")?)
-        .ok()
-        .filter(|r| r.len() == 64)
-        .ok_or_else(|| bad("x-request-signature must be standard base64 of 64 bytes".into()))?;
+    // Missing: 400. Present but not a signature: 403, as the venue answers a bad signature.
+    let raw = STANDARD.decode(need("x-request-signature")?).ok().filter(|r| r.len() == 64).ok_or_else(|| {
+        (403, "invalid signature: x-request-signature must be standard base64 of 64 bytes".to_owned())
+    })?;
     let signature = Signature::from_bytes(&raw.try_into().expect("length checked"));
     Ok(SignedHeaders { version, id, timestamp, signature })
 }

@@ -4,6 +4,9 @@
 //!
 //! One leniency, as the live venue: a market order may omit `time_in_force` (Bonfire-Lab's
 //! live test); a limit order still needs it. Strict mode requires it on market orders too.
+//! Another: JSON `null` for a field counts as the field absent (clients serialise optional
+//! fields that way: `"price": null` on a market order, `"cl_ord_id": null`); strict mode
+//! refuses it with the field's usual message.
 
 use serde_json::{Map, Value};
 
@@ -26,8 +29,14 @@ const FIELDS: &[&str] = &[
     "sl_price",
 ];
 
+/// The body with its `null` fields removed (absent), except in strict mode.
+pub(crate) fn nulls_as_absent(body: &Map<String, Value>, strict: bool) -> Map<String, Value> {
+    body.iter().filter(|(_, v)| strict || !v.is_null()).map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
 /// `cancel_order` body: `order_id` (JSON integer) or `cl_ord_id` (non-empty string).
-pub(crate) fn check_cancel_order(body: &Map<String, Value>) -> Result<OrderRef, String> {
+pub(crate) fn check_cancel_order(body: &Map<String, Value>, strict: bool) -> Result<OrderRef, String> {
+    let body = &nulls_as_absent(body, strict);
     if let Some(unknown) = body.keys().find(|k| !["order_id", "cl_ord_id"].contains(&k.as_str())) {
         return Err(format!("unknown field {unknown}"));
     }
@@ -39,6 +48,7 @@ pub(crate) fn check_cancel_order(body: &Map<String, Value>) -> Result<OrderRef, 
 }
 
 pub(crate) fn check_new_order(o: &Map<String, Value>, strict: bool) -> Result<NewOrder, String> {
+    let o = &nulls_as_absent(o, strict);
     if let Some(unknown) = o.keys().find(|k| !FIELDS.contains(&k.as_str())) {
         return Err(format!("unknown field {unknown}"));
     }

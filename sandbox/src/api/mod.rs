@@ -41,9 +41,12 @@ const ENDPOINTS: &[(&str, &str, Access)] = &[
     ("query_positions", "GET", Access::Account),
     ("query_balance", "GET", Access::Account),
     ("query_position_config", "GET", Access::Account),
+    ("query_funding_history", "GET", Access::Account),
     ("query_symbol_info", "GET", Access::Public),
     ("query_symbol_price", "GET", Access::Public),
     ("query_depth_book", "GET", Access::Public),
+    ("query_recent_trades", "GET", Access::Public),
+    ("query_funding_rates", "GET", Access::Public),
     ("kline/time", "GET", Access::Public),
     ("health", "GET", Access::Public),
 ];

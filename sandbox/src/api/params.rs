@@ -1,21 +1,27 @@
-//! Query-string parameters of the GET endpoints, refused the way a venue would: an unknown
-//! or repeated parameter, or a value of the wrong type, is HTTP 400 naming the parameter.
-//! An empty value (`symbol=`) counts as absent, as most web frameworks read it.
+//! Query-string parameters of the GET endpoints: a repeated parameter or a value of the
+//! wrong type is HTTP 400 naming the parameter. An unknown parameter is ignored, as the live
+//! venue does (clients send undocumented ones such as `limit` and `page`; the request log
+//! still shows them); strict mode refuses it with 400. An empty value (`symbol=`) counts as
+//! absent, as most web frameworks read it.
 
 use crate::clock::parse_iso8601;
 use crate::http::{Incoming, Reply, error};
 
 pub(crate) struct Params<'a> {
     inc: &'a Incoming,
+    strict: bool,
 }
 
 impl<'a> Params<'a> {
-    /// The request's parameters, all of which must be in `allowed`.
-    pub(crate) fn only(inc: &'a Incoming, allowed: &[&str]) -> Result<Params<'a>, Reply> {
-        if let Some((name, _)) = inc.query.iter().find(|(name, _)| !allowed.contains(&name.as_str())) {
-            return Err(error(400, format!("unknown query parameter {name:?}; allowed: {}", list(allowed))));
+    /// The request's parameters; in strict mode all of them must be in `allowed`.
+    pub(crate) fn only(inc: &'a Incoming, allowed: &[&str], strict: bool) -> Result<Params<'a>, Reply> {
+        if strict && let Some((name, _)) = inc.query.iter().find(|(name, _)| !allowed.contains(&name.as_str())) {
+            return Err(error(
+                400,
+                format!("unknown query parameter {name:?}; allowed: {} (strict mode)", list(allowed)),
+            ));
         }
-        Ok(Params { inc })
+        Ok(Params { inc, strict })
     }
 
     pub(crate) fn text(&self, name: &str) -> Result<Option<&'a str>, Reply> {
@@ -51,11 +57,13 @@ impl<'a> Params<'a> {
         }
     }
 
-    /// An ISO 8601 date-time, as Unix microseconds.
+    /// An ISO 8601 date-time, as Unix microseconds. Without a zone (`2025-08-11T03:35:25`)
+    /// it is taken as UTC, except in strict mode.
     pub(crate) fn time(&self, name: &str) -> Result<Option<i64>, Reply> {
         self.text(name)?
             .map(|v| {
-                parse_iso8601(v).ok_or_else(|| {
+                let naive = || (!self.strict).then(|| parse_iso8601(&format!("{v}Z"))).flatten();
+                parse_iso8601(v).or_else(naive).ok_or_else(|| {
                     error(
                         400,
                         format!(

@@ -14,7 +14,7 @@ use crate::engine::order::MarginMode;
 use crate::engine::{Reject, Who};
 use crate::faults::Faults;
 use crate::http::{Reply, error};
-use crate::order_check::{check_cancel_order, check_new_order};
+use crate::order_check::{check_cancel_order, check_new_order, nulls_as_absent};
 use crate::state::Session;
 use crate::ws::session::{Outcome, route_rest_result};
 
@@ -64,7 +64,7 @@ pub(super) fn handle(
             }
         }
         "cancel_order" => {
-            let target = match check_cancel_order(&body) {
+            let target = match check_cancel_order(&body, shared.config.strict) {
                 Ok(t) => t,
                 Err(m) => return error(400, m),
             };
@@ -81,6 +81,7 @@ pub(super) fn handle(
             }
         }
         "cancel_orders" => {
+            let body = nulls_as_absent(&body, shared.config.strict);
             if let Some(unknown) = body.keys().find(|k| !["order_id_list", "cl_ord_id_list"].contains(&k.as_str())) {
                 return error(400, format!("unknown field {unknown}"));
             }

@@ -16,7 +16,7 @@ use crate::decimal::Dec;
 use crate::symbols::Symbol;
 
 /// Money is written with nine decimals, as the venue's examples show.
-const MONEY: u32 = 9;
+pub(super) const MONEY: u32 = 9;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PositionConfig {
@@ -46,6 +46,8 @@ pub(crate) struct Trade {
     pub fee: Dec,
     pub pnl: Dec,
     pub at_us: i64,
+    /// The user's order was resting (the market took it); the taker was the other side.
+    pub maker: bool,
 }
 
 /// One fill as the account sees it.

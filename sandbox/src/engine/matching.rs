@@ -163,6 +163,7 @@ impl Engine {
             fee,
             pnl,
             at_us: now_us,
+            maker,
         });
         let trade = a.trades.len() - 1;
         self.orders.get_mut(&id).expect("a known order").position_id = position_id;

@@ -118,6 +118,32 @@ impl Engine {
         Ok(page(result, matching.len()))
     }
 
+    /// `query_recent_trades`: the symbol's last fills of every account, as public prints
+    /// (`is_buyer_taker, price, qty, quote_qty, symbol, time`), newest first. The sandbox's
+    /// only trades are user fills against its synthetic market.
+    pub(crate) fn recent_trades(&self, symbol: &str, limit: usize) -> Result<Value, Reject> {
+        let index = self.symbol_index(symbol)?;
+        let s = &self.symbols[index];
+        let mut fills: Vec<_> =
+            self.accounts.values().flat_map(|a| a.trades.iter()).filter(|t| t.symbol == index).collect();
+        fills.sort_unstable_by_key(|t| std::cmp::Reverse((t.at_us, t.id)));
+        let prints = fills
+            .into_iter()
+            .take(limit)
+            .map(|t| {
+                json!({
+                    "is_buyer_taker": (t.side == Side::Buy) != t.maker,
+                    "price": s.price_text(t.price),
+                    "qty": s.qty_text(t.qty),
+                    "quote_qty": t.price.mul(t.qty).fixed(super::account::MONEY),
+                    "symbol": s.name,
+                    "time": iso8601_utc_us(t.at_us),
+                })
+            })
+            .collect();
+        Ok(Value::Array(prints))
+    }
+
     /// `query_positions`: a bare array of the open positions.
     pub(crate) fn positions(&self, who: Who<'_>, symbol: Option<&str>, now_us: i64) -> Result<Value, Reject> {
         let symbol = self.symbol_filter(symbol)?;

@@ -150,7 +150,7 @@ impl ApiSession {
         let action = if method == "order:new" {
             Action::New(check_new_order(&body, shared.config.strict).map_err(|m| (400, m))?)
         } else {
-            Action::Cancel(check_cancel_order(&body).map_err(|m| (400, m))?)
+            Action::Cancel(check_cancel_order(&body, shared.config.strict).map_err(|m| (400, m))?)
         };
         Ok((session.account, action))
     }
