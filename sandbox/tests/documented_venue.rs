@@ -6,19 +6,8 @@
 mod common;
 
 use common::ws::{Client, request, signed};
-use common::{Trader, now_ms, sandbox, signature_headers};
-use perps_sandbox::{Sandbox, SandboxConfig};
-use serde_json::{Value, json};
-
-const ORDER: &str = r#"{"symbol":"BTC-USD","side":"buy","order_type":"limit","qty":"0.01","price":"64000","time_in_force":"gtc","reduce_only":false}"#;
-
-fn strict() -> Sandbox {
-    Sandbox::start(SandboxConfig { strict: true, ..Default::default() }).unwrap()
-}
-
-fn message(answer: &Value) -> String {
-    answer["message"].as_str().unwrap_or_default().to_owned()
-}
+use common::{ORDER, Trader, message, now_ms, sandbox, signature_headers, strict};
+use serde_json::json;
 
 #[test]
 fn unknown_query_parameters_are_ignored_and_logged() {

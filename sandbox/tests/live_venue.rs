@@ -7,20 +7,10 @@ mod common;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use common::{Trader, exchange, jwt_payload, limit, now_ms, sandbox, signature_headers};
+use common::{ORDER, Trader, exchange, jwt_payload, limit, message, now_ms, sandbox, signature_headers, strict};
 use ed25519_dalek::{Signer as _, SigningKey};
 use perps_sandbox::{Sandbox, SandboxConfig};
 use serde_json::{Value, json};
-
-const ORDER: &str = r#"{"symbol":"BTC-USD","side":"buy","order_type":"limit","qty":"0.01","price":"64000","time_in_force":"gtc","reduce_only":false}"#;
-
-fn strict() -> Sandbox {
-    Sandbox::start(SandboxConfig { strict: true, ..Default::default() }).unwrap()
-}
-
-fn message(answer: &Value) -> String {
-    answer["message"].as_str().unwrap_or_default().to_owned()
-}
 
 /// Point 1 (fox88-tw / Bonfire-Lab: one constant id for every request, not a UUID).
 #[test]

@@ -23,6 +23,19 @@ pub fn sandbox() -> Sandbox {
     Sandbox::start(SandboxConfig::default()).expect("sandbox starts")
 }
 
+/// The same in strict mode (the refusals kept behind an option).
+pub fn strict() -> Sandbox {
+    Sandbox::start(SandboxConfig { strict: true, ..Default::default() }).expect("sandbox starts")
+}
+
+/// A resting limit order as the docs show one.
+pub const ORDER: &str = r#"{"symbol":"BTC-USD","side":"buy","order_type":"limit","qty":"0.01","price":"64000","time_in_force":"gtc","reduce_only":false}"#;
+
+/// An answer's `message` ("" when there is none).
+pub fn message(answer: &Value) -> String {
+    answer["message"].as_str().unwrap_or_default().to_owned()
+}
+
 pub fn agent() -> ureq::Agent {
     ureq::Agent::config_builder().http_status_as_error(false).build().into()
 }
