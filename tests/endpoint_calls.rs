@@ -444,6 +444,17 @@ fn answers_of_new_order_carry_the_cl_ord_id() {
     }
 }
 
+/// The same answer read by every path that reads a `code`: an endpoint call, the depth book,
+/// `new_order` and `perps_request`.
+fn on_every_path(client: &Client, session: &Session) -> [Result<String, Failure>; 4] {
+    [
+        call(client, Some(session), "cancel_order", Some(r#"{"order_id":1}"#)),
+        call(client, None, "query_depth_book", Some(r#"{"symbol":"X"}"#)),
+        new_order(client, session, ORDER),
+        request(client, session, "POST", "/api/cancel_order", Some(r#"{"order_id":1}"#)),
+    ]
+}
+
 #[test]
 fn a_code_is_read_as_an_integer_a_string_of_digits_or_a_whole_number() {
     // Success however the code is written, and null is no code: for the endpoint calls (the
@@ -477,24 +488,14 @@ fn a_code_is_read_as_an_integer_a_string_of_digits_or_a_whole_number() {
     let rogue = Rogue::start(|_, _| json(200, r#"{"code":"400","message":"invalid order qty","asks":[]}"#));
     let client = client_at(&rogue.url(), FAST);
     let session = api_session(SEED);
-    for result in [
-        call(&client, Some(&session), "cancel_order", Some(r#"{"order_id":1}"#)),
-        call(&client, None, "query_depth_book", Some(r#"{"symbol":"X"}"#)),
-        new_order(&client, &session, ORDER),
-        request(&client, &session, "POST", "/api/cancel_order", Some(r#"{"order_id":1}"#)),
-    ] {
+    for result in on_every_path(&client, &session) {
         let f = expect(result, PERPS_API_ERROR, false);
         assert!(f.message.contains("refused with code 400: invalid order qty"), "{f:?}");
     }
     // A code of another shape: the outcome is unknown (it may have been a success).
     let rogue = Rogue::start(|_, _| json(200, r#"{"code":"0.0","message":"success","asks":[]}"#));
     let client = client_at(&rogue.url(), FAST);
-    for result in [
-        call(&client, Some(&session), "cancel_order", Some(r#"{"order_id":1}"#)),
-        call(&client, None, "query_depth_book", Some(r#"{"symbol":"X"}"#)),
-        new_order(&client, &session, ORDER),
-        request(&client, &session, "POST", "/api/cancel_order", Some(r#"{"order_id":1}"#)),
-    ] {
+    for result in on_every_path(&client, &session) {
         let f = expect(result, PERPS_BAD_RESPONSE, true);
         assert!(f.message.contains(r#""code" is not an integer"#) && f.message.contains(r#"(\"0.0\")"#), "{f:?}");
     }

@@ -48,7 +48,7 @@ pub(super) fn refusal(reply: &Reply, what: &str) -> Error {
             " (the request's timestamp is outside the venue's window: call perps_client_sync_time, then send again)"
         }
         403 => " (signature or permission refused)",
-        404 if is_html_page(reply) => {
+        404 if is_web_server_page(reply) => {
             " (a web server's page, not the venue's answer: the URL or its path prefix may be wrong; \
              check the client's base_url and perps_url)"
         }
@@ -95,7 +95,7 @@ pub(super) fn venue_reason(body: &str) -> Option<String> {
 /// (JSON, plain text or empty), as for a wrong URL or path prefix: an HTML page
 /// (`Content-Type: text/html`, or a body that starts with '<'), or the bare text Go's
 /// net/http answers for a path it has no route for ("404 page not found").
-pub(super) fn is_html_page(reply: &Reply) -> bool {
+pub(super) fn is_web_server_page(reply: &Reply) -> bool {
     let media_type = |value: &str| value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
     reply.content_type.as_deref().is_some_and(|value| media_type(value) == "text/html")
         || reply.body.trim_start().starts_with('<')
@@ -143,7 +143,7 @@ mod tests {
             html(Some(" Text/HTML"), ""),
             html(Some("text/plain; charset=utf-8"), "404 page not found\n"),
         ] {
-            assert!(is_html_page(&page), "{page:?}");
+            assert!(is_web_server_page(&page), "{page:?}");
             let e = refusal(&page, "/api/query_order");
             assert!(
                 e.message()
@@ -159,7 +159,7 @@ mod tests {
             html(None, ""),
             html(Some("text/htmlx"), "not found"),
         ] {
-            assert!(!is_html_page(&venue), "{venue:?}");
+            assert!(!is_web_server_page(&venue), "{venue:?}");
             assert!(refusal(&venue, "x").message().contains("HTTP 404 (not found)"));
         }
     }

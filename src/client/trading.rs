@@ -3,7 +3,7 @@
 //! send, and the details a failure carries). Every request is sent exactly once: nothing here
 //! retries.
 
-use super::answers::is_html_page;
+use super::answers::is_web_server_page;
 use super::pacing::Bucket;
 use super::symbol_rules::{SymbolTable, Verdict, is_tick_error};
 use super::transport::Reply;
@@ -191,7 +191,7 @@ impl Client {
                 reply.retry_after.as_deref().and_then(|v| super::retry_after::millis(v, self.venue_now_ms()));
             bucket.exhausted(retry_after.map(|ms| Duration::from_millis(ms as u64)));
         }
-        let not_found = outgoing.not_found && reply.status == 404 && !is_html_page(&reply);
+        let not_found = outgoing.not_found && reply.status == 404 && !is_web_server_page(&reply);
         let reply = require_2xx(reply, path, outgoing.secrets).map_err(|e| {
             let e = if not_found { e.with_code(Code::NotFound) } else { e };
             with_request_id(e, signature.as_ref())

@@ -27,7 +27,7 @@ pub struct Reply {
     /// The `Retry-After` header of a non-2xx answer, when present.
     pub retry_after: Option<String>,
     /// The `Content-Type` header of a non-2xx answer, when present (an HTML page is not the
-    /// venue's answer: `answers::is_html_page`).
+    /// venue's answer: `answers::is_web_server_page`).
     pub content_type: Option<String>,
 }
 

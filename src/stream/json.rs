@@ -62,7 +62,6 @@ pub fn lenient_seq<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Resul
     }
 }
 
-
 /// A `seq` field read by [`lenient_seq`].
 pub struct Seq(pub Option<i64>);
 

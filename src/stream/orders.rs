@@ -214,14 +214,14 @@ pub fn order_frame(
 /// and/or `cl_ord_id` (a string), nothing else; written once, compactly.
 pub fn cancel_params(params_json: &str) -> Result<(String, Option<i64>, Option<String>)> {
     // A name given twice is refused, as REST refuses it: parsers keep different copies, and
-    // a cancel must never pick an order the caller did not mean.
-    if let Err(why) = crate::strict_json::parse(params_json.as_bytes())
-        && why.starts_with("it has the member name twice")
-    {
-        return Err(Error::invalid_argument(format!("params_json: {why}")));
-    }
-    let value: Value = serde_json::from_str(params_json)
-        .map_err(|e| Error::invalid_argument(format!("params_json is not valid JSON: {e}")))?;
+    // a cancel must never pick an order the caller did not mean. Invalid JSON is described
+    // by serde_json, whose message says where.
+    let value = crate::strict_json::parse(params_json.as_bytes()).map_err(|why| {
+        match serde_json::from_str::<serde::de::IgnoredAny>(params_json) {
+            Err(e) => Error::invalid_argument(format!("params_json is not valid JSON: {e}")),
+            Ok(_) => Error::invalid_argument(format!("params_json: {why}")),
+        }
+    })?;
     let Value::Object(fields) = value else {
         return Err(Error::invalid_argument(
             "params_json must be a JSON object: {\"order_id\":…} or {\"cl_ord_id\":…}",

@@ -16,7 +16,7 @@ use crate::decimal::Dec;
 use crate::symbols::Symbol;
 
 /// Money is written with nine decimals, as the venue's examples show.
-pub(super) const MONEY: u32 = 9;
+const MONEY: u32 = 9;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PositionConfig {
@@ -235,6 +235,14 @@ impl Account {
     }
 }
 
+impl Trade {
+    /// Price × qty, written as money (`value` of `query_trades`, `quote_qty` of
+    /// `query_recent_trades`).
+    pub(crate) fn value_text(&self) -> String {
+        self.price.mul(self.qty).fixed(MONEY)
+    }
+}
+
 /// One element of `query_trades` (venue-api.md §1.4).
 pub(crate) fn trade_json(t: &Trade, symbol: &Symbol, user: &str) -> Value {
     json!({
@@ -244,7 +252,7 @@ pub(crate) fn trade_json(t: &Trade, symbol: &Symbol, user: &str) -> Value {
         "side": t.side.as_str(),
         "price": symbol.price_text(t.price),
         "qty": symbol.qty_text(t.qty),
-        "value": t.price.mul(t.qty).fixed(MONEY),
+        "value": t.value_text(),
         "fee_asset": "DUSD",
         "fee_qty": t.fee.fixed(MONEY),
         "pnl": t.pnl.fixed(MONEY),

@@ -135,7 +135,7 @@ impl Engine {
                     "is_buyer_taker": (t.side == Side::Buy) != t.maker,
                     "price": s.price_text(t.price),
                     "qty": s.qty_text(t.qty),
-                    "quote_qty": t.price.mul(t.qty).fixed(super::account::MONEY),
+                    "quote_qty": t.value_text(),
                     "symbol": s.name,
                     "time": iso8601_utc_us(t.at_us),
                 })
