@@ -442,7 +442,7 @@ fn close_from_another_thread_wakes_next_at_once_and_drop_is_quick() {
     assert_eq!(result.unwrap_err().code(), Code::StreamClosed);
     let started = Instant::now();
     drop(Arc::try_unwrap(stream).unwrap());
-    assert!(started.elapsed() < Duration::from_millis(500), "drop took {:?}", started.elapsed());
+    assert!(started.elapsed() < Duration::from_millis(1500), "drop took {:?}", started.elapsed());
     server.wait_for(LONG, "the connection closed", |c| {
         !c.is_empty() && c[0].closed.load(std::sync::atomic::Ordering::SeqCst)
     });
@@ -463,7 +463,7 @@ fn dropping_a_stream_that_is_reconnecting_or_stalled_is_quick() {
     until(&stream, LONG, "reconnecting", is_status("reconnecting"));
     let started = Instant::now();
     drop(stream);
-    assert!(started.elapsed() < Duration::from_millis(500), "drop took {:?}", started.elapsed());
+    assert!(started.elapsed() < Duration::from_millis(1500), "drop took {:?}", started.elapsed());
 }
 
 #[test]

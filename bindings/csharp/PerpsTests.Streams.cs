@@ -128,7 +128,7 @@ static partial class PerpsTests
                 Expect(reader.Join(5000), "the reader returned");
                 Expect(other == null, "reader: " + other);
                 Expect(woke != null && woke.Code == PerpsCode.StreamClosed, "woke with " + woke);
-                Expect(wokeAt - closedAt < 500, "woke " + (wokeAt - closedAt) + " ms after Close");
+                Expect(wokeAt - closedAt < 1000, "woke " + (wokeAt - closedAt) + " ms after Close");
                 orders.Close(); // idempotent
                 orders.Dispose();
                 Equal(PerpsCode.StreamClosed, Throws(() => orders.Next(0)).Code);

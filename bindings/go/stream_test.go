@@ -206,7 +206,7 @@ func TestStreamNextContextAndClose(t *testing.T) {
 	cancelledAt := time.Now()
 	cancel()
 	r := <-got
-	if !errors.Is(r.err, context.Canceled) || r.event != "" || r.at.Sub(cancelledAt) > 200*time.Millisecond {
+	if !errors.Is(r.err, context.Canceled) || r.event != "" || r.at.Sub(cancelledAt) > 500*time.Millisecond {
 		t.Fatalf("Next after cancel: %q %v after %v", r.event, r.err, r.at.Sub(cancelledAt))
 	}
 	// A deadline: DeadlineExceeded once it passes, not before.
@@ -260,7 +260,7 @@ func TestStreamNextContextAndClose(t *testing.T) {
 	}
 	r = <-got
 	asPerpsError(t, r.err, perps.StreamClosed)
-	if r.at.Sub(closedAt) > 500*time.Millisecond {
+	if r.at.Sub(closedAt) > time.Second {
 		t.Fatalf("Next woke %v after Close", r.at.Sub(closedAt))
 	}
 	_ = orders.Close() // idempotent

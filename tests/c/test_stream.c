@@ -96,7 +96,7 @@ static void market_stream(const char *url) {
     /* A zero timeout never blocks: an event or NULL with no error. */
     double t0 = now_s();
     event = perps_stream_next(st, 0, &err);
-    CHECK(err == NULL && now_s() - t0 < 0.5);
+    CHECK(err == NULL && now_s() - t0 < 1.0);
     perps_string_free(event);
 
     /* Close from another thread wakes a blocked next at once. */
@@ -108,7 +108,7 @@ static void market_stream(const char *url) {
     perps_stream_close(st);
     pthread_join(thread, NULL);
     CHECK(b.returned_null && b.code == PERPS_STREAM_CLOSED);
-    CHECK(b.returned_at - closed_at < 0.5);
+    CHECK(b.returned_at - closed_at < 1.5); /* generous: valgrind serialises the threads */
     event = perps_stream_next(st, 1000, &err);
     CHECK(event == NULL);
     if (check_error_at(err, PERPS_STREAM_CLOSED, "closed", __LINE__)) perps_error_free(err);

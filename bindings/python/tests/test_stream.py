@@ -179,7 +179,7 @@ def test_asyncio(signed_in):
             started = loop.time()
             assert await orders.anext(0.5) is None  # nothing within the timeout
             assert 0.45 <= loop.time() - started < 2.0
-            assert ticks >= 20, ticks
+            assert ticks >= 10, ticks  # a blocked loop would not tick at all
 
             # Cancelled at once, and the event it was waiting for is not lost.
             waiting = asyncio.create_task(orders.anext())
@@ -190,7 +190,7 @@ def test_asyncio(signed_in):
             waiting.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await waiting
-            assert loop.time() - cancelled_at < 0.1
+            assert loop.time() - cancelled_at < 0.5  # at once (without it: never, nothing comes)
             sent = orders.new_order(limit_buy(bid))
             ack = await orders.anext(5)
             assert ack["channel"] == "order_response" and ack["request_id"] == sent["request_id"], ack
