@@ -36,7 +36,9 @@ pub struct SandboxConfig {
     /// The venue clock is the system clock plus this many milliseconds (changeable while
     /// running: `Sandbox::set_clock_offset_ms`).
     pub clock_offset_ms: i64,
-    /// Enforce the venue's per-account credits (45 a request, refill 1,000/s, burst 900) → 429.
+    /// Enforce the venue's request limits → HTTP 429: per-account credits on account
+    /// endpoints (45 a request, refill 1,000/s, burst 900) and 50 requests a second per IP
+    /// address on every HTTP endpoint (WebSocket handshakes have their own limits).
     pub rate_limit: bool,
     /// Refuse what the live venue accepts but the documentation forbids (see the README's
     /// "Strict mode"): repeated or non-UUID `x-request-id`, a missing

@@ -138,6 +138,9 @@ pub struct Stats {
     pub repeated_request_ids: u64,
     /// Requests answered 429 by the per-account rate limit (`rate_limit`).
     pub rate_limited: u64,
+    /// HTTP requests answered 429 by the per-IP limit of 50 a second (`rate_limit`).
+    #[serde(default)]
+    pub rate_limited_by_ip: u64,
     /// WebSocket connections accepted (both endpoints).
     pub ws_connections_opened: u64,
     /// WebSocket handshakes refused by the per-IP connection limits (HTTP 429).

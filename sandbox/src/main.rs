@@ -31,7 +31,7 @@ options:
                               0 = marks move only through POST /_sandbox/mark)
   --balance DECIMAL           starting balance of every account in DUSD (default 100000)
   --cancel-orders-answer A    envelope (default) or array: which documented answer
-  --rate-limit                enforce per-account credits (HTTP 429)
+  --rate-limit                enforce per-account credits and 50 requests/s per IP (HTTP 429)
   --account-limits            enforce max_open_orders, max_position_size and margin
   --strict                    refuse what the live venue accepts but its docs forbid
   --api-key TOKEN:BASE58_KEY  accept a web-site API credential (repeatable)

@@ -1,31 +1,42 @@
-//! Per-account request credits, the venue's published limit: each request costs 45 credits,
-//! credits refill at 1,000 per second up to a burst of 900 (20 requests at once, about 22
-//! requests per second sustained). Measured on the monotonic clock, not the sandbox clock,
-//! so a clock offset cannot change the rate.
+//! The venue's published request limits (venue-api.md §3.2), as token buckets:
+//! - per account: each request costs 45 credits, credits refill at 1,000 per second up to a
+//!   burst of 900 (20 requests at once, about 22 requests per second sustained);
+//! - per IP address: 50 requests per second (a burst of 50, refilled at 50 per second).
+//!
+//! Measured on the monotonic clock, not the sandbox clock, so a clock offset cannot change
+//! the rate.
 
 use std::time::Instant;
 
-const COST: f64 = 45.0;
-const REFILL_PER_SEC: f64 = 1000.0;
-const BURST: f64 = 900.0;
+/// One bucket's rule: what a request costs, the refill per second and the most it holds.
+#[derive(Clone, Copy)]
+pub(crate) struct Limit {
+    cost: f64,
+    refill_per_sec: f64,
+    burst: f64,
+}
+
+pub(crate) const PER_ACCOUNT: Limit = Limit { cost: 45.0, refill_per_sec: 1000.0, burst: 900.0 };
+pub(crate) const PER_IP: Limit = Limit { cost: 1.0, refill_per_sec: 50.0, burst: 50.0 };
 
 pub(crate) struct Bucket {
+    limit: Limit,
     credits: f64,
     last: Instant,
 }
 
 impl Bucket {
-    pub(crate) fn new(now: Instant) -> Bucket {
-        Bucket { credits: BURST, last: now }
+    pub(crate) fn new(limit: Limit, now: Instant) -> Bucket {
+        Bucket { limit, credits: limit.burst, last: now }
     }
 
     /// Takes one request's credits; false (and nothing taken) when there are too few.
     pub(crate) fn take(&mut self, now: Instant) -> bool {
         let elapsed = now.saturating_duration_since(self.last).as_secs_f64();
-        self.credits = (self.credits + elapsed * REFILL_PER_SEC).min(BURST);
+        self.credits = (self.credits + elapsed * self.limit.refill_per_sec).min(self.limit.burst);
         self.last = now;
-        if self.credits >= COST {
-            self.credits -= COST;
+        if self.credits >= self.limit.cost {
+            self.credits -= self.limit.cost;
             true
         } else {
             false
@@ -41,9 +52,22 @@ mod tests {
     #[test]
     fn burst_of_twenty_then_refill() {
         let t0 = Instant::now();
-        let mut b = Bucket::new(t0);
+        let mut b = Bucket::new(PER_ACCOUNT, t0);
         assert_eq!((0..25).filter(|_| b.take(t0)).count(), 20);
         assert!(!b.take(t0 + Duration::from_millis(40)));
         assert!(b.take(t0 + Duration::from_millis(50)));
+    }
+
+    #[test]
+    fn fifty_per_second_per_ip() {
+        let t0 = Instant::now();
+        let mut b = Bucket::new(PER_IP, t0);
+        assert_eq!((0..60).filter(|_| b.take(t0)).count(), 50);
+        // One request's worth comes back every 20 ms.
+        assert!(!b.take(t0 + Duration::from_millis(15)));
+        assert!(b.take(t0 + Duration::from_millis(21)));
+        // A second later, the whole burst again.
+        let later = t0 + Duration::from_secs(2);
+        assert_eq!((0..60).filter(|_| b.take(later)).count(), 50);
     }
 }

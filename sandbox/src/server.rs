@@ -44,7 +44,8 @@ fn serve(shared: &Arc<Shared>, mut rq: tiny_http::Request) {
     }
     let (reply, verdict_note, notes, entry) = match Incoming::read(&mut rq) {
         Ok(inc) => {
-            let mut ctx = Ctx { shared, inc: &inc, notes: Notes::default(), note: None };
+            let peer = rq.remote_addr().map(|a| a.ip());
+            let mut ctx = Ctx { shared, inc: &inc, peer, notes: Notes::default(), note: None };
             let reply = route(&mut ctx);
             let entry = Entry {
                 at_ms: shared.clock.now_ms(),
@@ -98,6 +99,11 @@ fn route(ctx: &mut Ctx<'_>) -> Reply {
     let path = inc.path.as_str();
     if let Some(name) = path.strip_prefix("/_sandbox/") {
         return admin::handle(shared, inc, name);
+    }
+    // The venue's per-IP limit comes before anything else, public endpoints and sign-in
+    // included (WebSocket handshakes have their own limits, `ws::limits`).
+    if !shared.allow_ip(ctx.peer) {
+        return error(429, "rate limit: too many requests from this IP address (50 a second)");
     }
     if let Some(name) = path.strip_prefix("/api/").or_else(|| path.strip_prefix("/perps/api/")) {
         return api::handle(ctx, name);

@@ -5,7 +5,7 @@
 //! (verification is done on copies), so each is held only for look-ups and bookkeeping.
 
 use std::collections::{HashMap, HashSet};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -20,7 +20,7 @@ use super::decimal::Dec;
 use super::engine::Engine;
 use super::es256::KeyRing;
 use super::faults::{Faults, Stats};
-use super::rate_limit::Bucket;
+use super::rate_limit::{Bucket, PER_ACCOUNT, PER_IP};
 use super::replay::RecentlySeen;
 use super::request_key;
 use super::request_log::{Notes, RequestLog};
@@ -54,6 +54,7 @@ pub(crate) struct State {
     pub seen_ids: RecentlySeen,
     pub seen_signatures: RecentlySeen,
     pub buckets: HashMap<String, Bucket>,
+    pub ip_buckets: HashMap<IpAddr, Bucket>,
 }
 
 pub(crate) struct Shared {
@@ -99,6 +100,7 @@ impl Shared {
             seen_ids: RecentlySeen::new(window),
             seen_signatures: RecentlySeen::new(window),
             buckets: HashMap::new(),
+            ip_buckets: HashMap::new(),
         };
         let balance = Dec::parse(&config.starting_balance).expect("validated");
         let mut engine =
@@ -182,9 +184,25 @@ impl Shared {
         }
         let now = Instant::now();
         let mut st = self.state();
-        let allowed = st.buckets.entry(account.to_owned()).or_insert_with(|| Bucket::new(now)).take(now);
+        let allowed = st.buckets.entry(account.to_owned()).or_insert_with(|| Bucket::new(PER_ACCOUNT, now)).take(now);
         if !allowed {
             st.stats.rate_limited += 1;
+        }
+        allowed
+    }
+
+    /// Takes one request from the client address's 50 a second when rate limiting is on (a
+    /// request whose address tiny_http does not know is not counted); a refusal is counted in
+    /// `Stats::rate_limited_by_ip`.
+    pub(crate) fn allow_ip(&self, ip: Option<IpAddr>) -> bool {
+        let (true, Some(ip)) = (self.config.rate_limit, ip) else {
+            return true;
+        };
+        let now = Instant::now();
+        let mut st = self.state();
+        let allowed = st.ip_buckets.entry(ip).or_insert_with(|| Bucket::new(PER_IP, now)).take(now);
+        if !allowed {
+            st.stats.rate_limited_by_ip += 1;
         }
         allowed
     }

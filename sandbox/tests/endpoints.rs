@@ -337,5 +337,41 @@ fn the_rate_limit_is_per_account_and_counted() {
     assert_eq!(b.get("/api/query_open_orders").0, 200, "another account has its own bucket");
     let (status, answer) = a.post("/api/new_order", &limit("BTC-USD", "buy", "0.01", "60000", "gtc", "x").to_string());
     assert!(status == 429 || status == 200, "{answer}");
-    assert_eq!(public(&sb, "/api/query_symbol_price?symbol=BTC-USD").0, 200, "public endpoints are not counted");
+    assert_eq!(public(&sb, "/api/query_symbol_price?symbol=BTC-USD").0, 200, "public endpoints take no credits");
+}
+
+#[test]
+fn the_rate_limit_is_fifty_requests_a_second_per_ip_on_every_endpoint() {
+    let sb = Sandbox::start(SandboxConfig { rate_limit: true, ..Default::default() }).unwrap();
+    let trader = Trader::with_api_key(&sb);
+    let started = std::time::Instant::now();
+    let statuses: Vec<u16> = (0..120).map(|_| public(&sb, "/api/query_symbol_price?symbol=BTC-USD").0).collect();
+    let elapsed = started.elapsed().as_secs_f64();
+    let passed = statuses.iter().filter(|s| **s == 200).count();
+    let limited = statuses.iter().filter(|s| **s == 429).count();
+    assert_eq!(passed + limited, 120, "{statuses:?}");
+    // A burst of 50, then one more every 20 ms.
+    assert!(statuses[..50].iter().all(|s| *s == 200), "{statuses:?}");
+    assert!(passed as f64 <= 51.0 + 50.0 * elapsed, "{passed} passed in {elapsed} s: {statuses:?}");
+    if elapsed < 1.0 {
+        assert!(limited >= 10, "120 requests in {elapsed} s: {statuses:?}");
+    }
+    let stats = sb.stats();
+    assert_eq!((stats.rate_limited_by_ip, stats.rate_limited), (limited as u64, 0));
+    // While the address is spent, account endpoints and sign-in are refused as well; the
+    // answer says which limit.
+    for _ in 0..60 {
+        let _ = public(&sb, "/api/query_symbol_price?symbol=BTC-USD");
+    }
+    let (status, answer) = trader.get("/api/query_open_orders");
+    assert!(status == 429 && message(&answer).contains("IP address"), "{answer}");
+    let (status, answer) = exchange(&common::agent(), "GET", &format!("{}/v1/offchain/certs", sb.url()), &[], "");
+    assert!(status == 429 && message(&answer).contains("IP address"), "{answer}");
+    // Refilled after a second.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    assert_eq!(trader.get("/api/query_open_orders").0, 200);
+    // Without `rate_limit`, no limit at all.
+    let open = sandbox();
+    assert!((0..120).all(|_| public(&open, "/api/query_symbol_price?symbol=BTC-USD").0 == 200));
+    assert_eq!(open.stats().rate_limited_by_ip, 0);
 }

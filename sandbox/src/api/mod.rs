@@ -1,7 +1,9 @@
 //! The trading host's endpoints, `/api/*` (also served under `/perps/api/*`).
 //!
-//! Each endpoint has an access level. Public ones need nothing. Account reads need the
-//! bearer token (401), then credits (429 with `rate_limit`). Body-signed POSTs are checked
+//! With `rate_limit`, every request first takes one of its IP address's 50 a second (429;
+//! `server::route`, before this module). Each endpoint has an access level. Public ones need
+//! nothing beyond that. Account reads need the bearer token (401), then credits (429 with
+//! `rate_limit`). Body-signed POSTs are checked
 //! in the venue's order: bearer token (401), credits (429), signature headers (400),
 //! timestamp (403 "signature has expired"), Ed25519 signature (403), duplicate id (400,
 //! strict mode only), Content-Type (400), body (400), then the endpoint's own rules.
@@ -55,6 +57,8 @@ const ENDPOINTS: &[(&str, &str, Access)] = &[
 pub(crate) struct Ctx<'a> {
     pub shared: &'a Shared,
     pub inc: &'a Incoming,
+    /// The client's address, for the per-IP rate limit (None when tiny_http does not know it).
+    pub peer: Option<std::net::IpAddr>,
     /// For the request log.
     pub notes: Notes,
     /// What an accepted request did, for the request log (`order 10000000001 filled`).
