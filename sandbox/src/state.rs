@@ -20,7 +20,7 @@ use super::decimal::Dec;
 use super::engine::Engine;
 use super::es256::KeyRing;
 use super::faults::{Faults, Stats};
-use super::rate_limit::{Bucket, PER_ACCOUNT, PER_IP};
+use super::rate_limit::{Buckets, PER_ACCOUNT, PER_IP};
 use super::replay::RecentlySeen;
 use super::request_key;
 use super::request_log::{Notes, RequestLog};
@@ -53,8 +53,8 @@ pub(crate) struct State {
     /// `x-request-id`s and body signatures seen within the timestamp window.
     pub seen_ids: RecentlySeen,
     pub seen_signatures: RecentlySeen,
-    pub buckets: HashMap<String, Bucket>,
-    pub ip_buckets: HashMap<IpAddr, Bucket>,
+    pub buckets: Buckets<String>,
+    pub ip_buckets: Buckets<IpAddr>,
 }
 
 pub(crate) struct Shared {
@@ -99,8 +99,8 @@ impl Shared {
             used_nonces: HashSet::new(),
             seen_ids: RecentlySeen::new(window),
             seen_signatures: RecentlySeen::new(window),
-            buckets: HashMap::new(),
-            ip_buckets: HashMap::new(),
+            buckets: Buckets::new(PER_ACCOUNT),
+            ip_buckets: Buckets::new(PER_IP),
         };
         let balance = Dec::parse(&config.starting_balance).expect("validated");
         let mut engine =
@@ -184,7 +184,7 @@ impl Shared {
         }
         let now = Instant::now();
         let mut st = self.state();
-        let allowed = st.buckets.entry(account.to_owned()).or_insert_with(|| Bucket::new(PER_ACCOUNT, now)).take(now);
+        let allowed = st.buckets.take(account.to_owned(), now);
         if !allowed {
             st.stats.rate_limited += 1;
         }
@@ -200,7 +200,7 @@ impl Shared {
         };
         let now = Instant::now();
         let mut st = self.state();
-        let allowed = st.ip_buckets.entry(ip).or_insert_with(|| Bucket::new(PER_IP, now)).take(now);
+        let allowed = st.ip_buckets.take(ip, now);
         if !allowed {
             st.stats.rate_limited_by_ip += 1;
         }

@@ -98,8 +98,9 @@ impl Transport {
         };
         let mut response = response?;
         let status = response.status().as_u16();
+        let success = (200..300).contains(&status);
         let non_2xx_header = |name: header::HeaderName| {
-            if (200..300).contains(&status) {
+            if success {
                 return None;
             }
             response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned)
@@ -107,7 +108,6 @@ impl Transport {
         let (retry_after, content_type) = (non_2xx_header(header::RETRY_AFTER), non_2xx_header(header::CONTENT_TYPE));
         // A non-2xx answer keeps its status, and so its documented mapping, even when its body
         // is too large (the body is dropped) or not UTF-8 (decoded lossily).
-        let success = (200..300).contains(&status);
         let bytes = match response.body_mut().with_config().limit(self.max_response_bytes).read_to_vec() {
             Ok(bytes) => bytes,
             Err(ureq::Error::BodyExceedsLimit(_)) if !success => Vec::new(),

@@ -393,18 +393,22 @@ impl Protocol for Orders {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
+    use std::time::Duration;
 
     #[test]
     fn a_cancel_naming_a_field_twice_is_refused() {
-        for params in [r#"{"order_id":1,"order_id":2}"#, r#"{"cl_ord_id":"a","cl_ord_id":"b"}"#, r#"{"order_id":1,"\u006frder_id":2}"#] {
+        for params in [
+            r#"{"order_id":1,"order_id":2}"#,
+            r#"{"cl_ord_id":"a","cl_ord_id":"b"}"#,
+            r#"{"order_id":1,"\u006frder_id":2}"#,
+        ] {
             let e = cancel_params(params).unwrap_err();
             assert_eq!(e.code(), crate::Code::InvalidArgument);
             assert!(e.message().contains("member name twice"), "{params}: {}", e.message());
         }
         assert_eq!(cancel_params(r#"{"order_id":1,"cl_ord_id":"a"}"#).unwrap().0, r#"{"order_id":1,"cl_ord_id":"a"}"#);
     }
-    use std::sync::Arc;
-    use std::time::Duration;
 
     /// Events for `frames`, where "r1" and "r2" stand for two requests remembered first
     /// (their fresh ids substituted).

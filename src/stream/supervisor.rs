@@ -564,7 +564,9 @@ fn serve(shared: &Shared, proto: &mut dyn Protocol, settings: &StreamSettings) -
     let started = Instant::now();
     let mut last_inbound = Instant::now();
     let mut last_ping = last_inbound;
+    // The client's ping is due a third of the idle timeout after the last frame or ping.
     let ping_every = options.idle_timeout / 3;
+    let ping_due = |last_inbound: Instant, last_ping: Instant| last_inbound.max(last_ping) + ping_every;
     let mut close_reason = None;
     let mut more = false;
     loop {
@@ -576,7 +578,7 @@ fn serve(shared: &Shared, proto: &mut dyn Protocol, settings: &StreamSettings) -
             if let Err(error) = read_available(conn, proto, shared, &mut last_inbound, &mut close_reason, &mut more) {
                 return Ended { reason: close_reason.unwrap_or_else(|| error.message().to_owned()), rotation: false };
             }
-            if last_inbound.max(last_ping) + ping_every <= Instant::now() {
+            if ping_due(last_inbound, last_ping) <= Instant::now() {
                 last_ping = Instant::now();
                 // A failed write shows as the connection's end at the next read.
                 if conn.ws.write(Message::Ping(Default::default())).is_ok() {
@@ -607,8 +609,7 @@ fn serve(shared: &Shared, proto: &mut dyn Protocol, settings: &StreamSettings) -
             };
         }
         if !more {
-            let ping_at = last_inbound.max(last_ping) + ping_every;
-            let wake_at = idle_deadline.min(rotate_at).min(ping_at.max(now));
+            let wake_at = idle_deadline.min(rotate_at).min(ping_due(last_inbound, last_ping).max(now));
             shared.io_busy.store(false, Ordering::Release);
             poll_fds(Some(fd), shared.wake_rx.as_raw_fd(), wake_at - now);
             shared.io_busy.store(true, Ordering::Release);
