@@ -4,7 +4,6 @@
 use serde_json::Value;
 
 use super::Ctx;
-use super::params::Params;
 use crate::engine::order::{OrderType, Side, Status};
 use crate::engine::{OrderFilter, OrderRef, Reject, TradeFilter, Who};
 use crate::http::{Reply, error};
@@ -26,7 +25,7 @@ fn answer(ctx: &mut Ctx<'_>, name: &str, who: Who<'_>) -> Result<Result<Value, R
     let (shared, inc) = (ctx.shared, ctx.inc);
     Ok(match name {
         "query_order" => {
-            let p = Params::only(inc, &["order_id", "cl_ord_id"], shared.config.strict)?;
+            let p = ctx.params(&["order_id", "cl_ord_id"])?;
             let target = match (p.id("order_id")?, p.text("cl_ord_id")?) {
                 (Some(id), _) => OrderRef::Id(id),
                 (None, Some(cl)) => OrderRef::ClOrdId(cl.to_owned()),
@@ -35,11 +34,7 @@ fn answer(ctx: &mut Ctx<'_>, name: &str, who: Who<'_>) -> Result<Result<Value, R
             shared.engine().order(who, &target)
         }
         "query_orders" => {
-            let p = Params::only(
-                inc,
-                &["symbol", "status", "order_type", "start", "end", "last_id", "limit"],
-                shared.config.strict,
-            )?;
+            let p = ctx.params(&["symbol", "status", "order_type", "start", "end", "last_id", "limit"])?;
             let filter = OrderFilter {
                 symbol: p.text("symbol")?.map(str::to_owned),
                 status: p.word("status", STATUSES, Status::parse)?,
@@ -52,12 +47,12 @@ fn answer(ctx: &mut Ctx<'_>, name: &str, who: Who<'_>) -> Result<Result<Value, R
             shared.engine().orders(who, &filter)
         }
         "query_open_orders" => {
-            let p = Params::only(inc, &["symbol", "limit"], shared.config.strict)?;
+            let p = ctx.params(&["symbol", "limit"])?;
             let (symbol, limit) = (p.text("symbol")?, p.limit(500, 1200)?);
             shared.engine().open_orders(who, symbol, limit)
         }
         "query_trades" => {
-            let p = Params::only(inc, &["symbol", "last_id", "side", "start", "end", "limit"], shared.config.strict)?;
+            let p = ctx.params(&["symbol", "last_id", "side", "start", "end", "limit"])?;
             let filter = TradeFilter {
                 symbol: p.text("symbol")?.map(str::to_owned),
                 side: p.word("side", &["buy", "sell"], Side::parse)?,
@@ -69,22 +64,22 @@ fn answer(ctx: &mut Ctx<'_>, name: &str, who: Who<'_>) -> Result<Result<Value, R
             shared.engine().trades(who, &filter)
         }
         "query_positions" => {
-            let p = Params::only(inc, &["symbol"], shared.config.strict)?;
+            let p = ctx.params(&["symbol"])?;
             let symbol = p.text("symbol")?;
             shared.engine().positions(who, symbol, shared.clock.now_us())
         }
         "query_balance" => {
-            Params::only(inc, &[], shared.config.strict)?;
+            ctx.params(&[])?;
             Ok(shared.engine().balance_json(who))
         }
         "query_position_config" => {
-            let p = Params::only(inc, &["symbol"], shared.config.strict)?;
+            let p = ctx.params(&["symbol"])?;
             let symbol = p.required("symbol")?;
             shared.engine().position_config(who, symbol)
         }
         // A bare array (live, [WJ]); the sandbox charges no funding, so it is empty.
         "query_funding_history" => {
-            let p = Params::only(inc, &["symbol", "start", "end", "last_id", "limit"], shared.config.strict)?;
+            let p = ctx.params(&["symbol", "start", "end", "last_id", "limit"])?;
             // Checked like query_trades' parameters, then unused: there are no rows.
             p.time("start")?;
             p.time("end")?;

@@ -65,6 +65,14 @@ pub(crate) struct Ctx<'a> {
     pub note: Option<String>,
 }
 
+impl<'a> Ctx<'a> {
+    /// The request's query parameters, refused when one is not in `allowed` in strict mode
+    /// only (the live venue ignores unknown ones).
+    pub(crate) fn params(&self, allowed: &[&str]) -> Result<params::Params<'a>, Reply> {
+        params::Params::only(self.inc, allowed, self.shared.config.strict)
+    }
+}
+
 /// `/api/{name}`.
 pub(crate) fn handle(ctx: &mut Ctx<'_>, name: &str) -> Reply {
     let Some(&(name, method, access)) = ENDPOINTS.iter().find(|(n, _, _)| *n == name) else {

@@ -1,7 +1,6 @@
 //! Public endpoints: no token needed (one sent is ignored).
 
 use super::Ctx;
-use super::params::Params;
 use crate::http::{Reply, error};
 
 pub(super) fn handle(ctx: &mut Ctx<'_>, name: &str) -> Reply {
@@ -20,18 +19,18 @@ fn answer(ctx: &mut Ctx<'_>, name: &str) -> Result<Reply, Reply> {
         "health" => Ok(Reply::Plain(200, "OK".into())),
         // Docs: `symbol` required; [WJ] calls it without and gets every symbol (live).
         "query_symbol_info" => {
-            let p = Params::only(inc, &["symbol"], shared.config.strict)?;
+            let p = ctx.params(&["symbol"])?;
             let symbol = p.text("symbol")?;
             Ok(Reply::Json(200, shared.engine().symbol_info(symbol).map_err(refused)?))
         }
         "query_symbol_price" => {
-            let p = Params::only(inc, &["symbol"], shared.config.strict)?;
+            let p = ctx.params(&["symbol"])?;
             let symbol = p.required("symbol")?;
             Ok(Reply::Json(200, shared.engine().symbol_price(symbol, shared.clock.now_us()).map_err(refused)?))
         }
         // `limit` is undocumented but sent by clients ([WJ], [MG]): accepted, levels per side.
         "query_depth_book" => {
-            let p = Params::only(inc, &["symbol", "limit"], shared.config.strict)?;
+            let p = ctx.params(&["symbol", "limit"])?;
             let symbol = p.required("symbol")?;
             let limit = p.id("limit")?.unwrap_or(u64::MAX);
             let levels = usize::try_from(limit).unwrap_or(usize::MAX);
@@ -40,14 +39,14 @@ fn answer(ctx: &mut Ctx<'_>, name: &str) -> Result<Reply, Reply> {
         // Every account's fills of the symbol, newest first; `limit` is undocumented but
         // sent by [WJ].
         "query_recent_trades" => {
-            let p = Params::only(inc, &["symbol", "limit"], shared.config.strict)?;
+            let p = ctx.params(&["symbol", "limit"])?;
             let (symbol, limit) = (p.required("symbol")?, p.limit(100, 1000)?);
             Ok(Reply::Json(200, shared.engine().recent_trades(symbol, limit).map_err(refused)?))
         }
         // Documented with rows, empty on the live venue ([WJ] CHANGELOG); the sandbox has
         // no funding either.
         "query_funding_rates" => {
-            let p = Params::only(inc, &["symbol", "start_time", "end_time"], shared.config.strict)?;
+            let p = ctx.params(&["symbol", "start_time", "end_time"])?;
             p.id("start_time")?;
             p.id("end_time")?;
             if let Some(symbol) = p.text("symbol")? {
