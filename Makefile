@@ -2,6 +2,8 @@
 #
 #   make  |  make lib                      the C libraries: target/release/libperps.so, .a
 #   make sandbox                           target/release/perps-sandbox
+#   make lib sandbox GLIBC=2.17            the same for glibc 2.17 and newer (below), in
+#                                          target/x86_64-unknown-linux-gnu/release
 #   make install [PREFIX=/usr/local] [DESTDIR=/staging]
 #   make uninstall [PREFIX=/usr/local] [DESTDIR=/staging]
 #
@@ -41,7 +43,27 @@ CMAKEDIR     ?= $(LIBDIR)/cmake/perps
 PC_PREFIX    ?= $(PREFIX)
 CARGO        ?= cargo
 INSTALL      ?= install
+
+# GLIBC=2.17 builds for that glibc and every newer one (manylinux2014: RHEL/CentOS 7 and 8,
+# Ubuntu 18.04+, Debian 10+, Amazon Linux 2) instead of the build machine's own, whose symbol
+# versions (glibc 2.34 on Debian 12) would keep the library off older systems. zig is the
+# linker, through cargo-zigbuild (scripts/package.sh installs both from PyPI; ZIGBUILD names
+# the command); the code rustc generates is the same. The build goes to
+# target/<host triple>/release; `make build-dir` prints where. The packages ship this build.
+GLIBC        ?=
+ZIGBUILD     ?= cargo-zigbuild
+ifeq ($(GLIBC),)
+CARGO_BUILD  := $(CARGO)
+TARGET_FLAG  :=
+CLEAN_TARGET :=
 BUILD_DIR    ?= $(or $(CARGO_TARGET_DIR),target)/release
+else
+HOST_TRIPLE  := $(shell rustc -vV | sed -n 's/^host: //p')
+CARGO_BUILD  := $(ZIGBUILD)
+TARGET_FLAG  := --target $(HOST_TRIPLE).$(GLIBC)
+CLEAN_TARGET := --target $(HOST_TRIPLE)
+BUILD_DIR    ?= $(or $(CARGO_TARGET_DIR),target)/$(HOST_TRIPLE)/release
+endif
 
 # The version from Cargo.toml (the [package] version is its first `version = "..."` line).
 VERSION   := $(shell sed -n 's/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n 1)
@@ -69,10 +91,10 @@ relative = $(shell realpath -m --relative-to="$(2)" "$(1)")
 empty :=
 space := $(empty) $(empty)
 
-.PHONY: all lib build sandbox install uninstall
+.PHONY: all lib build sandbox build-dir install uninstall
 all: lib
 
-CARGO_LIB := $(CARGO) rustc -p perps --lib --release --crate-type cdylib,staticlib \
+CARGO_LIB := $(CARGO_BUILD) rustc -p perps --lib --release $(TARGET_FLAG) --crate-type cdylib,staticlib \
     -- -C link-arg=-Wl,-soname,$(SONAME)
 
 # Always ask cargo: it knows whether the library is up to date. Only the library's crate,
@@ -83,14 +105,17 @@ lib:
 	$(CARGO_LIB)
 	@if ! readelf -d "$(BUILD_DIR)/libperps.so" | grep -q 'SONAME.*\[$(SONAME)\]'; then \
 	    echo "$(BUILD_DIR)/libperps.so has no SONAME $(SONAME) (another build made it): rebuilding"; \
-	    $(CARGO) clean -p perps --release && $(CARGO_LIB); \
+	    $(CARGO) clean -p perps --release $(CLEAN_TARGET) && $(CARGO_LIB); \
 	fi
 	ln -sfn libperps.so "$(BUILD_DIR)/$(SONAME)"
 
 build: lib  # the former name
 
 sandbox:
-	$(CARGO) build --release -p perps-sandbox
+	$(CARGO_BUILD) build --release $(TARGET_FLAG) -p perps-sandbox
+
+build-dir:
+	@echo "$(BUILD_DIR)"
 
 install: lib sandbox
 	$(INSTALL) -d "$(INC_DEST)" "$(LIB_DEST)" "$(PC_DEST)" "$(CMAKE_DEST)" "$(BIN_DEST)"

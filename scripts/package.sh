@@ -10,7 +10,8 @@
 #   Perps.<v>.nupkg                                C#: lib/net45/Perps.dll and libperps.so
 #                                                  (Mono), runtimes/linux-x64/native/libperps.so (.NET)
 #   SHA256SUMS
-# Every package carries the same target/release/libperps.so, built by `make lib`.
+# Every package carries the same libperps.so, built by `make lib GLIBC=2.17` (glibc 2.17 and
+# newer; PERPS_GLIBC=host builds `make lib`'s target/release/libperps.so for this machine's).
 # tests/packages/run.sh installs each one and uses it against the sandbox venue.
 #
 #   bash scripts/package.sh          # from anywhere; installs missing Debian packages
@@ -55,9 +56,36 @@ py_version=$(sed -n 's/^__version__ = "\([^"]*\)".*/\1/p' bindings/python/perps/
     die "bindings/python/perps/__init__.py has __version__ $py_version, Cargo.toml $VERSION"
 echo "ok: Python __version__ $py_version"
 
-step "build: make sandbox lib"
-make --no-print-directory sandbox lib
-LIB="$ROOT/target/release/libperps.so"
+# The packages are built for glibc $GLIBC and newer (manylinux2014), not for this machine's own
+# glibc: zig links them (cargo-zigbuild, pinned, from PyPI, in target/zig-tools). PERPS_GLIBC=host
+# builds against the build machine's glibc instead (then the packages need that glibc or newer).
+GLIBC=${PERPS_GLIBC:-2.17}
+make_vars=()
+if [[ "$GLIBC" != host ]]; then
+    [[ "$GLIBC" =~ ^2\.[0-9]+$ ]] || die "PERPS_GLIBC is '$GLIBC': expected a version such as 2.17, or host"
+    step "tools: zig as the linker, for glibc $GLIBC (cargo-zigbuild in target/zig-tools)"
+    zig_tools="$ROOT/target/zig-tools"
+    if ! "$zig_tools/bin/cargo-zigbuild" --version >/dev/null 2>&1; then
+        rm -rf "$zig_tools"
+        python3 -m venv "$zig_tools"
+        "$zig_tools/bin/python" -m pip install --disable-pip-version-check -q ziglang==0.17.1 cargo-zigbuild==0.24.1
+    fi
+    "$zig_tools/bin/cargo-zigbuild" --version
+    # cargo-zigbuild runs zig as `python3 -m ziglang`: the tools' own python3 comes first.
+    export PATH="$zig_tools/bin:$PATH"
+    make_vars=(GLIBC="$GLIBC" ZIGBUILD="$zig_tools/bin/cargo-zigbuild")
+fi
+
+step "build: make sandbox lib ${make_vars[*]}"
+make --no-print-directory "${make_vars[@]}" sandbox lib
+BUILD_DIR=$(make --no-print-directory -s "${make_vars[@]}" build-dir)
+LIB="$ROOT/$BUILD_DIR/libperps.so"
+newest_glibc=$(objdump -T "$LIB" "$ROOT/$BUILD_DIR/perps-sandbox" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -V | tail -n 1)
+echo "the library and the sandbox need glibc $newest_glibc or newer"
+if [[ "$GLIBC" != host ]]; then
+    [[ "$(printf '%s\n' "$newest_glibc" "$GLIBC" | sort -V | tail -n 1)" == "$GLIBC" ]] ||
+        die "built for glibc $GLIBC, but a symbol needs glibc $newest_glibc"
+fi
 soname=$(objdump -p "$LIB" | sed -n 's/^ *SONAME *//p')
 [[ "$soname" == "libperps.so.$SOVERSION" ]] || die "$LIB has SONAME '$soname', expected libperps.so.$SOVERSION"
 
@@ -75,7 +103,7 @@ name="perps-$VERSION-linux-x86_64"
 step "C/C++: dist/$name.tar.gz"
 # make install into a staging directory; perps.pc's prefix is its own location, so the tree
 # works wherever it is unpacked (the CMake files are relative to themselves anyway).
-make --no-print-directory install PREFIX=/usr/local DESTDIR="$WORK/stage" PC_PREFIX='$${pcfiledir}/../..' >/dev/null
+make --no-print-directory "${make_vars[@]}" install PREFIX=/usr/local DESTDIR="$WORK/stage" PC_PREFIX='$${pcfiledir}/../..' >/dev/null
 mv "$WORK/stage/usr/local" "$WORK/$name"
 install -D -m 644 README.md "$WORK/$name/share/doc/perps/README.md"
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" \

@@ -129,6 +129,19 @@ done
 soname=$(objdump -p "$PREFIX/lib/libperps.so.$VERSION" | sed -n 's/^ *SONAME *//p')
 [[ "$soname" == "$SONAME" ]] || die "SONAME '$soname', expected $SONAME"
 ok "layout; SONAME $soname"
+# The packages are built for glibc 2.17 and newer (scripts/package.sh, PERPS_GLIBC): no symbol of
+# the library or the sandbox may need a newer glibc, or they would not load on RHEL 8 or
+# Ubuntu 20.04 (and the wheel would not install there).
+GLIBC=${PERPS_GLIBC:-2.17}
+if [[ "$GLIBC" != host ]]; then
+    newest_glibc=$(objdump -T "$PREFIX/lib/libperps.so.$VERSION" "$PREFIX/bin/perps-sandbox" |
+        grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -V | tail -n 1)
+    [[ "$(printf '%s\n' "$newest_glibc" "$GLIBC" | sort -V | tail -n 1)" == "$GLIBC" ]] ||
+        die "the tarball's library or sandbox needs glibc $newest_glibc; the packages promise $GLIBC"
+    [[ "$(basename "$WHEEL")" == "perps-$VERSION-py3-none-manylinux_${GLIBC/./_}_x86_64.whl" ]] ||
+        die "the wheel is $(basename "$WHEEL"), expected the tag manylinux_${GLIBC/./_}_x86_64"
+    ok "glibc: the library and the sandbox need glibc $newest_glibc at most; the wheel is tagged manylinux_${GLIBC/./_}"
+fi
 
 "$PREFIX/bin/perps-sandbox" --port 0 >"$TMP/urls" 2>"$TMP/sandbox.err" &
 sandbox_pid=$!
