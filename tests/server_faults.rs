@@ -516,12 +516,15 @@ fn generic_requests_follow_the_same_mapping() {
 
 /// A scripted venue for sign-in: challenges signed by `signers[active]` with the venue
 /// clock (system clock + `clock_secs`); certs and login answers chosen by the test.
+/// The venue's answer to a login request, chosen by the test.
+type LoginScript = Box<dyn Fn(&Seen) -> Vec<Step> + Send + Sync>;
+
 struct ScriptedVenue {
     signers: Vec<VenueKey>,
     active: Arc<AtomicUsize>,
     clock_secs: Arc<AtomicI64>,
     certs: Box<dyn Fn(usize) -> Vec<Step> + Send + Sync>,
-    login: Box<dyn Fn(&Seen) -> Vec<Step> + Send + Sync>,
+    login: LoginScript,
 }
 
 impl ScriptedVenue {
@@ -545,7 +548,7 @@ fn now_secs() -> i64 {
     perps::body_sign::now_ms() / 1000
 }
 
-fn login_ok() -> Box<dyn Fn(&Seen) -> Vec<Step> + Send + Sync> {
+fn login_ok() -> LoginScript {
     Box::new(|_| json(200, &format!(r#"{{"token":"login-token-9c1d","chain":"bsc","address":"{BSC_ADDRESS}"}}"#)))
 }
 

@@ -357,7 +357,7 @@ fn a_burst_of_opens_meets_the_limits_locally_never_the_venues_429() {
         drop(batch);
         closed_at_venue(&venue);
     }
-    let failure = Stream::market(&client, None, subs).err().expect("the 31st new connection in a minute");
+    let failure = Stream::market(&client, None, subs).expect_err("the 31st new connection in a minute");
     assert_eq!(failure.code, PERPS_STREAM_LIMIT);
     assert!(failure.message.contains("in the last minute"), "{failure:?}");
     let stats = venue.stats();

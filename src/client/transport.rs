@@ -166,8 +166,9 @@ fn header_name(name: &str) -> Result<HeaderName> {
         "x-request-signature" => X_REQUEST_SIGNATURE,
         "x-session-id" => X_SESSION_ID,
         "x-impersonate" => X_IMPERSONATE,
-        other => HeaderName::from_bytes(other.as_bytes())
-            .map_err(|_| Error::invalid_argument(format!("\"{}\" is not a header name", crate::error::excerpt(other))))?,
+        other => HeaderName::from_bytes(other.as_bytes()).map_err(|_| {
+            Error::invalid_argument(format!("\"{}\" is not a header name", crate::error::excerpt(other)))
+        })?,
     })
 }
 
