@@ -46,6 +46,8 @@ const ENDPOINTS: &[(&str, &str, Access)] = &[
     ("query_funding_history", "GET", Access::Account),
     ("query_symbol_info", "GET", Access::Public),
     ("query_symbol_price", "GET", Access::Public),
+    ("query_symbol_market", "GET", Access::Public),
+    ("query_market_overview", "GET", Access::Public),
     ("query_depth_book", "GET", Access::Public),
     ("query_recent_trades", "GET", Access::Public),
     ("query_funding_rates", "GET", Access::Public),

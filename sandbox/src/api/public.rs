@@ -28,6 +28,18 @@ fn answer(ctx: &mut Ctx<'_>, name: &str) -> Result<Reply, Reply> {
             let symbol = p.required("symbol")?;
             Ok(Reply::Json(200, shared.engine().symbol_price(symbol, shared.clock.now_us()).map_err(refused)?))
         }
+        // The prices of query_symbol_price with funding, 24 h statistics and open interest
+        // (`engine::market_stats`).
+        "query_symbol_market" => {
+            let p = ctx.params(&["symbol"])?;
+            let symbol = p.required("symbol")?;
+            Ok(Reply::Json(200, shared.engine().symbol_market(symbol, shared.clock.now_us()).map_err(refused)?))
+        }
+        // Documented without parameters ([DOC-A]): every symbol.
+        "query_market_overview" => {
+            ctx.params(&[])?;
+            Ok(Reply::Json(200, shared.engine().market_overview(shared.clock.now_us())))
+        }
         // `limit` is undocumented but sent by clients ([WJ], [MG]): accepted, levels per side.
         "query_depth_book" => {
             let p = ctx.params(&["symbol", "limit"])?;

@@ -16,7 +16,7 @@ use crate::decimal::Dec;
 use crate::symbols::Symbol;
 
 /// Money is written with nine decimals, as the venue's examples show.
-const MONEY: u32 = 9;
+pub(super) const MONEY: u32 = 9;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PositionConfig {

@@ -8,6 +8,7 @@
 
 mod account;
 pub(crate) mod events;
+mod market_stats;
 mod matching;
 pub(crate) mod order;
 mod query;
