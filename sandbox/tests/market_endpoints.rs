@@ -1,6 +1,7 @@
-//! The market-wide endpoints (venue-api.md §1.5): `query_symbol_market` and
-//! `query_market_overview`. Every expected value is computed here from what the test itself
-//! traded, read back through the account endpoints (`query_trades`, `query_positions`).
+//! The market-wide endpoints (venue-api.md §1.5): `query_symbol_market`,
+//! `query_market_overview` and `kline/history`. Every expected value is computed here from
+//! what the test itself traded, read back through the account endpoints (`query_trades`,
+//! `query_positions`).
 
 mod common;
 
@@ -247,4 +248,169 @@ fn market_overview_lists_every_symbol_with_totals() {
     // No parameters are documented; an unknown one is ignored (it filters nothing).
     let ignored = ok(&sb, "/api/query_market_overview?symbol=BTC-USD");
     assert_eq!((&ignored["summary"], ignored["symbols"].as_array().unwrap().len()), (summary, 3));
+}
+
+/// A market order signed on the venue clock, which `offset_ms` has moved away from ours.
+fn market_at(t: &Trader, offset_ms: i64, symbol: &str, side: &str, qty: &str) {
+    let body = market(symbol, side, qty).to_string();
+    let (id, ts) = (uuid::Uuid::new_v4().to_string(), (common::now_ms() as i64 + offset_ms).to_string());
+    let (status, answer) = t.post_signed("/api/new_order", &body, &id, &ts);
+    assert_eq!((status, &answer["code"]), (200, &json!(0)), "{answer}");
+}
+
+/// (start, open, high, low, close, volume)
+type Bar = (i64, f64, f64, f64, f64, f64);
+
+/// Names the start (Unix seconds) of the bar that holds a fill row.
+type BarStart<'a> = &'a dyn Fn(&Value) -> i64;
+
+/// The bars these fills (oldest first) make when `start_of` names each second's bar; with
+/// `tick`, one bar per fill.
+fn expected_bars(rows: &[Value], start_of: BarStart<'_>, tick: bool) -> Vec<Bar> {
+    let mut bars: Vec<Bar> = Vec::new();
+    for row in rows {
+        let (start, price, qty) = (start_of(row), num(&row["price"]), num(&row["qty"]));
+        match bars.last_mut() {
+            Some(bar) if bar.0 == start && !tick => {
+                bar.2 = bar.2.max(price);
+                bar.3 = bar.3.min(price);
+                bar.4 = price;
+                bar.5 += qty;
+            }
+            _ => bars.push((start, price, price, price, price, qty)),
+        }
+    }
+    bars
+}
+
+/// The bars of a `{"s":"ok",…}` answer, checking the column shape and the JSON types.
+fn answered_bars(answer: &Value) -> Vec<Bar> {
+    assert_eq!((keys(answer), &answer["s"]), (sorted(&["s", "t", "o", "h", "l", "c", "v"]), &json!("ok")), "{answer}");
+    let column = |k: &str| answer[k].as_array().unwrap_or_else(|| panic!("{k}: {answer}")).clone();
+    let t = column("t");
+    assert!(t.iter().all(Value::is_i64), "t in whole seconds: {answer}");
+    let numbers: Vec<Vec<f64>> = ["o", "h", "l", "c", "v"]
+        .iter()
+        .map(|k| {
+            let values = column(k);
+            assert_eq!(values.len(), t.len(), "{k}: {answer}");
+            values.iter().map(|v| v.as_f64().unwrap_or_else(|| panic!("{k}: JSON numbers: {answer}"))).collect()
+        })
+        .collect();
+    (0..t.len())
+        .map(|i| (t[i].as_i64().unwrap(), numbers[0][i], numbers[1][i], numbers[2][i], numbers[3][i], numbers[4][i]))
+        .collect()
+}
+
+fn same_bars(got: &[Bar], expected: &[Bar]) -> bool {
+    got.len() == expected.len()
+        && got
+            .iter()
+            .zip(expected)
+            .all(|(g, e)| (g.0, g.1, g.2, g.3, g.4) == (e.0, e.1, e.2, e.3, e.4) && (g.5 - e.5).abs() < 1e-9)
+}
+
+/// 2100-01-01T00:00:00Z: after every fill of the test.
+const LATER: i64 = 4_102_444_800;
+
+#[test]
+fn kline_history_builds_bars_from_the_fills() {
+    let sb = sandbox();
+    let (a, b) = (Trader::with_api_key(&sb), Trader::with_api_key(&sb));
+    let history = |query: &str| public(&sb, &format!("/api/kline/history?{query}"));
+    assert_eq!(history(&format!("symbol=BTC-USD&resolution=1&from=0&to={LATER}")), (200, json!({"s": "no_data"})));
+
+    // Two accounts' fills over two minutes and two days, at three prices at least.
+    a.order(market("BTC-USD", "buy", "0.01"));
+    b.order(market("BTC-USD", "sell", "0.004"));
+    sb.set_mark("BTC-USD", "65100").unwrap();
+    a.order(market("BTC-USD", "buy", "0.002"));
+    sb.set_clock_offset_ms(120_000);
+    market_at(&a, 120_000, "BTC-USD", "sell", "0.003");
+    let two_days = 2 * 86_400_000 + 120_000;
+    sb.set_clock_offset_ms(two_days);
+    market_at(&b, two_days, "BTC-USD", "buy", "0.001");
+    let rows = fills(&[&a, &b], "BTC-USD");
+    assert_eq!(rows.len(), 5, "{rows:?}");
+    let second = |row: &Value| unix_seconds(row["created_at"].as_str().unwrap()).floor() as i64;
+    let every = |width: i64| move |row: &Value| second(row) - second(row) % width;
+
+    // 1970-01-05 was a Monday; a month starts on its first day.
+    let monday = |row: &Value| second(row) - (second(row) - 4 * 86_400) % (7 * 86_400);
+    let month =
+        |row: &Value| unix_seconds(&format!("{}-01T00:00:00Z", &row["created_at"].as_str().unwrap()[..7])) as i64;
+    let cases: [(&str, BarStart<'_>); 9] = [
+        ("1T", &second),
+        ("3S", &every(3)),
+        ("1", &every(60)),
+        ("5", &every(300)),
+        ("15", &every(900)),
+        ("60", &every(3600)),
+        ("1D", &every(86_400)),
+        ("1W", &monday),
+        ("1M", &month),
+    ];
+    for (resolution, start_of) in cases {
+        let (status, answer) = history(&format!("symbol=BTC-USD&resolution={resolution}&from=0&to={LATER}"));
+        assert_eq!(status, 200, "{resolution}: {answer}");
+        let expected = expected_bars(&rows, start_of, resolution == "1T");
+        let got = answered_bars(&answer);
+        assert!(same_bars(&got, &expected), "{resolution}: {got:?} != {expected:?}");
+    }
+    let minutes = expected_bars(&rows, &every(60), false);
+    assert!(minutes.len() >= 3 && minutes.iter().any(|b| b.2 != b.3), "bars, one with several prices: {minutes:?}");
+    let days = answered_bars(&history(&format!("symbol=BTC-USD&resolution=1D&from=0&to={LATER}")).1);
+    assert!(days.len() >= 2, "fills two days apart: {days:?}");
+    // Another symbol's bars are its own.
+    assert_eq!(history(&format!("symbol=ETH-USD&resolution=1&from=0&to={LATER}")).1, json!({"s": "no_data"}));
+
+    // The range: `from` included, `to` excluded, by bar start; countback ignores `from`.
+    let range = |from: i64, to: i64, countback: &str| {
+        let (status, answer) = history(&format!("symbol=BTC-USD&resolution=1&from={from}&to={to}{countback}"));
+        assert_eq!(status, 200, "{answer}");
+        answer
+    };
+    let (first, last) = (minutes[0].0, minutes.last().unwrap().0);
+    assert!(same_bars(&answered_bars(&range(first, first + 60, "")), &minutes[..1]));
+    assert!(same_bars(&answered_bars(&range(first + 1, LATER, "")), &minutes[1..]), "from after the first bar's start");
+    assert_eq!(range(0, first, ""), json!({"s": "no_data"}), "to is excluded");
+    assert_eq!(range(last + 1, LATER, ""), json!({"s": "no_data"}), "UDF's answer for an empty range");
+    assert!(same_bars(&answered_bars(&range(LATER, LATER, "&countback=1")), &minutes[minutes.len() - 1..]));
+    assert!(same_bars(&answered_bars(&range(last, last + 1, "&countback=2")), &minutes[minutes.len() - 2..]));
+    assert!(same_bars(&answered_bars(&range(0, LATER, "&countback=99999999")), &minutes), "capped, not refused");
+}
+
+#[test]
+fn kline_history_refuses_bad_parameters_by_name() {
+    let sb = sandbox();
+    let cases = [
+        ("resolution=1&from=0&to=10", "query parameter symbol is required"),
+        ("symbol=DOGE-USD&resolution=1&from=0&to=10", "invalid symbol DOGE-USD"),
+        ("symbol=BTC-USD&from=0&to=10", "query parameter resolution is required"),
+        (
+            "symbol=BTC-USD&resolution=30&from=0&to=10",
+            "query parameter resolution must be one of 1T, 3S, 1, 5, 15, 60, 1D, 1W, 1M, not \"30\"",
+        ),
+        (
+            "symbol=BTC-USD&resolution=1m&from=0&to=10",
+            "query parameter resolution must be one of 1T, 3S, 1, 5, 15, 60, 1D, 1W, 1M, not \"1m\"",
+        ),
+        ("symbol=BTC-USD&resolution=1&to=10", "query parameter from is required"),
+        ("symbol=BTC-USD&resolution=1&from=0", "query parameter to is required"),
+        ("symbol=BTC-USD&resolution=1&from=abc&to=10", "query parameter from must be an integer, not \"abc\""),
+        ("symbol=BTC-USD&resolution=1&from=-5&to=10", "query parameter from must be an integer, not \"-5\""),
+        ("symbol=BTC-USD&resolution=1&from=1.5&to=10", "query parameter from must be an integer, not \"1.5\""),
+        ("symbol=BTC-USD&resolution=1&from=20&to=10", "query parameter from (20) is after to (10)"),
+        ("symbol=BTC-USD&resolution=1&from=0&to=10&countback=0", "query parameter countback must be an integer from 1"),
+        (
+            "symbol=BTC-USD&resolution=1&from=0&to=10&countback=x",
+            "query parameter countback must be an integer, not \"x\"",
+        ),
+    ];
+    for (query, expected) in cases {
+        let (status, answer) = public(&sb, &format!("/api/kline/history?{query}"));
+        assert_eq!((status, message(&answer)), (400, expected.to_owned()), "{query}: {answer}");
+    }
+    // Equal bounds are an empty range, not an error.
+    assert_eq!(public(&sb, "/api/kline/history?symbol=BTC-USD&resolution=1D&from=10&to=10").0, 200);
 }

@@ -52,6 +52,7 @@ const ENDPOINTS: &[(&str, &str, Access)] = &[
     ("query_recent_trades", "GET", Access::Public),
     ("query_funding_rates", "GET", Access::Public),
     ("kline/time", "GET", Access::Public),
+    ("kline/history", "GET", Access::Public),
     ("health", "GET", Access::Public),
 ];
 

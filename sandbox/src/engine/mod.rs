@@ -8,6 +8,7 @@
 
 mod account;
 pub(crate) mod events;
+pub(crate) mod kline;
 mod market_stats;
 mod matching;
 pub(crate) mod order;
