@@ -36,6 +36,7 @@ const ENDPOINTS: &[(&str, &str, Access)] = &[
     ("cancel_orders", "POST", Access::Signed),
     ("change_leverage", "POST", Access::Signed),
     ("change_margin_mode", "POST", Access::Signed),
+    ("transfer_margin", "POST", Access::Signed),
     ("query_order", "GET", Access::Account),
     ("query_orders", "GET", Access::Account),
     ("query_open_orders", "GET", Access::Account),

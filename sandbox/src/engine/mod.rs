@@ -9,6 +9,7 @@
 mod account;
 pub(crate) mod events;
 pub(crate) mod kline;
+mod margin;
 mod market_stats;
 mod matching;
 pub(crate) mod order;
