@@ -56,6 +56,18 @@ pub(crate) fn iso8601_utc_us(unix_us: i64) -> String {
     format!("{}.{us:06}Z", date_time(secs))
 }
 
+/// ISO 8601 UTC to the second (`2025-08-11T08:00:00Z`), the form of `next_funding_time` in
+/// the docs' `query_symbol_market` example.
+pub(crate) fn iso8601_utc_s(unix_secs: i64) -> String {
+    format!("{}Z", date_time(unix_secs))
+}
+
+/// Days since 1970-01-01 of the first day of the month that holds day `days`.
+pub(crate) fn month_start(days: i64) -> i64 {
+    let (y, m, _) = civil_from_days(days);
+    days_from_civil(y, m, 1)
+}
+
 fn date_time(unix_secs: i64) -> String {
     let (days, sod) = (unix_secs.div_euclid(86_400), unix_secs.rem_euclid(86_400));
     let (y, m, d) = civil_from_days(days);
@@ -163,6 +175,9 @@ mod tests {
         assert_eq!(iso8601_utc_ms(951_782_400_123), "2000-02-29T00:00:00.123Z");
         assert_eq!(iso8601_utc_ms(1_735_787_045_678), "2025-01-02T03:04:05.678Z");
         assert_eq!(iso8601_utc_us(1_754_883_325_559_151), "2025-08-11T03:35:25.559151Z");
+        assert_eq!(iso8601_utc_s(1_754_899_200), "2025-08-11T08:00:00Z");
+        // 2024-02-29 (day 19782) is in February, which began on day 19754; 1970-01-01 is day 0.
+        assert_eq!((month_start(19_782), month_start(0), month_start(31)), (19_754, 0, 31));
     }
 
     #[test]

@@ -156,6 +156,12 @@ impl Dec {
         let text = text.trim_end_matches('0');
         text.strip_suffix('.').unwrap_or(text).to_owned()
     }
+
+    /// The nearest float, for the few fields the venue sends as JSON numbers (kline bars,
+    /// `price_change_pct`). Read from the exact text, so 65000.25 prints back as 65000.25.
+    pub(crate) fn to_f64(self) -> f64 {
+        self.plain().parse().unwrap_or(0.0)
+    }
 }
 
 impl std::ops::Add for Dec {
@@ -252,6 +258,7 @@ mod tests {
         assert_eq!(d("65000.251").floor_to(d("0.5")).plain(), "65000");
         assert_eq!(d("-0.3").floor_to(d("0.5")).plain(), "-0.5");
         assert_eq!(cmp_text("9.95", "10.05"), Ordering::Less);
+        assert_eq!((d("65000.25").to_f64(), d("-0.003").to_f64()), (65000.25, -0.003));
         let big = d("999999999999.999999999999");
         assert!(big.mul(big).is_positive(), "no overflow at the bounds");
     }

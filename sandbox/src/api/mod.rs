@@ -36,6 +36,7 @@ const ENDPOINTS: &[(&str, &str, Access)] = &[
     ("cancel_orders", "POST", Access::Signed),
     ("change_leverage", "POST", Access::Signed),
     ("change_margin_mode", "POST", Access::Signed),
+    ("transfer_margin", "POST", Access::Signed),
     ("query_order", "GET", Access::Account),
     ("query_orders", "GET", Access::Account),
     ("query_open_orders", "GET", Access::Account),
@@ -46,10 +47,13 @@ const ENDPOINTS: &[(&str, &str, Access)] = &[
     ("query_funding_history", "GET", Access::Account),
     ("query_symbol_info", "GET", Access::Public),
     ("query_symbol_price", "GET", Access::Public),
+    ("query_symbol_market", "GET", Access::Public),
+    ("query_market_overview", "GET", Access::Public),
     ("query_depth_book", "GET", Access::Public),
     ("query_recent_trades", "GET", Access::Public),
     ("query_funding_rates", "GET", Access::Public),
     ("kline/time", "GET", Access::Public),
+    ("kline/history", "GET", Access::Public),
     ("health", "GET", Access::Public),
 ];
 

@@ -1,5 +1,5 @@
 //! Body-signed POSTs: new_order, cancel_order, cancel_orders, change_leverage,
-//! change_margin_mode. Their answer is the venue's acceptance
+//! change_margin_mode, transfer_margin. Their answer is the venue's acceptance
 //! `{"code":0,"message":"success","request_id":…}` (the `x-request-id`), which means
 //! "submitted": an `alo` order that would cross is accepted here and ends `rejected`.
 //! With `x-session-id`, an accepted new_order or cancel_order also reports on the ws-api
@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 
 use super::Ctx;
 use crate::config::CancelOrdersAnswer;
+use crate::decimal::{Dec, DecError};
 use crate::engine::events::Channel;
 use crate::engine::order::MarginMode;
 use crate::engine::{Reject, Who};
@@ -142,6 +143,44 @@ pub(super) fn handle(
             }
             let changed = shared.engine().change_margin_mode(who, &symbol, mode);
             changed.map_or_else(refused, |_| success())
+        }
+        // Decimal amounts are JSON strings ([DOC-J]); negative takes margin out ([WJ]).
+        "transfer_margin" => {
+            let (symbol, amount) =
+                match (fields(&body, &["symbol", "amount_in"]), body.get("symbol"), body.get("amount_in")) {
+                    (Err(m), _, _) => return error(400, m),
+                    (_, Some(Value::String(s)), Some(Value::String(a))) => (s.clone(), a.clone()),
+                    _ => return error(400, "transfer_margin needs symbol (string) and amount_in (decimal string)"),
+                };
+            let amount = match Dec::parse(&amount) {
+                Ok(a) if a.is_zero() => return error(400, format!("amount_in must not be zero, not {amount:?}")),
+                Ok(a) => a,
+                Err(DecError::TooPrecise) => {
+                    return error(400, format!("amount_in {amount} has more than twelve decimals"));
+                }
+                Err(DecError::TooLarge) => return error(400, format!("amount_in {amount} is too large")),
+                Err(DecError::Malformed) => {
+                    return error(
+                        400,
+                        format!(
+                            "amount_in must be a decimal string (\"100.5\" moves margin in, \"-100.5\" takes it \
+                             out), not {amount:?}"
+                        ),
+                    );
+                }
+            };
+            if faults.order_code_nonzero {
+                return faulted();
+            }
+            let transferred = shared.engine().transfer_margin(who, &symbol, amount, now_us);
+            match transferred {
+                Ok(_) => {
+                    let direction = if amount.is_positive() { "into" } else { "out of" };
+                    ctx.note = Some(format!("accepted: {} DUSD {direction} the {symbol} position", amount.abs()));
+                    success()
+                }
+                Err(r) => refused(r),
+            }
         }
         _ => error(404, format!("no endpoint {}", ctx.inc.path)),
     }

@@ -5,6 +5,8 @@
 //! rate of the symbol) to the wallet. Unrealised PnL is always measured at the mark.
 //! Margin figures are the venue's formulas in their simplest form: initial margin =
 //! value / leverage, maintenance = value / (2 × max leverage). No funding, no liquidation.
+//! An isolated position also holds what `transfer_margin` moved into it (or took out):
+//! `Position::margin`.
 
 use std::collections::HashMap;
 
@@ -16,7 +18,7 @@ use crate::decimal::Dec;
 use crate::symbols::Symbol;
 
 /// Money is written with nine decimals, as the venue's examples show.
-const MONEY: u32 = 9;
+pub(super) const MONEY: u32 = 9;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PositionConfig {
@@ -31,8 +33,25 @@ pub(crate) struct Position {
     pub qty: Dec,
     pub entry_price: Dec,
     pub realized_pnl: Dec,
+    /// Margin `transfer_margin` moved in (positive) or took out (negative) since the position
+    /// opened; released to the cross balance when the position closes or flips.
+    pub transferred_margin: Dec,
     pub created_us: i64,
     pub updated_us: i64,
+}
+
+impl Position {
+    /// The margin the position holds: what opening it took (entry value / leverage) plus
+    /// what `transfer_margin` moved. Its `initial_margin`; for an isolated position, its
+    /// part of `isolated_balance`.
+    pub(crate) fn margin(&self, leverage: Dec) -> Dec {
+        self.qty.abs().mul(self.entry_price).div(leverage) + self.transferred_margin
+    }
+}
+
+/// The maintenance margin rate of a symbol: 1 / (2 × max leverage).
+pub(super) fn maintenance_rate(symbol: &Symbol) -> Dec {
+    Dec::from_int(1).div(Dec::from_int(2 * i64::from(symbol.max_leverage)))
 }
 
 #[derive(Clone, Debug)]
@@ -112,6 +131,7 @@ impl Account {
             qty: Dec::ZERO,
             entry_price: Dec::ZERO,
             realized_pnl: Dec::ZERO,
+            transferred_margin: Dec::ZERO,
             created_us: at_us,
             updated_us: at_us,
         });
@@ -129,6 +149,10 @@ impl Account {
                 position.entry_price = Dec::ZERO;
             } else if after.is_positive() != position.qty.is_positive() {
                 position.entry_price = price;
+            }
+            // Closed (or closed and reopened the other way): its transferred margin is freed.
+            if after.is_zero() || after.is_positive() != position.qty.is_positive() {
+                position.transferred_margin = Dec::ZERO;
             }
         }
         position.qty += signed;
@@ -153,7 +177,7 @@ impl Account {
             let upnl = p.qty.mul(mark - p.entry_price);
             match config.margin_mode {
                 MarginMode::Isolated => {
-                    isolated_balance += p.qty.abs().mul(p.entry_price).div(leverage);
+                    isolated_balance += p.margin(leverage);
                     isolated_upnl += upnl;
                 }
                 MarginMode::Cross => {
@@ -184,6 +208,8 @@ impl Account {
     }
 
     /// One element of `query_positions` (venue-api.md §1.4), plus `required_margin` ([WJ]).
+    /// `initial_margin` is the margin the position holds (`Position::margin`, transfers
+    /// included); `required_margin` what its leverage requires (entry value / leverage).
     pub(crate) fn position_json(&self, index: usize, symbol: &Symbol, mark: Dec, now_us: i64) -> Option<Value> {
         let p = self.positions.get(&index).filter(|p| !p.qty.is_zero())?;
         let config = self.config(index, symbol.def_leverage);
@@ -191,18 +217,18 @@ impl Account {
         let entry_value = p.qty.abs().mul(p.entry_price);
         let position_value = p.qty.abs().mul(mark);
         let upnl = p.qty.mul(mark - p.entry_price);
-        let initial_margin = entry_value.div(leverage);
-        let maint_rate = Dec::from_int(1).div(Dec::from_int(2 * i64::from(symbol.max_leverage)));
+        let initial_margin = p.margin(leverage);
+        let maint_rate = maintenance_rate(symbol);
         let maint_margin = position_value.mul(maint_rate);
         let holding_margin = initial_margin + upnl;
-        // Isolated-margin formulas: bankrupt when the loss eats the initial margin,
-        // liquidated when what is left is the maintenance margin.
-        let lev_rate = Dec::from_int(1).div(leverage);
-        let one = Dec::from_int(1);
+        // Isolated-margin formulas: bankrupt when the loss eats the margin held, liquidated
+        // when what is left is the maintenance margin (at the entry price).
+        let loss_room = initial_margin.div(p.qty.abs());
+        let maint_room = p.entry_price.mul(maint_rate);
         let (bankruptcy, liquidation) = if p.qty.is_positive() {
-            (p.entry_price.mul(one - lev_rate), p.entry_price.mul(one - lev_rate + maint_rate))
+            (p.entry_price - loss_room, p.entry_price - loss_room + maint_room)
         } else {
-            (p.entry_price.mul(one + lev_rate), p.entry_price.mul(one + lev_rate - maint_rate))
+            (p.entry_price + loss_room, p.entry_price + loss_room - maint_room)
         };
         let mmr = if holding_margin.is_positive() { maint_margin.div(holding_margin) } else { Dec::ZERO };
         let m = |d: Dec| d.fixed(MONEY);
@@ -220,7 +246,7 @@ impl Account {
             "initial_margin": m(initial_margin),
             "holding_margin": m(holding_margin),
             "maint_margin": m(maint_margin),
-            "required_margin": m(initial_margin),
+            "required_margin": m(entry_value.div(leverage)),
             "mmr": m(mmr),
             "liq_price": symbol.price_text(liquidation.max_zero()),
             "bankruptcy_price": symbol.price_text(bankruptcy.max_zero()),

@@ -8,6 +8,9 @@
 
 mod account;
 pub(crate) mod events;
+pub(crate) mod kline;
+mod margin;
+mod market_stats;
 mod matching;
 pub(crate) mod order;
 mod query;

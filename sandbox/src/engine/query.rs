@@ -9,7 +9,7 @@
 
 use serde_json::{Value, json};
 
-use super::account::trade_json;
+use super::account::{Trade, trade_json};
 use super::order::{Order, OrderType, Side, Status};
 use super::{Engine, OrderRef, Reject, Who, reject};
 use crate::clock::iso8601_utc_us;
@@ -124,11 +124,10 @@ impl Engine {
     pub(crate) fn recent_trades(&self, symbol: &str, limit: usize) -> Result<Value, Reject> {
         let index = self.symbol_index(symbol)?;
         let s = &self.symbols[index];
-        let mut fills: Vec<_> =
-            self.accounts.values().flat_map(|a| a.trades.iter()).filter(|t| t.symbol == index).collect();
-        fills.sort_unstable_by_key(|t| std::cmp::Reverse((t.at_us, t.id)));
-        let prints = fills
+        let prints = self
+            .symbol_fills(index)
             .into_iter()
+            .rev()
             .take(limit)
             .map(|t| {
                 json!({
@@ -142,6 +141,15 @@ impl Engine {
             })
             .collect();
         Ok(Value::Array(prints))
+    }
+
+    /// Every account's fills of symbol `index`, oldest first (by time, then trade id): the
+    /// sandbox's public trades, for the recent trades, the 24 h statistics and the klines.
+    pub(super) fn symbol_fills(&self, index: usize) -> Vec<&Trade> {
+        let mut fills: Vec<&Trade> =
+            self.accounts.values().flat_map(|a| a.trades.iter()).filter(|t| t.symbol == index).collect();
+        fills.sort_unstable_by_key(|t| (t.at_us, t.id));
+        fills
     }
 
     /// `query_positions`: a bare array of the open positions.
@@ -189,17 +197,24 @@ impl Engine {
         let index = self.symbol_index(symbol)?;
         let (s, m) = (&self.symbols[index], &self.markets[index]);
         let text = |p: Option<Dec>| p.map(|p| s.price_text(p));
-        let mid = match (m.best_bid(), m.best_ask()) {
-            (Some(b), Some(a)) => Some((a + b).div(Dec::from_int(2)).floor_to(s.tick)),
-            _ => None,
-        };
+        let (bid, ask, mid) = self.top_of_book(index);
         Ok(json!({
             "base": s.spec.base_asset, "quote": s.spec.quote_asset, "symbol": s.name,
             "index_price": s.price_text(m.mark), "mark_price": s.price_text(m.mark),
             "last_price": text(m.last_price), "mid_price": text(mid),
-            "spread_bid": text(m.best_bid()), "spread_ask": text(m.best_ask()),
+            "spread_bid": text(bid), "spread_ask": text(ask),
             "time": iso8601_utc_us(now_us),
         }))
+    }
+
+    /// The synthetic book's best bid, best ask and their mid (on the tick, rounded down).
+    pub(super) fn top_of_book(&self, index: usize) -> (Option<Dec>, Option<Dec>, Option<Dec>) {
+        let (s, m) = (&self.symbols[index], &self.markets[index]);
+        let mid = match (m.best_bid(), m.best_ask()) {
+            (Some(b), Some(a)) => Some((a + b).div(Dec::from_int(2)).floor_to(s.tick)),
+            _ => None,
+        };
+        (m.best_bid(), m.best_ask(), mid)
     }
 
     /// The best `limit` (at most ten) levels of each side, the synthetic levels merged with the
