@@ -233,8 +233,25 @@ impl std::error::Error for Error {}
 /// input back, nor break a log line, nor hide or fake its text, and it reads the same in
 /// Rust and through the C ABI (where a NUL could not pass).
 pub(crate) fn excerpt(text: &str) -> String {
-    let mut shown = String::with_capacity(text.len().min(48));
-    for c in text.chars().take(40) {
+    escaped(text, 40)
+}
+
+/// The venue's own words in a message (a refusal's `message`, a close reason): escaped as
+/// `excerpt` escapes, but up to 200 characters, with `…` after them when the text was cut,
+/// so an engine's log shows the venue's whole reason ("withdrawing 1000000 would leave the
+/// BTC-USD position's margin at …") and says when it does not.
+pub(crate) fn venue_words(text: &str) -> String {
+    const LIMIT: usize = 200;
+    let mut shown = escaped(text, LIMIT);
+    if text.chars().nth(LIMIT).is_some() {
+        shown.push('…');
+    }
+    shown
+}
+
+fn escaped(text: &str, limit: usize) -> String {
+    let mut shown = String::with_capacity(text.len().min(limit + 8));
+    for c in text.chars().take(limit) {
         if c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') {
             shown.extend(c.escape_default());
         } else if c == '"' || c == '\\' {
@@ -249,7 +266,7 @@ pub(crate) fn excerpt(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::excerpt;
+    use super::{excerpt, venue_words};
 
     #[test]
     fn excerpt_keeps_forty_characters_and_escapes_what_could_hide_or_forge_text() {
@@ -259,5 +276,14 @@ mod tests {
         assert_eq!(excerpt("\u{202e}evil\u{2066}"), r"\u{202e}evil\u{2066}");
         assert_eq!(excerpt(r#"x" (did you mean "y"?) \"#), r#"x\" (did you mean \"y\"?) \\"#);
         assert_eq!(excerpt("naïve ✓ 价格"), "naïve ✓ 价格", "printable text is kept as is");
+    }
+
+    #[test]
+    fn the_venues_words_keep_two_hundred_characters_and_say_when_cut() {
+        let reason = "withdrawing 1000000 would leave the BTC-USD position's margin below its maintenance margin";
+        assert_eq!(venue_words(reason), reason, "a whole sentence of the venue's is kept");
+        assert_eq!(venue_words(&"x".repeat(200)), "x".repeat(200), "200 characters: not cut");
+        assert_eq!(venue_words(&"é".repeat(201)), format!("{}…", "é".repeat(200)), "cut on characters, marked");
+        assert_eq!(venue_words("a\nb \"c\" \u{202e}"), r#"a\nb \"c\" \u{202e}"#, "escaped as excerpt escapes");
     }
 }

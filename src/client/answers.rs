@@ -3,12 +3,12 @@
 //!
 //! This is where venue bodies become errors: each function here takes the secrets in play
 //! for the call and redacts the venue's text before quoting it in a message (so the
-//! 40-character excerpt is of the redacted text) or keeping it as the error's body. The
+//! quoted words, `error::venue_words`, are of the redacted text) or keeping it as the error's body. The
 //! flows in `signin.rs` and `trading.rs` also pass every error through the same secrets
 //! before it leaves the client (`super::guarded`), for anything quoted elsewhere.
 
 use super::transport::Reply;
-use crate::error::{Code, Error, Result, excerpt};
+use crate::error::{Code, Error, Result, venue_words};
 use crate::redact::CallSecrets;
 use serde_json::Value;
 
@@ -71,7 +71,7 @@ pub(super) fn refusal(reply: &Reply, what: &str) -> Error {
     }
 }
 
-/// The venue's reason in an answer, excerpted: the `message` string of a JSON object (the
+/// The venue's reason in an answer (`error::venue_words`): the `message` string of a JSON object (the
 /// venue's error shape), else `msg` or `error`, else the first line of a text answer.
 pub(super) fn venue_reason(body: &str) -> Option<String> {
     let body = body.trim();
@@ -83,12 +83,12 @@ pub(super) fn venue_reason(body: &str) -> Option<String> {
             .iter()
             .find_map(|name| answer.get(*name).and_then(Value::as_str))
             .filter(|m| !m.trim().is_empty())
-            .map(|m| excerpt(m.trim()));
+            .map(|m| venue_words(m.trim()));
     }
     if body.starts_with(['{', '[']) {
         return None; // JSON of another shape: nothing to quote
     }
-    body.lines().next().map(|line| excerpt(line.trim()))
+    body.lines().next().map(|line| venue_words(line.trim()))
 }
 
 /// Whether an answer is a web server's or a proxy's page rather than the venue's answer
@@ -177,7 +177,10 @@ mod tests {
         assert_eq!(refusal(&reply(400, "[1,2]"), "x").message(), "x: the venue answered HTTP 400");
         assert!(refusal(&reply(101, ""), "x").may_have_reached_venue());
         assert!(!refusal(&reply(404, ""), "x").may_have_reached_venue());
+        // The venue's whole reason up to 200 characters, escaped; beyond, cut and marked.
         let long = format!(r#"{{"message":"{}\n\u202e"}}"#, "é".repeat(60));
-        assert!(refusal(&reply(400, &long), "x").message().ends_with(&format!("\"{}\"", "é".repeat(40))));
+        assert!(refusal(&reply(400, &long), "x").message().ends_with(&format!("\"{}\\n\\u{{202e}}\"", "é".repeat(60))));
+        let longer = format!(r#"{{"message":"{}"}}"#, "é".repeat(300));
+        assert!(refusal(&reply(400, &longer), "x").message().ends_with(&format!("\"{}…\"", "é".repeat(200))));
     }
 }

@@ -10,7 +10,7 @@ use super::transport::Reply;
 use super::{Client, guarded, json_object, require_2xx, sent_tracker};
 use crate::body_sign::BodySignature;
 use crate::client::options::RateLimit;
-use crate::error::{Code, Error, Result, excerpt};
+use crate::error::{Code, Error, Result, excerpt, venue_words};
 use crate::order::{self, OrderBody};
 use crate::redact::CallSecrets;
 use crate::session::{RequestOptions, Session};
@@ -62,9 +62,9 @@ impl Exchanged<'_> {
         )
     }
 
-    /// Venue text quoted in a message: redacted of the call's secrets, then excerpted.
+    /// Venue text quoted in a message: redacted of the call's secrets, then `venue_words`.
     pub fn quoted(&self, text: &str) -> String {
-        excerpt(&self.secrets.redact(text))
+        venue_words(&self.secrets.redact(text))
     }
 }
 

@@ -5,7 +5,7 @@
 
 use super::json::lenient_int;
 use super::supervisor::AuthOutcome;
-use crate::error::{Code, Error, excerpt};
+use crate::error::{Code, Error, venue_words};
 use serde_json::{Map, Value};
 
 /// `what`: the frame that was answered, as the refusal names it.
@@ -26,7 +26,7 @@ pub fn judge(frame: &Map<String, Value>, what: &str) -> AuthOutcome {
         format!(
             "the venue refused {what} (code {}): {}",
             code.map_or("none".to_owned(), |c| c.to_string()),
-            excerpt(message)
+            venue_words(message)
         ),
     ))
 }
