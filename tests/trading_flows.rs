@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::abi::{Client, Failure, Session, call, new_order, signin};
+use common::abi::{Client, Failure, Session, call, new_order, request, signin};
 use perps::ffi::error::perps_code::*;
 use perps_sandbox::{Sandbox, SandboxConfig};
 use serde_json::{Value, json};
@@ -420,4 +420,61 @@ fn a_quote_filled_by_the_moving_mark_then_reconciled() {
     assert!(list(&parse(&call(&client, Some(&session), "query_open_orders", None).unwrap())).is_empty());
     let positions = list(&parse(&call(&client, Some(&session), "query_positions", None).unwrap()));
     assert_eq!(num(&positions.iter().find(|p| p["symbol"] == "BTC-USD").unwrap()["qty"]), 0.01);
+}
+
+/// Endpoints the library has no call of its own for go through `perps_request`: a signed
+/// `transfer_margin` (the venue verifies the body signature) and the public market endpoints,
+/// each checked against what the test itself traded.
+#[test]
+fn perps_request_reaches_margin_transfers_and_the_market_endpoints() {
+    let venue = venue(SandboxConfig::default());
+    let (client, session) = signed_in(&venue, None);
+    call(&client, Some(&session), "change_margin_mode", Some(r#"{"symbol":"BTC-USD","margin_mode":"isolated"}"#))
+        .unwrap();
+    call(&client, Some(&session), "change_leverage", Some(r#"{"symbol":"BTC-USD","leverage":10}"#)).unwrap();
+    let market_buy = r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"0.01","reduce_only":false}"#;
+    new_order(&client, &session, market_buy).unwrap();
+    let position = || {
+        let positions = list(&parse(&call(&client, Some(&session), "query_positions", None).unwrap()));
+        positions.into_iter().find(|p| p["symbol"] == "BTC-USD").expect("a BTC-USD position")
+    };
+    let before = position();
+    assert_eq!(num(&before["qty"]), 0.01, "{before}");
+
+    let moved =
+        request(&client, &session, "POST", "/api/transfer_margin", Some(r#"{"symbol":"BTC-USD","amount_in":"25"}"#));
+    let moved = parse(&moved.unwrap_or_else(|f| panic!("transfer_margin: {f:?}")));
+    assert_eq!(moved["code"], 0, "{moved}");
+    let after = position();
+    let grew = num(&after["initial_margin"]) - num(&before["initial_margin"]);
+    assert!((grew - 25.0).abs() < 1e-9, "the position's margin grew by {grew}, not 25: {before} -> {after}");
+    let logged = requests(&venue, 2);
+    let transfer = &logged[0];
+    assert_eq!(transfer["path"].as_str().map(|p| p.ends_with("/transfer_margin")), Some(true), "{logged:?}");
+    assert_eq!(transfer["verdict"], "accepted: 25 DUSD into the BTC-USD position", "{transfer}");
+    assert!(transfer["headers"]["x-request-signature"].is_string(), "sent signed: {transfer}");
+    // More than the position may give back: the venue's refusal, with its message.
+    let refused = request(
+        &client,
+        &session,
+        "POST",
+        "/api/transfer_margin",
+        Some(r#"{"symbol":"BTC-USD","amount_in":"-1000000"}"#),
+    );
+    let refused = refused.expect_err("a withdrawal below the maintenance margin");
+    assert_eq!(refused.http_status, 400, "{refused:?}");
+    assert!(refused.message.contains("maintenance margin"), "{refused:?}");
+
+    let fill =
+        &list(&parse(&call(&client, Some(&session), "query_trades", Some(r#"{"symbol":"BTC-USD"}"#)).unwrap()))[0];
+    let market = parse(&request(&client, &session, "GET", "/api/query_symbol_market?symbol=BTC-USD", None).unwrap());
+    assert_eq!(num(&market["last_price"]), num(&fill["price"]), "{market} vs {fill}");
+    assert_eq!(num(&market["volume_24h"]), 0.01, "{market}");
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let path = format!("/api/kline/history?symbol=BTC-USD&resolution=1D&from={}&to={}", now - 86_400 * 2, now + 86_400);
+    let bars = parse(&request(&client, &session, "GET", &path, None).unwrap());
+    assert_eq!(bars["s"], "ok", "{bars}");
+    assert_eq!(bars["c"].as_array().map(Vec::len), Some(1), "{bars}");
+    assert_eq!(bars["c"][0].as_f64(), Some(num(&fill["price"])), "{bars}");
+    assert_eq!(bars["v"][0].as_f64(), Some(0.01), "{bars}");
 }
