@@ -110,7 +110,7 @@ bash bindings/go/run.sh
 step "Python binding (ctypes): pytest against the sandbox"
 bash bindings/python/run.sh
 
-step "C# binding (P/Invoke, Mono) against the sandbox"
+step "C# binding (P/Invoke) against the sandbox, on Mono and on .NET (CoreCLR)"
 PERPS_SKIP_BUILD=1 bash bindings/csharp/run.sh
 
 step "Java binding (JNA) against the sandbox"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build the C# binding (Perps.dll) and its test program with Mono's mcs, and run the tests
-# with mono against the sandbox venue (the test program starts and stops it).
+# against the sandbox venue (the test program starts and stops it) on Mono, then on .NET's
+# CoreCLR (scripts/dotnet-runtime.sh).
 #
 #   bash bindings/csharp/run.sh        # from anywhere; installs Mono when it is missing
 #
@@ -28,5 +29,18 @@ mcs -nologo -warnaserror+ -reference:"$out/Perps.dll" -out:"$out/PerpsTests.exe"
 
 # [DllImport("perps")] resolves to libperps.so through LD_LIBRARY_PATH. LC_ALL=C: the binding
 # must not depend on the locale, so run where a default-charset bug would show (ASCII).
+echo "--- on Mono"
 LC_ALL=C LD_LIBRARY_PATH="$PWD/target/release${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
   mono --debug "$out/PerpsTests.exe" "$PWD/target/release/perps-sandbox"
+
+# The same assemblies on .NET's runtime, CoreCLR (scripts/dotnet-runtime.sh: .NET Core 3.1 from
+# PyPI), whose marshalling and library probing are not Mono's. Invariant globalization: the
+# runtime needs no ICU, and the binding must not depend on a culture either.
+dotnet=$(bash scripts/dotnet-runtime.sh)
+cat >"$out/PerpsTests.runtimeconfig.json" <<'JSON'
+{"runtimeOptions":{"tfm":"netcoreapp3.1","framework":{"name":"Microsoft.NETCore.App","version":"3.1.0"},
+ "configProperties":{"System.Globalization.Invariant":true}}}
+JSON
+echo "--- on .NET (CoreCLR $("$dotnet" --list-runtimes | sed -n 's/^Microsoft.NETCore.App \([^ ]*\).*/\1/p'))"
+LC_ALL=C LD_LIBRARY_PATH="$PWD/target/release${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+  "$dotnet" exec "$out/PerpsTests.exe" "$PWD/target/release/perps-sandbox"

@@ -15,7 +15,9 @@
 #     local repository, a project depending on libperps:perps);
 #   - C#: `nuget install Perps -Source dist` into a package folder, a program compiled
 #     against it with mcs and run under Mono without LD_LIBRARY_PATH: from the package
-#     folder, and deployed (lib/net45's Perps.dll and libperps.so beside the program);
+#     folder, and deployed (lib/net45's Perps.dll and libperps.so beside the program); and on
+#     .NET's CoreCLR in the layout `dotnet publish` makes (runtimes/linux-x64/native's
+#     libperps.so beside Perps.dll);
 #   - Go: a program in its own module using the binding through go.work (no replace), and
 #     with the binding vendored as a package of its own, cgo linking the installed library
 #     with pkg-config; go vet + go test of the binding in its
@@ -288,6 +290,19 @@ mkdir -p "$TMP/nuget/app"
 cp "$TMP/nuget/SigninOrder.exe" "$pkg"/lib/net45/* "$TMP/nuget/app/"
 (cd "$TMP" && run_flow "C# (deployed beside the program)" mono "$TMP/nuget/app/SigninOrder.exe" "$BASE_URL" "$PERPS_URL")
 grep -qF "loaded from $TMP/nuget/app/libperps.so" "$TMP/log" || die "Perps.dll did not load the libperps.so beside it"
+# On .NET (CoreCLR, scripts/dotnet-runtime.sh): deployed as `dotnet publish -r linux-x64` lays a
+# package out, lib/net45's Perps.dll and runtimes/linux-x64/native's libperps.so beside the
+# program, found by .NET's own probing (no LD_LIBRARY_PATH).
+dotnet=$(bash "$ROOT/scripts/dotnet-runtime.sh")
+mkdir -p "$TMP/nuget/dotnet-app"
+cp "$TMP/nuget/SigninOrder.exe" "$pkg/lib/net45/Perps.dll" "$pkg/runtimes/linux-x64/native/libperps.so" "$TMP/nuget/dotnet-app/"
+cat >"$TMP/nuget/dotnet-app/SigninOrder.runtimeconfig.json" <<'JSON'
+{"runtimeOptions":{"tfm":"netcoreapp3.1","framework":{"name":"Microsoft.NETCore.App","version":"3.1.0"},
+ "configProperties":{"System.Globalization.Invariant":true}}}
+JSON
+(cd "$TMP" && run_flow "C# on .NET (CoreCLR, published layout)" "$dotnet" exec "$TMP/nuget/dotnet-app/SigninOrder.exe" "$BASE_URL" "$PERPS_URL")
+grep -qF "loaded from $TMP/nuget/dotnet-app/libperps.so" "$TMP/log" ||
+    die "on .NET, Perps.dll did not load the package's runtimes/linux-x64/native/libperps.so beside it"
 
 # --- Go -----------------------------------------------------------------------------------
 step "Go: a module using the binding through go.work, cgo with pkg-config on the unpacked tree"
@@ -359,4 +374,4 @@ diff -u "$TMP/snippet.readme" "$TMP/snippet.program" || die "README's Rust snipp
 ok "README's \"Use from Rust\" snippet is the program's code"
 
 echo
-echo "packages test passed: tarball (pkg-config, CMake), wheel, source install, jar (class path, Maven), NuGet (Mono), Go, Rust"
+echo "packages test passed: tarball (pkg-config, CMake), wheel, source install, jar (class path, Maven), NuGet (Mono, .NET), Go, Rust"
