@@ -1,9 +1,9 @@
 /*
- * examples-c/json_scan.h: reading one member of one JSON object, for the stream examples.
+ * examples-c/json_scan.h: reading one member of one JSON object, for the examples.
  *
  * Stream events nest the venue's frames (`data`, `frame`) inside the library's envelope, and
  * both carry keys such as "code", "message" or "status": a search through the whole text
- * (json_field.h) could read a nested value instead of the envelope's. These helpers walk
+ * could read a nested value instead of the envelope's. These helpers walk
  * the object's own members only, skipping nested values whole. They read compact or spaced
  * JSON as the library writes it; they are not a validating parser, and a string's escapes
  * are copied as written (none of the values the examples read contain any). An engine uses
@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <string.h>
 
-static const char *json_skip_space(const char *p) {
+static inline const char *json_skip_space(const char *p) {
     while (p != NULL && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) {
         p++;
     }
@@ -24,7 +24,7 @@ static const char *json_skip_space(const char *p) {
 
 /* The end of the string starting at its opening quote `p` (just after the closing quote),
  * or NULL when the text ends first. */
-static const char *json_skip_string(const char *p) {
+static inline const char *json_skip_string(const char *p) {
     for (p++; *p != '\0'; p++) {
         if (*p == '\\' && p[1] != '\0') {
             p++;
@@ -37,7 +37,7 @@ static const char *json_skip_string(const char *p) {
 
 /* The position just after the value starting at `p` (an object or array with everything
  * nested in it, a string, or a scalar), or NULL when the text ends first. */
-static const char *json_skip_value(const char *p) {
+static inline const char *json_skip_value(const char *p) {
     p = json_skip_space(p);
     if (p == NULL || *p == '\0') {
         return NULL;
@@ -72,7 +72,7 @@ static const char *json_skip_value(const char *p) {
 
 /* The value of member `key` of the object starting at `object` (its first character after
  * spaces must be '{'), looking at that object's own members only. NULL when absent. */
-static const char *json_member(const char *object, const char *key) {
+static inline const char *json_member(const char *object, const char *key) {
     const char *p = json_skip_space(object);
     if (p == NULL || *p != '{') {
         return NULL;
@@ -103,7 +103,7 @@ static const char *json_member(const char *object, const char *key) {
 /* Copy the scalar at `value` into `out`: a string's content without its quotes, or a number,
  * true, false or null as written. 0 (and "" in `out`) when `value` is NULL, an object, an
  * array, or too long for `out`. */
-static int json_text(const char *value, char *out, size_t out_size) {
+static inline int json_text(const char *value, char *out, size_t out_size) {
     out[0] = '\0';
     value = json_skip_space(value);
     if (value == NULL || *value == '{' || *value == '[') {
@@ -126,13 +126,13 @@ static int json_text(const char *value, char *out, size_t out_size) {
 }
 
 /* json_text of member `key` of `object`. */
-static int json_get(const char *object, const char *key, char *out, size_t out_size) {
+static inline int json_get(const char *object, const char *key, char *out, size_t out_size) {
     return json_text(json_member(object, key), out, out_size);
 }
 
 /* The first element of the array starting at `array`, or NULL when it is empty or not an
  * array. */
-static const char *json_first(const char *array) {
+static inline const char *json_first(const char *array) {
     const char *p = json_skip_space(array);
     if (p == NULL || *p != '[') {
         return NULL;
@@ -142,14 +142,14 @@ static const char *json_first(const char *array) {
 }
 
 /* The element after `element` in its array, or NULL after the last one. */
-static const char *json_next(const char *element) {
+static inline const char *json_next(const char *element) {
     const char *p = json_skip_space(json_skip_value(element));
     return p != NULL && *p == ',' ? json_skip_space(p + 1) : NULL;
 }
 
 /* The list of a REST answer that the venue sends either bare (`[…]`) or in an envelope
  * (`{"result":[…],…}`): the documents show both. */
-static const char *json_list(const char *answer) {
+static inline const char *json_list(const char *answer) {
     const char *p = json_skip_space(answer);
     if (p != NULL && *p == '{') {
         p = json_member(p, "result");

@@ -197,10 +197,10 @@ static int send_request(struct quote *q, const char *method, const char *json, c
         perps_error_free(err);
         return 0;
     }
-    /* The answer is flat, {"request_id","cl_ord_id"} (the library made the cl_ord_id of a new
-     * order): json_field.h reads it. */
-    int complete = json_field(sent, "request_id", r->id, sizeof r->id) != NULL &&
-                   (!is_new || json_field(sent, "cl_ord_id", q->cl_ord_id, sizeof q->cl_ord_id) != NULL);
+    /* The answer is {"request_id","cl_ord_id"} (the library made the cl_ord_id of a new
+     * order). */
+    int complete = json_get(sent, "request_id", r->id, sizeof r->id) &&
+                   (!is_new || json_get(sent, "cl_ord_id", q->cl_ord_id, sizeof q->cl_ord_id));
     if (!complete) {
         printf("  %s %s: unexpected answer %s\n", method, q->name, sent);
         r->id[0] = '\0';

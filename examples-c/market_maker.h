@@ -11,8 +11,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "json_field.h"
 #include "json_scan.h"
+#include "ticks.h"
 
 static const char *const SYMBOL = "BTC-USD";
 static const int PRICE_DECIMALS = 2;       /* BTC-USD's price_tick_decimals */

@@ -25,8 +25,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "json_field.h"
+#include "json_scan.h"
 #include "perps.h"
+#include "ticks.h"
 
 static const char *const BSC_TEST_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
 
@@ -62,7 +63,7 @@ int main(int argc, char **argv) {
 
     if ((login = perps_signin(client, session, "bsc", BSC_TEST_KEY, 3600, &err)) == NULL) { fail("perps_signin", err); goto done; }
     if ((price = perps_query_symbol_price(client, NULL, "{\"symbol\":\"BTC-USD\"}", &err)) == NULL) { fail("perps_query_symbol_price", err); goto done; }
-    if (json_field(price, "mark_price", mark, sizeof mark) == NULL) { fprintf(stderr, "no mark_price in %s\n", price); goto done; }
+    if (!json_get(price, "mark_price", mark, sizeof mark)) { fprintf(stderr, "no mark_price in %s\n", price); goto done; }
     from_ticks(to_ticks(mark, 2) - 50000, 2, bid, sizeof bid); /* 500.00 below the mark: it rests */
     snprintf(order, sizeof order,
              "{\"symbol\":\"BTC-USD\",\"side\":\"buy\",\"order_type\":\"limit\",\"qty\":\"0.01\",\"price\":\"%s\","
@@ -71,7 +72,7 @@ int main(int argc, char **argv) {
 
     placed = perps_new_order(client, session, order, &err);
     if (placed != NULL) {
-        json_field(placed, "cl_ord_id", cl_ord_id, sizeof cl_ord_id);
+        json_get(placed, "cl_ord_id", cl_ord_id, sizeof cl_ord_id);
         printf("2. placed at once (no slow venue this time): %s\n", placed);
     } else if (perps_error_code(err) == PERPS_TIMEOUT || perps_error_code(err) == PERPS_TRANSPORT) {
         printf("2. %s: %s\n", perps_error_code(err) == PERPS_TIMEOUT ? "TIMEOUT" : "TRANSPORT", perps_error_message(err));
@@ -116,7 +117,7 @@ int main(int argc, char **argv) {
         status = 0;
         goto done;
     }
-    json_field(found, "status", state, sizeof state);
+    json_get(found, "status", state, sizeof state);
     printf("3. query_order %s: found, status \"%s\"\n", cl_ord_id, state);
     printf("4. decision: the venue has the order: do NOT send it again\n");
 
