@@ -4,9 +4,10 @@
 //!
 //! Modules: `settings` (URLs, options, TLS), `tls`, `transport` (one connection),
 //! `limits` (the venue's connection limits, backoff), `supervisor` (the I/O thread:
-//! auth, liveness, rotation, reconnection), `market` and `orders` (the two protocols),
-//! `auth_answer` (what an auth answer means), `seq`, `depth`, `events` (event shapes and the
-//! queue), `json`.
+//! auth, liveness, rotation, reconnection), `shared` (what the I/O thread shares with the
+//! callers), `reader` (frames into events, by the I/O thread or a waiting caller), `market`
+//! and `orders` (the two protocols), `auth_answer` (what an auth answer means), `seq`,
+//! `depth`, `events` (event shapes), `queue` and `watch` (how callers wait), `json`.
 
 mod auth_answer;
 mod depth;
@@ -17,20 +18,24 @@ mod market;
 mod orders;
 mod push_scan;
 mod queue;
+mod reader;
 mod seq;
 pub mod settings;
+mod shared;
 mod supervisor;
 mod tls;
 mod transport;
+mod watch;
 
 use crate::client::Client;
 use crate::error::{Code, Error, Result};
 use crate::session::Session;
 use orders::OrderState;
+use shared::Shared;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
-use supervisor::{Context, Shared};
+use supervisor::Context;
 
 /// How long dropping a stream waits for its I/O thread before leaving it to finish alone.
 const FREE_WAIT: Duration = Duration::from_secs(2);

@@ -14,14 +14,22 @@
 //! (`Watch`). A frame arriving wakes the caller at the same moment as the I/O thread, instead
 //! of after it (a second wake-up, one thread by another, costs more than decoding a book on a
 //! virtual machine); the caller then watches the queue while the I/O thread reads and decodes
-//! the frame, and returns the event as soon as it is queued. It watches only while the I/O
-//! thread is busy with what woke it, or for `MIN_WATCH` at first (the I/O thread may not have
-//! started yet), never more than `MAX_WATCH`; then it sleeps again. One caller at a time
-//! sleeps that way (the watcher; it alone drains the signal, so no wake-up meant for another
-//! sleeper is consumed); other concurrent callers sleep on a condition variable. Either is
-//! woken only when it sleeps: the I/O thread makes no system call per event to wake anyone.
+//! the frame, and returns the event as soon as it is queued. When the I/O thread can only run
+//! on the CPU the caller is on (pinned there: it inherits the affinity of the thread that
+//! opened the stream), it could not decode before the caller gives up the CPU, a context
+//! switch per event: then the caller reads and decodes the frame itself (`ReadForCaller`,
+//! `reader.rs`), as a plain read loop would, and the I/O thread leaves the socket to it
+//! (`Watch::watchers`). When the caller cannot read (the connection is being set up, or held
+//! by another thread), it watches the queue as above. It watches only while the I/O thread is busy with what woke
+//! it, or for `MIN_WATCH` at first (the I/O thread may not have started yet), never more than
+//! `MAX_WATCH`; then it sleeps again, and hands the socket back to the I/O thread. One caller
+//! at a time sleeps that way (the watcher; it alone drains the signal, so no wake-up meant for
+//! another sleeper is consumed); other concurrent callers sleep on a condition variable.
+//! Either is woken only when it sleeps: the I/O thread makes no system call per event to wake
+//! anyone.
 
 use super::events::status;
+use super::watch::{CallerRead, Watch, Watching};
 use crate::error::{Code, Error, Result};
 use crate::redact::Secrets;
 use serde_json::json;
@@ -69,15 +77,6 @@ pub enum Kind {
     /// A status event about the connection: never dropped (their number is bounded by the
     /// reconnection pacing).
     Status,
-}
-
-/// The connection a sleeping `pop` watches besides the queue.
-pub struct Watch<'a> {
-    /// Readable when the I/O thread has a frame to read (a descriptor that follows the
-    /// stream's current connection, never readable between connections).
-    pub fd: RawFd,
-    /// Whether the I/O thread is at work (between its `poll` calls).
-    pub io_busy: &'a AtomicBool,
 }
 
 pub struct Queue {
@@ -257,6 +256,8 @@ impl Queue {
     pub fn pop(&self, timeout: Option<Duration>, mut watch: Option<&Watch<'_>>) -> Result<Option<String>> {
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut watcher: Option<WatcherRole> = None;
+        // Counted among the socket's watchers from the first sleep on it to the return.
+        let mut watching: Option<Watching> = None;
         loop {
             let mut state = self.lock();
             if let Some(outcome) = take(&mut state) {
@@ -281,6 +282,12 @@ impl Queue {
                 continue;
             }
             drop(state);
+            let reads_here = watch.and_then(|w| w.reader).is_some_and(|r| r.reads_here());
+            match (reads_here, &watching, watch) {
+                (true, None, Some(w)) => watching = Some(Watching::start(w.watchers)),
+                (false, Some(_), _) => watching = None,
+                _ => {}
+            }
             // Announced before the last look: a change after it writes the signal.
             self.watcher_asleep.store(true, Ordering::SeqCst);
             let socket_ready = self.changes.load(Ordering::SeqCst) == seen
@@ -288,21 +295,33 @@ impl Queue {
             self.watcher_asleep.store(false, Ordering::SeqCst);
             self.drain_signal();
             if let (true, Some(socket)) = (socket_ready, watch)
-                && !self.watch_queue(seen, socket)
+                && !self.watch_queue(seen, socket, reads_here)
             {
-                // The socket stays readable but nothing comes of it (the I/O thread is held
+                // The socket stays readable but nothing comes of it (the connection is held
                 // up, e.g. by a writer waiting for the venue): for the rest of this call,
-                // sleep on the signal alone rather than wake on the socket again and again.
+                // sleep on the signal alone rather than wake on the socket again and again,
+                // and leave the reading to the I/O thread.
                 watch = None;
+                watching = None;
+                if let Some(reader) = socket.reader {
+                    reader.stop_watching();
+                }
             }
         }
     }
 
-    /// The I/O thread is reading what woke us: watch for the event it makes. False when
-    /// `MAX_WATCH` passed without a change.
-    fn watch_queue(&self, seen: u64, watch: &Watch<'_>) -> bool {
+    /// The socket woke us: read the frame ourselves, or, when the I/O thread reads it, watch
+    /// for the event it makes. False when `MAX_WATCH` passed without either.
+    fn watch_queue(&self, seen: u64, watch: &Watch<'_>, reads_here: bool) -> bool {
         let started = Instant::now();
         loop {
+            let read = match watch.reader {
+                Some(reader) if reads_here => reader.read_now(),
+                _ => CallerRead::NotServing,
+            };
+            if read == CallerRead::Read {
+                return true;
+            }
             // A few pauses (each about 40 ns on recent x86) between yields.
             for _ in 0..8 {
                 if self.changes.load(Ordering::Acquire) != seen {
@@ -314,7 +333,7 @@ impl Queue {
             if watched >= MAX_WATCH {
                 return false;
             }
-            if watched >= MIN_WATCH && !watch.io_busy.load(Ordering::Acquire) {
+            if read == CallerRead::NotServing && watched >= MIN_WATCH && !watch.io_busy.load(Ordering::Acquire) {
                 return true;
             }
             // The I/O thread may be waiting for this CPU.
@@ -512,7 +531,8 @@ mod tests {
                 venue
             }
         });
-        let watch = Watch { fd: socket.as_raw_fd(), io_busy: &busy };
+        let watchers = std::sync::atomic::AtomicUsize::new(0);
+        let watch = Watch { fd: socket.as_raw_fd(), io_busy: &busy, watchers: &watchers, reader: None };
         assert_eq!(queue.pop(Some(Duration::from_secs(5)), Some(&watch)).unwrap().as_deref(), Some("{\"a\":1}"));
         io.join().unwrap();
     }

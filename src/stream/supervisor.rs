@@ -15,24 +15,28 @@
 //! - Every transition is a status event: `connected`, `disconnected`, `reconnecting`,
 //!   `reconnect_failed`, `reconnected`, `failed`.
 //!
+//! - When the thread is pinned to one CPU (`note_affinity`), a caller waiting in `next` on
+//!   that CPU reads the frames itself (`reader.rs`, `queue.rs`); meanwhile the thread sleeps
+//!   on its timers alone, looks every `CALLER_READS_RECHECK` whether a caller still reads,
+//!   and reads what arrives while none does.
+//!
 //! Nothing here ever runs caller code: events go to the queue that `next` reads.
 
-use super::events::{self, Kind, Queue};
-use super::limits::{self, Backoff, Permit};
-use super::queue::Watch;
+use super::events::Queue;
+use super::limits::{self, Backoff};
+use super::reader::{Reader, read_available};
 use super::settings::StreamSettings;
+use super::shared::{Link, Shared, lock, note_affinity, poll_fds};
 use super::transport::{self, Connection};
 use crate::client::Client;
 use crate::error::{Code, Error, Result};
 use crate::session::Session;
 use serde_json::{Value, json};
-use std::io::{self, Read, Write};
-use std::net::{Shutdown, TcpStream};
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::net::TcpStream;
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::sync::mpsc;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 use tungstenite::Message;
 
@@ -60,157 +64,6 @@ pub trait Protocol: Send + 'static {
     fn on_disconnect(&mut self) -> Value;
 }
 
-/// The live connection, shared with callers that write order frames.
-#[derive(Default)]
-pub struct Link {
-    pub conn: Option<Connection>,
-    _permit: Option<Permit>,
-}
-
-pub struct Shared {
-    pub queue: Queue,
-    /// A descriptor that refers to the current connection's socket (`dup3` of it) and, between
-    /// connections, to `placeholder`: what a caller waiting in `next` watches (`queue.rs`).
-    watch: OwnedFd,
-    /// Never readable (nothing is ever written to its peer).
-    placeholder: (UnixStream, UnixStream),
-    /// Whether the I/O thread is at work (not waiting in `poll`).
-    io_busy: AtomicBool,
-    link: Mutex<Link>,
-    /// Callers waiting for `link` to write an order frame: the I/O thread lets go of it
-    /// after the frame it is reading instead of reading on.
-    writers_waiting: AtomicUsize,
-    closing: AtomicBool,
-    wake_tx: UnixStream,
-    wake_rx: UnixStream,
-    /// The socket of a connection being set up, so `close` can cut its handshake short.
-    handshake: Mutex<Option<TcpStream>>,
-    exited: Mutex<bool>,
-    exited_signal: Condvar,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-impl Shared {
-    pub fn new() -> Result<Shared> {
-        let (wake_tx, wake_rx) = UnixStream::pair()
-            .map_err(|e| Error::new(Code::Transport, format!("cannot create a wake-up socket: {e}")))?;
-        for end in [&wake_tx, &wake_rx] {
-            end.set_nonblocking(true).map_err(|e| Error::new(Code::Transport, format!("wake-up socket: {e}")))?;
-        }
-        let placeholder =
-            UnixStream::pair().map_err(|e| Error::new(Code::Transport, format!("cannot create a socket pair: {e}")))?;
-        let watch = placeholder
-            .0
-            .try_clone()
-            .map_err(|e| Error::new(Code::Transport, format!("cannot duplicate a descriptor: {e}")))?;
-        Ok(Shared {
-            queue: Queue::new()?,
-            watch: OwnedFd::from(watch),
-            placeholder,
-            io_busy: AtomicBool::new(false),
-            link: Mutex::new(Link::default()),
-            writers_waiting: AtomicUsize::new(0),
-            closing: AtomicBool::new(false),
-            wake_tx,
-            wake_rx,
-            handshake: Mutex::new(None),
-            exited: Mutex::new(false),
-            exited_signal: Condvar::new(),
-        })
-    }
-
-    pub fn link(&self) -> MutexGuard<'_, Link> {
-        lock(&self.link)
-    }
-
-    /// The next event for a caller (`Stream::next`), watching the connection while it waits.
-    pub fn next(&self, timeout: Option<Duration>) -> Result<Option<String>> {
-        let watch = Watch { fd: self.watch.as_raw_fd(), io_busy: &self.io_busy };
-        self.queue.pop(timeout, Some(&watch))
-    }
-
-    /// Point the watched descriptor at `fd` (a new connection's socket) or, with `None`, at
-    /// the placeholder. A failure only costs the callers the early wake-up.
-    fn point_watch(&self, fd: Option<RawFd>) {
-        let target = fd.unwrap_or(self.placeholder.0.as_raw_fd());
-        let watch = self.watch.as_raw_fd();
-        // SAFETY: both descriptors are open; `watch` is ours, and replacing it is atomic.
-        #[cfg(target_os = "linux")]
-        unsafe {
-            libc::dup3(target, watch, libc::O_CLOEXEC)
-        };
-        // SAFETY: as above; close-on-exec set again right after.
-        #[cfg(not(target_os = "linux"))]
-        unsafe {
-            libc::dup2(target, watch);
-            libc::fcntl(watch, libc::F_SETFD, libc::FD_CLOEXEC);
-        }
-    }
-
-    /// The link for a caller's write: the I/O thread, if it is reading, hands it over after
-    /// the current frame (not after its whole read budget).
-    pub fn link_for_writing(&self) -> MutexGuard<'_, Link> {
-        if let Ok(link) = self.link.try_lock() {
-            return link;
-        }
-        self.writers_waiting.fetch_add(1, Ordering::AcqRel);
-        let link = lock(&self.link);
-        self.writers_waiting.fetch_sub(1, Ordering::AcqRel);
-        link
-    }
-
-    fn writer_waiting(&self) -> bool {
-        self.writers_waiting.load(Ordering::Acquire) > 0
-    }
-
-    pub fn is_closing(&self) -> bool {
-        self.closing.load(Ordering::Acquire)
-    }
-
-    /// From any thread: `next` fails at once, the I/O thread wakes and ends.
-    pub fn close(&self) {
-        self.closing.store(true, Ordering::Release);
-        self.queue.close();
-        let _ = (&self.wake_tx).write(&[1]);
-        if let Some(socket) = lock(&self.handshake).as_ref() {
-            let _ = socket.shutdown(Shutdown::Both);
-        }
-    }
-
-    /// Wait up to `limit` for the I/O thread to end; whether it did.
-    pub fn wait_exited(&self, limit: Duration) -> bool {
-        let exited = lock(&self.exited);
-        let (exited, _) =
-            self.exited_signal.wait_timeout_while(exited, limit, |done| !*done).unwrap_or_else(PoisonError::into_inner);
-        *exited
-    }
-
-    fn mark_exited(&self) {
-        *lock(&self.exited) = true;
-        self.exited_signal.notify_all();
-    }
-
-    fn drain_wake(&self) {
-        let mut buf = [0u8; 64];
-        while matches!((&self.wake_rx).read(&mut buf), Ok(n) if n > 0) {}
-    }
-
-    /// Sleep up to `d`, or until `close`.
-    fn sleep(&self, d: Duration) {
-        if !self.is_closing() {
-            poll_fds(None, self.wake_rx.as_raw_fd(), d);
-            self.drain_wake();
-        }
-    }
-
-    fn status(&self, state: &str, fields: Value) {
-        self.queue.push(Kind::Status, events::status(state, fields));
-    }
-}
-
 /// Everything the I/O thread needs besides its protocol.
 pub struct Context {
     pub client: Arc<Client>,
@@ -231,6 +84,11 @@ impl Context {
             .unwrap_or_default()
     }
 }
+
+/// While a caller reads the socket, how often the I/O thread looks whether one still does.
+const CALLER_READS_RECHECK: Duration = Duration::from_millis(50);
+/// How often the I/O thread looks at its affinity (another thread may pin it).
+const AFFINITY_RECHECK: Duration = Duration::from_millis(20);
 
 /// Why a connection ended.
 struct Ended {
@@ -383,7 +241,8 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
             }
         }
         let started = Instant::now();
-        let ended = serve(shared, proto.as_mut(), settings);
+        let (ended, served) = serve(shared, proto, settings);
+        proto = served;
         let old = std::mem::take(&mut *shared.link());
         if let Some(mut conn) = old.conn {
             // A polite close where the socket can take it; never waited for.
@@ -476,116 +335,51 @@ fn establish(
     Ok(conn)
 }
 
-/// Frames read in one pass while holding the connection's lock, so that a flood of pushes
-/// never keeps an order writer waiting for long.
-const READ_BUDGET: usize = 64;
-
-/// Read the frames available now (at most `READ_BUDGET`; `more` tells whether some may be
-/// left). `Err` when the connection is finished.
-fn read_available(
-    conn: &mut Connection,
-    proto: &mut dyn Protocol,
-    shared: &Shared,
-    last_inbound: &mut Instant,
-    close_reason: &mut Option<String>,
-    more: &mut bool,
-) -> Result<AuthOutcome> {
-    let queue = &shared.queue;
-    *more = false;
-    for _ in 0..READ_BUDGET {
-        if shared.writer_waiting() {
-            // A caller waits to write an order: let it have the connection now.
-            *more = true;
-            return Ok(AuthOutcome::Pending);
-        }
-        let message = match conn.ws.read() {
-            Ok(message) => message,
-            Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => return Ok(AuthOutcome::Pending),
-            Err(tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed) => {
-                return Err(Error::new(
-                    Code::Transport,
-                    close_reason.clone().unwrap_or("the venue closed the connection".into()),
-                ));
-            }
-            Err(e) => return Err(transport::ws_error(e, "reading")),
-        };
-        *last_inbound = Instant::now();
-        match message {
-            Message::Text(text) => {
-                if let Some(pong) = json_pong(text.as_str()) {
-                    // A failed write shows as the connection's end at the next read.
-                    let _ = conn.send_text(pong);
-                }
-                match proto.on_text(text.as_str(), events::now_ns(), queue) {
-                    AuthOutcome::Pending => {}
-                    outcome => return Ok(outcome),
-                }
-            }
-            Message::Binary(bytes) => {
-                let error = Error::bad_response(format!(
-                    "the venue sent a binary frame of {} bytes (it sends JSON text); ignored",
-                    bytes.len()
-                ));
-                queue.push(Kind::Notice, events::error_status(&error, None));
-            }
-            Message::Close(frame) => {
-                *close_reason = Some(match frame {
-                    Some(frame) => format!(
-                        "the venue closed the connection (code {}: {})",
-                        u16::from(frame.code),
-                        crate::error::venue_words(frame.reason.as_str())
-                    ),
-                    None => "the venue closed the connection".to_owned(),
-                });
-            }
-            Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => {}
-        }
-    }
-    *more = true;
-    Ok(AuthOutcome::Pending)
-}
-
-/// The answer to a JSON-level ping (`{"ping":x}` → `{"pong":x}`): not in the venue's
-/// documents, but some servers send it and public clients ([KU], [NB]) answer it. The frame
-/// itself is still passed on (as `unrecognized`).
-fn json_pong(text: &str) -> Option<String> {
-    if text.len() > 256 || !text.contains("\"ping\"") {
-        return None;
-    }
-    match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(frame)) if frame.len() == 1 => Some(json!({ "pong": frame.get("ping")? }).to_string()),
-        _ => None,
-    }
-}
-
 /// Serve a live connection until it ends.
-fn serve(shared: &Shared, proto: &mut dyn Protocol, settings: &StreamSettings) -> Ended {
+fn serve(shared: &Shared, proto: Box<dyn Protocol>, settings: &StreamSettings) -> (Ended, Box<dyn Protocol>) {
+    shared.link().reader = Some(Reader::new(proto));
+    let ended = serve_reader(shared, settings);
+    let reader = shared.link().reader.take().expect("serve put the reader in the link and alone takes it");
+    (ended, reader.proto)
+}
+
+/// The I/O thread's part while the connection is served (the reader in the link): read what
+/// no caller reads, ping, and watch the idle timeout and the rotation.
+fn serve_reader(shared: &Shared, settings: &StreamSettings) -> Ended {
     let options = &settings.options;
     let started = Instant::now();
-    let mut last_inbound = Instant::now();
-    let mut last_ping = last_inbound;
+    let mut last_ping = Instant::now();
     // The client's ping is due a third of the idle timeout after the last frame or ping.
     let ping_every = options.idle_timeout / 3;
     let ping_due = |last_inbound: Instant, last_ping: Instant| last_inbound.max(last_ping) + ping_every;
-    let mut close_reason = None;
     let mut more = false;
+    let mut affinity_noted: Option<Instant> = None;
     loop {
-        let fd = {
+        if affinity_noted.is_none_or(|at| at.elapsed() >= AFFINITY_RECHECK) {
+            note_affinity(&shared.io_cpu);
+            affinity_noted = Some(Instant::now());
+        }
+        let (fd, last_inbound) = {
             let mut link = shared.link();
-            let Some(conn) = link.conn.as_mut() else {
+            let Link { conn: Some(conn), reader: Some(reader), .. } = &mut *link else {
                 return Ended { reason: "the connection was dropped".into(), rotation: false };
             };
-            if let Err(error) = read_available(conn, proto, shared, &mut last_inbound, &mut close_reason, &mut more) {
-                return Ended { reason: close_reason.unwrap_or_else(|| error.message().to_owned()), rotation: false };
+            if let Some(reason) = reader.ended.take() {
+                return Ended { reason, rotation: false };
             }
-            if ping_due(last_inbound, last_ping) <= Instant::now() {
+            let Reader { proto, last_inbound, close_reason, .. } = reader;
+            if let Err(error) = read_available(conn, proto.as_mut(), shared, last_inbound, close_reason, &mut more) {
+                let reason = close_reason.clone().unwrap_or_else(|| error.message().to_owned());
+                return Ended { reason, rotation: false };
+            }
+            if ping_due(*last_inbound, last_ping) <= Instant::now() {
                 last_ping = Instant::now();
                 // A failed write shows as the connection's end at the next read.
                 if conn.ws.write(Message::Ping(Default::default())).is_ok() {
                     let _ = conn.flush();
                 }
             }
-            conn.fd()
+            (conn.fd(), *last_inbound)
         };
         if shared.is_closing() {
             return Ended { reason: "closed by the caller".into(), rotation: false };
@@ -610,8 +404,17 @@ fn serve(shared: &Shared, proto: &mut dyn Protocol, settings: &StreamSettings) -
         }
         if !more {
             let wake_at = idle_deadline.min(rotate_at).min(ping_due(last_inbound, last_ping).max(now));
+            // A caller asleep on the socket reads what wakes it (`read_for_caller`): the I/O
+            // thread then sleeps on its timers alone, not to be woken by every frame too, and
+            // looks again soon in case the caller has gone (it wakes the thread if it stops
+            // watching while still in `next`).
+            let (socket, wait) = if shared.socket_watchers.load(Ordering::SeqCst) > 0 {
+                (None, (wake_at - now).min(CALLER_READS_RECHECK))
+            } else {
+                (Some(fd), wake_at - now)
+            };
             shared.io_busy.store(false, Ordering::Release);
-            poll_fds(Some(fd), shared.wake_rx.as_raw_fd(), wake_at - now);
+            poll_fds(socket, shared.wake_rx.as_raw_fd(), wait);
             shared.io_busy.store(true, Ordering::Release);
             shared.drain_wake();
         } else if shared.writer_waiting() {
@@ -619,17 +422,4 @@ fn serve(shared: &Shared, proto: &mut dyn Protocol, settings: &StreamSettings) -
             std::thread::yield_now();
         }
     }
-}
-
-/// Wait until `socket` (if any) or `wake` is readable, or `timeout` passes.
-fn poll_fds(socket: Option<RawFd>, wake: RawFd, timeout: Duration) {
-    let mut fds = [
-        libc::pollfd { fd: wake, events: libc::POLLIN, revents: 0 },
-        libc::pollfd { fd: socket.unwrap_or(-1), events: libc::POLLIN, revents: 0 },
-    ];
-    let count = if socket.is_some() { 2 } else { 1 };
-    // Rounded up: waking a little early would only spin.
-    let ms = timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
-    // SAFETY: `count` valid pollfd entries for the duration of the call.
-    unsafe { libc::poll(fds.as_mut_ptr(), count, ms) };
 }

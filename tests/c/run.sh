@@ -112,6 +112,14 @@ for src in "${tests[@]}"; do
             env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
             UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
             "$OUT/${name}_asan"
+        # Pinned to one CPU, the streams' I/O threads too: callers of perps_stream_next read
+        # and decode the frames themselves (src/stream/reader.rs).
+        if [[ "$name" == test_stream ]]; then
+            run "$name (static, ASan+UBSan, one CPU)" \
+                env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+                UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+                taskset -c 0 "$OUT/${name}_asan"
+        fi
     fi
 
     # (b) and (c): the shared library, found through the rpath (no LD_LIBRARY_PATH).

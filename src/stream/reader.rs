@@ -1,0 +1,116 @@
+//! Reading a served connection: the frames available now, each turned into the events it
+//! gives. The I/O thread reads this way, and so does a caller waiting in `next` whom the
+//! socket woke (`Shared::read_for_caller`): it decodes the frame in its own thread and takes
+//! the event at once, as a plain read loop would, rather than wait for the I/O thread to be
+//! scheduled (on a CPU the two share, that wait is a context switch per event). Either reads
+//! under the connection's lock, so frames are read in order and by one thread at a time.
+
+use super::events::{self, Kind};
+use super::shared::Shared;
+use super::supervisor::{AuthOutcome, Protocol};
+use super::transport::{self, Connection};
+use crate::error::{Code, Error, Result};
+use serde_json::{Value, json};
+use std::io;
+use std::time::Instant;
+use tungstenite::Message;
+
+/// What reading a served connection keeps between passes, whoever reads: held with the
+/// connection under its lock while the connection is served (`Link::reader`).
+pub struct Reader {
+    pub proto: Box<dyn Protocol>,
+    /// When the last frame came in (the idle timeout counts from it).
+    pub last_inbound: Instant,
+    /// The venue's close frame, once one came.
+    pub close_reason: Option<String>,
+    /// A caller's read found the connection finished: why, for the I/O thread to act on.
+    pub ended: Option<String>,
+}
+
+impl Reader {
+    pub fn new(proto: Box<dyn Protocol>) -> Reader {
+        Reader { proto, last_inbound: Instant::now(), close_reason: None, ended: None }
+    }
+}
+
+/// Frames read in one pass while holding the connection's lock, so that a flood of pushes
+/// never keeps an order writer waiting for long.
+pub(super) const READ_BUDGET: usize = 64;
+
+/// Read the frames available now (at most `READ_BUDGET`; `more` tells whether some may be
+/// left). `Err` when the connection is finished.
+pub(super) fn read_available(
+    conn: &mut Connection,
+    proto: &mut dyn Protocol,
+    shared: &Shared,
+    last_inbound: &mut Instant,
+    close_reason: &mut Option<String>,
+    more: &mut bool,
+) -> Result<AuthOutcome> {
+    let queue = &shared.queue;
+    *more = false;
+    for _ in 0..READ_BUDGET {
+        if shared.writer_waiting() {
+            // A caller waits to write an order: let it have the connection now.
+            *more = true;
+            return Ok(AuthOutcome::Pending);
+        }
+        let message = match conn.ws.read() {
+            Ok(message) => message,
+            Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => return Ok(AuthOutcome::Pending),
+            Err(tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed) => {
+                return Err(Error::new(
+                    Code::Transport,
+                    close_reason.clone().unwrap_or("the venue closed the connection".into()),
+                ));
+            }
+            Err(e) => return Err(transport::ws_error(e, "reading")),
+        };
+        *last_inbound = Instant::now();
+        match message {
+            Message::Text(text) => {
+                if let Some(pong) = json_pong(text.as_str()) {
+                    // A failed write shows as the connection's end at the next read.
+                    let _ = conn.send_text(pong);
+                }
+                match proto.on_text(text.as_str(), events::now_ns(), queue) {
+                    AuthOutcome::Pending => {}
+                    outcome => return Ok(outcome),
+                }
+            }
+            Message::Binary(bytes) => {
+                let error = Error::bad_response(format!(
+                    "the venue sent a binary frame of {} bytes (it sends JSON text); ignored",
+                    bytes.len()
+                ));
+                queue.push(Kind::Notice, events::error_status(&error, None));
+            }
+            Message::Close(frame) => {
+                *close_reason = Some(match frame {
+                    Some(frame) => format!(
+                        "the venue closed the connection (code {}: {})",
+                        u16::from(frame.code),
+                        crate::error::venue_words(frame.reason.as_str())
+                    ),
+                    None => "the venue closed the connection".to_owned(),
+                });
+            }
+            Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => {}
+        }
+    }
+    *more = true;
+    Ok(AuthOutcome::Pending)
+}
+
+/// The answer to a JSON-level ping (`{"ping":x}` → `{"pong":x}`): not in the venue's
+/// documents, but some servers send it and public clients ([KU], [NB]) answer it. The frame
+/// itself is still passed on (as `unrecognized`).
+fn json_pong(text: &str) -> Option<String> {
+    if text.len() > 256 || !text.contains("\"ping\"") {
+        return None;
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(frame)) if frame.len() == 1 => Some(json!({ "pong": frame.get("ping")? }).to_string()),
+        _ => None,
+    }
+}
