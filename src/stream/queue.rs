@@ -20,13 +20,13 @@
 //! switch per event: then the caller reads and decodes the frame itself (`ReadForCaller`,
 //! `reader.rs`), as a plain read loop would, and the I/O thread leaves the socket to it
 //! (`Watch::watchers`). When the caller cannot read (the connection is being set up, or held
-//! by another thread), it watches the queue as above. It watches only while the I/O thread is busy with what woke
-//! it, or for `MIN_WATCH` at first (the I/O thread may not have started yet), never more than
-//! `MAX_WATCH`; then it sleeps again, and hands the socket back to the I/O thread. One caller
-//! at a time sleeps that way (the watcher; it alone drains the signal, so no wake-up meant for
-//! another sleeper is consumed); other concurrent callers sleep on a condition variable.
-//! Either is woken only when it sleeps: the I/O thread makes no system call per event to wake
-//! anyone.
+//! by another thread), it watches the queue as above. It watches only while the I/O thread
+//! is busy with what woke it, or for `MIN_WATCH` at first (the I/O thread may not have
+//! started yet), never more than `MAX_WATCH`; then it sleeps again, and hands the socket
+//! back to the I/O thread. One caller at a time sleeps that way (the watcher; it alone drains
+//! the signal, so no wake-up meant for another sleeper is consumed); other concurrent callers
+//! sleep on a condition variable. Either is woken only when it sleeps: the I/O thread makes
+//! no system call per event to wake anyone.
 
 use super::events::status;
 use super::watch::{CallerRead, Watch, Watching};
@@ -303,7 +303,7 @@ impl Queue {
                 // and leave the reading to the I/O thread.
                 watch = None;
                 watching = None;
-                if let Some(reader) = socket.reader {
+                if let (true, Some(reader)) = (reads_here, socket.reader) {
                     reader.stop_watching();
                 }
             }
