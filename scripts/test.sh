@@ -56,7 +56,7 @@ make sandbox lib   # the C libraries: cargo rustc --crate-type cdylib,staticlib 
 step "rust tests (unit, vectors, tables, flows through the C ABI against the sandbox; the sandbox's own tests)"
 cargo test --workspace
 
-step "streams on one CPU: every stream test with the I/O threads pinned to the caller's CPU, where callers read the frames themselves"
+step "streams on one CPU: the stream tests with the I/O threads pinned to the caller's CPU, where callers read the frames themselves"
 # (Not stream_supervision: its time bounds are for two CPUs.)
 taskset -c 0 cargo test --test streams --test stream_flows --test stream_reconnect --test stream_hostile_venue \
   --test stream_caller_reads
