@@ -57,9 +57,11 @@ step "rust tests (unit, vectors, tables, flows through the C ABI against the san
 cargo test --workspace
 
 step "streams on one CPU: the stream tests with the I/O threads pinned to the caller's CPU, where callers read the frames themselves"
-# (Not stream_supervision: its time bounds are for two CPUs.)
+# Not stream_supervision: its time bounds are for two CPUs. Nor the test that the account
+# event sent before the ack is also read first: on one CPU, which of two connections is read
+# first is the scheduler's choice (TCP orders nothing across connections; engines handle both).
 taskset -c 0 cargo test --test streams --test stream_flows --test stream_reconnect --test stream_hostile_venue \
-  --test stream_caller_reads
+  --test stream_caller_reads -- --skip the_account_event_arrives_before_the_ack
 
 step "stress in release: 8 threads share one client and one session; 100,000 signatures, 1,000 orders, token refresh"
 cargo test --release --test stress -- --ignored
