@@ -1,9 +1,10 @@
 //! Reading a served connection: the frames available now, each turned into the events it
-//! gives. The I/O thread reads this way, and so does a caller waiting in `next` whom the
-//! socket woke (`Shared::read_for_caller`): it decodes the frame in its own thread and takes
-//! the event at once, as a plain read loop would, rather than wait for the I/O thread to be
-//! scheduled (on a CPU the two share, that wait is a context switch per event). Either reads
-//! under the connection's lock, so frames are read in order and by one thread at a time.
+//! gives. The I/O thread reads this way, and so does a caller waiting in `next` on the one
+//! CPU the I/O thread is pinned to, when the socket wakes it (`ReadForCaller::read_now` in
+//! `shared.rs`): it decodes the frame in its own thread and takes the event at once, as a
+//! plain read loop would, rather than wait for the I/O thread to be scheduled on that CPU (a
+//! context switch per event). Either reads under the connection's lock, so frames are read
+//! in order and by one thread at a time.
 
 use super::events::{self, Kind};
 use super::shared::Shared;
@@ -100,6 +101,12 @@ pub(super) fn read_available(
     }
     *more = true;
     Ok(AuthOutcome::Pending)
+}
+
+/// Why the connection ended, for the `disconnected` event: the venue's close frame if one
+/// came, else what reading found.
+pub(super) fn end_reason(close_reason: &Option<String>, error: &Error) -> String {
+    close_reason.clone().unwrap_or_else(|| error.message().to_owned())
 }
 
 /// The answer to a JSON-level ping (`{"ping":x}` → `{"pong":x}`): not in the venue's

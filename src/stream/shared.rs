@@ -4,7 +4,7 @@
 
 use super::events::{self, Kind, Queue};
 use super::limits::Permit;
-use super::reader::{Reader, read_available};
+use super::reader::{Reader, end_reason, read_available};
 use super::transport::Connection;
 use super::watch::{CallerRead, ReadForCaller, Watch};
 use crate::error::{Code, Error, Result};
@@ -144,7 +144,7 @@ impl Shared {
     pub fn close(&self) {
         self.closing.store(true, Ordering::Release);
         self.queue.close();
-        let _ = (&self.wake_tx).write(&[1]);
+        self.wake_io();
         if let Some(socket) = lock(&self.handshake).as_ref() {
             let _ = socket.shutdown(Shutdown::Both);
         }
@@ -161,6 +161,12 @@ impl Shared {
     pub(super) fn mark_exited(&self) {
         *lock(&self.exited) = true;
         self.exited_signal.notify_all();
+    }
+
+    /// Wake the I/O thread from its `poll` (`close`, a caller that found the connection
+    /// ended or stops reading it).
+    fn wake_io(&self) {
+        let _ = (&self.wake_tx).write(&[1]);
     }
 
     pub(super) fn drain_wake(&self) {
@@ -207,14 +213,14 @@ impl ReadForCaller for Shared {
         // Auth answers mean nothing once the connection is served (as for the I/O thread).
         if let Err(error) = read_available(conn, proto.as_mut(), self, last_inbound, close_reason, &mut more) {
             // The end of the connection is the I/O thread's to handle: wake it.
-            *ended = Some(close_reason.clone().unwrap_or_else(|| error.message().to_owned()));
-            let _ = (&self.wake_tx).write(&[1]);
+            *ended = Some(end_reason(close_reason, &error));
+            self.wake_io();
         }
         CallerRead::Read
     }
 
     fn stop_watching(&self) {
-        let _ = (&self.wake_tx).write(&[1]);
+        self.wake_io();
     }
 }
 

@@ -24,7 +24,7 @@
 
 use super::events::Queue;
 use super::limits::{self, Backoff};
-use super::reader::{Reader, read_available};
+use super::reader::{Reader, end_reason, read_available};
 use super::settings::StreamSettings;
 use super::shared::{Link, Shared, lock, note_affinity, poll_fds};
 use super::transport::{self, Connection};
@@ -308,7 +308,7 @@ fn establish(
                 Ok(AuthOutcome::Refused(error)) => return Err(SetupError::Fatal(error)),
                 Ok(AuthOutcome::Pending) => {}
                 Err(error) => {
-                    let reason = close_reason.unwrap_or_else(|| error.message().to_owned());
+                    let reason = end_reason(&close_reason, &error);
                     return Err(SetupError::Retry(Error::new(
                         error.code(),
                         format!("before the auth answer: {reason}"),
@@ -369,8 +369,7 @@ fn serve_reader(shared: &Shared, settings: &StreamSettings) -> Ended {
             }
             let Reader { proto, last_inbound, close_reason, .. } = reader;
             if let Err(error) = read_available(conn, proto.as_mut(), shared, last_inbound, close_reason, &mut more) {
-                let reason = close_reason.clone().unwrap_or_else(|| error.message().to_owned());
-                return Ended { reason, rotation: false };
+                return Ended { reason: end_reason(close_reason, &error), rotation: false };
             }
             if ping_due(*last_inbound, last_ping) <= Instant::now() {
                 last_ping = Instant::now();
