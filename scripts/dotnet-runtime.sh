@@ -5,11 +5,13 @@
 # 3.1.23: an old runtime, but CoreCLR's P/Invoke marshalling and native library probing, which
 # is what differs from Mono); pinned, installed into target/dotnet-runtime.
 #
-#   dotnet=$(bash scripts/dotnet-runtime.sh)
-#   "$dotnet" exec Program.exe        # beside Program.runtimeconfig.json (netcoreapp3.1)
+#   dotnet=$(bash scripts/dotnet-runtime.sh [Program.exe...])
+#   "$dotnet" exec Program.exe
 #
-# The assemblies are the ones Mono's mcs builds (.NET Framework 4.5 profile): .NET Core loads
-# them through its mscorlib facade.
+# Each program named gets the Program.runtimeconfig.json beside it that .NET needs to run it
+# (netcoreapp3.1; invariant globalization: the runtime needs no ICU, and the binding must not
+# depend on a culture either). The assemblies are the ones Mono's mcs builds (.NET Framework
+# 4.5 profile): .NET Core loads them through its mscorlib facade.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 env_dir="$ROOT/target/dotnet-runtime"
@@ -23,4 +25,10 @@ if [[ -z "$dotnet" ]]; then
     [[ -n "$dotnet" ]] || { echo "dotnet-runtime.sh: the dotnetcore2 wheel has no bin/dotnet" >&2; exit 1; }
 fi
 chmod +x "$dotnet"
+for program in "$@"; do
+    cat >"${program%.*}.runtimeconfig.json" <<'JSON'
+{"runtimeOptions":{"tfm":"netcoreapp3.1","framework":{"name":"Microsoft.NETCore.App","version":"3.1.0"},
+ "configProperties":{"System.Globalization.Invariant":true}}}
+JSON
+done
 echo "$dotnet"

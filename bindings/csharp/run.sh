@@ -34,13 +34,8 @@ LC_ALL=C LD_LIBRARY_PATH="$PWD/target/release${LD_LIBRARY_PATH:+:$LD_LIBRARY_PAT
   mono --debug "$out/PerpsTests.exe" "$PWD/target/release/perps-sandbox"
 
 # The same assemblies on .NET's runtime, CoreCLR (scripts/dotnet-runtime.sh: .NET Core 3.1 from
-# PyPI), whose marshalling and library probing are not Mono's. Invariant globalization: the
-# runtime needs no ICU, and the binding must not depend on a culture either.
-dotnet=$(bash scripts/dotnet-runtime.sh)
-cat >"$out/PerpsTests.runtimeconfig.json" <<'JSON'
-{"runtimeOptions":{"tfm":"netcoreapp3.1","framework":{"name":"Microsoft.NETCore.App","version":"3.1.0"},
- "configProperties":{"System.Globalization.Invariant":true}}}
-JSON
+# PyPI), whose marshalling and library probing are not Mono's.
+dotnet=$(bash scripts/dotnet-runtime.sh "$out/PerpsTests.exe")
 echo "--- on .NET (CoreCLR $("$dotnet" --list-runtimes | sed -n 's/^Microsoft.NETCore.App \([^ ]*\).*/\1/p'))"
 LC_ALL=C LD_LIBRARY_PATH="$PWD/target/release${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
   "$dotnet" exec "$out/PerpsTests.exe" "$PWD/target/release/perps-sandbox"

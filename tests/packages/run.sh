@@ -293,13 +293,9 @@ grep -qF "loaded from $TMP/nuget/app/libperps.so" "$TMP/log" || die "Perps.dll d
 # On .NET (CoreCLR, scripts/dotnet-runtime.sh): deployed as `dotnet publish -r linux-x64` lays a
 # package out, lib/net45's Perps.dll and runtimes/linux-x64/native's libperps.so beside the
 # program, found by .NET's own probing (no LD_LIBRARY_PATH).
-dotnet=$(bash "$ROOT/scripts/dotnet-runtime.sh")
 mkdir -p "$TMP/nuget/dotnet-app"
 cp "$TMP/nuget/SigninOrder.exe" "$pkg/lib/net45/Perps.dll" "$pkg/runtimes/linux-x64/native/libperps.so" "$TMP/nuget/dotnet-app/"
-cat >"$TMP/nuget/dotnet-app/SigninOrder.runtimeconfig.json" <<'JSON'
-{"runtimeOptions":{"tfm":"netcoreapp3.1","framework":{"name":"Microsoft.NETCore.App","version":"3.1.0"},
- "configProperties":{"System.Globalization.Invariant":true}}}
-JSON
+dotnet=$(bash "$ROOT/scripts/dotnet-runtime.sh" "$TMP/nuget/dotnet-app/SigninOrder.exe")
 (cd "$TMP" && run_flow "C# on .NET (CoreCLR, published layout)" "$dotnet" exec "$TMP/nuget/dotnet-app/SigninOrder.exe" "$BASE_URL" "$PERPS_URL")
 grep -qF "loaded from $TMP/nuget/dotnet-app/libperps.so" "$TMP/log" ||
     die "on .NET, Perps.dll did not load the package's runtimes/linux-x64/native/libperps.so beside it"
