@@ -355,6 +355,16 @@ fn pin(pinning: Pinning, caller: libc::pid_t, io: libc::pid_t, venue: libc::pid_
     true
 }
 
+/// The next message of a plain tungstenite socket, blocking or (non-blocking socket) spinning.
+fn plain_read(ws: &mut tungstenite::WebSocket<TcpStream>) -> tungstenite::Message {
+    loop {
+        match ws.read() {
+            Err(tungstenite::Error::Io(e)) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            read => break read.unwrap(),
+        }
+    }
+}
+
 fn delivery(c: &mut Criterion) {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
@@ -366,12 +376,14 @@ fn delivery(c: &mut Criterion) {
     let subscriptions = CString::new(r#"[{"channel":"depth_book","symbol":"BTC-USD"}]"#).unwrap();
     let stream: *mut perps_stream = perps_stream_open(client, std::ptr::null(), subscriptions.as_ptr(), null_mut());
     assert!(!stream.is_null());
-    let next = || {
-        let event = perps_stream_next(stream, -1, null_mut());
-        assert!(!event.is_null());
-        event
+    // Waiting without limit, or busy-polling (a zero timeout, as a spinning engine does).
+    let next_with = |timeout_ms: i64| loop {
+        let event = perps_stream_next(stream, timeout_ms, null_mut());
+        if !event.is_null() {
+            break event;
+        }
     };
-    perps_string_free(next()); // connected
+    perps_string_free(next_with(-1)); // connected
     let (mut plain, _) = tungstenite::client::client(
         format!("ws://{addr}/ws-stream/v1"),
         TcpStream::connect(addr).and_then(|t| t.set_nodelay(true).map(|()| t)).unwrap(),
@@ -384,11 +396,14 @@ fn delivery(c: &mut Criterion) {
     let venue_tid = venue.tid.load(Ordering::Acquire) as libc::pid_t;
     let (rounds, per_round) = (rounds(), per_round(400));
     // The event is freed after the time is taken: not part of the delivery.
-    let ours_event = next;
-    for pinning in [Pinning::IoWithCaller, Pinning::IoWithVenue, Pinning::None] {
+    let waits =
+        [(Pinning::IoWithCaller, -1), (Pinning::IoWithCaller, 0), (Pinning::IoWithVenue, -1), (Pinning::None, -1)];
+    for (pinning, timeout_ms) in waits {
+        let ours_event = || next_with(timeout_ms);
         if !pin(pinning, caller, io, venue_tid) {
             println!("delivery: fewer than 2 CPUs, nothing pinned");
         }
+        plain.get_ref().set_nonblocking(timeout_ms == 0).unwrap();
         let (mut ours, mut base, mut ratios) = (vec![], vec![], vec![]);
         for round in 0..rounds {
             let (mut a, mut b) = (Vec::with_capacity(per_round), Vec::with_capacity(per_round));
@@ -400,8 +415,10 @@ fn delivery(c: &mut Criterion) {
                         a.push(venue.latency(0, &mut || event = ours_event()));
                         perps_string_free(event);
                     } else {
+                        // Busy-polling is compared with a plain loop that busy-polls too (a
+                        // non-blocking socket, read again on WouldBlock).
                         b.push(venue.latency(1, &mut || {
-                            black_box(plain.read().unwrap());
+                            black_box(plain_read(&mut plain));
                         }));
                     }
                 }
@@ -411,8 +428,9 @@ fn delivery(c: &mut Criterion) {
             base.push(b);
             ratios.push(a.as_secs_f64() / b.as_secs_f64());
         }
+        let how = if timeout_ms == 0 { ", both busy-polling" } else { "" };
         println!(
-            "delivery ({pinning:?}): median push→return {:.1} µs (perps_stream_next) vs {:.1} µs (plain read); \
+            "delivery ({pinning:?}{how}): median push→return {:.1} µs (perps_stream_next) vs {:.1} µs (plain read); \
              per-round ratio {}",
             median(&ours).as_secs_f64() * 1e6,
             median(&base).as_secs_f64() * 1e6,
@@ -427,7 +445,7 @@ fn delivery(c: &mut Criterion) {
             (0..iters)
                 .map(|_| {
                     let mut event = null_mut();
-                    let latency = venue.latency(0, &mut || event = ours_event());
+                    let latency = venue.latency(0, &mut || event = next_with(-1));
                     perps_string_free(event);
                     latency
                 })

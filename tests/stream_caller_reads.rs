@@ -4,7 +4,7 @@
 //! frame as well: an event costs no context switch. Unpinned, the I/O thread reads and
 //! decodes each frame while the caller wakes up. Shown by the I/O thread's own count of the
 //! times it went to sleep and was woken (`voluntary_ctxt_switches` of its task in /proc).
-//! Its own process, so that the one `perps-market-st…` thread is this test's.
+//! Its own process, so that the one `perps-market-st…` thread is this test's (one at a time).
 
 #[path = "streams/helpers.rs"]
 mod helpers;
@@ -61,8 +61,12 @@ fn set_affinity(set: &libc::cpu_set_t) {
 }
 
 /// Open a stream on a venue that pushes `FRAMES` prices 2.5 ms apart, take them all in
-/// `next`, and return how many times the stream's I/O thread was woken meanwhile.
-fn io_wake_ups_while_the_caller_reads() -> u64 {
+/// `next` (each call waiting up to `wait`: zero busy-polls), and return how many times the
+/// stream's I/O thread was woken meanwhile.
+fn io_wake_ups_while_the_caller_reads(wait: Duration) -> u64 {
+    // One stream at a time in this process: its I/O thread is found by name.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
@@ -93,7 +97,7 @@ fn io_wake_ups_while_the_caller_reads() -> u64 {
     let mut prices = 0;
     let deadline = Instant::now() + Duration::from_secs(30);
     while prices < FRAMES && Instant::now() < deadline {
-        if let Some(event) = stream.next(Some(Duration::from_secs(1))).unwrap() {
+        if let Some(event) = stream.next(Some(wait)).unwrap() {
             let event: Value = serde_json::from_str(&event).unwrap();
             if event["channel"] == "price" {
                 prices += 1;
@@ -113,8 +117,9 @@ fn io_wake_ups_while_the_caller_reads() -> u64 {
     woken
 }
 
-#[test]
-fn pinned_with_the_caller_the_io_thread_leaves_the_frames_to_it() {
+/// Pin the calling thread (and so the stream's I/O thread, which inherits it) to the CPU it
+/// is on; return the affinity it had.
+fn pin_here() -> libc::cpu_set_t {
     let all = affinity();
     // SAFETY: sched_getcpu has no preconditions.
     let here = unsafe { libc::sched_getcpu() };
@@ -126,7 +131,13 @@ fn pinned_with_the_caller_the_io_thread_leaves_the_frames_to_it() {
         set
     };
     set_affinity(&one);
-    let pinned = io_wake_ups_while_the_caller_reads();
+    all
+}
+
+#[test]
+fn pinned_with_the_caller_the_io_thread_leaves_the_frames_to_it() {
+    let all = pin_here();
+    let pinned = io_wake_ups_while_the_caller_reads(Duration::from_secs(1));
     set_affinity(&all);
     println!("pinned with the caller: the I/O thread was woken {pinned} times for {FRAMES} frames");
     // About one wake-up per 50 ms of timers (1 s of pushes: ~20), and one for a frame that
@@ -138,8 +149,21 @@ fn pinned_with_the_caller_the_io_thread_leaves_the_frames_to_it() {
     // thread may find two frames at one wake-up.
     // SAFETY: a valid set.
     if unsafe { libc::CPU_COUNT(&all) } > 1 {
-        let unpinned = io_wake_ups_while_the_caller_reads();
+        let unpinned = io_wake_ups_while_the_caller_reads(Duration::from_secs(1));
         println!("unpinned: the I/O thread was woken {unpinned} times for {FRAMES} frames");
         assert!(unpinned >= (FRAMES / 4) as u64, "unpinned, the I/O thread reads: woken {unpinned} times");
     }
+}
+
+/// An engine that busy-polls `next` without waiting, pinned with the I/O thread: each call
+/// reads what the socket holds, so the frames reach it without the I/O thread (before, the
+/// I/O thread read every one: about one wake-up per frame, and the caller saw each frame only
+/// when the scheduler let that thread run).
+#[test]
+fn pinned_with_a_caller_that_busy_polls_the_io_thread_leaves_the_frames_to_it() {
+    let all = pin_here();
+    let pinned = io_wake_ups_while_the_caller_reads(Duration::ZERO);
+    set_affinity(&all);
+    println!("pinned, busy-polling: the I/O thread was woken {pinned} times for {FRAMES} frames");
+    assert!(pinned < (FRAMES / 2) as u64, "busy-polling: the I/O thread was woken {pinned} times for {FRAMES} frames");
 }

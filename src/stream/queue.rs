@@ -23,7 +23,10 @@
 //! by another thread), it watches the queue as above. It watches only while the I/O thread
 //! is busy with what woke it, or for `MIN_WATCH` at first (the I/O thread may not have
 //! started yet), never more than `MAX_WATCH`; then it sleeps again, and hands the socket
-//! back to the I/O thread. One caller at a time sleeps that way (the watcher; it alone drains
+//! back to the I/O thread. A call that does not wait (a zero timeout), on the I/O thread's
+//! CPU, reads the socket once itself (`ReadForCaller::poll_now`): an engine busy-polling
+//! there would otherwise get each frame only when the scheduler lets the I/O thread run.
+//! One caller at a time sleeps that way (the watcher; it alone drains
 //! the signal, so no wake-up meant for another sleeper is consumed); other concurrent callers
 //! sleep on a condition variable. Either is woken only when it sleeps: the I/O thread makes
 //! no system call per event to wake anyone.
@@ -258,6 +261,7 @@ impl Queue {
         let mut watcher: Option<WatcherRole> = None;
         // Counted among the socket's watchers from the first sleep on it to the return.
         let mut watching: Option<Watching> = None;
+        let mut polled = false;
         loop {
             let mut state = self.lock();
             if let Some(outcome) = take(&mut state) {
@@ -266,6 +270,18 @@ impl Queue {
             let seen = self.changes.load(Ordering::SeqCst);
             let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
             if left == Some(Duration::ZERO) {
+                drop(state);
+                // A call that does not wait reads the socket itself, once, where a waiting
+                // caller would (`ReadForCaller::poll_now`).
+                if timeout == Some(Duration::ZERO)
+                    && !polled
+                    && let Some(reader) = watch.and_then(|w| w.reader).filter(|r| r.reads_here())
+                {
+                    polled = true;
+                    if reader.poll_now() == CallerRead::Read {
+                        continue;
+                    }
+                }
                 return Ok(None);
             }
             if watcher.is_none() {

@@ -13,9 +13,9 @@ use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError, TryLockError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The live connection, shared with callers that write order frames.
 #[derive(Default)]
@@ -39,6 +39,10 @@ pub struct Shared {
     pub(super) socket_watchers: AtomicUsize,
     /// The one CPU the I/O thread may run on, or -1 (`note_affinity`).
     pub(super) io_cpu: AtomicI32,
+    /// When a caller last read the socket in a call that does not wait (`poll_now`): `born`
+    /// plus this many microseconds, 0 for never.
+    polled_at_us: AtomicU64,
+    born: Instant,
     link: Mutex<Link>,
     /// Callers waiting for `link` to write an order frame: the I/O thread lets go of it
     /// after the frame it is reading instead of reading on.
@@ -76,6 +80,8 @@ impl Shared {
             io_busy: AtomicBool::new(false),
             socket_watchers: AtomicUsize::new(0),
             io_cpu: AtomicI32::new(-1),
+            polled_at_us: AtomicU64::new(0),
+            born: Instant::now(),
             link: Mutex::new(Link::default()),
             writers_waiting: AtomicUsize::new(0),
             closing: AtomicBool::new(false),
@@ -130,6 +136,13 @@ impl Shared {
         let link = lock(&self.link);
         self.writers_waiting.fetch_sub(1, Ordering::AcqRel);
         link
+    }
+
+    /// Whether a caller read the socket in a call that does not wait within `within`: an
+    /// engine busy-polling `next` on the I/O thread's CPU, which reads the frames itself.
+    pub(super) fn polled_within(&self, within: Duration) -> bool {
+        let at = self.polled_at_us.load(Ordering::Relaxed);
+        at != 0 && (self.born.elapsed().as_micros() as u64).saturating_sub(at) < within.as_micros() as u64
     }
 
     pub(super) fn writer_waiting(&self) -> bool {
@@ -217,6 +230,12 @@ impl ReadForCaller for Shared {
             self.wake_io();
         }
         CallerRead::Read
+    }
+
+    fn poll_now(&self) -> CallerRead {
+        // At least 1: 0 stands for never.
+        self.polled_at_us.store((self.born.elapsed().as_micros() as u64).max(1), Ordering::Relaxed);
+        self.read_now()
     }
 
     fn stop_watching(&self) {

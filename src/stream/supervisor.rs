@@ -18,7 +18,8 @@
 //! - When the thread is pinned to one CPU (`note_affinity`), a caller waiting in `next` on
 //!   that CPU reads the frames itself (`reader.rs`, `queue.rs`); meanwhile the thread sleeps
 //!   on its timers alone, looks every `CALLER_READS_RECHECK` whether a caller still reads,
-//!   and reads what arrives while none does.
+//!   and reads what arrives while none does. So does a caller busy-polling `next` with a
+//!   zero timeout on that CPU, at each call.
 //!
 //! Nothing here ever runs caller code: events go to the queue that `next` reads.
 
@@ -403,11 +404,14 @@ fn serve_reader(shared: &Shared, settings: &StreamSettings) -> Ended {
         }
         if !more {
             let wake_at = idle_deadline.min(rotate_at).min(ping_due(last_inbound, last_ping).max(now));
-            // A caller asleep on the socket reads what wakes it (`read_for_caller`): the I/O
-            // thread then sleeps on its timers alone, not to be woken by every frame too, and
-            // looks again soon in case the caller has gone (it wakes the thread if it stops
+            // A caller asleep on the socket reads what wakes it, and one busy-polling `next`
+            // on this CPU reads what is there at each call (`ReadForCaller`): the I/O thread
+            // then sleeps on its timers alone, not to be woken by every frame too, and looks
+            // again soon in case the caller has gone (it wakes the thread if it stops
             // watching while still in `next`).
-            let (socket, wait) = if shared.socket_watchers.load(Ordering::SeqCst) > 0 {
+            let callers_read =
+                shared.socket_watchers.load(Ordering::SeqCst) > 0 || shared.polled_within(CALLER_READS_RECHECK);
+            let (socket, wait) = if callers_read {
                 (None, (wake_at - now).min(CALLER_READS_RECHECK))
             } else {
                 (Some(fd), wake_at - now)

@@ -37,6 +37,11 @@ pub trait ReadForCaller {
     /// Otherwise the I/O thread decodes the frame while the caller wakes up, which is sooner.
     fn reads_here(&self) -> bool;
     fn read_now(&self) -> CallerRead;
+    /// A caller that does not wait (`next` with a zero timeout, an engine busy-polling) reads
+    /// what is there now: the I/O thread, on the same CPU, would only get to the frame when
+    /// the caller gives up the CPU. While such calls keep coming, the I/O thread leaves the
+    /// socket to them, as to a waiting caller.
+    fn poll_now(&self) -> CallerRead;
     /// The caller stops watching the socket while still waiting: the I/O thread must read.
     fn stop_watching(&self);
 }
