@@ -21,7 +21,7 @@ pub(crate) fn symbol(name: &str, value: &Value) -> Checked {
     symbol_text(name, s)
 }
 
-/// Free text the venue echoes back (`cl_ord_id`): visible ASCII.
+/// Free text the venue echoes back (`cl_ord_id`): visible ASCII but `"` and `\`.
 pub(crate) fn visible_text(name: &str, value: &Value) -> Checked {
     let Some(s) = value.as_str() else {
         return Err(format!("\"{name}\" must be a string ({})", json_type(value)));
@@ -34,9 +34,19 @@ pub(crate) fn symbol_text(name: &str, s: &str) -> Checked {
     text_content(name, s, |c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '/' | '.'))
 }
 
-/// Visible-ASCII text (what [`visible_text`] checks once it has a string).
+/// Visible-ASCII text (what [`visible_text`] checks once it has a string), without `"` and
+/// `\`: the venue's answers and pushes carry the id inside JSON, where those two come back
+/// escaped, and the id the library hands back (from the body it wrote) would hold the
+/// escapes too; a look-up by it would then miss the order, and a resend after a timeout
+/// would place it twice.
 pub(crate) fn visible_text_content(name: &str, s: &str) -> Checked {
-    text_content(name, s, |c| c.is_ascii_graphic())
+    text_content(name, s, |c| c.is_ascii_graphic())?;
+    if s.contains(['"', '\\']) {
+        return Err(format!(
+            "\"{name}\" contains a quote or a backslash (not allowed: the venue's JSON gives them back escaped, and the order could not be found by its id)"
+        ));
+    }
+    Ok(())
 }
 
 fn text_content(name: &str, s: &str, allowed: impl Fn(char) -> bool) -> Checked {

@@ -21,8 +21,9 @@ const API_TOKEN: &str = "rogue-api-token-7f3a";
 const SEED: [u8; 32] = [1u8; 32];
 const FAST: &str = r#"{"connect_timeout_ms":1000,"read_timeout_ms":300,"total_timeout_ms":3000}"#;
 const ORDER: &str = r#"{"symbol":"BTC-USD","side":"buy","order_type":"limit","qty":"0.01","price":"65000","time_in_force":"gtc","reduce_only":false}"#;
-/// Every awkward byte a query value can hold (visible ASCII: a valid cl_ord_id).
-const AWKWARD: &str = "a&b=c#d+e%f/g?h;i,j:k@l[m]n\"o\\p";
+/// Every awkward byte a query value can hold (visible ASCII but `"` and `\\`: a valid
+/// cl_ord_id).
+const AWKWARD: &str = "a&b=c#d+e%f/g?h;i,j:k@l[m]n{o}p|q~r'$";
 
 fn client_at(url: &str, options: &str) -> Client {
     Client::new(&format!("{url}/auth"), &format!("{url}/perps"), Some(options)).expect("client")
@@ -116,7 +117,7 @@ fn examples() -> Vec<Example> {
             "query_order",
             Some(format!(r#"{{"cl_ord_id":{awkward}}}"#)),
             "GET",
-            "/api/query_order?cl_ord_id=a%26b%3Dc%23d%2Be%25f%2Fg%3Fh%3Bi%2Cj%3Ak%40l%5Bm%5Dn%22o%5Cp".into(),
+            "/api/query_order?cl_ord_id=a%26b%3Dc%23d%2Be%25f%2Fg%3Fh%3Bi%2Cj%3Ak%40l%5Bm%5Dn%7Bo%7Dp%7Cq~r%27%24".into(),
             None,
         ),
         (
@@ -219,6 +220,17 @@ fn every_endpoint_sends_its_documented_request() {
     call(&client, Some(&fresh), "query_symbol_info", None).unwrap();
     assert_eq!(rogue.seen().len(), 15);
     assert!(rogue.seen()[14].header("authorization").is_none());
+    // A cl_ord_id with a quote or a backslash is refused, nothing sent: the venue's JSON would
+    // give it back escaped, and a look-up by the id would miss the order.
+    for (name, params) in [
+        ("cancel_order", r#"{"cl_ord_id":"mm\"q"}"#),
+        ("query_order", r#"{"cl_ord_id":"mm\\b"}"#),
+        ("cancel_orders", r#"{"cl_ord_id_list":["ok","mm\u005cb"]}"#),
+    ] {
+        let f = expect(call(&client, Some(&session), name, Some(params)), PERPS_INVALID_ARGUMENT, false);
+        assert!(f.message.contains("contains a quote or a backslash"), "{name}: {f:?}");
+    }
+    assert_eq!(rogue.seen().len(), 15);
 }
 
 #[test]

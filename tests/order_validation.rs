@@ -107,6 +107,10 @@ fn refused_orders_name_the_problem() {
         (with(r#""cl_ord_id":"""#), "\"cl_ord_id\" is empty"),
         (with(&format!("\"cl_ord_id\":\"{}\"", "x".repeat(65))), "longer than 64"),
         (with(r#""cl_ord_id":null"#), "\"cl_ord_id\" is null"),
+        // The venue's JSON would give these back escaped: the id could not be looked up.
+        (with(r#""cl_ord_id":"mm\"q""#), "\"cl_ord_id\" contains a quote or a backslash"),
+        (with(r#""cl_ord_id":"mm\\b""#), "\"cl_ord_id\" contains a quote or a backslash"),
+        (with(r#""cl_ord_id":"mm\u0022q""#), "\"cl_ord_id\" contains a quote or a backslash"),
     ];
     assert!(cases.len() >= 25);
     for (input, fragment) in cases {
