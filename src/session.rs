@@ -91,7 +91,9 @@ impl Session {
             chain: None,
             address: None,
             alias: None,
-            expires_at: None,
+            // A JWT's own expiry, when the token is one ([WJ] clamps imported tokens to it);
+            // an opaque token has none the library could know.
+            expires_at: jwt_expiry(token),
         });
         Ok(session)
     }
@@ -172,9 +174,11 @@ impl Session {
         if let Some(expires_at) = login.expires_at
             && now_secs >= expires_at
         {
+            // An API credential (no chain) cannot be renewed by signing in with this session.
+            let renew = if login.chain.is_some() { "sign in again" } else { "create a new API credential" };
             return Err(Error::new(
                 Code::TokenExpired,
-                format!("the session's access token expired at {expires_at} (now {now_secs}); sign in again"),
+                format!("the session's access token expired at {expires_at} (now {now_secs}); {renew}"),
             ));
         }
         let account = match (&login.address, login.chain) {
@@ -251,4 +255,15 @@ fn header_value(value: &str, name: &str) -> Result<String> {
         return Err(Error::invalid_argument(format!("the {name} value must be non-empty visible ASCII")));
     }
     Ok(value.to_owned())
+}
+
+/// The `exp` claim of a JWT access token, read without verification (only the venue can
+/// verify its own token; we only want to know when to stop using it). A NumericDate may be
+/// a non-integer (RFC 7519 §2): it is rounded down, as the challenge's claims are.
+pub(crate) fn jwt_expiry(token: &str) -> Option<i64> {
+    use base64::Engine as _;
+    let payload = token.split('.').nth(1)?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).ok()?;
+    let exp = serde_json::from_slice::<serde_json::Value>(&bytes).ok()?.get("exp")?.as_number()?.clone();
+    exp.as_i64().or_else(|| exp.as_f64().map(|f| f.floor() as i64))
 }

@@ -315,7 +315,7 @@ fn an_opaque_token_of_one_second_expires_before_sending() {
 // ---- tokens without an expiry, and logout ------------------------------------------------------
 
 #[test]
-fn an_api_credential_token_has_no_expiry_and_logout_clears_it() {
+fn an_opaque_api_credential_token_has_no_expiry_and_logout_clears_it() {
     let venue = MockVenue::start(|_| "unused".to_owned());
     let client = venue.client();
     let session = Session::from_api_key("web-token-Qz5", "BbMQkQYZspmkytduTWvXEtc4mMURjsekJDvty2WtKeSb").unwrap();
@@ -330,6 +330,32 @@ fn an_api_credential_token_has_no_expiry_and_logout_clears_it() {
     abi::code(|e| perps::ffi::session::perps_session_logout(signed_in.0, e)).unwrap();
     let info = signed_in.info();
     assert_eq!((info["has_token"].as_bool(), info["token_expires_at"].is_null()), (Some(false), true));
+}
+
+#[test]
+fn an_api_credential_jwt_expires_at_its_exp() {
+    const KEY: &str = "BbMQkQYZspmkytduTWvXEtc4mMURjsekJDvty2WtKeSb";
+    let venue = MockVenue::start(|_| "unused".to_owned());
+    let client = venue.client();
+    // Long past (a token of 2001): refused before sending, and the session says when.
+    let old = Session::from_api_key(&jwt(&json!({"sub": "w", "exp": 1_000_000_000})), KEY).unwrap();
+    assert_eq!(expires_at(&old), Some(1_000_000_000));
+    for result in [new_order(&client, &old, ORDER), request(&client, &old, "GET", "/api/query_balance", None)] {
+        let f = result.expect_err("an expired API token must fail");
+        assert_eq!(f.code, PERPS_TOKEN_EXPIRED, "{f:?}");
+        assert!(f.message.contains("expired at 1000000000") && f.message.contains("new API credential"), "{f:?}");
+        assert!(!f.may_have_reached_venue, "{f:?}");
+    }
+    assert_eq!(venue.requests(), 0, "nothing sent with the expired token");
+    // Valid for two more seconds: used, then refused once its exp has passed.
+    let exp = now() + 2;
+    let soon = Session::from_api_key(&jwt(&json!({"exp": exp})), KEY).unwrap();
+    assert_eq!(expires_at(&soon), Some(exp));
+    assert!(new_order(&client, &soon, ORDER).is_ok());
+    wait_until(exp);
+    let sent = venue.requests();
+    assert_eq!(new_order(&client, &soon, ORDER).unwrap_err().code, PERPS_TOKEN_EXPIRED);
+    assert_eq!(venue.requests(), sent);
 }
 
 // ---- the sandbox --------------------------------------------------------------------------------

@@ -212,7 +212,7 @@ fn check_login_answer(
         )));
     }
     let requested = if expires_seconds > 0 { expires_seconds } else { DEFAULT_TOKEN_SECONDS };
-    let expires_at = jwt_expiry(token).unwrap_or(now + requested);
+    let expires_at = crate::session::jwt_expiry(token).unwrap_or(now + requested);
     Ok(Login {
         token: Zeroizing::new(token.to_owned()),
         chain: Some(pending.chain),
@@ -220,17 +220,6 @@ fn check_login_answer(
         alias: answer.get("alias").and_then(Value::as_str).map(str::to_owned),
         expires_at: Some(expires_at),
     })
-}
-
-/// The `exp` claim of a JWT access token, read without verification (only the venue can
-/// verify its own token; we only want to know when to stop using it). A NumericDate may be
-/// a non-integer (RFC 7519 §2): it is rounded down, as the challenge's claims are.
-fn jwt_expiry(token: &str) -> Option<i64> {
-    use base64::Engine as _;
-    let payload = token.split('.').nth(1)?;
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).ok()?;
-    let exp = serde_json::from_slice::<Value>(&bytes).ok()?.get("exp")?.as_number()?.clone();
-    exp.as_i64().or_else(|| exp.as_f64().map(|f| f.floor() as i64))
 }
 
 /// A wallet address of the right shape for its chain, checked before anything is sent.

@@ -28,7 +28,10 @@ pub extern "C" fn perps_session_new(err: *mut *mut perps_error) -> *mut perps_se
 /// A session for a web-site API credential: its API token and Ed25519 private key (base58
 /// 32-byte seed, base58 64-byte keypair, or hex of either). The session can place orders at
 /// once. A keypair whose public half does not match its seed is `PERPS_INVALID_KEY`.
-/// Neither secret is kept beyond the session (zeroized on free) or quoted in errors.
+/// Neither secret is kept beyond the session (zeroized on free) or quoted in errors. A token
+/// that is a JWT with an `exp` claim expires then, as a signed-in session's does (calls fail
+/// with `PERPS_TOKEN_EXPIRED`, nothing sent; `perps_session_info` reports `token_expires_at`);
+/// an opaque token has no expiry the library could know.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_session_from_api_key(
     api_token: *const c_char,
