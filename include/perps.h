@@ -128,7 +128,7 @@ typedef enum perps_code {
    * order can stay unknown for up to ~10 s). Only a venue-shaped 404 (a JSON, text or empty
    * body): an HTML page, or the bare text "404 page not found" (a proxy's or web server's
    * page, e.g. for a wrong URL or path prefix), says nothing about the order and is
-   * `PERPS_HTTP_STATUS`.
+   * `PERPS_HTTP_STATUS`. Also the venue's `code` 404 in an HTTP 200 answer of those calls.
    * `perps_new_order` and `perps_request` report every 404 as `PERPS_HTTP_STATUS`.
    */
   PERPS_NOT_FOUND = 13,
@@ -510,7 +510,7 @@ enum perps_code perps_sign_body_into(const struct perps_session *s, const uint8_
  * POST `/api/cancel_order` (body-signed): cancel one order. `params_json`:
  * `{"order_id": <int64>}` or `{"cl_ord_id": "<text>"}` (at least one). Returns the venue's
  * JSON (`{"code":0,"message":"success","request_id":…}` = the cancel was accepted, not yet
- * done). An order already gone: `PERPS_NOT_FOUND` (HTTP 404). Never retried.
+ * done). An order already gone: `PERPS_NOT_FOUND` (HTTP 404, or `code` 404). Never retried.
  * Free the result with `perps_string_free`.
  */
 char *perps_cancel_order(const struct perps_client *c, const struct perps_session *s, const char *params_json, struct perps_error **err);

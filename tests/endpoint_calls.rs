@@ -340,6 +340,9 @@ fn venue_refusals_map_to_their_codes_with_the_ids_sent() {
         (502, &[], "<html>bad gateway</html>", PERPS_HTTP_STATUS, true),
         (503, &["Retry-After: 1"], "", PERPS_HTTP_STATUS, true),
         (200, &[], r#"{"code":10001,"message":"position not found"}"#, PERPS_API_ERROR, false),
+        // The venue's 404 written as a code under HTTP 200 (a 200 can carry a code, §3.1).
+        (200, &[], r#"{"code":404,"message":"order not found"}"#, PERPS_NOT_FOUND, false),
+        (200, &[], r#"{"code":"404","message":"order not found"}"#, PERPS_NOT_FOUND, false),
         // A code as a string of digits is read as the number it spells.
         (200, &[], r#"{"code":"10001","message":"position not found"}"#, PERPS_API_ERROR, false),
         (200, &[], r#"{"code":0.5}"#, PERPS_BAD_RESPONSE, true),

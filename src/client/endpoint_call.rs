@@ -76,8 +76,10 @@ impl Client {
         match shaped {
             Ok(Some(sorted)) => Ok(sorted),
             Ok(None) => Ok(exchanged.reply.body),
+            // The venue's "not found" may come as a code under HTTP 200 (a 200 can carry a
+            // code): the same answer as its HTTP 404, so an engine's look-up reads it alike.
             Err(Refusal::Code(code, message)) => Err(exchanged.refused(Error::new(
-                Code::ApiError,
+                if code == 404 { Code::NotFound } else { Code::ApiError },
                 format!("{}: the venue refused with code {code}: {}", spec.name, exchanged.quoted(&message)),
             ))),
             Err(Refusal::Shape(why)) => {

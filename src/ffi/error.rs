@@ -39,7 +39,7 @@ pub enum perps_code {
     /// order can stay unknown for up to ~10 s). Only a venue-shaped 404 (a JSON, text or empty
     /// body): an HTML page, or the bare text "404 page not found" (a proxy's or web server's
     /// page, e.g. for a wrong URL or path prefix), says nothing about the order and is
-    /// `PERPS_HTTP_STATUS`.
+    /// `PERPS_HTTP_STATUS`. Also the venue's `code` 404 in an HTTP 200 answer of those calls.
     /// `perps_new_order` and `perps_request` report every 404 as `PERPS_HTTP_STATUS`.
     PERPS_NOT_FOUND = 13,
     /// Refused locally by the client's rate limiter (option `rate_limit`); nothing was sent.

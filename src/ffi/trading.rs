@@ -36,7 +36,7 @@ fn call(
 /// POST `/api/cancel_order` (body-signed): cancel one order. `params_json`:
 /// `{"order_id": <int64>}` or `{"cl_ord_id": "<text>"}` (at least one). Returns the venue's
 /// JSON (`{"code":0,"message":"success","request_id":…}` = the cancel was accepted, not yet
-/// done). An order already gone: `PERPS_NOT_FOUND` (HTTP 404). Never retried.
+/// done). An order already gone: `PERPS_NOT_FOUND` (HTTP 404, or `code` 404). Never retried.
 /// Free the result with `perps_string_free`.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_cancel_order(
