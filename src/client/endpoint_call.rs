@@ -2,7 +2,7 @@
 //! written once, the request sent once (POSTs body-signed; account GETs with the bearer;
 //! public GETs bare), the answer checked and shaped. The venue's HTTP 404 is
 //! `PERPS_NOT_FOUND` (an HTML 404 page is not the venue's: `PERPS_HTTP_STATUS`); HTTP 200
-//! with `code` ≠ 0 is `PERPS_API_ERROR`. Never retried.
+//! with `code` ≠ 0 is `PERPS_API_ERROR` (`code` 404: `PERPS_NOT_FOUND`). Never retried.
 
 use super::{Client, guarded};
 use super::trading::{Account, Outgoing};
