@@ -6,9 +6,12 @@ mod deadline_tcp;
 mod endpoint_call;
 pub mod options;
 pub mod pacing;
+mod request_pacing;
 mod retry_after;
 mod sent_tracker;
 mod signin;
+pub(crate) mod symbol_cache;
+mod symbol_fetch;
 pub mod symbol_rules;
 mod trading;
 pub mod transport;
@@ -44,7 +47,7 @@ pub struct Client {
     total_timeout: std::time::Duration,
     buckets: pacing::Buckets,
     /// `Some` when the `symbol_rules` option is on.
-    symbols: Option<symbol_rules::SymbolCache>,
+    symbols: Option<symbol_cache::SymbolCache>,
     cl_ord_id_prefix: String,
     /// The two WebSockets' URLs, options and TLS configuration.
     stream: crate::stream::settings::StreamSettings,
@@ -82,7 +85,7 @@ impl Client {
             rate_limit: options.rate_limit,
             total_timeout: options.total_timeout,
             buckets: pacing::Buckets::default(),
-            symbols: options.symbol_rules.then(symbol_rules::SymbolCache::default),
+            symbols: options.symbol_rules.then(symbol_cache::SymbolCache::default),
             cl_ord_id_prefix: options.cl_ord_id_prefix,
             stream,
         })

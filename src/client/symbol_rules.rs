@@ -3,11 +3,8 @@
 //! the lot, below the minimum or above the maximum — and refused locally with
 //! `PERPS_INVALID_ORDER` naming the rule and the allowed step. Nothing is sent.
 //!
-//! The list comes from `query_symbol_info` (all symbols): fetched at the first order,
-//! replaced whenever the caller runs `perps_query_symbol_info` without a symbol through the
-//! same client ("on demand"), fetched again once when an order names a symbol not in it,
-//! and marked stale (fetched again at the next order) when the venue refuses an order with a
-//! tick error. Steps are `10^-price_tick_decimals` and `10^-qty_tick_decimals`; every
+//! This module reads and checks the rules; `symbol_cache` keeps them and `symbol_fetch`
+//! fetches them. Steps are `10^-price_tick_decimals` and `10^-qty_tick_decimals`; every
 //! comparison is exact decimal arithmetic on the venue's text (`decimal`), never floats.
 
 use crate::decimal::{Decimal, step_text};
@@ -15,8 +12,6 @@ use crate::endpoints::answer::{Entries, decimal_text};
 use crate::error::excerpt;
 use crate::order::OrderBody;
 use serde_json::value::RawValue;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 /// One symbol's rules, as the venue states them.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -164,43 +159,6 @@ fn symbol_list(body: &str) -> Option<Vec<&RawValue>> {
     let entries: Entries<'_> = serde_json::from_str(body).ok()?;
     let inner = entries.0.iter().find(|(k, _)| k == "result" || k == "data")?.1;
     serde_json::from_str(inner.get()).ok()
-}
-
-/// A client's copy of the table, and when to fetch it again.
-#[derive(Debug, Default)]
-pub struct SymbolCache {
-    table: RwLock<Option<Arc<SymbolTable>>>,
-    /// Set after a tick error: the next order fetches the list first.
-    stale: AtomicBool,
-    /// One fetch at a time; the others wait for it and use its result (the fetcher checks
-    /// `current` again once it holds the lock).
-    fetching: Mutex<()>,
-}
-
-impl SymbolCache {
-    /// The current table, unless there is none yet or it is stale.
-    pub fn current(&self) -> Option<Arc<SymbolTable>> {
-        if self.stale.load(Ordering::Relaxed) {
-            return None;
-        }
-        self.table.read().unwrap_or_else(PoisonError::into_inner).clone()
-    }
-
-    pub fn store(&self, table: SymbolTable) -> Arc<SymbolTable> {
-        let table = Arc::new(table);
-        *self.table.write().unwrap_or_else(PoisonError::into_inner) = Some(table.clone());
-        self.stale.store(false, Ordering::Relaxed);
-        table
-    }
-
-    pub fn mark_stale(&self) {
-        self.stale.store(true, Ordering::Relaxed);
-    }
-
-    /// Hold while fetching, so that concurrent first orders fetch once.
-    pub fn fetch_guard(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.fetching.lock().unwrap_or_else(PoisonError::into_inner)
-    }
 }
 
 /// Whether a venue refusal of an order is about the price tick (`… not follow price tick`).

@@ -27,7 +27,8 @@ pub struct perps_client {
 /// the host is loopback or `allow_insecure_http` is set.
 /// `options_json` may be NULL or a JSON object with any of: `connect_timeout_ms` (5000),
 /// `read_timeout_ms` (10000), `total_timeout_ms` (15000: bounds every phase of a call, the
-/// upload of its body included), `max_response_bytes` (1048576), `user_agent`
+/// upload of its body included; for an order, reading the symbol rules and waiting for the
+/// rate limit too), `max_response_bytes` (1048576), `user_agent`
 /// ("libperps/<version>"), `ca_bundle_path` (PEM file of CAs to trust instead of the
 /// built-in WebPKI roots), `allow_insecure_http` (false), `certs_ttl_ms` (3600000: how long
 /// the venue's key set is trusted before it is fetched again; 0 = for every sign-in),
