@@ -187,8 +187,11 @@ fn symbol_rules_without_a_symbol_list_send_no_order() {
         }
     });
     let client = client_at(&rogue.url(), r#"{"symbol_rules":true}"#);
-    let f = expect(new_order(&client, &api_session(SEED), ORDER), PERPS_HTTP_STATUS, false);
-    assert!(f.message.contains("symbol rules") && f.message.contains("the order was not sent"), "{f:?}");
+    // Not PERPS_HTTP_STATUS: the 503 answered the rules request, not the order.
+    let f = expect(new_order(&client, &api_session(SEED), ORDER), PERPS_BAD_RESPONSE, false);
+    assert!(f.message.starts_with("symbol rules could not be fetched"), "{f:?}");
+    assert!(f.message.contains("the order was NOT sent") && f.message.contains("maintenance"), "{f:?}");
+    assert_eq!(f.http_status, 0, "{f:?}");
     assert_eq!((rogue.count("query_symbol_info"), rogue.count("new_order")), (1, 0));
     assert!(f.cl_ord_id.is_some() && f.request_id.is_none());
     // An answer that is not a symbol list: refused the same way.

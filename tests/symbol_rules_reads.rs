@@ -1,6 +1,7 @@
 //! How the symbol rules (client option `symbol_rules`) are read, against purpose-built
-//! servers on 127.0.0.1: within the order's one `total_timeout_ms`, and once for calls that
-//! arrive while a read is under way, its failure shared.
+//! servers on 127.0.0.1: from a venue that requires `symbol` (symbol by symbol, remembered),
+//! within the order's one `total_timeout_ms`, and once for calls that arrive while a read is
+//! under way, its failure shared.
 
 mod common;
 #[path = "common/rogue_server.rs"]
@@ -13,6 +14,7 @@ use std::time::{Duration, Instant};
 
 const ACCEPTED: &str = r#"{"code":0,"message":"success","request_id":"r"}"#;
 const BTC: &str = r#"{"symbol":"BTC-USD","price_tick_decimals":2,"qty_tick_decimals":4,"min_order_qty":"0.0001","max_order_qty":"100","enabled":true}"#;
+const ETH: &str = r#"{"symbol":"ETH-USD","price_tick_decimals":2,"qty_tick_decimals":3,"min_order_qty":"0.001","max_order_qty":"1000","enabled":true}"#;
 
 fn client_at(url: &str, options: &str) -> Client {
     Client::new(&format!("{url}/auth"), &format!("{url}/perps"), Some(options)).expect("client")
@@ -30,6 +32,60 @@ fn order(symbol: &str, qty: &str) -> String {
 
 fn targets(rogue: &Rogue) -> Vec<String> {
     rogue.seen().iter().map(|s| s.target.trim_start_matches("/perps/api/").to_owned()).collect()
+}
+
+#[test]
+fn a_venue_that_requires_symbol_is_read_symbol_by_symbol() {
+    // As the documents describe it: `symbol` is required, and the answer lists that symbol.
+    let rogue = Rogue::start(|seen, _| {
+        if !seen.path().ends_with("/query_symbol_info") {
+            return json(200, ACCEPTED);
+        }
+        match seen.target.split_once("symbol=").map(|(_, s)| s) {
+            None => json(400, r#"{"code":400,"message":"symbol is required"}"#),
+            Some("BTC-USD") => json(200, &format!("[{BTC}]")),
+            Some("ETH-USD") => json(200, &format!("[{ETH}]")),
+            Some(_) => json(200, "[]"),
+        }
+    });
+    let client = client_at(&rogue.url(), r#"{"symbol_rules":true}"#);
+    let s = session();
+    new_order(&client, &s, &order("BTC-USD", "0.01")).expect("the order is checked and sent");
+    assert_eq!(targets(&rogue), ["query_symbol_info", "query_symbol_info?symbol=BTC-USD", "new_order"]);
+    new_order(&client, &s, &order("BTC-USD", "0.02")).unwrap();
+    // Another symbol: read on its own; the whole list is not asked for again.
+    new_order(&client, &s, &order("ETH-USD", "1.5")).unwrap();
+    assert_eq!(targets(&rogue)[3..], ["new_order", "query_symbol_info?symbol=ETH-USD", "new_order"]);
+    // The rules read symbol by symbol refuse what they should, without a read or a send.
+    let f = new_order(&client, &s, &order("ETH-USD", "1.0005")).unwrap_err();
+    assert_eq!(f.code, PERPS_INVALID_ORDER, "{f:?}");
+    assert!(f.message.contains("off the lot of ETH-USD: quantities step by 0.001"), "{f:?}");
+    let f = new_order(&client, &s, &order("SOL-USD", "1")).unwrap_err();
+    assert_eq!(f.code, PERPS_INVALID_ORDER, "{f:?}");
+    assert!(f.message.contains("\"SOL-USD\" is not listed by the venue"), "{f:?}");
+    assert_eq!(rogue.count("/query_symbol_info"), 4, "{:?}", targets(&rogue));
+    assert_eq!(rogue.count("/new_order"), 3);
+}
+
+#[test]
+fn rules_that_cannot_be_fetched_say_so_and_send_no_order() {
+    let rogue = Rogue::start(|seen, _| {
+        if seen.path().ends_with("/query_symbol_info") {
+            json(400, r#"{"code":400,"message":"symbol is required"}"#)
+        } else {
+            json(200, ACCEPTED)
+        }
+    });
+    let client = client_at(&rogue.url(), r#"{"symbol_rules":true}"#);
+    let f = new_order(&client, &session(), &order("BTC-USD", "0.01")).unwrap_err();
+    // Not PERPS_HTTP_STATUS with the rules request's 400: that would read as the venue
+    // refusing the order.
+    assert_eq!((f.code, f.http_status, f.may_have_reached_venue), (PERPS_BAD_RESPONSE, 0, false), "{f:?}");
+    assert!(f.message.starts_with("symbol rules could not be fetched"), "{f:?}");
+    assert!(f.message.contains("the order was NOT sent"), "{f:?}");
+    assert!(f.message.contains("read one symbol at a time") && f.message.contains("symbol is required"), "{f:?}");
+    assert!(f.cl_ord_id.is_some() && f.request_id.is_none(), "{f:?}");
+    assert_eq!(targets(&rogue), ["query_symbol_info", "query_symbol_info?symbol=BTC-USD"]);
 }
 
 #[test]
@@ -84,6 +140,6 @@ fn orders_waiting_for_a_read_share_its_failure() {
         assert!(took < Duration::from_millis(1700), "an order returned after {took:?} with total_timeout_ms 1000");
         let f = outcome.unwrap_err();
         assert_eq!((f.code, f.may_have_reached_venue), (PERPS_TIMEOUT, false), "{f:?}");
-        assert!(f.message.to_lowercase().contains("the order was not sent"), "{f:?}");
+        assert!(f.message.starts_with("symbol rules could not be fetched"), "{f:?}");
     }
 }

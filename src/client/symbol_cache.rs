@@ -1,14 +1,18 @@
 //! A client's copy of the venue's symbol rules (client option `symbol_rules`), and when to
 //! read them again.
 //!
-//! The list comes from `query_symbol_info` (all symbols): read at the first order, then
-//! kept; read again once when an order names a symbol not in it, at the next order after the
-//! venue refuses one with a tick error, and replaced on demand (`perps_query_symbol_info`
-//! without a symbol).
+//! The rules are read at the first order, then kept. They are read again when an order names
+//! a symbol they lack, at the next order after the venue refuses one with a tick error, and
+//! on demand (`perps_query_symbol_info` without a symbol).
 //!
-//! One read at a time: calls that need the list while it is being read wait for that read
-//! and share its outcome, failure included, each within its own deadline; they never read
-//! again one after another.
+//! A venue that refuses the whole list (a 4xx to `query_symbol_info` without `symbol`: the
+//! documents call `symbol` required, while a live client calls it without one) is remembered
+//! as one that needs per-symbol reads; each order's symbol is then read on its own and merged
+//! into the table.
+//!
+//! One read of a kind at a time: calls that need the list (or the same symbol) while it is
+//! being read wait for that read and share its outcome, failure included, each within its
+//! own deadline; they never read again one after another.
 
 use super::symbol_rules::SymbolTable;
 use crate::error::{Code, Error, Result};
@@ -16,11 +20,29 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError, RwLock};
 use std::time::Instant;
 
+/// What one read fetches: the whole list, or one symbol's rules.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target<'a> {
+    List,
+    Symbol(&'a str),
+}
+
 /// A read under way, and its outcome once it has one.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Flight {
+    /// `None`: the whole list; `Some`: that symbol.
+    symbol: Option<String>,
     landed: Mutex<Option<Result<Arc<SymbolTable>>>>,
     wake: Condvar,
+}
+
+impl Flight {
+    fn fetches(&self, target: &Target<'_>) -> bool {
+        match target {
+            Target::List => self.symbol.is_none(),
+            Target::Symbol(symbol) => self.symbol.as_deref() == Some(*symbol),
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -28,8 +50,9 @@ pub struct SymbolCache {
     table: RwLock<Option<Arc<SymbolTable>>>,
     /// Set after a tick error: the next order reads the rules first.
     stale: AtomicBool,
-    /// The read under way, if any.
-    flight: Mutex<Option<Arc<Flight>>>,
+    /// Set when the venue refused the whole list with a 4xx: read symbol by symbol.
+    per_symbol: AtomicBool,
+    flights: Mutex<Vec<Arc<Flight>>>,
 }
 
 impl SymbolCache {
@@ -49,38 +72,81 @@ impl SymbolCache {
         table
     }
 
+    /// Keep the rules of the symbols `table` lists, and the others as they were.
+    pub fn merge(&self, table: SymbolTable) -> Arc<SymbolTable> {
+        let mut kept = self.table.write().unwrap_or_else(PoisonError::into_inner);
+        let merged = Arc::new(match kept.as_deref() {
+            Some(old) => old.merged(table),
+            None => table,
+        });
+        *kept = Some(merged.clone());
+        self.stale.store(false, Ordering::Relaxed);
+        merged
+    }
+
     pub fn mark_stale(&self) {
         self.stale.store(true, Ordering::Relaxed);
     }
 
-    /// Read the list with `fetch` (which stores what it read), unless a read is under way:
-    /// then wait for that one, until `deadline`, and share its outcome. Before reading, a
-    /// table kept since the caller looked at `seen` (the table it found wanting, `None` when
-    /// there was none) is used instead.
+    /// Whether the venue refused the whole list, so that rules are read symbol by symbol.
+    pub fn per_symbol(&self) -> bool {
+        self.per_symbol.load(Ordering::Relaxed)
+    }
+
+    pub fn set_per_symbol(&self) {
+        self.per_symbol.store(true, Ordering::Relaxed);
+    }
+
+    /// Read `target` with `fetch` (which stores what it read), unless a read of it is under
+    /// way: then wait for that one, until `deadline`, and share its outcome. Before reading,
+    /// a table kept since the caller looked at `seen` (the table it found wanting, `None`
+    /// when there was none) is used instead when it answers better for `symbol`.
     pub fn read_once(
         &self,
+        target: Target<'_>,
+        symbol: &str,
         seen: Option<&Arc<SymbolTable>>,
         deadline: Instant,
         fetch: impl FnOnce() -> Result<Arc<SymbolTable>>,
     ) -> Result<Arc<SymbolTable>> {
         let flight = {
-            let mut flight = self.flight.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some(under_way) = flight.as_ref() {
-                let under_way = under_way.clone();
-                drop(flight);
-                return wait_for(&under_way, deadline);
+            let mut flights = self.flights.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(flight) = flights.iter().find(|f| f.fetches(&target)) {
+                let flight = flight.clone();
+                drop(flights);
+                return wait_for(&flight, deadline);
             }
             if let Some(current) = self.current()
-                && seen.is_none_or(|seen| !Arc::ptr_eq(seen, &current))
+                && self.answers_better(&current, seen, symbol)
             {
                 return Ok(current);
             }
-            flight.insert(Arc::default()).clone()
+            let flight = Arc::new(Flight {
+                symbol: match target {
+                    Target::List => None,
+                    Target::Symbol(symbol) => Some(symbol.to_owned()),
+                },
+                landed: Mutex::new(None),
+                wake: Condvar::new(),
+            });
+            flights.push(flight.clone());
+            flight
         };
         let mut landing = Landing { cache: self, flight, outcome: None };
         let outcome = fetch();
         landing.outcome = Some(outcome.clone());
         outcome
+    }
+
+    /// Whether `current`, kept after the caller found `seen` wanting, is newer for `symbol`:
+    /// a new whole list is; symbol by symbol, only a newer read of that symbol is.
+    fn answers_better(&self, current: &Arc<SymbolTable>, seen: Option<&Arc<SymbolTable>>, symbol: &str) -> bool {
+        match seen {
+            None => true,
+            Some(seen) if Arc::ptr_eq(seen, current) => false,
+            Some(_) if !self.per_symbol() => true,
+            Some(seen) => current.read_at(symbol) > seen.read_at(symbol),
+        }
     }
 }
 
@@ -95,16 +161,15 @@ fn wait_for(flight: &Flight, deadline: Instant) -> Result<Arc<SymbolTable>> {
         if left.is_zero() {
             return Err(Error::new(
                 Code::Timeout,
-                "symbol rules: the venue's symbol list, being read for another call, did not arrive within \
-                 total_timeout_ms, so the order was not sent",
+                "the symbol rules another call was reading did not arrive within total_timeout_ms",
             ));
         }
         landed = flight.wake.wait_timeout(landed, left).unwrap_or_else(PoisonError::into_inner).0;
     }
 }
 
-/// Ends a read: takes it off the cache and hands its outcome to the calls waiting for it —
-/// on drop, so that they are woken even if the read panicked.
+/// Ends a read: takes it off the list of reads under way and hands its outcome to the calls
+/// waiting for it — on drop, so that they are woken even if the read panicked.
 struct Landing<'a> {
     cache: &'a SymbolCache,
     flight: Arc<Flight>,
@@ -113,7 +178,7 @@ struct Landing<'a> {
 
 impl Drop for Landing<'_> {
     fn drop(&mut self) {
-        *self.cache.flight.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        self.cache.flights.lock().unwrap_or_else(PoisonError::into_inner).retain(|f| !Arc::ptr_eq(f, &self.flight));
         let outcome = self
             .outcome
             .take()
@@ -138,7 +203,7 @@ mod tests {
         let started = std::sync::Barrier::new(2);
         let outcomes: Vec<Result<Arc<SymbolTable>>> = std::thread::scope(|scope| {
             let leader = scope.spawn(|| {
-                cache.read_once(None, deadline, || {
+                cache.read_once(Target::List, "BTC-USD", None, deadline, || {
                     reads.fetch_add(1, Ordering::SeqCst);
                     started.wait();
                     std::thread::sleep(Duration::from_millis(500));
@@ -149,7 +214,7 @@ mod tests {
             let waiters: Vec<_> = (0..4)
                 .map(|_| {
                     scope.spawn(|| {
-                        cache.read_once(None, deadline, || {
+                        cache.read_once(Target::List, "BTC-USD", None, deadline, || {
                             reads.fetch_add(1, Ordering::SeqCst);
                             Ok(cache.store_list(SymbolTable::parse(LIST).unwrap()))
                         })
@@ -163,7 +228,7 @@ mod tests {
             assert_eq!(outcome.unwrap_err().message(), "the venue was slow");
         }
         // The read is over: the next call reads again.
-        let table = cache.read_once(None, deadline, || {
+        let table = cache.read_once(Target::List, "BTC-USD", None, deadline, || {
             reads.fetch_add(1, Ordering::SeqCst);
             Ok(cache.store_list(SymbolTable::parse(LIST).unwrap()))
         });
@@ -177,7 +242,7 @@ mod tests {
         let started = std::sync::Barrier::new(2);
         std::thread::scope(|scope| {
             scope.spawn(|| {
-                cache.read_once(None, Instant::now(), || {
+                cache.read_once(Target::Symbol("BTC-USD"), "BTC-USD", None, Instant::now(), || {
                     started.wait();
                     std::thread::sleep(Duration::from_millis(500));
                     Err(Error::new(Code::Timeout, "slow"))
@@ -186,9 +251,22 @@ mod tests {
             started.wait();
             let begun = Instant::now();
             let deadline = begun + Duration::from_millis(100);
-            let waited = cache.read_once(None, deadline, || unreachable!());
+            let waited = cache.read_once(Target::Symbol("BTC-USD"), "BTC-USD", None, deadline, || unreachable!());
             assert_eq!(waited.unwrap_err().code(), Code::Timeout);
             assert!(begun.elapsed() < Duration::from_millis(400), "{:?}", begun.elapsed());
         });
+    }
+
+    #[test]
+    fn symbol_by_symbol_a_read_of_another_symbol_does_not_answer() {
+        let cache = SymbolCache::default();
+        cache.set_per_symbol();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let seen = cache.merge(SymbolTable::parse(r#"[{"symbol":"BTC-USD"}]"#).unwrap());
+        cache.merge(SymbolTable::parse(r#"[{"symbol":"SOL-USD"}]"#).unwrap());
+        let eth = SymbolTable::parse(r#"[{"symbol":"ETH-USD"}]"#).unwrap();
+        let table =
+            cache.read_once(Target::Symbol("ETH-USD"), "ETH-USD", Some(&seen), deadline, || Ok(cache.merge(eth)));
+        assert_eq!(table.unwrap().symbols().collect::<Vec<_>>(), ["BTC-USD", "SOL-USD", "ETH-USD"]);
     }
 }

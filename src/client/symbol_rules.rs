@@ -12,6 +12,7 @@ use crate::endpoints::answer::{Entries, decimal_text};
 use crate::error::excerpt;
 use crate::order::OrderBody;
 use serde_json::value::RawValue;
+use std::time::Instant;
 
 /// One symbol's rules, as the venue states them.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -24,10 +25,11 @@ pub struct SymbolRule {
     pub max_order_qty: Option<String>,
 }
 
-/// The venue's symbol list.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// The venue's symbol list, and when each symbol's rules were read (a table can be put
+/// together from answers read at different times: `merged`).
+#[derive(Clone, Debug, Default)]
 pub struct SymbolTable {
-    rules: Vec<SymbolRule>,
+    rules: Vec<(SymbolRule, Instant)>,
 }
 
 /// What the table says about an order.
@@ -41,9 +43,15 @@ pub enum Verdict {
 }
 
 impl SymbolTable {
-    /// Read a `query_symbol_info` answer: a bare array of symbol objects, or an object with
-    /// the array under `result` or `data`. Integers and decimals may be strings or numbers.
+    /// Read a `query_symbol_info` answer, read from the venue now: a bare array of symbol
+    /// objects, or an object with the array under `result` or `data`. Integers and decimals
+    /// may be strings or numbers.
     pub fn parse(body: &str) -> Result<SymbolTable, String> {
+        SymbolTable::parse_read_at(body, Instant::now())
+    }
+
+    /// [`parse`](Self::parse) an answer read at `read_at`.
+    pub fn parse_read_at(body: &str, read_at: Instant) -> Result<SymbolTable, String> {
         let list = symbol_list(body).ok_or("the answer is not a list of symbols")?;
         let mut rules = Vec::with_capacity(list.len());
         for (i, item) in list.iter().enumerate() {
@@ -82,24 +90,39 @@ impl SymbolTable {
                     .and_then(|v| serde_json::from_str::<String>(v.get()).ok())
                     .is_none_or(|s| s == "trading"),
             };
-            rules.push(SymbolRule {
+            let rule = SymbolRule {
                 enabled,
                 price_tick_decimals: decimals("price_tick_decimals")?,
                 qty_tick_decimals: decimals("qty_tick_decimals")?,
                 min_order_qty: quantity("min_order_qty")?,
                 max_order_qty: quantity("max_order_qty")?,
                 symbol,
-            });
+            };
+            rules.push((rule, read_at));
         }
         Ok(SymbolTable { rules })
     }
 
     pub fn rule(&self, symbol: &str) -> Option<&SymbolRule> {
-        self.rules.iter().find(|r| r.symbol == symbol)
+        self.rules.iter().find(|(r, _)| r.symbol == symbol).map(|(r, _)| r)
+    }
+
+    /// When the rules of `symbol` were read from the venue; `None` when it is not listed.
+    pub fn read_at(&self, symbol: &str) -> Option<Instant> {
+        self.rules.iter().find(|(r, _)| r.symbol == symbol).map(|(_, at)| *at)
     }
 
     pub fn symbols(&self) -> impl Iterator<Item = &str> {
-        self.rules.iter().map(|r| r.symbol.as_str())
+        self.rules.iter().map(|(r, _)| r.symbol.as_str())
+    }
+
+    /// This table with the symbols of `newer` (an answer for some symbols only) replaced or
+    /// added, each with its own time of reading.
+    pub fn merged(&self, newer: SymbolTable) -> SymbolTable {
+        let mut rules: Vec<(SymbolRule, Instant)> =
+            self.rules.iter().filter(|(r, _)| newer.rule(&r.symbol).is_none()).cloned().collect();
+        rules.extend(newer.rules);
+        SymbolTable { rules }
     }
 
     /// Check a validated order.
@@ -231,12 +254,32 @@ mod tests {
     #[test]
     fn envelopes_and_bad_lists() {
         let wrapped = format!(r#"{{"code":0,"result":{INFO}}}"#);
-        assert_eq!(SymbolTable::parse(&wrapped).unwrap(), SymbolTable::parse(INFO).unwrap());
+        let now = Instant::now();
+        let (wrapped, bare) =
+            (SymbolTable::parse_read_at(&wrapped, now).unwrap(), SymbolTable::parse_read_at(INFO, now).unwrap());
+        assert_eq!(wrapped.rules, bare.rules);
         assert!(SymbolTable::parse(r#"{"symbol":"BTC-USD"}"#).is_err());
         assert!(SymbolTable::parse(r#"[{"price_tick_decimals":2}]"#).unwrap_err().contains("no \"symbol\""));
         assert!(
             SymbolTable::parse(r#"[{"symbol":"X","qty_tick_decimals":-1}]"#).unwrap_err().contains("qty_tick_decimals")
         );
         assert!(SymbolTable::parse(r#"[{"symbol":"X","min_order_qty":"abc"}]"#).unwrap_err().contains("min_order_qty"));
+    }
+
+    #[test]
+    fn a_merged_table_keeps_each_symbols_time_of_reading() {
+        let then = Instant::now();
+        let later = then + std::time::Duration::from_secs(61);
+        let table = SymbolTable::parse_read_at(INFO, then).unwrap();
+        let newer =
+            SymbolTable::parse_read_at(r#"[{"symbol":"BTC-USD","qty_tick_decimals":3},{"symbol":"SOL-USD"}]"#, later)
+                .unwrap();
+        let merged = table.merged(newer);
+        assert_eq!(merged.symbols().collect::<Vec<_>>(), ["XAG-USD", "OLD-USD", "BTC-USD", "SOL-USD"]);
+        assert_eq!(merged.rule("BTC-USD").unwrap().qty_tick_decimals, Some(3), "the newer rule replaces the older");
+        assert_eq!(
+            (merged.read_at("BTC-USD"), merged.read_at("XAG-USD"), merged.read_at("ETH-USD")),
+            (Some(later), Some(then), None)
+        );
     }
 }
