@@ -273,8 +273,9 @@ char *perps_challenge_verify(const char *signed_data, const char *certs_json, co
  * for its `Retry-After`, at most 10 s), `symbol_rules` (false;
  * true checks orders against the venue's symbol list — tick, lot, min/max qty, unknown or
  * disabled symbol — and refuses them locally with `PERPS_INVALID_ORDER`),
- * `cl_ord_id_prefix` ("": up to 16 letters, digits, '-' or '_' put before every generated
- * `cl_ord_id`). Unknown options are refused.
+ * `symbol_rules_max_age_ms` (60000: a rule read longer ago is read again before it refuses
+ * an order), `cl_ord_id_prefix` ("": up to 16 letters, digits, '-' or '_' put before every
+ * generated `cl_ord_id`). Unknown options are refused.
  */
 struct perps_client *perps_client_new(const char *base_url, const char *perps_url, const char *options_json, struct perps_error **err);
 

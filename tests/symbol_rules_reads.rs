@@ -1,7 +1,8 @@
 //! How the symbol rules (client option `symbol_rules`) are read, against purpose-built
 //! servers on 127.0.0.1: from a venue that requires `symbol` (symbol by symbol, remembered),
-//! within the order's one `total_timeout_ms`, and once for calls that arrive while a read is
-//! under way, its failure shared.
+//! again when a rule older than `symbol_rules_max_age_ms` would refuse an order, within the
+//! order's one `total_timeout_ms`, and once for calls that arrive while a read is under way,
+//! its failure shared.
 
 mod common;
 #[path = "common/rogue_server.rs"]
@@ -10,6 +11,8 @@ mod rogue_server;
 use common::abi::{Client, Failure, Session, new_order};
 use perps::ffi::error::perps_code::*;
 use rogue_server::{Rogue, Step, json, ms};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 const ACCEPTED: &str = r#"{"code":0,"message":"success","request_id":"r"}"#;
@@ -86,6 +89,46 @@ fn rules_that_cannot_be_fetched_say_so_and_send_no_order() {
     assert!(f.message.contains("read one symbol at a time") && f.message.contains("symbol is required"), "{f:?}");
     assert!(f.cl_ord_id.is_some() && f.request_id.is_none(), "{f:?}");
     assert_eq!(targets(&rogue), ["query_symbol_info", "query_symbol_info?symbol=BTC-USD"]);
+}
+
+#[test]
+fn a_rule_older_than_the_max_age_is_read_again_before_it_refuses() {
+    // BTC-USD's rules as one version of the documents gives them (qty decimals 3, minimum
+    // 0.001), then as the next one does (4 and 0.0001).
+    let loosened = Arc::new(AtomicBool::new(false));
+    let flag = loosened.clone();
+    let rogue = Rogue::start(move |seen, _| {
+        if !seen.path().ends_with("/query_symbol_info") {
+            json(200, ACCEPTED)
+        } else if flag.load(Ordering::SeqCst) {
+            json(200, &format!("[{BTC}]"))
+        } else {
+            json(200, &format!("[{}]", BTC.replace(r#""qty_tick_decimals":4"#, r#""qty_tick_decimals":3"#)))
+        }
+    });
+    let client = client_at(&rogue.url(), r#"{"symbol_rules":true,"symbol_rules_max_age_ms":1000}"#);
+    let s = session();
+    let small = order("BTC-USD", "0.0005");
+    let refused = |expected_reads: usize| {
+        let f = new_order(&client, &s, &small).unwrap_err();
+        assert_eq!(f.code, PERPS_INVALID_ORDER, "{f:?}");
+        assert!(f.message.contains("quantities step by 0.001"), "{f:?}");
+        assert_eq!(rogue.count("/query_symbol_info"), expected_reads);
+    };
+    refused(1);
+    loosened.store(true, Ordering::SeqCst);
+    refused(1); // Rules younger than the max age refuse without a read.
+    std::thread::sleep(Duration::from_millis(1100));
+    new_order(&client, &s, &small).expect("the old rule is read again before it refuses, and has changed");
+    assert_eq!((rogue.count("/query_symbol_info"), rogue.count("/new_order")), (2, 1));
+    // An order the rules allow costs no read, however old they are.
+    std::thread::sleep(Duration::from_millis(1100));
+    new_order(&client, &s, &order("BTC-USD", "0.01")).unwrap();
+    assert_eq!((rogue.count("/query_symbol_info"), rogue.count("/new_order")), (2, 2));
+    // A refusal on old rules that still hold: read once, then refused on the fresh rules.
+    let f = new_order(&client, &s, &order("BTC-USD", "0.00005")).unwrap_err();
+    assert!(f.message.contains("quantities step by 0.0001"), "{f:?}");
+    assert_eq!((rogue.count("/query_symbol_info"), rogue.count("/new_order")), (3, 2));
 }
 
 #[test]

@@ -85,7 +85,7 @@ impl Client {
             rate_limit: options.rate_limit,
             total_timeout: options.total_timeout,
             buckets: pacing::Buckets::default(),
-            symbols: options.symbol_rules.then(symbol_cache::SymbolCache::default),
+            symbols: options.symbol_rules.then(|| symbol_cache::SymbolCache::new(options.symbol_rules_max_age)),
             cl_ord_id_prefix: options.cl_ord_id_prefix,
             stream,
         })

@@ -29,6 +29,8 @@ pub struct ClientOptions {
     pub rate_limit: RateLimit,
     /// Check orders against the venue's instrument rules before sending.
     pub symbol_rules: bool,
+    /// Rules older than this are read again before they refuse an order.
+    pub symbol_rules_max_age: Duration,
     /// Put in front of every `cl_ord_id` the library generates.
     pub cl_ord_id_prefix: String,
     /// The WebSocket settings (`stream_url`, `order_stream_url`, `max_frame_bytes`, `stream_*`).
@@ -104,6 +106,7 @@ impl Default for ClientOptions {
             expected_uri: None,
             rate_limit: RateLimit::Off,
             symbol_rules: false,
+            symbol_rules_max_age: crate::client::symbol_cache::DEFAULT_MAX_AGE,
             cl_ord_id_prefix: String::new(),
             stream: StreamOptions::default(),
         }
@@ -129,6 +132,7 @@ const KNOWN: &[&str] = &[
     "expected_uri",
     "rate_limit",
     "symbol_rules",
+    "symbol_rules_max_age_ms",
     "cl_ord_id_prefix",
     "stream_url",
     "order_stream_url",
@@ -226,6 +230,9 @@ impl ClientOptions {
         if let Some(v) = map.get("symbol_rules") {
             options.symbol_rules =
                 v.as_bool().ok_or_else(|| Error::invalid_argument("symbol_rules must be true or false"))?;
+        }
+        if let Some(v) = map.get("symbol_rules_max_age_ms") {
+            options.symbol_rules_max_age = millis(v, "symbol_rules_max_age_ms")?;
         }
         if let Some(v) = map.get("cl_ord_id_prefix") {
             let prefix = text(v, "cl_ord_id_prefix")?;

@@ -2,8 +2,11 @@
 //! read them again.
 //!
 //! The rules are read at the first order, then kept. They are read again when an order names
-//! a symbol they lack, at the next order after the venue refuses one with a tick error, and
-//! on demand (`perps_query_symbol_info` without a symbol).
+//! a symbol they lack, when an order would be refused by a rule older than
+//! `symbol_rules_max_age_ms` (the venue may have loosened it: a refusal is never made on
+//! stale rules, and an order that passes costs nothing), at the next order after the venue
+//! refuses one with a tick error, and on demand (`perps_query_symbol_info` without a
+//! symbol).
 //!
 //! A venue that refuses the whole list (a 4xx to `query_symbol_info` without `symbol`: the
 //! documents call `symbol` required, while a live client calls it without one) is remembered
@@ -18,7 +21,10 @@ use super::symbol_rules::SymbolTable;
 use crate::error::{Code, Error, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError, RwLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// The default of `symbol_rules_max_age_ms`: a minute.
+pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(60);
 
 /// What one read fetches: the whole list, or one symbol's rules.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,17 +51,29 @@ impl Flight {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct SymbolCache {
     table: RwLock<Option<Arc<SymbolTable>>>,
     /// Set after a tick error: the next order reads the rules first.
     stale: AtomicBool,
     /// Set when the venue refused the whole list with a 4xx: read symbol by symbol.
     per_symbol: AtomicBool,
+    /// Rules older than this are read again before they refuse an order.
+    max_age: Duration,
     flights: Mutex<Vec<Arc<Flight>>>,
 }
 
 impl SymbolCache {
+    pub fn new(max_age: Duration) -> SymbolCache {
+        SymbolCache {
+            table: RwLock::new(None),
+            stale: AtomicBool::new(false),
+            per_symbol: AtomicBool::new(false),
+            max_age,
+            flights: Mutex::new(Vec::new()),
+        }
+    }
+
     /// The current table, unless there is none yet or it is stale.
     pub fn current(&self) -> Option<Arc<SymbolTable>> {
         if self.stale.load(Ordering::Relaxed) {
@@ -95,6 +113,11 @@ impl SymbolCache {
 
     pub fn set_per_symbol(&self) {
         self.per_symbol.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether `symbol`'s rules in `table` are too old to refuse an order on.
+    pub fn too_old(&self, table: &SymbolTable, symbol: &str) -> bool {
+        table.read_at(symbol).is_none_or(|at| at.elapsed() >= self.max_age)
     }
 
     /// Read `target` with `fetch` (which stores what it read), unless a read of it is under
@@ -191,13 +214,12 @@ impl Drop for Landing<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     const LIST: &str = r#"[{"symbol":"BTC-USD","qty_tick_decimals":4},{"symbol":"ETH-USD","qty_tick_decimals":3}]"#;
 
     #[test]
     fn calls_that_arrive_during_a_read_share_its_outcome_failure_included() {
-        let cache = SymbolCache::default();
+        let cache = SymbolCache::new(DEFAULT_MAX_AGE);
         let deadline = Instant::now() + Duration::from_secs(5);
         let reads = std::sync::atomic::AtomicUsize::new(0);
         let started = std::sync::Barrier::new(2);
@@ -238,7 +260,7 @@ mod tests {
 
     #[test]
     fn a_waiter_gives_up_at_its_own_deadline() {
-        let cache = SymbolCache::default();
+        let cache = SymbolCache::new(DEFAULT_MAX_AGE);
         let started = std::sync::Barrier::new(2);
         std::thread::scope(|scope| {
             scope.spawn(|| {
@@ -259,7 +281,7 @@ mod tests {
 
     #[test]
     fn symbol_by_symbol_a_read_of_another_symbol_does_not_answer() {
-        let cache = SymbolCache::default();
+        let cache = SymbolCache::new(DEFAULT_MAX_AGE);
         cache.set_per_symbol();
         let deadline = Instant::now() + Duration::from_secs(5);
         let seen = cache.merge(SymbolTable::parse(r#"[{"symbol":"BTC-USD"}]"#).unwrap());
@@ -268,5 +290,15 @@ mod tests {
         let table =
             cache.read_once(Target::Symbol("ETH-USD"), "ETH-USD", Some(&seen), deadline, || Ok(cache.merge(eth)));
         assert_eq!(table.unwrap().symbols().collect::<Vec<_>>(), ["BTC-USD", "SOL-USD", "ETH-USD"]);
+    }
+
+    #[test]
+    fn rules_are_too_old_after_the_max_age() {
+        let cache = SymbolCache::new(Duration::from_secs(60));
+        let long_ago = Instant::now().checked_sub(Duration::from_secs(61)).expect("a clock past a minute");
+        let table = SymbolTable::parse_read_at(LIST, long_ago).unwrap();
+        assert!(cache.too_old(&table, "BTC-USD"));
+        assert!(!cache.too_old(&SymbolTable::parse(LIST).unwrap(), "BTC-USD"));
+        assert!(cache.too_old(&table, "XRP-USD"), "a symbol the table lacks has no rules to trust");
     }
 }

@@ -14,10 +14,11 @@ use std::time::Instant;
 
 impl Client {
     /// Check an order against the symbol rules when they are on: read first when there are
-    /// none (or they are stale); read again once when the order's symbol is not in them. A
-    /// read starts the call's one `total_timeout_ms`; `Ok(Some(deadline))`: the check read
-    /// the rules (or waited for a read), and the order has until `deadline`. `Ok(None)`: no
-    /// read, and no clock read either (the path of an order the kept rules allow).
+    /// none (or they are stale); read again once when the order's symbol is not in them, or
+    /// when a rule older than `symbol_rules_max_age_ms` would refuse it. A read starts the
+    /// call's one `total_timeout_ms`; `Ok(Some(deadline))`: the check read the rules (or
+    /// waited for a read), and the order has until `deadline`. `Ok(None)`: no read, and no
+    /// clock read either (the path of an order the kept rules allow).
     pub(super) fn check_symbol_rules(&self, order: &OrderBody) -> Result<Option<Instant>> {
         let Some(cache) = &self.symbols else { return Ok(None) };
         let symbol = order.field("symbol").unwrap_or("");
@@ -30,7 +31,14 @@ impl Client {
             }
         };
         let mut verdict = table.check(order);
-        if deadline.is_none() && verdict == Verdict::Unknown {
+        let read_again = deadline.is_none()
+            && match &verdict {
+                Verdict::Allowed => false,
+                Verdict::Unknown => true,
+                // A refusal is never made on stale rules: the venue may have loosened them.
+                Verdict::Refused(_) => cache.too_old(&table, symbol),
+            };
+        if read_again {
             let again = Instant::now() + self.total_timeout;
             table = self.read_rules(cache, symbol, Some(&table), again).map_err(unavailable)?;
             verdict = table.check(order);
