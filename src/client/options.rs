@@ -46,7 +46,8 @@ pub enum RateLimit {
     /// Send it (the venue answers 429 when the account is over its budget).
     #[default]
     Off,
-    /// Wait until it fits, within the call's `total_timeout_ms`.
+    /// Wait until it fits, when the wait leaves the request at least half of the call's
+    /// `total_timeout_ms`; refuse it as `Refuse` does otherwise.
     Wait,
     /// Refuse it locally with `PERPS_RATE_LIMITED`; nothing is sent.
     Refuse,

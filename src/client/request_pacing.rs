@@ -1,5 +1,8 @@
 //! Pacing one request (client option `rate_limit`) within its call's time: the account's
-//! credit bucket (`pacing`, account requests only).
+//! credit bucket (`pacing`, account requests only). With `"wait"`, a wait is accepted only
+//! when it leaves the request itself at least half of `total_timeout_ms`: a request sent with
+//! a few milliseconds left would time out with its fate unknown, which is worse than a
+//! refusal that sent nothing.
 
 use super::Client;
 use super::options::RateLimit;
@@ -43,7 +46,7 @@ impl Client {
         let unpaced = Paced { bucket: None, time_left: deadline.map(|_| left) };
         let max_wait = match self.rate_limit {
             RateLimit::Off => return Ok(unpaced),
-            RateLimit::Wait => left.saturating_sub(Duration::from_millis(1)),
+            RateLimit::Wait => left.saturating_sub(self.least_time_for_the_request()),
             RateLimit::Refuse => Duration::ZERO,
         };
         let Some(account) = account else { return Ok(unpaced) };
@@ -56,11 +59,17 @@ impl Client {
         Ok(Paced { bucket: Some(bucket), time_left })
     }
 
+    /// The least time a wait must leave the request itself: half of `total_timeout_ms`.
+    fn least_time_for_the_request(&self) -> Duration {
+        self.total_timeout / 2
+    }
+
     fn refusal(&self, target: &str, wait: Duration) -> Error {
         let ms = wait.as_nanos().div_ceil(1_000_000) as i64;
         let why = match self.rate_limit {
             RateLimit::Wait => format!(
-                "waiting {ms} ms for the account's request budget would outlast total_timeout_ms ({} ms)",
+                "waiting {ms} ms for the account's request budget would leave the request less than half of \
+                 total_timeout_ms ({} ms)",
                 self.total_timeout.as_millis()
             ),
             _ => format!(

@@ -34,8 +34,8 @@ pub struct perps_client {
 /// the venue's key set is trusted before it is fetched again; 0 = for every sign-in),
 /// `expected_domain` and `expected_uri` (none: the sign-in message's domain and URI must be
 /// exactly these), `rate_limit` ("off"; "wait" paces account requests to the venue's credit
-/// bucket — 45 credits a request, 1,000/s, burst 900 — within the call's `total_timeout_ms`;
-/// "refuse" fails with `PERPS_RATE_LIMITED` instead of sending; one bucket per account and
+/// bucket — 45 credits a request, 1,000/s, burst 900 — waiting only as long as the request
+/// keeps at least half of `total_timeout_ms`; "refuse" fails with `PERPS_RATE_LIMITED` instead of sending; one bucket per account and
 /// `perps_url`, shared by every client and session of the process; a venue 429 empties it
 /// for its `Retry-After`, at most 10 s), `symbol_rules` (false;
 /// true checks orders against the venue's symbol list — tick, lot, min/max qty, unknown or
