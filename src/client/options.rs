@@ -37,10 +37,12 @@ pub struct ClientOptions {
     pub stream: StreamOptions,
 }
 
-/// The `rate_limit` option: what to do with an account request the venue's credit bucket
-/// (45 credits a request, 1,000 credits/s refill, burst 900) has no room for yet. With
-/// `Wait` or `Refuse`, a venue 429 empties the local bucket for its `Retry-After`, at most
-/// `pacing::MAX_RETRY_AFTER_PAUSE` (10 s), or one request's refill without one.
+/// The `rate_limit` option: what to do with a request the venue's limits have no room for
+/// yet — an account's credit bucket (45 credits a request, 1,000 credits/s refill, burst 900;
+/// account requests) and the per-IP limit of the venue's host (50 requests/s; every request,
+/// `per_ip_limit`). With `Wait` or `Refuse`, a venue 429 empties the account's local bucket
+/// for its `Retry-After`, at most `pacing::MAX_RETRY_AFTER_PAUSE` (10 s), or one request's
+/// refill without one.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum RateLimit {
     /// Send it (the venue answers 429 when the account is over its budget).

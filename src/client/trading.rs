@@ -146,13 +146,13 @@ impl Client {
         venue_result(&exchanged, path)
     }
 
-    /// Send one request: pace it (account requests, option `rate_limit`), sign its body, add
-    /// the bearer and the session's headers, send it once within what is left of the call's
-    /// time, and require a 2xx answer. Errors after request bytes left carry the
-    /// `x-request-id`.
+    /// Send one request: pace it (option `rate_limit`: the host's per-IP limit, and the
+    /// account's bucket for account requests), sign its body, add the bearer and the
+    /// session's headers, send it once within what is left of the call's time, and require
+    /// a 2xx answer. Errors after request bytes left carry the `x-request-id`.
     pub(super) fn exchange<'a>(&self, outgoing: &Outgoing<'a>) -> Result<Exchanged<'a>> {
         let account = outgoing.account.as_ref().map(|account| account.account);
-        let paced = self.pace(account, outgoing.target, outgoing.deadline)?;
+        let paced = self.pace(self.perps_host, account, outgoing.target, outgoing.deadline)?;
         let mut headers: Vec<(&str, &str)> = Vec::with_capacity(9);
         let bearer;
         let options: RequestOptions;
@@ -204,7 +204,8 @@ impl Client {
     /// applied to every later `x-request-timestamp`. Returns the offset in milliseconds.
     pub fn sync_time(&self) -> Result<i64> {
         let started = crate::body_sign::now_ms();
-        let reply = self.send(Method::GET, &format!("{}/api/kline/time", self.perps_url), &[], None)?;
+        let reply =
+            self.send(self.perps_host, Method::GET, &format!("{}/api/kline/time", self.perps_url), &[], None)?;
         let finished = crate::body_sign::now_ms();
         let reply = require_2xx(reply, "kline/time", &CallSecrets::none())?;
         let seconds: i64 = reply.body.trim().parse().map_err(|_| {
