@@ -1,6 +1,6 @@
 //! The trading loop's local costs, per order or request (BENCHMARKS.md): the rate limiter
 //! when it does not wait (target < 100 ns: the client's bucket lookup plus one GCRA step on
-//! one atomic), and the symbol-rule checks of an order (target < 1 µs: find the symbol in
+//! one atomic; the per-IP window's step under its one lock), and the symbol-rule checks of an order (target < 1 µs: find the symbol in
 //! a table of 24, check tick, lot, minimum and maximum with exact decimal comparisons).
 //! The order parse is outside the timing: the library validates the order once, for every
 //! check and the body.
@@ -14,6 +14,7 @@
 
 use criterion::{BatchSize, Criterion};
 use perps::client::pacing::{Bucket, Buckets};
+use perps::client::per_ip_limit::HostWindow;
 use perps::client::symbol_rules::{SymbolTable, Verdict};
 use std::hint::black_box;
 use std::time::Duration;
@@ -60,6 +61,10 @@ fn main() {
     group.bench_function("pacing_admit", |b| {
         b.iter_batched(Bucket::default, |fresh| fresh.admit(Duration::ZERO).unwrap(), BatchSize::SmallInput)
     });
+    // The per-IP window: allowed to wait without limit, so that it always admits; the step's
+    // work (the lock, the clock, one comparison and one write) is the no-wait path's.
+    let window = HostWindow::default();
+    group.bench_function("pacing_per_ip_admit", |b| b.iter(|| window.admit(Duration::ZERO, Duration::MAX).unwrap()));
 
     let table = SymbolTable::parse(&symbol_list()).unwrap();
     let allowed = perps::order::validate(
@@ -98,6 +103,14 @@ fn main() {
         move || {
             for bucket in &fresh {
                 bucket.admit(Duration::ZERO).unwrap();
+            }
+        }
+    });
+    cpu_per_op("pacing: the per-IP window's step", rounds, per_round, |n| {
+        let window = &window;
+        move || {
+            for _ in 0..n {
+                black_box(window.admit(Duration::ZERO, Duration::MAX).unwrap());
             }
         }
     });

@@ -260,20 +260,24 @@ char *perps_challenge_verify(const char *signed_data, const char *certs_json, co
  * the host is loopback or `allow_insecure_http` is set.
  * `options_json` may be NULL or a JSON object with any of: `connect_timeout_ms` (5000),
  * `read_timeout_ms` (10000), `total_timeout_ms` (15000: bounds every phase of a call, the
- * upload of its body included), `max_response_bytes` (1048576), `user_agent`
+ * upload of its body included; for an order, reading the symbol rules and waiting for the
+ * rate limit too), `max_response_bytes` (1048576), `user_agent`
  * ("libperps/<version>"), `ca_bundle_path` (PEM file of CAs to trust instead of the
  * built-in WebPKI roots), `allow_insecure_http` (false), `certs_ttl_ms` (3600000: how long
  * the venue's key set is trusted before it is fetched again; 0 = for every sign-in),
  * `expected_domain` and `expected_uri` (none: the sign-in message's domain and URI must be
  * exactly these), `rate_limit` ("off"; "wait" paces account requests to the venue's credit
- * bucket — 45 credits a request, 1,000/s, burst 900 — within the call's `total_timeout_ms`;
- * "refuse" fails with `PERPS_RATE_LIMITED` instead of sending; one bucket per account and
- * `perps_url`, shared by every client and session of the process; a venue 429 empties it
- * for its `Retry-After`, at most 10 s), `symbol_rules` (false;
+ * bucket — 45 credits a request, 1,000/s, burst 900 — and every request to the venue's host
+ * to its per-IP limit — at most 48 in any 1.1 s for 50/s — waiting only as long as the
+ * request keeps at least half of `total_timeout_ms`; "refuse" fails with
+ * `PERPS_RATE_LIMITED` instead of sending; one bucket per account and `perps_url`, one
+ * per-IP limit per host, shared by every client and session of the process; a venue 429
+ * empties the account's bucket for its `Retry-After`, at most 10 s), `symbol_rules` (false;
  * true checks orders against the venue's symbol list — tick, lot, min/max qty, unknown or
  * disabled symbol — and refuses them locally with `PERPS_INVALID_ORDER`),
- * `cl_ord_id_prefix` ("": up to 16 letters, digits, '-' or '_' put before every generated
- * `cl_ord_id`). Unknown options are refused.
+ * `symbol_rules_max_age_ms` (60000: a rule read longer ago is read again before it refuses
+ * an order), `cl_ord_id_prefix` ("": up to 16 letters, digits, '-' or '_' put before every
+ * generated `cl_ord_id`). Unknown options are refused.
  */
 struct perps_client *perps_client_new(const char *base_url, const char *perps_url, const char *options_json, struct perps_error **err);
 

@@ -170,11 +170,6 @@ impl Error {
         self.code = code;
         self
     }
-    /// Replace the message (keeping everything else).
-    pub(crate) fn with_message(mut self, message: impl Into<String>) -> Self {
-        self.message = message.into();
-        self
-    }
 
     pub fn code(&self) -> Code {
         self.code

@@ -187,8 +187,11 @@ fn symbol_rules_without_a_symbol_list_send_no_order() {
         }
     });
     let client = client_at(&rogue.url(), r#"{"symbol_rules":true}"#);
-    let f = expect(new_order(&client, &api_session(SEED), ORDER), PERPS_HTTP_STATUS, false);
-    assert!(f.message.contains("symbol rules") && f.message.contains("the order was not sent"), "{f:?}");
+    // Not PERPS_HTTP_STATUS: the 503 answered the rules request, not the order.
+    let f = expect(new_order(&client, &api_session(SEED), ORDER), PERPS_BAD_RESPONSE, false);
+    assert!(f.message.starts_with("symbol rules could not be fetched"), "{f:?}");
+    assert!(f.message.contains("the order was NOT sent") && f.message.contains("maintenance"), "{f:?}");
+    assert_eq!(f.http_status, 0, "{f:?}");
     assert_eq!((rogue.count("query_symbol_info"), rogue.count("new_order")), (1, 0));
     assert!(f.cl_ord_id.is_some() && f.request_id.is_none());
     // An answer that is not a symbol list: refused the same way.
@@ -254,7 +257,7 @@ fn a_venue_429_empties_the_bucket_and_a_wait_never_outlasts_the_timeout() {
     assert_eq!((f.http_status, f.retry_after_ms), (429, 5000));
     // The venue asked for 5 s; waiting would outlast the call's 1 s: refused, not sent.
     let f = expect(call(&client, Some(&session), "query_balance", None), PERPS_RATE_LIMITED, false);
-    assert!(f.message.contains("would outlast total_timeout_ms (1000 ms)"), "{f:?}");
+    assert!(f.message.contains("would leave the request less than half of total_timeout_ms (1000 ms)"), "{f:?}");
     assert!((4_000..=5_000).contains(&f.retry_after_ms), "{f:?}");
     // Orders share the account's bucket, and so does another client of the same venue.
     let other = client_at(&rogue.url(), r#"{"rate_limit":"refuse"}"#);
@@ -287,8 +290,9 @@ fn a_huge_retry_after_pauses_the_bucket_for_ten_seconds_at_most() {
         let f = expect(call(c, Some(&session), "cancel_order", Some(r#"{"order_id":7}"#)), PERPS_RATE_LIMITED, false);
         assert!((9_000..=10_000).contains(&f.retry_after_ms), "{f:?}");
     }
-    // "wait" waits the pause out when the call's timeout allows it.
-    let patient = client_at(&rogue.url(), r#"{"rate_limit":"wait","total_timeout_ms":12000}"#);
+    // "wait" waits the pause out when the call's timeout allows it (and leaves the request
+    // half of it).
+    let patient = client_at(&rogue.url(), r#"{"rate_limit":"wait","total_timeout_ms":25000}"#);
     let started = std::time::Instant::now();
     call(&patient, Some(&session), "cancel_order", Some(r#"{"order_id":7}"#)).unwrap();
     assert!(started.elapsed() < std::time::Duration::from_secs(11), "{:?}", started.elapsed());

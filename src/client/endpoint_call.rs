@@ -4,8 +4,8 @@
 //! `PERPS_NOT_FOUND` (an HTML 404 page is not the venue's: `PERPS_HTTP_STATUS`); HTTP 200
 //! with `code` ≠ 0 is `PERPS_API_ERROR` (`code` 404: `PERPS_NOT_FOUND`). Never retried.
 
-use super::{Client, guarded};
 use super::trading::{Account, Outgoing};
+use super::{Client, guarded};
 use crate::endpoints::answer::{self, Refusal};
 use crate::endpoints::params::Params;
 use crate::endpoints::{Auth, Endpoint, Shape, Verb};
@@ -23,8 +23,8 @@ impl Client {
         // Account calls run with the session's secrets (venue text quoted in an error is
         // redacted of them); public calls hold none.
         let answer = match session {
-            Some(s) => guarded(s, None, |secrets| self.endpoint_answer(endpoint, session, params_json, secrets))?,
-            None => self.endpoint_answer(endpoint, None, params_json, &CallSecrets::none())?,
+            Some(s) => guarded(s, None, |secrets| self.endpoint_answer(endpoint, session, params_json, secrets, None))?,
+            None => self.endpoint_answer(endpoint, None, params_json, &CallSecrets::none(), None)?,
         };
         if endpoint == Endpoint::QuerySymbolInfo
             && self.symbols.is_some()
@@ -37,12 +37,16 @@ impl Client {
         Ok(answer)
     }
 
+    /// The answer of one endpoint call. `deadline`: when the calling flow's time ends, if it
+    /// used some of it already (a new order reading the symbol rules); `None`: all of
+    /// `total_timeout_ms` is this call's.
     pub(super) fn endpoint_answer(
         &self,
         endpoint: Endpoint,
         session: Option<&Session>,
         params_json: Option<&str>,
         secrets: &CallSecrets<'_>,
+        deadline: Option<std::time::Instant>,
     ) -> Result<String> {
         let spec = endpoint.spec();
         let credentials = match (spec.auth, session) {
@@ -67,7 +71,7 @@ impl Client {
             account: account.as_str(),
         });
         let body = body.as_deref().map(str::as_bytes);
-        let outgoing = Outgoing { method, target: &target, body, account, secrets, not_found: true };
+        let outgoing = Outgoing { method, target: &target, body, account, secrets, not_found: true, deadline };
         let exchanged = self.exchange(&outgoing)?;
         let shaped = match spec.shape {
             Shape::AsSent => answer::check(&exchanged.reply.body).map(|()| None),

@@ -6,9 +6,13 @@ mod deadline_tcp;
 mod endpoint_call;
 pub mod options;
 pub mod pacing;
+pub mod per_ip_limit;
+mod request_pacing;
 mod retry_after;
 mod sent_tracker;
 mod signin;
+pub(crate) mod symbol_cache;
+mod symbol_fetch;
 pub mod symbol_rules;
 mod trading;
 pub mod transport;
@@ -43,8 +47,12 @@ pub struct Client {
     /// The whole-exchange limit; pacing's waits count against it.
     total_timeout: std::time::Duration,
     buckets: pacing::Buckets,
+    /// The per-IP limits of the hosts of `base_url` and `perps_url` (the same one when they
+    /// share a host), shared process-wide.
+    base_host: &'static per_ip_limit::HostWindow,
+    perps_host: &'static per_ip_limit::HostWindow,
     /// `Some` when the `symbol_rules` option is on.
-    symbols: Option<symbol_rules::SymbolCache>,
+    symbols: Option<symbol_cache::SymbolCache>,
     cl_ord_id_prefix: String,
     /// The two WebSockets' URLs, options and TLS configuration.
     stream: crate::stream::settings::StreamSettings,
@@ -67,12 +75,14 @@ impl Client {
     /// `base_url` serves sign-in and certs, `perps_url` serves trading. Both are required:
     /// there is no default venue, so a test can never reach production by accident.
     pub fn new(base_url: &str, perps_url: &str, options: ClientOptions) -> Result<Client> {
-        let base_url = url::check_url(base_url, "base_url", options.allow_insecure_http)?.text;
-        let perps_url = url::check_url(perps_url, "perps_url", options.allow_insecure_http)?.text;
-        let stream = crate::stream::settings::StreamSettings::new(&perps_url, &options)?;
+        let base_url = url::check_url(base_url, "base_url", options.allow_insecure_http)?;
+        let perps_url = url::check_url(perps_url, "perps_url", options.allow_insecure_http)?;
+        let stream = crate::stream::settings::StreamSettings::new(&perps_url.text, &options)?;
         Ok(Client {
-            base_url,
-            perps_url,
+            base_host: per_ip_limit::for_host(&base_url.host_and_port()),
+            perps_host: per_ip_limit::for_host(&perps_url.host_and_port()),
+            base_url: base_url.text,
+            perps_url: perps_url.text,
             transport: Transport::new(&options)?,
             certs: Mutex::new(None),
             certs_ttl: options.certs_ttl,
@@ -82,7 +92,7 @@ impl Client {
             rate_limit: options.rate_limit,
             total_timeout: options.total_timeout,
             buckets: pacing::Buckets::default(),
-            symbols: options.symbol_rules.then(symbol_rules::SymbolCache::default),
+            symbols: options.symbol_rules.then(|| symbol_cache::SymbolCache::new(options.symbol_rules_max_age)),
             cl_ord_id_prefix: options.cl_ord_id_prefix,
             stream,
         })
@@ -125,7 +135,8 @@ impl Client {
         {
             return Ok((certs, false));
         }
-        let reply = self.send(Method::GET, &format!("{}/v1/offchain/certs", self.base_url), &[], None)?;
+        let reply =
+            self.send(self.base_host, Method::GET, &format!("{}/v1/offchain/certs", self.base_url), &[], None)?;
         let reply = require_2xx(reply, "certs", secrets)?;
         let certs = Arc::new(CertSet::parse(&reply.body).map_err(|e| {
             let reply = answers::redacted(reply, secrets);
@@ -135,8 +146,18 @@ impl Client {
         Ok((certs, true))
     }
 
-    fn send(&self, method: Method, url: &str, headers: &[(&str, &str)], body: Option<&[u8]>) -> Result<Reply> {
-        self.transport.send(method, url, headers, body)
+    /// Send one request that is not an account's (sign-in, certs, the venue's clock) to
+    /// `url` on `host`, paced to the host's per-IP limit when `rate_limit` is on.
+    fn send(
+        &self,
+        host: &'static per_ip_limit::HostWindow,
+        method: Method,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+    ) -> Result<Reply> {
+        let paced = self.pace(host, None, url, None)?;
+        self.transport.send_within(method, url, headers, body, paced.time_left)
     }
 }
 

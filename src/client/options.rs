@@ -29,22 +29,27 @@ pub struct ClientOptions {
     pub rate_limit: RateLimit,
     /// Check orders against the venue's instrument rules before sending.
     pub symbol_rules: bool,
+    /// Rules older than this are read again before they refuse an order.
+    pub symbol_rules_max_age: Duration,
     /// Put in front of every `cl_ord_id` the library generates.
     pub cl_ord_id_prefix: String,
     /// The WebSocket settings (`stream_url`, `order_stream_url`, `max_frame_bytes`, `stream_*`).
     pub stream: StreamOptions,
 }
 
-/// The `rate_limit` option: what to do with an account request the venue's credit bucket
-/// (45 credits a request, 1,000 credits/s refill, burst 900) has no room for yet. With
-/// `Wait` or `Refuse`, a venue 429 empties the local bucket for its `Retry-After`, at most
-/// `pacing::MAX_RETRY_AFTER_PAUSE` (10 s), or one request's refill without one.
+/// The `rate_limit` option: what to do with a request the venue's limits have no room for
+/// yet — an account's credit bucket (45 credits a request, 1,000 credits/s refill, burst 900;
+/// account requests) and the per-IP limit of the venue's host (50 requests/s; every request,
+/// `per_ip_limit`). With `Wait` or `Refuse`, a venue 429 empties the account's local bucket
+/// for its `Retry-After`, at most `pacing::MAX_RETRY_AFTER_PAUSE` (10 s), or one request's
+/// refill without one.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum RateLimit {
     /// Send it (the venue answers 429 when the account is over its budget).
     #[default]
     Off,
-    /// Wait until it fits, within the call's `total_timeout_ms`.
+    /// Wait until it fits, when the wait leaves the request at least half of the call's
+    /// `total_timeout_ms`; refuse it as `Refuse` does otherwise.
     Wait,
     /// Refuse it locally with `PERPS_RATE_LIMITED`; nothing is sent.
     Refuse,
@@ -104,6 +109,7 @@ impl Default for ClientOptions {
             expected_uri: None,
             rate_limit: RateLimit::Off,
             symbol_rules: false,
+            symbol_rules_max_age: crate::client::symbol_cache::DEFAULT_MAX_AGE,
             cl_ord_id_prefix: String::new(),
             stream: StreamOptions::default(),
         }
@@ -129,6 +135,7 @@ const KNOWN: &[&str] = &[
     "expected_uri",
     "rate_limit",
     "symbol_rules",
+    "symbol_rules_max_age_ms",
     "cl_ord_id_prefix",
     "stream_url",
     "order_stream_url",
@@ -226,6 +233,9 @@ impl ClientOptions {
         if let Some(v) = map.get("symbol_rules") {
             options.symbol_rules =
                 v.as_bool().ok_or_else(|| Error::invalid_argument("symbol_rules must be true or false"))?;
+        }
+        if let Some(v) = map.get("symbol_rules_max_age_ms") {
+            options.symbol_rules_max_age = millis(v, "symbol_rules_max_age_ms")?;
         }
         if let Some(v) = map.get("cl_ord_id_prefix") {
             let prefix = text(v, "cl_ord_id_prefix")?;

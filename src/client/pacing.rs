@@ -1,4 +1,5 @@
-//! Pacing account requests to the venue's credit bucket (client option `rate_limit`).
+//! Pacing account requests to the venue's credit bucket (client option `rate_limit`). The
+//! venue's other limit, per IP, is `per_ip_limit`; `request_pacing` applies both.
 //!
 //! The venue charges each request of an account 45 credits from a bucket that refills at
 //! 1,000 credits/s up to 900 (`venue-api.md` §3.2): a burst of 20 requests, then one every
@@ -41,7 +42,7 @@ const INTERVAL_NS: u64 = COST_CREDITS * 1_000_000_000 / REFILL_PER_SECOND;
 const TOLERANCE_NS: u64 = (BURST_CREDITS / COST_CREDITS - 1 - RESERVE_REQUESTS) * INTERVAL_NS;
 
 /// Nanoseconds since the first use of pacing in this process (monotonic clock).
-fn now_ns() -> u64 {
+pub(super) fn now_ns() -> u64 {
     static EPOCH: OnceLock<Instant> = OnceLock::new();
     EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
 }
@@ -61,9 +62,10 @@ impl Bucket {
         self.admit_at(now_ns(), max_wait)
     }
 
-    /// `admit` at a given instant of `now_ns`'s clock (tests pass their own clock, so that
-    /// a slow machine cannot change the arithmetic they check).
-    fn admit_at(&self, now: u64, max_wait: Duration) -> Result<Duration, Duration> {
+    /// `admit` at a given instant of `now_ns`'s clock: the time a request's pacing read once
+    /// for both of its limits (and tests' own clock, so that a slow machine cannot change the
+    /// arithmetic they check).
+    pub(super) fn admit_at(&self, now: u64, max_wait: Duration) -> Result<Duration, Duration> {
         let max_wait = max_wait.as_nanos().min(u128::from(u64::MAX)) as u64;
         let mut current = self.next_free_ns.load(Ordering::Relaxed);
         loop {
@@ -82,6 +84,14 @@ impl Bucket {
                 Err(seen) => current = seen,
             }
         }
+    }
+
+    /// Give back the credits of a request `admit` took that will not be sent (another limit
+    /// refused it): the requests admitted after it keep their places.
+    pub fn give_back(&self) {
+        let _ = self
+            .next_free_ns
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |next| Some(next.saturating_sub(INTERVAL_NS)));
     }
 
     /// The venue said 429: treat the bucket as empty for `retry_after`, at most
@@ -156,6 +166,17 @@ mod tests {
         let later = now + 3 * INTERVAL_NS;
         assert_eq!(bucket.admit_at(later, Duration::ZERO), Ok(Duration::ZERO));
         assert!(bucket.admit_at(later, Duration::ZERO).is_err());
+    }
+
+    #[test]
+    fn credits_given_back_are_taken_again() {
+        let bucket = Bucket::default();
+        let now = 10_000_000_000;
+        assert_eq!((0..18).filter(|_| bucket.admit_at(now, Duration::ZERO).is_ok()).count(), 18);
+        assert!(bucket.admit_at(now, Duration::ZERO).is_err());
+        bucket.give_back();
+        assert_eq!(bucket.admit_at(now, Duration::ZERO), Ok(Duration::ZERO));
+        assert!(bucket.admit_at(now, Duration::ZERO).is_err());
     }
 
     #[test]

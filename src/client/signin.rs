@@ -36,7 +36,13 @@ impl Client {
         }
         let url = format!("{}/v1/offchain/prepare-signin?chain={}", self.base_url, chain.as_str());
         let body = json!({ "address": address, "requestId": session.request_id() }).to_string();
-        let reply = self.send(Method::POST, &url, &[("content-type", "application/json")], Some(body.as_bytes()))?;
+        let reply = self.send(
+            self.base_host,
+            Method::POST,
+            &url,
+            &[("content-type", "application/json")],
+            Some(body.as_bytes()),
+        )?;
         let reply = require_2xx(reply, "prepare-signin", secrets)?;
         let answer = json_object(&reply, "prepare-signin", secrets)?;
         if answer.get("success") != Some(&Value::Bool(true)) {
@@ -119,7 +125,13 @@ impl Client {
         }
         let body = Zeroizing::new(request.to_string());
         let url = format!("{}/v1/offchain/login?chain={}", self.base_url, pending.chain.as_str());
-        let reply = self.send(Method::POST, &url, &[("content-type", "application/json")], Some(body.as_bytes()))?;
+        let reply = self.send(
+            self.base_host,
+            Method::POST,
+            &url,
+            &[("content-type", "application/json")],
+            Some(body.as_bytes()),
+        )?;
         if !(200..300).contains(&reply.status) {
             return Err(login_refusal(&reply, secrets));
         }

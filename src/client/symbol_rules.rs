@@ -3,11 +3,8 @@
 //! the lot, below the minimum or above the maximum — and refused locally with
 //! `PERPS_INVALID_ORDER` naming the rule and the allowed step. Nothing is sent.
 //!
-//! The list comes from `query_symbol_info` (all symbols): fetched at the first order,
-//! replaced whenever the caller runs `perps_query_symbol_info` without a symbol through the
-//! same client ("on demand"), fetched again once when an order names a symbol not in it,
-//! and marked stale (fetched again at the next order) when the venue refuses an order with a
-//! tick error. Steps are `10^-price_tick_decimals` and `10^-qty_tick_decimals`; every
+//! This module reads and checks the rules; `symbol_cache` keeps them and `symbol_fetch`
+//! fetches them. Steps are `10^-price_tick_decimals` and `10^-qty_tick_decimals`; every
 //! comparison is exact decimal arithmetic on the venue's text (`decimal`), never floats.
 
 use crate::decimal::{Decimal, step_text};
@@ -15,8 +12,7 @@ use crate::endpoints::answer::{Entries, decimal_text};
 use crate::error::excerpt;
 use crate::order::OrderBody;
 use serde_json::value::RawValue;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Instant;
 
 /// One symbol's rules, as the venue states them.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,10 +25,11 @@ pub struct SymbolRule {
     pub max_order_qty: Option<String>,
 }
 
-/// The venue's symbol list.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// The venue's symbol list, and when each symbol's rules were read (a table can be put
+/// together from answers read at different times: `merged`).
+#[derive(Clone, Debug, Default)]
 pub struct SymbolTable {
-    rules: Vec<SymbolRule>,
+    rules: Vec<(SymbolRule, Instant)>,
 }
 
 /// What the table says about an order.
@@ -46,9 +43,15 @@ pub enum Verdict {
 }
 
 impl SymbolTable {
-    /// Read a `query_symbol_info` answer: a bare array of symbol objects, or an object with
-    /// the array under `result` or `data`. Integers and decimals may be strings or numbers.
+    /// Read a `query_symbol_info` answer, read from the venue now: a bare array of symbol
+    /// objects, or an object with the array under `result` or `data`. Integers and decimals
+    /// may be strings or numbers.
     pub fn parse(body: &str) -> Result<SymbolTable, String> {
+        SymbolTable::parse_read_at(body, Instant::now())
+    }
+
+    /// [`parse`](Self::parse) an answer read at `read_at`.
+    pub fn parse_read_at(body: &str, read_at: Instant) -> Result<SymbolTable, String> {
         let list = symbol_list(body).ok_or("the answer is not a list of symbols")?;
         let mut rules = Vec::with_capacity(list.len());
         for (i, item) in list.iter().enumerate() {
@@ -87,24 +90,39 @@ impl SymbolTable {
                     .and_then(|v| serde_json::from_str::<String>(v.get()).ok())
                     .is_none_or(|s| s == "trading"),
             };
-            rules.push(SymbolRule {
+            let rule = SymbolRule {
                 enabled,
                 price_tick_decimals: decimals("price_tick_decimals")?,
                 qty_tick_decimals: decimals("qty_tick_decimals")?,
                 min_order_qty: quantity("min_order_qty")?,
                 max_order_qty: quantity("max_order_qty")?,
                 symbol,
-            });
+            };
+            rules.push((rule, read_at));
         }
         Ok(SymbolTable { rules })
     }
 
     pub fn rule(&self, symbol: &str) -> Option<&SymbolRule> {
-        self.rules.iter().find(|r| r.symbol == symbol)
+        self.rules.iter().find(|(r, _)| r.symbol == symbol).map(|(r, _)| r)
+    }
+
+    /// When the rules of `symbol` were read from the venue; `None` when it is not listed.
+    pub fn read_at(&self, symbol: &str) -> Option<Instant> {
+        self.rules.iter().find(|(r, _)| r.symbol == symbol).map(|(_, at)| *at)
     }
 
     pub fn symbols(&self) -> impl Iterator<Item = &str> {
-        self.rules.iter().map(|r| r.symbol.as_str())
+        self.rules.iter().map(|(r, _)| r.symbol.as_str())
+    }
+
+    /// This table with the symbols of `newer` (an answer for some symbols only) replaced or
+    /// added, each with its own time of reading.
+    pub fn merged(&self, newer: SymbolTable) -> SymbolTable {
+        let mut rules: Vec<(SymbolRule, Instant)> =
+            self.rules.iter().filter(|(r, _)| newer.rule(&r.symbol).is_none()).cloned().collect();
+        rules.extend(newer.rules);
+        SymbolTable { rules }
     }
 
     /// Check a validated order.
@@ -164,43 +182,6 @@ fn symbol_list(body: &str) -> Option<Vec<&RawValue>> {
     let entries: Entries<'_> = serde_json::from_str(body).ok()?;
     let inner = entries.0.iter().find(|(k, _)| k == "result" || k == "data")?.1;
     serde_json::from_str(inner.get()).ok()
-}
-
-/// A client's copy of the table, and when to fetch it again.
-#[derive(Debug, Default)]
-pub struct SymbolCache {
-    table: RwLock<Option<Arc<SymbolTable>>>,
-    /// Set after a tick error: the next order fetches the list first.
-    stale: AtomicBool,
-    /// One fetch at a time; the others wait for it and use its result (the fetcher checks
-    /// `current` again once it holds the lock).
-    fetching: Mutex<()>,
-}
-
-impl SymbolCache {
-    /// The current table, unless there is none yet or it is stale.
-    pub fn current(&self) -> Option<Arc<SymbolTable>> {
-        if self.stale.load(Ordering::Relaxed) {
-            return None;
-        }
-        self.table.read().unwrap_or_else(PoisonError::into_inner).clone()
-    }
-
-    pub fn store(&self, table: SymbolTable) -> Arc<SymbolTable> {
-        let table = Arc::new(table);
-        *self.table.write().unwrap_or_else(PoisonError::into_inner) = Some(table.clone());
-        self.stale.store(false, Ordering::Relaxed);
-        table
-    }
-
-    pub fn mark_stale(&self) {
-        self.stale.store(true, Ordering::Relaxed);
-    }
-
-    /// Hold while fetching, so that concurrent first orders fetch once.
-    pub fn fetch_guard(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.fetching.lock().unwrap_or_else(PoisonError::into_inner)
-    }
 }
 
 /// Whether a venue refusal of an order is about the price tick (`… not follow price tick`).
@@ -273,12 +254,32 @@ mod tests {
     #[test]
     fn envelopes_and_bad_lists() {
         let wrapped = format!(r#"{{"code":0,"result":{INFO}}}"#);
-        assert_eq!(SymbolTable::parse(&wrapped).unwrap(), SymbolTable::parse(INFO).unwrap());
+        let now = Instant::now();
+        let (wrapped, bare) =
+            (SymbolTable::parse_read_at(&wrapped, now).unwrap(), SymbolTable::parse_read_at(INFO, now).unwrap());
+        assert_eq!(wrapped.rules, bare.rules);
         assert!(SymbolTable::parse(r#"{"symbol":"BTC-USD"}"#).is_err());
         assert!(SymbolTable::parse(r#"[{"price_tick_decimals":2}]"#).unwrap_err().contains("no \"symbol\""));
         assert!(
             SymbolTable::parse(r#"[{"symbol":"X","qty_tick_decimals":-1}]"#).unwrap_err().contains("qty_tick_decimals")
         );
         assert!(SymbolTable::parse(r#"[{"symbol":"X","min_order_qty":"abc"}]"#).unwrap_err().contains("min_order_qty"));
+    }
+
+    #[test]
+    fn a_merged_table_keeps_each_symbols_time_of_reading() {
+        let then = Instant::now();
+        let later = then + std::time::Duration::from_secs(61);
+        let table = SymbolTable::parse_read_at(INFO, then).unwrap();
+        let newer =
+            SymbolTable::parse_read_at(r#"[{"symbol":"BTC-USD","qty_tick_decimals":3},{"symbol":"SOL-USD"}]"#, later)
+                .unwrap();
+        let merged = table.merged(newer);
+        assert_eq!(merged.symbols().collect::<Vec<_>>(), ["XAG-USD", "OLD-USD", "BTC-USD", "SOL-USD"]);
+        assert_eq!(merged.rule("BTC-USD").unwrap().qty_tick_decimals, Some(3), "the newer rule replaces the older");
+        assert_eq!(
+            (merged.read_at("BTC-USD"), merged.read_at("XAG-USD"), merged.read_at("ETH-USD")),
+            (Some(later), Some(then), None)
+        );
     }
 }

@@ -4,18 +4,15 @@
 //! retries.
 
 use super::answers::is_web_server_page;
-use super::pacing::Bucket;
-use super::symbol_rules::{SymbolTable, Verdict, is_tick_error};
+use super::symbol_rules::is_tick_error;
 use super::transport::Reply;
 use super::{Client, guarded, json_object, require_2xx, sent_tracker};
 use crate::body_sign::BodySignature;
-use crate::client::options::RateLimit;
 use crate::error::{Code, Error, Result, excerpt, venue_words};
-use crate::order::{self, OrderBody};
+use crate::order;
 use crate::redact::CallSecrets;
 use crate::session::{RequestOptions, Session};
-use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use ureq::http::Method;
 
 /// The account a request acts for: its session, checked token and account name.
@@ -43,6 +40,9 @@ pub(super) struct Outgoing<'a> {
     /// proxy or a wrong URL, and says nothing about the order. `false`: every 404 is
     /// `PERPS_HTTP_STATUS` (`new_order`, `perps_request`).
     pub not_found: bool,
+    /// When the call's time (`total_timeout_ms`) ends, if earlier steps of the call (reading
+    /// the symbol rules) used some of it; `None`: the exchange has all of it.
+    pub deadline: Option<Instant>,
 }
 
 /// A 2xx answer, with the signature whose `x-request-id` a later failure reports.
@@ -77,9 +77,9 @@ fn with_request_id(error: Error, signature: Option<&BodySignature>) -> Error {
 
 impl Client {
     /// Validate (generating a `cl_ord_id` when there is none), check the symbol rules when
-    /// they are on, serialise once, pace, sign those bytes, POST `/api/new_order`. The
-    /// answer carries the `cl_ord_id`; so does any error after the order was validated.
-    /// Never retried.
+    /// they are on, serialise once, pace, sign those bytes, POST `/api/new_order`, all within
+    /// one `total_timeout_ms`. The answer carries the `cl_ord_id`; so does any error after
+    /// the order was validated. Never retried.
     pub fn new_order(&self, session: &Session, order_json: &str) -> Result<String> {
         guarded(session, None, |secrets| self.send_order(session, order_json, secrets))
     }
@@ -88,7 +88,7 @@ impl Client {
         let (token, account) = session.usable_credentials(self.venue_now_ms().div_euclid(1000))?;
         let (body, cl_ord_id) =
             order::validate_with_id(order_json, || crate::cl_ord_id::generate(&self.cl_ord_id_prefix))?;
-        let outcome = self.check_symbol_rules(&body).and_then(|()| {
+        let outcome = self.check_symbol_rules(&body).and_then(|deadline| {
             let account = Account { session, token: &token, account: &account };
             let outgoing = Outgoing {
                 method: Method::POST,
@@ -97,6 +97,7 @@ impl Client {
                 account: Some(account),
                 secrets,
                 not_found: false,
+                deadline,
             };
             let exchanged = self.exchange(&outgoing)?;
             order_answer(&exchanged, &cl_ord_id)
@@ -139,19 +140,19 @@ impl Client {
         let (token, account) = session.usable_credentials(self.venue_now_ms().div_euclid(1000))?;
         let body = body.filter(|b| !b.is_empty()).map(str::as_bytes);
         let account = Account { session, token: &token, account: &account };
-        let outgoing = Outgoing { method, target: path, body, account: Some(account), secrets, not_found: false };
+        let outgoing =
+            Outgoing { method, target: path, body, account: Some(account), secrets, not_found: false, deadline: None };
         let exchanged = self.exchange(&outgoing)?;
         venue_result(&exchanged, path)
     }
 
-    /// Send one request: pace it (account requests, option `rate_limit`), sign its body,
-    /// add the bearer and the session's headers, send it once, and require a 2xx answer.
-    /// Errors after request bytes left carry the `x-request-id`.
+    /// Send one request: pace it (option `rate_limit`: the host's per-IP limit, and the
+    /// account's bucket for account requests), sign its body, add the bearer and the
+    /// session's headers, send it once within what is left of the call's time, and require
+    /// a 2xx answer. Errors after request bytes left carry the `x-request-id`.
     pub(super) fn exchange<'a>(&self, outgoing: &Outgoing<'a>) -> Result<Exchanged<'a>> {
-        let (bucket, time_left) = match &outgoing.account {
-            Some(account) => self.pace(account.account, outgoing.target)?,
-            None => (None, None),
-        };
+        let account = outgoing.account.as_ref().map(|account| account.account);
+        let paced = self.pace(self.perps_host, account, outgoing.target, outgoing.deadline)?;
         let mut headers: Vec<(&str, &str)> = Vec::with_capacity(9);
         let bearer;
         let options: RequestOptions;
@@ -182,10 +183,10 @@ impl Client {
         let path = outgoing.target.split('?').next().unwrap_or(outgoing.target);
         let reply = self
             .transport
-            .send_within(outgoing.method.clone(), &url, &headers, outgoing.body, time_left)
+            .send_within(outgoing.method.clone(), &url, &headers, outgoing.body, paced.time_left)
             .map_err(|e| if sent_tracker::request_bytes_sent() { with_request_id(e, signature.as_ref()) } else { e })?;
         if reply.status == 429
-            && let Some(bucket) = &bucket
+            && let Some(bucket) = paced.bucket
         {
             let retry_after =
                 reply.retry_after.as_deref().and_then(|v| super::retry_after::millis(v, self.venue_now_ms()));
@@ -199,110 +200,12 @@ impl Client {
         Ok(Exchanged { reply, signature, secrets: outgoing.secrets })
     }
 
-    /// Take the account's credits for one request (option `rate_limit`), waiting if the
-    /// mode says so. Returns the bucket (to empty on a venue 429) and, after a wait, the
-    /// time left for the exchange.
-    fn pace(&self, account: &str, target: &str) -> Result<(Option<&'static Bucket>, Option<Duration>)> {
-        let max_wait = match self.rate_limit {
-            RateLimit::Off => return Ok((None, None)),
-            RateLimit::Wait => self.total_timeout.saturating_sub(Duration::from_millis(1)),
-            RateLimit::Refuse => Duration::ZERO,
-        };
-        let bucket = self.buckets.of(&self.perps_url, account);
-        match bucket.admit(max_wait) {
-            Ok(wait) if wait.is_zero() => Ok((Some(bucket), None)),
-            Ok(wait) => {
-                std::thread::sleep(wait);
-                Ok((Some(bucket), Some(self.total_timeout.saturating_sub(wait))))
-            }
-            Err(wait) => {
-                let ms = wait.as_nanos().div_ceil(1_000_000) as i64;
-                let path = target.split('?').next().unwrap_or(target);
-                let why = match self.rate_limit {
-                    RateLimit::Wait => format!(
-                        "waiting {ms} ms for the account's request budget would outlast total_timeout_ms ({} ms)",
-                        self.total_timeout.as_millis()
-                    ),
-                    _ => format!(
-                        "the account's request budget is spent (rate_limit \"refuse\"); a request would be allowed in {ms} ms"
-                    ),
-                };
-                Err(Error::new(
-                    Code::RateLimited,
-                    format!("{path}: {why} (venue budget: 45 credits a request, 1,000 credits/s, burst 900); nothing was sent"),
-                )
-                .with_retry_after_ms(ms))
-            }
-        }
-    }
-
-    /// The symbol rules (option `symbol_rules`) for an order: the cached list (fetched
-    /// first when there is none or it is stale; fetched again once when it lacks the
-    /// order's symbol).
-    fn check_symbol_rules(&self, order: &OrderBody) -> Result<()> {
-        let Some(cache) = &self.symbols else { return Ok(()) };
-        let (table, fresh) = match cache.current() {
-            Some(table) => (table, false),
-            None => (self.fetch_symbols(None)?, true),
-        };
-        let verdict = match table.check(order) {
-            Verdict::Unknown if !fresh => self.fetch_symbols(Some(&table))?.check(order),
-            verdict => verdict,
-        };
-        match verdict {
-            Verdict::Allowed => Ok(()),
-            Verdict::Refused(message) => Err(Error::invalid_order(message)),
-            Verdict::Unknown => {
-                let table = cache.current().unwrap_or(table);
-                let listed: Vec<&str> = table.symbols().take(12).collect();
-                Err(Error::invalid_order(format!(
-                    "symbol \"{}\" is not listed by the venue (symbol rules; it lists {})",
-                    excerpt(order.field("symbol").unwrap_or("")),
-                    if listed.is_empty() { "none".to_owned() } else { listed.join(", ") }
-                )))
-            }
-        }
-    }
-
-    /// Fetch the venue's symbol list for the symbol rules, one fetch at a time: a table
-    /// stored while this call waited for its turn (by the fetch of a concurrent order, or an
-    /// on-demand `query_symbol_info`) is used instead of fetching again. `seen`: the table
-    /// the caller found wanting (it lacks the order's symbol), or `None` when there was none
-    /// (or it was stale).
-    fn fetch_symbols(&self, seen: Option<&Arc<SymbolTable>>) -> Result<Arc<SymbolTable>> {
-        let cache = self.symbols.as_ref().expect("symbol rules are on");
-        let _one_at_a_time = cache.fetch_guard();
-        if let Some(current) = cache.current()
-            && seen.is_none_or(|seen| !Arc::ptr_eq(seen, &current))
-        {
-            return Ok(current);
-        }
-        let not_sent = |e: Error| {
-            let message = format!(
-                "symbol rules: the venue's symbol list could not be read, so the order was not sent: {}",
-                e.message()
-            );
-            e.with_message(message).reached_venue(false)
-        };
-        let answer = self
-            .endpoint_answer(crate::endpoints::Endpoint::QuerySymbolInfo, None, None, &CallSecrets::none())
-            .map_err(not_sent)?;
-        self.keep_symbols(&answer).map_err(|why| {
-            Error::bad_response(format!("symbol rules: {why}; the order was not sent")).with_body(answer)
-        })
-    }
-
-    /// Read a `query_symbol_info` answer (all symbols) into the symbol-rules cache.
-    pub(super) fn keep_symbols(&self, answer: &str) -> std::result::Result<Arc<SymbolTable>, String> {
-        let cache = self.symbols.as_ref().ok_or("symbol rules are off")?;
-        Ok(cache.store(SymbolTable::parse(answer)?))
-    }
-
     /// Read the venue's clock (`GET /api/kline/time`, Unix seconds) and keep the offset
     /// applied to every later `x-request-timestamp`. Returns the offset in milliseconds.
     pub fn sync_time(&self) -> Result<i64> {
         let started = crate::body_sign::now_ms();
-        let reply = self.send(Method::GET, &format!("{}/api/kline/time", self.perps_url), &[], None)?;
+        let reply =
+            self.send(self.perps_host, Method::GET, &format!("{}/api/kline/time", self.perps_url), &[], None)?;
         let finished = crate::body_sign::now_ms();
         let reply = require_2xx(reply, "kline/time", &CallSecrets::none())?;
         let seconds: i64 = reply.body.trim().parse().map_err(|_| {

@@ -20,6 +20,15 @@ pub(crate) struct BaseUrl {
     pub port: Option<u16>,
 }
 
+impl BaseUrl {
+    /// `host:port`, the port written out (443 for `https`, 80 for `http` when the URL names
+    /// none) and the host in lower case: the venue host the per-IP limit is kept for.
+    pub fn host_and_port(&self) -> String {
+        let default_port = if self.text.starts_with("https://") || self.text.starts_with("wss://") { 443 } else { 80 };
+        format!("{}:{}", self.host.to_ascii_lowercase(), self.port.unwrap_or(default_port))
+    }
+}
+
 /// The two schemes a URL may have: the secure one, and the plain one allowed only to loopback
 /// (or anywhere with `allow_insecure_http`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -241,6 +250,15 @@ mod tests {
         assert!(check_url("http://localhost:1", "u", false).is_ok());
         assert!(check_url("https://perps.example:65535/v1%2Fx/y_z~", "u", false).is_ok());
         assert!(check_url("http://10.0.0.1", "u", true).is_ok());
+    }
+
+    #[test]
+    fn the_venue_host_names_its_port() {
+        let host = |url: &str| check_url(url, "u", true).unwrap().host_and_port();
+        assert_eq!(host("https://Perps.Example/api"), "perps.example:443");
+        assert_eq!(host("http://perps.example"), "perps.example:80");
+        assert_eq!(host("http://127.0.0.1:8080/perps"), "127.0.0.1:8080");
+        assert_eq!(host("http://[::1]:8080"), "[::1]:8080");
     }
 
     #[test]

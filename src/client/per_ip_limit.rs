@@ -1,0 +1,138 @@
+//! Pacing every REST request to a venue host to the venue's per-IP limit (client option
+//! `rate_limit`): 50 requests/s from one IP address, answered with 429 beyond it
+//! (`venue-api.md` §3.2). The account's credit bucket (`pacing`) is a separate, per-account
+//! limit; a request passes both.
+//!
+//! The documents do not say how the venue counts 50 requests/s: a bucket refilled at 50/s,
+//! or a count over the last second. Ours satisfies both: at most `REQUESTS` (48) requests in
+//! any `WINDOW` (1.1 s), a sliding log of the last 48 send times. It keeps 2 requests and
+//! 100 ms in reserve because the venue counts arrivals and we count departures: the slack
+//! absorbs up to 100 ms of difference in the network's delay from one request to another.
+//! Sustained, that is 43.6 requests/s; a burst of 48 goes at once.
+//!
+//! Why the log holds: request k is sent at least `WINDOW` after request k−48 (in the order
+//! they were admitted), so among any 49 requests two were admitted a multiple of 48 apart
+//! and are sent at least `WINDOW` apart — whatever order their sends end up in (a request
+//! may be admitted for a later send, after its account's wait).
+//!
+//! One log per venue host (host and port), shared by every client, session and account of
+//! the process that sends to it: the venue sees one IP. A log lives as long as the process
+//! (about 800 bytes per host); a client looks up its hosts' logs once, when it is made, so
+//! a request takes one short, uncontended lock and allocates nothing.
+
+use super::pacing::now_ns;
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+/// Requests allowed in any `WINDOW`: the venue's 50 less a reserve of 2.
+pub(crate) const REQUESTS: usize = 48;
+/// The venue's second and 100 ms for the network's jitter.
+pub(crate) const WINDOW: Duration = Duration::from_millis(1100);
+const WINDOW_NS: u64 = WINDOW.as_nanos() as u64;
+
+/// The send times of one venue host's last `REQUESTS` requests.
+#[derive(Debug)]
+pub struct HostWindow {
+    sends: Mutex<SendLog>,
+}
+
+#[derive(Debug)]
+struct SendLog {
+    /// When each of the last `REQUESTS` admitted requests is sent (ns on `now_ns`'s clock),
+    /// in the order they were admitted, as a ring; `None`: no request yet.
+    sent_ns: [Option<u64>; REQUESTS],
+    /// The ring's oldest admission: the one this admission must follow by `WINDOW`.
+    oldest: usize,
+}
+
+impl Default for HostWindow {
+    fn default() -> Self {
+        HostWindow { sends: Mutex::new(SendLog { sent_ns: [None; REQUESTS], oldest: 0 }) }
+    }
+}
+
+impl HostWindow {
+    /// Admit one request to be sent no earlier than `earliest` from now (its account's
+    /// wait), waiting at most `max_wait` in all. `Ok(wait)`: admitted; send after `wait`
+    /// (at least `earliest`). `Err(wait)`: nothing taken; `wait` is how long until a
+    /// request would be admitted.
+    pub fn admit(&self, earliest: Duration, max_wait: Duration) -> Result<Duration, Duration> {
+        self.admit_at(now_ns(), earliest, max_wait)
+    }
+
+    /// `admit` at a given instant of `now_ns`'s clock (the time a request's pacing read once
+    /// for both of its limits; tests pass their own clock).
+    pub(super) fn admit_at(&self, now: u64, earliest: Duration, max_wait: Duration) -> Result<Duration, Duration> {
+        let earliest = now.saturating_add(earliest.as_nanos().min(u128::from(u64::MAX)) as u64);
+        let mut log = self.sends.lock().unwrap_or_else(PoisonError::into_inner);
+        let oldest = log.oldest;
+        let send_at = match log.sent_ns[oldest] {
+            Some(sent) => earliest.max(sent.saturating_add(WINDOW_NS)),
+            None => earliest,
+        };
+        let wait = Duration::from_nanos(send_at - now);
+        if wait > max_wait {
+            return Err(wait);
+        }
+        log.sent_ns[oldest] = Some(send_at);
+        log.oldest = (oldest + 1) % REQUESTS;
+        Ok(wait)
+    }
+}
+
+/// The log of one venue host, shared process-wide. `host` is the host and port as the
+/// venue's URL names them (`url::BaseUrl`); called when a client is made, never per request.
+pub fn for_host(host: &str) -> &'static HostWindow {
+    static REGISTRY: Mutex<Vec<(String, &'static HostWindow)>> = Mutex::new(Vec::new());
+    let mut all = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, window)) = all.iter().find(|(h, _)| h == host) {
+        return window;
+    }
+    let window: &'static HostWindow = Box::leak(Box::default());
+    all.push((host.to_owned(), window));
+    window
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: u64 = 10_000_000_000;
+
+    #[test]
+    fn a_burst_of_forty_eight_then_the_window_slides() {
+        let window = HostWindow::default();
+        let admitted = (0..60).filter(|_| window.admit_at(NOW, Duration::ZERO, Duration::ZERO).is_ok()).count();
+        assert_eq!(admitted, 48, "the venue's 50, less the reserve of 2");
+        assert_eq!(window.admit_at(NOW, Duration::ZERO, Duration::ZERO), Err(WINDOW));
+        // Waiting is a reservation: the 49th request goes when the first leaves the window.
+        assert_eq!(window.admit_at(NOW, Duration::ZERO, Duration::from_secs(2)), Ok(WINDOW));
+        let later = NOW + WINDOW_NS;
+        assert!(window.admit_at(later, Duration::ZERO, Duration::ZERO).is_ok(), "the second send left the window");
+    }
+
+    #[test]
+    fn an_accounts_wait_is_kept_and_no_window_holds_more_than_forty_eight() {
+        let window = HostWindow::default();
+        // Requests admitted for sends out of order (some behind their account's wait).
+        let mut sends = Vec::new();
+        for i in 0..500u64 {
+            let earliest = Duration::from_millis((i * 37) % 700);
+            let now = NOW + i * 3_000_000;
+            let wait = window.admit_at(now, earliest, Duration::from_secs(60)).unwrap();
+            assert!(wait >= earliest);
+            sends.push(now + wait.as_nanos() as u64);
+        }
+        sends.sort_unstable();
+        for (i, first) in sends.iter().enumerate() {
+            let within = sends[i..].iter().take_while(|t| **t < first + WINDOW_NS).count();
+            assert!(within <= REQUESTS, "{within} sends within {WINDOW:?} of {first}");
+        }
+    }
+
+    #[test]
+    fn clients_of_the_same_host_share_a_window() {
+        assert!(std::ptr::eq(for_host("perps.example:443"), for_host("perps.example:443")));
+        assert!(!std::ptr::eq(for_host("perps.example:443"), for_host("perps.example:8443")));
+    }
+}

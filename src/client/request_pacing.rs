@@ -1,0 +1,125 @@
+//! Pacing one request (client option `rate_limit`) within its call's time: the account's
+//! credit bucket (`pacing`, account requests only) and the venue host's per-IP limit
+//! (`per_ip_limit`, every request). With `"wait"`, a wait is accepted only when it leaves
+//! the request itself at least half of `total_timeout_ms`: a request sent with a few
+//! milliseconds left would time out with its fate unknown, which is worse than a refusal
+//! that sent nothing.
+
+use super::Client;
+use super::options::RateLimit;
+use super::pacing::{self, Bucket};
+use super::per_ip_limit::{self, HostWindow};
+use crate::error::{Code, Error, Result};
+use std::time::{Duration, Instant};
+
+/// What pacing decided for one request.
+pub(super) struct Paced {
+    /// The account's bucket, to empty on a venue 429.
+    pub bucket: Option<&'static Bucket>,
+    /// The exchange's time limit when it is less than `total_timeout_ms` (a wait, or earlier
+    /// steps of the call, used some of it); `None`: all of it.
+    pub time_left: Option<Duration>,
+}
+
+/// Which limit refused a request.
+#[derive(Clone, Copy)]
+enum Limit {
+    Account,
+    PerIp,
+}
+
+impl Client {
+    /// Pace one request to `host` (and, for an account's request, to the account's bucket),
+    /// sleeping when the mode is `"wait"`. `target`: the request's path or URL, for messages.
+    /// `deadline`: when the call's time ends, if earlier steps of the call used some of it
+    /// (`None`: the request has all of `total_timeout_ms`). Refusals send nothing.
+    pub(super) fn pace(
+        &self,
+        host: &'static HostWindow,
+        account: Option<&str>,
+        target: &str,
+        deadline: Option<Instant>,
+    ) -> Result<Paced> {
+        let left = match deadline {
+            None => self.total_timeout,
+            Some(deadline) => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(Error::new(
+                        Code::Timeout,
+                        format!(
+                            "{}: the call took longer than total_timeout_ms ({} ms) before the request was sent; \
+                             nothing was sent",
+                            path_of(target),
+                            self.total_timeout.as_millis()
+                        ),
+                    ));
+                }
+                left
+            }
+        };
+        let max_wait = match self.rate_limit {
+            RateLimit::Off => return Ok(Paced { bucket: None, time_left: deadline.map(|_| left) }),
+            RateLimit::Wait => left.saturating_sub(self.least_time_for_the_request()),
+            RateLimit::Refuse => Duration::ZERO,
+        };
+        let bucket = account.map(|account| self.buckets.of(&self.perps_url, account));
+        // One reading of the clock for both limits: it is most of their cost.
+        let now = pacing::now_ns();
+        let account_wait = match bucket {
+            Some(bucket) => {
+                bucket.admit_at(now, max_wait).map_err(|wait| self.refusal(target, Limit::Account, wait))?
+            }
+            None => Duration::ZERO,
+        };
+        let wait = host.admit_at(now, account_wait, max_wait).map_err(|wait| {
+            if let Some(bucket) = bucket {
+                bucket.give_back();
+            }
+            self.refusal(target, Limit::PerIp, wait)
+        })?;
+        if !wait.is_zero() {
+            std::thread::sleep(wait);
+        }
+        let time_left = (deadline.is_some() || !wait.is_zero()).then(|| left.saturating_sub(wait));
+        Ok(Paced { bucket, time_left })
+    }
+
+    /// The least time a wait must leave the request itself: half of `total_timeout_ms`.
+    fn least_time_for_the_request(&self) -> Duration {
+        self.total_timeout / 2
+    }
+
+    fn refusal(&self, target: &str, limit: Limit, wait: Duration) -> Error {
+        let ms = wait.as_nanos().div_ceil(1_000_000) as i64;
+        let (budget, venue) = match limit {
+            Limit::Account => (
+                "the account's request budget",
+                "venue budget: 45 credits a request, 1,000 credits/s, burst 900".to_owned(),
+            ),
+            Limit::PerIp => (
+                "the per-IP request budget of the venue's host",
+                format!(
+                    "venue limit: 50 requests/s per IP; this process keeps to {} in any {} ms",
+                    per_ip_limit::REQUESTS,
+                    per_ip_limit::WINDOW.as_millis()
+                ),
+            ),
+        };
+        let why = match self.rate_limit {
+            RateLimit::Wait => format!(
+                "waiting {ms} ms for {budget} would leave the request less than half of total_timeout_ms ({} ms)",
+                self.total_timeout.as_millis()
+            ),
+            _ => format!("{budget} is spent (rate_limit \"refuse\"); a request would be allowed in {ms} ms"),
+        };
+        Error::new(Code::RateLimited, format!("{}: {why} ({venue}); nothing was sent", path_of(target)))
+            .with_retry_after_ms(ms)
+    }
+}
+
+/// The path of a request target or URL, without its query.
+fn path_of(target: &str) -> &str {
+    let after_scheme = target.split_once("://").map_or(target, |(_, rest)| rest.find('/').map_or("/", |i| &rest[i..]));
+    after_scheme.split('?').next().unwrap_or(after_scheme)
+}

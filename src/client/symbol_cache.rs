@@ -1,0 +1,304 @@
+//! A client's copy of the venue's symbol rules (client option `symbol_rules`), and when to
+//! read them again.
+//!
+//! The rules are read at the first order, then kept. They are read again when an order names
+//! a symbol they lack, when an order would be refused by a rule older than
+//! `symbol_rules_max_age_ms` (the venue may have loosened it: a refusal is never made on
+//! stale rules, and an order that passes costs nothing), at the next order after the venue
+//! refuses one with a tick error, and on demand (`perps_query_symbol_info` without a
+//! symbol).
+//!
+//! A venue that refuses the whole list (a 4xx to `query_symbol_info` without `symbol`: the
+//! documents call `symbol` required, while a live client calls it without one) is remembered
+//! as one that needs per-symbol reads; each order's symbol is then read on its own and merged
+//! into the table.
+//!
+//! One read of a kind at a time: calls that need the list (or the same symbol) while it is
+//! being read wait for that read and share its outcome, failure included, each within its
+//! own deadline; they never read again one after another.
+
+use super::symbol_rules::SymbolTable;
+use crate::error::{Code, Error, Result};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError, RwLock};
+use std::time::{Duration, Instant};
+
+/// The default of `symbol_rules_max_age_ms`: a minute.
+pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(60);
+
+/// What one read fetches: the whole list, or one symbol's rules.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target<'a> {
+    List,
+    Symbol(&'a str),
+}
+
+/// A read under way, and its outcome once it has one.
+#[derive(Debug)]
+struct Flight {
+    /// `None`: the whole list; `Some`: that symbol.
+    symbol: Option<String>,
+    landed: Mutex<Option<Result<Arc<SymbolTable>>>>,
+    wake: Condvar,
+}
+
+impl Flight {
+    fn fetches(&self, target: &Target<'_>) -> bool {
+        match target {
+            Target::List => self.symbol.is_none(),
+            Target::Symbol(symbol) => self.symbol.as_deref() == Some(*symbol),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct SymbolCache {
+    table: RwLock<Option<Arc<SymbolTable>>>,
+    /// Set after a tick error: the next order reads the rules first.
+    stale: AtomicBool,
+    /// Set when the venue refused the whole list with a 4xx: read symbol by symbol.
+    per_symbol: AtomicBool,
+    /// Rules older than this are read again before they refuse an order.
+    max_age: Duration,
+    flights: Mutex<Vec<Arc<Flight>>>,
+}
+
+impl SymbolCache {
+    pub fn new(max_age: Duration) -> SymbolCache {
+        SymbolCache {
+            table: RwLock::new(None),
+            stale: AtomicBool::new(false),
+            per_symbol: AtomicBool::new(false),
+            max_age,
+            flights: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The current table, unless there is none yet or it is stale.
+    pub fn current(&self) -> Option<Arc<SymbolTable>> {
+        if self.stale.load(Ordering::Relaxed) {
+            return None;
+        }
+        self.table.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Keep a whole list, in place of whatever was kept.
+    pub fn store_list(&self, table: SymbolTable) -> Arc<SymbolTable> {
+        let table = Arc::new(table);
+        *self.table.write().unwrap_or_else(PoisonError::into_inner) = Some(table.clone());
+        self.stale.store(false, Ordering::Relaxed);
+        table
+    }
+
+    /// Keep the rules of the symbols `table` lists, and the others as they were.
+    pub fn merge(&self, table: SymbolTable) -> Arc<SymbolTable> {
+        let mut kept = self.table.write().unwrap_or_else(PoisonError::into_inner);
+        let merged = Arc::new(match kept.as_deref() {
+            Some(old) => old.merged(table),
+            None => table,
+        });
+        *kept = Some(merged.clone());
+        self.stale.store(false, Ordering::Relaxed);
+        merged
+    }
+
+    pub fn mark_stale(&self) {
+        self.stale.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the venue refused the whole list, so that rules are read symbol by symbol.
+    pub fn per_symbol(&self) -> bool {
+        self.per_symbol.load(Ordering::Relaxed)
+    }
+
+    pub fn set_per_symbol(&self) {
+        self.per_symbol.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether `symbol`'s rules in `table` are too old to refuse an order on.
+    pub fn too_old(&self, table: &SymbolTable, symbol: &str) -> bool {
+        table.read_at(symbol).is_none_or(|at| at.elapsed() >= self.max_age)
+    }
+
+    /// Read `target` with `fetch` (which stores what it read), unless a read of it is under
+    /// way: then wait for that one, until `deadline`, and share its outcome. Before reading,
+    /// a table kept since the caller looked at `seen` (the table it found wanting, `None`
+    /// when there was none) is used instead when it answers better for `symbol`.
+    pub fn read_once(
+        &self,
+        target: Target<'_>,
+        symbol: &str,
+        seen: Option<&Arc<SymbolTable>>,
+        deadline: Instant,
+        fetch: impl FnOnce() -> Result<Arc<SymbolTable>>,
+    ) -> Result<Arc<SymbolTable>> {
+        let flight = {
+            let mut flights = self.flights.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(flight) = flights.iter().find(|f| f.fetches(&target)) {
+                let flight = flight.clone();
+                drop(flights);
+                return wait_for(&flight, deadline);
+            }
+            if let Some(current) = self.current()
+                && self.answers_better(&current, seen, symbol)
+            {
+                return Ok(current);
+            }
+            let flight = Arc::new(Flight {
+                symbol: match target {
+                    Target::List => None,
+                    Target::Symbol(symbol) => Some(symbol.to_owned()),
+                },
+                landed: Mutex::new(None),
+                wake: Condvar::new(),
+            });
+            flights.push(flight.clone());
+            flight
+        };
+        let mut landing = Landing { cache: self, flight, outcome: None };
+        let outcome = fetch();
+        landing.outcome = Some(outcome.clone());
+        outcome
+    }
+
+    /// Whether `current`, kept after the caller found `seen` wanting, is newer for `symbol`:
+    /// a new whole list is; symbol by symbol, only a newer read of that symbol is.
+    fn answers_better(&self, current: &Arc<SymbolTable>, seen: Option<&Arc<SymbolTable>>, symbol: &str) -> bool {
+        match seen {
+            None => true,
+            Some(seen) if Arc::ptr_eq(seen, current) => false,
+            Some(_) if !self.per_symbol() => true,
+            Some(seen) => current.read_at(symbol) > seen.read_at(symbol),
+        }
+    }
+}
+
+/// Wait for a read under way to land, until `deadline`.
+fn wait_for(flight: &Flight, deadline: Instant) -> Result<Arc<SymbolTable>> {
+    let mut landed = flight.landed.lock().unwrap_or_else(PoisonError::into_inner);
+    loop {
+        if let Some(outcome) = landed.as_ref() {
+            return outcome.clone();
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(Error::new(
+                Code::Timeout,
+                "the symbol rules another call was reading did not arrive within total_timeout_ms",
+            ));
+        }
+        landed = flight.wake.wait_timeout(landed, left).unwrap_or_else(PoisonError::into_inner).0;
+    }
+}
+
+/// Ends a read: takes it off the list of reads under way and hands its outcome to the calls
+/// waiting for it — on drop, so that they are woken even if the read panicked.
+struct Landing<'a> {
+    cache: &'a SymbolCache,
+    flight: Arc<Flight>,
+    outcome: Option<Result<Arc<SymbolTable>>>,
+}
+
+impl Drop for Landing<'_> {
+    fn drop(&mut self) {
+        self.cache.flights.lock().unwrap_or_else(PoisonError::into_inner).retain(|f| !Arc::ptr_eq(f, &self.flight));
+        let outcome = self
+            .outcome
+            .take()
+            .unwrap_or_else(|| Err(Error::new(Code::Panic, "reading the symbol rules failed (a bug: it panicked)")));
+        *self.flight.landed.lock().unwrap_or_else(PoisonError::into_inner) = Some(outcome);
+        self.flight.wake.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIST: &str = r#"[{"symbol":"BTC-USD","qty_tick_decimals":4},{"symbol":"ETH-USD","qty_tick_decimals":3}]"#;
+
+    #[test]
+    fn calls_that_arrive_during_a_read_share_its_outcome_failure_included() {
+        let cache = SymbolCache::new(DEFAULT_MAX_AGE);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let reads = std::sync::atomic::AtomicUsize::new(0);
+        let started = std::sync::Barrier::new(2);
+        let outcomes: Vec<Result<Arc<SymbolTable>>> = std::thread::scope(|scope| {
+            let leader = scope.spawn(|| {
+                cache.read_once(Target::List, "BTC-USD", None, deadline, || {
+                    reads.fetch_add(1, Ordering::SeqCst);
+                    started.wait();
+                    std::thread::sleep(Duration::from_millis(500));
+                    Err(Error::new(Code::Timeout, "the venue was slow"))
+                })
+            });
+            started.wait();
+            let waiters: Vec<_> = (0..4)
+                .map(|_| {
+                    scope.spawn(|| {
+                        cache.read_once(Target::List, "BTC-USD", None, deadline, || {
+                            reads.fetch_add(1, Ordering::SeqCst);
+                            Ok(cache.store_list(SymbolTable::parse(LIST).unwrap()))
+                        })
+                    })
+                })
+                .collect();
+            std::iter::once(leader).chain(waiters).map(|t| t.join().unwrap()).collect()
+        });
+        assert_eq!(reads.load(Ordering::SeqCst), 1, "one read for all five calls");
+        for outcome in outcomes {
+            assert_eq!(outcome.unwrap_err().message(), "the venue was slow");
+        }
+        // The read is over: the next call reads again.
+        let table = cache.read_once(Target::List, "BTC-USD", None, deadline, || {
+            reads.fetch_add(1, Ordering::SeqCst);
+            Ok(cache.store_list(SymbolTable::parse(LIST).unwrap()))
+        });
+        assert!(table.unwrap().rule("ETH-USD").is_some());
+        assert_eq!(reads.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn a_waiter_gives_up_at_its_own_deadline() {
+        let cache = SymbolCache::new(DEFAULT_MAX_AGE);
+        let started = std::sync::Barrier::new(2);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                cache.read_once(Target::Symbol("BTC-USD"), "BTC-USD", None, Instant::now(), || {
+                    started.wait();
+                    std::thread::sleep(Duration::from_millis(500));
+                    Err(Error::new(Code::Timeout, "slow"))
+                })
+            });
+            started.wait();
+            let begun = Instant::now();
+            let deadline = begun + Duration::from_millis(100);
+            let waited = cache.read_once(Target::Symbol("BTC-USD"), "BTC-USD", None, deadline, || unreachable!());
+            assert_eq!(waited.unwrap_err().code(), Code::Timeout);
+            assert!(begun.elapsed() < Duration::from_millis(400), "{:?}", begun.elapsed());
+        });
+    }
+
+    #[test]
+    fn symbol_by_symbol_a_read_of_another_symbol_does_not_answer() {
+        let cache = SymbolCache::new(DEFAULT_MAX_AGE);
+        cache.set_per_symbol();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let seen = cache.merge(SymbolTable::parse(r#"[{"symbol":"BTC-USD"}]"#).unwrap());
+        cache.merge(SymbolTable::parse(r#"[{"symbol":"SOL-USD"}]"#).unwrap());
+        let eth = SymbolTable::parse(r#"[{"symbol":"ETH-USD"}]"#).unwrap();
+        let table =
+            cache.read_once(Target::Symbol("ETH-USD"), "ETH-USD", Some(&seen), deadline, || Ok(cache.merge(eth)));
+        assert_eq!(table.unwrap().symbols().collect::<Vec<_>>(), ["BTC-USD", "SOL-USD", "ETH-USD"]);
+    }
+
+    #[test]
+    fn rules_are_too_old_after_the_max_age() {
+        let cache = SymbolCache::new(Duration::from_secs(60));
+        let long_ago = Instant::now().checked_sub(Duration::from_secs(61)).expect("a clock past a minute");
+        let table = SymbolTable::parse_read_at(LIST, long_ago).unwrap();
+        assert!(cache.too_old(&table, "BTC-USD"));
+        assert!(!cache.too_old(&SymbolTable::parse(LIST).unwrap(), "BTC-USD"));
+        assert!(cache.too_old(&table, "XRP-USD"), "a symbol the table lacks has no rules to trust");
+    }
+}

@@ -1,0 +1,148 @@
+//! An order's symbol rules (client option `symbol_rules`), checked before it is sent, and the
+//! reads of the venue's rules (`query_symbol_info`) that the check needs, within the order's
+//! one deadline. When the rules are read again: `symbol_cache`.
+
+use super::Client;
+use super::symbol_cache::{SymbolCache, Target};
+use super::symbol_rules::{SymbolTable, Verdict};
+use crate::endpoints::Endpoint;
+use crate::error::{Code, Error, Result, excerpt};
+use crate::order::OrderBody;
+use crate::redact::CallSecrets;
+use std::sync::Arc;
+use std::time::Instant;
+
+impl Client {
+    /// Check an order against the symbol rules when they are on: read first when there are
+    /// none (or they are stale); read again once when the order's symbol is not in them, or
+    /// when a rule older than `symbol_rules_max_age_ms` would refuse it. A read starts the
+    /// call's one `total_timeout_ms`; `Ok(Some(deadline))`: the check read the rules (or
+    /// waited for a read), and the order has until `deadline`. `Ok(None)`: no read, and no
+    /// clock read either (the path of an order the kept rules allow).
+    pub(super) fn check_symbol_rules(&self, order: &OrderBody) -> Result<Option<Instant>> {
+        let Some(cache) = &self.symbols else { return Ok(None) };
+        let symbol = order.field("symbol").unwrap_or("");
+        let unavailable = |error| rules_unavailable(cache, error, symbol);
+        let (mut table, mut deadline) = match cache.current() {
+            Some(table) => (table, None),
+            None => {
+                let deadline = Instant::now() + self.total_timeout;
+                (self.read_rules(cache, symbol, None, deadline).map_err(unavailable)?, Some(deadline))
+            }
+        };
+        let mut verdict = table.check(order);
+        let read_again = deadline.is_none()
+            && match &verdict {
+                Verdict::Allowed => false,
+                Verdict::Unknown => true,
+                // A refusal is never made on stale rules: the venue may have loosened them.
+                Verdict::Refused(_) => cache.too_old(&table, symbol),
+            };
+        if read_again {
+            let again = Instant::now() + self.total_timeout;
+            table = self.read_rules(cache, symbol, Some(&table), again).map_err(unavailable)?;
+            verdict = table.check(order);
+            deadline = Some(again);
+        }
+        match verdict {
+            Verdict::Allowed => Ok(deadline),
+            Verdict::Refused(message) => Err(Error::invalid_order(message)),
+            Verdict::Unknown => {
+                let listed: Vec<&str> = table.symbols().take(12).collect();
+                let source = if cache.per_symbol() {
+                    format!("its query_symbol_info for \"{}\" lists no such symbol", excerpt(symbol))
+                } else if listed.is_empty() {
+                    "it lists none".to_owned()
+                } else {
+                    format!("it lists {}", listed.join(", "))
+                };
+                Err(Error::invalid_order(format!(
+                    "symbol \"{}\" is not listed by the venue (symbol rules; {source})",
+                    excerpt(symbol)
+                )))
+            }
+        }
+    }
+
+    /// Read the rules `symbol` needs: the whole list, or, from a venue that refuses it, that
+    /// symbol's rules alone. `seen`: the table the caller found wanting (`None`: none).
+    fn read_rules(
+        &self,
+        cache: &SymbolCache,
+        symbol: &str,
+        seen: Option<&Arc<SymbolTable>>,
+        deadline: Instant,
+    ) -> Result<Arc<SymbolTable>> {
+        if !cache.per_symbol() {
+            match cache.read_once(Target::List, symbol, seen, deadline, || self.read_list(cache, deadline)) {
+                // The venue refused the whole list (this read, or the one it waited for).
+                Err(_) if cache.per_symbol() => {}
+                outcome => return outcome,
+            }
+        }
+        cache.read_once(Target::Symbol(symbol), symbol, seen, deadline, || self.read_symbol(cache, symbol, deadline))
+    }
+
+    /// `query_symbol_info` without a symbol: keep the list. A 4xx refusal (except 408 and 429,
+    /// which say "later", not "not like this") marks the venue as one that needs a symbol.
+    fn read_list(&self, cache: &SymbolCache, deadline: Instant) -> Result<Arc<SymbolTable>> {
+        let answer = self
+            .endpoint_answer(Endpoint::QuerySymbolInfo, None, None, &CallSecrets::none(), Some(deadline))
+            .inspect_err(|error| {
+                if (400..500).contains(&error.http_status()) && !matches!(error.http_status(), 408 | 429) {
+                    cache.set_per_symbol();
+                }
+            })?;
+        Ok(cache.store_list(symbol_table(answer)?))
+    }
+
+    /// `query_symbol_info` for one symbol: merge its rules into the table.
+    fn read_symbol(&self, cache: &SymbolCache, symbol: &str, deadline: Instant) -> Result<Arc<SymbolTable>> {
+        let params = serde_json::json!({ "symbol": symbol }).to_string();
+        let answer =
+            self.endpoint_answer(Endpoint::QuerySymbolInfo, None, Some(&params), &CallSecrets::none(), Some(deadline))?;
+        Ok(cache.merge(symbol_table(answer)?))
+    }
+
+    /// Read a `query_symbol_info` answer (all symbols) into the symbol-rules cache.
+    pub(super) fn keep_symbols(&self, answer: &str) -> std::result::Result<Arc<SymbolTable>, String> {
+        let cache = self.symbols.as_ref().ok_or("symbol rules are off")?;
+        Ok(cache.store_list(SymbolTable::parse(answer)?))
+    }
+}
+
+fn symbol_table(answer: String) -> Result<SymbolTable> {
+    SymbolTable::parse(&answer)
+        .map_err(|why| Error::bad_response(format!("query_symbol_info: {why}")).with_body(answer).reached_venue(false))
+}
+
+/// The error of an order whose symbol rules could not be read: nothing was sent. A venue
+/// answer that brought no rules (a refusal, a wrong shape) is `PERPS_BAD_RESPONSE` without an
+/// HTTP status, so that nothing in the error reads as the venue's answer to the order (its
+/// message and body say what the rules request got); a time-out, a connection failure, the
+/// local rate limiter keep their codes, flagged as not sent.
+fn rules_unavailable(cache: &SymbolCache, error: Error, symbol: &str) -> Error {
+    let what = if cache.per_symbol() {
+        format!(
+            "the rules of \"{}\"; this venue refuses to list every symbol, so they are read one symbol at a time",
+            excerpt(symbol)
+        )
+    } else {
+        "the venue's symbol list".to_owned()
+    };
+    let code = match error.code() {
+        code @ (Code::Timeout | Code::Transport | Code::RateLimited | Code::InvalidArgument | Code::Panic) => code,
+        _ => Code::BadResponse,
+    };
+    let mut unavailable = Error::new(
+        code,
+        format!("symbol rules could not be fetched ({what}), so the order was NOT sent: {}", error.message()),
+    );
+    if let Some(body) = error.body() {
+        unavailable = unavailable.with_body(body);
+    }
+    if let Some(ms) = error.retry_after_ms() {
+        unavailable = unavailable.with_retry_after_ms(ms);
+    }
+    unavailable
+}

@@ -1,0 +1,128 @@
+//! Pacing (client option `rate_limit`) against purpose-built servers on 127.0.0.1: the
+//! venue's per-IP limit (50 requests/s), kept by every request of the process to one venue
+//! host whatever its account (public calls too), and a `"wait"` that would leave the request
+//! too little of `total_timeout_ms` refused instead of sent to time out.
+
+mod common;
+#[path = "common/rogue_server.rs"]
+mod rogue_server;
+
+use common::abi::{Client, Failure, Session, call, new_order};
+use perps::ffi::error::perps_code::*;
+use rogue_server::{Rogue, json, ms};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const ACCEPTED: &str = r#"{"code":0,"message":"success","request_id":"r"}"#;
+const ORDER: &str = r#"{"symbol":"BTC-USD","side":"buy","order_type":"limit","qty":"0.01","price":"65000","time_in_force":"gtc","reduce_only":false}"#;
+
+fn client_at(url: &str, options: &str) -> Client {
+    Client::new(&format!("{url}/auth"), &format!("{url}/perps"), Some(options)).expect("client")
+}
+
+fn session(seed: u8) -> Session {
+    Session::from_api_key("rogue-api-token-7f3a", &bs58::encode([seed; 32]).into_string()).expect("api session")
+}
+
+/// A venue that answers 429 to any request beyond 50 in the last second, whoever sends it:
+/// the per-IP limit as a count over a sliding second (the stricter reading of "50
+/// requests/s"). Returns the server and how many requests it refused.
+fn per_ip_limited_venue() -> (Rogue, Arc<Mutex<usize>>) {
+    let arrivals: Arc<Mutex<Vec<Instant>>> = Arc::default();
+    let refused: Arc<Mutex<usize>> = Arc::default();
+    let counted = refused.clone();
+    let rogue = Rogue::start(move |_, _| {
+        let now = Instant::now();
+        let mut last_second = arrivals.lock().unwrap();
+        last_second.retain(|t| now.duration_since(*t) < Duration::from_secs(1));
+        last_second.push(now);
+        if last_second.len() > 50 {
+            *counted.lock().unwrap() += 1;
+            json(429, r#"{"code":429,"message":"too many requests from this IP"}"#)
+        } else {
+            json(200, ACCEPTED)
+        }
+    });
+    (rogue, refused)
+}
+
+#[test]
+fn accounts_of_one_process_keep_to_the_per_ip_limit_together() {
+    let (rogue, refused) = per_ip_limited_venue();
+    // Three accounts, each with a client of its own and within its own credit bucket (18 at
+    // once, then one per 45 ms): together 54 at once, over the venue's 50 a second from one IP.
+    let sessions: Vec<Session> = (0..3).map(|i| session(60 + i)).collect();
+    let outcomes: Vec<Result<String, Failure>> = std::thread::scope(|scope| {
+        let threads: Vec<_> = sessions
+            .iter()
+            .map(|s| {
+                let client = client_at(&rogue.url(), r#"{"rate_limit":"wait"}"#);
+                scope.spawn(move || (0..20).map(|_| new_order(&client, s, ORDER)).collect::<Vec<_>>())
+            })
+            .collect();
+        threads.into_iter().flat_map(|t| t.join().unwrap()).collect()
+    });
+    assert_eq!(*refused.lock().unwrap(), 0, "no request met the venue's per-IP limit");
+    for outcome in outcomes {
+        outcome.unwrap();
+    }
+    assert_eq!(rogue.count("/new_order"), 60);
+}
+
+#[test]
+fn public_calls_count_against_the_per_ip_limit_and_refuse_sends_nothing() {
+    let (rogue, venue_refused) = per_ip_limited_venue();
+    let client = client_at(&rogue.url(), r#"{"rate_limit":"refuse"}"#);
+    let mut outcomes: Vec<Result<String, Failure>> = Vec::new();
+    while outcomes.iter().filter(|o| o.is_err()).count() < 3 && outcomes.len() < 300 {
+        outcomes.push(call(&client, None, "query_symbol_price", Some(r#"{"symbol":"BTC-USD"}"#)));
+    }
+    let passed = outcomes.iter().take_while(|o| o.is_ok()).count();
+    assert!(passed >= 48, "a burst of 48 passes: {passed}");
+    let refusals: Vec<&Failure> = outcomes.iter().filter_map(|o| o.as_ref().err()).collect();
+    assert_eq!(refusals.len(), 3, "public calls are paced too");
+    for f in refusals {
+        assert_eq!((f.code, f.may_have_reached_venue, f.http_status), (PERPS_RATE_LIMITED, false, 0), "{f:?}");
+        assert!(f.message.contains("per-IP request budget") && f.message.contains("nothing was sent"), "{f:?}");
+        assert!((1..=1100).contains(&f.retry_after_ms), "{f:?}");
+    }
+    assert_eq!(rogue.seen().len(), outcomes.iter().filter(|o| o.is_ok()).count(), "refused calls were not sent");
+    assert_eq!(*venue_refused.lock().unwrap(), 0);
+}
+
+#[test]
+fn a_wait_that_would_leave_the_request_too_little_time_is_refused() {
+    // The venue answers in 150 ms; the call has 1000 ms in all.
+    let rogue = Rogue::start(|_, _| {
+        let mut steps = vec![ms(150)];
+        steps.extend(json(200, ACCEPTED));
+        steps
+    });
+    let options = r#"{"connect_timeout_ms":1000,"read_timeout_ms":1000,"total_timeout_ms":1000,"rate_limit":"wait"}"#;
+    let client = client_at(&rogue.url(), options);
+    let s = session(42);
+    // 40 orders at once from one account: 18 go at once, the others queue 45 ms apart, the
+    // last ones behind waits of 850 to 990 ms.
+    let start = std::sync::Barrier::new(40);
+    let outcomes: Vec<Result<String, Failure>> = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..40)
+            .map(|_| {
+                scope.spawn(|| {
+                    start.wait();
+                    new_order(&client, &s, ORDER)
+                })
+            })
+            .collect();
+        threads.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    let sent = outcomes.iter().filter(|o| o.is_ok()).count();
+    let refused: Vec<&Failure> = outcomes.iter().filter_map(|o| o.as_ref().err()).collect();
+    for f in &refused {
+        // Never sent with too little time left to hear the answer (a TIMEOUT of unknown fate).
+        assert_eq!((f.code, f.may_have_reached_venue), (PERPS_RATE_LIMITED, false), "{f:?}");
+        assert!(f.message.contains("less than half of total_timeout_ms (1000 ms)"), "{f:?}");
+    }
+    assert!(!refused.is_empty(), "the waits beyond 500 ms are refused");
+    assert!(sent >= 18 + 8, "waits of up to 500 ms are accepted: {sent} sent");
+    assert_eq!(rogue.count("/new_order"), sent);
+}
