@@ -630,8 +630,9 @@ char *perps_query_depth_book(const struct perps_client *c, const struct perps_se
  * event is `{"channel":"status","state":"connected",…}`. Errors: `PERPS_INVALID_ARGUMENT`
  * (bad subscriptions, naming the entry), `PERPS_INVALID_STATE` (session without token),
  * `PERPS_TOKEN_EXPIRED`, `PERPS_TRANSPORT`/`PERPS_TIMEOUT`, `PERPS_HTTP_STATUS` (handshake
- * refused), `PERPS_API_ERROR` (auth refused), `PERPS_STREAM_LIMIT`. Free with
- * `perps_stream_free`.
+ * refused), `PERPS_API_ERROR` (auth refused; or answered with a code that says "not now",
+ * 5xx, 408 or 429, which on a later reconnection is retried instead), `PERPS_STREAM_LIMIT`.
+ * Free with `perps_stream_free`.
  */
 struct perps_stream *perps_stream_open(const struct perps_client *c, const struct perps_session *s, const char *subscriptions_json, struct perps_error **err);
 

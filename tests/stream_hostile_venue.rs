@@ -247,3 +247,74 @@ fn a_json_ping_is_answered_with_a_json_pong_and_still_passed_on() {
     assert_eq!(event["frame"], json!({ "ping": 1764000000 }));
     assert_eq!(rx.recv_timeout(LONG).unwrap(), json!({ "pong": 1764000000 }));
 }
+
+/// A market stream whose connection `i` gets the auth answer `answers(i)`; the first is
+/// dropped 200 ms after it is answered, the others held.
+fn market_answering(answers: impl Fn(usize) -> String + Send + Sync + 'static) -> Stream {
+    let url = venue(move |i, mut ws| {
+        read_json(&mut ws);
+        send(&mut ws, &answers(i));
+        if i == 0 {
+            std::thread::sleep(Duration::from_millis(200));
+            return;
+        }
+        hold(ws, Duration::from_secs(5));
+    });
+    Stream::open_market(client(&url, "{}"), Some(session()), r#"[{"channel":"order"}]"#).unwrap()
+}
+
+#[test]
+fn an_auth_answer_that_says_try_later_is_retried_like_a_failed_handshake() {
+    // 5xx, 408 and 429 on the reconnections (the venue's gateway in turbulence), then success.
+    let codes = [200, 500, 502, 503, 408, 429];
+    let stream = market_answering(move |i| {
+        let code = codes.get(i).copied().unwrap_or(200);
+        json!({ "seq": 1, "channel": "auth", "data": { "code": code, "msg": if code == 200 { "success" } else { "try later" } } })
+            .to_string()
+    });
+    let (_, before) = until(&stream, LONG, "reconnected", is_status("reconnected"));
+    let failures: Vec<&Value> = before.iter().filter(|e| e["state"] == "reconnect_failed").collect();
+    assert_eq!(failures.len(), 5, "{before:#?}");
+    for (failure, code) in failures.iter().zip(&codes[1..]) {
+        let message = failure["message"].as_str().unwrap();
+        assert_eq!(failure["code_name"], "PERPS_API_ERROR", "{failure}");
+        assert!(message.contains(&format!("code {code}")) && message.contains("try later"), "{message}");
+    }
+
+    // The order stream's login answered 503, then 429, on reconnections.
+    let url = venue(|i, mut ws| {
+        let login = read_json(&mut ws);
+        let id = login["request_id"].as_str().unwrap();
+        let code = [0, 503, 429].get(i).copied().unwrap_or(0);
+        send(&mut ws, &json!({ "code": code, "message": "service unavailable", "request_id": id }).to_string());
+        if i == 0 {
+            std::thread::sleep(Duration::from_millis(200));
+            return;
+        }
+        hold(ws, Duration::from_secs(5));
+    });
+    let stream = Stream::open_orders(client(&url, "{}"), session()).unwrap();
+    let (_, before) = until(&stream, LONG, "reconnected", is_status("reconnected"));
+    assert_eq!(before.iter().filter(|e| e["state"] == "reconnect_failed").count(), 2, "{before:#?}");
+
+    // On the first connection the open reports it, as any failure to set up.
+    let url = venue(|_, mut ws| {
+        read_json(&mut ws);
+        send(&mut ws, r#"{"seq":1,"channel":"auth","data":{"code":503,"msg":"service unavailable"}}"#);
+        hold(ws, Duration::from_secs(3));
+    });
+    let error = Stream::open_market(client(&url, "{}"), Some(session()), r#"[{"channel":"order"}]"#).unwrap_err();
+    assert_eq!(error.code(), Code::ApiError);
+    assert!(error.message().contains("code 503") && error.message().contains("service unavailable"), "{error}");
+}
+
+#[test]
+fn a_4xx_auth_answer_on_reconnection_still_ends_the_stream() {
+    let stream = market_answering(|i| {
+        let code = if i == 0 { 200 } else { 403 };
+        json!({ "seq": 1, "channel": "auth", "data": { "code": code, "msg": "forbidden" } }).to_string()
+    });
+    let (failed, _) = until(&stream, LONG, "failed", is_status("failed"));
+    assert!(failed["message"].as_str().unwrap().contains("code 403"), "{failed}");
+    assert_eq!(stream.next(Some(SECOND)).unwrap_err().code(), Code::StreamClosed);
+}
