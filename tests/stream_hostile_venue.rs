@@ -318,3 +318,39 @@ fn a_4xx_auth_answer_on_reconnection_still_ends_the_stream() {
     assert!(failed["message"].as_str().unwrap().contains("code 403"), "{failed}");
     assert_eq!(stream.next(Some(SECOND)).unwrap_err().code(), Code::StreamClosed);
 }
+
+#[test]
+fn auth_refusals_in_forms_other_than_a_numeric_code_fail_the_open() {
+    for (answer, words) in [
+        (r#"{"seq":1,"channel":"auth","data":{"code":"unauthorized"}}"#, "unauthorized"),
+        (r#"{"seq":1,"channel":"auth","data":{"code":"401 Unauthorized"}}"#, "401 Unauthorized"),
+        (r#"{"seq":1,"channel":"auth","data":{"code":401.5}}"#, "401.5"),
+        (r#"{"seq":1,"channel":"auth","data":{"status":"error","error":"invalid token"}}"#, "invalid token"),
+        (r#"{"seq":1,"channel":"auth","data":{"success":false,"error":"jwt expired"}}"#, "jwt expired"),
+        (r#"{"seq":1,"channel":"auth","data":{"success":false}}"#, "refused"),
+    ] {
+        let url = venue(move |_, mut ws| {
+            read_json(&mut ws);
+            send(&mut ws, answer);
+            hold(ws, Duration::from_secs(3));
+        });
+        let opened = Stream::open_market(client(&url, "{}"), Some(session()), r#"[{"channel":"order"}]"#);
+        let error = opened.err().unwrap_or_else(|| panic!("{answer} was taken as success"));
+        assert_eq!(error.code(), Code::ApiError, "{answer}: {error}");
+        assert!(error.message().contains(words), "{answer}: {error}");
+    }
+    for (login, words) in [
+        (|id: &str| json!({ "request_id": id, "code": "E_AUTH" }).to_string()) as fn(&str) -> String,
+        |id: &str| json!({ "request_id": id, "status": "rejected" }).to_string(),
+        |id: &str| json!({ "request_id": id, "status": "unauthorized", "error": "invalid token" }).to_string(),
+    ]
+    .into_iter()
+    .zip(["E_AUTH", "rejected", "invalid token"])
+    {
+        let url = order_venue(login, vec![]);
+        let opened = Stream::open_orders(client(&url, "{}"), session());
+        let error = opened.err().unwrap_or_else(|| panic!("{} was taken as success", login("ID")));
+        assert_eq!(error.code(), Code::ApiError, "{error}");
+        assert!(error.message().contains(words), "{error}");
+    }
+}
