@@ -6,7 +6,7 @@ use super::depth;
 use super::events::{self, Kind, Queue};
 use super::json::push_str;
 use super::push_scan;
-use super::seq::{SeqCheck, SeqTracker};
+use super::seq::SeqTracker;
 use super::supervisor::{AuthOutcome, Protocol};
 use super::transport::Connection;
 use crate::error::{Error, Result, excerpt};
@@ -259,7 +259,7 @@ impl Market {
     /// The scanner's path (`push_scan`); `None` sends the frame down the serde paths.
     fn on_push_scanned(&mut self, text: &str, received_ns: i64, queue: &Queue) -> Option<()> {
         let push = push_scan::push(text, &mut self.book)?;
-        self.check_seq(push.channel, push.symbol, push.seq, queue);
+        self.seq.report(push.channel, push.symbol, push.seq, queue);
         let event = match push.data {
             push_scan::Data::Absent => Ok(push_event(push.channel, push.seq, push.symbol, "null", received_ns)),
             push_scan::Data::Raw(data) => Ok(push_event(push.channel, push.seq, push.symbol, data, received_ns)),
@@ -286,7 +286,7 @@ impl Market {
             return None; // `data` came before `channel`: not sorted yet
         }
         let symbol = push.symbol.as_deref();
-        self.check_seq(known, symbol, push.seq, queue);
+        self.seq.report(known, symbol, push.seq, queue);
         let data = match &push.data {
             Some(FastData::Sorted(Ok(sorted))) => sorted.as_str(),
             Some(FastData::Sorted(Err(error))) => {
@@ -298,27 +298,6 @@ impl Market {
         };
         queue.push(Kind::Data, push_event(known, push.seq, symbol, data, received_ns));
         Some(())
-    }
-
-    fn check_seq(&mut self, known: &'static str, symbol: Option<&str>, seq: Option<i64>, queue: &Queue) {
-        let Some(seq) = seq else { return };
-        match self.seq.check(known, symbol.unwrap_or(""), seq) {
-            SeqCheck::InOrder => {}
-            SeqCheck::Gap { expected, received } => queue.push(
-                Kind::Notice,
-                events::status(
-                    "gap",
-                    json!({ "subscription": { "channel": known, "symbol": symbol }, "expected": expected, "received": received }),
-                ),
-            ),
-            SeqCheck::Regression { last, received } => queue.push(
-                Kind::Notice,
-                events::status(
-                    "seq_regression",
-                    json!({ "subscription": { "channel": known, "symbol": symbol }, "last": last, "received": received }),
-                ),
-            ),
-        }
     }
 }
 
@@ -381,7 +360,7 @@ impl Protocol for Market {
             return AuthOutcome::Pending;
         };
         let symbol = push.symbol.as_deref();
-        self.check_seq(known, symbol, push.seq, queue);
+        self.seq.report(known, symbol, push.seq, queue);
         let sorted;
         let data: &str = match (known, push.data) {
             ("depth_book", Some(data)) => match depth::sorted_data(data) {
