@@ -354,3 +354,31 @@ fn auth_refusals_in_forms_other_than_a_numeric_code_fail_the_open() {
         assert!(error.message().contains(words), "{error}");
     }
 }
+
+#[test]
+fn the_seq_of_a_frame_passed_on_as_unrecognized_counts_on_the_connection() {
+    let url = venue(|_, mut ws| {
+        read_json(&mut ws);
+        for frame in [
+            r#"{"seq":1,"channel":"price","symbol":"BTC-USD","data":{"mark_price":"1"}}"#,
+            // A channel the library does not know (e.g. the answer to a refused subscribe).
+            r#"{"seq":2,"channel":"error","data":{"code":400,"msg":"unknown symbol NOPE-USD"}}"#,
+            r#"{"seq":3,"channel":"price","symbol":"BTC-USD","data":{"mark_price":"2"}}"#,
+            // A known channel in a shape the push paths do not read, and a seq as a string.
+            r#"{"seq":4,"channel":"price","symbol":7,"data":{}}"#,
+            r#"{"seq":"5","channel":"notice","data":{}}"#,
+            r#"{"seq":6,"channel":"price","symbol":"BTC-USD","data":{"mark_price":"3"}}"#,
+            // A real skip is still one.
+            r#"{"seq":8,"channel":"price","symbol":"BTC-USD","data":{"mark_price":"4"}}"#,
+        ] {
+            send(&mut ws, frame);
+        }
+        hold(ws, Duration::from_secs(3));
+    });
+    let stream = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap();
+    let (_, events) = until(&stream, LONG, "the last price", |e| e["data"]["mark_price"] == "4");
+    assert_eq!(events.iter().filter(|e| e["channel"] == "unrecognized").count(), 3, "{events:#?}");
+    let gaps: Vec<&Value> = events.iter().filter(|e| e["state"] == "gap").collect();
+    assert_eq!(gaps.len(), 1, "{events:#?}");
+    assert_eq!((gaps[0]["expected"].as_i64(), gaps[0]["received"].as_i64()), (Some(7), Some(8)));
+}

@@ -9,6 +9,7 @@ use super::push_scan;
 use super::seq::SeqTracker;
 use super::supervisor::{AuthOutcome, Protocol};
 use super::transport::Connection;
+use super::unrecognized;
 use crate::error::{Error, Result, excerpt};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -341,22 +342,15 @@ impl Protocol for Market {
         {
             return AuthOutcome::Pending;
         }
-        let push: Push = match serde_json::from_str(text) {
-            Ok(push) => push,
-            Err(_) => {
-                // Valid JSON of another shape is passed through; anything else is an error.
-                if serde_json::from_str::<&RawValue>(text).is_ok() {
-                    queue.push_quoting_venue(unrecognized(text, received_ns));
-                } else {
-                    let error = Error::bad_response("the venue sent a text frame that is not JSON");
-                    queue.push(Kind::Notice, events::error_status(&error, Some(&excerpt(text))));
-                }
-                return AuthOutcome::Pending;
-            }
+        // Valid JSON of another shape, or of no known channel, is passed on; anything else is
+        // an error.
+        let Ok(push) = serde_json::from_str::<Push>(text) else {
+            unrecognized::pass_on(text, received_ns, queue, &mut self.seq);
+            return AuthOutcome::Pending;
         };
         let channel = push.channel.as_deref().unwrap_or("");
         let Some(known) = PUBLIC_CHANNELS.iter().chain(ACCOUNT_CHANNELS).find(|c| **c == channel).copied() else {
-            queue.push_quoting_venue(unrecognized(text, received_ns));
+            unrecognized::pass_on(text, received_ns, queue, &mut self.seq);
             return AuthOutcome::Pending;
         };
         let symbol = push.symbol.as_deref();
@@ -428,11 +422,6 @@ fn write_event(
     Ok(out)
 }
 
-/// A frame of no known channel, passed through whole.
-pub fn unrecognized(frame: &str, received_ns: i64) -> String {
-    format!("{{\"channel\":\"unrecognized\",\"frame\":{frame},\"received_ns\":{received_ns}}}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -486,6 +475,21 @@ mod tests {
         assert_eq!(got[4]["frame"]["state"], "connected");
         assert_eq!((got[5]["channel"].as_str(), got[5]["state"].as_str()), (Some("status"), Some("error")));
         assert_eq!(got.len(), 6);
+    }
+
+    #[test]
+    fn the_seq_of_a_frame_of_no_known_channel_counts_on_either_path() {
+        for mut market in [Market::new(vec![], None), Market::new(vec![], None).without_scanner()] {
+            let queue = Queue::default();
+            market.on_text(r#"{"seq":1,"channel":"price","symbol":"X","data":{}}"#, 1, &queue);
+            market.on_text(r#"{"seq":2,"channel":"kline","symbol":"X","data":{}}"#, 2, &queue);
+            market.on_text(r#"{"seq":3,"channel":"price","symbol":"X","data":{}}"#, 3, &queue);
+            let got: Vec<Value> = std::iter::from_fn(|| queue.pop(Some(std::time::Duration::ZERO), None).unwrap())
+                .map(|e| serde_json::from_str(&e).unwrap())
+                .collect();
+            let channels: Vec<&str> = got.iter().map(|e| e["channel"].as_str().unwrap()).collect();
+            assert_eq!(channels, ["price", "unrecognized", "price"], "no gap: {got:?}");
+        }
     }
 
     /// Events of one frame: data events as their text, status events without their own

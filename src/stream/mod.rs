@@ -7,7 +7,8 @@
 //! auth, liveness, rotation, reconnection), `shared` (what the I/O thread shares with the
 //! callers), `reader` (frames into events, by the I/O thread or a waiting caller), `market`
 //! and `orders` (the two protocols), `auth_answer` (what an auth answer means), `seq`,
-//! `depth`, `events` (event shapes), `queue` and `watch` (how callers wait), `json`.
+//! `depth`, `unrecognized` (frames passed on as they are), `events` (event shapes), `queue`
+//! and `watch` (how callers wait), `json`.
 
 mod auth_answer;
 mod depth;
@@ -25,6 +26,7 @@ mod shared;
 mod supervisor;
 mod tls;
 mod transport;
+mod unrecognized;
 mod watch;
 
 use crate::client::Client;

@@ -36,8 +36,8 @@ impl SeqTracker {
         self.last.clear();
     }
 
-    /// A `seq` that belongs to no subscription (the auth answer) still counts on the
-    /// connection.
+    /// A `seq` that belongs to no subscription (the auth answer, a frame passed on as
+    /// `unrecognized`) still counts on the connection.
     pub fn observe(&mut self, seq: i64) {
         self.highest = Some(self.highest.map_or(seq, |h| h.max(seq)));
     }
