@@ -382,3 +382,74 @@ fn the_seq_of_a_frame_passed_on_as_unrecognized_counts_on_the_connection() {
     assert_eq!(gaps.len(), 1, "{events:#?}");
     assert_eq!((gaps[0]["expected"].as_i64(), gaps[0]["received"].as_i64()), (Some(7), Some(8)));
 }
+
+/// The token with every seventh character written as a JSON escape: no run of 8 bytes of it is
+/// left as it is, yet a JSON reader gets the token back.
+fn partly_escaped_token() -> String {
+    TOKEN
+        .char_indices()
+        .map(|(i, c)| if i > 0 && i % 7 == 0 { format!("\\u{:04x}", c as u32) } else { c.to_string() })
+        .collect()
+}
+
+/// No trace of the token in `text`, even once JSON escapes in it are written out.
+fn assert_no_token(text: &str) {
+    let unescaped = text.replace("\\\\", "\\").replace("\\\"", "\"");
+    let decoded: String = serde_json::from_str(&format!("\"{}\"", unescaped.replace('"', "\\\""))).unwrap_or_default();
+    for seen in [text, unescaped.as_str(), decoded.as_str()] {
+        assert!(!seen.contains(TOKEN) && !seen.contains("token-"), "{text}");
+    }
+}
+
+#[test]
+fn a_token_the_venue_escapes_is_redacted_once_its_escapes_are_written_out() {
+    let wholly: String = TOKEN.chars().map(|c| format!("\\u{:04x}", c as u32)).collect();
+    let partly = partly_escaped_token();
+    // Order stream: frames of no known channel.
+    let frames =
+        vec![format!(r#"{{"notice":"your session {wholly}"}}"#), format!(r#"{{"notice":"session {partly}"}}"#)];
+    let stream = Stream::open_orders(client(&order_venue(logged_in, frames), "{}"), session()).unwrap();
+    stream.new_order(ORDER).unwrap();
+    for _ in 0..2 {
+        let (event, _) = until(&stream, LONG, "the notice", is_channel("unrecognized"));
+        assert!(event["frame"]["notice"].as_str().unwrap().ends_with("<redacted>"), "{event}");
+        assert_no_token(&event.to_string());
+    }
+
+    // Market stream: a frame of no known channel, a bad book whose excerpt would quote the
+    // token, then a close frame whose reason holds it.
+    let (market_partly, excerpt_partly, close_partly) = (partly.clone(), partly.clone(), partly.clone());
+    let url = venue(move |_, mut ws| {
+        read_json(&mut ws);
+        send(&mut ws, r#"{"seq":1,"channel":"auth","data":{"code":0,"msg":"success"}}"#);
+        send(&mut ws, &format!(r#"{{"seq":2,"channel":"notice","data":"session {market_partly}"}}"#));
+        send(&mut ws, &format!(r#"{{"a":"{excerpt_partly}","channel":"depth_book","data":{{"asks":[["x","1"]]}}}}"#));
+        let reason = format!(r#"{{"message":"{close_partly}"}}"#);
+        let close = tungstenite::protocol::CloseFrame { code: 4008.into(), reason: reason.into() };
+        let _ = ws.close(Some(close));
+        let _ = ws.flush();
+        std::thread::sleep(Duration::from_millis(100));
+    });
+    let stream = Stream::open_market(client(&url, "{}"), Some(session()), r#"[{"channel":"order"}]"#).unwrap();
+    let (event, _) = until(&stream, LONG, "the notice", is_channel("unrecognized"));
+    assert_eq!(event["frame"]["data"], "session <redacted>", "{event}");
+    let (error, _) = until(&stream, LONG, "the bad book", is_status("error"));
+    assert_no_token(&error.to_string());
+    let (closed, _) = until(&stream, LONG, "the close", is_status("disconnected"));
+    assert!(closed["reason"].as_str().unwrap().contains("<redacted>"), "{closed}");
+    assert_no_token(&closed.to_string());
+
+    // The body of an HTTP answer to the handshake.
+    let body = format!(r#"{{"message":"bad token {partly}"}}"#);
+    let url = raw_venue(move |_, mut tcp| {
+        let _ = tcp.read(&mut [0u8; 4096]);
+        let answer = format!("HTTP/1.1 401 Unauthorized\r\nContent-Length: {}\r\n\r\n{body}", body.len());
+        let _ = tcp.write_all(answer.as_bytes());
+        std::thread::sleep(Duration::from_millis(200));
+    });
+    let error = Stream::open_market(client(&url, "{}"), Some(session()), r#"[{"channel":"order"}]"#).unwrap_err();
+    assert_eq!(error.http_status(), 401, "{error}");
+    let body = error.body().unwrap_or_default();
+    assert!(body.contains("<redacted>"), "{body}");
+    assert_no_token(body);
+}

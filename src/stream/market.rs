@@ -273,7 +273,7 @@ impl Market {
         };
         match event {
             Ok(event) => queue.push(Kind::Data, event),
-            Err(error) => queue.push(Kind::Notice, events::error_status(&error, Some(&excerpt(text)))),
+            Err(error) => queue.push(Kind::Notice, events::bad_frame(&error, text)),
         }
         Some(())
     }
@@ -291,7 +291,7 @@ impl Market {
         let data = match &push.data {
             Some(FastData::Sorted(Ok(sorted))) => sorted.as_str(),
             Some(FastData::Sorted(Err(error))) => {
-                queue.push(Kind::Notice, events::error_status(error, Some(&excerpt(text))));
+                queue.push(Kind::Notice, events::bad_frame(error, text));
                 return Some(());
             }
             Some(FastData::Raw(raw)) => raw.get(),
@@ -363,7 +363,7 @@ impl Protocol for Market {
                     &sorted
                 }
                 Err(error) => {
-                    queue.push(Kind::Notice, events::error_status(&error, Some(&excerpt(text))));
+                    queue.push(Kind::Notice, events::bad_frame(&error, text));
                     return AuthOutcome::Pending;
                 }
             },
