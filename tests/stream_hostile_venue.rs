@@ -453,3 +453,31 @@ fn a_token_the_venue_escapes_is_redacted_once_its_escapes_are_written_out() {
     assert!(body.contains("<redacted>"), "{body}");
     assert_no_token(body);
 }
+
+/// An order venue whose first connection, 100 ms after the login, sends a Close frame (status
+/// 4008, the documented 408 body) and then keeps the TCP connection open, reading nothing.
+fn venue_that_closes_and_keeps_the_socket() -> String {
+    venue(|i, mut ws| {
+        let login = read_json(&mut ws);
+        send(&mut ws, &logged_in(login["request_id"].as_str().unwrap()));
+        if i > 0 {
+            return hold(ws, Duration::from_secs(5));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        let reason = br#"{"code":408,"message":"disconnecting due to not receive Pong within 5 minute period"}"#;
+        let payload = [&4008u16.to_be_bytes()[..], reason].concat();
+        ws.get_mut().write_all(&ws_server::raw_frame(true, 0x8, &payload)).unwrap();
+        std::thread::sleep(Duration::from_secs(8));
+    })
+}
+
+#[test]
+fn an_order_after_the_venues_close_frame_is_reported_as_not_sent() {
+    let url = venue_that_closes_and_keeps_the_socket();
+    let stream = Stream::open_orders(client(&url, r#"{"stream_idle_timeout_ms":3000}"#), session()).unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    let error = stream.new_order(ORDER).unwrap_err();
+    assert_eq!(error.code(), Code::Transport, "{error}");
+    assert!(!error.may_have_reached_venue(), "nothing was written: {error}");
+    assert!(error.message().contains("not sent"), "{error}");
+}

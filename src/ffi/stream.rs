@@ -105,8 +105,9 @@ pub extern "C" fn perps_stream_next(
 /// the venue: its replies arrive as `order_response` events with that `request_id` (an
 /// "accepted" ack with `final` false, then the outcome with `final` true). Errors:
 /// `PERPS_INVALID_ORDER`, `PERPS_INVALID_STATE` (a market stream), `PERPS_STREAM_CLOSED`,
-/// `PERPS_TRANSPORT` (not connected: nothing sent; or the write failed:
-/// `perps_error_may_have_reached_venue` is true). Never retried.
+/// `PERPS_TRANSPORT` (not connected, or the connection closing, e.g. after the venue's
+/// Close frame: nothing sent; or the write failed: `perps_error_may_have_reached_venue` is
+/// true). Never retried.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_stream_new_order(
     st: *const perps_stream,

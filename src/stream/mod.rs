@@ -189,7 +189,9 @@ impl Stream {
     }
 
     /// Sign `params`, remember the request, write its frame. An error once the frame was
-    /// written, even partly, carries the signature's `x-request-id`.
+    /// written, even partly, says it may have reached the venue and carries the signature's
+    /// `x-request-id`; one before any of it was written (not connected, or tungstenite
+    /// refusing to write on a closing connection) says it was not sent.
     fn send_signed(
         &self,
         state: &OrderState,
@@ -213,21 +215,25 @@ impl Stream {
                 "the order stream is not connected (it is reconnecting; see its status events): the order was not sent",
             ));
         };
-        if let Err(error) = conn.send_text(frame) {
-            // The connection is broken: let the I/O thread see it at once and replace it.
-            let _ = conn.ws.get_ref().tcp().shutdown(std::net::Shutdown::Both);
-            drop(link);
-            return Err(Error::new(
-                error.code(),
-                format!(
-                    "{}; the frame may have been partly sent: check the order's state before resending",
-                    error.message()
-                ),
-            )
-            .reached_venue(true)
-            .with_request_id(signature.request_id()));
+        let Err(failure) = conn.try_send_text(frame) else { return Ok(()) };
+        // The connection is broken or closing: let the I/O thread see it at once and replace it.
+        let _ = conn.ws.get_ref().tcp().shutdown(std::net::Shutdown::Both);
+        drop(link);
+        let error = failure.error;
+        if failure.nothing_written {
+            // tungstenite refused the frame before writing any of it.
+            state.forget(request_id);
+            return Err(Error::new(error.code(), format!("{}: the order was not sent", error.message())));
         }
-        Ok(())
+        Err(Error::new(
+            error.code(),
+            format!(
+                "{}; the frame may have been partly sent: check the order's state before resending",
+                error.message()
+            ),
+        )
+        .reached_venue(true)
+        .with_request_id(signature.request_id()))
     }
 }
 
