@@ -472,9 +472,23 @@ fn venue_that_closes_and_keeps_the_socket() -> String {
 }
 
 #[test]
+fn a_close_frame_ends_the_connection_at_once_though_the_venue_keeps_the_socket() {
+    let url = venue_that_closes_and_keeps_the_socket();
+    let opened = Instant::now();
+    let stream = Stream::open_orders(client(&url, r#"{"stream_idle_timeout_ms":3000}"#), session()).unwrap();
+    let (down, _) = until(&stream, LONG, "disconnected", is_status("disconnected"));
+    assert!(opened.elapsed() < Duration::from_millis(1500), "noticed after {:?}: {down}", opened.elapsed());
+    let reason = down["reason"].as_str().unwrap();
+    assert!(reason.contains("code 4008") && reason.contains("not receive Pong"), "{reason}");
+    until(&stream, LONG, "reconnected", is_status("reconnected"));
+}
+
+#[test]
 fn an_order_after_the_venues_close_frame_is_reported_as_not_sent() {
     let url = venue_that_closes_and_keeps_the_socket();
-    let stream = Stream::open_orders(client(&url, r#"{"stream_idle_timeout_ms":3000}"#), session()).unwrap();
+    // The next connection after a backoff of 2 s: the order comes while there is none.
+    let options = r#"{"stream_idle_timeout_ms":3000,"stream_reconnect_min_ms":2000,"stream_reconnect_max_ms":2000}"#;
+    let stream = Stream::open_orders(client(&url, options), session()).unwrap();
     std::thread::sleep(Duration::from_millis(400));
     let error = stream.new_order(ORDER).unwrap_err();
     assert_eq!(error.code(), Code::Transport, "{error}");

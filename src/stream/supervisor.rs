@@ -7,6 +7,8 @@
 //!   means a half-open connection, which is dropped and replaced. After a third of that
 //!   silence the client pings once (then again each third): a venue that pings less often,
 //!   or not at all, keeps a quiet connection alive by its pong, and none is required.
+//! - A Close frame from the venue ends the connection at once (the reason is the venue's),
+//!   even if the venue leaves the socket open.
 //! - Before the venue's 24 h cap, at `stream_rotate_after_ms`, the connection is replaced.
 //! - Reconnection waits a jittered exponential backoff and the process-wide connection
 //!   limiter, then authenticates and subscribes again.
