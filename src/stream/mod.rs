@@ -6,9 +6,10 @@
 //! `limits` (the venue's connection limits, backoff), `supervisor` (the I/O thread:
 //! auth, liveness, rotation, reconnection), `shared` (what the I/O thread shares with the
 //! callers), `reader` (frames into events, by the I/O thread or a waiting caller), `market`
-//! and `orders` (the two protocols), `auth_answer` (what an auth answer means), `seq`,
-//! `depth`, `unrecognized` (frames passed on as they are), `events` (event shapes), `queue`
-//! and `watch` (how callers wait), `json`.
+//! and `orders` (the two protocols), `subscriptions` (the market stream's channels),
+//! `auth_answer` (what an auth answer means), `seq`, `depth`, `push_scan`, `unrecognized`
+//! (frames passed on as they are), `events` (event shapes), `queue` and `watch` (how callers
+//! wait), `json`.
 
 mod auth_answer;
 mod depth;
@@ -23,6 +24,7 @@ mod reader;
 mod seq;
 pub mod settings;
 mod shared;
+mod subscriptions;
 mod supervisor;
 mod tls;
 mod transport;
@@ -71,7 +73,7 @@ impl Stream {
     /// subscribe to the public channels. Returns once all that is done; the first event is
     /// `{"channel":"status","state":"connected",…}`.
     pub fn open_market(client: Arc<Client>, session: Option<Arc<Session>>, subscriptions_json: &str) -> Result<Stream> {
-        let subs = market::parse_subscriptions(subscriptions_json, session.is_some())?;
+        let subs = subscriptions::parse_subscriptions(subscriptions_json, session.is_some())?;
         let impersonate = session.as_ref().and_then(|s| s.request_options().impersonate);
         let protocol = Box::new(market::Market::new(subs, impersonate));
         let url = client.stream_settings().stream_url.clone();

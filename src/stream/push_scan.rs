@@ -12,7 +12,7 @@
 //! frame they give the same events (a test in `market.rs` compares them on edited frames).
 
 use super::depth::Side;
-use super::market::{ACCOUNT_CHANNELS, PUBLIC_CHANNELS};
+use super::subscriptions::{ACCOUNT_CHANNELS, PUBLIC_CHANNELS};
 
 /// Deepest nesting read here (serde_json's own limit is 128).
 const MAX_DEPTH: u32 = 64;
