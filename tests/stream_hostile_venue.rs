@@ -495,3 +495,47 @@ fn an_order_after_the_venues_close_frame_is_reported_as_not_sent() {
     assert!(!error.may_have_reached_venue(), "nothing was written: {error}");
     assert!(error.message().contains("not sent"), "{error}");
 }
+
+#[test]
+fn public_pushes_with_the_symbol_only_in_data_are_counted_and_named_per_symbol() {
+    let url = venue(|_, mut ws| {
+        read_json(&mut ws);
+        read_json(&mut ws);
+        read_json(&mut ws);
+        // seq counted per (channel, symbol), the envelope without `symbol` (it is optional):
+        // read in one pass, then with an escape (the other decoding paths).
+        for frame in [
+            r#"{"seq":10,"channel":"depth_book","data":{"symbol":"BTC-USD","asks":[["2","1"],["1","1"]],"bids":[]}}"#,
+            r#"{"seq":3,"channel":"depth_book","data":{"symbol":"ETH-USD","asks":[],"bids":[]}}"#,
+            r#"{"seq":7,"channel":"price","data":{"mark_price":"1","symbol":"BTC-USD"}}"#,
+            r#"{"seq":11,"channel":"depth_book","data":{"symbol":"BTC-USD","asks":[],"bids":[]}}"#,
+            r#"{"seq":4,"channel":"depth_book","data":{"symbol":"ETH-USD","asks":[],"bids":[],"t":"\u0031"}}"#,
+            r#"{"seq":8,"channel":"price","data":{"mark_price":"\u0032","symbol":"BTC-USD"}}"#,
+            r#"{"seq":12,"data":{"symbol":"BTC-USD","asks":[],"bids":[]},"channel":"depth_book"}"#,
+        ] {
+            send(&mut ws, frame);
+        }
+        hold(ws, Duration::from_secs(3));
+    });
+    let subs = r#"[{"channel":"depth_book","symbol":"BTC-USD"},{"channel":"depth_book","symbol":"ETH-USD"},{"channel":"price","symbol":"BTC-USD"}]"#;
+    let stream = Stream::open_market(client(&url, "{}"), None, subs).unwrap();
+    let (last, mut events) = until(&stream, LONG, "the last book", |e| e["seq"] == 12);
+    events.push(last);
+    assert!(events.iter().all(|e| e["channel"] != "status" || e["state"] == "connected"), "{events:#?}");
+    let pushes: Vec<(i64, &str)> = events
+        .iter()
+        .filter(|e| e["channel"] != "status")
+        .map(|e| (e["seq"].as_i64().unwrap(), e["symbol"].as_str().unwrap_or("none")))
+        .collect();
+    let expected = [
+        (10, "BTC-USD"),
+        (3, "ETH-USD"),
+        (7, "BTC-USD"),
+        (11, "BTC-USD"),
+        (4, "ETH-USD"),
+        (8, "BTC-USD"),
+        (12, "BTC-USD"),
+    ];
+    assert_eq!(pushes, expected);
+    assert_eq!(events[1]["data"]["asks"], json!([["1", "1"], ["2", "1"]]), "the book is still sorted");
+}

@@ -144,6 +144,37 @@ impl<'de> Deserialize<'de> for FastPush<'de> {
     }
 }
 
+/// The `symbol` that names a public push whose envelope has none (it is optional,
+/// venue-api.md §2.2): the first `symbol` member of its `data` object, when it is a string.
+/// Without it every symbol of a channel would share one `seq` slot (false regressions under
+/// per-symbol counting) and the event would name none. The scanner reads the same in its own
+/// pass (`push_scan::data_symbol`).
+fn data_symbol(data: &RawValue) -> Option<Cow<'_, str>> {
+    struct FirstSymbol;
+    impl<'de> serde::de::Visitor<'de> for FirstSymbol {
+        type Value = Option<Cow<'de, str>>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
+            let mut symbol = None;
+            let mut seen = false;
+            while let Some(key) = map.next_key::<BorrowedText<'de>>()? {
+                if key.0 == "symbol" && !seen {
+                    seen = true;
+                    let value: &'de RawValue = map.next_value()?;
+                    symbol = serde_json::from_str::<BorrowedText<'de>>(value.get()).ok().map(|text| text.0);
+                } else {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+            Ok(symbol)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(data.get());
+    serde::Deserializer::deserialize_map(&mut de, FirstSymbol).ok().flatten()
+}
+
 /// A string, borrowed from the frame unless it holds an escape.
 struct BorrowedText<'a>(Cow<'a, str>);
 impl<'de> Deserialize<'de> for BorrowedText<'de> {
@@ -194,6 +225,9 @@ impl Market {
             PUBLIC_CHANNELS.iter().chain(ACCOUNT_CHANNELS).find(|c| Some(**c) == push.channel.as_deref()).copied()?;
         if known == "depth_book" && matches!(push.data, Some(FastData::Raw(_))) {
             return None; // `data` came before `channel`: not sorted yet
+        }
+        if push.symbol.is_none() && PUBLIC_CHANNELS.contains(&known) {
+            return None; // named by its data's symbol: read from the raw data on the general path
         }
         let symbol = push.symbol.as_deref();
         self.seq.report(known, symbol, push.seq, queue);
@@ -262,7 +296,14 @@ impl Protocol for Market {
             unrecognized::pass_on(text, received_ns, queue, &mut self.seq);
             return AuthOutcome::Pending;
         };
-        let symbol = push.symbol.as_deref();
+        let in_data;
+        let symbol = match (push.symbol.as_deref(), push.data) {
+            (None, Some(data)) if PUBLIC_CHANNELS.contains(&known) => {
+                in_data = data_symbol(data);
+                in_data.as_deref()
+            }
+            (symbol, _) => symbol,
+        };
         self.seq.report(known, symbol, push.seq, queue);
         let sorted;
         let data: &str = match (known, push.data) {
@@ -376,6 +417,42 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_public_push_without_an_envelope_symbol_is_named_and_counted_by_its_datas() {
+        for mut market in [Market::new(vec![], None), Market::new(vec![], None).without_scanner()] {
+            let queue = Queue::default();
+            for frame in [
+                r#"{"seq":10,"channel":"depth_book","data":{"symbol":"BTC-USD","asks":[],"bids":[]}}"#,
+                r#"{"seq":3,"channel":"depth_book","data":{"asks":[],"symbol":"ETH-USD","bids":[]}}"#,
+                r#"{"seq":11,"channel":"depth_book","data":{"symbol":"BTC-USD","asks":[],"bids":[]}}"#,
+                r#"{"seq":5,"channel":"public_trade","data":{"symbol":"BTC-USD"}}"#,
+                r#"{"seq":4,"channel":"public_trade","data":{"symbol":"ETH-USD"}}"#,
+                r#"{"seq":6,"channel":"public_trade","data":{"symbol":5}}"#,
+                r#"{"seq":2,"channel":"position","data":{"symbol":"BTC-USD"}}"#,
+            ] {
+                market.on_text(frame, 1, &queue);
+            }
+            let got: Vec<Value> = std::iter::from_fn(|| queue.pop(Some(std::time::Duration::ZERO), None).unwrap())
+                .map(|e| serde_json::from_str(&e).unwrap())
+                .collect();
+            let named: Vec<(&str, Option<&str>)> =
+                got.iter().map(|e| (e["channel"].as_str().unwrap(), e["symbol"].as_str())).collect();
+            assert_eq!(
+                named,
+                [
+                    ("depth_book", Some("BTC-USD")),
+                    ("depth_book", Some("ETH-USD")),
+                    ("depth_book", Some("BTC-USD")),
+                    ("public_trade", Some("BTC-USD")),
+                    ("public_trade", Some("ETH-USD")),
+                    ("public_trade", None),
+                    ("position", None),
+                ],
+                "no seq_regression, and account pushes are not named from their data: {got:?}"
+            );
+        }
+    }
+
     /// Events of one frame: data events as their text, status events without their own
     /// clock reading.
     fn events_of(market: &mut Market, frame: &str, queue: &Queue) -> Vec<Value> {
@@ -402,6 +479,9 @@ mod tests {
             r#"{"seq":8,"channel":"order","data":{"order_id":4294967297,"status":"open"},"ts":-1.5e-3}"#,
             r#"{"channel":"public_trade","symbol":"BTC-USD","data":[{"price":"1","qty":"2"}]}"#,
             r#"{"seq":9,"channel":"depth_book","symbol":"BTC-USD"}"#,
+            r#"{"seq":10,"channel":"depth_book","data":{"t":[1],"symbol":"ETH-USD","asks":[["2","1"],["1","1"]],"bids":[],"symbol":"X"}}"#,
+            r#"{"seq":11,"channel":"price","data":{"mark_price":"1","symbol":"BTC-USD","x":{"symbol":"Y"}}}"#,
+            r#"{"seq":12,"channel":"order","data":{"symbol":"BTC-USD"}}"#,
         ];
         let alphabet = b"\"\\,:{}[]0159 \t\n-.eEtrufalsn";
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
