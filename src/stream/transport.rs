@@ -92,7 +92,7 @@ impl Connection {
     /// Write one text frame and push it out. A full send buffer is waited out (bounded);
     /// after an error the connection is unusable and the caller drops it.
     pub fn send_text(&mut self, text: String) -> Result<()> {
-        self.try_send_text(text).map_err(|failure| failure.error)
+        self.try_send_text(text).map_err(|failure| *failure.error)
     }
 
     /// `send_text`, telling a failure that wrote nothing of the frame from one after which
@@ -107,10 +107,12 @@ impl Connection {
                 e @ (tungstenite::Error::AlreadyClosed
                 | tungstenite::Error::Protocol(tungstenite::error::ProtocolError::SendAfterClosing)
                 | tungstenite::Error::WriteBufferFull(_)),
-            ) => return Err(WriteFailure { error: ws_error(e, "writing a frame"), nothing_written: true }),
-            Err(e) => return Err(WriteFailure { error: ws_error(e, "writing a frame"), nothing_written: false }),
+            ) => return Err(WriteFailure { error: Box::new(ws_error(e, "writing a frame")), nothing_written: true }),
+            Err(e) => {
+                return Err(WriteFailure { error: Box::new(ws_error(e, "writing a frame")), nothing_written: false });
+            }
         }
-        self.flush().map_err(|error| WriteFailure { error, nothing_written: false })
+        self.flush().map_err(|error| WriteFailure { error: Box::new(error), nothing_written: false })
     }
 
     /// Push out whatever tungstenite holds (frames, pong replies), waiting for room.
@@ -135,10 +137,10 @@ impl Connection {
     }
 }
 
-/// A failed frame write.
+/// A failed frame write (the error boxed: the failure path keeps `Result` small).
 #[derive(Debug)]
 pub struct WriteFailure {
-    pub error: Error,
+    pub error: Box<Error>,
     /// No byte of the frame was written: tungstenite refused it before buffering it.
     pub nothing_written: bool,
 }
