@@ -7,9 +7,9 @@
 //! auth, liveness, rotation, reconnection), `shared` (what the I/O thread shares with the
 //! callers), `reader` (frames into events, by the I/O thread or a waiting caller), `market`
 //! and `orders` (the two protocols), `subscriptions` (the market stream's channels),
-//! `auth_answer` (what an auth answer means), `seq`, `depth`, `push_scan`, `unrecognized`
-//! (frames passed on as they are), `events` (event shapes), `queue` and `watch` (how callers
-//! wait), `json`.
+//! `auth_answer` (what an auth answer means), `seq`, `depth`, `push_scan` and `push_serde`
+//! (reading pushes), `unrecognized` (frames passed on as they are), `events` (event shapes),
+//! `queue` and `watch` (how callers wait), `json`.
 
 mod auth_answer;
 mod depth;
@@ -19,6 +19,7 @@ mod limits;
 mod market;
 mod orders;
 mod push_scan;
+mod push_serde;
 mod queue;
 mod reader;
 mod seq;

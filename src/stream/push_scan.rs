@@ -8,8 +8,9 @@
 //! `MAX_DEPTH`, nothing after the object. Anything else — an escape, a repeated key, an
 //! unknown channel, `data` before `channel` in a book, a level with spaces inside, a `seq`
 //! that is not an integer — returns `None`, and the frame goes down the serde path
-//! (`market.rs`), which gives the event, the error or the pass-through. Where both read a
-//! frame they give the same events (a test in `market.rs` compares them on edited frames).
+//! (`push_serde.rs`, `market.rs`), which gives the event, the error or the pass-through.
+//! Where both read a frame they give the same events (a test in `market.rs` compares them on
+//! edited frames).
 
 use super::depth::Side;
 use super::subscriptions::{ACCOUNT_CHANNELS, PUBLIC_CHANNELS};
@@ -155,7 +156,7 @@ pub fn push<'a>(text: &'a str, book: &mut Book) -> Option<Push<'a>> {
 }
 
 /// The symbol that names a public push whose envelope has none: the first `symbol` member of
-/// its `data` object, when it is a string (as `market::data_symbol` reads it). `data` was
+/// its `data` object, when it is a string (as `push_serde::data_symbol` reads it). `data` was
 /// read whole already, so only its keys are looked at here.
 fn data_symbol<'a>(text: &'a str, data: &Data<'a>, book: &Book) -> Option<&'a str> {
     let value = match *data {
