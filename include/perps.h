@@ -637,8 +637,9 @@ char *perps_query_depth_book(const struct perps_client *c, const struct perps_se
  * event is `{"channel":"status","state":"connected",…}`. Errors: `PERPS_INVALID_ARGUMENT`
  * (bad subscriptions, naming the entry), `PERPS_INVALID_STATE` (session without token),
  * `PERPS_TOKEN_EXPIRED`, `PERPS_TRANSPORT`/`PERPS_TIMEOUT`, `PERPS_HTTP_STATUS` (handshake
- * refused), `PERPS_API_ERROR` (auth refused), `PERPS_STREAM_LIMIT`. Free with
- * `perps_stream_free`.
+ * refused), `PERPS_API_ERROR` (auth refused; or answered with a code that says "not now",
+ * 5xx, 408 or 429, which on a later reconnection is retried instead), `PERPS_STREAM_LIMIT`.
+ * Free with `perps_stream_free`.
  */
 struct perps_stream *perps_stream_open(const struct perps_client *c, const struct perps_session *s, const char *subscriptions_json, struct perps_error **err);
 
@@ -674,8 +675,9 @@ char *perps_stream_next(const struct perps_stream *st, int64_t timeout_ms, struc
  * the venue: its replies arrive as `order_response` events with that `request_id` (an
  * "accepted" ack with `final` false, then the outcome with `final` true). Errors:
  * `PERPS_INVALID_ORDER`, `PERPS_INVALID_STATE` (a market stream), `PERPS_STREAM_CLOSED`,
- * `PERPS_TRANSPORT` (not connected: nothing sent; or the write failed:
- * `perps_error_may_have_reached_venue` is true). Never retried.
+ * `PERPS_TRANSPORT` (not connected, or the connection closing, e.g. after the venue's
+ * Close frame: nothing sent; or the write failed: `perps_error_may_have_reached_venue` is
+ * true). Never retried.
  */
 char *perps_stream_new_order(const struct perps_stream *st, const char *order_json, struct perps_error **err);
 

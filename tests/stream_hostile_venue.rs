@@ -6,92 +6,24 @@
 
 #[path = "streams/helpers.rs"]
 mod helpers;
+#[path = "streams/scripted_venue.rs"]
+mod scripted_venue;
 #[path = "common/ws_server.rs"]
 mod ws_server;
 
 use helpers::*;
 use perps::Code;
 use perps::stream::Stream;
+use scripted_venue::*;
 use serde_json::{Value, json};
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-use tungstenite::{Message, WebSocket};
+use tungstenite::Message;
 
 const PRICE: &str = r#"[{"channel":"price","symbol":"BTC-USD"}]"#;
-
-/// A venue whose every connection runs `script(index, socket)` after the handshake.
-fn venue(script: impl Fn(usize, WebSocket<TcpStream>) + Send + Sync + 'static) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr: SocketAddr = listener.local_addr().unwrap();
-    let script = Arc::new(script);
-    std::thread::spawn(move || {
-        let count = AtomicUsize::new(0);
-        for tcp in listener.incoming() {
-            let Ok(tcp) = tcp else { break };
-            let (i, script) = (count.fetch_add(1, Ordering::SeqCst), script.clone());
-            std::thread::spawn(move || {
-                if let Ok(ws) = tungstenite::accept(tcp) {
-                    script(i, ws)
-                }
-            });
-        }
-    });
-    format!("http://{addr}")
-}
-
-fn read_json(ws: &mut WebSocket<TcpStream>) -> Value {
-    loop {
-        match ws.read() {
-            Ok(Message::Text(t)) => return serde_json::from_str(t.as_str()).unwrap(),
-            Ok(_) => continue,
-            Err(e) => panic!("the client went away: {e}"),
-        }
-    }
-}
-
-/// Keep the connection open (answering pings) until the client leaves or `limit` passes.
-fn hold(mut ws: WebSocket<TcpStream>, limit: Duration) {
-    let _ = ws.get_mut().set_read_timeout(Some(Duration::from_millis(20)));
-    let start = Instant::now();
-    while start.elapsed() < limit {
-        match ws.read() {
-            Ok(_) | Err(tungstenite::Error::Io(_)) => {}
-            Err(_) => return,
-        }
-    }
-}
-
-/// An order venue: answers the login with `login(request_id)`, then every order frame with
-/// `replies` (their "RID" replaced by the order's request_id).
-fn order_venue(login: impl Fn(&str) -> String + Send + Sync + 'static, replies: Vec<String>) -> String {
-    let (login, replies) = (Arc::new(login), Arc::new(replies));
-    venue(move |_, mut ws| {
-        let frame = read_json(&mut ws);
-        ws.send(Message::text(login(frame["request_id"].as_str().unwrap()))).unwrap();
-        let _ = ws.get_mut().set_read_timeout(Some(Duration::from_millis(20)));
-        let start = Instant::now();
-        while start.elapsed() < Duration::from_secs(10) {
-            match ws.read() {
-                Ok(Message::Text(t)) => {
-                    let order: Value = serde_json::from_str(t.as_str()).unwrap();
-                    for reply in replies.iter() {
-                        let reply = reply.replace("RID", order["request_id"].as_str().unwrap());
-                        ws.send(Message::text(reply)).unwrap();
-                    }
-                }
-                Ok(_) | Err(tungstenite::Error::Io(_)) => {}
-                Err(_) => return,
-            }
-        }
-    })
-}
-
-fn logged_in(request_id: &str) -> String {
-    json!({ "code": 0, "message": "success", "request_id": request_id }).to_string()
-}
 
 #[test]
 fn auth_answers_in_every_form_the_sources_show_are_accepted() {
@@ -314,4 +246,296 @@ fn a_json_ping_is_answered_with_a_json_pong_and_still_passed_on() {
     let (event, _) = until(&stream, LONG, "the ping frame", is_channel("unrecognized"));
     assert_eq!(event["frame"], json!({ "ping": 1764000000 }));
     assert_eq!(rx.recv_timeout(LONG).unwrap(), json!({ "pong": 1764000000 }));
+}
+
+/// A market stream whose connection `i` gets the auth answer `answers(i)`; the first is
+/// dropped 200 ms after it is answered, the others held.
+fn market_answering(answers: impl Fn(usize) -> String + Send + Sync + 'static) -> Stream {
+    let url = venue(move |i, mut ws| {
+        read_json(&mut ws);
+        send(&mut ws, &answers(i));
+        if i == 0 {
+            std::thread::sleep(Duration::from_millis(200));
+            return;
+        }
+        hold(ws, Duration::from_secs(5));
+    });
+    Stream::open_market(client(&url, "{}"), Some(session()), r#"[{"channel":"order"}]"#).unwrap()
+}
+
+#[test]
+fn an_auth_answer_that_says_try_later_is_retried_like_a_failed_handshake() {
+    // 5xx, 408 and 429 on the reconnections (the venue's gateway in turbulence), then success.
+    let codes = [200, 500, 502, 503, 408, 429];
+    let stream = market_answering(move |i| {
+        let code = codes.get(i).copied().unwrap_or(200);
+        json!({ "seq": 1, "channel": "auth", "data": { "code": code, "msg": if code == 200 { "success" } else { "try later" } } })
+            .to_string()
+    });
+    let (_, before) = until(&stream, LONG, "reconnected", is_status("reconnected"));
+    let failures: Vec<&Value> = before.iter().filter(|e| e["state"] == "reconnect_failed").collect();
+    assert_eq!(failures.len(), 5, "{before:#?}");
+    for (failure, code) in failures.iter().zip(&codes[1..]) {
+        let message = failure["message"].as_str().unwrap();
+        assert_eq!(failure["code_name"], "PERPS_API_ERROR", "{failure}");
+        assert!(message.contains(&format!("code {code}")) && message.contains("try later"), "{message}");
+    }
+
+    // The order stream's login answered 503, then 429, on reconnections.
+    let url = venue(|i, mut ws| {
+        let login = read_json(&mut ws);
+        let id = login["request_id"].as_str().unwrap();
+        let code = [0, 503, 429].get(i).copied().unwrap_or(0);
+        send(&mut ws, &json!({ "code": code, "message": "service unavailable", "request_id": id }).to_string());
+        if i == 0 {
+            std::thread::sleep(Duration::from_millis(200));
+            return;
+        }
+        hold(ws, Duration::from_secs(5));
+    });
+    let stream = Stream::open_orders(client(&url, "{}"), session()).unwrap();
+    let (_, before) = until(&stream, LONG, "reconnected", is_status("reconnected"));
+    assert_eq!(before.iter().filter(|e| e["state"] == "reconnect_failed").count(), 2, "{before:#?}");
+
+    // On the first connection the open reports it, as any failure to set up.
+    let url = venue(|_, mut ws| {
+        read_json(&mut ws);
+        send(&mut ws, r#"{"seq":1,"channel":"auth","data":{"code":503,"msg":"service unavailable"}}"#);
+        hold(ws, Duration::from_secs(3));
+    });
+    let error = Stream::open_market(client(&url, "{}"), Some(session()), r#"[{"channel":"order"}]"#).unwrap_err();
+    assert_eq!(error.code(), Code::ApiError);
+    assert!(error.message().contains("code 503") && error.message().contains("service unavailable"), "{error}");
+}
+
+#[test]
+fn a_4xx_auth_answer_on_reconnection_still_ends_the_stream() {
+    let stream = market_answering(|i| {
+        let code = if i == 0 { 200 } else { 403 };
+        json!({ "seq": 1, "channel": "auth", "data": { "code": code, "msg": "forbidden" } }).to_string()
+    });
+    let (failed, _) = until(&stream, LONG, "failed", is_status("failed"));
+    assert!(failed["message"].as_str().unwrap().contains("code 403"), "{failed}");
+    assert_eq!(stream.next(Some(SECOND)).unwrap_err().code(), Code::StreamClosed);
+}
+
+#[test]
+fn auth_refusals_in_forms_other_than_a_numeric_code_fail_the_open() {
+    for (answer, words) in [
+        (r#"{"seq":1,"channel":"auth","data":{"code":"unauthorized"}}"#, "unauthorized"),
+        (r#"{"seq":1,"channel":"auth","data":{"code":"401 Unauthorized"}}"#, "401 Unauthorized"),
+        (r#"{"seq":1,"channel":"auth","data":{"code":401.5}}"#, "401.5"),
+        (r#"{"seq":1,"channel":"auth","data":{"status":"error","error":"invalid token"}}"#, "invalid token"),
+        (r#"{"seq":1,"channel":"auth","data":{"success":false,"error":"jwt expired"}}"#, "jwt expired"),
+        (r#"{"seq":1,"channel":"auth","data":{"success":false}}"#, "refused"),
+    ] {
+        let url = venue(move |_, mut ws| {
+            read_json(&mut ws);
+            send(&mut ws, answer);
+            hold(ws, Duration::from_secs(3));
+        });
+        let opened = Stream::open_market(client(&url, "{}"), Some(session()), r#"[{"channel":"order"}]"#);
+        let error = opened.err().unwrap_or_else(|| panic!("{answer} was taken as success"));
+        assert_eq!(error.code(), Code::ApiError, "{answer}: {error}");
+        assert!(error.message().contains(words), "{answer}: {error}");
+    }
+    for (login, words) in [
+        (|id: &str| json!({ "request_id": id, "code": "E_AUTH" }).to_string()) as fn(&str) -> String,
+        |id: &str| json!({ "request_id": id, "status": "rejected" }).to_string(),
+        |id: &str| json!({ "request_id": id, "status": "unauthorized", "error": "invalid token" }).to_string(),
+    ]
+    .into_iter()
+    .zip(["E_AUTH", "rejected", "invalid token"])
+    {
+        let url = order_venue(login, vec![]);
+        let opened = Stream::open_orders(client(&url, "{}"), session());
+        let error = opened.err().unwrap_or_else(|| panic!("{} was taken as success", login("ID")));
+        assert_eq!(error.code(), Code::ApiError, "{error}");
+        assert!(error.message().contains(words), "{error}");
+    }
+}
+
+#[test]
+fn the_seq_of_a_frame_passed_on_as_unrecognized_counts_on_the_connection() {
+    let url = venue(|_, mut ws| {
+        read_json(&mut ws);
+        for frame in [
+            r#"{"seq":1,"channel":"price","symbol":"BTC-USD","data":{"mark_price":"1"}}"#,
+            // A channel the library does not know (e.g. the answer to a refused subscribe).
+            r#"{"seq":2,"channel":"error","data":{"code":400,"msg":"unknown symbol NOPE-USD"}}"#,
+            r#"{"seq":3,"channel":"price","symbol":"BTC-USD","data":{"mark_price":"2"}}"#,
+            // A known channel in a shape the push paths do not read, and a seq as a string.
+            r#"{"seq":4,"channel":"price","symbol":7,"data":{}}"#,
+            r#"{"seq":"5","channel":"notice","data":{}}"#,
+            r#"{"seq":6,"channel":"price","symbol":"BTC-USD","data":{"mark_price":"3"}}"#,
+            // A real skip is still one.
+            r#"{"seq":8,"channel":"price","symbol":"BTC-USD","data":{"mark_price":"4"}}"#,
+        ] {
+            send(&mut ws, frame);
+        }
+        hold(ws, Duration::from_secs(3));
+    });
+    let stream = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap();
+    let (_, events) = until(&stream, LONG, "the last price", |e| e["data"]["mark_price"] == "4");
+    assert_eq!(events.iter().filter(|e| e["channel"] == "unrecognized").count(), 3, "{events:#?}");
+    let gaps: Vec<&Value> = events.iter().filter(|e| e["state"] == "gap").collect();
+    assert_eq!(gaps.len(), 1, "{events:#?}");
+    assert_eq!((gaps[0]["expected"].as_i64(), gaps[0]["received"].as_i64()), (Some(7), Some(8)));
+}
+
+/// The token with every seventh character written as a JSON escape: no run of 8 bytes of it is
+/// left as it is, yet a JSON reader gets the token back.
+fn partly_escaped_token() -> String {
+    TOKEN
+        .char_indices()
+        .map(|(i, c)| if i > 0 && i % 7 == 0 { format!("\\u{:04x}", c as u32) } else { c.to_string() })
+        .collect()
+}
+
+/// No trace of the token in `text`, even once JSON escapes in it are written out.
+fn assert_no_token(text: &str) {
+    let unescaped = text.replace("\\\\", "\\").replace("\\\"", "\"");
+    let decoded: String = serde_json::from_str(&format!("\"{}\"", unescaped.replace('"', "\\\""))).unwrap_or_default();
+    for seen in [text, unescaped.as_str(), decoded.as_str()] {
+        assert!(!seen.contains(TOKEN) && !seen.contains("token-"), "{text}");
+    }
+}
+
+#[test]
+fn a_token_the_venue_escapes_is_redacted_once_its_escapes_are_written_out() {
+    let wholly: String = TOKEN.chars().map(|c| format!("\\u{:04x}", c as u32)).collect();
+    let partly = partly_escaped_token();
+    // Order stream: frames of no known channel.
+    let frames =
+        vec![format!(r#"{{"notice":"your session {wholly}"}}"#), format!(r#"{{"notice":"session {partly}"}}"#)];
+    let stream = Stream::open_orders(client(&order_venue(logged_in, frames), "{}"), session()).unwrap();
+    stream.new_order(ORDER).unwrap();
+    for _ in 0..2 {
+        let (event, _) = until(&stream, LONG, "the notice", is_channel("unrecognized"));
+        assert!(event["frame"]["notice"].as_str().unwrap().ends_with("<redacted>"), "{event}");
+        assert_no_token(&event.to_string());
+    }
+
+    // Market stream: a frame of no known channel, a bad book whose excerpt would quote the
+    // token, then a close frame whose reason holds it.
+    let (market_partly, excerpt_partly, close_partly) = (partly.clone(), partly.clone(), partly.clone());
+    let url = venue(move |_, mut ws| {
+        read_json(&mut ws);
+        send(&mut ws, r#"{"seq":1,"channel":"auth","data":{"code":0,"msg":"success"}}"#);
+        send(&mut ws, &format!(r#"{{"seq":2,"channel":"notice","data":"session {market_partly}"}}"#));
+        send(&mut ws, &format!(r#"{{"a":"{excerpt_partly}","channel":"depth_book","data":{{"asks":[["x","1"]]}}}}"#));
+        let reason = format!(r#"{{"message":"{close_partly}"}}"#);
+        let close = tungstenite::protocol::CloseFrame { code: 4008.into(), reason: reason.into() };
+        let _ = ws.close(Some(close));
+        let _ = ws.flush();
+        std::thread::sleep(Duration::from_millis(100));
+    });
+    let stream = Stream::open_market(client(&url, "{}"), Some(session()), r#"[{"channel":"order"}]"#).unwrap();
+    let (event, _) = until(&stream, LONG, "the notice", is_channel("unrecognized"));
+    assert_eq!(event["frame"]["data"], "session <redacted>", "{event}");
+    let (error, _) = until(&stream, LONG, "the bad book", is_status("error"));
+    assert_no_token(&error.to_string());
+    let (closed, _) = until(&stream, LONG, "the close", is_status("disconnected"));
+    assert!(closed["reason"].as_str().unwrap().contains("<redacted>"), "{closed}");
+    assert_no_token(&closed.to_string());
+
+    // The body of an HTTP answer to the handshake.
+    let body = format!(r#"{{"message":"bad token {partly}"}}"#);
+    let url = raw_venue(move |_, mut tcp| {
+        let _ = tcp.read(&mut [0u8; 4096]);
+        let answer = format!("HTTP/1.1 401 Unauthorized\r\nContent-Length: {}\r\n\r\n{body}", body.len());
+        let _ = tcp.write_all(answer.as_bytes());
+        std::thread::sleep(Duration::from_millis(200));
+    });
+    let error = Stream::open_market(client(&url, "{}"), Some(session()), r#"[{"channel":"order"}]"#).unwrap_err();
+    assert_eq!(error.http_status(), 401, "{error}");
+    let body = error.body().unwrap_or_default();
+    assert!(body.contains("<redacted>"), "{body}");
+    assert_no_token(body);
+}
+
+/// An order venue whose first connection, 100 ms after the login, sends a Close frame (status
+/// 4008, the documented 408 body) and then keeps the TCP connection open, reading nothing.
+fn venue_that_closes_and_keeps_the_socket() -> String {
+    venue(|i, mut ws| {
+        let login = read_json(&mut ws);
+        send(&mut ws, &logged_in(login["request_id"].as_str().unwrap()));
+        if i > 0 {
+            return hold(ws, Duration::from_secs(5));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        let reason = br#"{"code":408,"message":"disconnecting due to not receive Pong within 5 minute period"}"#;
+        let payload = [&4008u16.to_be_bytes()[..], reason].concat();
+        ws.get_mut().write_all(&ws_server::raw_frame(true, 0x8, &payload)).unwrap();
+        std::thread::sleep(Duration::from_secs(8));
+    })
+}
+
+#[test]
+fn a_close_frame_ends_the_connection_at_once_though_the_venue_keeps_the_socket() {
+    let url = venue_that_closes_and_keeps_the_socket();
+    let opened = Instant::now();
+    let stream = Stream::open_orders(client(&url, r#"{"stream_idle_timeout_ms":3000}"#), session()).unwrap();
+    let (down, _) = until(&stream, LONG, "disconnected", is_status("disconnected"));
+    assert!(opened.elapsed() < Duration::from_millis(1500), "noticed after {:?}: {down}", opened.elapsed());
+    let reason = down["reason"].as_str().unwrap();
+    assert!(reason.contains("code 4008") && reason.contains("not receive Pong"), "{reason}");
+    until(&stream, LONG, "reconnected", is_status("reconnected"));
+}
+
+#[test]
+fn an_order_after_the_venues_close_frame_is_reported_as_not_sent() {
+    let url = venue_that_closes_and_keeps_the_socket();
+    // The next connection after a backoff of 2 s: the order comes while there is none.
+    let options = r#"{"stream_idle_timeout_ms":3000,"stream_reconnect_min_ms":2000,"stream_reconnect_max_ms":2000}"#;
+    let stream = Stream::open_orders(client(&url, options), session()).unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    let error = stream.new_order(ORDER).unwrap_err();
+    assert_eq!(error.code(), Code::Transport, "{error}");
+    assert!(!error.may_have_reached_venue(), "nothing was written: {error}");
+    assert!(error.message().contains("not sent"), "{error}");
+}
+
+#[test]
+fn public_pushes_with_the_symbol_only_in_data_are_counted_and_named_per_symbol() {
+    let url = venue(|_, mut ws| {
+        read_json(&mut ws);
+        read_json(&mut ws);
+        read_json(&mut ws);
+        // seq counted per (channel, symbol), the envelope without `symbol` (it is optional):
+        // read in one pass, then with an escape (the other decoding paths).
+        for frame in [
+            r#"{"seq":10,"channel":"depth_book","data":{"symbol":"BTC-USD","asks":[["2","1"],["1","1"]],"bids":[]}}"#,
+            r#"{"seq":3,"channel":"depth_book","data":{"symbol":"ETH-USD","asks":[],"bids":[]}}"#,
+            r#"{"seq":7,"channel":"price","data":{"mark_price":"1","symbol":"BTC-USD"}}"#,
+            r#"{"seq":11,"channel":"depth_book","data":{"symbol":"BTC-USD","asks":[],"bids":[]}}"#,
+            r#"{"seq":4,"channel":"depth_book","data":{"symbol":"ETH-USD","asks":[],"bids":[],"t":"\u0031"}}"#,
+            r#"{"seq":8,"channel":"price","data":{"mark_price":"\u0032","symbol":"BTC-USD"}}"#,
+            r#"{"seq":12,"data":{"symbol":"BTC-USD","asks":[],"bids":[]},"channel":"depth_book"}"#,
+        ] {
+            send(&mut ws, frame);
+        }
+        hold(ws, Duration::from_secs(3));
+    });
+    let subs = r#"[{"channel":"depth_book","symbol":"BTC-USD"},{"channel":"depth_book","symbol":"ETH-USD"},{"channel":"price","symbol":"BTC-USD"}]"#;
+    let stream = Stream::open_market(client(&url, "{}"), None, subs).unwrap();
+    let (last, mut events) = until(&stream, LONG, "the last book", |e| e["seq"] == 12);
+    events.push(last);
+    assert!(events.iter().all(|e| e["channel"] != "status" || e["state"] == "connected"), "{events:#?}");
+    let pushes: Vec<(i64, &str)> = events
+        .iter()
+        .filter(|e| e["channel"] != "status")
+        .map(|e| (e["seq"].as_i64().unwrap(), e["symbol"].as_str().unwrap_or("none")))
+        .collect();
+    let expected = [
+        (10, "BTC-USD"),
+        (3, "ETH-USD"),
+        (7, "BTC-USD"),
+        (11, "BTC-USD"),
+        (4, "ETH-USD"),
+        (8, "BTC-USD"),
+        (12, "BTC-USD"),
+    ];
+    assert_eq!(pushes, expected);
+    assert_eq!(events[1]["data"]["asks"], json!([["1", "1"], ["2", "1"]]), "the book is still sorted");
 }

@@ -33,8 +33,9 @@ pub struct perps_stream {
 /// event is `{"channel":"status","state":"connected",…}`. Errors: `PERPS_INVALID_ARGUMENT`
 /// (bad subscriptions, naming the entry), `PERPS_INVALID_STATE` (session without token),
 /// `PERPS_TOKEN_EXPIRED`, `PERPS_TRANSPORT`/`PERPS_TIMEOUT`, `PERPS_HTTP_STATUS` (handshake
-/// refused), `PERPS_API_ERROR` (auth refused), `PERPS_STREAM_LIMIT`. Free with
-/// `perps_stream_free`.
+/// refused), `PERPS_API_ERROR` (auth refused; or answered with a code that says "not now",
+/// 5xx, 408 or 429, which on a later reconnection is retried instead), `PERPS_STREAM_LIMIT`.
+/// Free with `perps_stream_free`.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_stream_open(
     c: *const perps_client,
@@ -104,8 +105,9 @@ pub extern "C" fn perps_stream_next(
 /// the venue: its replies arrive as `order_response` events with that `request_id` (an
 /// "accepted" ack with `final` false, then the outcome with `final` true). Errors:
 /// `PERPS_INVALID_ORDER`, `PERPS_INVALID_STATE` (a market stream), `PERPS_STREAM_CLOSED`,
-/// `PERPS_TRANSPORT` (not connected: nothing sent; or the write failed:
-/// `perps_error_may_have_reached_venue` is true). Never retried.
+/// `PERPS_TRANSPORT` (not connected, or the connection closing, e.g. after the venue's
+/// Close frame: nothing sent; or the write failed: `perps_error_may_have_reached_venue` is
+/// true). Never retried.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_stream_new_order(
     st: *const perps_stream,

@@ -1,7 +1,16 @@
 //! The venue's answer to an authentication (the market stream's auth frame, the order
-//! stream's `auth:login`), read as the sources show it: `code` 0 or 200 (number or string)
-//! in `data` or at the top level, the words under `msg` or `message`. A missing code with no
-//! word or "success" is success ([WJ] reads a missing code as 0); anything else is refused.
+//! stream's `auth:login`), read as the sources show it: fields in `data` or at the top level;
+//! `code` 0 or 200 (a number, a string of digits or a whole float) is success, and so is a
+//! missing code with no words or "success"/"ok" under `msg` or `message` ([WJ] reads a
+//! missing code as 0). A code that says the venue cannot answer now (5xx, 408, 429: a gateway
+//! in turbulence, venue-api.md §3.1) is `Unavailable`, to be tried again like a failed
+//! handshake.
+//!
+//! Everything else is a refusal, so that no refusal is ever taken for a login: a code that is
+//! present but unreadable ("unauthorized", 401.5), any other code, a `status` word other than
+//! success/ok/accepted, `success: false`, a non-empty `error`, a `data` that is neither an
+//! object nor a word of success — whatever the code says beside them. The refusal quotes the
+//! venue's words (`venue_words`).
 
 use super::json::lenient_int;
 use super::supervisor::AuthOutcome;
@@ -10,25 +19,85 @@ use serde_json::{Map, Value};
 
 /// `what`: the frame that was answered, as the refusal names it.
 pub fn judge(frame: &Map<String, Value>, what: &str) -> AuthOutcome {
-    let data = frame.get("data").and_then(Value::as_object);
-    let field = |name: &str| data.and_then(|d| d.get(name)).or_else(|| frame.get(name));
-    let code = lenient_int(field("code")).or_else(|| lenient_int(field("status")));
+    let data = frame.get("data").filter(|d| !d.is_null());
+    let fields = data.and_then(Value::as_object);
+    let field = |name: &str| fields.and_then(|d| d.get(name)).or_else(|| frame.get(name)).filter(|v| !v.is_null());
+    // A `status` that reads as a number is a code (when there is no `code`); otherwise a word.
+    let status = field("status");
+    let status_is_code = status.is_some_and(|s| lenient_int(Some(s)).is_some());
+    let status_word = status.filter(|_| !status_is_code);
+    let code_field = field("code").or(status.filter(|_| status_is_code));
+    let code = code_field.map(|value| lenient_int(Some(value)).ok_or(value));
     let message = ["msg", "message"].iter().find_map(|name| field(name).and_then(Value::as_str)).unwrap_or("");
-    let accepted = match code {
-        Some(code) => code == 0 || code == 200,
-        None => message.is_empty() || message.eq_ignore_ascii_case("success") || message.eq_ignore_ascii_case("ok"),
+    let data_word = data.filter(|d| !d.is_object());
+    let refusal_sign = status_word.is_some_and(|s| !s.as_str().is_some_and(|s| success_word(s) || accepted_word(s)))
+        || field("success") == Some(&Value::Bool(false))
+        || field("error").is_some_and(|e| !is_empty(e))
+        || data_word.is_some_and(|d| !d.as_str().is_some_and(success_word));
+    let words = words(&[status_word, field("msg"), field("message"), field("error"), data_word]);
+    let code_text = match code {
+        None => "none".to_owned(),
+        Some(Ok(code)) => code.to_string(),
+        Some(Err(unreadable)) => shown(unreadable),
     };
-    if accepted {
-        return AuthOutcome::Accepted;
+    match code {
+        Some(Ok(code)) if says_try_later(code) => AuthOutcome::Unavailable(Error::new(
+            Code::ApiError,
+            format!("the venue could not take {what} now (code {code_text}){words}"),
+        )),
+        Some(Ok(0 | 200)) if !refusal_sign => AuthOutcome::Accepted,
+        None if !refusal_sign && success_word(message) => AuthOutcome::Accepted,
+        _ => AuthOutcome::Refused(Error::new(
+            Code::ApiError,
+            format!("the venue refused {what} (code {code_text}){words}"),
+        )),
     }
-    AuthOutcome::Refused(Error::new(
-        Code::ApiError,
-        format!(
-            "the venue refused {what} (code {}): {}",
-            code.map_or("none".to_owned(), |c| c.to_string()),
-            venue_words(message)
-        ),
-    ))
+}
+
+fn success_word(word: &str) -> bool {
+    word.is_empty() || word.eq_ignore_ascii_case("success") || word.eq_ignore_ascii_case("ok")
+}
+
+/// The gateway's ack (`{"code":0,"status":"accepted"}`, venue-api.md §2.3).
+fn accepted_word(word: &str) -> bool {
+    word.eq_ignore_ascii_case("accepted")
+}
+
+fn is_empty(value: &Value) -> bool {
+    match value {
+        Value::Null | Value::Bool(false) => true,
+        Value::String(s) => s.is_empty(),
+        Value::Array(items) => items.is_empty(),
+        Value::Object(fields) => fields.is_empty(),
+        Value::Bool(true) | Value::Number(_) => false,
+    }
+}
+
+/// A value the venue sent, as a refusal quotes it: a string's text, anything else as compact
+/// JSON (re-serialised: escapes written out, so redaction sees the plain text).
+fn shown(value: &Value) -> String {
+    match value {
+        Value::String(text) => venue_words(text),
+        other => venue_words(&other.to_string()),
+    }
+}
+
+/// `": word; word"` of the non-empty, distinct values, or nothing.
+fn words(values: &[Option<&Value>]) -> String {
+    let mut shown_words: Vec<String> = Vec::new();
+    for value in values.iter().flatten().filter(|v| !is_empty(v)) {
+        let word = shown(value);
+        if !shown_words.contains(&word) {
+            shown_words.push(word);
+        }
+    }
+    if shown_words.is_empty() { String::new() } else { format!(": {}", shown_words.join("; ")) }
+}
+
+/// A code for "not now": a server error, a timeout, too many requests. 4xx others (400, 401,
+/// 403…) are about the request or the token, which trying again would not change.
+fn says_try_later(code: i64) -> bool {
+    (500..=599).contains(&code) || code == 408 || code == 429
 }
 
 #[cfg(test)]
@@ -40,6 +109,7 @@ mod tests {
         match judge(frame.as_object().unwrap(), "the auth frame") {
             AuthOutcome::Accepted => Ok(()),
             AuthOutcome::Refused(e) => Err(e.message().to_owned()),
+            AuthOutcome::Unavailable(e) => Err(format!("unavailable: {}", e.message())),
             AuthOutcome::Pending => Err("pending".into()),
         }
     }
@@ -56,6 +126,14 @@ mod tests {
             json!({"channel":"auth","data":{}}),
             json!({"channel":"auth"}),
             json!({"request_id":"r","code":"0","message":"success"}),
+            json!({"request_id":"r","code":0,"status":"accepted"}),
+            json!({"request_id":"r","code":0,"message":"accepted"}),
+            json!({"channel":"auth","data":{"code":200,"status":"OK","success":true,"error":null}}),
+            json!({"channel":"auth","data":{"status":"success"}}),
+            json!({"channel":"auth","data":{"status":200}}),
+            json!({"channel":"auth","data":{"error":""}}),
+            json!({"channel":"auth","data":"success"}),
+            json!({"channel":"auth","data":null}),
         ] {
             assert_eq!(outcome(frame.clone()), Ok(()), "{frame}");
         }
@@ -70,5 +148,49 @@ mod tests {
         let e = outcome(json!({"channel":"auth","data":{"msg":"token expired"}})).unwrap_err();
         assert!(e.contains("code none") && e.contains("token expired"), "{e}");
         assert!(outcome(json!({"channel":"auth","data":{"code":"abc","msg":"no"}})).is_err());
+    }
+
+    #[test]
+    fn server_errors_timeouts_and_rate_limits_mean_try_again() {
+        for code in [json!(500), json!(502), json!("503"), json!(504), json!(408), json!(429), json!(599.0)] {
+            let e = outcome(json!({"channel":"auth","data":{"code":code,"msg":"bad gateway"}})).unwrap_err();
+            assert!(e.starts_with("unavailable: ") && e.contains("bad gateway"), "{code}: {e}");
+            let e = outcome(json!({"request_id":"r","code":code,"message":"later"})).unwrap_err();
+            assert!(e.starts_with("unavailable: "), "{code}: {e}");
+        }
+        for code in [400, 401, 403, 404, 409, 499, 600, 1] {
+            let e = outcome(json!({"channel":"auth","data":{"code":code}})).unwrap_err();
+            assert!(e.starts_with("the venue refused"), "{code}: {e}");
+        }
+    }
+
+    #[test]
+    fn refusals_in_forms_other_than_a_numeric_code_are_refusals() {
+        for (frame, quoted) in [
+            (json!({"channel":"auth","data":{"code":"unauthorized"}}), "(code unauthorized)"),
+            (json!({"channel":"auth","data":{"code":"401 Unauthorized"}}), "(code 401 Unauthorized)"),
+            (json!({"channel":"auth","data":{"code":401.5}}), "(code 401.5)"),
+            (json!({"channel":"auth","data":{"code":true}}), "(code true)"),
+            (json!({"channel":"auth","data":{"status":"error","error":"invalid token"}}), ": error; invalid token"),
+            (json!({"channel":"auth","data":{"success":false,"error":"jwt expired"}}), ": jwt expired"),
+            (json!({"channel":"auth","data":{"code":0,"success":false}}), "(code 0)"),
+            (json!({"channel":"auth","data":{"code":200,"error":{"reason":"revoked"}}}), r#"{\"reason\":\"revoked\"}"#),
+            (json!({"channel":"auth","data":{"code":0,"status":"Rejected"}}), ": Rejected"),
+            (json!({"channel":"auth","data":"invalid token"}), ": invalid token"),
+            (json!({"channel":"auth","data":[401]}), ": [401]"),
+            (json!({"request_id":"r","code":"E_AUTH"}), "(code E_AUTH)"),
+            (json!({"request_id":"r","status":"rejected"}), "(code none): rejected"),
+            (
+                json!({"request_id":"r","status":"unauthorized","error":"invalid token"}),
+                ": unauthorized; invalid token",
+            ),
+        ] {
+            let e = outcome(frame.clone()).unwrap_err();
+            assert!(e.starts_with("the venue refused the auth frame (code "), "{frame}: {e}");
+            assert!(e.contains(quoted), "{frame}: {e}");
+        }
+        // A "not now" code stays one, whatever words come with it.
+        let e = outcome(json!({"channel":"auth","data":{"code":503,"error":"maintenance"}})).unwrap_err();
+        assert_eq!(e, "unavailable: the venue could not take the auth frame now (code 503): maintenance");
     }
 }

@@ -1,111 +1,19 @@
-//! The market + account stream (`ws-stream`): the caller's subscriptions, the auth frame,
-//! and venue pushes turned into events (`seq` checked, `depth_book` sorted, receive time
-//! stamped).
+//! The market + account stream (`ws-stream`): the auth frame, the subscribe frames (the
+//! caller's subscriptions are checked in `subscriptions.rs`), and venue pushes turned into
+//! events (`seq` checked, `depth_book` sorted, receive time stamped).
 
 use super::depth;
 use super::events::{self, Kind, Queue};
 use super::json::push_str;
 use super::push_scan;
-use super::seq::{SeqCheck, SeqTracker};
+use super::push_serde::{FastData, FastPush, Push, data_symbol};
+use super::seq::SeqTracker;
+use super::subscriptions::{ACCOUNT_CHANNELS, PUBLIC_CHANNELS, Subscription};
 use super::supervisor::{AuthOutcome, Protocol};
 use super::transport::Connection;
-use crate::error::{Error, Result, excerpt};
-use serde::Deserialize;
-use serde_json::value::RawValue;
+use super::unrecognized;
+use crate::error::Result;
 use serde_json::{Value, json};
-use std::borrow::Cow;
-
-pub(crate) const PUBLIC_CHANNELS: &[&str] = &["price", "depth_book", "public_trade"];
-pub(crate) const ACCOUNT_CHANNELS: &[&str] = &["order", "position", "balance", "trade"];
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Subscription {
-    pub channel: &'static str,
-    /// Public channels only.
-    pub symbol: Option<String>,
-}
-
-/// Parse `subscriptions_json`: an array of `{"channel":…,"symbol":…}` objects; `symbol` is
-/// required for public channels and refused for account channels, which need a session.
-pub fn parse_subscriptions(json: &str, has_session: bool) -> Result<Vec<Subscription>> {
-    let value: Value = serde_json::from_str(json)
-        .map_err(|e| Error::invalid_argument(format!("subscriptions_json is not valid JSON: {e}")))?;
-    let Value::Array(items) = value else {
-        return Err(Error::invalid_argument(
-            "subscriptions_json must be a JSON array such as [{\"channel\":\"price\",\"symbol\":\"BTC-USD\"}]",
-        ));
-    };
-    if items.is_empty() {
-        return Err(Error::invalid_argument("subscriptions_json lists no channel"));
-    }
-    let mut subs: Vec<Subscription> = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        let Value::Object(fields) = item else {
-            return Err(Error::invalid_argument(format!("subscriptions_json[{i}] is not an object")));
-        };
-        if let Some(unknown) = fields.keys().find(|k| *k != "channel" && *k != "symbol") {
-            return Err(Error::invalid_argument(format!(
-                "subscriptions_json[{i}] has an unknown field \"{}\" (only \"channel\" and \"symbol\")",
-                excerpt(unknown)
-            )));
-        }
-        let name = match fields.get("channel") {
-            Some(Value::String(name)) => name.as_str(),
-            Some(_) => {
-                return Err(Error::invalid_argument(format!("subscriptions_json[{i}].channel must be a string")));
-            }
-            None => return Err(Error::invalid_argument(format!("subscriptions_json[{i}] has no \"channel\""))),
-        };
-        let Some(channel) = PUBLIC_CHANNELS.iter().chain(ACCOUNT_CHANNELS).find(|c| **c == name).copied() else {
-            return Err(Error::invalid_argument(format!(
-                "subscriptions_json[{i}]: unknown channel \"{}\" (known: {}, {})",
-                excerpt(name),
-                PUBLIC_CHANNELS.join(", "),
-                ACCOUNT_CHANNELS.join(", ")
-            )));
-        };
-        let public = PUBLIC_CHANNELS.contains(&channel);
-        let symbol = match (fields.get("symbol"), public) {
-            (Some(Value::String(symbol)), true) => {
-                if symbol.is_empty()
-                    || symbol.len() > 32
-                    || !symbol.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'/' | b'.'))
-                {
-                    return Err(Error::invalid_argument(format!(
-                        "subscriptions_json[{i}]: symbol \"{}\" is not a symbol (e.g. \"BTC-USD\")",
-                        excerpt(symbol)
-                    )));
-                }
-                Some(symbol.clone())
-            }
-            (Some(_), true) => {
-                return Err(Error::invalid_argument(format!("subscriptions_json[{i}].symbol must be a string")));
-            }
-            (None, true) => {
-                return Err(Error::invalid_argument(format!(
-                    "subscriptions_json[{i}]: channel \"{channel}\" needs a \"symbol\""
-                )));
-            }
-            (Some(_), false) => {
-                return Err(Error::invalid_argument(format!(
-                    "subscriptions_json[{i}]: account channel \"{channel}\" takes no \"symbol\""
-                )));
-            }
-            (None, false) => None,
-        };
-        if !public && !has_session {
-            return Err(Error::invalid_argument(format!(
-                "subscriptions_json[{i}]: account channel \"{channel}\" needs a session (s is NULL)"
-            )));
-        }
-        let sub = Subscription { channel, symbol };
-        if subs.contains(&sub) {
-            return Err(Error::invalid_argument(format!("subscriptions_json[{i}] repeats an earlier subscription")));
-        }
-        subs.push(sub);
-    }
-    Ok(subs)
-}
 
 pub struct Market {
     subs: Vec<Subscription>,
@@ -172,94 +80,11 @@ impl Market {
     }
 }
 
-/// The envelope of every push: `{seq, channel, symbol?, data}`.
-#[derive(Deserialize)]
-struct Push<'a> {
-    #[serde(default, deserialize_with = "super::json::lenient_seq")]
-    seq: Option<i64>,
-    #[serde(borrow)]
-    channel: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    symbol: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    data: Option<&'a RawValue>,
-}
-
-/// A push read in one pass: `data` of a `depth_book` push (when `channel` comes before it,
-/// as the venue sends it) is decoded and sorted in place; any other `data` is kept raw.
-/// Frames this does not read (wrong types, `data` before `channel`…) take the slower path.
-struct FastPush<'a> {
-    seq: Option<i64>,
-    channel: Option<Cow<'a, str>>,
-    symbol: Option<Cow<'a, str>>,
-    data: Option<FastData<'a>>,
-}
-
-enum FastData<'a> {
-    Raw(&'a RawValue),
-    Sorted(Result<String>),
-}
-
-impl<'de> Deserialize<'de> for FastPush<'de> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = FastPush<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a push object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> std::result::Result<FastPush<'de>, A::Error> {
-                let mut push = FastPush { seq: None, channel: None, symbol: None, data: None };
-                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-                    match key.as_ref() {
-                        "seq" => push.seq = map.next_value::<super::json::Seq>()?.0,
-                        "channel" => push.channel = map.next_value::<Option<BorrowedText<'de>>>()?.map(|t| t.0),
-                        "symbol" => push.symbol = map.next_value::<Option<BorrowedText<'de>>>()?.map(|t| t.0),
-                        "data" if push.channel.as_deref() == Some("depth_book") => {
-                            push.data = Some(FastData::Sorted(map.next_value_seed(depth::SortedSeed)?))
-                        }
-                        "data" => push.data = Some(FastData::Raw(map.next_value()?)),
-                        _ => {
-                            map.next_value::<serde::de::IgnoredAny>()?;
-                        }
-                    }
-                }
-                Ok(push)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
-
-/// A string, borrowed from the frame unless it holds an escape.
-struct BorrowedText<'a>(Cow<'a, str>);
-impl<'de> Deserialize<'de> for BorrowedText<'de> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = BorrowedText<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> std::result::Result<Self::Value, E> {
-                Ok(BorrowedText(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<Self::Value, E> {
-                Ok(BorrowedText(Cow::Owned(v.to_owned())))
-            }
-        }
-        d.deserialize_str(V)
-    }
-}
-
 impl Market {
     /// The scanner's path (`push_scan`); `None` sends the frame down the serde paths.
     fn on_push_scanned(&mut self, text: &str, received_ns: i64, queue: &Queue) -> Option<()> {
         let push = push_scan::push(text, &mut self.book)?;
-        self.check_seq(push.channel, push.symbol, push.seq, queue);
+        self.seq.report(push.channel, push.symbol, push.seq, queue);
         let event = match push.data {
             push_scan::Data::Absent => Ok(push_event(push.channel, push.seq, push.symbol, "null", received_ns)),
             push_scan::Data::Raw(data) => Ok(push_event(push.channel, push.seq, push.symbol, data, received_ns)),
@@ -272,7 +97,7 @@ impl Market {
         };
         match event {
             Ok(event) => queue.push(Kind::Data, event),
-            Err(error) => queue.push(Kind::Notice, events::error_status(&error, Some(&excerpt(text)))),
+            Err(error) => queue.push(Kind::Notice, events::bad_frame(&error, text)),
         }
         Some(())
     }
@@ -285,12 +110,15 @@ impl Market {
         if known == "depth_book" && matches!(push.data, Some(FastData::Raw(_))) {
             return None; // `data` came before `channel`: not sorted yet
         }
+        if push.symbol.is_none() && PUBLIC_CHANNELS.contains(&known) {
+            return None; // named by its data's symbol: read from the raw data on the general path
+        }
         let symbol = push.symbol.as_deref();
-        self.check_seq(known, symbol, push.seq, queue);
+        self.seq.report(known, symbol, push.seq, queue);
         let data = match &push.data {
             Some(FastData::Sorted(Ok(sorted))) => sorted.as_str(),
             Some(FastData::Sorted(Err(error))) => {
-                queue.push(Kind::Notice, events::error_status(error, Some(&excerpt(text))));
+                queue.push(Kind::Notice, events::bad_frame(error, text));
                 return Some(());
             }
             Some(FastData::Raw(raw)) => raw.get(),
@@ -298,27 +126,6 @@ impl Market {
         };
         queue.push(Kind::Data, push_event(known, push.seq, symbol, data, received_ns));
         Some(())
-    }
-
-    fn check_seq(&mut self, known: &'static str, symbol: Option<&str>, seq: Option<i64>, queue: &Queue) {
-        let Some(seq) = seq else { return };
-        match self.seq.check(known, symbol.unwrap_or(""), seq) {
-            SeqCheck::InOrder => {}
-            SeqCheck::Gap { expected, received } => queue.push(
-                Kind::Notice,
-                events::status(
-                    "gap",
-                    json!({ "subscription": { "channel": known, "symbol": symbol }, "expected": expected, "received": received }),
-                ),
-            ),
-            SeqCheck::Regression { last, received } => queue.push(
-                Kind::Notice,
-                events::status(
-                    "seq_regression",
-                    json!({ "subscription": { "channel": known, "symbol": symbol }, "last": last, "received": received }),
-                ),
-            ),
-        }
     }
 }
 
@@ -362,26 +169,26 @@ impl Protocol for Market {
         {
             return AuthOutcome::Pending;
         }
-        let push: Push = match serde_json::from_str(text) {
-            Ok(push) => push,
-            Err(_) => {
-                // Valid JSON of another shape is passed through; anything else is an error.
-                if serde_json::from_str::<&RawValue>(text).is_ok() {
-                    queue.push_quoting_venue(unrecognized(text, received_ns));
-                } else {
-                    let error = Error::bad_response("the venue sent a text frame that is not JSON");
-                    queue.push(Kind::Notice, events::error_status(&error, Some(&excerpt(text))));
-                }
-                return AuthOutcome::Pending;
-            }
+        // Valid JSON of another shape, or of no known channel, is passed on; anything else is
+        // an error.
+        let Ok(push) = serde_json::from_str::<Push>(text) else {
+            unrecognized::pass_on(text, received_ns, queue, &mut self.seq);
+            return AuthOutcome::Pending;
         };
         let channel = push.channel.as_deref().unwrap_or("");
         let Some(known) = PUBLIC_CHANNELS.iter().chain(ACCOUNT_CHANNELS).find(|c| **c == channel).copied() else {
-            queue.push_quoting_venue(unrecognized(text, received_ns));
+            unrecognized::pass_on(text, received_ns, queue, &mut self.seq);
             return AuthOutcome::Pending;
         };
-        let symbol = push.symbol.as_deref();
-        self.check_seq(known, symbol, push.seq, queue);
+        let in_data;
+        let symbol = match (push.symbol.as_deref(), push.data) {
+            (None, Some(data)) if PUBLIC_CHANNELS.contains(&known) => {
+                in_data = data_symbol(data);
+                in_data.as_deref()
+            }
+            (symbol, _) => symbol,
+        };
+        self.seq.report(known, symbol, push.seq, queue);
         let sorted;
         let data: &str = match (known, push.data) {
             ("depth_book", Some(data)) => match depth::sorted_data(data) {
@@ -390,7 +197,7 @@ impl Protocol for Market {
                     &sorted
                 }
                 Err(error) => {
-                    queue.push(Kind::Notice, events::error_status(&error, Some(&excerpt(text))));
+                    queue.push(Kind::Notice, events::bad_frame(&error, text));
                     return AuthOutcome::Pending;
                 }
             },
@@ -449,39 +256,9 @@ fn write_event(
     Ok(out)
 }
 
-/// A frame of no known channel, passed through whole.
-pub fn unrecognized(frame: &str, received_ns: i64) -> String {
-    format!("{{\"channel\":\"unrecognized\",\"frame\":{frame},\"received_ns\":{received_ns}}}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn subscriptions_are_validated_strictly() {
-        let ok = parse_subscriptions(r#"[{"channel":"price","symbol":"BTC-USD"},{"channel":"order"}]"#, true).unwrap();
-        assert_eq!(ok.len(), 2);
-        for (json, session, fragment) in [
-            ("{", false, "not valid JSON"),
-            ("{}", false, "must be a JSON array"),
-            ("[]", false, "lists no channel"),
-            ("[1]", false, "[0] is not an object"),
-            (r#"[{"symbol":"BTC-USD"}]"#, false, "no \"channel\""),
-            (r#"[{"channel":"kline","symbol":"BTC-USD"}]"#, false, "unknown channel \"kline\""),
-            (r#"[{"channel":"price"}]"#, false, "needs a \"symbol\""),
-            (r#"[{"channel":"price","symbol":""}]"#, false, "is not a symbol"),
-            (r#"[{"channel":"price","symbol":5}]"#, false, "symbol must be a string"),
-            (r#"[{"channel":"order"}]"#, false, "needs a session"),
-            (r#"[{"channel":"order","symbol":"BTC-USD"}]"#, true, "takes no \"symbol\""),
-            (r#"[{"channel":"price","symbol":"X","depth":5}]"#, false, "unknown field \"depth\""),
-            (r#"[{"channel":"order"},{"channel":"order"}]"#, true, "repeats"),
-        ] {
-            let e = parse_subscriptions(json, session).unwrap_err();
-            assert_eq!(e.code(), crate::Code::InvalidArgument);
-            assert!(e.message().contains(fragment), "{json}: {}", e.message());
-        }
-    }
 
     #[test]
     fn pushes_become_events_with_sorted_books_and_seq_checks() {
@@ -507,6 +284,57 @@ mod tests {
         assert_eq!(got[4]["frame"]["state"], "connected");
         assert_eq!((got[5]["channel"].as_str(), got[5]["state"].as_str()), (Some("status"), Some("error")));
         assert_eq!(got.len(), 6);
+    }
+
+    #[test]
+    fn the_seq_of_a_frame_of_no_known_channel_counts_on_either_path() {
+        for mut market in [Market::new(vec![], None), Market::new(vec![], None).without_scanner()] {
+            let queue = Queue::default();
+            market.on_text(r#"{"seq":1,"channel":"price","symbol":"X","data":{}}"#, 1, &queue);
+            market.on_text(r#"{"seq":2,"channel":"kline","symbol":"X","data":{}}"#, 2, &queue);
+            market.on_text(r#"{"seq":3,"channel":"price","symbol":"X","data":{}}"#, 3, &queue);
+            let got: Vec<Value> = std::iter::from_fn(|| queue.pop(Some(std::time::Duration::ZERO), None).unwrap())
+                .map(|e| serde_json::from_str(&e).unwrap())
+                .collect();
+            let channels: Vec<&str> = got.iter().map(|e| e["channel"].as_str().unwrap()).collect();
+            assert_eq!(channels, ["price", "unrecognized", "price"], "no gap: {got:?}");
+        }
+    }
+
+    #[test]
+    fn a_public_push_without_an_envelope_symbol_is_named_and_counted_by_its_datas() {
+        for mut market in [Market::new(vec![], None), Market::new(vec![], None).without_scanner()] {
+            let queue = Queue::default();
+            for frame in [
+                r#"{"seq":10,"channel":"depth_book","data":{"symbol":"BTC-USD","asks":[],"bids":[]}}"#,
+                r#"{"seq":3,"channel":"depth_book","data":{"asks":[],"symbol":"ETH-USD","bids":[]}}"#,
+                r#"{"seq":11,"channel":"depth_book","data":{"symbol":"BTC-USD","asks":[],"bids":[]}}"#,
+                r#"{"seq":5,"channel":"public_trade","data":{"symbol":"BTC-USD"}}"#,
+                r#"{"seq":4,"channel":"public_trade","data":{"symbol":"ETH-USD"}}"#,
+                r#"{"seq":6,"channel":"public_trade","data":{"symbol":5}}"#,
+                r#"{"seq":2,"channel":"position","data":{"symbol":"BTC-USD"}}"#,
+            ] {
+                market.on_text(frame, 1, &queue);
+            }
+            let got: Vec<Value> = std::iter::from_fn(|| queue.pop(Some(std::time::Duration::ZERO), None).unwrap())
+                .map(|e| serde_json::from_str(&e).unwrap())
+                .collect();
+            let named: Vec<(&str, Option<&str>)> =
+                got.iter().map(|e| (e["channel"].as_str().unwrap(), e["symbol"].as_str())).collect();
+            assert_eq!(
+                named,
+                [
+                    ("depth_book", Some("BTC-USD")),
+                    ("depth_book", Some("ETH-USD")),
+                    ("depth_book", Some("BTC-USD")),
+                    ("public_trade", Some("BTC-USD")),
+                    ("public_trade", Some("ETH-USD")),
+                    ("public_trade", None),
+                    ("position", None),
+                ],
+                "no seq_regression, and account pushes are not named from their data: {got:?}"
+            );
+        }
     }
 
     /// Events of one frame: data events as their text, status events without their own
@@ -535,6 +363,9 @@ mod tests {
             r#"{"seq":8,"channel":"order","data":{"order_id":4294967297,"status":"open"},"ts":-1.5e-3}"#,
             r#"{"channel":"public_trade","symbol":"BTC-USD","data":[{"price":"1","qty":"2"}]}"#,
             r#"{"seq":9,"channel":"depth_book","symbol":"BTC-USD"}"#,
+            r#"{"seq":10,"channel":"depth_book","data":{"t":[1],"symbol":"ETH-USD","asks":[["2","1"],["1","1"]],"bids":[],"symbol":"X"}}"#,
+            r#"{"seq":11,"channel":"price","data":{"mark_price":"1","symbol":"BTC-USD","x":{"symbol":"Y"}}}"#,
+            r#"{"seq":12,"channel":"order","data":{"symbol":"BTC-USD"}}"#,
         ];
         let alphabet = b"\"\\,:{}[]0159 \t\n-.eEtrufalsn";
         let mut state = 0x9e37_79b9_7f4a_7c15u64;

@@ -6,8 +6,10 @@
 //! `limits` (the venue's connection limits, backoff), `supervisor` (the I/O thread:
 //! auth, liveness, rotation, reconnection), `shared` (what the I/O thread shares with the
 //! callers), `reader` (frames into events, by the I/O thread or a waiting caller), `market`
-//! and `orders` (the two protocols), `auth_answer` (what an auth answer means), `seq`,
-//! `depth`, `events` (event shapes), `queue` and `watch` (how callers wait), `json`.
+//! and `orders` (the two protocols), `subscriptions` (the market stream's channels),
+//! `auth_answer` (what an auth answer means), `seq`, `depth`, `push_scan` and `push_serde`
+//! (reading pushes), `unrecognized` (frames passed on as they are), `events` (event shapes),
+//! `queue` and `watch` (how callers wait), `json`.
 
 mod auth_answer;
 mod depth;
@@ -17,14 +19,17 @@ mod limits;
 mod market;
 mod orders;
 mod push_scan;
+mod push_serde;
 mod queue;
 mod reader;
 mod seq;
 pub mod settings;
 mod shared;
+mod subscriptions;
 mod supervisor;
 mod tls;
 mod transport;
+mod unrecognized;
 mod watch;
 
 use crate::client::Client;
@@ -69,7 +74,7 @@ impl Stream {
     /// subscribe to the public channels. Returns once all that is done; the first event is
     /// `{"channel":"status","state":"connected",…}`.
     pub fn open_market(client: Arc<Client>, session: Option<Arc<Session>>, subscriptions_json: &str) -> Result<Stream> {
-        let subs = market::parse_subscriptions(subscriptions_json, session.is_some())?;
+        let subs = subscriptions::parse_subscriptions(subscriptions_json, session.is_some())?;
         let impersonate = session.as_ref().and_then(|s| s.request_options().impersonate);
         let protocol = Box::new(market::Market::new(subs, impersonate));
         let url = client.stream_settings().stream_url.clone();
@@ -187,7 +192,9 @@ impl Stream {
     }
 
     /// Sign `params`, remember the request, write its frame. An error once the frame was
-    /// written, even partly, carries the signature's `x-request-id`.
+    /// written, even partly, says it may have reached the venue and carries the signature's
+    /// `x-request-id`; one before any of it was written (not connected, or tungstenite
+    /// refusing to write on a closing connection) says it was not sent.
     fn send_signed(
         &self,
         state: &OrderState,
@@ -211,21 +218,25 @@ impl Stream {
                 "the order stream is not connected (it is reconnecting; see its status events): the order was not sent",
             ));
         };
-        if let Err(error) = conn.send_text(frame) {
-            // The connection is broken: let the I/O thread see it at once and replace it.
-            let _ = conn.ws.get_ref().tcp().shutdown(std::net::Shutdown::Both);
-            drop(link);
-            return Err(Error::new(
-                error.code(),
-                format!(
-                    "{}; the frame may have been partly sent: check the order's state before resending",
-                    error.message()
-                ),
-            )
-            .reached_venue(true)
-            .with_request_id(signature.request_id()));
+        let Err(failure) = conn.try_send_text(frame) else { return Ok(()) };
+        // The connection is broken or closing: let the I/O thread see it at once and replace it.
+        let _ = conn.ws.get_ref().tcp().shutdown(std::net::Shutdown::Both);
+        drop(link);
+        let error = failure.error;
+        if failure.nothing_written {
+            // tungstenite refused the frame before writing any of it.
+            state.forget(request_id);
+            return Err(Error::new(error.code(), format!("{}: the order was not sent", error.message())));
         }
-        Ok(())
+        Err(Error::new(
+            error.code(),
+            format!(
+                "{}; the frame may have been partly sent: check the order's state before resending",
+                error.message()
+            ),
+        )
+        .reached_venue(true)
+        .with_request_id(signature.request_id()))
     }
 }
 

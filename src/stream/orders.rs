@@ -8,10 +8,11 @@
 //! "alo order rejected"). Frames for unknown or finished requests (late acks, results of
 //! REST orders sent with `x-session-id`) are passed through with `"matched": false`.
 
-use super::events::{self, Kind, Queue};
+use super::events::Queue;
 use super::json::push_str;
 use super::supervisor::{AuthOutcome, Protocol};
 use super::transport::Connection;
+use super::unrecognized;
 use crate::body_sign::{BodySignature, REQUEST_ID_LEN};
 use crate::error::{Error, Result, excerpt};
 use serde_json::{Map, Value, json};
@@ -334,12 +335,11 @@ impl Protocol for Orders {
         let frame: Map<String, Value> = match serde_json::from_str::<Value>(text) {
             Ok(Value::Object(frame)) => frame,
             Ok(_) => {
-                queue.push_quoting_venue(super::market::unrecognized(text, received_ns));
+                queue.push_quoting_venue(unrecognized::event(text, received_ns));
                 return AuthOutcome::Pending;
             }
             Err(_) => {
-                let error = Error::bad_response("the venue sent a text frame that is not JSON");
-                queue.push(Kind::Notice, events::error_status(&error, Some(&excerpt(text))));
+                unrecognized::not_json(text, queue);
                 return AuthOutcome::Pending;
             }
         };
@@ -355,7 +355,7 @@ impl Protocol for Orders {
             return super::auth_answer::judge(&frame, "the order stream's auth:login");
         }
         let Some(request_id) = request_id else {
-            queue.push_quoting_venue(super::market::unrecognized(text, received_ns));
+            queue.push_quoting_venue(unrecognized::event(text, received_ns));
             return AuthOutcome::Pending;
         };
         let ack = is_ack(&frame);

@@ -8,11 +8,12 @@
 //! `MAX_DEPTH`, nothing after the object. Anything else — an escape, a repeated key, an
 //! unknown channel, `data` before `channel` in a book, a level with spaces inside, a `seq`
 //! that is not an integer — returns `None`, and the frame goes down the serde path
-//! (`market.rs`), which gives the event, the error or the pass-through. Where both read a
-//! frame they give the same events (a test in `market.rs` compares them on edited frames).
+//! (`push_serde.rs`, `market.rs`), which gives the event, the error or the pass-through.
+//! Where both read a frame they give the same events (a test in `market.rs` compares them on
+//! edited frames).
 
 use super::depth::Side;
-use super::market::{ACCOUNT_CHANNELS, PUBLIC_CHANNELS};
+use super::subscriptions::{ACCOUNT_CHANNELS, PUBLIC_CHANNELS};
 
 /// Deepest nesting read here (serde_json's own limit is 128).
 const MAX_DEPTH: u32 = 64;
@@ -147,7 +148,43 @@ pub fn push<'a>(text: &'a str, book: &mut Book) -> Option<Push<'a>> {
     if channel == "depth_book" && matches!(data, Some(Data::Raw(_))) {
         return None;
     }
-    Some(Push { seq, channel, symbol, data: data.unwrap_or(Data::Absent) })
+    let data = data.unwrap_or(Data::Absent);
+    if symbol.is_none() && PUBLIC_CHANNELS.contains(&channel) {
+        symbol = data_symbol(text, &data, book);
+    }
+    Some(Push { seq, channel, symbol, data })
+}
+
+/// The symbol that names a public push whose envelope has none: the first `symbol` member of
+/// its `data` object, when it is a string (as `push_serde::data_symbol` reads it). `data` was
+/// read whole already, so only its keys are looked at here.
+fn data_symbol<'a>(text: &'a str, data: &Data<'a>, book: &Book) -> Option<&'a str> {
+    let value = match *data {
+        Data::Raw(raw) => {
+            let mut s = Scanner { text: raw, at: 0 };
+            s.eat(b'{')?;
+            loop {
+                s.space();
+                let key = s.string()?;
+                s.space();
+                s.eat(b':')?;
+                s.space();
+                let value = s.value(1)?;
+                if key == "symbol" {
+                    break value;
+                }
+                s.space();
+                s.eat(b',')?;
+            }
+        }
+        Data::Book => book.fields.iter().find_map(|field| match *field {
+            BookField::Raw { key, value } if key.of(text) == "symbol" => Some(value.of(text)),
+            _ => None,
+        })?,
+        Data::Absent => return None,
+    };
+    // A string's text (the scanner read it: no escape, no quote inside).
+    value.strip_prefix('"')?.strip_suffix('"')
 }
 
 /// A book's `data`: an object whose `asks` and `bids` are arrays of compact levels.

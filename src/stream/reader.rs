@@ -22,7 +22,7 @@ pub struct Reader {
     pub proto: Box<dyn Protocol>,
     /// When the last frame came in (the idle timeout counts from it).
     pub last_inbound: Instant,
-    /// The venue's close frame, once one came.
+    /// The venue's close frame, once one came (it ends the connection).
     pub close_reason: Option<String>,
     /// A caller's read found the connection finished: why, for the I/O thread to act on.
     pub ended: Option<String>,
@@ -87,14 +87,20 @@ pub(super) fn read_available(
                 queue.push(Kind::Notice, events::error_status(&error, None));
             }
             Message::Close(frame) => {
-                *close_reason = Some(match frame {
+                let reason = match frame {
                     Some(frame) => format!(
                         "the venue closed the connection (code {}: {})",
                         u16::from(frame.code),
-                        crate::error::venue_words(frame.reason.as_str())
+                        crate::error::venue_words(&super::json::unescaped(frame.reason.as_str()))
                     ),
                     None => "the venue closed the connection".to_owned(),
-                });
+                };
+                *close_reason = Some(reason.clone());
+                // The connection ends here, whether or not the venue also closes the socket:
+                // one that keeps it open would otherwise be noticed only at the idle timeout.
+                // tungstenite queued the answering Close frame: sent if the socket takes it.
+                let _ = conn.ws.flush();
+                return Err(Error::new(Code::Transport, reason));
             }
             Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => {}
         }

@@ -13,6 +13,9 @@
 //!
 //! Numbering starts again on every connection (each reconnection is itself reported).
 
+use super::events::{self, Kind, Queue};
+use serde_json::json;
+
 #[derive(Debug, PartialEq, Eq)]
 pub enum SeqCheck {
     InOrder,
@@ -33,8 +36,8 @@ impl SeqTracker {
         self.last.clear();
     }
 
-    /// A `seq` that belongs to no subscription (the auth answer) still counts on the
-    /// connection.
+    /// A `seq` that belongs to no subscription (the auth answer, a frame passed on as
+    /// `unrecognized`) still counts on the connection.
     pub fn observe(&mut self, seq: i64) {
         self.highest = Some(self.highest.map_or(seq, |h| h.max(seq)));
     }
@@ -57,6 +60,30 @@ impl SeqTracker {
         // under per-channel counting lowering it would raise false gaps on the other channels.
         self.highest = Some(self.highest.map_or(seq, |h| h.max(seq)));
         outcome
+    }
+
+    /// `check` a push's `seq` (if it has one) and queue the `gap` or `seq_regression` status
+    /// event it gives, naming the push's subscription.
+    pub fn report(&mut self, channel: &'static str, symbol: Option<&str>, seq: Option<i64>, queue: &Queue) {
+        let Some(seq) = seq else { return };
+        let subscription = || json!({ "channel": channel, "symbol": symbol });
+        match self.check(channel, symbol.unwrap_or(""), seq) {
+            SeqCheck::InOrder => {}
+            SeqCheck::Gap { expected, received } => queue.push(
+                Kind::Notice,
+                events::status(
+                    "gap",
+                    json!({ "subscription": subscription(), "expected": expected, "received": received }),
+                ),
+            ),
+            SeqCheck::Regression { last, received } => queue.push(
+                Kind::Notice,
+                events::status(
+                    "seq_regression",
+                    json!({ "subscription": subscription(), "last": last, "received": received }),
+                ),
+            ),
+        }
     }
 }
 

@@ -7,11 +7,14 @@
 //!   means a half-open connection, which is dropped and replaced. After a third of that
 //!   silence the client pings once (then again each third): a venue that pings less often,
 //!   or not at all, keeps a quiet connection alive by its pong, and none is required.
+//! - A Close frame from the venue ends the connection at once (the reason is the venue's),
+//!   even if the venue leaves the socket open.
 //! - Before the venue's 24 h cap, at `stream_rotate_after_ms`, the connection is replaced.
 //! - Reconnection waits a jittered exponential backoff and the process-wide connection
 //!   limiter, then authenticates and subscribes again.
 //! - A refused auth or an expired token ends the stream (a `failed` event, then
-//!   `PERPS_STREAM_CLOSED` from `next`): retrying could not succeed.
+//!   `PERPS_STREAM_CLOSED` from `next`): retrying could not succeed. An auth answer that
+//!   says "not now" (5xx, 408, 429) is retried like a failed handshake.
 //! - Every transition is a status event: `connected`, `disconnected`, `reconnecting`,
 //!   `reconnect_failed`, `reconnected`, `failed`.
 //!
@@ -47,6 +50,9 @@ pub enum AuthOutcome {
     Pending,
     Accepted,
     Refused(Error),
+    /// The venue cannot answer now (a 5xx, 408 or 429 code): try again later, as after a
+    /// failed handshake.
+    Unavailable(Error),
 }
 
 /// The venue protocol spoken over a connection (market stream or order stream).
@@ -101,6 +107,8 @@ struct Ended {
 enum SetupError {
     /// Trying again cannot help (auth refused, token expired, bad configuration).
     Fatal(Error),
+    /// Worth another connection after a backoff (network, handshake, an auth answer that
+    /// says "not now"); on the first connection the open reports it instead.
     Retry(Error),
 }
 
@@ -307,6 +315,7 @@ fn establish(
             match read_available(&mut conn, proto, shared, &mut last_inbound, &mut close_reason, &mut more) {
                 Ok(AuthOutcome::Accepted) => break,
                 Ok(AuthOutcome::Refused(error)) => return Err(SetupError::Fatal(error)),
+                Ok(AuthOutcome::Unavailable(error)) => return Err(SetupError::Retry(error)),
                 Ok(AuthOutcome::Pending) => {}
                 Err(error) => {
                     let reason = end_reason(&close_reason, &error);

@@ -92,12 +92,27 @@ impl Connection {
     /// Write one text frame and push it out. A full send buffer is waited out (bounded);
     /// after an error the connection is unusable and the caller drops it.
     pub fn send_text(&mut self, text: String) -> Result<()> {
+        self.try_send_text(text).map_err(|failure| *failure.error)
+    }
+
+    /// `send_text`, telling a failure that wrote nothing of the frame from one after which
+    /// some of it may have left (what an order's `may_have_reached_venue` must say).
+    pub fn try_send_text(&mut self, text: String) -> std::result::Result<(), WriteFailure> {
         match self.ws.write(Message::text(text)) {
             Ok(()) => {}
             Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {}
-            Err(e) => return Err(ws_error(e, "writing a frame")),
+            // Refused before the frame was buffered: the connection is closing (a Close frame
+            // came or went) or closed, or the buffer is full.
+            Err(
+                e @ (tungstenite::Error::AlreadyClosed
+                | tungstenite::Error::Protocol(tungstenite::error::ProtocolError::SendAfterClosing)
+                | tungstenite::Error::WriteBufferFull(_)),
+            ) => return Err(WriteFailure { error: Box::new(ws_error(e, "writing a frame")), nothing_written: true }),
+            Err(e) => {
+                return Err(WriteFailure { error: Box::new(ws_error(e, "writing a frame")), nothing_written: false });
+            }
         }
-        self.flush()
+        self.flush().map_err(|error| WriteFailure { error: Box::new(error), nothing_written: false })
     }
 
     /// Push out whatever tungstenite holds (frames, pong replies), waiting for room.
@@ -120,6 +135,14 @@ impl Connection {
             }
         }
     }
+}
+
+/// A failed frame write (the error boxed: the failure path keeps `Result` small).
+#[derive(Debug)]
+pub struct WriteFailure {
+    pub error: Box<Error>,
+    /// No byte of the frame was written: tungstenite refused it before buffering it.
+    pub nothing_written: bool,
 }
 
 /// Open a connection to `url`. `shutdown_handle` receives a clone of the TCP socket as soon
@@ -217,7 +240,8 @@ pub fn ws_error(e: tungstenite::Error, what: &str) -> Error {
             )
             .with_status(status);
             match body {
-                Some(body) if !body.is_empty() => error.with_body(body),
+                // Escapes written out, for the redaction of the error (`json::unescaped`).
+                Some(body) if !body.is_empty() => error.with_body(super::json::unescaped(&body).into_owned()),
                 _ => error,
             }
         }
@@ -226,6 +250,49 @@ pub fn ws_error(e: tungstenite::Error, what: &str) -> Error {
         tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed => {
             Error::new(Code::Transport, format!("{what}: the connection is closed"))
         }
+        tungstenite::Error::Protocol(tungstenite::error::ProtocolError::SendAfterClosing) => {
+            Error::new(Code::Transport, format!("{what}: the connection is closing (a Close frame came or went)"))
+        }
         other => Error::new(Code::Transport, format!("{what}: {other}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+    use tungstenite::protocol::Role;
+
+    /// A client connection over loopback TCP (no handshake: both ends made raw), and the
+    /// venue's end.
+    fn pair() -> (Connection, WebSocket<TcpStream>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (server, _) = listener.accept().unwrap();
+        let socket = Socket { layer: Layer::Plain(client), deadline: None };
+        let ws = WebSocket::from_raw_socket(socket, Role::Client, None);
+        let conn = Connection { ws, write_timeout: Duration::from_secs(1) };
+        (conn, WebSocket::from_raw_socket(server, Role::Server, None))
+    }
+
+    #[test]
+    fn a_write_refused_on_a_closing_connection_wrote_nothing() {
+        let (mut conn, mut venue) = pair();
+        conn.try_send_text("before".into()).unwrap();
+        assert_eq!(venue.read().unwrap(), Message::text("before"));
+        venue.close(None).unwrap();
+        assert!(matches!(conn.ws.read().unwrap(), Message::Close(_)));
+        let failure = conn.try_send_text("after the close".into()).unwrap_err();
+        assert!(failure.nothing_written, "{}", failure.error);
+        assert!(failure.error.message().contains("closing"), "{}", failure.error);
+    }
+
+    #[test]
+    fn a_write_that_fails_on_the_socket_may_have_sent_part_of_the_frame() {
+        let (mut conn, venue) = pair();
+        conn.ws.get_ref().tcp().shutdown(std::net::Shutdown::Write).unwrap();
+        let failure = conn.try_send_text("x".into()).unwrap_err();
+        assert!(!failure.nothing_written, "{}", failure.error);
+        drop(venue);
     }
 }

@@ -1,0 +1,40 @@
+//! Frames passed on as they are: valid JSON of no known channel, or of a shape the push paths
+//! do not read, becomes an `unrecognized` event (never dropped, never guessed at; its escapes
+//! written out, for redaction); a text frame that is not JSON becomes an `error` status event
+//! quoting an excerpt.
+//!
+//! On the market stream such a frame's `seq`, when it is an integer, still counts on the
+//! connection: a venue that numbers its frames across the connection numbered this one too,
+//! and leaving it out would make the next push look like a lost message (a false `gap`).
+
+use super::events::{self, Kind, Queue};
+use super::seq::SeqTracker;
+use crate::error::Error;
+use serde_json::Value;
+
+/// A market stream frame the push paths did not take: passed on, its `seq` observed.
+pub fn pass_on(text: &str, received_ns: i64, queue: &Queue, seq: &mut SeqTracker) {
+    match serde_json::from_str::<Value>(text) {
+        Ok(frame) => {
+            if let Some(number) = frame.as_object().and_then(|fields| super::json::lenient_int(fields.get("seq"))) {
+                seq.observe(number);
+            }
+            queue.push_quoting_venue(event(text, received_ns));
+        }
+        Err(_) => not_json(text, queue),
+    }
+}
+
+/// A text frame that is not JSON: an `error` status event (the connection goes on).
+pub fn not_json(text: &str, queue: &Queue) {
+    let error = Error::bad_response("the venue sent a text frame that is not JSON");
+    queue.push(Kind::Notice, events::bad_frame(&error, text));
+}
+
+/// `{"channel":"unrecognized","frame":…,"received_ns":…}` for a frame that is valid JSON: as
+/// sent, or re-serialised when it holds escapes (`json::unescaped`), so that redaction sees
+/// a token the venue escaped as plainly as the caller's JSON reader will.
+pub fn event(frame: &str, received_ns: i64) -> String {
+    let frame = super::json::unescaped(frame);
+    format!("{{\"channel\":\"unrecognized\",\"frame\":{frame},\"received_ns\":{received_ns}}}")
+}
