@@ -113,7 +113,24 @@ impl Secrets {
     }
 
     /// `text` with every run of a secret replaced by [`REDACTED`] (one marker per stretch).
+    ///
+    /// A venue may echo a secret JSON-escaped (`\u0077\u0073…`), which the byte scan does
+    /// not see but whoever reads the text as JSON would: JSON text with a backslash whose
+    /// escapes, written out, show a secret is given re-serialised (escapes written out) and
+    /// redacted. Any other text keeps its bytes.
     pub fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        if text.contains('\\')
+            && !(self.runs.is_empty() && self.short.is_empty())
+            && let Ok(value) = serde_json::from_str::<serde_json::Value>(text)
+            && let Cow::Owned(redacted) = self.redact_bytes(&value.to_string())
+        {
+            return Cow::Owned(redacted);
+        }
+        self.redact_bytes(text)
+    }
+
+    /// [`redact`](Self::redact) of the text's bytes as they stand.
+    fn redact_bytes<'t>(&self, text: &'t str) -> Cow<'t, str> {
         let bytes = text.as_bytes();
         // Allocated at the first secret found (most texts hold none).
         let mut hidden: Vec<bool> = Vec::new();
@@ -207,6 +224,20 @@ impl<'a> CallSecrets<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_secret_echoed_json_escaped_is_redacted_once_written_out() {
+        let mut s = Secrets::new();
+        s.add("tok-SECRET-0123456789abcdef");
+        let escaped: String = "tok-SECRET-0123456789abcdef".chars().map(|c| format!("\\u{:04x}", c as u32)).collect();
+        let body = format!(r#"{{"code":401,"message":"bad token {escaped}"}}"#);
+        assert_eq!(s.redact(&body), r#"{"code":401,"message":"bad token <redacted>"}"#);
+        // Escapes that hide no secret: the text keeps its bytes (and its key order).
+        let plain = r#"{"z":"a\"b","a":"\u0041"}"#;
+        assert_eq!(s.redact(plain), plain);
+        // Not JSON: the byte scan alone.
+        assert_eq!(s.redact(r"no \u0074ok here"), r"no \u0074ok here");
+    }
 
     #[test]
     fn whole_and_partial_echoes_are_redacted() {

@@ -146,10 +146,21 @@ fn leaked(text: &str, secret: &str) -> Option<String> {
 
 fn assert_no_secret(f: &Failure, secrets: &[&str]) {
     for text in std::iter::once(&f.message).chain(f.body.iter()) {
+        // As the bytes stand, and as whoever reads JSON text sees it (escapes written out).
+        let decoded = serde_json::from_str::<serde_json::Value>(text).map(|v| v.to_string()).unwrap_or_default();
         for secret in secrets {
             assert_eq!(leaked(text, secret), None, "{text:?} shows part of a secret");
+            assert_eq!(leaked(&decoded, secret), None, "{text:?} shows part of a secret once decoded");
         }
     }
+}
+
+/// `text` with every `nth` character written as a JSON `\uXXXX` escape.
+fn json_escaped(text: &str, nth: usize) -> String {
+    text.chars()
+        .enumerate()
+        .map(|(i, c)| if i % nth == 0 { format!("\\u{:04x}", c as u32) } else { c.to_string() })
+        .collect()
 }
 
 /// The API credential's key in the forms a venue could echo: base58 seed, hex seed, base58
@@ -184,6 +195,16 @@ fn a_venue_echoing_the_token_and_the_key_gets_them_redacted() {
             ),
             PERPS_HTTP_STATUS,
         ),
+        // Echoed JSON-escaped, wholly or in part: a byte scan alone would miss it.
+        (json(401, &format!(r#"{{"code":401,"message":"token {}"}}"#, json_escaped(API_TOKEN, 1))), PERPS_HTTP_STATUS),
+        (
+            json(
+                400,
+                &format!(r#"{{"echo":"Bearer {}","k":"{}"}}"#, json_escaped(API_TOKEN, 7), json_escaped(&forms[0], 3)),
+            ),
+            PERPS_HTTP_STATUS,
+        ),
+        (json(200, &format!(r#"{{"code":7,"message":"{}"}}"#, json_escaped(API_TOKEN, 2))), PERPS_API_ERROR),
     ];
     let mut secrets: Vec<&str> = vec![API_TOKEN];
     secrets.extend(forms.iter().map(String::as_str));
