@@ -16,6 +16,11 @@ use zeroize::Zeroizing;
 pub const MAX_EXPIRES_SECONDS: i64 = 10 * 365 * 86_400;
 
 impl Client {
+    /// A JSON POST to the sign-in host (prepare-signin, login).
+    fn post_to_auth(&self, url: &str, body: &[u8]) -> Result<super::transport::Reply> {
+        self.send(self.base_host, Method::POST, url, &[("content-type", "application/json")], Some(body))
+    }
+
     /// POST prepare-signin, verify the challenge, keep it in the session; returns the
     /// decoded payload JSON (the wallet signs its `message`).
     pub fn prepare_signin(&self, session: &Session, chain: Chain, address: &str) -> Result<String> {
@@ -36,13 +41,7 @@ impl Client {
         }
         let url = format!("{}/v1/offchain/prepare-signin?chain={}", self.base_url, chain.as_str());
         let body = json!({ "address": address, "requestId": session.request_id() }).to_string();
-        let reply = self.send(
-            self.base_host,
-            Method::POST,
-            &url,
-            &[("content-type", "application/json")],
-            Some(body.as_bytes()),
-        )?;
+        let reply = self.post_to_auth(&url, body.as_bytes())?;
         let reply = require_2xx(reply, "prepare-signin", secrets)?;
         let answer = json_object(&reply, "prepare-signin", secrets)?;
         if answer.get("success") != Some(&Value::Bool(true)) {
@@ -125,13 +124,7 @@ impl Client {
         }
         let body = Zeroizing::new(request.to_string());
         let url = format!("{}/v1/offchain/login?chain={}", self.base_url, pending.chain.as_str());
-        let reply = self.send(
-            self.base_host,
-            Method::POST,
-            &url,
-            &[("content-type", "application/json")],
-            Some(body.as_bytes()),
-        )?;
+        let reply = self.post_to_auth(&url, body.as_bytes())?;
         if !(200..300).contains(&reply.status) {
             return Err(login_refusal(&reply, secrets));
         }
