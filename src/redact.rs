@@ -119,10 +119,9 @@ impl Secrets {
     /// escapes, written out, show a secret is given re-serialised (escapes written out) and
     /// redacted. Any other text keeps its bytes.
     pub fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
-        if text.contains('\\')
-            && !(self.runs.is_empty() && self.short.is_empty())
-            && let Ok(value) = serde_json::from_str::<serde_json::Value>(text)
-            && let Cow::Owned(redacted) = self.redact_bytes(&value.to_string())
+        if !(self.runs.is_empty() && self.short.is_empty())
+            && let Cow::Owned(written_out) = unescaped(text)
+            && let Cow::Owned(redacted) = self.redact_bytes(&written_out)
         {
             return Cow::Owned(redacted);
         }
@@ -190,6 +189,22 @@ impl Secrets {
     }
 }
 
+/// Venue text on its way to the caller (a REST body, a frame passed on, an excerpt, a close
+/// reason), as redaction must see it. The scan reads bytes, so a secret the venue sends
+/// JSON-escaped (`\u0077\u0073…`) would pass it and reach whoever reads the text as JSON:
+/// JSON with a backslash is re-serialised, which writes every escaped character out as
+/// itself. JSON without one has no escape and is returned as it is, and so is text that is
+/// not JSON (nobody decodes it).
+pub(crate) fn unescaped(text: &str) -> Cow<'_, str> {
+    if !text.contains('\\') {
+        return Cow::Borrowed(text);
+    }
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(value) => Cow::Owned(value.to_string()),
+        Err(_) => Cow::Borrowed(text),
+    }
+}
+
 /// The secrets in play for one call, built on first use: only a call that fails, and whose
 /// failure quotes the venue, pays for them. Every function that turns a venue answer into an
 /// error takes one and redacts the answer before quoting or keeping it.
@@ -224,6 +239,14 @@ impl<'a> CallSecrets<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_text_is_unescaped_only_when_it_has_an_escape() {
+        let plain = r#"{"b":1,"a":"x"}"#;
+        assert!(matches!(unescaped(plain), Cow::Borrowed(text) if text == plain));
+        assert_eq!(unescaped(r#"{"t":"\u0077s-\u0074ok","q":"a\"b"}"#), r#"{"q":"a\"b","t":"ws-tok"}"#);
+        assert_eq!(unescaped(r#"not "json" \u0077"#), r#"not "json" \u0077"#);
+    }
 
     #[test]
     fn a_secret_echoed_json_escaped_is_redacted_once_written_out() {

@@ -40,7 +40,7 @@ pub fn error_status(error: &Error, frame_excerpt: Option<&str>) -> String {
 }
 
 /// A frame that could not be read: `error_status` with an excerpt of the frame, its JSON
-/// escapes written out first (`json::unescaped`) so that redaction sees what a reader would.
+/// escapes written out first (`redact::unescaped`) so that redaction sees what a reader would.
 pub fn bad_frame(error: &Error, frame: &str) -> String {
-    error_status(error, Some(&crate::error::excerpt(&super::json::unescaped(frame))))
+    error_status(error, Some(&crate::error::excerpt(&crate::redact::unescaped(frame))))
 }

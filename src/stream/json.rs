@@ -2,7 +2,6 @@
 //! reading the venue's numbers as numbers or strings; and venue text made plain for redaction.
 
 use serde::Deserialize as _;
-use std::borrow::Cow;
 
 /// What each byte needs in a JSON string: 0 nothing, `u` a `\u00xx` escape, otherwise the
 /// letter of its short escape (`"`, `\\`, `b`, `f`, `n`, `r`, `t`).
@@ -72,22 +71,6 @@ impl<'de> serde::Deserialize<'de> for Seq {
     }
 }
 
-/// Venue text on its way to the caller (a frame passed on, an excerpt, a close reason, an HTTP
-/// body), as redaction must see it. Redaction (`crate::redact`) scans bytes, so a token the
-/// venue sends JSON-escaped (`\u0077\u0073…`) would pass it and reach whoever reads the text
-/// as JSON: JSON with a backslash is re-serialised, which writes every escaped character out
-/// as itself. JSON without one has no escape and is returned as it is, and so is text that is
-/// not JSON (nobody decodes it).
-pub fn unescaped(text: &str) -> Cow<'_, str> {
-    if !text.contains('\\') {
-        return Cow::Borrowed(text);
-    }
-    match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(value) => Cow::Owned(value.to_string()),
-        Err(_) => Cow::Borrowed(text),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
@@ -120,13 +103,5 @@ mod tests {
             super::push_str(&mut out, text);
             assert_eq!(out, serde_json::to_string(text).unwrap());
         }
-    }
-
-    #[test]
-    fn json_text_is_unescaped_only_when_it_has_an_escape() {
-        let plain = r#"{"b":1,"a":"x"}"#;
-        assert!(matches!(super::unescaped(plain), std::borrow::Cow::Borrowed(text) if text == plain));
-        assert_eq!(super::unescaped(r#"{"t":"\u0077s-\u0074ok","q":"a\"b"}"#), r#"{"q":"a\"b","t":"ws-tok"}"#);
-        assert_eq!(super::unescaped(r#"not "json" \u0077"#), r#"not "json" \u0077"#);
     }
 }

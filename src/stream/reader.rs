@@ -91,7 +91,7 @@ pub(super) fn read_available(
                     Some(frame) => format!(
                         "the venue closed the connection (code {}: {})",
                         u16::from(frame.code),
-                        crate::error::venue_words(&super::json::unescaped(frame.reason.as_str()))
+                        crate::error::venue_words(&crate::redact::unescaped(frame.reason.as_str()))
                     ),
                     None => "the venue closed the connection".to_owned(),
                 };

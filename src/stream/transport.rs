@@ -240,8 +240,8 @@ pub fn ws_error(e: tungstenite::Error, what: &str) -> Error {
             )
             .with_status(status);
             match body {
-                // Escapes written out, for the redaction of the error (`json::unescaped`).
-                Some(body) if !body.is_empty() => error.with_body(super::json::unescaped(&body).into_owned()),
+                // Escapes written out, for the redaction of the error (`redact::unescaped`).
+                Some(body) if !body.is_empty() => error.with_body(crate::redact::unescaped(&body).into_owned()),
                 _ => error,
             }
         }

@@ -32,9 +32,9 @@ pub fn not_json(text: &str, queue: &Queue) {
 }
 
 /// `{"channel":"unrecognized","frame":…,"received_ns":…}` for a frame that is valid JSON: as
-/// sent, or re-serialised when it holds escapes (`json::unescaped`), so that redaction sees
+/// sent, or re-serialised when it holds escapes (`redact::unescaped`), so that redaction sees
 /// a token the venue escaped as plainly as the caller's JSON reader will.
 pub fn event(frame: &str, received_ns: i64) -> String {
-    let frame = super::json::unescaped(frame);
+    let frame = crate::redact::unescaped(frame);
     format!("{{\"channel\":\"unrecognized\",\"frame\":{frame},\"received_ns\":{received_ns}}}")
 }
