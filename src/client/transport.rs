@@ -72,13 +72,9 @@ impl Transport {
         Ok(Transport { agent, max_response_bytes: options.max_response_bytes, limits })
     }
 
-    /// Send one request, exactly once. `body` is sent byte for byte when present.
-    pub fn send(&self, method: Method, url: &str, headers: &[(&str, &str)], body: Option<&[u8]>) -> Result<Reply> {
-        self.send_within(method, url, headers, body, None)
-    }
-
-    /// [`send`](Self::send) with a shorter whole-exchange limit than the client's
-    /// `total_timeout_ms` (what is left of a call's time after pacing waited).
+    /// Send one request, exactly once. `body` is sent byte for byte when present. `total`: a
+    /// shorter whole-exchange limit than the client's `total_timeout_ms` (what is left of a
+    /// call's time after pacing waited or the symbol rules were read); `None`: all of it.
     pub fn send_within(
         &self,
         method: Method,
