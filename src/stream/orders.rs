@@ -7,6 +7,12 @@
 //! or under `message`) and the outcome (`final: true`: success, or a rejection such as
 //! "alo order rejected"). Frames for unknown or finished requests (late acks, results of
 //! REST orders sent with `x-session-id`) are passed through with `"matched": false`.
+//!
+//! The login may be answered the same way: an "accepted" ack lets the connection be served
+//! (the open does not wait for more), but the login's `request_id` is kept, and the frame
+//! that later carries it is the login's outcome, judged as the first answer would have been:
+//! success is taken silently (no event: it answers no order), a refusal ends the stream as a
+//! refused login does, and "not now" (5xx, 408, 429) replaces the connection.
 
 use super::events::Queue;
 use super::json::push_str;
@@ -275,15 +281,68 @@ pub fn cancel_params(params_json: &str) -> Result<(String, Option<i64>, Option<S
     Ok((out, order_id, cl_ord_id))
 }
 
+/// Where the connection's `auth:login` stands, by its `request_id`.
+enum Login {
+    /// Not sent yet, or answered with its outcome: nothing is awaited.
+    Done,
+    /// Sent and not answered: the next frame with its `request_id` (or with none) answers it.
+    Sent(String),
+    /// Answered only by an "accepted" ack: the connection is served, and the frame that comes
+    /// later with its `request_id` is its outcome.
+    Acked(String),
+}
+
+/// The login as its answers name it.
+const LOGIN: &str = "the order stream's auth:login";
+
 pub struct Orders {
     state: std::sync::Arc<OrderState>,
     impersonate: Option<String>,
-    login_request_id: Option<String>,
+    login: Login,
 }
 
 impl Orders {
     pub fn new(state: std::sync::Arc<OrderState>, impersonate: Option<String>) -> Orders {
-        Orders { state, impersonate, login_request_id: None }
+        Orders { state, impersonate, login: Login::Done }
+    }
+
+    /// The connection is served (the login answered): an acked login stays awaited, as its
+    /// outcome is still to come.
+    fn served(&mut self) {
+        if let Login::Sent(_) = self.login {
+            self.login = Login::Done;
+        }
+    }
+
+    /// The login's answer, when `frame` is one: its outcome as the supervisor acts on it.
+    /// Once the connection is served (the login acked), success is `Pending`: nothing to do.
+    fn login_answer(&mut self, frame: &Map<String, Value>, request_id: Option<&str>) -> Option<AuthOutcome> {
+        match &self.login {
+            // Its request_id, or none at all (nothing else is awaited before the login is
+            // answered; some servers leave it out of the answer).
+            Login::Sent(login)
+                if request_id.is_none_or(|id| id == login) && (request_id.is_some() || frame.contains_key("code")) =>
+            {
+                let outcome = super::auth_answer::judge(frame, LOGIN);
+                self.login = match outcome {
+                    AuthOutcome::Accepted if is_ack(frame) => Login::Acked(login.clone()),
+                    _ => Login::Done,
+                };
+                Some(outcome)
+            }
+            Login::Acked(login) if request_id == Some(login.as_str()) => {
+                if is_ack(frame) {
+                    // The ack again: the outcome is still to come.
+                    return Some(AuthOutcome::Pending);
+                }
+                self.login = Login::Done;
+                Some(match super::auth_answer::judge(frame, LOGIN) {
+                    AuthOutcome::Accepted => AuthOutcome::Pending,
+                    outcome => outcome,
+                })
+            }
+            _ => None,
+        }
     }
 
     fn login_frame(&self, request_id: &str, token: &str) -> String {
@@ -321,13 +380,13 @@ impl Protocol for Orders {
         let token = token.ok_or_else(|| Error::invalid_state("the order stream needs a session with a token"))?;
         let request_id = fresh_request_id()?;
         let frame = zeroize::Zeroizing::new(self.login_frame(&request_id, token));
-        self.login_request_id = Some(request_id);
+        self.login = Login::Sent(request_id);
         conn.send_text(String::clone(&frame))?;
         Ok(true)
     }
 
     fn after_auth(&mut self, _conn: &mut Connection) -> Result<()> {
-        self.login_request_id = None;
+        self.served();
         Ok(())
     }
 
@@ -346,13 +405,8 @@ impl Protocol for Orders {
         let request_id = frame.get("request_id").and_then(Value::as_str);
         let message =
             frame.get("message").and_then(Value::as_str).or(frame.get("status").and_then(Value::as_str)).unwrap_or("");
-        // The login's answer: its request_id, or none at all (nothing else is awaited before
-        // the login is answered; some servers leave it out of the answer).
-        if let Some(login) = &self.login_request_id
-            && request_id.is_none_or(|id| id == login)
-            && (request_id.is_some() || frame.contains_key("code"))
-        {
-            return super::auth_answer::judge(&frame, "the order stream's auth:login");
+        if let Some(outcome) = self.login_answer(&frame, request_id) {
+            return outcome;
         }
         let Some(request_id) = request_id else {
             queue.push_quoting_venue(unrecognized::event(text, received_ns));
@@ -385,6 +439,8 @@ impl Protocol for Orders {
     }
 
     fn on_disconnect(&mut self) -> Value {
+        // A login's answer means nothing on another connection (which logs in again).
+        self.login = Login::Done;
         // Kept: a late outcome may still come on the next connection (same session_id).
         json!({ "unanswered": self.state.unanswered() })
     }
@@ -470,6 +526,48 @@ mod tests {
         assert_eq!(row(&got[5]), ("rest-1".into(), Some(true), Some(false)));
         assert_eq!(got[6]["channel"], "unrecognized");
         assert_eq!(got.len(), 7);
+    }
+
+    #[test]
+    fn a_login_answered_by_an_ack_is_judged_again_by_its_outcome() {
+        let outcome = |orders: &mut Orders, frame: Value, queue: &Queue| orders.on_text(&frame.to_string(), 5, queue);
+        let queue = Queue::default();
+        let mut orders = Orders::new(Arc::new(OrderState::new("s-1".into(), false)), None);
+        orders.login = Login::Sent("L".into());
+        let ack = json!({"code":0,"status":"accepted","request_id":"L"});
+        assert!(matches!(outcome(&mut orders, ack.clone(), &queue), AuthOutcome::Accepted));
+        orders.served();
+        assert!(matches!(outcome(&mut orders, ack, &queue), AuthOutcome::Pending), "the ack again");
+        let refusal = json!({"code":401,"message":"invalid token","request_id":"L"});
+        match outcome(&mut orders, refusal.clone(), &queue) {
+            AuthOutcome::Refused(e) => assert!(e.message().contains("auth:login (code 401): invalid token"), "{e}"),
+            _ => panic!("a refusal after the ack must refuse the login"),
+        }
+        assert!(queue.pop(Some(Duration::ZERO), None).unwrap().is_none(), "no event for the login's answers");
+        // Answered: the same frame again is no longer the login's.
+        assert!(matches!(outcome(&mut orders, refusal, &queue), AuthOutcome::Pending));
+        let event: Value = serde_json::from_str(&queue.pop(Some(Duration::ZERO), None).unwrap().unwrap()).unwrap();
+        assert_eq!((event["channel"].as_str(), event["matched"].as_bool()), (Some("order_response"), Some(false)));
+
+        // A success after the ack is silent; "not now" is Unavailable; a login answered
+        // by its outcome at once is not awaited any more.
+        for (answer, want) in [("success", "pending"), ("busy", "unavailable")] {
+            orders.login = Login::Sent("L".into());
+            outcome(&mut orders, json!({"code":0,"message":"accepted","request_id":"L"}), &queue);
+            orders.served();
+            let code = if answer == "success" { 0 } else { 503 };
+            let got = match outcome(&mut orders, json!({"code":code,"message":answer,"request_id":"L"}), &queue) {
+                AuthOutcome::Pending => "pending",
+                AuthOutcome::Unavailable(_) => "unavailable",
+                _ => "other",
+            };
+            assert_eq!(got, want, "{answer}");
+        }
+        orders.login = Login::Sent("L".into());
+        outcome(&mut orders, json!({"code":0,"message":"success","request_id":"L"}), &queue);
+        orders.served();
+        assert!(matches!(orders.login, Login::Done));
+        assert!(queue.pop(Some(Duration::ZERO), None).unwrap().is_none());
     }
 
     #[test]
