@@ -78,19 +78,14 @@ pub struct Context {
     pub client: Arc<Client>,
     pub session: Option<Arc<Session>>,
     pub url: String,
+    /// The limiter's key: the venue's host and port, as the REST per-IP limit writes them
+    /// (`StreamSettings::stream_host`).
+    pub host: String,
 }
 
 impl Context {
     fn settings(&self) -> &StreamSettings {
         self.client.stream_settings()
-    }
-    /// The limiter's key: the venue's host and port.
-    fn host_key(&self) -> String {
-        self.url
-            .parse::<tungstenite::http::Uri>()
-            .ok()
-            .and_then(|u| u.authority().map(|a| a.to_string()))
-            .unwrap_or_default()
     }
 }
 
@@ -181,7 +176,7 @@ fn fail(shared: &Shared, error: Error) {
 fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mpsc::Sender<Result<()>>) {
     let settings = ctx.settings();
     let options = &settings.options;
-    let host = ctx.host_key();
+    let host = &ctx.host;
     let mut opened = Some(opened);
     let mut backoff = Backoff::new(options.reconnect_min, options.reconnect_max);
     let mut connections: u64 = 0;
@@ -204,7 +199,7 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
             },
             None => None,
         };
-        let permit = match limits::try_acquire(&host, options.max_connections, options.connects_per_minute) {
+        let permit = match limits::try_acquire(host, options.max_connections, options.connects_per_minute) {
             Ok(permit) => permit,
             Err(refusal) if opened.is_some() => {
                 return give_up(
