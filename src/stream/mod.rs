@@ -9,7 +9,7 @@
 //! and `orders` (the two protocols), `subscriptions` (the market stream's channels),
 //! `auth_answer` (what an auth answer means), `seq`, `depth`, `push_scan` and `push_serde`
 //! (reading pushes), `unrecognized` (frames passed on as they are), `events` (event shapes),
-//! `queue` and `watch` (how callers wait), `json`.
+//! `queue` (with `queue/waiting`) and `watch` (how callers wait), `json`.
 
 mod auth_answer;
 mod depth;

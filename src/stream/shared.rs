@@ -29,7 +29,7 @@ pub struct Link {
 pub struct Shared {
     pub queue: Queue,
     /// A descriptor that refers to the current connection's socket (`dup3` of it) and, between
-    /// connections, to `placeholder`: what a caller waiting in `next` watches (`queue.rs`).
+    /// connections, to `placeholder`: what a caller waiting in `next` watches (`queue/waiting.rs`).
     watch: OwnedFd,
     /// Never readable (nothing is ever written to its peer).
     placeholder: (UnixStream, UnixStream),

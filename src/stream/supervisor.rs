@@ -21,7 +21,7 @@
 //!   `reconnect_failed`, `reconnected`, `failed`.
 //!
 //! - When the thread is pinned to one CPU (`note_affinity`), a caller waiting in `next` on
-//!   that CPU reads the frames itself (`reader.rs`, `queue.rs`); meanwhile the thread sleeps
+//!   that CPU reads the frames itself (`reader.rs`, `queue/waiting.rs`); meanwhile the thread sleeps
 //!   on its timers alone, looks every `CALLER_READS_RECHECK` whether a caller still reads,
 //!   and reads what arrives while none does. So does a caller busy-polling `next` with a
 //!   zero timeout on that CPU, at each call.
