@@ -6,10 +6,11 @@
 //! `limits` (the venue's connection limits, backoff), `supervisor` (the I/O thread:
 //! auth, liveness, rotation, reconnection), `shared` (what the I/O thread shares with the
 //! callers), `reader` (frames into events, by the I/O thread or a waiting caller), `market`
-//! and `orders` (the two protocols), `subscriptions` (the market stream's channels),
-//! `auth_answer` (what an auth answer means), `seq`, `depth`, `push_scan` and `push_serde`
-//! (reading pushes), `unrecognized` (frames passed on as they are), `events` (event shapes),
-//! `queue` (with `queue/waiting`) and `watch` (how callers wait), `json`.
+//! and `orders` (the two protocols; `orders/pending`: its requests in flight),
+//! `subscriptions` (the market stream's channels), `auth_answer` (what an auth answer means),
+//! `seq`, `depth`, `push_scan` (with `push_scan/scanner`) and `push_serde` (reading pushes),
+//! `unrecognized` (frames passed on as they are), `events` (event shapes), `queue` (with
+//! `queue/waiting`) and `watch` (how callers wait), `json`.
 
 mod auth_answer;
 mod depth;
