@@ -1,8 +1,8 @@
 //! The streams against venues that are not ours: answers in the other forms the sources show
-//! (codes as strings, auth answers without a code or with it at the top level, `seq` as a
-//! string, an empty book side as null, a login answer without its request_id), and hostile
-//! ones (a venue that echoes the session's token, floods error frames, trickles its
-//! handshake, or never pings). Each venue is a short script on 127.0.0.1.
+//! (codes as strings, `seq` as a string, an empty book side as null), and hostile ones (a
+//! venue that echoes the session's token, floods error frames, trickles its handshake, or
+//! never pings). Each venue is a short script on 127.0.0.1. Auth answers in their every
+//! form: `tests/stream_auth_answers.rs`.
 
 #[path = "streams/helpers.rs"]
 mod helpers;
@@ -24,43 +24,6 @@ use std::time::{Duration, Instant};
 use tungstenite::Message;
 
 const PRICE: &str = r#"[{"channel":"price","symbol":"BTC-USD"}]"#;
-
-#[test]
-fn auth_answers_in_every_form_the_sources_show_are_accepted() {
-    for answer in [
-        r#"{"seq":1,"channel":"auth","data":{"code":"200","msg":"success"}}"#,
-        r#"{"seq":"1","channel":"auth","data":{"code":0,"msg":"success"}}"#,
-        r#"{"seq":1.0,"channel":"auth","data":{"code":200}}"#,
-        r#"{"seq":1,"channel":"auth","code":200,"msg":"success"}"#,
-        r#"{"seq":1,"channel":"auth","data":{"msg":"success"}}"#,
-    ] {
-        let url = venue(move |_, mut ws| {
-            read_json(&mut ws);
-            ws.send(Message::text(answer)).unwrap();
-            hold(ws, Duration::from_secs(3));
-        });
-        let stream = Stream::open_market(client(&url, "{}"), Some(session()), r#"[{"channel":"order"}]"#);
-        assert!(stream.is_ok(), "{answer}: {:?}", stream.err());
-    }
-    let refused = venue(|_, mut ws| {
-        read_json(&mut ws);
-        ws.send(Message::text(r#"{"channel":"auth","data":{"code":"401","msg":"invalid token"}}"#)).unwrap();
-        hold(ws, Duration::from_secs(3));
-    });
-    let error = Stream::open_market(client(&refused, "{}"), Some(session()), r#"[{"channel":"order"}]"#).unwrap_err();
-    assert_eq!(error.code(), Code::ApiError);
-    assert!(error.message().contains("code 401") && error.message().contains("invalid token"), "{}", error.message());
-
-    for login in [
-        |id: &str| json!({ "code": "0", "message": "success", "request_id": id }).to_string(),
-        |_: &str| json!({ "code": 0, "message": "success" }).to_string(),
-        |_: &str| json!({ "code": 200, "message": "success", "request_id": null }).to_string(),
-    ] {
-        let url = order_venue(login, vec![]);
-        let stream = Stream::open_orders(client(&url, "{}"), session());
-        assert!(stream.is_ok(), "{}: {:?}", login("ID"), stream.err());
-    }
-}
 
 #[test]
 fn an_ack_whose_code_is_a_string_is_still_the_ack_and_the_outcome_is_matched() {
@@ -246,113 +209,6 @@ fn a_json_ping_is_answered_with_a_json_pong_and_still_passed_on() {
     let (event, _) = until(&stream, LONG, "the ping frame", is_channel("unrecognized"));
     assert_eq!(event["frame"], json!({ "ping": 1764000000 }));
     assert_eq!(rx.recv_timeout(LONG).unwrap(), json!({ "pong": 1764000000 }));
-}
-
-/// A market stream whose connection `i` gets the auth answer `answers(i)`; the first is
-/// dropped 200 ms after it is answered, the others held.
-fn market_answering(answers: impl Fn(usize) -> String + Send + Sync + 'static) -> Stream {
-    let url = venue(move |i, mut ws| {
-        read_json(&mut ws);
-        send(&mut ws, &answers(i));
-        if i == 0 {
-            std::thread::sleep(Duration::from_millis(200));
-            return;
-        }
-        hold(ws, Duration::from_secs(5));
-    });
-    Stream::open_market(client(&url, "{}"), Some(session()), r#"[{"channel":"order"}]"#).unwrap()
-}
-
-#[test]
-fn an_auth_answer_that_says_try_later_is_retried_like_a_failed_handshake() {
-    // 5xx, 408 and 429 on the reconnections (the venue's gateway in turbulence), then success.
-    let codes = [200, 500, 502, 503, 408, 429];
-    let stream = market_answering(move |i| {
-        let code = codes.get(i).copied().unwrap_or(200);
-        json!({ "seq": 1, "channel": "auth", "data": { "code": code, "msg": if code == 200 { "success" } else { "try later" } } })
-            .to_string()
-    });
-    let (_, before) = until(&stream, LONG, "reconnected", is_status("reconnected"));
-    let failures: Vec<&Value> = before.iter().filter(|e| e["state"] == "reconnect_failed").collect();
-    assert_eq!(failures.len(), 5, "{before:#?}");
-    for (failure, code) in failures.iter().zip(&codes[1..]) {
-        let message = failure["message"].as_str().unwrap();
-        assert_eq!(failure["code_name"], "PERPS_API_ERROR", "{failure}");
-        assert!(message.contains(&format!("code {code}")) && message.contains("try later"), "{message}");
-    }
-
-    // The order stream's login answered 503, then 429, on reconnections.
-    let url = venue(|i, mut ws| {
-        let login = read_json(&mut ws);
-        let id = login["request_id"].as_str().unwrap();
-        let code = [0, 503, 429].get(i).copied().unwrap_or(0);
-        send(&mut ws, &json!({ "code": code, "message": "service unavailable", "request_id": id }).to_string());
-        if i == 0 {
-            std::thread::sleep(Duration::from_millis(200));
-            return;
-        }
-        hold(ws, Duration::from_secs(5));
-    });
-    let stream = Stream::open_orders(client(&url, "{}"), session()).unwrap();
-    let (_, before) = until(&stream, LONG, "reconnected", is_status("reconnected"));
-    assert_eq!(before.iter().filter(|e| e["state"] == "reconnect_failed").count(), 2, "{before:#?}");
-
-    // On the first connection the open reports it, as any failure to set up.
-    let url = venue(|_, mut ws| {
-        read_json(&mut ws);
-        send(&mut ws, r#"{"seq":1,"channel":"auth","data":{"code":503,"msg":"service unavailable"}}"#);
-        hold(ws, Duration::from_secs(3));
-    });
-    let error = Stream::open_market(client(&url, "{}"), Some(session()), r#"[{"channel":"order"}]"#).unwrap_err();
-    assert_eq!(error.code(), Code::ApiError);
-    assert!(error.message().contains("code 503") && error.message().contains("service unavailable"), "{error}");
-}
-
-#[test]
-fn a_4xx_auth_answer_on_reconnection_still_ends_the_stream() {
-    let stream = market_answering(|i| {
-        let code = if i == 0 { 200 } else { 403 };
-        json!({ "seq": 1, "channel": "auth", "data": { "code": code, "msg": "forbidden" } }).to_string()
-    });
-    let (failed, _) = until(&stream, LONG, "failed", is_status("failed"));
-    assert!(failed["message"].as_str().unwrap().contains("code 403"), "{failed}");
-    assert_eq!(stream.next(Some(SECOND)).unwrap_err().code(), Code::StreamClosed);
-}
-
-#[test]
-fn auth_refusals_in_forms_other_than_a_numeric_code_fail_the_open() {
-    for (answer, words) in [
-        (r#"{"seq":1,"channel":"auth","data":{"code":"unauthorized"}}"#, "unauthorized"),
-        (r#"{"seq":1,"channel":"auth","data":{"code":"401 Unauthorized"}}"#, "401 Unauthorized"),
-        (r#"{"seq":1,"channel":"auth","data":{"code":401.5}}"#, "401.5"),
-        (r#"{"seq":1,"channel":"auth","data":{"status":"error","error":"invalid token"}}"#, "invalid token"),
-        (r#"{"seq":1,"channel":"auth","data":{"success":false,"error":"jwt expired"}}"#, "jwt expired"),
-        (r#"{"seq":1,"channel":"auth","data":{"success":false}}"#, "refused"),
-    ] {
-        let url = venue(move |_, mut ws| {
-            read_json(&mut ws);
-            send(&mut ws, answer);
-            hold(ws, Duration::from_secs(3));
-        });
-        let opened = Stream::open_market(client(&url, "{}"), Some(session()), r#"[{"channel":"order"}]"#);
-        let error = opened.err().unwrap_or_else(|| panic!("{answer} was taken as success"));
-        assert_eq!(error.code(), Code::ApiError, "{answer}: {error}");
-        assert!(error.message().contains(words), "{answer}: {error}");
-    }
-    for (login, words) in [
-        (|id: &str| json!({ "request_id": id, "code": "E_AUTH" }).to_string()) as fn(&str) -> String,
-        |id: &str| json!({ "request_id": id, "status": "rejected" }).to_string(),
-        |id: &str| json!({ "request_id": id, "status": "unauthorized", "error": "invalid token" }).to_string(),
-    ]
-    .into_iter()
-    .zip(["E_AUTH", "rejected", "invalid token"])
-    {
-        let url = order_venue(login, vec![]);
-        let opened = Stream::open_orders(client(&url, "{}"), session());
-        let error = opened.err().unwrap_or_else(|| panic!("{} was taken as success", login("ID")));
-        assert_eq!(error.code(), Code::ApiError, "{error}");
-        assert!(error.message().contains(words), "{error}");
-    }
 }
 
 #[test]

@@ -77,7 +77,7 @@ impl Client {
     pub fn new(base_url: &str, perps_url: &str, options: ClientOptions) -> Result<Client> {
         let base_url = url::check_url(base_url, "base_url", options.allow_insecure_http)?;
         let perps_url = url::check_url(perps_url, "perps_url", options.allow_insecure_http)?;
-        let stream = crate::stream::settings::StreamSettings::new(&perps_url.text, &options)?;
+        let stream = crate::stream::settings::StreamSettings::new(&perps_url, &options)?;
         Ok(Client {
             base_host: per_ip_limit::for_host(&base_url.host_and_port()),
             perps_host: per_ip_limit::for_host(&perps_url.host_and_port()),

@@ -1,6 +1,7 @@
 //! The venue's limits on WebSocket connections (10 open per IP, 30 new per minute), kept
 //! process-wide per venue host so that every stream of every client in the process shares
-//! them, and the jittered exponential backoff between reconnection attempts.
+//! them, and the jittered exponential backoff between reconnection attempts. The host is
+//! keyed as the REST per-IP limit keys it (`StreamSettings::stream_host`).
 
 use crate::error::{Code, Error};
 use std::collections::{HashMap, VecDeque};

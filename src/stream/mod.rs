@@ -6,10 +6,11 @@
 //! `limits` (the venue's connection limits, backoff), `supervisor` (the I/O thread:
 //! auth, liveness, rotation, reconnection), `shared` (what the I/O thread shares with the
 //! callers), `reader` (frames into events, by the I/O thread or a waiting caller), `market`
-//! and `orders` (the two protocols), `subscriptions` (the market stream's channels),
-//! `auth_answer` (what an auth answer means), `seq`, `depth`, `push_scan` and `push_serde`
-//! (reading pushes), `unrecognized` (frames passed on as they are), `events` (event shapes),
-//! `queue` and `watch` (how callers wait), `json`.
+//! and `orders` (the two protocols; `orders/pending`: its requests in flight),
+//! `subscriptions` (the market stream's channels), `auth_answer` (what an auth answer means),
+//! `seq`, `depth`, `push_scan` (with `push_scan/scanner`) and `push_serde` (reading pushes),
+//! `unrecognized` (frames passed on as they are), `events` (event shapes), `queue` (with
+//! `queue/waiting`) and `watch` (how callers wait), `json`.
 
 mod auth_answer;
 mod depth;
@@ -77,8 +78,9 @@ impl Stream {
         let subs = subscriptions::parse_subscriptions(subscriptions_json, session.is_some())?;
         let impersonate = session.as_ref().and_then(|s| s.request_options().impersonate);
         let protocol = Box::new(market::Market::new(subs, impersonate));
-        let url = client.stream_settings().stream_url.clone();
-        Stream::start(StreamKind::Market, client, session, url, protocol, None)
+        let settings = client.stream_settings();
+        let (url, host) = (settings.stream_url.clone(), settings.stream_host.clone());
+        Stream::start(StreamKind::Market, client, session, url, host, protocol, None)
     }
 
     /// Open the order stream: connect and `auth:login`. Its `session_id` is the session's
@@ -92,8 +94,9 @@ impl Stream {
         };
         let state = Arc::new(OrderState::new(session_id, from_session));
         let protocol = Box::new(orders::Orders::new(state.clone(), options.impersonate));
-        let url = client.stream_settings().order_stream_url.clone();
-        Stream::start(StreamKind::Orders, client, Some(session), url, protocol, Some(state))
+        let settings = client.stream_settings();
+        let (url, host) = (settings.order_stream_url.clone(), settings.order_stream_host.clone());
+        Stream::start(StreamKind::Orders, client, Some(session), url, host, protocol, Some(state))
     }
 
     fn start(
@@ -101,11 +104,12 @@ impl Stream {
         client: Arc<Client>,
         session: Option<Arc<Session>>,
         url: String,
+        host: String,
         protocol: Box<dyn supervisor::Protocol>,
         orders: Option<Arc<OrderState>>,
     ) -> Result<Stream> {
         let shared = Arc::new(Shared::new()?);
-        let ctx = Context { client: client.clone(), session: session.clone(), url };
+        let ctx = Context { client: client.clone(), session: session.clone(), url, host };
         let thread = supervisor::start(ctx, protocol, shared.clone())?;
         Ok(Stream { kind, shared, thread: Mutex::new(Some(thread)), orders, client, session })
     }

@@ -7,6 +7,12 @@
 //! or under `message`) and the outcome (`final: true`: success, or a rejection such as
 //! "alo order rejected"). Frames for unknown or finished requests (late acks, results of
 //! REST orders sent with `x-session-id`) are passed through with `"matched": false`.
+//!
+//! The login may be answered the same way: an "accepted" ack lets the connection be served
+//! (the open does not wait for more), but the login's `request_id` is kept, and the frame
+//! that later carries it is the login's outcome, judged as the first answer would have been:
+//! success is taken silently (no event: it answers no order), a refusal ends the stream as a
+//! refused login does, and "not now" (5xx, 408, 429) replaces the connection.
 
 use super::events::Queue;
 use super::json::push_str;
@@ -16,152 +22,10 @@ use super::unrecognized;
 use crate::body_sign::{BodySignature, REQUEST_ID_LEN};
 use crate::error::{Error, Result, excerpt};
 use serde_json::{Map, Value, json};
-use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::{Mutex, PoisonError};
 
-/// Requests waiting for their outcome, at most this many (the oldest are forgotten first;
-/// a reply that comes for one later is passed through unmatched).
-const MAX_PENDING: usize = 100_000;
+mod pending;
 
-/// An envelope `request_id`: a fresh UUID v4, as text and as the 128-bit key of the pending
-/// table (no allocation, no string hashing per order).
-#[derive(Clone, Copy)]
-pub struct RequestId {
-    key: u128,
-    text: [u8; REQUEST_ID_LEN],
-}
-
-impl RequestId {
-    pub fn fresh() -> Result<RequestId> {
-        let uuid = crate::body_sign::fresh_uuid_value()?;
-        let mut text = [0u8; REQUEST_ID_LEN];
-        uuid.hyphenated().encode_lower(&mut text);
-        Ok(RequestId { key: uuid.as_u128(), text })
-    }
-
-    pub fn as_str(&self) -> &str {
-        // Hex digits and hyphens.
-        std::str::from_utf8(&self.text).unwrap_or("")
-    }
-}
-
-/// The key of a `request_id` text exactly as `RequestId` writes it (36 characters, lower-case
-/// hex, hyphens at 8, 13, 18, 23); `None` for any other text, which matches no request of
-/// ours. Equal keys mean equal texts.
-fn key_of(text: &str) -> Option<u128> {
-    let bytes = text.as_bytes();
-    if bytes.len() != REQUEST_ID_LEN {
-        return None;
-    }
-    let mut key = 0u128;
-    for (i, &b) in bytes.iter().enumerate() {
-        let digit = match b {
-            b'-' if matches!(i, 8 | 13 | 18 | 23) => continue,
-            b'0'..=b'9' if !matches!(i, 8 | 13 | 18 | 23) => b - b'0',
-            b'a'..=b'f' if !matches!(i, 8 | 13 | 18 | 23) => b - b'a' + 10,
-            _ => return None,
-        };
-        key = (key << 4) | u128::from(digit);
-    }
-    Some(key)
-}
-
-fn text_of(key: u128) -> String {
-    uuid::Uuid::from_u128(key).hyphenated().to_string()
-}
-
-/// Hashes a key by folding its two halves: the keys are our own fresh random UUIDs (at least
-/// 58 random bits in the fold), so no hashing of the bits is needed, and the venue's frames
-/// only look keys up — they cannot put colliding keys in the table.
-#[derive(Default, Clone, Copy)]
-struct FoldHasher(u64);
-
-impl Hasher for FoldHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        // Not used by `u128` keys; a plain fold for completeness.
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.0 = self.0.rotate_left(5) ^ u64::from_le_bytes(word);
-        }
-    }
-    fn write_u128(&mut self, key: u128) {
-        self.0 = (key as u64) ^ ((key >> 64) as u64);
-    }
-}
-
-/// What the library remembers about a request it sent.
-#[derive(Clone, Debug)]
-struct Request {
-    method: &'static str,
-    cl_ord_id: Option<Box<str>>,
-    order_id: Option<i64>,
-}
-
-#[derive(Default)]
-pub struct Pending {
-    by_id: HashMap<u128, Request, BuildHasherDefault<FoldHasher>>,
-    /// Keys in the order they were sent (finished ones stay until compaction).
-    order: VecDeque<u128>,
-}
-
-impl Pending {
-    fn insert(&mut self, key: u128, request: Request) {
-        while self.by_id.len() >= MAX_PENDING {
-            match self.order.pop_front() {
-                Some(oldest) => {
-                    self.by_id.remove(&oldest);
-                }
-                None => break,
-            }
-        }
-        self.order.push_back(key);
-        self.by_id.insert(key, request);
-        // Finished requests leave their key in `order`; compact it now and then.
-        if self.order.len() > 2 * self.by_id.len() + 1024 {
-            let by_id = &self.by_id;
-            self.order.retain(|key| by_id.contains_key(key));
-        }
-    }
-}
-
-/// What the order stream shares between the callers' threads and its I/O thread.
-pub struct OrderState {
-    pub session_id: String,
-    /// Whether `session_id` is the session's `x-session-id` (so REST results arrive here).
-    pub from_session: bool,
-    pending: Mutex<Pending>,
-}
-
-impl OrderState {
-    pub fn new(session_id: String, from_session: bool) -> OrderState {
-        OrderState { session_id, from_session, pending: Mutex::new(Pending::default()) }
-    }
-
-    fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
-        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Remember a request before its frame is written (its reply may come before the write
-    /// returns).
-    pub fn remember(&self, id: &RequestId, method: &'static str, cl_ord_id: Option<&str>, order_id: Option<i64>) {
-        let request = Request { method, cl_ord_id: cl_ord_id.map(Box::from), order_id };
-        self.pending().insert(id.key, request);
-    }
-
-    pub fn forget(&self, id: &RequestId) {
-        self.pending().by_id.remove(&id.key);
-    }
-
-    fn unanswered(&self) -> Vec<String> {
-        let pending = self.pending();
-        pending.order.iter().filter(|key| pending.by_id.contains_key(*key)).map(|&key| text_of(key)).collect()
-    }
-}
+pub use pending::{OrderState, RequestId};
 
 /// A fresh UUID text (the order stream's own `session_id`, the login's `request_id`).
 pub fn fresh_request_id() -> Result<String> {
@@ -275,15 +139,68 @@ pub fn cancel_params(params_json: &str) -> Result<(String, Option<i64>, Option<S
     Ok((out, order_id, cl_ord_id))
 }
 
+/// Where the connection's `auth:login` stands, by its `request_id`.
+enum Login {
+    /// Not sent yet, or answered with its outcome: nothing is awaited.
+    Done,
+    /// Sent and not answered: the next frame with its `request_id` (or with none) answers it.
+    Sent(String),
+    /// Answered only by an "accepted" ack: the connection is served, and the frame that comes
+    /// later with its `request_id` is its outcome.
+    Acked(String),
+}
+
+/// The login as its answers name it.
+const LOGIN: &str = "the order stream's auth:login";
+
 pub struct Orders {
     state: std::sync::Arc<OrderState>,
     impersonate: Option<String>,
-    login_request_id: Option<String>,
+    login: Login,
 }
 
 impl Orders {
     pub fn new(state: std::sync::Arc<OrderState>, impersonate: Option<String>) -> Orders {
-        Orders { state, impersonate, login_request_id: None }
+        Orders { state, impersonate, login: Login::Done }
+    }
+
+    /// The connection is served (the login answered): an acked login stays awaited, as its
+    /// outcome is still to come.
+    fn served(&mut self) {
+        if let Login::Sent(_) = self.login {
+            self.login = Login::Done;
+        }
+    }
+
+    /// The login's answer, when `frame` is one: its outcome as the supervisor acts on it.
+    /// Once the connection is served (the login acked), success is `Pending`: nothing to do.
+    fn login_answer(&mut self, frame: &Map<String, Value>, request_id: Option<&str>) -> Option<AuthOutcome> {
+        match &self.login {
+            // Its request_id, or none at all (nothing else is awaited before the login is
+            // answered; some servers leave it out of the answer).
+            Login::Sent(login)
+                if request_id.is_none_or(|id| id == login) && (request_id.is_some() || frame.contains_key("code")) =>
+            {
+                let outcome = super::auth_answer::judge(frame, LOGIN);
+                self.login = match outcome {
+                    AuthOutcome::Accepted if is_ack(frame) => Login::Acked(login.clone()),
+                    _ => Login::Done,
+                };
+                Some(outcome)
+            }
+            Login::Acked(login) if request_id == Some(login.as_str()) => {
+                if is_ack(frame) {
+                    // The ack again: the outcome is still to come.
+                    return Some(AuthOutcome::Pending);
+                }
+                self.login = Login::Done;
+                Some(match super::auth_answer::judge(frame, LOGIN) {
+                    AuthOutcome::Accepted => AuthOutcome::Pending,
+                    outcome => outcome,
+                })
+            }
+            _ => None,
+        }
     }
 
     fn login_frame(&self, request_id: &str, token: &str) -> String {
@@ -321,13 +238,13 @@ impl Protocol for Orders {
         let token = token.ok_or_else(|| Error::invalid_state("the order stream needs a session with a token"))?;
         let request_id = fresh_request_id()?;
         let frame = zeroize::Zeroizing::new(self.login_frame(&request_id, token));
-        self.login_request_id = Some(request_id);
+        self.login = Login::Sent(request_id);
         conn.send_text(String::clone(&frame))?;
         Ok(true)
     }
 
     fn after_auth(&mut self, _conn: &mut Connection) -> Result<()> {
-        self.login_request_id = None;
+        self.served();
         Ok(())
     }
 
@@ -346,23 +263,15 @@ impl Protocol for Orders {
         let request_id = frame.get("request_id").and_then(Value::as_str);
         let message =
             frame.get("message").and_then(Value::as_str).or(frame.get("status").and_then(Value::as_str)).unwrap_or("");
-        // The login's answer: its request_id, or none at all (nothing else is awaited before
-        // the login is answered; some servers leave it out of the answer).
-        if let Some(login) = &self.login_request_id
-            && request_id.is_none_or(|id| id == login)
-            && (request_id.is_some() || frame.contains_key("code"))
-        {
-            return super::auth_answer::judge(&frame, "the order stream's auth:login");
+        if let Some(outcome) = self.login_answer(&frame, request_id) {
+            return outcome;
         }
         let Some(request_id) = request_id else {
             queue.push_quoting_venue(unrecognized::event(text, received_ns));
             return AuthOutcome::Pending;
         };
         let ack = is_ack(&frame);
-        let request = key_of(request_id).and_then(|key| {
-            let mut pending = self.state.pending();
-            if ack { pending.by_id.get(&key).cloned() } else { pending.by_id.remove(&key) }
-        });
+        let request = self.state.answered(request_id, ack);
         let mut event = json!({
             "channel": "order_response",
             "request_id": request_id,
@@ -385,6 +294,8 @@ impl Protocol for Orders {
     }
 
     fn on_disconnect(&mut self) -> Value {
+        // A login's answer means nothing on another connection (which logs in again).
+        self.login = Login::Done;
         // Kept: a late outcome may still come on the next connection (same session_id).
         json!({ "unanswered": self.state.unanswered() })
     }
@@ -473,39 +384,45 @@ mod tests {
     }
 
     #[test]
-    fn only_the_exact_text_of_a_request_id_matches_it() {
-        let id = RequestId::fresh().unwrap();
-        let text = id.as_str();
-        assert_eq!(key_of(text), Some(id.key));
-        assert_eq!(text_of(id.key), text);
-        let upper = text.to_ascii_uppercase();
-        let simple = text.replace('-', "");
-        let braced = format!("{{{text}}}");
-        let moved = format!("{}-{}", &text[..7], &text[8..]);
-        for other in [upper.as_str(), simple.as_str(), braced.as_str(), moved.as_str(), "", "r1"] {
-            if other != text {
-                assert_eq!(key_of(other), None, "{other}");
-            }
+    fn a_login_answered_by_an_ack_is_judged_again_by_its_outcome() {
+        let outcome = |orders: &mut Orders, frame: Value, queue: &Queue| orders.on_text(&frame.to_string(), 5, queue);
+        let queue = Queue::default();
+        let mut orders = Orders::new(Arc::new(OrderState::new("s-1".into(), false)), None);
+        orders.login = Login::Sent("L".into());
+        let ack = json!({"code":0,"status":"accepted","request_id":"L"});
+        assert!(matches!(outcome(&mut orders, ack.clone(), &queue), AuthOutcome::Accepted));
+        orders.served();
+        assert!(matches!(outcome(&mut orders, ack, &queue), AuthOutcome::Pending), "the ack again");
+        let refusal = json!({"code":401,"message":"invalid token","request_id":"L"});
+        match outcome(&mut orders, refusal.clone(), &queue) {
+            AuthOutcome::Refused(e) => assert!(e.message().contains("auth:login (code 401): invalid token"), "{e}"),
+            _ => panic!("a refusal after the ack must refuse the login"),
         }
-        // The table: remembered, found by its text, forgotten after the outcome.
-        let state = OrderState::new("s".into(), false);
-        state.remember(&id, "order:new", None, Some(7));
-        assert_eq!(state.unanswered(), vec![text.to_owned()]);
-        state.forget(&id);
-        assert!(state.unanswered().is_empty());
-    }
+        assert!(queue.pop(Some(Duration::ZERO), None).unwrap().is_none(), "no event for the login's answers");
+        // Answered: the same frame again is no longer the login's.
+        assert!(matches!(outcome(&mut orders, refusal, &queue), AuthOutcome::Pending));
+        let event: Value = serde_json::from_str(&queue.pop(Some(Duration::ZERO), None).unwrap().unwrap()).unwrap();
+        assert_eq!((event["channel"].as_str(), event["matched"].as_bool()), (Some("order_response"), Some(false)));
 
-    #[test]
-    fn the_oldest_requests_are_forgotten_beyond_the_bound() {
-        let state = OrderState::new("s".into(), false);
-        let ids: Vec<RequestId> = (0..MAX_PENDING + 3).map(|_| RequestId::fresh().unwrap()).collect();
-        for id in &ids {
-            state.remember(id, "order:new", None, None);
+        // A success after the ack is silent; "not now" is Unavailable; a login answered
+        // by its outcome at once is not awaited any more.
+        for (answer, want) in [("success", "pending"), ("busy", "unavailable")] {
+            orders.login = Login::Sent("L".into());
+            outcome(&mut orders, json!({"code":0,"message":"accepted","request_id":"L"}), &queue);
+            orders.served();
+            let code = if answer == "success" { 0 } else { 503 };
+            let got = match outcome(&mut orders, json!({"code":code,"message":answer,"request_id":"L"}), &queue) {
+                AuthOutcome::Pending => "pending",
+                AuthOutcome::Unavailable(_) => "unavailable",
+                _ => "other",
+            };
+            assert_eq!(got, want, "{answer}");
         }
-        let unanswered = state.unanswered();
-        assert_eq!(unanswered.len(), MAX_PENDING);
-        assert_eq!(unanswered[0], ids[3].as_str());
-        assert_eq!(unanswered.last().map(String::as_str), Some(ids[MAX_PENDING + 2].as_str()));
+        orders.login = Login::Sent("L".into());
+        outcome(&mut orders, json!({"code":0,"message":"success","request_id":"L"}), &queue);
+        orders.served();
+        assert!(matches!(orders.login, Login::Done));
+        assert!(queue.pop(Some(Duration::ZERO), None).unwrap().is_none());
     }
 
     #[test]

@@ -12,25 +12,11 @@
 //! Where both read a frame they give the same events (a test in `market.rs` compares them on
 //! edited frames).
 
+mod scanner;
+
 use super::depth::Side;
 use super::subscriptions::{ACCOUNT_CHANNELS, PUBLIC_CHANNELS};
-
-/// Deepest nesting read here (serde_json's own limit is 128).
-const MAX_DEPTH: u32 = 64;
-
-/// The bytes that end a string's plain run: its closing quote, or what the scanner leaves to
-/// serde_json (a backslash, a control character).
-static STRING_STOP: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut b = 0;
-    while b < 0x20 {
-        table[b] = true;
-        b += 1;
-    }
-    table[b'"' as usize] = true;
-    table[b'\\' as usize] = true;
-    table
-};
+use scanner::Scanner;
 
 /// Where a text lies in the frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -98,7 +84,7 @@ pub enum Data<'a> {
 /// Read `{ "seq", "channel", "symbol", "data", … }` of a known channel; `None` sends the frame
 /// to the serde path.
 pub fn push<'a>(text: &'a str, book: &mut Book) -> Option<Push<'a>> {
-    let mut s = Scanner { text, at: 0 };
+    let mut s = Scanner::new(text);
     let (mut seq, mut channel, mut symbol, mut data) = (None, None, None, None);
     s.space();
     s.eat(b'{')?;
@@ -161,7 +147,7 @@ pub fn push<'a>(text: &'a str, book: &mut Book) -> Option<Push<'a>> {
 fn data_symbol<'a>(text: &'a str, data: &Data<'a>, book: &Book) -> Option<&'a str> {
     let value = match *data {
         Data::Raw(raw) => {
-            let mut s = Scanner { text: raw, at: 0 };
+            let mut s = Scanner::new(raw);
             s.eat(b'{')?;
             loop {
                 s.space();
@@ -266,197 +252,12 @@ fn levels(s: &mut Scanner<'_>, out: &mut Vec<Level>) -> Option<()> {
     }
 }
 
-struct Scanner<'a> {
-    text: &'a str,
-    at: usize,
-}
-
-impl<'a> Scanner<'a> {
-    fn peek(&self) -> Option<u8> {
-        self.text.as_bytes().get(self.at).copied()
-    }
-
-    fn next(&mut self) -> Option<u8> {
-        let b = self.peek()?;
-        self.at += 1;
-        Some(b)
-    }
-
-    fn eat(&mut self, expected: u8) -> Option<()> {
-        (self.next()? == expected).then_some(())
-    }
-
-    /// JSON's four whitespace bytes.
-    fn space(&mut self) {
-        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-            self.at += 1;
-        }
-    }
-
-    /// A string's content; `None` for an escape or a control character.
-    fn string(&mut self) -> Option<&'a str> {
-        self.eat(b'"')?;
-        let start = self.at;
-        let bytes = self.text.as_bytes();
-        let mut end = start;
-        loop {
-            let b = *bytes.get(end)?;
-            if STRING_STOP[usize::from(b)] {
-                if b != b'"' {
-                    return None;
-                }
-                self.at = end + 1;
-                return Some(&self.text[start..end]);
-            }
-            end += 1;
-        }
-    }
-
-    /// A number by JSON's grammar: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
-    fn number(&mut self) -> Option<&'a str> {
-        let start = self.at;
-        if self.peek() == Some(b'-') {
-            self.at += 1;
-        }
-        match self.next()? {
-            b'0' => {}
-            b'1'..=b'9' => self.digits(),
-            _ => return None,
-        }
-        if self.peek() == Some(b'.') {
-            self.at += 1;
-            self.some_digits()?;
-        }
-        if matches!(self.peek(), Some(b'e' | b'E')) {
-            self.at += 1;
-            if matches!(self.peek(), Some(b'+' | b'-')) {
-                self.at += 1;
-            }
-            self.some_digits()?;
-        }
-        Some(&self.text[start..self.at])
-    }
-
-    fn digits(&mut self) {
-        while matches!(self.peek(), Some(b'0'..=b'9')) {
-            self.at += 1;
-        }
-    }
-
-    fn some_digits(&mut self) -> Option<()> {
-        let start = self.at;
-        self.digits();
-        (self.at > start).then_some(())
-    }
-
-    /// An integer within `i64` (`-? (0 | [1-9][0-9]*)`, no fraction or exponent).
-    fn integer(&mut self) -> Option<i64> {
-        let number = self.number()?;
-        if number.contains(['.', 'e', 'E']) {
-            return None;
-        }
-        number.parse().ok()
-    }
-
-    /// `true`, `false` or `null`.
-    fn literal(&mut self) -> Option<&'a str> {
-        let rest = &self.text[self.at..];
-        let word = ["true", "false", "null"].into_iter().find(|w| rest.starts_with(w))?;
-        self.at += word.len();
-        Some(word)
-    }
-
-    /// An element of a level: a string (its content is the price text), a number or a
-    /// literal (their text). The span of that text.
-    fn element(&mut self) -> Option<Span> {
-        let start = self.at;
-        match self.peek()? {
-            b'"' => {
-                let content = self.string()?;
-                Some(Span { start: start + 1, end: start + 1 + content.len() })
-            }
-            b'-' | b'0'..=b'9' => self.number().map(|_| Span { start, end: self.at }),
-            _ => self.literal().map(|_| Span { start, end: self.at }),
-        }
-    }
-
-    /// Any JSON value (strings without escapes), its text as sent.
-    fn value(&mut self, depth: u32) -> Option<&'a str> {
-        if depth > MAX_DEPTH {
-            return None;
-        }
-        let start = self.at;
-        match self.peek()? {
-            b'"' => {
-                self.string()?;
-            }
-            b'-' | b'0'..=b'9' => {
-                self.number()?;
-            }
-            b'[' => {
-                self.at += 1;
-                self.space();
-                if self.peek()? == b']' {
-                    self.at += 1;
-                } else {
-                    loop {
-                        self.value(depth + 1)?;
-                        self.space();
-                        match self.next()? {
-                            b',' => self.space(),
-                            b']' => break,
-                            _ => return None,
-                        }
-                    }
-                }
-            }
-            b'{' => {
-                self.at += 1;
-                self.space();
-                if self.peek()? == b'}' {
-                    self.at += 1;
-                } else {
-                    loop {
-                        self.string()?;
-                        self.space();
-                        self.eat(b':')?;
-                        self.space();
-                        self.value(depth + 1)?;
-                        self.space();
-                        match self.next()? {
-                            b',' => self.space(),
-                            b'}' => break,
-                            _ => return None,
-                        }
-                    }
-                }
-            }
-            _ => {
-                self.literal()?;
-            }
-        }
-        Some(&self.text[start..self.at])
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn scanned(text: &str) -> bool {
         push(text, &mut Book::default()).is_some()
-    }
-
-    #[test]
-    fn numbers_follow_json_grammar() {
-        for (text, read) in
-            [("0", "0"), ("-0", "-0"), ("12.5e-3", "12.5e-3"), ("1E+2", "1E+2"), ("01", "0"), ("1.5.", "1.5")]
-        {
-            assert_eq!(Scanner { text, at: 0 }.number(), Some(read), "{text}");
-        }
-        for text in ["-", "1.", ".5", "1e", "1e+", "+1", "-a"] {
-            assert_eq!(Scanner { text, at: 0 }.number(), None, "{text}");
-        }
     }
 
     #[test]

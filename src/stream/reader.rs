@@ -25,7 +25,16 @@ pub struct Reader {
     /// The venue's close frame, once one came (it ends the connection).
     pub close_reason: Option<String>,
     /// A caller's read found the connection finished: why, for the I/O thread to act on.
-    pub ended: Option<String>,
+    pub ended: Option<End>,
+}
+
+/// Why a served connection is finished.
+pub enum End {
+    /// Lost, closed, or refused for now (a login answered "not now" after its ack): the
+    /// connection is replaced.
+    Lost(String),
+    /// The login, acked at first, was refused: the stream ends as when a login is refused.
+    Refused(Error),
 }
 
 impl Reader {
@@ -107,6 +116,19 @@ pub(super) fn read_available(
     }
     *more = true;
     Ok(AuthOutcome::Pending)
+}
+
+/// Read what a served connection has now, as `read_available`; `Some` once the connection is
+/// finished: by the transport, or by a late answer to its login (`Orders`) that refuses it or
+/// says "not now". Other auth outcomes mean nothing once the connection is served.
+pub(super) fn read_served(conn: &mut Connection, reader: &mut Reader, shared: &Shared, more: &mut bool) -> Option<End> {
+    let Reader { proto, last_inbound, close_reason, .. } = reader;
+    match read_available(conn, proto.as_mut(), shared, last_inbound, close_reason, more) {
+        Ok(AuthOutcome::Pending | AuthOutcome::Accepted) => None,
+        Ok(AuthOutcome::Refused(error)) => Some(End::Refused(error)),
+        Ok(AuthOutcome::Unavailable(error)) => Some(End::Lost(error.message().to_owned())),
+        Err(error) => Some(End::Lost(end_reason(close_reason, &error))),
+    }
 }
 
 /// Why the connection ended, for the `disconnected` event: the venue's close frame if one

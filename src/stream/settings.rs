@@ -8,6 +8,7 @@
 //! (`wss://host/perps/ws-stream/v1`). `stream_url` / `order_stream_url` override them.
 
 use crate::client::options::{ClientOptions, StreamOptions};
+use crate::client::url::{BaseUrl, Schemes, check_url_of};
 use crate::error::Result;
 use std::sync::{Arc, OnceLock};
 
@@ -15,6 +16,11 @@ use std::sync::{Arc, OnceLock};
 pub struct StreamSettings {
     pub stream_url: String,
     pub order_stream_url: String,
+    /// The venue host of each URL as the connection limits count it (`limits.rs`): the key
+    /// of the REST per-IP limit (`BaseUrl::host_and_port`: lower case, the default port
+    /// written out), so that `wss://Venue.example` and `wss://venue.example:443` are one host.
+    pub stream_host: String,
+    pub order_stream_host: String,
     pub options: StreamOptions,
     pub connect_timeout: std::time::Duration,
     /// How long the venue may take to answer an auth frame or a write may stall.
@@ -25,21 +31,26 @@ pub struct StreamSettings {
 }
 
 impl StreamSettings {
-    /// `perps_url` is the client's checked trading URL (no trailing slash).
-    pub fn new(perps_url: &str, options: &ClientOptions) -> Result<StreamSettings> {
+    /// `perps_url` is the client's checked trading URL.
+    pub(crate) fn new(perps_url: &BaseUrl, options: &ClientOptions) -> Result<StreamSettings> {
         let insecure = options.allow_insecure_http;
         let stream = &options.stream;
-        let stream_url = match &stream.stream_url {
-            Some(url) => check_ws_url(url, "stream_url", insecure)?,
-            None => derive(perps_url, "/ws-stream/v1"),
+        // A derived URL has the trading URL's host and port (https → wss and http → ws keep
+        // the default port).
+        let url_and_host = |given: &Option<String>, name: &str, path: &str| -> Result<(String, String)> {
+            match given {
+                Some(url) => check_ws_url(url, name, insecure).map(|url| (url.host_and_port(), url.text)),
+                None => Ok((perps_url.host_and_port(), derive(&perps_url.text, path))),
+            }
         };
-        let order_stream_url = match &stream.order_stream_url {
-            Some(url) => check_ws_url(url, "order_stream_url", insecure)?,
-            None => derive(perps_url, "/ws-api/v1"),
-        };
+        let (stream_host, stream_url) = url_and_host(&stream.stream_url, "stream_url", "/ws-stream/v1")?;
+        let (order_stream_host, order_stream_url) =
+            url_and_host(&stream.order_stream_url, "order_stream_url", "/ws-api/v1")?;
         Ok(StreamSettings {
             stream_url,
             order_stream_url,
+            stream_host,
+            order_stream_host,
             options: stream.clone(),
             connect_timeout: options.connect_timeout,
             reply_timeout: options.read_timeout,
@@ -71,9 +82,8 @@ fn derive(perps_url: &str, path: &str) -> String {
 /// A WebSocket URL: `wss://`, or `ws://` to loopback (or anywhere with
 /// `allow_insecure_http`): the auth frame carries the bearer token. The same rules as the
 /// REST base URLs: used exactly as written or refused (`client::url`).
-fn check_ws_url(url: &str, name: &str, allow_insecure: bool) -> Result<String> {
-    crate::client::url::check_url_of(url, name, allow_insecure, crate::client::url::Schemes::WebSocket)
-        .map(|checked| checked.text)
+fn check_ws_url(url: &str, name: &str, allow_insecure: bool) -> Result<BaseUrl> {
+    check_url_of(url, name, allow_insecure, Schemes::WebSocket)
 }
 
 #[cfg(test)]
@@ -81,7 +91,26 @@ mod tests {
     use super::*;
 
     fn settings(perps_url: &str, json: &str) -> Result<StreamSettings> {
-        StreamSettings::new(perps_url, &ClientOptions::parse(Some(json))?)
+        let options = ClientOptions::parse(Some(json))?;
+        let perps_url = crate::client::url::check_url(perps_url, "perps_url", options.allow_insecure_http)?;
+        StreamSettings::new(&perps_url, &options)
+    }
+
+    #[test]
+    fn the_limits_count_a_host_however_its_url_writes_it() {
+        let s = settings(
+            "https://Perps.Example/api",
+            r#"{"stream_url":"wss://Venue.example/x","order_stream_url":"wss://venue.example:443/y"}"#,
+        )
+        .unwrap();
+        assert_eq!((s.stream_host.as_str(), s.order_stream_host.as_str()), ("venue.example:443", "venue.example:443"));
+        // Derived: the trading URL's host, whichever scheme.
+        let s = settings("https://Perps.Example:443/api", "{}").unwrap();
+        assert_eq!((s.stream_host.as_str(), s.order_stream_host.as_str()), ("perps.example:443", "perps.example:443"));
+        let s = settings("http://LOCALHOST/p", r#"{"order_stream_url":"ws://localhost:80/o"}"#).unwrap();
+        assert_eq!((s.stream_host.as_str(), s.order_stream_host.as_str()), ("localhost:80", "localhost:80"));
+        let s = settings("http://127.0.0.1:9000", "{}").unwrap();
+        assert_eq!(s.stream_host, "127.0.0.1:9000");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use super::events::{self, Kind, Queue};
 use super::limits::Permit;
-use super::reader::{Reader, end_reason, read_available};
+use super::reader::{Reader, read_served};
 use super::transport::Connection;
 use super::watch::{CallerRead, ReadForCaller, Watch};
 use crate::error::{Code, Error, Result};
@@ -29,7 +29,7 @@ pub struct Link {
 pub struct Shared {
     pub queue: Queue,
     /// A descriptor that refers to the current connection's socket (`dup3` of it) and, between
-    /// connections, to `placeholder`: what a caller waiting in `next` watches (`queue.rs`).
+    /// connections, to `placeholder`: what a caller waiting in `next` watches (`queue/waiting.rs`).
     watch: OwnedFd,
     /// Never readable (nothing is ever written to its peer).
     placeholder: (UnixStream, UnixStream),
@@ -221,12 +221,10 @@ impl ReadForCaller for Shared {
         if reader.ended.is_some() || self.is_closing() {
             return CallerRead::NotServing;
         }
-        let Reader { proto, last_inbound, close_reason, ended } = reader;
         let mut more = false;
-        // Auth answers mean nothing once the connection is served (as for the I/O thread).
-        if let Err(error) = read_available(conn, proto.as_mut(), self, last_inbound, close_reason, &mut more) {
+        if let Some(end) = read_served(conn, reader, self, &mut more) {
             // The end of the connection is the I/O thread's to handle: wake it.
-            *ended = Some(end_reason(close_reason, &error));
+            reader.ended = Some(end);
             self.wake_io();
         }
         CallerRead::Read

@@ -14,12 +14,14 @@
 //!   limiter, then authenticates and subscribes again.
 //! - A refused auth or an expired token ends the stream (a `failed` event, then
 //!   `PERPS_STREAM_CLOSED` from `next`): retrying could not succeed. An auth answer that
-//!   says "not now" (5xx, 408, 429) is retried like a failed handshake.
+//!   says "not now" (5xx, 408, 429) is retried like a failed handshake. A login acked at
+//!   first and answered later (`orders.rs`) is acted on while the connection is served: a
+//!   refusal ends it (`disconnected`, then `failed`), "not now" replaces it after a backoff.
 //! - Every transition is a status event: `connected`, `disconnected`, `reconnecting`,
 //!   `reconnect_failed`, `reconnected`, `failed`.
 //!
 //! - When the thread is pinned to one CPU (`note_affinity`), a caller waiting in `next` on
-//!   that CPU reads the frames itself (`reader.rs`, `queue.rs`); meanwhile the thread sleeps
+//!   that CPU reads the frames itself (`reader.rs`, `queue/waiting.rs`); meanwhile the thread sleeps
 //!   on its timers alone, looks every `CALLER_READS_RECHECK` whether a caller still reads,
 //!   and reads what arrives while none does. So does a caller busy-polling `next` with a
 //!   zero timeout on that CPU, at each call.
@@ -28,7 +30,7 @@
 
 use super::events::Queue;
 use super::limits::{self, Backoff};
-use super::reader::{Reader, end_reason, read_available};
+use super::reader::{End, Reader, end_reason, read_available, read_served};
 use super::settings::StreamSettings;
 use super::shared::{Link, Shared, lock, note_affinity, poll_fds};
 use super::transport::{self, Connection};
@@ -76,19 +78,14 @@ pub struct Context {
     pub client: Arc<Client>,
     pub session: Option<Arc<Session>>,
     pub url: String,
+    /// The limiter's key: the venue's host and port, as the REST per-IP limit writes them
+    /// (`StreamSettings::stream_host`).
+    pub host: String,
 }
 
 impl Context {
     fn settings(&self) -> &StreamSettings {
         self.client.stream_settings()
-    }
-    /// The limiter's key: the venue's host and port.
-    fn host_key(&self) -> String {
-        self.url
-            .parse::<tungstenite::http::Uri>()
-            .ok()
-            .and_then(|u| u.authority().map(|a| a.to_string()))
-            .unwrap_or_default()
     }
 }
 
@@ -101,6 +98,23 @@ const AFFINITY_RECHECK: Duration = Duration::from_millis(20);
 struct Ended {
     reason: String,
     rotation: bool,
+    /// The login was refused after its ack: the stream ends (`failed`), no reconnection.
+    refused: Option<Error>,
+}
+
+impl Ended {
+    fn lost(reason: impl Into<String>) -> Ended {
+        Ended { reason: reason.into(), rotation: false, refused: None }
+    }
+}
+
+impl From<End> for Ended {
+    fn from(end: End) -> Ended {
+        match end {
+            End::Lost(reason) => Ended::lost(reason),
+            End::Refused(error) => Ended { reason: error.message().to_owned(), rotation: false, refused: Some(error) },
+        }
+    }
 }
 
 /// Why setting up a connection failed.
@@ -162,7 +176,7 @@ fn fail(shared: &Shared, error: Error) {
 fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mpsc::Sender<Result<()>>) {
     let settings = ctx.settings();
     let options = &settings.options;
-    let host = ctx.host_key();
+    let host = &ctx.host;
     let mut opened = Some(opened);
     let mut backoff = Backoff::new(options.reconnect_min, options.reconnect_max);
     let mut connections: u64 = 0;
@@ -185,7 +199,7 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
             },
             None => None,
         };
-        let permit = match limits::try_acquire(&host, options.max_connections, options.connects_per_minute) {
+        let permit = match limits::try_acquire(host, options.max_connections, options.connects_per_minute) {
             Ok(permit) => permit,
             Err(refusal) if opened.is_some() => {
                 return give_up(
@@ -266,6 +280,10 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
         let mut fields = json!({ "stream": proto.name(), "reason": ended.reason, "rotation": ended.rotation });
         merge(&mut fields, proto.on_disconnect());
         shared.status("disconnected", fields);
+        if let Some(error) = ended.refused {
+            // As a login refused before the connection was served: retrying cannot succeed.
+            return fail(shared, error);
+        }
         if started.elapsed() >= Duration::from_secs(30) {
             backoff.reset();
         }
@@ -372,43 +390,40 @@ fn serve_reader(shared: &Shared, settings: &StreamSettings) -> Ended {
         let (fd, last_inbound) = {
             let mut link = shared.link();
             let Link { conn: Some(conn), reader: Some(reader), .. } = &mut *link else {
-                return Ended { reason: "the connection was dropped".into(), rotation: false };
+                return Ended::lost("the connection was dropped");
             };
-            if let Some(reason) = reader.ended.take() {
-                return Ended { reason, rotation: false };
+            if let Some(end) = reader.ended.take() {
+                return end.into();
             }
-            let Reader { proto, last_inbound, close_reason, .. } = reader;
-            if let Err(error) = read_available(conn, proto.as_mut(), shared, last_inbound, close_reason, &mut more) {
-                return Ended { reason: end_reason(close_reason, &error), rotation: false };
+            if let Some(end) = read_served(conn, reader, shared, &mut more) {
+                return end.into();
             }
-            if ping_due(*last_inbound, last_ping) <= Instant::now() {
+            if ping_due(reader.last_inbound, last_ping) <= Instant::now() {
                 last_ping = Instant::now();
                 // A failed write shows as the connection's end at the next read.
                 if conn.ws.write(Message::Ping(Default::default())).is_ok() {
                     let _ = conn.flush();
                 }
             }
-            (conn.fd(), *last_inbound)
+            (conn.fd(), reader.last_inbound)
         };
         if shared.is_closing() {
-            return Ended { reason: "closed by the caller".into(), rotation: false };
+            return Ended::lost("closed by the caller");
         }
         let now = Instant::now();
         let idle_deadline = last_inbound + options.idle_timeout;
         let rotate_at = started + options.rotate_after;
         if now >= idle_deadline {
-            return Ended {
-                reason: format!(
-                    "nothing received for {} ms (the venue pings every 10 s): the connection is presumed dead (half-open)",
-                    options.idle_timeout.as_millis()
-                ),
-                rotation: false,
-            };
+            return Ended::lost(format!(
+                "nothing received for {} ms (the venue pings every 10 s): the connection is presumed dead (half-open)",
+                options.idle_timeout.as_millis()
+            ));
         }
         if now >= rotate_at {
             return Ended {
                 reason: format!("rotation after {} ms (before the venue's 24 h cap)", options.rotate_after.as_millis()),
                 rotation: true,
+                refused: None,
             };
         }
         if !more {

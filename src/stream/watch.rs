@@ -1,6 +1,6 @@
-//! What a caller waiting in `next` watches besides the queue (`queue.rs`): the connection's
-//! socket, and, when it is to read the frames itself, how (`ReadForCaller`, implemented by
-//! the stream's shared state, `shared.rs`).
+//! What a caller waiting in `next` watches besides the queue (`queue/waiting.rs`): the
+//! connection's socket, and, when it is to read the frames itself, how (`ReadForCaller`,
+//! implemented by the stream's shared state, `shared.rs`).
 
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -65,10 +65,24 @@ pub fn hold(mut ws: WebSocket<TcpStream>, limit: Duration) {
 /// An order venue: answers the login with `login(request_id)`, then every order frame with
 /// `replies` (their "RID" replaced by the order's request_id).
 pub fn order_venue(login: impl Fn(&str) -> String + Send + Sync + 'static, replies: Vec<String>) -> String {
+    order_venue_answering(move |_, id| vec![(Duration::ZERO, login(id))], replies)
+}
+
+/// As `order_venue`, but connection `i`'s login is answered by the frames of
+/// `login(i, request_id)`, each sent after its delay.
+pub fn order_venue_answering(
+    login: impl Fn(usize, &str) -> Vec<(Duration, String)> + Send + Sync + 'static,
+    replies: Vec<String>,
+) -> String {
     let (login, replies) = (Arc::new(login), Arc::new(replies));
-    venue(move |_, mut ws| {
+    venue(move |i, mut ws| {
         let frame = read_json(&mut ws);
-        ws.send(Message::text(login(frame["request_id"].as_str().unwrap()))).unwrap();
+        for (delay, answer) in login(i, frame["request_id"].as_str().unwrap()) {
+            std::thread::sleep(delay);
+            if ws.send(Message::text(answer)).is_err() {
+                return;
+            }
+        }
         let _ = ws.get_mut().set_read_timeout(Some(Duration::from_millis(20)));
         let start = Instant::now();
         while start.elapsed() < Duration::from_secs(10) {
