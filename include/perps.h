@@ -674,7 +674,8 @@ char *perps_stream_next(const struct perps_stream *st, int64_t timeout_ms, struc
  * `{"request_id":…,"cl_ord_id":…}` as soon as the frame is written, without waiting for
  * the venue: its replies arrive as `order_response` events with that `request_id` (an
  * "accepted" ack with `final` false, then the outcome with `final` true). Errors:
- * `PERPS_INVALID_ORDER`, `PERPS_INVALID_STATE` (a market stream), `PERPS_STREAM_CLOSED`,
+ * `PERPS_INVALID_ORDER`, `PERPS_INVALID_STATE` (a market stream), `PERPS_STREAM_CLOSED`
+ * (closed, or ended after its `failed` event: nothing sent; the message names the cause),
  * `PERPS_TRANSPORT` (not connected, or the connection closing, e.g. after the venue's
  * Close frame: nothing sent; or the write failed: `perps_error_may_have_reached_venue` is
  * true). Never retried.

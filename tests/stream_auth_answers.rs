@@ -68,6 +68,9 @@ fn a_login_acked_then_refused_ends_the_stream_as_a_refused_login() {
         assert!(error.message().contains("invalid token"), "{error}");
         let refused = stream.new_order(ORDER).unwrap_err();
         assert!(!refused.may_have_reached_venue(), "{refused}");
+        // The stream has ended: not "reconnecting", which would make an engine wait for it.
+        assert_eq!(refused.code(), Code::StreamClosed, "{refused}");
+        assert!(refused.message().contains("invalid token") && refused.message().contains("not sent"), "{refused}");
         std::thread::sleep(Duration::from_millis(200));
         assert_eq!(connections.load(Ordering::SeqCst), 1, "no reconnect loop");
     }

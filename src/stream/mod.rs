@@ -186,11 +186,10 @@ impl Stream {
         let state = self.orders.as_ref().ok_or_else(|| {
             Error::invalid_state("this is a market stream: orders go through an order stream (perps_order_stream_open)")
         })?;
-        if self.shared.queue.is_closed() {
-            return Err(Error::new(
-                Code::StreamClosed,
-                "the stream is closed (perps_stream_close): the order was not sent",
-            ));
+        // Closed, or ended for good (a refused login, an expired token): no connection will
+        // come back, so "reconnecting" would mislead.
+        if let Some(why) = self.shared.queue.why_ended() {
+            return Err(Error::new(Code::StreamClosed, format!("{why}: the order was not sent")));
         }
         Ok(state)
     }

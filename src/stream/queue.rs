@@ -223,8 +223,17 @@ impl Queue {
         self.wake_watcher();
     }
 
-    pub fn is_closed(&self) -> bool {
-        self.lock().closed
+    /// Why the stream can take no more requests: closed by the caller, or ended for good by
+    /// the I/O thread (`finish`); `None` while it runs.
+    pub fn why_ended(&self) -> Option<String> {
+        let state = self.lock();
+        if state.closed {
+            return Some("the stream is closed (perps_stream_close)".to_owned());
+        }
+        state
+            .terminal
+            .as_ref()
+            .map(|error| format!("the stream has ended: {}: {}", error.code().name(), error.message()))
     }
 }
 
