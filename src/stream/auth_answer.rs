@@ -46,6 +46,14 @@ pub fn judge(frame: &Map<String, Value>, what: &str) -> AuthOutcome {
             format!("the venue could not take {what} now (code {code_text}){words}"),
         )),
         Some(Ok(0 | 200)) if !refusal_sign => AuthOutcome::Accepted,
+        // The gateway's ack with the HTTP code for "accepted", as the order stream reads acks
+        // (`orders::is_ack`): a login so answered is followed to its outcome, not refused.
+        Some(Ok(202))
+            if !refusal_sign
+                && (status_word.and_then(Value::as_str).is_some_and(accepted_word) || accepted_word(message)) =>
+        {
+            AuthOutcome::Accepted
+        }
         None if !refusal_sign && success_word(message) => AuthOutcome::Accepted,
         _ => AuthOutcome::Refused(Error::new(
             Code::ApiError,
@@ -128,6 +136,8 @@ mod tests {
             json!({"request_id":"r","code":"0","message":"success"}),
             json!({"request_id":"r","code":0,"status":"accepted"}),
             json!({"request_id":"r","code":0,"message":"accepted"}),
+            json!({"request_id":"r","code":202,"status":"accepted"}),
+            json!({"request_id":"r","code":"202","message":"Accepted"}),
             json!({"channel":"auth","data":{"code":200,"status":"OK","success":true,"error":null}}),
             json!({"channel":"auth","data":{"status":"success"}}),
             json!({"channel":"auth","data":{"status":200}}),
@@ -176,6 +186,7 @@ mod tests {
             (json!({"channel":"auth","data":{"code":0,"success":false}}), "(code 0)"),
             (json!({"channel":"auth","data":{"code":200,"error":{"reason":"revoked"}}}), r#"{\"reason\":\"revoked\"}"#),
             (json!({"channel":"auth","data":{"code":0,"status":"Rejected"}}), ": Rejected"),
+            (json!({"request_id":"r","code":202,"message":"queued"}), "(code 202): queued"),
             (json!({"channel":"auth","data":"invalid token"}), ": invalid token"),
             (json!({"channel":"auth","data":[401]}), ": [401]"),
             (json!({"request_id":"r","code":"E_AUTH"}), "(code E_AUTH)"),

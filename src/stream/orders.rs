@@ -418,6 +418,12 @@ mod tests {
             };
             assert_eq!(got, want, "{answer}");
         }
+        // The ack under the HTTP code for "accepted" is an ack too, followed to its outcome.
+        orders.login = Login::Sent("L".into());
+        let ack_202 = json!({"code":202,"status":"accepted","request_id":"L"});
+        assert!(matches!(outcome(&mut orders, ack_202, &queue), AuthOutcome::Accepted));
+        orders.served();
+        assert!(matches!(orders.login, Login::Acked(_)));
         orders.login = Login::Sent("L".into());
         outcome(&mut orders, json!({"code":0,"message":"success","request_id":"L"}), &queue);
         orders.served();
