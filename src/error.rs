@@ -86,6 +86,9 @@ pub struct Error {
     request_id: Option<String>,
     /// How long to wait before asking again (a 429's `Retry-After`, or the local limiter).
     retry_after_ms: Option<i64>,
+    /// The venue's `code` when it refused in the body of a 2xx answer (`PERPS_API_ERROR`,
+    /// or `PERPS_NOT_FOUND` for code 404): what its HTTP status would have said.
+    venue_code: Option<i64>,
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -101,6 +104,7 @@ impl Error {
             cl_ord_id: None,
             request_id: None,
             retry_after_ms: None,
+            venue_code: None,
         }
     }
 
@@ -165,6 +169,11 @@ impl Error {
         self.retry_after_ms = Some(ms.max(0));
         self
     }
+    /// Attach the venue's `code` of a refusal sent in a 2xx answer's body.
+    pub(crate) fn with_venue_code(mut self, code: i64) -> Self {
+        self.venue_code = Some(code);
+        self
+    }
     /// Replace the code (keeping everything else).
     pub(crate) fn with_code(mut self, code: Code) -> Self {
         self.code = code;
@@ -197,6 +206,11 @@ impl Error {
     pub fn retry_after_ms(&self) -> Option<i64> {
         self.retry_after_ms
     }
+    /// The venue's `code` when it refused in the body of a 2xx answer; `None` otherwise
+    /// (an HTTP status refused it, or the failure was not the venue's refusal).
+    pub(crate) fn venue_code(&self) -> Option<i64> {
+        self.venue_code
+    }
 }
 
 impl fmt::Display for Error {
@@ -216,6 +230,7 @@ impl fmt::Debug for Error {
             .field("cl_ord_id", &self.cl_ord_id)
             .field("request_id", &self.request_id)
             .field("retry_after_ms", &self.retry_after_ms)
+            .field("venue_code", &self.venue_code)
             .finish()
     }
 }

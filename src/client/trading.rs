@@ -265,10 +265,13 @@ fn check_code(exchanged: &Exchanged, what: &str) -> Result<serde_json::Map<Strin
         Err(why) => Err(exchanged.refused(Error::bad_response(format!("{what}: {why}")).reached_venue(true))),
         Ok(Some(code)) => {
             let message = answer.get("message").and_then(|m| m.as_str()).unwrap_or("");
-            Err(exchanged.refused(Error::new(
-                Code::ApiError,
-                format!("{what}: the venue refused with code {code}: {}", exchanged.quoted(message)),
-            )))
+            Err(exchanged.refused(
+                Error::new(
+                    Code::ApiError,
+                    format!("{what}: the venue refused with code {code}: {}", exchanged.quoted(message)),
+                )
+                .with_venue_code(code),
+            ))
         }
     }
 }
