@@ -4,6 +4,7 @@
 //! retries.
 
 use super::answers::is_web_server_page;
+use super::request_pacing::Limits;
 use super::symbol_rules::is_tick_error;
 use super::transport::Reply;
 use super::{Client, guarded, json_object, require_2xx, sent_tracker};
@@ -12,7 +13,7 @@ use crate::error::{Code, Error, Result, excerpt, venue_words};
 use crate::order;
 use crate::redact::CallSecrets;
 use crate::session::{RequestOptions, Session};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use ureq::http::Method;
 
 /// The account a request acts for: its session, checked token and account name.
@@ -50,12 +51,20 @@ pub(super) struct Exchanged<'a> {
     pub reply: Reply,
     signature: Option<BodySignature>,
     secrets: &'a CallSecrets<'a>,
+    /// The limits the request was paced to: a refusal with code 429 pauses them as an HTTP
+    /// 429 does (for the limits' own times: the transport reads no header of a 2xx answer).
+    limits: Limits,
 }
 
 impl Exchanged<'_> {
     /// An error about this answer: it carries the status, the (redacted) body and the
-    /// `x-request-id`.
+    /// `x-request-id`. A refusal with the venue's code 429 (`Error::venue_code`) is the
+    /// venue's rate limit said in the body: it pauses the limits the request was paced to,
+    /// as an HTTP 429 does.
     pub fn refused(&self, error: Error) -> Error {
+        if error.venue_code() == Some(429) {
+            self.limits.venue_429(None);
+        }
         with_request_id(
             error.with_status(self.reply.status).with_body(self.secrets.redact(&self.reply.body).into_owned()),
             self.signature.as_ref(),
@@ -151,9 +160,10 @@ impl Client {
     }
 
     /// Send one request: pace it (option `rate_limit`: the host's per-IP limit, and the
-    /// account's bucket for account requests), sign its body, add the bearer and the
-    /// session's headers, send it once within what is left of the call's time, and require
-    /// a 2xx answer. Errors after request bytes left carry the `x-request-id`.
+    /// account's bucket for account requests; a venue 429 pauses both), sign its body, add
+    /// the bearer and the session's headers, send it once within what is left of the call's
+    /// time, and require a 2xx answer. Errors after request bytes left carry the
+    /// `x-request-id`.
     pub(super) fn exchange<'a>(&self, outgoing: &Outgoing<'a>) -> Result<Exchanged<'a>> {
         let account = outgoing.account.as_ref().map(|account| account.account);
         let paced = self.pace(self.perps_host, account, outgoing.target, outgoing.deadline)?;
@@ -189,19 +199,15 @@ impl Client {
             .transport
             .send_within(outgoing.method.clone(), &url, &headers, outgoing.body, paced.time_left)
             .map_err(|e| if sent_tracker::request_bytes_sent() { with_request_id(e, signature.as_ref()) } else { e })?;
-        if reply.status == 429
-            && let Some(bucket) = paced.bucket
-        {
-            let retry_after =
-                reply.retry_after.as_deref().and_then(|v| super::retry_after::millis(v, self.venue_now_ms()));
-            bucket.exhausted(retry_after.map(|ms| Duration::from_millis(ms as u64)));
+        if reply.status == 429 {
+            paced.limits.venue_429(self.retry_after_ms(&reply));
         }
         let not_found = outgoing.not_found && reply.status == 404 && !is_web_server_page(&reply);
         let reply = require_2xx(reply, path, outgoing.secrets).map_err(|e| {
             let e = if not_found { e.with_code(Code::NotFound) } else { e };
             with_request_id(e, signature.as_ref())
         })?;
-        Ok(Exchanged { reply, signature, secrets: outgoing.secrets })
+        Ok(Exchanged { reply, signature, secrets: outgoing.secrets, limits: paced.limits })
     }
 
     /// Read the venue's clock (`GET /api/kline/time`, Unix seconds) and keep the offset
