@@ -1,8 +1,9 @@
 //! Pacing (client option `rate_limit`) against purpose-built servers on 127.0.0.1: the
 //! venue's per-IP limit (50 requests/s), kept by every request of the process to one venue
-//! host whatever its account (public calls too), paused for every pacing client of the host
-//! by a venue 429, and a `"wait"` that would leave the request too little of
-//! `total_timeout_ms` refused instead of sent to time out.
+//! host whatever its account (public calls too, and the requests of clients that do not
+//! pace), paused for every pacing client of the host by a venue 429, and a `"wait"` that
+//! would leave the request too little of `total_timeout_ms` refused instead of sent to time
+//! out.
 
 mod common;
 #[path = "common/rogue_server.rs"]
@@ -173,4 +174,31 @@ fn a_venue_429_pauses_the_per_ip_limit_for_every_pacing_client_of_the_host() {
         let gap = arrivals[1] - arrivals[0];
         assert!(gap >= Duration::from_millis(950), "{form}: the next request arrived {gap:?} after the 429");
     }
+}
+
+#[test]
+fn requests_of_a_client_that_does_not_pace_count_against_the_per_ip_limit() {
+    let (rogue, venue_refused) = per_ip_limited_venue();
+    // "off" sends 48 requests at once: never paced, never refused…
+    let off = client_at(&rogue.url(), r#"{"rate_limit":"off"}"#);
+    let started = Instant::now();
+    for _ in 0..48 {
+        call(&off, None, "query_symbol_price", Some(r#"{"symbol":"BTC-USD"}"#)).unwrap();
+    }
+    let burst = started.elapsed();
+    assert!(burst < Duration::from_millis(900), "the burst took {burst:?}: too slow a machine for this test");
+    // …but they fill the host's window: a pacing client of the host finds no room.
+    let refuse = client_at(&rogue.url(), r#"{"rate_limit":"refuse"}"#);
+    let f = call(&refuse, Some(&session(90)), "query_balance", None).unwrap_err();
+    assert_eq!((f.code, f.may_have_reached_venue), (PERPS_RATE_LIMITED, false), "{f:?}");
+    assert!(f.message.contains("per-IP request budget"), "{f:?}");
+    // "wait" sends when the first of the 48 has left the window (1.1 s).
+    let wait = client_at(&rogue.url(), r#"{"rate_limit":"wait"}"#);
+    call(&wait, Some(&session(91)), "query_balance", None).unwrap();
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_millis(1050), "the paced request went {waited:?} after the burst began");
+    assert_eq!(rogue.seen().len(), 49);
+    assert_eq!(*venue_refused.lock().unwrap(), 0, "no request met the venue's per-IP limit");
+    // The client that does not pace still never waits and is never refused.
+    call(&off, None, "query_symbol_price", Some(r#"{"symbol":"BTC-USD"}"#)).unwrap();
 }

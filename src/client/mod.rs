@@ -148,7 +148,7 @@ impl Client {
 
     /// Send one request that is not an account's (sign-in, certs, the venue's clock) to
     /// `url` on `host`, paced to the host's per-IP limit when `rate_limit` is on (a venue 429
-    /// pauses that limit).
+    /// pauses that limit), noted in it when it is off.
     fn send(
         &self,
         host: &'static per_ip_limit::HostWindow,

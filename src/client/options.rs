@@ -48,7 +48,9 @@ pub struct ClientOptions {
 /// sends to that host waits or is refused instead of collecting 429s of its own.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum RateLimit {
-    /// Send it (the venue answers 429 when the account is over its budget).
+    /// Send it (the venue answers 429 when the account is over its budget). It never waits
+    /// and is never refused, but it is noted in its host's per-IP limit, which is shared
+    /// process-wide: the pacing clients of the same host count it, and leave room for it.
     #[default]
     Off,
     /// Wait until it fits, when the wait leaves the request at least half of the call's

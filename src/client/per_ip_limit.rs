@@ -20,6 +20,10 @@
 //! (about 800 bytes per host); a client looks up its hosts' logs once, when it is made, so
 //! a request takes one short, uncontended lock and allocates nothing.
 //!
+//! Clients whose `rate_limit` is `"off"` are in the log too ([`HostWindow::record`]): they
+//! never wait and are never refused, but the requests they send take their places in it, so
+//! that the pacing clients of the same host leave room for them.
+//!
 //! A venue 429 to any request of a pacing client pauses the host's log
 //! ([`HostWindow::exhausted`]): the venue's limit is per IP, so every client of the process
 //! that paces waits (or is refused) until the answer's `Retry-After` has passed — at most
@@ -92,6 +96,20 @@ impl HostWindow {
         log.sent_ns[oldest] = Some(send_at);
         log.oldest = (oldest + 1) % REQUESTS;
         Ok(wait)
+    }
+
+    /// Note a request sent now without pacing (a client whose `rate_limit` is `"off"`): it
+    /// takes its place in the log, never waits and is never refused.
+    pub fn record(&self) {
+        self.record_at(now_ns());
+    }
+
+    /// `record` at a given instant of `now_ns`'s clock.
+    pub(super) fn record_at(&self, now: u64) {
+        let mut log = self.sends.lock().unwrap_or_else(PoisonError::into_inner);
+        let oldest = log.oldest;
+        log.sent_ns[oldest] = Some(now);
+        log.oldest = (oldest + 1) % REQUESTS;
     }
 
     /// The venue answered 429: send nothing more to this host for `retry_after`, at most
@@ -175,6 +193,21 @@ mod tests {
         let window = HostWindow::default();
         window.exhausted_at(NOW, Some(Duration::MAX));
         assert_eq!(window.admit_at(NOW, Duration::ZERO, Duration::ZERO), Err(MAX_RETRY_AFTER_PAUSE));
+    }
+
+    #[test]
+    fn requests_recorded_without_pacing_take_their_places() {
+        let window = HostWindow::default();
+        for _ in 0..40 {
+            window.record_at(NOW);
+        }
+        let admitted = (0..20).filter(|_| window.admit_at(NOW, Duration::ZERO, Duration::ZERO).is_ok()).count();
+        assert_eq!(admitted, 8, "48 in the window, 40 of them sent unpaced");
+        // Recording never waits, even with the window full.
+        for _ in 0..100 {
+            window.record_at(NOW);
+        }
+        assert_eq!(window.admit_at(NOW, Duration::ZERO, Duration::ZERO), Err(WINDOW));
     }
 
     #[test]

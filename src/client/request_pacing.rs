@@ -3,7 +3,8 @@
 //! (`per_ip_limit`, every request). With `"wait"`, a wait is accepted only when it leaves
 //! the request itself at least half of `total_timeout_ms`: a request sent with a few
 //! milliseconds left would time out with its fate unknown, which is worse than a refusal
-//! that sent nothing.
+//! that sent nothing. With `"off"`, nothing waits and nothing is refused, but the request is
+//! noted in the host's per-IP log, so that the pacing clients of the host count it.
 
 use super::Client;
 use super::options::RateLimit;
@@ -85,7 +86,10 @@ impl Client {
             }
         };
         let max_wait = match self.rate_limit {
-            RateLimit::Off => return Ok(Paced { limits: Limits::default(), time_left: deadline.map(|_| left) }),
+            RateLimit::Off => {
+                host.record();
+                return Ok(Paced { limits: Limits::default(), time_left: deadline.map(|_| left) });
+            }
             RateLimit::Wait => left.saturating_sub(self.least_time_for_the_request()),
             RateLimit::Refuse => Duration::ZERO,
         };
