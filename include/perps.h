@@ -474,8 +474,11 @@ enum perps_code perps_session_logout(const struct perps_session *s, struct perps
 void perps_session_free(struct perps_session *s);
 
 /**
- * Set the `x-session-id` header sent with the session's trading requests (ties REST
- * orders to the order-response WebSocket session); NULL clears it.
+ * Set the `x-session-id` header sent with the session's order-entry requests — the POSTs of
+ * `new_order`, `cancel_order` and `cancel_orders` (through their own calls or
+ * `perps_request`) — so that their results are also pushed to the order stream
+ * (`perps_order_stream_open`) whose `session_id` is the same; reads and the other calls go
+ * without it, so that their results never arrive there unasked for. NULL clears it.
  */
 enum perps_code perps_session_set_session_id(const struct perps_session *s, const char *value, struct perps_error **err);
 

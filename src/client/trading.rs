@@ -161,9 +161,9 @@ impl Client {
 
     /// Send one request: pace it (option `rate_limit`: the host's per-IP limit, and the
     /// account's bucket for account requests; a venue 429 pauses both), sign its body, add
-    /// the bearer and the session's headers, send it once within what is left of the call's
-    /// time, and require a 2xx answer. Errors after request bytes left carry the
-    /// `x-request-id`.
+    /// the bearer and the session's headers (`x-session-id` on order entry only:
+    /// [`is_order_entry`]), send it once within what is left of the call's time, and require
+    /// a 2xx answer. Errors after request bytes left carry the `x-request-id`.
     pub(super) fn exchange<'a>(&self, outgoing: &Outgoing<'a>) -> Result<Exchanged<'a>> {
         let account = outgoing.account.as_ref().map(|account| account.account);
         let paced = self.pace(self.perps_host, account, outgoing.target, outgoing.deadline)?;
@@ -187,7 +187,9 @@ impl Client {
         } else if outgoing.body.is_some() {
             headers.push(("content-type", "application/json"));
         }
-        if let Some(id) = &options.session_id {
+        if let Some(id) = &options.session_id
+            && is_order_entry(&outgoing.method, outgoing.target)
+        {
             headers.push(("x-session-id", id));
         }
         if let Some(vault) = &options.impersonate {
@@ -280,6 +282,19 @@ fn check_code(exchanged: &Exchanged, what: &str) -> Result<serde_json::Map<Strin
             ))
         }
     }
+}
+
+/// The order-entry requests: the POSTs of `new_order`, `cancel_order` and `cancel_orders`
+/// (paths under `perps_url`), from the endpoint calls or `perps_request` alike.
+const ORDER_ENTRY: [&str; 3] = ["/api/new_order", "/api/cancel_order", "/api/cancel_orders"];
+
+/// Whether a request carries the session's `x-session-id`: only order entry does. The venue
+/// pushes the result of a request with it to the ws-api connection of that session id
+/// (`venue-api.md` §2.4: put it on REST `new_order`/`cancel_order`); on a read, its result
+/// would arrive there too, matching no order of the stream (a live client keeps it off
+/// reads for that reason).
+fn is_order_entry(method: &Method, target: &str) -> bool {
+    *method == Method::POST && ORDER_ENTRY.contains(&target.split('?').next().unwrap_or(target))
 }
 
 fn parse_method(method: &str) -> Result<Method> {
