@@ -91,7 +91,7 @@ impl Client {
         let answer = self
             .endpoint_answer(Endpoint::QuerySymbolInfo, None, None, &CallSecrets::none(), Some(deadline))
             .inspect_err(|error| {
-                let refusal = error.venue_code().unwrap_or(i64::from(error.http_status()));
+                let refusal = error.venue_code().unwrap_or(error.http_status());
                 if (400..500).contains(&refusal) && !matches!(refusal, 408 | 429) {
                     cache.set_per_symbol();
                 }
