@@ -271,8 +271,10 @@ char *perps_challenge_verify(const char *signed_data, const char *certs_json, co
  * to its per-IP limit — at most 48 in any 1.1 s for 50/s — waiting only as long as the
  * request keeps at least half of `total_timeout_ms`; "refuse" fails with
  * `PERPS_RATE_LIMITED` instead of sending; one bucket per account and `perps_url`, one
- * per-IP limit per host, shared by every client and session of the process; a venue 429
- * empties the account's bucket for its `Retry-After`, at most 10 s), `symbol_rules` (false;
+ * per-IP limit per host, shared by every client and session of the process, where the
+ * requests of "off" clients are counted too, though they never wait; a venue 429 —
+ * an HTTP status or a `code` — empties the account's bucket and pauses the host's per-IP
+ * limit for its `Retry-After`, at most 10 s), `symbol_rules` (false;
  * true checks orders against the venue's symbol list — tick, lot, min/max qty, unknown or
  * disabled symbol — and refuses them locally with `PERPS_INVALID_ORDER`),
  * `symbol_rules_max_age_ms` (60000: a rule read longer ago is read again before it refuses
@@ -472,8 +474,11 @@ enum perps_code perps_session_logout(const struct perps_session *s, struct perps
 void perps_session_free(struct perps_session *s);
 
 /**
- * Set the `x-session-id` header sent with the session's trading requests (ties REST
- * orders to the order-response WebSocket session); NULL clears it.
+ * Set the `x-session-id` header sent with the session's order-entry requests — the POSTs of
+ * `new_order`, `cancel_order` and `cancel_orders` (through their own calls or
+ * `perps_request`) — so that their results are also pushed to the order stream
+ * (`perps_order_stream_open`) whose `session_id` is the same; reads and the other calls go
+ * without it, so that their results never arrive there unasked for. NULL clears it.
  */
 enum perps_code perps_session_set_session_id(const struct perps_session *s, const char *value, struct perps_error **err);
 

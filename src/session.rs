@@ -49,10 +49,11 @@ impl fmt::Debug for Login {
     }
 }
 
-/// Optional headers sent with every trading request of the session.
+/// Optional headers sent with the session's trading requests.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RequestOptions {
-    /// `x-session-id`: ties REST orders to the order-response WebSocket session.
+    /// `x-session-id`: ties REST orders to the order-response WebSocket session; sent on
+    /// order entry only (`new_order`, `cancel_order`, `cancel_orders`).
     pub session_id: Option<String>,
     /// `x-impersonate`: act for a vault the account owns (`cv_…`).
     pub impersonate: Option<String>,

@@ -207,7 +207,10 @@ fn every_endpoint_sends_its_documented_request() {
             }
         } else {
             assert_eq!(seen.header("authorization"), Some(format!("Bearer {API_TOKEN}").as_str()), "{name}");
-            assert_eq!(seen.header("x-session-id"), Some("ws-7"), "{name}");
+            // Order entry only: the venue pushes the result of a request that carries it to
+            // the order stream of that session id.
+            let order_entry = ["cancel_order", "cancel_orders"].contains(name);
+            assert_eq!(seen.header("x-session-id"), order_entry.then_some("ws-7"), "{name}");
             assert_eq!(seen.header("x-impersonate"), Some("cv_vault_1"), "{name}");
         }
     }
@@ -231,6 +234,44 @@ fn every_endpoint_sends_its_documented_request() {
         assert!(f.message.contains("contains a quote or a backslash"), "{name}: {f:?}");
     }
     assert_eq!(rogue.seen().len(), 15);
+}
+
+#[test]
+fn the_session_id_goes_with_order_entry_only() {
+    let rogue = Rogue::start(|_, _| json(200, r#"{"code":0,"message":"success","request_id":"r-1"}"#));
+    let client = client_at(&rogue.url(), FAST);
+    let session = api_session(SEED);
+    let (sid, vault) = (c("ws-9"), c("cv_vault_2"));
+    common::abi::code(|e| perps::ffi::session::perps_session_set_session_id(session.0, sid.as_ptr(), e)).unwrap();
+    common::abi::code(|e| perps::ffi::session::perps_session_set_impersonate(session.0, vault.as_ptr(), e)).unwrap();
+    new_order(&client, &session, ORDER).unwrap();
+    call(&client, Some(&session), "cancel_order", Some(r#"{"order_id":7}"#)).unwrap();
+    call(&client, Some(&session), "cancel_orders", Some(r#"{"order_id_list":[7,8]}"#)).unwrap();
+    request(&client, &session, "POST", "/api/cancel_order", Some(r#"{"cl_ord_id":"x"}"#)).unwrap();
+    call(&client, Some(&session), "query_open_orders", None).unwrap();
+    call(&client, Some(&session), "query_order", Some(r#"{"order_id":7}"#)).unwrap();
+    call(&client, Some(&session), "change_leverage", Some(r#"{"symbol":"BTC-USD","leverage":5}"#)).unwrap();
+    request(&client, &session, "GET", "/api/query_positions", None).unwrap();
+    request(&client, &session, "GET", "/api/new_order", None).unwrap();
+    let seen = rogue.seen();
+    let sent: Vec<(&str, &str, Option<&str>)> =
+        seen.iter().map(|s| (s.method.as_str(), s.path(), s.header("x-session-id"))).collect();
+    assert_eq!(
+        sent,
+        [
+            ("POST", "/perps/api/new_order", Some("ws-9")),
+            ("POST", "/perps/api/cancel_order", Some("ws-9")),
+            ("POST", "/perps/api/cancel_orders", Some("ws-9")),
+            ("POST", "/perps/api/cancel_order", Some("ws-9")),
+            ("GET", "/perps/api/query_open_orders", None),
+            ("GET", "/perps/api/query_order", None),
+            ("POST", "/perps/api/change_leverage", None),
+            ("GET", "/perps/api/query_positions", None),
+            ("GET", "/perps/api/new_order", None),
+        ]
+    );
+    // x-impersonate is every account request's.
+    assert!(seen.iter().all(|s| s.header("x-impersonate") == Some("cv_vault_2")));
 }
 
 #[test]

@@ -1,7 +1,9 @@
 //! Pacing (client option `rate_limit`) against purpose-built servers on 127.0.0.1: the
 //! venue's per-IP limit (50 requests/s), kept by every request of the process to one venue
-//! host whatever its account (public calls too), and a `"wait"` that would leave the request
-//! too little of `total_timeout_ms` refused instead of sent to time out.
+//! host whatever its account (public calls too, and the requests of clients that do not
+//! pace), paused for every pacing client of the host by a venue 429, and a `"wait"` that
+//! would leave the request too little of `total_timeout_ms` refused instead of sent to time
+//! out.
 
 mod common;
 #[path = "common/rogue_server.rs"]
@@ -9,7 +11,7 @@ mod rogue_server;
 
 use common::abi::{Client, Failure, Session, call, new_order};
 use perps::ffi::error::perps_code::*;
-use rogue_server::{Rogue, json, ms};
+use rogue_server::{Rogue, Step, json, ms, response};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -125,4 +127,78 @@ fn a_wait_that_would_leave_the_request_too_little_time_is_refused() {
     assert!(!refused.is_empty(), "the waits beyond 500 ms are refused");
     assert!(sent >= 18 + 8, "waits of up to 500 ms are accepted: {sent} sent");
     assert_eq!(rogue.count("/new_order"), sent);
+}
+
+/// A venue that answers `first` to the first request and accepts every later one; when each
+/// request arrived.
+fn venue_refusing_the_first(first: Vec<Step>) -> (Rogue, Arc<Mutex<Vec<Instant>>>) {
+    let arrivals: Arc<Mutex<Vec<Instant>>> = Arc::default();
+    let kept = arrivals.clone();
+    let rogue = Rogue::start(move |_, index| {
+        kept.lock().unwrap().push(Instant::now());
+        if index == 0 { first.clone() } else { json(200, ACCEPTED) }
+    });
+    (rogue, arrivals)
+}
+
+#[test]
+fn a_venue_429_pauses_the_per_ip_limit_for_every_pacing_client_of_the_host() {
+    const TOO_MANY: &[u8] = br#"{"code":429,"message":"too many requests"}"#;
+    // The venue's 429 as an HTTP status with a Retry-After of 1 s, and as the code of an
+    // HTTP 200 answer (whose headers the client does not read): a pause of the per-IP
+    // limit's own window, 1.1 s.
+    let forms = [("HTTP 429", 429, "Retry-After: 1", 1000), ("code 429 under HTTP 200", 200, "X-Ignored: 1", -1)];
+    for (form, status, header, retry_after_ms) in forms {
+        let first = vec![Step::Write(response(status, &["Content-Type: application/json", header], TOO_MANY))];
+        let (rogue, arrivals) = venue_refusing_the_first(first);
+        let client = client_at(&rogue.url(), r#"{"rate_limit":"wait"}"#);
+        let f = call(&client, Some(&session(80)), "query_balance", None).unwrap_err();
+        assert_eq!((f.http_status, f.retry_after_ms), (status, retry_after_ms), "{form}: {f:?}");
+        // Other accounts, other clients: their own buckets are full, but the venue's limit
+        // is per IP. "refuse" sends nothing until the Retry-After has passed.
+        let refuse = client_at(&rogue.url(), r#"{"rate_limit":"refuse"}"#);
+        let account = call(&refuse, Some(&session(81)), "query_balance", None);
+        let public = call(&refuse, None, "query_symbol_price", Some(r#"{"symbol":"BTC-USD"}"#));
+        for outcome in [account, public] {
+            let f = outcome.unwrap_err();
+            assert_eq!((f.code, f.may_have_reached_venue), (PERPS_RATE_LIMITED, false), "{form}: {f:?}");
+            assert!(f.message.contains("per-IP request budget"), "{form}: {f:?}");
+            assert!((1..=1100).contains(&f.retry_after_ms), "{form}: {f:?}");
+        }
+        assert_eq!(rogue.seen().len(), 1, "{form}: nothing sent during the pause");
+        // "wait" sends once the pause is over.
+        let wait = client_at(&rogue.url(), r#"{"rate_limit":"wait"}"#);
+        call(&wait, Some(&session(82)), "query_balance", None).unwrap();
+        let arrivals = arrivals.lock().unwrap();
+        assert_eq!(arrivals.len(), 2, "{form}");
+        let gap = arrivals[1] - arrivals[0];
+        assert!(gap >= Duration::from_millis(950), "{form}: the next request arrived {gap:?} after the 429");
+    }
+}
+
+#[test]
+fn requests_of_a_client_that_does_not_pace_count_against_the_per_ip_limit() {
+    let (rogue, venue_refused) = per_ip_limited_venue();
+    // "off" sends 48 requests at once: never paced, never refused…
+    let off = client_at(&rogue.url(), r#"{"rate_limit":"off"}"#);
+    let started = Instant::now();
+    for _ in 0..48 {
+        call(&off, None, "query_symbol_price", Some(r#"{"symbol":"BTC-USD"}"#)).unwrap();
+    }
+    let burst = started.elapsed();
+    assert!(burst < Duration::from_millis(900), "the burst took {burst:?}: too slow a machine for this test");
+    // …but they fill the host's window: a pacing client of the host finds no room.
+    let refuse = client_at(&rogue.url(), r#"{"rate_limit":"refuse"}"#);
+    let f = call(&refuse, Some(&session(90)), "query_balance", None).unwrap_err();
+    assert_eq!((f.code, f.may_have_reached_venue), (PERPS_RATE_LIMITED, false), "{f:?}");
+    assert!(f.message.contains("per-IP request budget"), "{f:?}");
+    // "wait" sends when the first of the 48 has left the window (1.1 s).
+    let wait = client_at(&rogue.url(), r#"{"rate_limit":"wait"}"#);
+    call(&wait, Some(&session(91)), "query_balance", None).unwrap();
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_millis(1050), "the paced request went {waited:?} after the burst began");
+    assert_eq!(rogue.seen().len(), 49);
+    assert_eq!(*venue_refused.lock().unwrap(), 0, "no request met the venue's per-IP limit");
+    // The client that does not pace still never waits and is never refused.
+    call(&off, None, "query_symbol_price", Some(r#"{"symbol":"BTC-USD"}"#)).unwrap();
 }

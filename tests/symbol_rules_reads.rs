@@ -71,6 +71,55 @@ fn a_venue_that_requires_symbol_is_read_symbol_by_symbol() {
 }
 
 #[test]
+fn a_list_refused_with_a_4xx_code_under_http_200_is_read_symbol_by_symbol() {
+    // The same refusal as above, sent the other way the venue refuses: HTTP 200 with a code
+    // (a number or a string of digits).
+    for refusal in [r#"{"code":400,"message":"symbol is required"}"#, r#"{"code":"422","message":"no symbol"}"#] {
+        let rogue = Rogue::start(move |seen, _| {
+            if !seen.path().ends_with("/query_symbol_info") {
+                return json(200, ACCEPTED);
+            }
+            match seen.target.split_once("symbol=").map(|(_, s)| s) {
+                None => json(200, refusal),
+                Some("BTC-USD") => json(200, &format!("[{BTC}]")),
+                Some("ETH-USD") => json(200, &format!("[{ETH}]")),
+                Some(_) => json(200, "[]"),
+            }
+        });
+        let client = client_at(&rogue.url(), r#"{"symbol_rules":true}"#);
+        let s = session();
+        new_order(&client, &s, &order("BTC-USD", "0.01")).expect("the order is checked and sent");
+        assert_eq!(targets(&rogue), ["query_symbol_info", "query_symbol_info?symbol=BTC-USD", "new_order"]);
+        new_order(&client, &s, &order("ETH-USD", "1.5")).unwrap();
+        assert_eq!(targets(&rogue)[3..], ["query_symbol_info?symbol=ETH-USD", "new_order"], "{refusal}");
+    }
+}
+
+#[test]
+fn a_list_answered_with_a_code_that_says_later_is_not_read_symbol_by_symbol() {
+    // 408, 429 and 5xx say "not now", not "not like this": the list is asked for again at
+    // the next order, and no symbol is read on its own.
+    for code in [408, 429, 500, 503] {
+        let rogue = Rogue::start(move |seen, _| {
+            if !seen.path().ends_with("/query_symbol_info") {
+                json(200, ACCEPTED)
+            } else if seen.target.contains("symbol=") {
+                json(200, &format!("[{BTC}]"))
+            } else {
+                json(200, &format!(r#"{{"code":{code},"message":"try later"}}"#))
+            }
+        });
+        let client = client_at(&rogue.url(), r#"{"symbol_rules":true}"#);
+        for _ in 0..2 {
+            let f = new_order(&client, &session(), &order("BTC-USD", "0.01")).unwrap_err();
+            assert_eq!((f.code, f.http_status, f.may_have_reached_venue), (PERPS_BAD_RESPONSE, 0, false), "{f:?}");
+            assert!(f.message.contains("the venue's symbol list") && f.message.contains("try later"), "{f:?}");
+        }
+        assert_eq!(targets(&rogue), ["query_symbol_info", "query_symbol_info"], "code {code}");
+    }
+}
+
+#[test]
 fn rules_that_cannot_be_fetched_say_so_and_send_no_order() {
     let rogue = Rogue::start(|seen, _| {
         if seen.path().ends_with("/query_symbol_info") {

@@ -528,7 +528,7 @@ namespace Perps
             Interop.Check(Native.perps_session_logout(Handle, ref err), err);
         }
 
-        /// <summary>x-session-id header for trading requests; null clears it.</summary>
+        /// <summary>x-session-id header for order entry (new_order, cancel_order, cancel_orders); null clears it.</summary>
         public void SetSessionId(string value)
         {
             IntPtr err = IntPtr.Zero;

@@ -689,7 +689,8 @@ func setImpersonate(sp *C.perps_session, v *C.char, e **C.perps_error) C.enum_pe
 	return C.perps_session_set_impersonate(sp, v, e)
 }
 
-// SetSessionID sets the x-session-id header sent with the session's trading requests.
+// SetSessionID sets the x-session-id header sent with the session's order entry (new_order,
+// cancel_order, cancel_orders); reads and other calls go without it.
 func (s *Session) SetSessionID(value string) error {
 	return s.setHeader("value", &value, setSessionID)
 }

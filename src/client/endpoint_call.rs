@@ -82,10 +82,13 @@ impl Client {
             Ok(None) => Ok(exchanged.reply.body),
             // The venue's "not found" may come as a code under HTTP 200 (a 200 can carry a
             // code): the same answer as its HTTP 404, so an engine's look-up reads it alike.
-            Err(Refusal::Code(code, message)) => Err(exchanged.refused(Error::new(
-                if code == 404 { Code::NotFound } else { Code::ApiError },
-                format!("{}: the venue refused with code {code}: {}", spec.name, exchanged.quoted(&message)),
-            ))),
+            Err(Refusal::Code(code, message)) => Err(exchanged.refused(
+                Error::new(
+                    if code == 404 { Code::NotFound } else { Code::ApiError },
+                    format!("{}: the venue refused with code {code}: {}", spec.name, exchanged.quoted(&message)),
+                )
+                .with_venue_code(code),
+            )),
             Err(Refusal::Shape(why)) => {
                 Err(exchanged.refused(Error::bad_response(format!("{}: {why}", spec.name)).reached_venue(true)))
             }

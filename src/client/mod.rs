@@ -147,7 +147,8 @@ impl Client {
     }
 
     /// Send one request that is not an account's (sign-in, certs, the venue's clock) to
-    /// `url` on `host`, paced to the host's per-IP limit when `rate_limit` is on.
+    /// `url` on `host`, paced to the host's per-IP limit when `rate_limit` is on (a venue 429
+    /// pauses that limit), noted in it when it is off.
     fn send(
         &self,
         host: &'static per_ip_limit::HostWindow,
@@ -157,7 +158,11 @@ impl Client {
         body: Option<&[u8]>,
     ) -> Result<Reply> {
         let paced = self.pace(host, None, url, None)?;
-        self.transport.send_within(method, url, headers, body, paced.time_left)
+        let reply = self.transport.send_within(method, url, headers, body, paced.time_left)?;
+        if reply.status == 429 {
+            paced.limits.venue_429(self.retry_after_ms(&reply));
+        }
+        Ok(reply)
     }
 }
 

@@ -19,8 +19,19 @@
 //! the process that sends to it: the venue sees one IP. A log lives as long as the process
 //! (about 800 bytes per host); a client looks up its hosts' logs once, when it is made, so
 //! a request takes one short, uncontended lock and allocates nothing.
+//!
+//! Clients whose `rate_limit` is `"off"` are in the log too ([`HostWindow::record`]): they
+//! never wait and are never refused, but the requests they send take their places in it, so
+//! that the pacing clients of the same host leave room for them.
+//!
+//! A venue 429 to any request of a pacing client pauses the host's log
+//! ([`HostWindow::exhausted`]): the venue's limit is per IP, so every client of the process
+//! that paces waits (or is refused) until the answer's `Retry-After` has passed — at most
+//! `pacing::MAX_RETRY_AFTER_PAUSE`, one `WINDOW` without one — instead of collecting 429s
+//! of its own. The pause is one atomic beside the lock: admitting a request reads it once.
 
-use super::pacing::now_ns;
+use super::pacing::{MAX_RETRY_AFTER_PAUSE, now_ns};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
@@ -34,6 +45,9 @@ const WINDOW_NS: u64 = WINDOW.as_nanos() as u64;
 #[derive(Debug)]
 pub struct HostWindow {
     sends: Mutex<SendLog>,
+    /// No request is sent before this (ns on `now_ns`'s clock): the end of the pause a
+    /// venue 429 asked for; 0 when there was none.
+    paused_until_ns: AtomicU64,
 }
 
 #[derive(Debug)]
@@ -47,7 +61,10 @@ struct SendLog {
 
 impl Default for HostWindow {
     fn default() -> Self {
-        HostWindow { sends: Mutex::new(SendLog { sent_ns: [None; REQUESTS], oldest: 0 }) }
+        HostWindow {
+            sends: Mutex::new(SendLog { sent_ns: [None; REQUESTS], oldest: 0 }),
+            paused_until_ns: AtomicU64::new(0),
+        }
     }
 }
 
@@ -63,7 +80,9 @@ impl HostWindow {
     /// `admit` at a given instant of `now_ns`'s clock (the time a request's pacing read once
     /// for both of its limits; tests pass their own clock).
     pub(super) fn admit_at(&self, now: u64, earliest: Duration, max_wait: Duration) -> Result<Duration, Duration> {
-        let earliest = now.saturating_add(earliest.as_nanos().min(u128::from(u64::MAX)) as u64);
+        let earliest = now
+            .saturating_add(earliest.as_nanos().min(u128::from(u64::MAX)) as u64)
+            .max(self.paused_until_ns.load(Ordering::Relaxed));
         let mut log = self.sends.lock().unwrap_or_else(PoisonError::into_inner);
         let oldest = log.oldest;
         let send_at = match log.sent_ns[oldest] {
@@ -77,6 +96,32 @@ impl HostWindow {
         log.sent_ns[oldest] = Some(send_at);
         log.oldest = (oldest + 1) % REQUESTS;
         Ok(wait)
+    }
+
+    /// Note a request sent now without pacing (a client whose `rate_limit` is `"off"`): it
+    /// takes its place in the log, never waits and is never refused.
+    pub fn record(&self) {
+        self.record_at(now_ns());
+    }
+
+    /// `record` at a given instant of `now_ns`'s clock.
+    pub(super) fn record_at(&self, now: u64) {
+        let mut log = self.sends.lock().unwrap_or_else(PoisonError::into_inner);
+        let oldest = log.oldest;
+        log.sent_ns[oldest] = Some(now);
+        log.oldest = (oldest + 1) % REQUESTS;
+    }
+
+    /// The venue answered 429: send nothing more to this host for `retry_after`, at most
+    /// [`MAX_RETRY_AFTER_PAUSE`] (without one: for one `WINDOW`), whatever the log says.
+    pub fn exhausted(&self, retry_after: Option<Duration>) {
+        self.exhausted_at(now_ns(), retry_after);
+    }
+
+    /// `exhausted` at a given instant of `now_ns`'s clock.
+    pub(super) fn exhausted_at(&self, now: u64, retry_after: Option<Duration>) {
+        let pause = retry_after.map_or(WINDOW_NS, |d| d.min(MAX_RETRY_AFTER_PAUSE).as_nanos() as u64);
+        self.paused_until_ns.fetch_max(now.saturating_add(pause), Ordering::Relaxed);
     }
 }
 
@@ -128,6 +173,41 @@ mod tests {
             let within = sends[i..].iter().take_while(|t| **t < first + WINDOW_NS).count();
             assert!(within <= REQUESTS, "{within} sends within {WINDOW:?} of {first}");
         }
+    }
+
+    #[test]
+    fn a_venue_429_pauses_the_host_for_its_retry_after_or_one_window() {
+        let window = HostWindow::default();
+        window.exhausted_at(NOW, Some(Duration::from_secs(2)));
+        assert_eq!(window.admit_at(NOW, Duration::ZERO, Duration::ZERO), Err(Duration::from_secs(2)));
+        // Waiting is a reservation behind the pause; an account's longer wait is kept.
+        assert_eq!(window.admit_at(NOW, Duration::ZERO, Duration::from_secs(5)), Ok(Duration::from_secs(2)));
+        assert_eq!(window.admit_at(NOW, Duration::from_secs(3), Duration::from_secs(5)), Ok(Duration::from_secs(3)));
+        assert!(window.admit_at(NOW + 2_000_000_000, Duration::ZERO, Duration::ZERO).is_ok(), "the pause is over");
+        // A shorter pause never shortens a longer one; none given: one window.
+        let window = HostWindow::default();
+        window.exhausted_at(NOW, None);
+        window.exhausted_at(NOW, Some(Duration::from_millis(10)));
+        assert_eq!(window.admit_at(NOW, Duration::ZERO, Duration::ZERO), Err(WINDOW));
+        // A year (a proxy's mistake, a hostile answer) pauses for the cap only.
+        let window = HostWindow::default();
+        window.exhausted_at(NOW, Some(Duration::MAX));
+        assert_eq!(window.admit_at(NOW, Duration::ZERO, Duration::ZERO), Err(MAX_RETRY_AFTER_PAUSE));
+    }
+
+    #[test]
+    fn requests_recorded_without_pacing_take_their_places() {
+        let window = HostWindow::default();
+        for _ in 0..40 {
+            window.record_at(NOW);
+        }
+        let admitted = (0..20).filter(|_| window.admit_at(NOW, Duration::ZERO, Duration::ZERO).is_ok()).count();
+        assert_eq!(admitted, 8, "48 in the window, 40 of them sent unpaced");
+        // Recording never waits, even with the window full.
+        for _ in 0..100 {
+            window.record_at(NOW);
+        }
+        assert_eq!(window.admit_at(NOW, Duration::ZERO, Duration::ZERO), Err(WINDOW));
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! (`per_ip_limit`, every request). With `"wait"`, a wait is accepted only when it leaves
 //! the request itself at least half of `total_timeout_ms`: a request sent with a few
 //! milliseconds left would time out with its fate unknown, which is worse than a refusal
-//! that sent nothing.
+//! that sent nothing. With `"off"`, nothing waits and nothing is refused, but the request is
+//! noted in the host's per-IP log, so that the pacing clients of the host count it.
 
 use super::Client;
 use super::options::RateLimit;
@@ -14,11 +15,37 @@ use std::time::{Duration, Instant};
 
 /// What pacing decided for one request.
 pub(super) struct Paced {
-    /// The account's bucket, to empty on a venue 429.
-    pub bucket: Option<&'static Bucket>,
+    /// The limits the request was paced to, to pause on a venue 429.
+    pub limits: Limits,
     /// The exchange's time limit when it is less than `total_timeout_ms` (a wait, or earlier
     /// steps of the call, used some of it); `None`: all of it.
     pub time_left: Option<Duration>,
+}
+
+/// The limits a request was paced to: none when `rate_limit` is `"off"`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Limits {
+    /// The account's bucket (account requests).
+    bucket: Option<&'static Bucket>,
+    /// The per-IP limit of the request's host.
+    host: Option<&'static HostWindow>,
+}
+
+impl Limits {
+    /// The venue answered 429 (as an HTTP status, or as the `code` of a 2xx answer): pause
+    /// the account's bucket and the host's per-IP limit for `retry_after` (each at most
+    /// `pacing::MAX_RETRY_AFTER_PAUSE`; without one, the bucket for one request's refill and
+    /// the host for its window), so that every pacing client of the account or the host
+    /// waits or is refused instead of sending into the venue's limit.
+    pub fn venue_429(&self, retry_after_ms: Option<i64>) {
+        let retry_after = retry_after_ms.map(|ms| Duration::from_millis(ms.max(0) as u64));
+        if let Some(bucket) = self.bucket {
+            bucket.exhausted(retry_after);
+        }
+        if let Some(host) = self.host {
+            host.exhausted(retry_after);
+        }
+    }
 }
 
 /// Which limit refused a request.
@@ -59,7 +86,10 @@ impl Client {
             }
         };
         let max_wait = match self.rate_limit {
-            RateLimit::Off => return Ok(Paced { bucket: None, time_left: deadline.map(|_| left) }),
+            RateLimit::Off => {
+                host.record();
+                return Ok(Paced { limits: Limits::default(), time_left: deadline.map(|_| left) });
+            }
             RateLimit::Wait => left.saturating_sub(self.least_time_for_the_request()),
             RateLimit::Refuse => Duration::ZERO,
         };
@@ -82,7 +112,12 @@ impl Client {
             std::thread::sleep(wait);
         }
         let time_left = (deadline.is_some() || !wait.is_zero()).then(|| left.saturating_sub(wait));
-        Ok(Paced { bucket, time_left })
+        Ok(Paced { limits: Limits { bucket, host: Some(host) }, time_left })
+    }
+
+    /// The `Retry-After` of an answer in milliseconds, when it has one the client can read.
+    pub(super) fn retry_after_ms(&self, reply: &super::transport::Reply) -> Option<i64> {
+        reply.retry_after.as_deref().and_then(|v| super::retry_after::millis(v, self.venue_now_ms()))
     }
 
     /// The least time a wait must leave the request itself: half of `total_timeout_ms`.

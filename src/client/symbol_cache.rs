@@ -8,8 +8,9 @@
 //! refuses one with a tick error, and on demand (`perps_query_symbol_info` without a
 //! symbol).
 //!
-//! A venue that refuses the whole list (a 4xx to `query_symbol_info` without `symbol`: the
-//! documents call `symbol` required, while a live client calls it without one) is remembered
+//! A venue that refuses the whole list (a 4xx to `query_symbol_info` without `symbol`, as an
+//! HTTP status or as the `code` of an HTTP 200 answer: the documents call `symbol` required,
+//! while a live client calls it without one) is remembered
 //! as one that needs per-symbol reads; each order's symbol is then read on its own and merged
 //! into the table.
 //!
@@ -56,7 +57,8 @@ pub struct SymbolCache {
     table: RwLock<Option<Arc<SymbolTable>>>,
     /// Set after a tick error: the next order reads the rules first.
     stale: AtomicBool,
-    /// Set when the venue refused the whole list with a 4xx: read symbol by symbol.
+    /// Set when the venue refused the whole list with a 4xx (status or code): read symbol by
+    /// symbol.
     per_symbol: AtomicBool,
     /// Rules older than this are read again before they refuse an order.
     max_age: Duration,

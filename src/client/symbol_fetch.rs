@@ -84,12 +84,15 @@ impl Client {
     }
 
     /// `query_symbol_info` without a symbol: keep the list. A 4xx refusal (except 408 and 429,
-    /// which say "later", not "not like this") marks the venue as one that needs a symbol.
+    /// which say "later", not "not like this") marks the venue as one that needs a symbol,
+    /// whether an HTTP status says it or the `code` of an HTTP 200 answer does (a 200 can
+    /// carry a code: `venue-api.md` §3.1).
     fn read_list(&self, cache: &SymbolCache, deadline: Instant) -> Result<Arc<SymbolTable>> {
         let answer = self
             .endpoint_answer(Endpoint::QuerySymbolInfo, None, None, &CallSecrets::none(), Some(deadline))
             .inspect_err(|error| {
-                if (400..500).contains(&error.http_status()) && !matches!(error.http_status(), 408 | 429) {
+                let refusal = error.venue_code().unwrap_or(error.http_status());
+                if (400..500).contains(&refusal) && !matches!(refusal, 408 | 429) {
                     cache.set_per_symbol();
                 }
             })?;

@@ -4,6 +4,7 @@
 //! retries.
 
 use super::answers::is_web_server_page;
+use super::request_pacing::Limits;
 use super::symbol_rules::is_tick_error;
 use super::transport::Reply;
 use super::{Client, guarded, json_object, require_2xx, sent_tracker};
@@ -12,7 +13,7 @@ use crate::error::{Code, Error, Result, excerpt, venue_words};
 use crate::order;
 use crate::redact::CallSecrets;
 use crate::session::{RequestOptions, Session};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use ureq::http::Method;
 
 /// The account a request acts for: its session, checked token and account name.
@@ -50,12 +51,20 @@ pub(super) struct Exchanged<'a> {
     pub reply: Reply,
     signature: Option<BodySignature>,
     secrets: &'a CallSecrets<'a>,
+    /// The limits the request was paced to: a refusal with code 429 pauses them as an HTTP
+    /// 429 does (for the limits' own times: the transport reads no header of a 2xx answer).
+    limits: Limits,
 }
 
 impl Exchanged<'_> {
     /// An error about this answer: it carries the status, the (redacted) body and the
-    /// `x-request-id`.
+    /// `x-request-id`. A refusal with the venue's code 429 (`Error::venue_code`) is the
+    /// venue's rate limit said in the body: it pauses the limits the request was paced to,
+    /// as an HTTP 429 does.
     pub fn refused(&self, error: Error) -> Error {
+        if error.venue_code() == Some(429) {
+            self.limits.venue_429(None);
+        }
         with_request_id(
             error.with_status(self.reply.status).with_body(self.secrets.redact(&self.reply.body).into_owned()),
             self.signature.as_ref(),
@@ -151,8 +160,9 @@ impl Client {
     }
 
     /// Send one request: pace it (option `rate_limit`: the host's per-IP limit, and the
-    /// account's bucket for account requests), sign its body, add the bearer and the
-    /// session's headers, send it once within what is left of the call's time, and require
+    /// account's bucket for account requests; a venue 429 pauses both), sign its body, add
+    /// the bearer and the session's headers (`x-session-id` on order entry only:
+    /// [`is_order_entry`]), send it once within what is left of the call's time, and require
     /// a 2xx answer. Errors after request bytes left carry the `x-request-id`.
     pub(super) fn exchange<'a>(&self, outgoing: &Outgoing<'a>) -> Result<Exchanged<'a>> {
         let account = outgoing.account.as_ref().map(|account| account.account);
@@ -177,7 +187,9 @@ impl Client {
         } else if outgoing.body.is_some() {
             headers.push(("content-type", "application/json"));
         }
-        if let Some(id) = &options.session_id {
+        if let Some(id) = &options.session_id
+            && is_order_entry(&outgoing.method, outgoing.target)
+        {
             headers.push(("x-session-id", id));
         }
         if let Some(vault) = &options.impersonate {
@@ -189,19 +201,15 @@ impl Client {
             .transport
             .send_within(outgoing.method.clone(), &url, &headers, outgoing.body, paced.time_left)
             .map_err(|e| if sent_tracker::request_bytes_sent() { with_request_id(e, signature.as_ref()) } else { e })?;
-        if reply.status == 429
-            && let Some(bucket) = paced.bucket
-        {
-            let retry_after =
-                reply.retry_after.as_deref().and_then(|v| super::retry_after::millis(v, self.venue_now_ms()));
-            bucket.exhausted(retry_after.map(|ms| Duration::from_millis(ms as u64)));
+        if reply.status == 429 {
+            paced.limits.venue_429(self.retry_after_ms(&reply));
         }
         let not_found = outgoing.not_found && reply.status == 404 && !is_web_server_page(&reply);
         let reply = require_2xx(reply, path, outgoing.secrets).map_err(|e| {
             let e = if not_found { e.with_code(Code::NotFound) } else { e };
             with_request_id(e, signature.as_ref())
         })?;
-        Ok(Exchanged { reply, signature, secrets: outgoing.secrets })
+        Ok(Exchanged { reply, signature, secrets: outgoing.secrets, limits: paced.limits })
     }
 
     /// Read the venue's clock (`GET /api/kline/time`, Unix seconds) and keep the offset
@@ -265,12 +273,28 @@ fn check_code(exchanged: &Exchanged, what: &str) -> Result<serde_json::Map<Strin
         Err(why) => Err(exchanged.refused(Error::bad_response(format!("{what}: {why}")).reached_venue(true))),
         Ok(Some(code)) => {
             let message = answer.get("message").and_then(|m| m.as_str()).unwrap_or("");
-            Err(exchanged.refused(Error::new(
-                Code::ApiError,
-                format!("{what}: the venue refused with code {code}: {}", exchanged.quoted(message)),
-            )))
+            Err(exchanged.refused(
+                Error::new(
+                    Code::ApiError,
+                    format!("{what}: the venue refused with code {code}: {}", exchanged.quoted(message)),
+                )
+                .with_venue_code(code),
+            ))
         }
     }
+}
+
+/// The order-entry requests: the POSTs of `new_order`, `cancel_order` and `cancel_orders`
+/// (paths under `perps_url`), from the endpoint calls or `perps_request` alike.
+const ORDER_ENTRY: [&str; 3] = ["/api/new_order", "/api/cancel_order", "/api/cancel_orders"];
+
+/// Whether a request carries the session's `x-session-id`: only order entry does. The venue
+/// pushes the result of a request with it to the ws-api connection of that session id
+/// (`venue-api.md` §2.4: put it on REST `new_order`/`cancel_order`); on a read, its result
+/// would arrive there too, matching no order of the stream (a live client keeps it off
+/// reads for that reason).
+fn is_order_entry(method: &Method, target: &str) -> bool {
+    *method == Method::POST && ORDER_ENTRY.contains(&target.split('?').next().unwrap_or(target))
 }
 
 fn parse_method(method: &str) -> Result<Method> {

@@ -38,8 +38,10 @@ pub struct perps_client {
 /// to its per-IP limit — at most 48 in any 1.1 s for 50/s — waiting only as long as the
 /// request keeps at least half of `total_timeout_ms`; "refuse" fails with
 /// `PERPS_RATE_LIMITED` instead of sending; one bucket per account and `perps_url`, one
-/// per-IP limit per host, shared by every client and session of the process; a venue 429
-/// empties the account's bucket for its `Retry-After`, at most 10 s), `symbol_rules` (false;
+/// per-IP limit per host, shared by every client and session of the process, where the
+/// requests of "off" clients are counted too, though they never wait; a venue 429 —
+/// an HTTP status or a `code` — empties the account's bucket and pauses the host's per-IP
+/// limit for its `Retry-After`, at most 10 s), `symbol_rules` (false;
 /// true checks orders against the venue's symbol list — tick, lot, min/max qty, unknown or
 /// disabled symbol — and refuses them locally with `PERPS_INVALID_ORDER`),
 /// `symbol_rules_max_age_ms` (60000: a rule read longer ago is read again before it refuses

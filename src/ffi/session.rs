@@ -95,8 +95,11 @@ pub extern "C" fn perps_session_free(s: *mut perps_session) {
     free_handle(s);
 }
 
-/// Set the `x-session-id` header sent with the session's trading requests (ties REST
-/// orders to the order-response WebSocket session); NULL clears it.
+/// Set the `x-session-id` header sent with the session's order-entry requests — the POSTs of
+/// `new_order`, `cancel_order` and `cancel_orders` (through their own calls or
+/// `perps_request`) — so that their results are also pushed to the order stream
+/// (`perps_order_stream_open`) whose `session_id` is the same; reads and the other calls go
+/// without it, so that their results never arrive there unasked for. NULL clears it.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_session_set_session_id(
     s: *const perps_session,

@@ -605,7 +605,8 @@ class Session(_Owner):
             _call_code(_lib.perps_session_logout, s)
 
     def set_session_id(self, value: Optional[Text]) -> None:
-        """Set the ``x-session-id`` header of trading requests; None clears it."""
+        """Set the ``x-session-id`` header of order entry (new_order, cancel_order,
+        cancel_orders); None clears it."""
         value = _arg("value", value, optional=True)
         with _Using(self) as (s,):
             _call_code(_lib.perps_session_set_session_id, s, value)

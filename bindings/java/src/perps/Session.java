@@ -58,7 +58,7 @@ public final class Session extends NativeHandle {
         checkCode(err -> LIB.perps_session_logout(ptr(), err));
     }
 
-    /** The x-session-id header of trading requests; null clears it. */
+    /** The x-session-id header of order entry (new_order, cancel_order, cancel_orders); null clears it. */
     public void setSessionId(String value) {
         checkCode(err -> LIB.perps_session_set_session_id(ptr(), utf8(value), err));
     }
