@@ -258,6 +258,24 @@ fn assert_no_token(text: &str) {
 }
 
 #[test]
+fn a_frame_with_escapes_but_no_secret_is_passed_on_byte_for_byte() {
+    // Keys out of order, an integer beyond 64 bits, escapes that hide no secret: a JSON
+    // reader of the event sees what the venue sent, and so does one that keeps the text.
+    let frame = r#"{"zeta":1,"big":123456789012345678901234567890,"alpha":"\u0041\"b\\","seq":"x"}"#;
+    let stream = Stream::open_orders(client(&order_venue(logged_in, vec![frame.to_owned()]), "{}"), session()).unwrap();
+    stream.new_order(ORDER).unwrap();
+    let deadline = std::time::Instant::now() + LONG;
+    let raw = loop {
+        assert!(std::time::Instant::now() < deadline, "no unrecognized event");
+        let Some(text) = stream.next(Some(SECOND)).unwrap() else { continue };
+        if text.starts_with(r#"{"channel":"unrecognized""#) {
+            break text;
+        }
+    };
+    assert!(raw.contains(&format!(r#""frame":{frame},"#)), "{raw}");
+}
+
+#[test]
 fn a_token_the_venue_escapes_is_redacted_once_its_escapes_are_written_out() {
     let wholly: String = TOKEN.chars().map(|c| format!("\\u{:04x}", c as u32)).collect();
     let partly = partly_escaped_token();

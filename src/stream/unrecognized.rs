@@ -31,10 +31,11 @@ pub fn not_json(text: &str, queue: &Queue) {
     queue.push(Kind::Notice, events::bad_frame(&error, text));
 }
 
-/// `{"channel":"unrecognized","frame":…,"received_ns":…}` for a frame that is valid JSON: as
-/// sent, or re-serialised when it holds escapes (`redact::unescaped`), so that redaction sees
-/// a token the venue escaped as plainly as the caller's JSON reader will.
+/// `{"channel":"unrecognized","frame":…,"received_ns":…}` for a frame that is valid JSON,
+/// byte for byte as sent. Its redaction (`Queue::push_quoting_venue`, `Secrets::redact`)
+/// writes escapes out before it looks for a secret, and re-serialises the event only when
+/// that reveals one: a token the venue escaped is hidden from the caller's JSON reader too,
+/// and every other frame keeps its key order and its numbers as written.
 pub fn event(frame: &str, received_ns: i64) -> String {
-    let frame = crate::redact::unescaped(frame);
     format!("{{\"channel\":\"unrecognized\",\"frame\":{frame},\"received_ns\":{received_ns}}}")
 }
