@@ -33,6 +33,23 @@ fn order(symbol: &str, qty: &str) -> String {
     )
 }
 
+/// A venue that requires `symbol` in `query_symbol_info`: the whole list is answered by
+/// `list_refusal`, BTC-USD and ETH-USD by their rules, any other symbol by an empty list;
+/// every other request is accepted.
+fn requiring_symbol(list_refusal: impl Fn() -> Vec<Step> + Send + Sync + 'static) -> Rogue {
+    Rogue::start(move |seen, _| {
+        if !seen.path().ends_with("/query_symbol_info") {
+            return json(200, ACCEPTED);
+        }
+        match seen.target.split_once("symbol=").map(|(_, s)| s) {
+            None => list_refusal(),
+            Some("BTC-USD") => json(200, &format!("[{BTC}]")),
+            Some("ETH-USD") => json(200, &format!("[{ETH}]")),
+            Some(_) => json(200, "[]"),
+        }
+    })
+}
+
 fn targets(rogue: &Rogue) -> Vec<String> {
     rogue.seen().iter().map(|s| s.target.trim_start_matches("/perps/api/").to_owned()).collect()
 }
@@ -40,17 +57,7 @@ fn targets(rogue: &Rogue) -> Vec<String> {
 #[test]
 fn a_venue_that_requires_symbol_is_read_symbol_by_symbol() {
     // As the documents describe it: `symbol` is required, and the answer lists that symbol.
-    let rogue = Rogue::start(|seen, _| {
-        if !seen.path().ends_with("/query_symbol_info") {
-            return json(200, ACCEPTED);
-        }
-        match seen.target.split_once("symbol=").map(|(_, s)| s) {
-            None => json(400, r#"{"code":400,"message":"symbol is required"}"#),
-            Some("BTC-USD") => json(200, &format!("[{BTC}]")),
-            Some("ETH-USD") => json(200, &format!("[{ETH}]")),
-            Some(_) => json(200, "[]"),
-        }
-    });
+    let rogue = requiring_symbol(|| json(400, r#"{"code":400,"message":"symbol is required"}"#));
     let client = client_at(&rogue.url(), r#"{"symbol_rules":true}"#);
     let s = session();
     new_order(&client, &s, &order("BTC-USD", "0.01")).expect("the order is checked and sent");
@@ -75,17 +82,7 @@ fn a_list_refused_with_a_4xx_code_under_http_200_is_read_symbol_by_symbol() {
     // The same refusal as above, sent the other way the venue refuses: HTTP 200 with a code
     // (a number or a string of digits).
     for refusal in [r#"{"code":400,"message":"symbol is required"}"#, r#"{"code":"422","message":"no symbol"}"#] {
-        let rogue = Rogue::start(move |seen, _| {
-            if !seen.path().ends_with("/query_symbol_info") {
-                return json(200, ACCEPTED);
-            }
-            match seen.target.split_once("symbol=").map(|(_, s)| s) {
-                None => json(200, refusal),
-                Some("BTC-USD") => json(200, &format!("[{BTC}]")),
-                Some("ETH-USD") => json(200, &format!("[{ETH}]")),
-                Some(_) => json(200, "[]"),
-            }
-        });
+        let rogue = requiring_symbol(move || json(200, refusal));
         let client = client_at(&rogue.url(), r#"{"symbol_rules":true}"#);
         let s = session();
         new_order(&client, &s, &order("BTC-USD", "0.01")).expect("the order is checked and sent");
