@@ -147,11 +147,16 @@ fn a_venue_429_pauses_the_per_ip_limit_for_every_pacing_client_of_the_host() {
     // The venue's 429 as an HTTP status with a Retry-After of 1 s, and as the code of an
     // HTTP 200 answer (whose headers the client does not read): a pause of the per-IP
     // limit's own window, 1.1 s.
+    // The client that meets the 429 paces, or does not ("off": it goes on sending, but the
+    // pacing clients of its host are paused all the same).
     let forms = [("HTTP 429", 429, "Retry-After: 1", 1000), ("code 429 under HTTP 200", 200, "X-Ignored: 1", -1)];
-    for (form, status, header, retry_after_ms) in forms {
+    for ((form, status, header, retry_after_ms), first_mode) in
+        forms.iter().flat_map(|form| ["wait", "off"].map(|mode| (*form, mode)))
+    {
+        let form = format!("{form}, met by a client with rate_limit {first_mode}");
         let first = vec![Step::Write(response(status, &["Content-Type: application/json", header], TOO_MANY))];
         let (rogue, arrivals) = venue_refusing_the_first(first);
-        let client = client_at(&rogue.url(), r#"{"rate_limit":"wait"}"#);
+        let client = client_at(&rogue.url(), &format!(r#"{{"rate_limit":"{first_mode}"}}"#));
         let f = call(&client, Some(&session(80)), "query_balance", None).unwrap_err();
         assert_eq!((f.http_status, f.retry_after_ms), (status, retry_after_ms), "{form}: {f:?}");
         // Other accounts, other clients: their own buckets are full, but the venue's limit

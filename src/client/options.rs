@@ -42,15 +42,17 @@ pub struct ClientOptions {
 /// account requests) and the per-IP limit of the venue's host (50 requests/s; every request,
 /// `per_ip_limit`). With `Wait` or `Refuse`, a venue 429 (an HTTP status, or the `code` of a
 /// 2xx answer) empties the account's local bucket for its `Retry-After`, at most
-/// `pacing::MAX_RETRY_AFTER_PAUSE` (10 s), or one request's refill without one; and, since
-/// the venue's limit is per IP, pauses the per-IP limit of the request's host for the same
-/// time (one window, 1.1 s, without one), so that every pacing client of the process that
-/// sends to that host waits or is refused instead of collecting 429s of its own.
+/// `pacing::MAX_RETRY_AFTER_PAUSE` (10 s), or one request's refill without one. With any
+/// mode, since the venue's limit is per IP, a 429 pauses the per-IP limit of the request's
+/// host for the same time (one window, 1.1 s, without one), so that every pacing client of
+/// the process that sends to that host waits or is refused instead of collecting 429s of its
+/// own.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum RateLimit {
     /// Send it (the venue answers 429 when the account is over its budget). It never waits
     /// and is never refused, but it is noted in its host's per-IP limit, which is shared
-    /// process-wide: the pacing clients of the same host count it, and leave room for it.
+    /// process-wide: the pacing clients of the same host count it, and leave room for it, and
+    /// a 429 it gets pauses them as their own would.
     #[default]
     Off,
     /// Wait until it fits, when the wait leaves the request at least half of the call's

@@ -22,7 +22,8 @@ pub(super) struct Paced {
     pub time_left: Option<Duration>,
 }
 
-/// The limits a request was paced to: none when `rate_limit` is `"off"`.
+/// The limits a request was paced to (with `rate_limit` `"off"`: only the host's per-IP
+/// limit, which it does not wait for but pauses on a 429).
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Limits {
     /// The account's bucket (account requests).
@@ -88,7 +89,10 @@ impl Client {
         let max_wait = match self.rate_limit {
             RateLimit::Off => {
                 host.record();
-                return Ok(Paced { limits: Limits::default(), time_left: deadline.map(|_| left) });
+                // Its own requests never wait, but a 429 it gets still pauses the host for the
+                // pacing clients: the venue's limit is per IP.
+                let limits = Limits { bucket: None, host: Some(host) };
+                return Ok(Paced { limits, time_left: deadline.map(|_| left) });
             }
             RateLimit::Wait => left.saturating_sub(self.least_time_for_the_request()),
             RateLimit::Refuse => Duration::ZERO,
