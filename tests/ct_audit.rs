@@ -18,6 +18,8 @@
 
 #[path = "ct_audit/analysis.rs"]
 mod analysis;
+#[path = "ct_audit/instructions.rs"]
+mod instructions;
 #[path = "ct_audit/state.rs"]
 mod state;
 #[path = "ct_audit/x86.rs"]

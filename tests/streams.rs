@@ -1,29 +1,25 @@
 //! The two WebSocket streams against the test venue (`tests/common/ws_server.rs`) on
 //! 127.0.0.1: subscriptions and auth, events and their order, `seq` checks, sorted books,
-//! order entry with two-frame replies, misbehaving servers, supervision (half-open
-//! connections, rotation, expired tokens, refused auth), and close from another thread.
+//! misbehaving servers, supervision (half-open connections, rotation, expired tokens,
+//! refused auth), and close from another thread. Order entry on the order stream, with its
+//! two-frame replies: `tests/stream_order_entry.rs`.
 
 #[path = "streams/helpers.rs"]
 mod helpers;
+#[path = "streams/market.rs"]
+mod market;
 #[path = "common/ws_server.rs"]
 mod ws_server;
 
-use base64::Engine as _;
-use ed25519_dalek::{Signature, Verifier};
 use helpers::*;
+use market::{SUBS, market};
 use perps::Code;
 use perps::session::{Login, Session};
 use perps::stream::Stream;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use ws_server::{AckStyle, Config, Out, WsServer, raw_frame};
-
-const SUBS: &str = r#"[{"channel":"depth_book","symbol":"BTC-USD"},{"channel":"price","symbol":"BTC-USD"}]"#;
-
-fn market(server: &WsServer, session: Option<Arc<Session>>, subs: &str) -> Stream {
-    Stream::open_market(client(&server.perps_url(), "{}"), session, subs).unwrap()
-}
+use ws_server::{Config, Out, WsServer, raw_frame};
 
 #[test]
 fn public_channels_are_subscribed_and_pushes_become_events_with_sorted_books() {
@@ -136,158 +132,6 @@ fn an_expired_token_is_refused_before_connecting() {
     let e = Stream::open_orders(client(&server.perps_url(), "{}"), no_token).unwrap_err();
     assert_eq!(e.code(), Code::InvalidState, "{e}");
     assert_eq!(server.accepted(), 0);
-}
-
-fn verify_order_frame(frame: &Value) -> Value {
-    let params = frame["params"].as_str().expect("params is a JSON string");
-    let header = &frame["header"];
-    let (id, ts, sig) = (
-        header["x-request-id"].as_str().unwrap(),
-        header["x-request-timestamp"].as_str().unwrap(),
-        header["x-request-signature"].as_str().unwrap(),
-    );
-    assert_eq!(header["x-request-sign-version"], "v1");
-    assert_ne!(frame["request_id"].as_str().unwrap(), id, "envelope request_id differs from x-request-id");
-    let key = ed25519_dalek::SigningKey::from_bytes(&bs58::decode(SEED_B58).into_vec().unwrap().try_into().unwrap());
-    let message = format!("v1,{id},{ts},{params}");
-    let signature = Signature::from_slice(&base64::engine::general_purpose::STANDARD.decode(sig).unwrap()).unwrap();
-    key.verifying_key()
-        .verify(message.as_bytes(), &signature)
-        .expect("the body signature verifies over the exact params");
-    serde_json::from_str(params).unwrap()
-}
-
-#[test]
-fn orders_are_signed_sent_at_once_and_replies_come_in_two_frames_either_ack_style() {
-    for (ack, reject) in [(AckStyle::Status, None), (AckStyle::Message, Some("alo order rejected"))] {
-        let server = WsServer::start(Config { ack, reject: reject.map(str::to_owned), ..Config::default() });
-        let session = session();
-        let stream = Stream::open_orders(client(&server.perps_url(), "{}"), session.clone()).unwrap();
-        let (connected, _) = until(&stream, LONG, "connected", is_status("connected"));
-        let session_id = connected["session_id"].as_str().unwrap().to_owned();
-        assert_eq!(connected["session_id_from_session"], false);
-        let login = &server.conns()[0].frames()[0];
-        assert_eq!(login["method"], "auth:login");
-        assert_eq!(login["session_id"], session_id.as_str());
-        assert_eq!(
-            serde_json::from_str::<Value>(login["params"].as_str().unwrap()).unwrap(),
-            json!({ "token": TOKEN })
-        );
-
-        let sent: Value = serde_json::from_str(&stream.new_order(ORDER).unwrap()).unwrap();
-        let request_id = sent["request_id"].as_str().unwrap().to_owned();
-        let cl_ord_id = sent["cl_ord_id"].as_str().unwrap().to_owned();
-        assert!(!cl_ord_id.is_empty());
-        let (ack_event, _) = until(&stream, LONG, "ack", is_channel("order_response"));
-        assert_eq!(
-            (ack_event["request_id"].as_str(), ack_event["final"].as_bool()),
-            (Some(request_id.as_str()), Some(false))
-        );
-        assert_eq!((ack_event["message"].as_str(), ack_event["matched"].as_bool()), (Some("accepted"), Some(true)));
-        let (outcome, _) = until(&stream, LONG, "outcome", is_channel("order_response"));
-        assert_eq!(
-            (outcome["request_id"].as_str(), outcome["final"].as_bool()),
-            (Some(request_id.as_str()), Some(true))
-        );
-        assert_eq!(outcome["cl_ord_id"], cl_ord_id.as_str());
-        match reject {
-            None => assert_eq!((outcome["code"].as_i64(), outcome["message"].as_str()), (Some(0), Some("success"))),
-            Some(m) => assert_eq!((outcome["code"].as_i64(), outcome["message"].as_str()), (Some(400), Some(m))),
-        }
-
-        let frame = server.conns()[0].frames()[1].clone();
-        assert_eq!(
-            (frame["method"].as_str(), frame["session_id"].as_str()),
-            (Some("order:new"), Some(session_id.as_str()))
-        );
-        assert_eq!(frame["request_id"], request_id.as_str());
-        let params = verify_order_frame(&frame);
-        assert_eq!(params["cl_ord_id"], cl_ord_id.as_str());
-        assert_eq!(params["time_in_force"], "alo");
-
-        let cancel: Value = serde_json::from_str(&stream.cancel_order(r#"{"order_id":4294967299}"#).unwrap()).unwrap();
-        until(&stream, LONG, "cancel outcome", |e| e["request_id"] == cancel["request_id"] && e["final"] == true);
-        let frame = server.conns()[0].frames()[2].clone();
-        assert_eq!(frame["method"], "order:cancel");
-        assert_eq!(verify_order_frame(&frame), json!({ "order_id": 4294967299u64 }));
-        assert_eq!(frame["params"], r#"{"order_id":4294967299}"#);
-    }
-}
-
-#[test]
-fn new_order_returns_before_the_venue_answers_and_late_or_unknown_frames_pass_through() {
-    // The venue answers 2 s late; the call must return long before (the bound leaves room for
-    // a loaded CI machine).
-    let server = WsServer::start(Config { outcome_delay: Duration::from_millis(2000), ..Config::default() });
-    let stream = Stream::open_orders(client(&server.perps_url(), "{}"), session()).unwrap();
-    let given = r#"{"symbol":"BTC-USD","side":"sell","order_type":"limit","qty":"1","price":"70000","time_in_force":"gtc","reduce_only":false,"cl_ord_id":"mine-1"}"#;
-    let started = Instant::now();
-    let sent: Value = serde_json::from_str(&stream.new_order(given).unwrap()).unwrap();
-    assert!(started.elapsed() < Duration::from_millis(1000), "new_order waited for the venue");
-    assert_eq!(sent["cl_ord_id"], "mine-1");
-    until(&stream, LONG, "outcome", |e| e["request_id"] == sent["request_id"] && e["final"] == true);
-    server.send_all(
-        false,
-        Out::Text(json!({ "code": 0, "message": "accepted", "request_id": sent["request_id"] }).to_string()),
-    );
-    server.send_all(false, Out::Text(r#"{"code":0,"message":"success","request_id":"from-rest-1"}"#.into()));
-    server.send_all(false, Out::Text(r#"{"notice":"maintenance"}"#.into()));
-    let (late, _) = until(&stream, LONG, "late ack", is_channel("order_response"));
-    assert_eq!((late["matched"].as_bool(), late["final"].as_bool()), (Some(false), Some(false)));
-    let (rest, _) = until(&stream, LONG, "REST result", is_channel("order_response"));
-    assert_eq!((rest["request_id"].as_str(), rest["matched"].as_bool()), (Some("from-rest-1"), Some(false)));
-    let (other, _) = until(&stream, LONG, "notice", is_channel("unrecognized"));
-    assert_eq!(other["frame"]["notice"], "maintenance");
-}
-
-#[test]
-fn the_session_id_is_the_sessions_x_session_id_when_set() {
-    let server = WsServer::start(Config::default());
-    let session = session();
-    session.set_session_id(Some("engine-7")).unwrap();
-    let stream = Stream::open_orders(client(&server.perps_url(), "{}"), session).unwrap();
-    let (connected, _) = until(&stream, LONG, "connected", is_status("connected"));
-    assert_eq!(
-        (connected["session_id"].as_str(), connected["session_id_from_session"].as_bool()),
-        (Some("engine-7"), Some(true))
-    );
-    stream.new_order(ORDER).unwrap();
-    server.wait_for(LONG, "the order frame", |c| c[0].frames().len() == 2);
-    assert!(server.conns()[0].frames().iter().all(|f| f["session_id"] == "engine-7"));
-}
-
-#[test]
-fn the_account_event_may_come_before_the_ack_and_both_are_delivered() {
-    let server = WsServer::start(Config { account_event_before_ack: true, ..Config::default() });
-    let session = session();
-    let account = market(&server, Some(session.clone()), r#"[{"channel":"order"}]"#);
-    let orders = Stream::open_orders(client(&server.perps_url(), "{}"), session).unwrap();
-    until(&orders, LONG, "connected", is_status("connected"));
-    let sent: Value = serde_json::from_str(&orders.new_order(ORDER).unwrap()).unwrap();
-    let (event, _) = until(&account, LONG, "account order event", is_channel("order"));
-    let pushed_at = event["received_ns"].as_i64().unwrap();
-    assert_eq!(event["data"]["cl_ord_id"], sent["cl_ord_id"]);
-    let (ack, _) = until(&orders, LONG, "ack", is_channel("order_response"));
-    assert_eq!(ack["final"], false);
-    assert!(ack["received_ns"].as_i64().unwrap() > pushed_at, "the account event came first");
-    until(&orders, LONG, "outcome", |e| e["final"] == true);
-}
-
-#[test]
-fn orders_on_a_market_stream_or_a_closed_stream_or_invalid_are_refused_before_sending() {
-    let server = WsServer::start(Config::default());
-    let stream = market(&server, None, SUBS);
-    assert_eq!(stream.new_order(ORDER).unwrap_err().code(), Code::InvalidState);
-    let orders = Stream::open_orders(client(&server.perps_url(), "{}"), session()).unwrap();
-    let e = orders.new_order(r#"{"symbol":"BTC-USD"}"#).unwrap_err();
-    assert_eq!(e.code(), Code::InvalidOrder);
-    assert_eq!(orders.cancel_order("{}").unwrap_err().code(), Code::InvalidArgument);
-    orders.close();
-    assert_eq!(orders.new_order(ORDER).unwrap_err().code(), Code::StreamClosed);
-    std::thread::sleep(Duration::from_millis(50));
-    let conns = server.conns();
-    let order_conn = conns.iter().find(|c| !c.is_market()).unwrap();
-    assert_eq!(order_conn.frames().len(), 1, "only the login went out");
 }
 
 #[test]

@@ -98,7 +98,7 @@ static void problem(const char *fmt, ...) {
 /* The table's vocabulary                                                               */
 /* ------------------------------------------------------------------------------------ */
 
-/* Parameter kinds in C order, without err (the same letters as tests/bad_input/harness.rs):
+/* Parameter kinds in C order, without err (the same letters as tests/bad_input/table.rs):
  * c client, s session, x string, k secret string, b bytes (a length follows), n size_t,
  * i int64_t, o out-pointer; e/C/S/z/t/T an error/client/session/string/stream/stream to free
  * that may only be NULL. */

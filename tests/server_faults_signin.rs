@@ -1,0 +1,326 @@
+//! Server faults in sign-in, through the C ABI: a scripted venue on 127.0.0.1
+//! (tests/server_faults/scripted_signin_venue.rs) or the sandbox serves broken certs, rotated
+//! keys, expired challenges, and prepare-signin, login and clock-sync answers the client
+//! cannot use. Each test asserts the documented `perps_code` and `may_have_reached_venue`
+//! (README, "Network error mapping"), that nothing unverified or no token is kept, and that
+//! no request is retried. Split from `tests/server_faults.rs` (order faults): sign-in has
+//! its own venue script.
+
+mod common;
+#[path = "server_faults/helpers.rs"]
+mod helpers;
+#[path = "common/rogue_server.rs"]
+mod rogue_server;
+#[path = "server_faults/scripted_signin_venue.rs"]
+mod scripted_signin_venue;
+
+use common::VenueKey;
+use common::abi::{self, Client, Session, login, new_order, prepare, signin};
+use helpers::*;
+use perps::ffi::error::perps_code::{self, *};
+use perps_sandbox::{Faults, Sandbox, SandboxConfig};
+use rogue_server::{Rogue, Step, json, ms};
+use scripted_signin_venue::*;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+
+#[test]
+fn scripted_venue_sign_in_works() {
+    let rogue = start_venue(ScriptedVenue::honest());
+    let client = client_at(&rogue.url(), FAST);
+    let session = Session::new();
+    prepare_login(&client, &session).unwrap();
+    assert_eq!(session.info()["has_token"], true);
+    assert_eq!(rogue.count("/certs"), 1);
+    prepare_login(&client, &Session::new()).unwrap();
+    assert_eq!(rogue.count("/certs"), 1, "certs are cached in the client");
+}
+
+#[test]
+fn certs_endpoint_down() {
+    // The sandbox's certs answer 503: a server error, may have reached (README table).
+    let venue = Sandbox::start(SandboxConfig::default()).unwrap();
+    venue.set_faults(Faults { certs_down: true, ..Default::default() });
+    let client = Client::new(&venue.base_url(), &venue.perps_url(), None).unwrap();
+    let session = Session::new();
+    let f = expect(prepare(&client, &session, "bsc", BSC_ADDRESS), PERPS_HTTP_STATUS, true);
+    assert_eq!(f.http_status, 503);
+    assert_eq!(session.info()["pending_signin"], false);
+    // Scripted: certs 404, reset, stalled.
+    for (certs, code, reached) in [
+        (json(404, "not found"), PERPS_HTTP_STATUS, false),
+        (vec![Step::Reset], PERPS_TRANSPORT, true),
+        (vec![ms(1000), Step::Close], PERPS_TIMEOUT, true),
+    ] {
+        let rogue = start_venue(ScriptedVenue::new(VenueKey::new(7, Some("k1")), Box::new(move |_| certs.clone())));
+        let session = Session::new();
+        expect(prepare(&client_at(&rogue.url(), FAST), &session, "bsc", BSC_ADDRESS), code, reached);
+        assert_eq!(session.info()["pending_signin"], false, "nothing unverified is kept");
+        assert_eq!(rogue.count("/certs"), 1, "a failed certs fetch is not retried");
+    }
+}
+
+#[test]
+fn certs_without_the_challenge_key_id() {
+    // Certs serve k-a only. After a sign-in under k-a, the venue signs with k-b.
+    let mut venue = ScriptedVenue::new(VenueKey::new(7, Some("k-a")), certs_of(&[&VenueKey::new(7, Some("k-a"))]));
+    venue.signers.push(VenueKey::new(8, Some("k-b")));
+    let active = venue.active.clone();
+    let rogue = start_venue(venue);
+    let client = client_at(&rogue.url(), FAST);
+    prepare_login(&client, &Session::new()).unwrap();
+    assert_eq!(rogue.count("/certs"), 1);
+    active.store(1, Ordering::SeqCst);
+    for attempt in 1..=2 {
+        let session = Session::new();
+        let f = expect(prepare(&client, &session, "bsc", BSC_ADDRESS), PERPS_VERIFICATION_FAILED, false);
+        assert!(f.message.contains("k-b"), "{f:?}");
+        assert_eq!(rogue.count("/certs"), 1 + attempt, "the cached set lacks the kid: exactly one refetch (no loop)");
+        assert_eq!(session.info()["pending_signin"], false);
+    }
+    // A client with no cached set fetches once and does not refetch what it just fetched.
+    let f = expect(
+        prepare(&client_at(&rogue.url(), FAST), &Session::new(), "bsc", BSC_ADDRESS),
+        PERPS_VERIFICATION_FAILED,
+        false,
+    );
+    assert!(f.message.contains("k-b"), "{f:?}");
+    assert_eq!(rogue.count("/certs"), 4);
+    assert_eq!(rogue.count("/login"), 1, "only the first sign-in logged in");
+}
+
+#[test]
+fn certs_whose_keys_do_not_verify_a_challenge_without_kid() {
+    let mut venue = ScriptedVenue::new(
+        VenueKey::new(7, None),
+        certs_of(&[&VenueKey::new(7, None), &VenueKey::new(9, Some("other"))]),
+    );
+    venue.signers.push(VenueKey::new(8, None));
+    let active = venue.active.clone();
+    let rogue = start_venue(venue);
+    let client = client_at(&rogue.url(), FAST);
+    prepare_login(&client, &Session::new()).unwrap();
+    active.store(1, Ordering::SeqCst);
+    let f = expect(prepare(&client, &Session::new(), "bsc", BSC_ADDRESS), PERPS_VERIFICATION_FAILED, false);
+    assert!(f.message.contains("does not verify"), "{f:?}");
+    assert_eq!(rogue.count("/certs"), 2, "one refetch, then a clear failure");
+}
+
+#[test]
+fn unusable_certs_documents() {
+    let rsa = r#"{"keys":[{"kty":"RSA","n":"AQAB","e":"AQAB","kid":"k1"}]}"#;
+    for body in ["not json", "{}", r#"{"keys":{}}"#, r#"{"keys":[]}"#, rsa] {
+        let text = body.to_owned();
+        let rogue = start_venue(ScriptedVenue::new(VenueKey::new(7, Some("k1")), Box::new(move |_| json(200, &text))));
+        let f = expect(
+            prepare(&client_at(&rogue.url(), FAST), &Session::new(), "bsc", BSC_ADDRESS),
+            PERPS_BAD_RESPONSE,
+            false,
+        );
+        assert_eq!(f.body.as_deref(), Some(body), "{f:?}");
+        assert_eq!(rogue.count("/certs"), 1);
+    }
+}
+
+#[test]
+fn key_rotated_after_the_certs_were_cached() {
+    // Sign in under k-old (certs cached), the venue rotates to k-new (certs now serve only
+    // k-new): the next sign-in refetches once and succeeds; the one after fetches nothing.
+    let old = VenueKey::new(8, Some("k-old"));
+    let new = VenueKey::new(7, Some("k-new"));
+    let sets = [common::jwk_set(&[&old]), common::jwk_set(&[&new])];
+    let active = Arc::new(AtomicUsize::new(0));
+    let serving = active.clone();
+    let rogue = start_venue(ScriptedVenue {
+        signers: vec![old, new],
+        active: active.clone(),
+        clock_secs: Arc::default(),
+        certs: Box::new(move |_| json(200, &sets[serving.load(Ordering::SeqCst)])),
+        login: login_ok(),
+    });
+    let client = client_at(&rogue.url(), FAST);
+    prepare_login(&client, &Session::new()).unwrap();
+    assert_eq!(rogue.count("/certs"), 1);
+    active.store(1, Ordering::SeqCst);
+    let session = Session::new();
+    prepare_login(&client, &session).unwrap();
+    assert_eq!(session.info()["has_token"], true);
+    assert_eq!(rogue.count("/certs"), 2, "the unknown kid caused exactly one refetch");
+    prepare_login(&client, &Session::new()).unwrap();
+    assert_eq!(rogue.count("/certs"), 2, "the refreshed set is cached");
+}
+
+#[test]
+fn key_rotation_mid_flow_on_the_sandbox() {
+    // prepare (challenge signed by key 1) → the venue rotates → login: the sandbox still
+    // accepts challenges signed before the rotation (as the README documents), so it works.
+    let venue = Sandbox::start(SandboxConfig::default()).unwrap();
+    let client = Client::new(&venue.base_url(), &venue.perps_url(), None).unwrap();
+    let session = Session::new();
+    let payload = prepare(&client, &session, "bsc", BSC_ADDRESS).unwrap();
+    venue.rotate_key();
+    let signature = abi::wallet_sign("bsc", BSC_KEY, &payload).unwrap();
+    login(&client, &session, &signature, 3600).unwrap();
+    new_order(&client, &session, ORDER).unwrap();
+    // The next challenge carries the new kid: one certs refetch, then success.
+    let before = venue.stats().requests;
+    signin(&client, &Session::new(), "bsc", BSC_KEY, 3600).unwrap();
+    assert_eq!(venue.stats().requests - before, 3, "prepare + one certs refetch + login");
+    assert_eq!(venue.stats().orders_received, 1);
+}
+
+#[test]
+fn key_rotation_mid_flow_when_the_venue_drops_the_old_key() {
+    // A venue that refuses challenges signed before its rotation answers login 400: a
+    // refusal, not reached; no token is kept.
+    let mut venue = ScriptedVenue::honest();
+    venue.login = Box::new(|_| json(400, r#"{"code":400,"message":"signedData rejected: unknown kid"}"#));
+    let rogue = start_venue(venue);
+    let session = Session::new();
+    let f = expect(prepare_login(&client_at(&rogue.url(), FAST), &session), PERPS_HTTP_STATUS, false);
+    assert_eq!(f.http_status, 400);
+    // The venue's reason is in the message; a login answer's body is never kept (it may
+    // hold a token).
+    assert!(f.message.contains("unknown kid"), "{f:?}");
+    assert_eq!(f.body, None);
+    assert_eq!(session.info()["has_token"], false);
+    assert_eq!(rogue.count("/login"), 1);
+}
+
+#[test]
+fn challenge_expired_between_prepare_and_login() {
+    // The venue's clock moves 400 s on (as if the user took that long to sign); the client
+    // learns it from kline/time, so no real waiting is needed. Login is refused locally and
+    // nothing is sent; a fresh challenge then works.
+    let venue = ScriptedVenue::honest();
+    let clock = venue.clock_secs.clone();
+    let rogue = start_venue(venue);
+    let client = client_at(&rogue.url(), FAST);
+    let session = Session::new();
+    let payload = prepare(&client, &session, "bsc", BSC_ADDRESS).unwrap();
+    let signature = abi::wallet_sign("bsc", BSC_KEY, &payload).unwrap();
+    clock.store(400, Ordering::SeqCst);
+    let mut offset = 0i64;
+    abi::code(|e| perps::ffi::client::perps_client_sync_time(client.0, &mut offset, e)).unwrap();
+    assert!((399_000..=401_500).contains(&offset), "offset {offset}");
+    let f = expect(login(&client, &session, &signature, 3600), PERPS_INVALID_STATE, false);
+    assert!(f.message.contains("expired"), "{f:?}");
+    assert_eq!(rogue.count("/login"), 0, "an expired challenge is never sent");
+    assert_eq!(session.info()["has_token"], false);
+    prepare_login(&client, &session).unwrap();
+    assert_eq!(rogue.count("/login"), 1);
+}
+
+#[test]
+fn challenge_expired_at_the_venue() {
+    // The client thought the challenge was fresh; the venue says it expired: a refusal.
+    let mut venue = ScriptedVenue::honest();
+    venue.login = Box::new(|_| json(400, r#"{"code":400,"message":"signedData has expired"}"#));
+    let rogue = start_venue(venue);
+    let f = expect(prepare_login(&client_at(&rogue.url(), FAST), &Session::new()), PERPS_HTTP_STATUS, false);
+    assert_eq!(f.http_status, 400);
+}
+
+#[test]
+fn prepare_signin_answers_the_client_cannot_use() {
+    for (answer, code, reached) in [
+        (json(200, r#"{"success":false,"message":"address blocked"}"#), PERPS_API_ERROR, false),
+        (json(200, r#"{"success":true}"#), PERPS_BAD_RESPONSE, false),
+        (json(200, r#"{"success":true,"signedData":42}"#), PERPS_BAD_RESPONSE, false),
+        (json(200, "<html>"), PERPS_BAD_RESPONSE, false),
+        (json(200, r#"{"success":true,"signedData":"a.b.c"}"#), PERPS_VERIFICATION_FAILED, false),
+        (json(500, ""), PERPS_HTTP_STATUS, true),
+        (json(429, ""), PERPS_HTTP_STATUS, false),
+        (vec![Step::Reset], PERPS_TRANSPORT, true),
+        (vec![ms(1000), Step::Close], PERPS_TIMEOUT, true),
+    ] {
+        let certs = common::jwk_set(&[&VenueKey::new(7, Some("k1"))]);
+        let rogue = Rogue::start(
+            move |seen, _| {
+                if seen.path().ends_with("/certs") { json(200, &certs) } else { answer.clone() }
+            },
+        );
+        let session = Session::new();
+        expect(prepare(&client_at(&rogue.url(), FAST), &session, "bsc", BSC_ADDRESS), code, reached);
+        assert_eq!(session.info()["pending_signin"], false);
+        assert_eq!(rogue.count("/prepare-signin"), 1);
+    }
+}
+
+#[test]
+fn login_answers_the_client_cannot_use_keep_no_token() {
+    const SECRET: &str = "eyJsecret-token-do-not-leak";
+    let cases: Vec<(Vec<Step>, perps_code, bool)> = vec![
+        (json(200, "not json"), PERPS_BAD_RESPONSE, false),
+        // A cut JSON answer carrying the token: the token must not ride along in the error.
+        (json(200, &format!(r#"{{"token":"{SECRET}","chain":"bsc""#)), PERPS_BAD_RESPONSE, false),
+        (json(200, r#"{"chain":"bsc"}"#), PERPS_BAD_RESPONSE, false),
+        (json(200, &format!(r#"{{"token":"{SECRET}","chain":"bsc"}}"#)), PERPS_BAD_RESPONSE, false),
+        (
+            json(200, &format!(r#"{{"token":"has space {SECRET}","chain":"bsc","address":"{BSC_ADDRESS}"}}"#)),
+            PERPS_BAD_RESPONSE,
+            false,
+        ),
+        (
+            json(200, &format!(r#"{{"token":"{SECRET}","chain":"solana","address":"{BSC_ADDRESS}"}}"#)),
+            PERPS_VERIFICATION_FAILED,
+            false,
+        ),
+        (json(401, r#"{"code":401,"message":"bad wallet signature"}"#), PERPS_HTTP_STATUS, false),
+        (json(502, ""), PERPS_HTTP_STATUS, true),
+        (vec![Step::Reset], PERPS_TRANSPORT, true),
+        (vec![ms(1000), Step::Close], PERPS_TIMEOUT, true),
+    ];
+    for (answer, code, reached) in cases {
+        let mut venue = ScriptedVenue::honest();
+        venue.login = Box::new(move |_| answer.clone());
+        let rogue = start_venue(venue);
+        let session = Session::new();
+        let f = expect(prepare_login(&client_at(&rogue.url(), FAST), &session), code, reached);
+        assert_eq!(session.info()["has_token"], false, "no token kept from {f:?}");
+        assert!(!f.message.contains(SECRET) && !f.body.unwrap_or_default().contains(SECRET), "token leaked: {code:?}");
+        assert_eq!(rogue.count("/login"), 1, "login is sent once");
+    }
+}
+
+#[test]
+fn clock_sync_answers_the_client_cannot_use() {
+    // A good sync first; then every unusable answer leaves the offset as it was.
+    let now = Arc::new(AtomicI64::new(0));
+    let answer = Arc::new(std::sync::Mutex::new(json(200, "0")));
+    let (clock, script) = (now.clone(), answer.clone());
+    let rogue = Rogue::start(move |_, _| {
+        let steps = script.lock().unwrap().clone();
+        if steps.is_empty() { json(200, &(now_secs() + clock.load(Ordering::SeqCst)).to_string()) } else { steps }
+    });
+    let client = client_at(&rogue.url(), FAST);
+    let sync = |client: &Client| {
+        let mut offset = -1i64;
+        abi::code(|e| perps::ffi::client::perps_client_sync_time(client.0, &mut offset, e)).map(|()| offset)
+    };
+    *answer.lock().unwrap() = vec![];
+    now.store(100, Ordering::SeqCst);
+    let offset = sync(&client).unwrap();
+    assert!((99_000..=101_500).contains(&offset), "offset {offset}");
+    for body in ["9223372036854775807", "-9223372036854775808", "253402300800", "-1", "1e12", "17e8", "now", "", "{}"] {
+        *answer.lock().unwrap() = json(200, body);
+        let f = expect(sync(&client).map(|o| o.to_string()), PERPS_BAD_RESPONSE, false);
+        assert_eq!(f.body.as_deref(), Some(body), "{f:?}");
+    }
+    for (steps, code, reached) in [
+        (json(503, ""), PERPS_HTTP_STATUS, true),
+        (vec![Step::Reset], PERPS_TRANSPORT, true),
+        (vec![ms(1000), Step::Close], PERPS_TIMEOUT, true),
+    ] {
+        *answer.lock().unwrap() = steps;
+        expect(sync(&client).map(|o| o.to_string()), code, reached);
+    }
+    // The offset measured before the failures is still the one in use: an order's
+    // timestamp is the local clock + 100 s.
+    *answer.lock().unwrap() = json(200, r#"{"code":0}"#);
+    new_order(&client, &api_session(), ORDER).unwrap();
+    let stamp: i64 = rogue.seen().last().unwrap().header("x-request-timestamp").unwrap().parse().unwrap();
+    let local = perps::body_sign::now_ms();
+    assert!((local + 98_000..=local + 101_500).contains(&stamp), "timestamp {stamp} vs local {local}");
+    assert_eq!(rogue.count("/api/kline/time"), 1 + 9 + 3, "each sync sent once");
+}
