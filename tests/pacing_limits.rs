@@ -207,3 +207,51 @@ fn requests_of_a_client_that_does_not_pace_count_against_the_per_ip_limit() {
     // The client that does not pace still never waits and is never refused.
     call(&off, None, "query_symbol_price", Some(r#"{"symbol":"BTC-USD"}"#)).unwrap();
 }
+
+/// The host's window filled by a client that does not pace, a `"wait"` client's request
+/// waiting for its place (1.1 s), and meanwhile a venue 429 with `Retry-After: 3` to the
+/// unpaced client: the waiting request's outcome, and when each request reached the venue.
+fn a_429_during_a_wait(total_timeout_ms: u64) -> (Result<String, Failure>, Vec<(String, Instant)>) {
+    let arrivals: Arc<Mutex<Vec<(String, Instant)>>> = Arc::default();
+    let kept = arrivals.clone();
+    let rogue = Rogue::start(move |seen, _| {
+        kept.lock().unwrap().push((seen.path().rsplit('/').next().unwrap_or("").to_owned(), Instant::now()));
+        if seen.path().ends_with("/query_positions") {
+            let body = br#"{"code":429,"message":"too many requests"}"#;
+            vec![Step::Write(response(429, &["Content-Type: application/json", "Retry-After: 3"], body))]
+        } else {
+            json(200, ACCEPTED)
+        }
+    });
+    let off = client_at(&rogue.url(), r#"{"rate_limit":"off"}"#);
+    for _ in 0..48 {
+        call(&off, None, "query_symbol_price", Some(r#"{"symbol":"BTC-USD"}"#)).unwrap();
+    }
+    let options = format!(r#"{{"rate_limit":"wait","total_timeout_ms":{total_timeout_ms}}}"#);
+    let paced = client_at(&rogue.url(), &options);
+    let outcome = std::thread::scope(|scope| {
+        let waiting = scope.spawn(|| call(&paced, Some(&session(95)), "query_balance", None));
+        std::thread::sleep(Duration::from_millis(300));
+        let f = call(&off, Some(&session(96)), "query_positions", None).unwrap_err();
+        assert_eq!(f.http_status, 429, "{f:?}");
+        waiting.join().unwrap()
+    });
+    let arrivals = arrivals.lock().unwrap().clone();
+    (outcome, arrivals)
+}
+
+#[test]
+fn a_request_waiting_for_its_place_when_a_429_comes_waits_for_the_pause_too() {
+    // Time enough (a wait may take up to half of 10 s): it goes once the pause is over.
+    let (outcome, arrivals) = a_429_during_a_wait(10_000);
+    outcome.unwrap();
+    let at = |path: &str| arrivals.iter().find(|(p, _)| p == path).map(|(_, t)| *t).unwrap();
+    let gap = at("query_balance") - at("query_positions");
+    assert!(gap >= Duration::from_millis(2900), "sent {gap:?} after the 429 asked for 3 s");
+    // Not enough (up to half of 4 s): refused, nothing sent.
+    let (outcome, arrivals) = a_429_during_a_wait(4_000);
+    let f = outcome.unwrap_err();
+    assert_eq!((f.code, f.may_have_reached_venue), (PERPS_RATE_LIMITED, false), "{f:?}");
+    assert!(f.message.contains("per-IP request budget"), "{f:?}");
+    assert!(!arrivals.iter().any(|(p, _)| p == "query_balance"), "{arrivals:?}");
+}

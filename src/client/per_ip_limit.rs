@@ -24,11 +24,13 @@
 //! never wait and are never refused, but the requests they send take their places in it, so
 //! that the pacing clients of the same host leave room for them.
 //!
-//! A venue 429 to any request of a pacing client pauses the host's log
+//! A venue 429 to any request of the host (a pacing client's or not) pauses the host's log
 //! ([`HostWindow::exhausted`]): the venue's limit is per IP, so every client of the process
 //! that paces waits (or is refused) until the answer's `Retry-After` has passed — at most
 //! `pacing::MAX_RETRY_AFTER_PAUSE`, one `WINDOW` without one — instead of collecting 429s
-//! of its own. The pause is one atomic beside the lock: admitting a request reads it once.
+//! of its own; a request that was already waiting for its place looks again when its wait
+//! ends (`request_pacing`). The pause is one atomic beside the lock: admitting a request
+//! reads it once.
 
 use super::pacing::{MAX_RETRY_AFTER_PAUSE, now_ns};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -110,6 +112,11 @@ impl HostWindow {
         let oldest = log.oldest;
         log.sent_ns[oldest] = Some(now);
         log.oldest = (oldest + 1) % REQUESTS;
+    }
+
+    /// How much of a venue 429's pause is left now (zero: none).
+    pub fn pause_left(&self) -> Duration {
+        Duration::from_nanos(self.paused_until_ns.load(Ordering::Relaxed).saturating_sub(now_ns()))
     }
 
     /// The venue answered 429: send nothing more to this host for `retry_after`, at most

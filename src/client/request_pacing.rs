@@ -112,8 +112,22 @@ impl Client {
             }
             self.refusal(target, Limit::PerIp, wait)
         })?;
+        let mut wait = wait;
         if !wait.is_zero() {
             std::thread::sleep(wait);
+            // A venue 429 may have paused the host while this request waited for its place:
+            // it waits for the pause too, when that still leaves it its time, or is refused.
+            let pause = host.pause_left();
+            if !pause.is_zero() {
+                if wait + pause > max_wait {
+                    if let Some(bucket) = bucket {
+                        bucket.give_back();
+                    }
+                    return Err(self.refusal(target, Limit::PerIp, pause));
+                }
+                std::thread::sleep(pause);
+                wait += pause;
+            }
         }
         let time_left = (deadline.is_some() || !wait.is_zero()).then(|| left.saturating_sub(wait));
         Ok(Paced { limits: Limits { bucket, host: Some(host) }, time_left })
