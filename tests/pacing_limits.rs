@@ -209,14 +209,15 @@ fn requests_of_a_client_that_does_not_pace_count_against_the_per_ip_limit() {
 }
 
 /// The host's window filled by a client that does not pace, a `"wait"` client's request
-/// waiting for its place (1.1 s), and meanwhile a venue 429 with `Retry-After: 3` to the
-/// unpaced client: the waiting request's outcome, and when each request reached the venue.
+/// waiting for its place (1.1 s), and meanwhile a venue 429 with `Retry-After: 3` to a public
+/// request of the unpaced client (so the per-IP limit's, paused for all of it): the waiting
+/// request's outcome, and when each request reached the venue.
 fn a_429_during_a_wait(total_timeout_ms: u64) -> (Result<String, Failure>, Vec<(String, Instant)>) {
     let arrivals: Arc<Mutex<Vec<(String, Instant)>>> = Arc::default();
     let kept = arrivals.clone();
     let rogue = Rogue::start(move |seen, _| {
         kept.lock().unwrap().push((seen.path().rsplit('/').next().unwrap_or("").to_owned(), Instant::now()));
-        if seen.path().ends_with("/query_positions") {
+        if seen.path().ends_with("/query_depth_book") {
             let body = br#"{"code":429,"message":"too many requests"}"#;
             vec![Step::Write(response(429, &["Content-Type: application/json", "Retry-After: 3"], body))]
         } else {
@@ -232,7 +233,7 @@ fn a_429_during_a_wait(total_timeout_ms: u64) -> (Result<String, Failure>, Vec<(
     let outcome = std::thread::scope(|scope| {
         let waiting = scope.spawn(|| call(&paced, Some(&session(95)), "query_balance", None));
         std::thread::sleep(Duration::from_millis(300));
-        let f = call(&off, Some(&session(96)), "query_positions", None).unwrap_err();
+        let f = call(&off, None, "query_depth_book", Some(r#"{"symbol":"BTC-USD"}"#)).unwrap_err();
         assert_eq!(f.http_status, 429, "{f:?}");
         waiting.join().unwrap()
     });
@@ -246,7 +247,7 @@ fn a_request_waiting_for_its_place_when_a_429_comes_waits_for_the_pause_too() {
     let (outcome, arrivals) = a_429_during_a_wait(10_000);
     outcome.unwrap();
     let at = |path: &str| arrivals.iter().find(|(p, _)| p == path).map(|(_, t)| *t).unwrap();
-    let gap = at("query_balance") - at("query_positions");
+    let gap = at("query_balance") - at("query_depth_book");
     assert!(gap >= Duration::from_millis(2900), "sent {gap:?} after the 429 asked for 3 s");
     // Not enough (up to half of 4 s): refused, nothing sent.
     let (outcome, arrivals) = a_429_during_a_wait(4_000);
@@ -254,4 +255,34 @@ fn a_request_waiting_for_its_place_when_a_429_comes_waits_for_the_pause_too() {
     assert_eq!((f.code, f.may_have_reached_venue), (PERPS_RATE_LIMITED, false), "{f:?}");
     assert!(f.message.contains("per-IP request budget"), "{f:?}");
     assert!(!arrivals.iter().any(|(p, _)| p == "query_balance"), "{arrivals:?}");
+}
+
+#[test]
+fn an_accounts_429_holds_the_other_accounts_for_one_window_at_most() {
+    // An account's 429 may be its own budget or the IP's: the account waits for all of its
+    // Retry-After (5 s), the host's other requests for the per-IP limit's window (1.1 s).
+    let (rogue, arrivals) = venue_refusing_the_first(vec![Step::Write(response(
+        429,
+        &["Content-Type: application/json", "Retry-After: 5"],
+        br#"{"code":429,"message":"too many requests"}"#,
+    ))]);
+    let refuse = client_at(&rogue.url(), r#"{"rate_limit":"refuse"}"#);
+    let (spent, other) = (session(97), session(98));
+    let f = call(&refuse, Some(&spent), "query_balance", None).unwrap_err();
+    assert_eq!(f.http_status, 429, "{f:?}");
+    let price = Some(r#"{"symbol":"BTC-USD"}"#);
+    for outcome in
+        [call(&refuse, Some(&other), "query_balance", None), call(&refuse, None, "query_symbol_price", price)]
+    {
+        let f = outcome.unwrap_err();
+        assert_eq!(f.code, PERPS_RATE_LIMITED, "{f:?}");
+        assert!(f.message.contains("per-IP") && (1..=1100).contains(&f.retry_after_ms), "{f:?}");
+    }
+    std::thread::sleep(Duration::from_millis(1150));
+    call(&refuse, Some(&other), "query_balance", None).expect("another account, after one window");
+    call(&refuse, None, "query_symbol_price", Some(r#"{"symbol":"BTC-USD"}"#)).expect("public, after one window");
+    let f = call(&refuse, Some(&spent), "query_balance", None).unwrap_err();
+    assert_eq!(f.code, PERPS_RATE_LIMITED, "{f:?}");
+    assert!(f.message.contains("account") && f.retry_after_ms > 3000, "the account waits out its 5 s: {f:?}");
+    assert_eq!(arrivals.lock().unwrap().len(), 3);
 }

@@ -43,10 +43,11 @@ pub struct ClientOptions {
 /// `per_ip_limit`). With `Wait` or `Refuse`, a venue 429 (an HTTP status, or the `code` of a
 /// 2xx answer) empties the account's local bucket for its `Retry-After`, at most
 /// `pacing::MAX_RETRY_AFTER_PAUSE` (10 s), or one request's refill without one. With any
-/// mode, since the venue's limit is per IP, a 429 pauses the per-IP limit of the request's
-/// host for the same time (one window, 1.1 s, without one), so that every pacing client of
-/// the process that sends to that host waits or is refused instead of collecting 429s of its
-/// own.
+/// mode, since the venue's limit is per IP, a 429 also pauses the per-IP limit of the
+/// request's host, so that every pacing client of the process that sends to that host waits
+/// or is refused instead of collecting 429s of its own: for the same time after a request
+/// of no account (one window, 1.1 s, without a `Retry-After`), for at most one window after
+/// an account's (whose 429 may be its own budget's).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum RateLimit {
     /// Send it (the venue answers 429 when the account is over its budget). It never waits

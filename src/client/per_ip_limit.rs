@@ -26,9 +26,10 @@
 //!
 //! A venue 429 to any request of the host (a pacing client's or not) pauses the host's log
 //! ([`HostWindow::exhausted`]): the venue's limit is per IP, so every client of the process
-//! that paces waits (or is refused) until the answer's `Retry-After` has passed — at most
-//! `pacing::MAX_RETRY_AFTER_PAUSE`, one `WINDOW` without one — instead of collecting 429s
-//! of its own; a request that was already waiting for its place looks again when its wait
+//! that paces waits (or is refused) until the pause has passed — the answer's `Retry-After`,
+//! at most `pacing::MAX_RETRY_AFTER_PAUSE`, one `WINDOW` without one; at most one `WINDOW`
+//! after an account's request (`request_pacing::Limits::venue_429`) — instead of collecting
+//! 429s of its own; a request that was already waiting for its place looks again when its wait
 //! ends (`request_pacing`). The pause is one atomic beside the lock: admitting a request
 //! reads it once.
 

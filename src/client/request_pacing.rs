@@ -26,25 +26,37 @@ pub(super) struct Paced {
 /// limit, which it does not wait for but pauses on a 429).
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Limits {
-    /// The account's bucket (account requests).
+    /// The account's bucket (account requests of a pacing client).
     bucket: Option<&'static Bucket>,
     /// The per-IP limit of the request's host.
     host: Option<&'static HostWindow>,
+    /// Whether the request was an account's: its 429 may be the account's budget as well as
+    /// the IP's.
+    account: bool,
 }
 
 impl Limits {
     /// The venue answered 429 (as an HTTP status, or as the `code` of a 2xx answer): pause
-    /// the account's bucket and the host's per-IP limit for `retry_after` (each at most
-    /// `pacing::MAX_RETRY_AFTER_PAUSE`; without one, the bucket for one request's refill and
-    /// the host for its window), so that every pacing client of the account or the host
-    /// waits or is refused instead of sending into the venue's limit.
+    /// the account's bucket for `retry_after` (at most `pacing::MAX_RETRY_AFTER_PAUSE`;
+    /// without one, one request's refill), so that every pacing client of the account waits
+    /// or is refused instead of sending into the venue's limit; and pause the host's per-IP
+    /// limit. A request of no account can only have met the per-IP limit: its pause is as
+    /// long as the bucket's would be (one window without a `Retry-After`). An account's 429
+    /// does not say which limit it met, and the per-IP limit counts one second: the host is
+    /// paused for at most one window (1.1 s), so that one account's spent budget never holds
+    /// the other accounts' cancels for long.
     pub fn venue_429(&self, retry_after_ms: Option<i64>) {
         let retry_after = retry_after_ms.map(|ms| Duration::from_millis(ms.max(0) as u64));
         if let Some(bucket) = self.bucket {
             bucket.exhausted(retry_after);
         }
         if let Some(host) = self.host {
-            host.exhausted(retry_after);
+            let for_host = if self.account {
+                Some(retry_after.map_or(per_ip_limit::WINDOW, |d| d.min(per_ip_limit::WINDOW)))
+            } else {
+                retry_after
+            };
+            host.exhausted(for_host);
         }
     }
 }
@@ -91,7 +103,7 @@ impl Client {
                 host.record();
                 // Its own requests never wait, but a 429 it gets still pauses the host for the
                 // pacing clients: the venue's limit is per IP.
-                let limits = Limits { bucket: None, host: Some(host) };
+                let limits = Limits { bucket: None, host: Some(host), account: account.is_some() };
                 return Ok(Paced { limits, time_left: deadline.map(|_| left) });
             }
             RateLimit::Wait => left.saturating_sub(self.least_time_for_the_request()),
@@ -130,7 +142,7 @@ impl Client {
             }
         }
         let time_left = (deadline.is_some() || !wait.is_zero()).then(|| left.saturating_sub(wait));
-        Ok(Paced { limits: Limits { bucket, host: Some(host) }, time_left })
+        Ok(Paced { limits: Limits { bucket, host: Some(host), account: account.is_some() }, time_left })
     }
 
     /// The `Retry-After` of an answer in milliseconds, when it has one the client can read.

@@ -9,7 +9,8 @@
  * 429 with Retry-After → perps_error_retry_after_ms; HTTP 200 with code != 0 →
  * PERPS_API_ERROR; the x-request-id on the error equal to the header the server received;
  * the generated cl_ord_id of a failed order equal to the one in the body sent; pacing with
- * rate_limit "refuse" sending nothing it refuses (and a venue 429 emptying the bucket).
+ * rate_limit "refuse" sending nothing it refuses (and a venue 429 emptying the account's
+ * bucket, and holding the host's other requests for one window).
  *
  * Build: cc -std=c11 -Wall -Wextra -Werror -pedantic -Iinclude tests/c/test_trading.c …
  */
@@ -26,6 +27,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -366,6 +368,11 @@ static void test_pacing_refuses_without_sending(void) {
         perps_session_free(b);
         return;
     }
+    /* The host's per-IP limit (48 requests in any 1.1 s) is shared by every client of the
+     * process, and counts the requests the tests before this one sent to this server: let
+     * them leave its window first. */
+    struct timespec one_window = {1, 150 * 1000 * 1000};
+    nanosleep(&one_window, NULL);
     script(200, "", "{\"page_size\":0,\"result\":[],\"total\":0}");
     int before = requests_seen(), passed = 0;
     perps_error *err = NULL;
@@ -402,12 +409,32 @@ static void test_pacing_refuses_without_sending(void) {
         perps_error_free(err);
     }
     CHECK(requests_seen() == before);
-    /* Public market data is not paced. */
+    /* The 429 may also have been the IP's limit, which counts one second: the host's other
+     * requests (another account's, public market data) are held for one window (1.1 s) at
+     * most, not for the account's 10 s. */
+    err = NULL;
+    CHECK(perps_query_symbol_price(c, a, "{\"symbol\":\"BTC-USD\"}", &err) == NULL);
+    if (check_error_at(err, PERPS_RATE_LIMITED, "per-IP", __LINE__)) {
+        CHECK(perps_error_retry_after_ms(err) > 0 && perps_error_retry_after_ms(err) <= 1100);
+        perps_error_free(err);
+    }
+    CHECK(requests_seen() == before);
+    nanosleep(&one_window, NULL);
     err = NULL;
     script(200, "", "{\"mark_price\":\"1\"}");
     char *price = perps_query_symbol_price(c, b, "{\"symbol\":\"BTC-USD\"}", &err);
     CHECK(price != NULL && err == NULL);
     perps_string_free(price);
+    script(200, "", "{\"page_size\":0,\"result\":[],\"total\":0}");
+    char *open = perps_query_open_orders(c, a, NULL, &err);
+    CHECK(open != NULL && err == NULL); /* another account: its own bucket was not paused */
+    perps_string_free(open);
+    char *still_paused = perps_query_open_orders(c, b, NULL, &err); /* b: still within its 10 s */
+    CHECK(still_paused == NULL);
+    perps_string_free(still_paused);
+    if (check_error_at(err, PERPS_RATE_LIMITED, "account", __LINE__)) {
+        perps_error_free(err);
+    }
     perps_client_free(c);
     perps_session_free(a);
     perps_session_free(b);

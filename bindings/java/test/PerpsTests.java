@@ -481,6 +481,10 @@ public final class PerpsTests {
                 });
 
                 test("rate_limit refuse: RATE_LIMITED with retry-after, nothing sent", () -> {
+                    // The host's per-IP limit (48 in any 1.1 s) is shared by every client of the
+                    // process and counts the earlier tests' requests: let them leave its window,
+                    // so that what refuses below is the account's bucket.
+                    Thread.sleep(1150);
                     try (Client paced = new Client(baseUrl, perpsUrl, "{\"rate_limit\":\"refuse\"}")) {
                         int before = logged("query_balance").size();
                         int sent = 0;
