@@ -309,6 +309,8 @@ fn code_nonzero_under_200_is_an_api_error_not_reached() {
         r#"{"code":"0","message":"success"}"#,
         r#"{"code":0.0,"message":"success"}"#,
         r#"{"code":null,"message":"success"}"#,
+        r#"{"code":200,"message":"success"}"#,
+        r#"{"code":"200","message":"success"}"#,
         r#"{"result":{"order_id":1}}"#,
         "{}",
     ] {

@@ -267,7 +267,8 @@ fn check_code(exchanged: &Exchanged, what: &str) -> Result<serde_json::Map<Strin
     let answer =
         json_object(&exchanged.reply, what, exchanged.secrets).map_err(|e| exchanged.refused(e.reached_venue(true)))?;
     match crate::endpoints::answer::venue_code(answer.get("code")) {
-        Ok(None | Some(0)) => Ok(answer),
+        Ok(None) => Ok(answer),
+        Ok(Some(code)) if crate::endpoints::answer::is_success_code(code) => Ok(answer),
         // Of another shape (0.5, "ok"…): the answer has the wrong shape and the order's fate
         // is unknown, so it is not reported as a refusal.
         Err(why) => Err(exchanged.refused(Error::bad_response(format!("{what}: {why}")).reached_venue(true))),

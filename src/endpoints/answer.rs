@@ -56,8 +56,16 @@ pub fn venue_code(code: Option<&Value>) -> Result<Option<i64>, String> {
     }
 }
 
+/// Whether a REST answer's `code` says success: 0, as the venue's documents write it, or
+/// 200, the code its WebSocket auth answers use for success (venue-api.md §6) and the HTTP
+/// status for OK. A venue that answers an accepted order with 200 must not have it reported
+/// as refused and unsent: the caller would place it again.
+pub fn is_success_code(code: i64) -> bool {
+    matches!(code, 0 | 200)
+}
+
 /// Check an answer: JSON object or array; an object's `code` ([`venue_code`]), when
-/// present, 0.
+/// present, a success ([`is_success_code`]).
 pub fn check(body: &str) -> Result<(), Refusal> {
     let not_json = |e: serde_json::Error| Refusal::Shape(format!("the answer is not JSON: {e}"));
     let mut de = serde_json::Deserializer::from_str(body);
@@ -67,8 +75,8 @@ pub fn check(body: &str) -> Result<(), Refusal> {
         Head::Other => Err(Refusal::Shape("the answer is neither a JSON object nor an array".to_owned())),
         Head::List => Ok(()),
         Head::Object { code, message } => match venue_code(code.as_ref()).map_err(Refusal::Shape)? {
-            None | Some(0) => Ok(()),
-            Some(code) => Err(Refusal::Code(code, message.unwrap_or_default())),
+            Some(code) if !is_success_code(code) => Err(Refusal::Code(code, message.unwrap_or_default())),
+            _ => Ok(()),
         },
     }
 }
@@ -143,11 +151,11 @@ pub fn sort_depth_book(body: &str) -> Result<String, Refusal> {
     // A raw value is valid JSON: it parses.
     let code = field("code").map(|code| serde_json::from_str::<Value>(code.get()).unwrap_or(Value::Null));
     match venue_code(code.as_ref()).map_err(Refusal::Shape)? {
-        None | Some(0) => {}
-        Some(code) => {
+        Some(code) if !is_success_code(code) => {
             let message = field("message").and_then(|m| serde_json::from_str::<String>(m.get()).ok());
             return Err(Refusal::Code(code, message.unwrap_or_default()));
         }
+        _ => {}
     }
     let has_book = |entries: &RawEntries<'_>| entries.iter().any(|(k, _)| k == "bids" || k == "asks");
     let mut out = String::with_capacity(body.len() + 8);
@@ -350,8 +358,14 @@ mod tests {
         assert_eq!(check(r#"{"code":0.0}"#), Ok(()));
         assert_eq!(check(r#"{"code":null,"message":"success"}"#), Ok(()));
         assert_eq!(check(r#"{"code":"400","message":"bad"}"#), Err(Refusal::Code(400, "bad".into())));
+        // 200, as the WebSocket auth answers write success: an accepted order is never
+        // reported as refused and unsent.
+        assert_eq!(check(r#"{"code":200,"message":"success"}"#), Ok(()));
+        assert_eq!(check(r#"{"code":"200"}"#), Ok(()));
+        assert_eq!(check(r#"{"code":201,"message":"created"}"#), Err(Refusal::Code(201, "created".into())));
         assert!(sort_depth_book(r#"{"code":"0","asks":[],"bids":[]}"#).is_ok());
         assert!(sort_depth_book(r#"{"code":null,"asks":[],"bids":[]}"#).is_ok());
+        assert!(sort_depth_book(r#"{"code":200,"asks":[],"bids":[]}"#).is_ok());
         assert_eq!(sort_depth_book(r#"{"code":"3","message":"no"}"#), Err(Refusal::Code(3, "no".into())));
         assert!(
             matches!(sort_depth_book(r#"{"code":"x","asks":[]}"#), Err(Refusal::Shape(m)) if m.ends_with(r#"(\"x\")"#))
