@@ -25,7 +25,7 @@ pub enum Code {
     Timeout = 7,
     /// The venue answered with a non-2xx HTTP status.
     HttpStatus = 8,
-    /// The venue answered 2xx but said no (`success: false`, `code != 0`).
+    /// The venue answered 2xx but said no (`success: false`, a `code` other than 0 or 200).
     ApiError = 9,
     /// The venue's answer could not be understood (not JSON, wrong shape, too large).
     BadResponse = 10,
