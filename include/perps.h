@@ -107,7 +107,8 @@ typedef enum perps_code {
    */
   PERPS_HTTP_STATUS = 8,
   /**
-   * The venue answered 2xx but refused (`success: false`, or `code` != 0); see `_body`.
+   * The venue answered 2xx but refused (`success: false`, or a `code` other than 0 or
+   * 200); see `_body`.
    */
   PERPS_API_ERROR = 9,
   /**

@@ -26,7 +26,8 @@ pub enum perps_code {
     PERPS_TIMEOUT = 7,
     /// The venue answered a non-2xx HTTP status; see `perps_error_http_status` and `_body`.
     PERPS_HTTP_STATUS = 8,
-    /// The venue answered 2xx but refused (`success: false`, or `code` != 0); see `_body`.
+    /// The venue answered 2xx but refused (`success: false`, or a `code` other than 0 or
+    /// 200); see `_body`.
     PERPS_API_ERROR = 9,
     /// The venue's answer is not JSON, has the wrong shape, or is too large.
     PERPS_BAD_RESPONSE = 10,
