@@ -354,6 +354,10 @@ fn a_close_frame_ends_the_connection_at_once_though_the_venue_keeps_the_socket()
     assert!(opened.elapsed() < Duration::from_millis(1500), "noticed after {:?}: {down}", opened.elapsed());
     let reason = down["reason"].as_str().unwrap();
     assert!(reason.contains("code 4008") && reason.contains("not receive Pong"), "{reason}");
+    // The frame itself, as sent: an engine reads the venue's JSON in it.
+    assert_eq!(down["close_code"], 4008, "{down}");
+    let venue_said: serde_json::Value = serde_json::from_str(down["close_reason"].as_str().unwrap()).unwrap();
+    assert_eq!(venue_said["code"], 408, "{down}");
     until(&stream, LONG, "reconnected", is_status("reconnected"));
 }
 

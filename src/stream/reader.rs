@@ -23,7 +23,7 @@ pub struct Reader {
     /// When the last frame came in (the idle timeout counts from it).
     pub last_inbound: Instant,
     /// The venue's close frame, once one came (it ends the connection).
-    pub close_reason: Option<String>,
+    pub close_reason: Option<VenueClose>,
     /// A caller's read found the connection finished: why, for the I/O thread to act on.
     pub ended: Option<End>,
 }
@@ -35,6 +35,38 @@ pub enum End {
     Lost(String),
     /// The login, acked at first, was refused: the stream ends as when a login is refused.
     Refused(Error),
+}
+
+/// The venue's Close frame, as it came.
+#[derive(Clone, Debug)]
+pub struct VenueClose {
+    /// Its status code; `None` for a Close without one.
+    pub code: Option<u16>,
+    /// Its reason, as the venue wrote it (often JSON, e.g. the documented
+    /// `{"code":408,"message":"disconnecting due to not receive Pong…"}`).
+    pub reason: String,
+}
+
+impl VenueClose {
+    /// For messages: the code and the venue's words, quoted (escapes written out first, so
+    /// that redaction sees what a reader would).
+    pub fn describe(&self) -> String {
+        match self.code {
+            Some(code) => format!(
+                "the venue closed the connection (code {code}: {})",
+                crate::error::venue_words(&crate::redact::unescaped(&self.reason))
+            ),
+            None => "the venue closed the connection".to_owned(),
+        }
+    }
+
+    /// For the `disconnected` event: `close_code` and `close_reason`, the reason as sent, so
+    /// that an engine can read the venue's JSON in it — with its JSON escapes written out
+    /// (`redact::unescaped`), because the event's redaction reads one level of escapes: a
+    /// token escaped inside the reason would otherwise come back to the engine's reader.
+    pub fn fields(&self) -> serde_json::Value {
+        serde_json::json!({ "close_code": self.code, "close_reason": crate::redact::unescaped(&self.reason) })
+    }
 }
 
 impl Reader {
@@ -54,7 +86,7 @@ pub(super) fn read_available(
     proto: &mut dyn Protocol,
     shared: &Shared,
     last_inbound: &mut Instant,
-    close_reason: &mut Option<String>,
+    close_reason: &mut Option<VenueClose>,
     more: &mut bool,
 ) -> Result<AuthOutcome> {
     let queue = &shared.queue;
@@ -69,10 +101,9 @@ pub(super) fn read_available(
             Ok(message) => message,
             Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => return Ok(AuthOutcome::Pending),
             Err(tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed) => {
-                return Err(Error::new(
-                    Code::Transport,
-                    close_reason.clone().unwrap_or("the venue closed the connection".into()),
-                ));
+                let reason =
+                    close_reason.as_ref().map_or("the venue closed the connection".into(), VenueClose::describe);
+                return Err(Error::new(Code::Transport, reason));
             }
             Err(e) => return Err(transport::ws_error(e, "reading")),
         };
@@ -96,15 +127,14 @@ pub(super) fn read_available(
                 queue.push(Kind::Notice, events::error_status(&error, None));
             }
             Message::Close(frame) => {
-                let reason = match frame {
-                    Some(frame) => format!(
-                        "the venue closed the connection (code {}: {})",
-                        u16::from(frame.code),
-                        crate::error::venue_words(&crate::redact::unescaped(frame.reason.as_str()))
-                    ),
-                    None => "the venue closed the connection".to_owned(),
+                let close = match frame {
+                    Some(frame) => {
+                        VenueClose { code: Some(frame.code.into()), reason: frame.reason.as_str().to_owned() }
+                    }
+                    None => VenueClose { code: None, reason: String::new() },
                 };
-                *close_reason = Some(reason.clone());
+                let reason = close.describe();
+                *close_reason = Some(close);
                 // The connection ends here, whether or not the venue also closes the socket:
                 // one that keeps it open would otherwise be noticed only at the idle timeout.
                 // tungstenite queued the answering Close frame: sent if the socket takes it.
@@ -133,8 +163,8 @@ pub(super) fn read_served(conn: &mut Connection, reader: &mut Reader, shared: &S
 
 /// Why the connection ended, for the `disconnected` event: the venue's close frame if one
 /// came, else what reading found.
-pub(super) fn end_reason(close_reason: &Option<String>, error: &Error) -> String {
-    close_reason.clone().unwrap_or_else(|| error.message().to_owned())
+pub(super) fn end_reason(close_reason: &Option<VenueClose>, error: &Error) -> String {
+    close_reason.as_ref().map_or_else(|| error.message().to_owned(), VenueClose::describe)
 }
 
 /// The answer to a JSON-level ping (`{"ping":x}` → `{"pong":x}`): not in the venue's

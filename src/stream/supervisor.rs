@@ -30,7 +30,7 @@
 
 use super::events::Queue;
 use super::limits::{self, Backoff};
-use super::reader::{End, Reader, end_reason, read_available, read_served};
+use super::reader::{End, Reader, VenueClose, end_reason, read_available, read_served};
 use super::settings::StreamSettings;
 use super::shared::{Link, Shared, lock, note_affinity, poll_fds};
 use super::transport::{self, Connection};
@@ -100,11 +100,13 @@ struct Ended {
     rotation: bool,
     /// The login was refused after its ack: the stream ends (`failed`), no reconnection.
     refused: Option<Error>,
+    /// The venue's Close frame, when one ended the connection.
+    close: Option<VenueClose>,
 }
 
 impl Ended {
     fn lost(reason: impl Into<String>) -> Ended {
-        Ended { reason: reason.into(), rotation: false, refused: None }
+        Ended { reason: reason.into(), rotation: false, refused: None, close: None }
     }
 }
 
@@ -112,7 +114,9 @@ impl From<End> for Ended {
     fn from(end: End) -> Ended {
         match end {
             End::Lost(reason) => Ended::lost(reason),
-            End::Refused(error) => Ended { reason: error.message().to_owned(), rotation: false, refused: Some(error) },
+            End::Refused(error) => {
+                Ended { reason: error.message().to_owned(), rotation: false, refused: Some(error), close: None }
+            }
         }
     }
 }
@@ -278,6 +282,9 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
             break;
         }
         let mut fields = json!({ "stream": proto.name(), "reason": ended.reason, "rotation": ended.rotation });
+        if let Some(close) = &ended.close {
+            merge(&mut fields, close.fields());
+        }
         merge(&mut fields, proto.on_disconnect());
         shared.status("disconnected", fields);
         if let Some(error) = ended.refused {
@@ -366,8 +373,9 @@ fn establish(
 /// Serve a live connection until it ends.
 fn serve(shared: &Shared, proto: Box<dyn Protocol>, settings: &StreamSettings) -> (Ended, Box<dyn Protocol>) {
     shared.link().reader = Some(Reader::new(proto));
-    let ended = serve_reader(shared, settings);
+    let mut ended = serve_reader(shared, settings);
     let reader = shared.link().reader.take().expect("serve put the reader in the link and alone takes it");
+    ended.close = reader.close_reason;
     (ended, reader.proto)
 }
 
@@ -424,6 +432,7 @@ fn serve_reader(shared: &Shared, settings: &StreamSettings) -> Ended {
                 reason: format!("rotation after {} ms (before the venue's 24 h cap)", options.rotate_after.as_millis()),
                 rotation: true,
                 refused: None,
+                close: None,
             };
         }
         if !more {
