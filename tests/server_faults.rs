@@ -15,7 +15,7 @@ mod helpers;
 #[path = "common/rogue_server.rs"]
 mod rogue_server;
 
-use common::abi::{Client, Session, new_order, prepare};
+use common::abi::{Client, Session, call, new_order, prepare};
 use helpers::*;
 use perps::ffi::error::perps_code::*;
 use rogue_server::{OnAccept, Rogue, Seen, Step, chunk, chunked_head, head_only, json, ms, response};
@@ -327,4 +327,25 @@ fn code_nonzero_under_200_is_an_api_error_not_reached() {
     let rogue = Rogue::start(|_, _| json(200, r#"{"code":0,"cl_ord_id":"venue-said"}"#));
     let client = client_at(&rogue.url(), FAST);
     assert_eq!(new_order(&client, &api_session(), ORDER).unwrap(), r#"{"code":0,"cl_ord_id":"venue-said"}"#);
+}
+
+#[test]
+fn a_byte_order_mark_before_the_json_is_dropped() {
+    // RFC 8259 §8.1 lets a reader ignore it; kept, it would make an accepted order look like a
+    // bad answer (its fate unknown) and every read unreadable to the caller's JSON parser.
+    let rogue = Rogue::start(|seen, _| {
+        let body = if seen.path().ends_with("/new_order") {
+            r#"{"code":0,"message":"success","cl_ord_id":"bom"}"#
+        } else {
+            r#"{"page_size":0,"result":[],"total":0}"#
+        };
+        json(200, &format!("\u{feff}{body}"))
+    });
+    let client = client_at(&rogue.url(), FAST);
+    assert_eq!(
+        new_order(&client, &api_session(), ORDER).unwrap(),
+        r#"{"code":0,"message":"success","cl_ord_id":"bom"}"#
+    );
+    let open = call(&client, Some(&api_session()), "query_open_orders", None).unwrap();
+    assert_eq!(open, r#"{"page_size":0,"result":[],"total":0}"#);
 }

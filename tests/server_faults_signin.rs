@@ -302,6 +302,12 @@ fn clock_sync_answers_the_client_cannot_use() {
     now.store(100, Ordering::SeqCst);
     let offset = sync(&client).unwrap();
     assert!((99_000..=101_500).contains(&offset), "offset {offset}");
+    // The other ways a server writes its seconds: with a fraction, inside a JSON string.
+    for form in ["{}.250", "\"{}\"", "\"{}.5\""] {
+        *answer.lock().unwrap() = json(200, &form.replace("{}", &(now_secs() + 100).to_string()));
+        let offset = sync(&client).unwrap();
+        assert!((98_900..=101_500).contains(&offset), "{form}: offset {offset}");
+    }
     for body in ["9223372036854775807", "-9223372036854775808", "253402300800", "-1", "1e12", "17e8", "now", "", "{}"] {
         *answer.lock().unwrap() = json(200, body);
         let f = expect(sync(&client).map(|o| o.to_string()), PERPS_BAD_RESPONSE, false);
@@ -322,5 +328,5 @@ fn clock_sync_answers_the_client_cannot_use() {
     let stamp: i64 = rogue.seen().last().unwrap().header("x-request-timestamp").unwrap().parse().unwrap();
     let local = perps::body_sign::now_ms();
     assert!((local + 98_000..=local + 101_500).contains(&stamp), "timestamp {stamp} vs local {local}");
-    assert_eq!(rogue.count("/api/kline/time"), 1 + 9 + 3, "each sync sent once");
+    assert_eq!(rogue.count("/api/kline/time"), 1 + 3 + 9 + 3, "each sync sent once");
 }

@@ -17,6 +17,7 @@ pub mod symbol_rules;
 mod trading;
 pub mod transport;
 pub(crate) mod url;
+mod venue_time;
 mod write_coalescing;
 
 use crate::challenge::CertSet;

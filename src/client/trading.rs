@@ -220,20 +220,12 @@ impl Client {
             self.send(self.perps_host, Method::GET, &format!("{}/api/kline/time", self.perps_url), &[], None)?;
         let finished = crate::body_sign::now_ms();
         let reply = require_2xx(reply, "kline/time", &CallSecrets::none())?;
-        let seconds: i64 = reply.body.trim().parse().map_err(|_| {
-            Error::bad_response("kline/time: the answer is not an integer number of seconds")
-                .with_status(reply.status)
-                .with_body(reply.body.clone())
+        let venue_ms = super::venue_time::millis(&reply.body).map_err(|why| {
+            Error::bad_response(format!("kline/time: {why}")).with_status(reply.status).with_body(reply.body.clone())
         })?;
-        // Before 1970 or after 9999 is not a clock (and would overflow the arithmetic).
-        if !(0..=253_402_300_799).contains(&seconds) {
-            return Err(Error::bad_response("kline/time: the venue's time is out of range")
-                .with_status(reply.status)
-                .with_body(reply.body));
-        }
-        // The venue's second was read somewhere during the round trip; its middle is the
-        // best estimate, and +500 ms centres the truncated second.
-        let offset = seconds * 1000 + 500 - (started + finished) / 2;
+        // The venue's clock was read somewhere during the round trip: its middle is the best
+        // estimate.
+        let offset = venue_ms - (started + finished) / 2;
         self.clock_offset_ms.store(offset, std::sync::atomic::Ordering::Relaxed);
         Ok(offset)
     }

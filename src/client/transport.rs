@@ -117,6 +117,9 @@ impl Transport {
             Err(other) => return Err(map_error(other, &self.limits).with_status(status)),
         };
         let body = match String::from_utf8(bytes) {
+            // A UTF-8 byte-order mark is no part of the JSON text (RFC 8259 §8.1 lets a reader
+            // ignore it); kept, it would make every answer unreadable to us and to the caller.
+            Ok(body) if body.starts_with('\u{feff}') => body['\u{feff}'.len_utf8()..].to_owned(),
             Ok(body) => body,
             Err(e) if !success => String::from_utf8_lossy(e.as_bytes()).into_owned(),
             Err(_) => {

@@ -188,7 +188,10 @@ pub extern "C" fn perps_request(
 /// Read the venue's clock (`GET {perps_url}/api/kline/time`) and keep the offset in the
 /// client: every later `x-request-timestamp` of requests sent through this client uses
 /// it (`perps_sign_body*` without a client keep the local clock). Writes the offset (venue
-/// minus local, milliseconds) to `*offset_ms` when it is not NULL.
+/// minus local, milliseconds) to `*offset_ms` when it is not NULL. The answer is Unix
+/// seconds: an integer (taken as the middle of that second), a decimal with a fraction, or
+/// either inside a JSON string; anything else (an exponent, a sign, a year after 9999) is
+/// `PERPS_BAD_RESPONSE` and the offset in use is kept.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_client_sync_time(
     c: *const perps_client,
