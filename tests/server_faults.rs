@@ -349,3 +349,34 @@ fn a_byte_order_mark_before_the_json_is_dropped() {
     let open = call(&client, Some(&api_session()), "query_open_orders", None).unwrap();
     assert_eq!(open, r#"{"page_size":0,"result":[],"total":0}"#);
 }
+
+/// A venue that answers the first request of a connection and closes the connection when
+/// the second arrives on it, unanswered: the race of HTTP keep-alive, where the venue closes
+/// a kept-alive connection as the client writes its next request on it. (One client sending
+/// one request at a time: the even requests open connections, the odd ones are their second.)
+fn closes_as_the_next_request_arrives(how: Step) -> Rogue {
+    Rogue::start(move |_, index| {
+        if index % 2 == 1 {
+            return vec![how.clone()];
+        }
+        json(200, r#"{"code":0,"message":"success","page_size":0,"result":[],"total":0}"#)
+    })
+}
+
+#[test]
+fn a_read_on_a_kept_alive_connection_the_venue_closed_is_sent_again_once() {
+    for how in [Step::Close, Step::Reset] {
+        let rogue = closes_as_the_next_request_arrives(how.clone());
+        let client = client_at(&rogue.url(), FAST);
+        call(&client, Some(&api_session()), "query_open_orders", None).unwrap();
+        // The second read goes out on the kept-alive connection, which the venue closes: sent
+        // again on a new connection, and answered.
+        call(&client, Some(&api_session()), "query_open_orders", None).expect("read again on a new connection");
+        assert_eq!(rogue.count("/query_open_orders"), 3, "{how:?}");
+        assert_eq!(rogue.accepted(), 2, "{how:?}");
+        // An order is never sent again: the venue may have read it.
+        let f = new_order(&client, &api_session(), ORDER).unwrap_err();
+        assert!(f.may_have_reached_venue && f.code == PERPS_TRANSPORT, "{how:?}: {f:?}");
+        assert_eq!(rogue.count(NEW_ORDER), 1, "{how:?}");
+    }
+}

@@ -47,16 +47,19 @@ fn certs_endpoint_down() {
     assert_eq!(f.http_status, 503);
     assert_eq!(session.info()["pending_signin"], false);
     // Scripted: certs 404, reset, stalled.
-    for (certs, code, reached) in [
-        (json(404, "not found"), PERPS_HTTP_STATUS, false),
-        (vec![Step::Reset], PERPS_TRANSPORT, true),
-        (vec![ms(1000), Step::Close], PERPS_TIMEOUT, true),
+    // A reset before any answer on the kept-alive connection of prepare-signin may be the
+    // venue closing it as the request was written: the read goes once more on a new
+    // connection (a GET changes nothing), never more.
+    for (certs, code, reached, fetches) in [
+        (json(404, "not found"), PERPS_HTTP_STATUS, false, 1),
+        (vec![Step::Reset], PERPS_TRANSPORT, true, 2),
+        (vec![ms(1000), Step::Close], PERPS_TIMEOUT, true, 1),
     ] {
         let rogue = start_venue(ScriptedVenue::new(VenueKey::new(7, Some("k1")), Box::new(move |_| certs.clone())));
         let session = Session::new();
         expect(prepare(&client_at(&rogue.url(), FAST), &session, "bsc", BSC_ADDRESS), code, reached);
         assert_eq!(session.info()["pending_signin"], false, "nothing unverified is kept");
-        assert_eq!(rogue.count("/certs"), 1, "a failed certs fetch is not retried");
+        assert_eq!(rogue.count("/certs"), fetches, "a failed certs fetch is not retried beyond that");
     }
 }
 
@@ -328,5 +331,7 @@ fn clock_sync_answers_the_client_cannot_use() {
     let stamp: i64 = rogue.seen().last().unwrap().header("x-request-timestamp").unwrap().parse().unwrap();
     let local = perps::body_sign::now_ms();
     assert!((local + 98_000..=local + 101_500).contains(&stamp), "timestamp {stamp} vs local {local}");
-    assert_eq!(rogue.count("/api/kline/time"), 1 + 3 + 9 + 3, "each sync sent once");
+    // Each sync sent once, but the reset one: it came on a kept-alive connection before any
+    // answer, so it was read once more on a new connection (a GET changes nothing).
+    assert_eq!(rogue.count("/api/kline/time"), 1 + 3 + 9 + 3 + 1, "each sync sent once");
 }

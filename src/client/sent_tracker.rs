@@ -16,16 +16,28 @@ use ureq::unversioned::transport::{Buffers, ConnectionDetails, Connector, NextTi
 
 thread_local! {
     static REQUEST_BYTES_SENT: Cell<bool> = const { Cell::new(false) };
+    static NEW_CONNECTION: Cell<bool> = const { Cell::new(false) };
+    static ANSWER_BYTES_RECEIVED: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Forget the previous request's state; call before sending.
 pub fn reset() {
     REQUEST_BYTES_SENT.with(|sent| sent.set(false));
+    NEW_CONNECTION.with(|new| new.set(false));
+    ANSWER_BYTES_RECEIVED.with(|received| received.set(false));
 }
 
 /// Whether request bytes were written since [`reset`] on this thread.
 pub fn request_bytes_sent() -> bool {
     REQUEST_BYTES_SENT.with(Cell::get)
+}
+
+/// Whether the request since [`reset`] went out on a kept-alive connection from the pool
+/// (no connection was opened for it) and no byte of an answer came back: the venue may have
+/// closed that connection as the request was written (the race of HTTP keep-alive), so the
+/// request may never have been read.
+pub fn failed_on_a_pooled_connection_unanswered() -> bool {
+    !NEW_CONNECTION.with(Cell::get) && !ANSWER_BYTES_RECEIVED.with(Cell::get)
 }
 
 /// The last link of the connector chain: wraps whatever transport the chain produced.
@@ -36,6 +48,8 @@ impl<In: Transport> Connector<In> for SentTracking {
     type Out = TrackedTransport<In>;
 
     fn connect(&self, _details: &ConnectionDetails, chained: Option<In>) -> Result<Option<Self::Out>, ureq::Error> {
+        // Called only when the pool has no connection to give: this one is new.
+        NEW_CONNECTION.with(|new| new.set(true));
         Ok(chained.map(|inner| TrackedTransport { inner }))
     }
 }
@@ -59,11 +73,11 @@ impl<In: Transport> Transport for TrackedTransport<In> {
     }
 
     fn maybe_await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
-        self.inner.maybe_await_input(timeout)
+        received(self.inner.maybe_await_input(timeout))
     }
 
     fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
-        self.inner.await_input(timeout)
+        received(self.inner.await_input(timeout))
     }
 
     fn is_open(&mut self) -> bool {
@@ -73,4 +87,12 @@ impl<In: Transport> Transport for TrackedTransport<In> {
     fn is_tls(&self) -> bool {
         self.inner.is_tls()
     }
+}
+
+/// Note that bytes of an answer arrived (input available).
+fn received(result: Result<bool, ureq::Error>) -> Result<bool, ureq::Error> {
+    if let Ok(true) = result {
+        ANSWER_BYTES_RECEIVED.with(|received| received.set(true));
+    }
+    result
 }

@@ -72,9 +72,16 @@ impl Transport {
         Ok(Transport { agent, max_response_bytes: options.max_response_bytes, limits })
     }
 
-    /// Send one request, exactly once. `body` is sent byte for byte when present. `total`: a
+    /// Send one request, once. `body` is sent byte for byte when present. `total`: a
     /// shorter whole-exchange limit than the client's `total_timeout_ms` (what is left of a
     /// call's time after pacing waited or the symbol rules were read); `None`: all of it.
+    ///
+    /// One exception to "once": a GET that went out on a kept-alive connection from the pool
+    /// and found it closed or reset before any byte of an answer — the venue closed it as the
+    /// request was written, the race of HTTP keep-alive — is sent again once on a new
+    /// connection, within the same time. A GET only reads, so reading twice changes nothing
+    /// at the venue; an order or a cancel is never sent again (its error says it may have
+    /// reached the venue).
     pub fn send_within(
         &self,
         method: Method,
@@ -83,16 +90,24 @@ impl Transport {
         body: Option<&[u8]>,
         total: Option<std::time::Duration>,
     ) -> Result<Reply> {
-        let mut builder = Request::builder().method(method).uri(url);
-        for (name, value) in headers {
-            builder = builder.header(header_name(name)?, *value);
-        }
-        sent_tracker::reset();
-        let response = match body {
-            Some(bytes) => builder.body(bytes).map_err(bad_request).and_then(|r| self.run(r, total)),
-            None => builder.body(()).map_err(bad_request).and_then(|r| self.run(r, total)),
+        let started = std::time::Instant::now();
+        let may_read_again = method == Method::GET;
+        let first = self.exchange_once(method.clone(), url, headers, body, total);
+        let response = match first {
+            Err(e)
+                if may_read_again
+                    && e.is_closed_by_peer()
+                    && sent_tracker::failed_on_a_pooled_connection_unanswered() =>
+            {
+                let left = total.unwrap_or(self.limits.total).saturating_sub(started.elapsed());
+                if left.is_zero() {
+                    return Err(e.mapped(&self.limits));
+                }
+                self.exchange_once(method, url, headers, body, Some(left))
+            }
+            other => other,
         };
-        let mut response = response?;
+        let mut response = response.map_err(|e| e.mapped(&self.limits))?;
         let status = response.status().as_u16();
         let success = (200..300).contains(&status);
         let non_2xx_header = |name: header::HeaderName| {
@@ -131,16 +146,63 @@ impl Transport {
         Ok(Reply { status, body, retry_after, content_type })
     }
 
+    /// Build and run one exchange (its errors as ureq gives them, for `send_within` to judge
+    /// and map).
+    fn exchange_once(
+        &self,
+        method: Method,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+        total: Option<std::time::Duration>,
+    ) -> std::result::Result<ureq::http::Response<ureq::Body>, ExchangeError> {
+        let mut builder = Request::builder().method(method).uri(url);
+        for (name, value) in headers {
+            builder = builder.header(header_name(name).map_err(ExchangeError::Ours)?, *value);
+        }
+        sent_tracker::reset();
+        let outcome = match body {
+            Some(bytes) => builder.body(bytes).map(|r| self.run(r, total)),
+            None => builder.body(()).map(|r| self.run(r, total)),
+        };
+        match outcome {
+            Ok(result) => result.map_err(ExchangeError::Ureq),
+            Err(e) => Err(ExchangeError::Ours(bad_request(e))),
+        }
+    }
+
     fn run<S: ureq::AsSendBody>(
         &self,
         request: Request<S>,
         total: Option<std::time::Duration>,
-    ) -> Result<ureq::http::Response<ureq::Body>> {
+    ) -> std::result::Result<ureq::http::Response<ureq::Body>, ureq::Error> {
         match total {
             None => self.agent.run(request),
             Some(total) => self.agent.run(self.agent.configure_request(request).timeout_global(Some(total)).build()),
         }
-        .map_err(|e| map_error(e, &self.limits))
+    }
+}
+
+/// Why one exchange failed: a request we could not build, or ureq's failure (mapped into our
+/// words by `map_error` once `send_within` has decided whether to read again).
+enum ExchangeError {
+    Ours(Error),
+    Ureq(ureq::Error),
+}
+
+impl ExchangeError {
+    /// The venue closed or reset the connection (nothing else: not a timeout, not TLS).
+    fn is_closed_by_peer(&self) -> bool {
+        use std::io::ErrorKind::*;
+        matches!(self, ExchangeError::Ureq(ureq::Error::Io(io))
+            if matches!(io.kind(), ConnectionReset | ConnectionAborted | UnexpectedEof | BrokenPipe))
+    }
+
+    fn mapped(self, limits: &Limits) -> Error {
+        match self {
+            ExchangeError::Ours(error) => error,
+            ExchangeError::Ureq(error) => map_error(error, limits),
+        }
     }
 }
 
