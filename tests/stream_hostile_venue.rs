@@ -417,3 +417,35 @@ fn public_pushes_with_the_symbol_only_in_data_are_counted_and_named_per_symbol()
     assert_eq!(pushes, expected);
     assert_eq!(events[1]["data"]["asks"], json!([["1", "1"], ["2", "1"]]), "the book is still sorted");
 }
+
+#[test]
+fn account_pushes_numbered_per_symbol_raise_no_false_alarm() {
+    // A venue that numbers `position` per symbol, the symbol only in `data`: each symbol's
+    // pushes count from 1. Read in one pass, then with an escape (the other decoding paths).
+    let url = venue(|_, mut ws| {
+        read_json(&mut ws);
+        send(&mut ws, r#"{"channel":"auth","data":{"code":0,"msg":"success"}}"#);
+        for frame in [
+            r#"{"seq":1,"channel":"position","data":{"symbol":"BTC-USD","qty":"0.1"}}"#,
+            r#"{"seq":1,"channel":"position","data":{"symbol":"ETH-USD","qty":"2"}}"#,
+            r#"{"seq":2,"channel":"position","data":{"symbol":"BTC-USD","qty":"0.2"}}"#,
+            r#"{"seq":2,"channel":"position","data":{"qty":"\u0033","symbol":"ETH-USD"}}"#,
+            r#"{"seq":3,"channel":"position","data":{"symbol":"BTC-USD","qty":"\u0030"}}"#,
+        ] {
+            send(&mut ws, frame);
+        }
+        hold(ws, Duration::from_secs(3));
+    });
+    let stream = Stream::open_market(client(&url, "{}"), Some(session()), r#"[{"channel":"position"}]"#).unwrap();
+    let (last, mut events) = until(&stream, LONG, "the last push", |e| e["seq"] == 3);
+    events.push(last);
+    assert!(events.iter().all(|e| e["channel"] != "status" || e["state"] == "connected"), "{events:#?}");
+    let pushes: Vec<(i64, &str)> = events
+        .iter()
+        .filter(|e| e["channel"] == "position")
+        .map(|e| (e["seq"].as_i64().unwrap(), e["data"]["symbol"].as_str().unwrap()))
+        .collect();
+    assert_eq!(pushes, [(1, "BTC-USD"), (1, "ETH-USD"), (2, "BTC-USD"), (2, "ETH-USD"), (3, "BTC-USD")]);
+    // An account push keeps its envelope: no symbol added to the event.
+    assert!(events.iter().filter(|e| e["channel"] == "position").all(|e| e.get("symbol").is_none()), "{events:#?}");
+}

@@ -84,7 +84,7 @@ impl Market {
     /// The scanner's path (`push_scan`); `None` sends the frame down the serde paths.
     fn on_push_scanned(&mut self, text: &str, received_ns: i64, queue: &Queue) -> Option<()> {
         let push = push_scan::push(text, &mut self.book)?;
-        self.seq.report(push.channel, push.symbol, push.seq, queue);
+        self.seq.report(push.channel, push.seq_symbol, push.seq, queue);
         let event = match push.data {
             push_scan::Data::Absent => Ok(push_event(push.channel, push.seq, push.symbol, "null", received_ns)),
             push_scan::Data::Raw(data) => Ok(push_event(push.channel, push.seq, push.symbol, data, received_ns)),
@@ -110,8 +110,10 @@ impl Market {
         if known == "depth_book" && matches!(push.data, Some(FastData::Raw(_))) {
             return None; // `data` came before `channel`: not sorted yet
         }
-        if push.symbol.is_none() && PUBLIC_CHANNELS.contains(&known) {
-            return None; // named by its data's symbol: read from the raw data on the general path
+        if push.symbol.is_none() {
+            // Named (public) or counted (account) by its data's symbol: read from the raw data
+            // on the general path.
+            return None;
         }
         let symbol = push.symbol.as_deref();
         self.seq.report(known, symbol, push.seq, queue);
@@ -181,14 +183,16 @@ impl Protocol for Market {
             return AuthOutcome::Pending;
         };
         let in_data;
-        let symbol = match (push.symbol.as_deref(), push.data) {
-            (None, Some(data)) if PUBLIC_CHANNELS.contains(&known) => {
+        let seq_symbol = match (push.symbol.as_deref(), push.data) {
+            (None, Some(data)) => {
                 in_data = data_symbol(data);
                 in_data.as_deref()
             }
             (symbol, _) => symbol,
         };
-        self.seq.report(known, symbol, push.seq, queue);
+        // A public push is named by its data's symbol too; an account push keeps its envelope.
+        let symbol = if PUBLIC_CHANNELS.contains(&known) { seq_symbol } else { push.symbol.as_deref() };
+        self.seq.report(known, seq_symbol, push.seq, queue);
         let sorted;
         let data: &str = match (known, push.data) {
             ("depth_book", Some(data)) => match depth::sorted_data(data) {

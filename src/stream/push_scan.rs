@@ -69,6 +69,9 @@ pub struct Push<'a> {
     /// One of the known channels.
     pub channel: &'static str,
     pub symbol: Option<&'a str>,
+    /// The symbol its `seq` is counted under: `symbol`, or for an account push whose envelope
+    /// names none, its data's (`seq.rs` says why).
+    pub seq_symbol: Option<&'a str>,
     pub data: Data<'a>,
 }
 
@@ -135,10 +138,14 @@ pub fn push<'a>(text: &'a str, book: &mut Book) -> Option<Push<'a>> {
         return None;
     }
     let data = data.unwrap_or(Data::Absent);
-    if symbol.is_none() && PUBLIC_CHANNELS.contains(&channel) {
-        symbol = data_symbol(text, &data, book);
+    let mut seq_symbol = symbol;
+    if symbol.is_none() {
+        seq_symbol = data_symbol(text, &data, book);
+        if PUBLIC_CHANNELS.contains(&channel) {
+            symbol = seq_symbol;
+        }
     }
-    Some(Push { seq, channel, symbol, data })
+    Some(Push { seq, channel, symbol, seq_symbol, data })
 }
 
 /// The symbol that names a public push whose envelope has none: the first `symbol` member of

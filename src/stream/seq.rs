@@ -11,6 +11,13 @@
 //!   skip on the channel that leads. A channel's first `seq` is its baseline (a gap needs
 //!   a previous `seq` of the same channel and symbol).
 //!
+//! A push is counted under its channel and symbol: the envelope's `symbol`, or its data's
+//! when the envelope has none — for account pushes too (`position` of BTC-USD and of
+//! ETH-USD each numbered from 1 by a venue that counts per symbol must not look like a
+//! regression). Counting finer than the venue does raises no false alarm either: a gap
+//! also needs a skip past the connection's highest `seq`, and a regression compares within
+//! one channel and symbol.
+//!
 //! Numbering starts again on every connection (each reconnection is itself reported).
 
 use super::events::{self, Kind, Queue};
