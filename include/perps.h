@@ -342,7 +342,7 @@ char *perps_new_order(const struct perps_client *c, const struct perps_session *
  * "DELETE"; `path` starts with '/' (e.g. "/api/cancel_order", "/api/query_open_orders?symbol=BTC-USD");
  * `body` may be NULL or "" for none. The bearer token is always sent; a body is signed and
  * sent byte for byte. Never retried, but a GET that found its kept-alive connection closed
- * by the venue before any answer is sent once more on a new connection (README "The
+ * by the venue before any answer is sent once more on another connection (README "The
  * keep-alive race"). Returns the venue's answer (free with `perps_string_free`).
  */
 char *perps_request(const struct perps_client *c, const struct perps_session *s, const char *method, const char *path, const char *body, struct perps_error **err);
