@@ -226,23 +226,25 @@ impl Queue {
     /// Why the stream can take no more requests: closed by the caller, or ended for good by
     /// the I/O thread (`finish`); `None` while it runs.
     pub fn why_ended(&self) -> Option<String> {
-        let state = self.lock();
-        if state.closed {
-            return Some("the stream is closed (perps_stream_close)".to_owned());
-        }
-        state
-            .terminal
-            .as_ref()
-            .map(|error| format!("the stream has ended: {}: {}", error.code().name(), error.message()))
+        why_ended(&self.lock())
     }
 }
 
-/// The next event, or why there will be none; `None` when the queue is just empty.
-fn take(state: &mut State) -> Option<Result<String>> {
+/// `Queue::why_ended` under the lock: the words of `PERPS_STREAM_CLOSED` too (`take`).
+fn why_ended(state: &State) -> Option<String> {
     if state.closed {
-        return Some(Err(Error::new(Code::StreamClosed, "the stream is closed (perps_stream_close)")));
+        return Some("the stream is closed (perps_stream_close)".to_owned());
     }
-    if let Some((kind, event)) = state.events.pop_front() {
+    let error = state.terminal.as_ref()?;
+    Some(format!("the stream has ended: {}: {}", error.code().name(), error.message()))
+}
+
+/// The next event, or why there will be none; `None` when the queue is just empty. Once
+/// closed, nothing more is given; once ended, the queued events first.
+fn take(state: &mut State) -> Option<Result<String>> {
+    if !state.closed
+        && let Some((kind, event)) = state.events.pop_front()
+    {
         if kind != Kind::Status {
             state.data_events -= 1;
             state.data_bytes -= event.len();
@@ -250,12 +252,7 @@ fn take(state: &mut State) -> Option<Result<String>> {
         mark_overflow(state);
         return Some(Ok(event));
     }
-    state.terminal.as_ref().map(|error| {
-        Err(Error::new(
-            Code::StreamClosed,
-            format!("the stream has ended: {}: {}", error.code().name(), error.message()),
-        ))
-    })
+    why_ended(state).map(|why| Err(Error::new(Code::StreamClosed, why)))
 }
 
 /// Queue the overflow marker once there is room and data was lost.
