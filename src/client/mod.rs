@@ -160,9 +160,7 @@ impl Client {
     ) -> Result<Reply> {
         let paced = self.pace(host, None, url, None)?;
         let reply = self.transport.send_within(method, url, headers, body, paced.time_left)?;
-        if reply.status == 429 {
-            paced.limits.venue_429(self.retry_after_ms(&reply));
-        }
+        self.pause_on_429(&paced.limits, &reply);
         Ok(reply)
     }
 }

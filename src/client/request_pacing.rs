@@ -145,9 +145,14 @@ impl Client {
         Ok(Paced { limits: Limits { bucket, host: Some(host), account: account.is_some() }, time_left })
     }
 
-    /// The `Retry-After` of an answer in milliseconds, when it has one the client can read.
-    pub(super) fn retry_after_ms(&self, reply: &super::transport::Reply) -> Option<i64> {
-        reply.retry_after.as_deref().and_then(|v| super::retry_after::millis(v, self.venue_now_ms()))
+    /// After the answer to a paced request: an HTTP 429 pauses the limits it was paced to,
+    /// for its `Retry-After` when it has one the client can read (`Limits::venue_429`).
+    pub(super) fn pause_on_429(&self, limits: &Limits, reply: &super::transport::Reply) {
+        if reply.status == 429 {
+            let retry_after =
+                reply.retry_after.as_deref().and_then(|v| super::retry_after::millis(v, self.venue_now_ms()));
+            limits.venue_429(retry_after);
+        }
     }
 
     /// The least time a wait must leave the request itself: half of `total_timeout_ms`.

@@ -167,6 +167,7 @@ impl Client {
     pub(super) fn exchange<'a>(&self, outgoing: &Outgoing<'a>) -> Result<Exchanged<'a>> {
         let account = outgoing.account.as_ref().map(|account| account.account);
         let paced = self.pace(self.perps_host, account, outgoing.target, outgoing.deadline)?;
+        let path = outgoing.target.split('?').next().unwrap_or(outgoing.target);
         let mut headers: Vec<(&str, &str)> = Vec::with_capacity(9);
         let bearer;
         let options: RequestOptions;
@@ -188,7 +189,7 @@ impl Client {
             headers.push(("content-type", "application/json"));
         }
         if let Some(id) = &options.session_id
-            && is_order_entry(&outgoing.method, outgoing.target)
+            && is_order_entry(&outgoing.method, path)
         {
             headers.push(("x-session-id", id));
         }
@@ -196,14 +197,11 @@ impl Client {
             headers.push(("x-impersonate", vault));
         }
         let url = format!("{}{}", self.perps_url, outgoing.target);
-        let path = outgoing.target.split('?').next().unwrap_or(outgoing.target);
         let reply = self
             .transport
             .send_within(outgoing.method.clone(), &url, &headers, outgoing.body, paced.time_left)
             .map_err(|e| if sent_tracker::request_bytes_sent() { with_request_id(e, signature.as_ref()) } else { e })?;
-        if reply.status == 429 {
-            paced.limits.venue_429(self.retry_after_ms(&reply));
-        }
+        self.pause_on_429(&paced.limits, &reply);
         let not_found = outgoing.not_found && reply.status == 404 && !is_web_server_page(&reply);
         let reply = require_2xx(reply, path, outgoing.secrets).map_err(|e| {
             let e = if not_found { e.with_code(Code::NotFound) } else { e };
@@ -232,7 +230,7 @@ impl Client {
 }
 
 /// A 2xx answer from `new_order` / `perps_request`: a JSON object whose `code`, when
-/// present, must be 0 (read by `endpoints::answer::venue_code`).
+/// present, must be a success (judged by `endpoints::answer::refusal_code`).
 fn venue_result(exchanged: &Exchanged, what: &str) -> Result<String> {
     check_code(exchanged, what)?;
     Ok(exchanged.reply.body.clone())
@@ -258,9 +256,8 @@ fn order_answer(exchanged: &Exchanged, cl_ord_id: &str) -> Result<String> {
 fn check_code(exchanged: &Exchanged, what: &str) -> Result<serde_json::Map<String, serde_json::Value>> {
     let answer =
         json_object(&exchanged.reply, what, exchanged.secrets).map_err(|e| exchanged.refused(e.reached_venue(true)))?;
-    match crate::endpoints::answer::venue_code(answer.get("code")) {
+    match crate::endpoints::answer::refusal_code(answer.get("code")) {
         Ok(None) => Ok(answer),
-        Ok(Some(code)) if crate::endpoints::answer::is_success_code(code) => Ok(answer),
         // Of another shape (0.5, "ok"…): the answer has the wrong shape and the order's fate
         // is unknown, so it is not reported as a refusal.
         Err(why) => Err(exchanged.refused(Error::bad_response(format!("{what}: {why}")).reached_venue(true))),
@@ -278,7 +275,8 @@ fn check_code(exchanged: &Exchanged, what: &str) -> Result<serde_json::Map<Strin
 }
 
 /// The order-entry requests: the POSTs of `new_order`, `cancel_order` and `cancel_orders`
-/// (paths under `perps_url`), from the endpoint calls or `perps_request` alike.
+/// (paths under `perps_url`, without the query), from the endpoint calls or `perps_request`
+/// alike.
 const ORDER_ENTRY: [&str; 3] = ["/api/new_order", "/api/cancel_order", "/api/cancel_orders"];
 
 /// Whether a request carries the session's `x-session-id`: only order entry does. The venue
@@ -286,8 +284,8 @@ const ORDER_ENTRY: [&str; 3] = ["/api/new_order", "/api/cancel_order", "/api/can
 /// (`venue-api.md` §2.4: put it on REST `new_order`/`cancel_order`); on a read, its result
 /// would arrive there too, matching no order of the stream (a live client keeps it off
 /// reads for that reason).
-fn is_order_entry(method: &Method, target: &str) -> bool {
-    *method == Method::POST && ORDER_ENTRY.contains(&target.split('?').next().unwrap_or(target))
+fn is_order_entry(method: &Method, path: &str) -> bool {
+    *method == Method::POST && ORDER_ENTRY.contains(&path)
 }
 
 fn parse_method(method: &str) -> Result<Method> {

@@ -60,8 +60,15 @@ pub fn venue_code(code: Option<&Value>) -> Result<Option<i64>, String> {
 /// 200, the code its WebSocket auth answers use for success (venue-api.md §6) and the HTTP
 /// status for OK. A venue that answers an accepted order with 200 must not have it reported
 /// as refused and unsent: the caller would place it again.
-pub fn is_success_code(code: i64) -> bool {
+fn is_success_code(code: i64) -> bool {
     matches!(code, 0 | 200)
+}
+
+/// The `code` of a REST answer when it is a refusal: `Ok(None)` for none or a success
+/// ([`is_success_code`]), `Err` for a code of another shape ([`venue_code`]). The one place
+/// every REST answer's code is judged.
+pub fn refusal_code(code: Option<&Value>) -> Result<Option<i64>, String> {
+    Ok(venue_code(code)?.filter(|code| !is_success_code(*code)))
 }
 
 /// Check an answer: JSON object or array; an object's `code` ([`venue_code`]), when
@@ -74,9 +81,9 @@ pub fn check(body: &str) -> Result<(), Refusal> {
     match head {
         Head::Other => Err(Refusal::Shape("the answer is neither a JSON object nor an array".to_owned())),
         Head::List => Ok(()),
-        Head::Object { code, message } => match venue_code(code.as_ref()).map_err(Refusal::Shape)? {
-            Some(code) if !is_success_code(code) => Err(Refusal::Code(code, message.unwrap_or_default())),
-            _ => Ok(()),
+        Head::Object { code, message } => match refusal_code(code.as_ref()).map_err(Refusal::Shape)? {
+            Some(code) => Err(Refusal::Code(code, message.unwrap_or_default())),
+            None => Ok(()),
         },
     }
 }
@@ -150,12 +157,9 @@ pub fn sort_depth_book(body: &str) -> Result<String, Refusal> {
     let field = |name: &str| entries.iter().find(|(k, _)| k == name).map(|(_, v)| *v);
     // A raw value is valid JSON: it parses.
     let code = field("code").map(|code| serde_json::from_str::<Value>(code.get()).unwrap_or(Value::Null));
-    match venue_code(code.as_ref()).map_err(Refusal::Shape)? {
-        Some(code) if !is_success_code(code) => {
-            let message = field("message").and_then(|m| serde_json::from_str::<String>(m.get()).ok());
-            return Err(Refusal::Code(code, message.unwrap_or_default()));
-        }
-        _ => {}
+    if let Some(code) = refusal_code(code.as_ref()).map_err(Refusal::Shape)? {
+        let message = field("message").and_then(|m| serde_json::from_str::<String>(m.get()).ok());
+        return Err(Refusal::Code(code, message.unwrap_or_default()));
     }
     let has_book = |entries: &RawEntries<'_>| entries.iter().any(|(k, _)| k == "bids" || k == "asks");
     let mut out = String::with_capacity(body.len() + 8);
