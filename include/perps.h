@@ -276,9 +276,10 @@ char *perps_challenge_verify(const char *signed_data, const char *certs_json, co
  * requests of "off" clients are counted too, though they never wait; a venue 429 —
  * an HTTP status or a `code` — empties the account's bucket of a pacing client for its
  * `Retry-After`, at most 10 s, and pauses the host's per-IP limit, whatever the client's
- * mode, for as long after a request of no account, for at most 1.1 s after an account's), `symbol_rules` (false;
- * true checks orders against the venue's symbol list — tick, lot, min/max qty, unknown or
- * disabled symbol — and refuses them locally with `PERPS_INVALID_ORDER`),
+ * mode, for as long after a request of no account, for at most 1.1 s after an account's),
+ * `symbol_rules` (false; true checks orders against the venue's symbol list — tick, lot,
+ * min/max qty, unknown or disabled symbol — and refuses them locally with
+ * `PERPS_INVALID_ORDER`),
  * `symbol_rules_max_age_ms` (60000: a rule read longer ago is read again before it refuses
  * an order), `cl_ord_id_prefix` ("": up to 16 letters, digits, '-' or '_' put before every
  * generated `cl_ord_id`). Unknown options are refused.

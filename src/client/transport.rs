@@ -79,9 +79,9 @@ impl Transport {
     /// One exception to "once": a GET that went out on a kept-alive connection from the pool
     /// and found it closed or reset before any byte of an answer — the venue closed it as the
     /// request was written, the race of HTTP keep-alive — is sent again once, on another
-    /// connection (the pool drops the closed one), within the same time. A GET only reads, so reading twice changes nothing
-    /// at the venue; an order or a cancel is never sent again (its error says it may have
-    /// reached the venue).
+    /// connection (the pool drops the closed one), within the same time. A GET only reads,
+    /// so reading twice changes nothing at the venue; an order or a cancel is never sent
+    /// again (its error says it may have reached the venue).
     pub fn send_within(
         &self,
         method: Method,
