@@ -14,7 +14,7 @@ mod helpers;
 #[path = "common/rogue_server.rs"]
 mod rogue_server;
 
-use common::abi::{Session, c, call, new_order, request};
+use common::abi::{Session, c, call, expect, new_order, request};
 use helpers::*;
 use perps::ffi::error::perps_code::*;
 use rogue_server::{Rogue, json};

@@ -11,7 +11,7 @@ mod helpers;
 #[path = "common/rogue_server.rs"]
 mod rogue_server;
 
-use common::abi::{Client, Failure, Session, call, new_order, request};
+use common::abi::{Client, Failure, Session, call, expect, new_order, request};
 use helpers::*;
 use perps::ffi::error::perps_code::{self, *};
 use rogue_server::{Rogue, Step, json, ms, response};

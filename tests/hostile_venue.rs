@@ -7,7 +7,7 @@ mod common;
 #[path = "common/rogue_server.rs"]
 mod rogue_server;
 
-use common::abi::{Client, Failure, Session, new_order, request};
+use common::abi::{Client, Failure, Session, expect, new_order, request};
 use perps::ffi::error::perps_code::{self, *};
 use rogue_server::{Rogue, Step, json};
 use std::io::Read;
@@ -28,13 +28,6 @@ fn client_at(url: &str, options: &str) -> Client {
 
 fn api_session() -> Session {
     Session::from_api_key(API_TOKEN, ED_SEED_B58).expect("api session")
-}
-
-fn expect(result: Result<String, Failure>, code: perps_code, reached: bool) -> Failure {
-    let f = result.expect_err("expected a failure");
-    assert_eq!(f.code, code, "{f:?}");
-    assert_eq!(f.may_have_reached_venue, reached, "may_have_reached_venue in {f:?}");
-    f
 }
 
 // ---- 1. total_timeout_ms bounds every phase, the upload included ---------------------------

@@ -8,8 +8,8 @@ mod common;
 #[path = "common/rogue_server.rs"]
 mod rogue_server;
 
-use common::abi::{Client, Failure, Session, call, new_order};
-use perps::ffi::error::perps_code::{self, *};
+use common::abi::{Client, Failure, Session, call, expect, new_order};
+use perps::ffi::error::perps_code::*;
 use rogue_server::{Rogue, Step, json, response};
 
 const API_TOKEN: &str = "rogue-api-token-7f3a";
@@ -23,16 +23,6 @@ fn client_at(url: &str, options: &str) -> Client {
 
 fn api_session(seed: [u8; 32]) -> Session {
     Session::from_api_key(API_TOKEN, &bs58::encode(seed).into_string()).expect("api session")
-}
-
-fn expect(result: Result<String, Failure>, code: perps_code, reached: bool) -> Failure {
-    let f = match result {
-        Ok(answer) => panic!("expected {code:?}, got success: {answer}"),
-        Err(f) => f,
-    };
-    assert_eq!(f.code, code, "{f:?}");
-    assert_eq!(f.may_have_reached_venue, reached, "may_have_reached_venue in {f:?}");
-    f
 }
 
 /// A venue serving `query_symbol_info` from a shared, replaceable answer and accepting

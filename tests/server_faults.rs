@@ -15,7 +15,7 @@ mod helpers;
 #[path = "common/rogue_server.rs"]
 mod rogue_server;
 
-use common::abi::{Client, Session, call, new_order, prepare};
+use common::abi::{Client, Session, call, expect, new_order, prepare};
 use helpers::*;
 use perps::ffi::error::perps_code::*;
 use rogue_server::{OnAccept, Rogue, Seen, Step, chunk, chunked_head, head_only, json, ms, response};

@@ -12,7 +12,7 @@ mod helpers;
 #[path = "common/rogue_server.rs"]
 mod rogue_server;
 
-use common::abi::{Session, new_order, prepare, request};
+use common::abi::{Session, expect, new_order, prepare, request};
 use helpers::*;
 use perps::ffi::error::perps_code::*;
 use rogue_server::{Rogue, Step, json, ms, response};

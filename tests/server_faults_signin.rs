@@ -15,7 +15,7 @@ mod rogue_server;
 mod scripted_signin_venue;
 
 use common::VenueKey;
-use common::abi::{self, Client, Session, login, new_order, prepare, signin};
+use common::abi::{self, Client, Session, expect, login, new_order, prepare, signin};
 use helpers::*;
 use perps::ffi::error::perps_code::{self, *};
 use perps_sandbox::{Faults, Sandbox, SandboxConfig};

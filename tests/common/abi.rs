@@ -23,6 +23,19 @@ pub struct Failure {
     pub retry_after_ms: i64,
 }
 
+/// The failure a call must have ended in: its code and whether it may have reached the
+/// venue, and a message saying what happened.
+pub fn expect(result: Result<String, Failure>, code: perps_code, reached: bool) -> Failure {
+    let f = match result {
+        Ok(answer) => panic!("expected {code:?}, got success: {answer}"),
+        Err(f) => f,
+    };
+    assert_eq!(f.code, code, "{f:?}");
+    assert_eq!(f.may_have_reached_venue, reached, "may_have_reached_venue in {f:?}");
+    assert!(!f.message.is_empty());
+    f
+}
+
 pub fn c(text: &str) -> CString {
     CString::new(text).unwrap()
 }

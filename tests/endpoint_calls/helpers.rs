@@ -4,10 +4,9 @@
 //! over the bytes a server received. Kept apart so both binaries check requests the same way.
 #![allow(dead_code)]
 
-use crate::common::abi::{Client, Failure, Session};
+use crate::common::abi::{Client, Session};
 use crate::rogue_server::Seen;
 use base64::Engine as _;
-use perps::ffi::error::perps_code;
 
 pub const API_TOKEN: &str = "rogue-api-token-7f3a";
 pub const SEED: [u8; 32] = [1u8; 32];
@@ -23,16 +22,6 @@ pub fn client_at(url: &str, options: &str) -> Client {
 
 pub fn api_session(seed: [u8; 32]) -> Session {
     Session::from_api_key(API_TOKEN, &bs58::encode(seed).into_string()).expect("api session")
-}
-
-pub fn expect(result: Result<String, Failure>, code: perps_code, reached: bool) -> Failure {
-    let f = match result {
-        Ok(answer) => panic!("expected {code:?}, got success: {answer}"),
-        Err(f) => f,
-    };
-    assert_eq!(f.code, code, "{f:?}");
-    assert_eq!(f.may_have_reached_venue, reached, "may_have_reached_venue in {f:?}");
-    f
 }
 
 /// Percent-decoding written here, independently of the library's encoder.

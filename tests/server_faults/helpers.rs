@@ -4,7 +4,7 @@
 //! order reached it. Kept apart so the three binaries assert in exactly the same way.
 #![allow(dead_code)]
 
-use crate::common::abi::{Client, Failure, Session, new_order};
+use crate::common::abi::{Client, Failure, Session, expect, new_order};
 use crate::rogue_server::{Rogue, Seen, Step, ms};
 use perps::ffi::error::perps_code;
 
@@ -23,17 +23,6 @@ pub fn client_at(url: &str, options: &str) -> Client {
 /// A session that can place orders at once (a web-site API credential): no sign-in needed.
 pub fn api_session() -> Session {
     Session::from_api_key(API_TOKEN, &bs58::encode([1u8; 32]).into_string()).expect("api session")
-}
-
-pub fn expect(result: Result<String, Failure>, code: perps_code, reached: bool) -> Failure {
-    let f = match result {
-        Ok(answer) => panic!("expected {code:?}, got success: {answer}"),
-        Err(f) => f,
-    };
-    assert_eq!(f.code, code, "{f:?}");
-    assert_eq!(f.may_have_reached_venue, reached, "may_have_reached_venue in {f:?}");
-    assert!(!f.message.is_empty());
-    f
 }
 
 /// Send one order to a rogue server whose script answers every request, and check the
