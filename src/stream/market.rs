@@ -110,12 +110,9 @@ impl Market {
         if known == "depth_book" && matches!(push.data, Some(FastData::Raw(_))) {
             return None; // `data` came before `channel`: not sorted yet
         }
-        if push.symbol.is_none() {
-            // Named (public) or counted (account) by its data's symbol: read from the raw data
-            // on the general path.
-            return None;
-        }
-        let symbol = push.symbol.as_deref();
+        // Without one in the envelope, a push is named (public) or counted (account) by its
+        // data's symbol: read from the raw data on the general path.
+        let symbol = Some(push.symbol.as_deref()?);
         self.seq.report(known, symbol, push.seq, queue);
         let data = match &push.data {
             Some(FastData::Sorted(Ok(sorted))) => sorted.as_str(),
