@@ -286,3 +286,57 @@ fn an_accounts_429_holds_the_other_accounts_for_one_window_at_most() {
     assert!(f.message.contains("account") && f.retry_after_ms > 3000, "the account waits out its 5 s: {f:?}");
     assert_eq!(arrivals.lock().unwrap().len(), 3);
 }
+
+/// A pacing client's calls until pacing refuses one, against a venue that closes its second
+/// request unanswered (the race of HTTP keep-alive: the venue closes a kept-alive connection
+/// as the request arrives), so that the second call's read is sent again on a new connection.
+/// Returns the venue, the refusal, and how long the calls took.
+fn burst_with_a_read_sent_again(call: impl Fn(&Client) -> Result<String, Failure>) -> (Rogue, Failure, Duration) {
+    let rogue = Rogue::start(|_, index| if index == 1 { vec![Step::Close] } else { json(200, ACCEPTED) });
+    let client = client_at(&rogue.url(), r#"{"rate_limit":"refuse"}"#);
+    let started = Instant::now();
+    let refusal = std::iter::repeat_with(|| call(&client)).find_map(Result::err).unwrap();
+    let took = started.elapsed();
+    assert_eq!(refusal.code, PERPS_RATE_LIMITED, "{refusal:?}");
+    assert_eq!(rogue.accepted(), 2, "the read was sent again on a second connection");
+    (rogue, refusal, took)
+}
+
+#[test]
+fn a_read_sent_again_after_the_keep_alive_race_takes_its_place_in_the_per_ip_limit() {
+    // 48 in any 1.1 s: the venue sees 48 requests, the one sent again among them — not 49.
+    let price = Some(r#"{"symbol":"BTC-USD"}"#);
+    let (rogue, refusal, took) = burst_with_a_read_sent_again(|client| call(client, None, "query_symbol_price", price));
+    assert!(refusal.message.contains("per-IP"), "{refusal:?}");
+    assert!(took < Duration::from_millis(1000), "the burst must fit in one window to be judged: {took:?}");
+    assert_eq!(rogue.seen().len(), 48, "the venue saw no more than the limit");
+}
+
+#[test]
+fn a_read_sent_again_after_the_keep_alive_race_takes_its_place_in_the_accounts_bucket() {
+    // A burst of 18 (then one per 45 ms): the venue sees 18 of the account's requests, the
+    // one sent again among them — not 19.
+    let account = session(91);
+    let (rogue, refusal, took) =
+        burst_with_a_read_sent_again(|client| call(client, Some(&account), "query_open_orders", None));
+    assert!(refusal.message.contains("account"), "{refusal:?}");
+    assert!(took < Duration::from_millis(40), "the burst must come before the bucket refills one: {took:?}");
+    assert_eq!(rogue.seen().len(), 18, "the venue saw no more than the account's burst");
+}
+
+#[test]
+fn a_read_pacing_has_no_room_for_is_not_sent_again() {
+    // The 48th request of the window meets the race: sending it again would be the 49th. It is
+    // not sent again; the call fails as the first send did (the venue may have read it).
+    let rogue = Rogue::start(|_, index| if index == 47 { vec![Step::Close] } else { json(200, ACCEPTED) });
+    let client = client_at(&rogue.url(), r#"{"rate_limit":"refuse"}"#);
+    let price = Some(r#"{"symbol":"BTC-USD"}"#);
+    let started = Instant::now();
+    for _ in 0..47 {
+        call(&client, None, "query_symbol_price", price).unwrap();
+    }
+    let f = call(&client, None, "query_symbol_price", price).unwrap_err();
+    assert!(started.elapsed() < Duration::from_millis(1000), "the burst must fit in one window to be judged");
+    assert_eq!((f.code, f.may_have_reached_venue), (PERPS_TRANSPORT, true), "{f:?}");
+    assert_eq!((rogue.seen().len(), rogue.accepted()), (48, 1), "not sent again");
+}
