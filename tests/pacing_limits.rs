@@ -3,7 +3,8 @@
 //! host whatever its account (public calls too, and the requests of clients that do not
 //! pace), paused for every pacing client of the host by a venue 429, and a `"wait"` that
 //! would leave the request too little of `total_timeout_ms` refused instead of sent to time
-//! out.
+//! out. The read sent again after the keep-alive race is paced like any request: counted in
+//! both limits, waiting only within the call's time, not sent when they have no room.
 
 mod common;
 #[path = "common/rogue_server.rs"]
@@ -339,4 +340,33 @@ fn a_read_pacing_has_no_room_for_is_not_sent_again() {
     assert!(started.elapsed() < Duration::from_millis(1000), "the burst must fit in one window to be judged");
     assert_eq!((f.code, f.may_have_reached_venue), (PERPS_TRANSPORT, true), "{f:?}");
     assert_eq!((rogue.seen().len(), rogue.accepted()), (48, 1), "not sent again");
+}
+
+#[test]
+fn a_read_sent_again_waits_for_its_place_only_within_the_calls_time() {
+    // "wait": the 48th request of the window meets the race; its second send waits for the
+    // window (~1.1 s) when that leaves it half of total_timeout_ms, and is not sent otherwise.
+    for (total_ms, sent_again) in [(3000, true), (1600, false)] {
+        let rogue = Rogue::start(|_, index| if index == 47 { vec![Step::Close] } else { json(200, ACCEPTED) });
+        let options = format!(r#"{{"rate_limit":"wait","total_timeout_ms":{total_ms}}}"#);
+        let client = client_at(&rogue.url(), &options);
+        let price = Some(r#"{"symbol":"BTC-USD"}"#);
+        for _ in 0..47 {
+            call(&client, None, "query_symbol_price", price).unwrap();
+        }
+        let started = Instant::now();
+        let outcome = call(&client, None, "query_symbol_price", price);
+        let took = started.elapsed();
+        if sent_again {
+            outcome.expect("sent again once the window has room");
+            assert!(took >= Duration::from_millis(900), "it waited for its place: {took:?}");
+            assert_eq!(rogue.seen().len(), 49);
+        } else {
+            let f = outcome.unwrap_err();
+            assert_eq!((f.code, f.may_have_reached_venue), (PERPS_TRANSPORT, true), "{f:?}");
+            assert!(took < Duration::from_millis(500), "no wait beyond what the call may take: {took:?}");
+            assert_eq!(rogue.seen().len(), 48, "not sent again");
+        }
+        assert!(took < Duration::from_millis(total_ms), "{took:?}");
+    }
 }
