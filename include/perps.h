@@ -672,7 +672,8 @@ struct perps_stream *perps_order_stream_open(const struct perps_client *c, const
  * left NULL when the time passes first. Events: venue pushes `{"channel","seq","symbol"?,
  * "data","received_ns"}` (depth_book levels sorted: bids high to low, asks low to high);
  * order replies `{"channel":"order_response","request_id","code","message","final",
- * "matched",…}`; frames of no known channel `{"channel":"unrecognized","frame",…}`; and
+ * "matched",…}`; frames of no known channel `{"channel":"unrecognized","frame",…}` (with
+ * `"answers":"auth:login"` for a late answer to a login of an earlier connection); and
  * `{"channel":"status","state":S,…}` with S one of connected, disconnected, reconnecting,
  * reconnect_failed, reconnected, gap, seq_regression, error, overflow, failed.
  * `received_ns` is the receive time in nanoseconds since the Unix epoch. After

@@ -3,7 +3,8 @@
 //! host whatever its account (public calls too, and the requests of clients that do not
 //! pace), paused for every pacing client of the host by a venue 429, and a `"wait"` that
 //! would leave the request too little of `total_timeout_ms` refused instead of sent to time
-//! out.
+//! out. The read sent again after the keep-alive race is paced like any request: counted in
+//! both limits, waiting only within the call's time, not sent when they have no room.
 
 mod common;
 #[path = "common/rogue_server.rs"]
@@ -285,4 +286,87 @@ fn an_accounts_429_holds_the_other_accounts_for_one_window_at_most() {
     assert_eq!(f.code, PERPS_RATE_LIMITED, "{f:?}");
     assert!(f.message.contains("account") && f.retry_after_ms > 3000, "the account waits out its 5 s: {f:?}");
     assert_eq!(arrivals.lock().unwrap().len(), 3);
+}
+
+/// A pacing client's calls until pacing refuses one, against a venue that closes its second
+/// request unanswered (the race of HTTP keep-alive: the venue closes a kept-alive connection
+/// as the request arrives), so that the second call's read is sent again on a new connection.
+/// Returns the venue, the refusal, and how long the calls took.
+fn burst_with_a_read_sent_again(call: impl Fn(&Client) -> Result<String, Failure>) -> (Rogue, Failure, Duration) {
+    let rogue = Rogue::start(|_, index| if index == 1 { vec![Step::Close] } else { json(200, ACCEPTED) });
+    let client = client_at(&rogue.url(), r#"{"rate_limit":"refuse"}"#);
+    let started = Instant::now();
+    let refusal = std::iter::repeat_with(|| call(&client)).find_map(Result::err).unwrap();
+    let took = started.elapsed();
+    assert_eq!(refusal.code, PERPS_RATE_LIMITED, "{refusal:?}");
+    assert_eq!(rogue.accepted(), 2, "the read was sent again on a second connection");
+    (rogue, refusal, took)
+}
+
+#[test]
+fn a_read_sent_again_after_the_keep_alive_race_takes_its_place_in_the_per_ip_limit() {
+    // 48 in any 1.1 s: the venue sees 48 requests, the one sent again among them — not 49.
+    let price = Some(r#"{"symbol":"BTC-USD"}"#);
+    let (rogue, refusal, took) = burst_with_a_read_sent_again(|client| call(client, None, "query_symbol_price", price));
+    assert!(refusal.message.contains("per-IP"), "{refusal:?}");
+    assert!(took < Duration::from_millis(1000), "the burst must fit in one window to be judged: {took:?}");
+    assert_eq!(rogue.seen().len(), 48, "the venue saw no more than the limit");
+}
+
+#[test]
+fn a_read_sent_again_after_the_keep_alive_race_takes_its_place_in_the_accounts_bucket() {
+    // A burst of 18 (then one per 45 ms): the venue sees 18 of the account's requests, the
+    // one sent again among them — not 19.
+    let account = session(91);
+    let (rogue, refusal, took) =
+        burst_with_a_read_sent_again(|client| call(client, Some(&account), "query_open_orders", None));
+    assert!(refusal.message.contains("account"), "{refusal:?}");
+    assert!(took < Duration::from_millis(40), "the burst must come before the bucket refills one: {took:?}");
+    assert_eq!(rogue.seen().len(), 18, "the venue saw no more than the account's burst");
+}
+
+#[test]
+fn a_read_pacing_has_no_room_for_is_not_sent_again() {
+    // The 48th request of the window meets the race: sending it again would be the 49th. It is
+    // not sent again; the call fails as the first send did (the venue may have read it).
+    let rogue = Rogue::start(|_, index| if index == 47 { vec![Step::Close] } else { json(200, ACCEPTED) });
+    let client = client_at(&rogue.url(), r#"{"rate_limit":"refuse"}"#);
+    let price = Some(r#"{"symbol":"BTC-USD"}"#);
+    let started = Instant::now();
+    for _ in 0..47 {
+        call(&client, None, "query_symbol_price", price).unwrap();
+    }
+    let f = call(&client, None, "query_symbol_price", price).unwrap_err();
+    assert!(started.elapsed() < Duration::from_millis(1000), "the burst must fit in one window to be judged");
+    assert_eq!((f.code, f.may_have_reached_venue), (PERPS_TRANSPORT, true), "{f:?}");
+    assert_eq!((rogue.seen().len(), rogue.accepted()), (48, 1), "not sent again");
+}
+
+#[test]
+fn a_read_sent_again_waits_for_its_place_only_within_the_calls_time() {
+    // "wait": the 48th request of the window meets the race; its second send waits for the
+    // window (~1.1 s) when that leaves it half of total_timeout_ms, and is not sent otherwise.
+    for (total_ms, sent_again) in [(3000, true), (1600, false)] {
+        let rogue = Rogue::start(|_, index| if index == 47 { vec![Step::Close] } else { json(200, ACCEPTED) });
+        let options = format!(r#"{{"rate_limit":"wait","total_timeout_ms":{total_ms}}}"#);
+        let client = client_at(&rogue.url(), &options);
+        let price = Some(r#"{"symbol":"BTC-USD"}"#);
+        for _ in 0..47 {
+            call(&client, None, "query_symbol_price", price).unwrap();
+        }
+        let started = Instant::now();
+        let outcome = call(&client, None, "query_symbol_price", price);
+        let took = started.elapsed();
+        if sent_again {
+            outcome.expect("sent again once the window has room");
+            assert!(took >= Duration::from_millis(900), "it waited for its place: {took:?}");
+            assert_eq!(rogue.seen().len(), 49);
+        } else {
+            let f = outcome.unwrap_err();
+            assert_eq!((f.code, f.may_have_reached_venue), (PERPS_TRANSPORT, true), "{f:?}");
+            assert!(took < Duration::from_millis(500), "no wait beyond what the call may take: {took:?}");
+            assert_eq!(rogue.seen().len(), 48, "not sent again");
+        }
+        assert!(took < Duration::from_millis(total_ms), "{took:?}");
+    }
 }

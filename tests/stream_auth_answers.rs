@@ -278,3 +278,97 @@ fn auth_refusals_in_forms_other_than_a_numeric_code_fail_the_open() {
         assert!(error.message().contains(words), "{error}");
     }
 }
+
+/// The events of an order stream whose login is acked, then answered `after` later by `frame`
+/// (no request_id); with `order_first`, an order is sent (and left unanswered) before that.
+fn acked_then(frame: Value, order_first: bool) -> (Stream, Arc<AtomicUsize>) {
+    let frame = frame.to_string();
+    let (url, connections) = acking_venue(Duration::from_millis(400), move |_, _| frame.clone(), vec![]);
+    let stream = Stream::open_orders(client(&url, "{}"), session()).expect("the ack lets the open return");
+    if order_first {
+        stream.new_order(ORDER).unwrap();
+    }
+    (stream, connections)
+}
+
+#[test]
+fn a_login_acked_then_refused_without_its_request_id_ends_the_stream() {
+    // Nothing else awaits an answer: a refusal that names no request is the login's.
+    for (refusal, words) in [
+        (json!({ "code": 401, "message": "invalid token" }), "invalid token"),
+        (json!({ "code": 403, "message": "forbidden" }), "forbidden"),
+        (json!({ "message": "Invalid signature" }), "Invalid signature"),
+    ] {
+        let (stream, connections) = acked_then(refusal.clone(), false);
+        let (failed, before) = until(&stream, LONG, "failed", is_status("failed"));
+        assert_eq!(failed["code_name"], "PERPS_API_ERROR", "{refusal}: {failed}");
+        let message = failed["message"].as_str().unwrap();
+        assert!(message.contains("auth:login") && message.contains(words), "{refusal}: {message}");
+        let states: Vec<&Value> = before.iter().map(|e| &e["state"]).collect();
+        assert_eq!(states, ["connected", "disconnected"], "{refusal}: {before:#?}");
+        let error = stream.next(Some(SECOND)).unwrap_err();
+        assert_eq!(error.code(), Code::StreamClosed, "{refusal}");
+        assert!(error.message().contains(words), "{refusal}: {error}");
+        assert_eq!(connections.load(Ordering::SeqCst), 1, "{refusal}: no reconnect loop");
+    }
+}
+
+#[test]
+fn while_an_order_awaits_only_a_refusal_of_the_token_is_taken_for_the_logins() {
+    // A 403 or a "signature" refusal may be the order's (orders are body-signed): passed on,
+    // and the stream goes on.
+    for frame in [json!({ "code": 403, "message": "forbidden" }), json!({ "message": "Invalid signature" })] {
+        let (stream, connections) = acked_then(frame.clone(), true);
+        let (passed, before) = until(&stream, LONG, "the frame", is_channel("unrecognized"));
+        assert_eq!(passed["frame"], frame);
+        assert!(!before.iter().any(|e| e["state"] == "disconnected"), "{before:#?}");
+        assert!(drain(&stream, Duration::from_millis(300)).is_empty(), "the stream goes on");
+        stream.new_order(ORDER).expect("orders go on");
+        assert_eq!(connections.load(Ordering::SeqCst), 1);
+    }
+    // Code 401 (missing or invalid token) or words about the token answer only the login.
+    for frame in [json!({ "code": 401, "message": "unauthorized" }), json!({ "error": "invalid token" })] {
+        let (stream, _) = acked_then(frame.clone(), true);
+        let (failed, before) = until(&stream, LONG, "failed", is_status("failed"));
+        assert!(failed["message"].as_str().unwrap().contains("auth:login"), "{frame}: {failed}");
+        assert!(!before.iter().any(is_channel("unrecognized")), "{frame}: {before:#?}");
+        assert_eq!(stream.next(Some(SECOND)).unwrap_err().code(), Code::StreamClosed, "{frame}");
+    }
+}
+
+#[test]
+fn a_late_answer_to_an_earlier_connections_login_is_no_order_response() {
+    // Connection 0: the login acked, then the connection lost; on connection 1 (logged in),
+    // the outcome of connection 0's login arrives.
+    let first_login = Arc::new(std::sync::Mutex::new(String::new()));
+    let kept = first_login.clone();
+    let url = venue(move |i, mut ws| {
+        let id = read_json(&mut ws)["request_id"].as_str().unwrap().to_owned();
+        if i == 0 {
+            send(&mut ws, &ack(&id));
+            *kept.lock().unwrap() = id;
+            std::thread::sleep(Duration::from_millis(200));
+            return;
+        }
+        send(&mut ws, &answer(&id, 0, "success"));
+        std::thread::sleep(Duration::from_millis(100));
+        let earlier = kept.lock().unwrap().clone();
+        send(&mut ws, &answer(&earlier, 0, "success"));
+        send(&mut ws, &answer(&earlier, 401, "invalid token"));
+        hold(ws, Duration::from_secs(5));
+    });
+    let stream = Stream::open_orders(client(&url, "{}"), session()).unwrap();
+    until(&stream, LONG, "reconnected", is_status("reconnected"));
+    let earlier = first_login.lock().unwrap().clone();
+    for words in ["success", "invalid token"] {
+        let (event, before) = until(&stream, LONG, "the late answer", |e| e["channel"] != "status");
+        assert!(before.is_empty(), "{before:#?}");
+        assert_eq!(event["channel"], "unrecognized", "not an order's answer: {event}");
+        assert_eq!(event["answers"], "auth:login", "{event}");
+        assert_eq!(
+            (event["frame"]["request_id"].as_str(), event["frame"]["message"].as_str()),
+            (Some(&*earlier), Some(words))
+        );
+    }
+    assert!(drain(&stream, Duration::from_millis(300)).is_empty(), "the stream goes on");
+}

@@ -1,6 +1,7 @@
 //! The venue's WebSocket connection limits (10 open per IP, 30 new per minute), met locally
 //! and counted process-wide per venue host — one host however its URL writes it (the case of
-//! its name, its default port), as the REST per-IP limit counts it.
+//! its name, its default port, the spelling of an IPv6 address, an IPv4-mapped address), as
+//! the REST per-IP limit counts it.
 
 #[path = "streams/helpers.rs"]
 mod helpers;
@@ -29,4 +30,25 @@ fn urls_that_differ_only_in_the_case_of_the_host_share_one_limit() {
     let orders = Stream::open_orders(client, session()).unwrap();
     until(&orders, LONG, "connected", is_status("connected"));
     assert_eq!(server.accepted(), 2);
+}
+
+#[test]
+fn an_ipv4_mapped_ipv6_url_is_the_same_host_as_its_ipv4_address() {
+    // `[::ffff:127.0.0.1]` reaches 127.0.0.1: the venue sees one client, so one limit. The
+    // second open is refused before it connects (nothing sent), so no IPv6 socket is needed.
+    let server = WsServer::start(Config::default());
+    let port = server.perps_url().rsplit(':').next().unwrap().to_owned();
+    for mapped in ["[::ffff:127.0.0.1]", "[0:0:0:0:0:FFFF:7f00:1]"] {
+        let options = format!(
+            r#"{{"stream_max_connections":1,"allow_insecure_http":true,
+                "stream_url":"ws://127.0.0.1:{port}/ws-stream/v1",
+                "order_stream_url":"ws://{mapped}:{port}/ws-api/v1"}}"#
+        );
+        let client = client(&server.perps_url(), &options);
+        let market = Stream::open_market(client.clone(), None, r#"[{"channel":"price","symbol":"BTC-USD"}]"#).unwrap();
+        let e = Stream::open_orders(client, session()).unwrap_err();
+        assert_eq!(e.code(), Code::StreamLimit, "{mapped}: one host, one limit: {e}");
+        drop(market);
+    }
+    assert_eq!(server.accepted(), 2, "only the market streams connected");
 }

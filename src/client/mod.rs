@@ -159,7 +159,8 @@ impl Client {
         body: Option<&[u8]>,
     ) -> Result<Reply> {
         let paced = self.pace(host, None, url, None)?;
-        let reply = self.transport.send_within(method, url, headers, body, paced.time_left)?;
+        let pace_again = |left| self.pace_again(host, None, url, left);
+        let reply = self.transport.send_within(method, url, headers, body, paced.time_left, &pace_again)?;
         self.pause_on_429(&paced.limits, &reply);
         Ok(reply)
     }

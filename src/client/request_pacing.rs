@@ -145,6 +145,23 @@ impl Client {
         Ok(Paced { limits: Limits { bucket, host: Some(host), account: account.is_some() }, time_left })
     }
 
+    /// Pace the one GET `Transport::send_within` sends again after the keep-alive race, as
+    /// `pace` paces any request (the same limits: the host's per-IP limit, the account's
+    /// bucket for an account's request), within `left`, the time the call has left: the
+    /// exchange's time limit after any wait, or `None` when there is no room in time (the
+    /// read is not sent again; the first failure is the call's). The venue did not read the
+    /// first send, but it may have counted it: both take their places in the limits.
+    pub(super) fn pace_again(
+        &self,
+        host: &'static HostWindow,
+        account: Option<&str>,
+        target: &str,
+        left: Duration,
+    ) -> Option<Duration> {
+        let paced = self.pace(host, account, target, Some(Instant::now() + left)).ok()?;
+        Some(paced.time_left.unwrap_or(left))
+    }
+
     /// After the answer to a paced request: an HTTP 429 pauses the limits it was paced to,
     /// for its `Retry-After` when it has one the client can read (`Limits::venue_429`).
     pub(super) fn pause_on_429(&self, limits: &Limits, reply: &super::transport::Reply) {

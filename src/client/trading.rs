@@ -197,9 +197,10 @@ impl Client {
             headers.push(("x-impersonate", vault));
         }
         let url = format!("{}{}", self.perps_url, outgoing.target);
+        let pace_again = |left| self.pace_again(self.perps_host, account, outgoing.target, left);
         let reply = self
             .transport
-            .send_within(outgoing.method.clone(), &url, &headers, outgoing.body, paced.time_left)
+            .send_within(outgoing.method.clone(), &url, &headers, outgoing.body, paced.time_left, &pace_again)
             .map_err(|e| if sent_tracker::request_bytes_sent() { with_request_id(e, signature.as_ref()) } else { e })?;
         self.pause_on_429(&paced.limits, &reply);
         let not_found = outgoing.not_found && reply.status == 404 && !is_web_server_page(&reply);

@@ -81,7 +81,11 @@ impl Transport {
     /// request was written, the race of HTTP keep-alive — is sent again once, on another
     /// connection (the pool drops the closed one), within the same time. A GET only reads,
     /// so reading twice changes nothing at the venue; an order or a cancel is never sent
-    /// again (its error says it may have reached the venue).
+    /// again (its error says it may have reached the venue). That second send is a request
+    /// like any other to the venue's limits: `pace_again(left)`, given the time left, paces it
+    /// (the caller's pacing: the host's per-IP limit, the account's bucket) and returns the
+    /// time the exchange may take, or `None` when pacing has no room for it within that time
+    /// — then nothing more is sent, and the first failure is the call's.
     pub fn send_within(
         &self,
         method: Method,
@@ -89,6 +93,7 @@ impl Transport {
         headers: &[(&str, &str)],
         body: Option<&[u8]>,
         total: Option<std::time::Duration>,
+        pace_again: &dyn Fn(Duration) -> Option<Duration>,
     ) -> Result<Reply> {
         let started = std::time::Instant::now();
         let may_read_again = method == Method::GET;
@@ -100,9 +105,9 @@ impl Transport {
                     && sent_tracker::failed_on_a_pooled_connection_unanswered() =>
             {
                 let left = total.unwrap_or(self.limits.total).saturating_sub(started.elapsed());
-                if left.is_zero() {
+                let Some(left) = Some(left).filter(|left| !left.is_zero()).and_then(pace_again) else {
                     return Err(e.mapped(&self.limits));
-                }
+                };
                 self.exchange_once(method, url, headers, body, Some(left))
             }
             other => other,

@@ -22,10 +22,23 @@ pub(crate) struct BaseUrl {
 
 impl BaseUrl {
     /// `host:port`, the port written out (443 for `https`, 80 for `http` when the URL names
-    /// none) and the host in lower case: the venue host the per-IP limit is kept for.
+    /// none) and the host in one spelling: the venue host the per-IP limit and the stream
+    /// connection limits are kept for, so each host is counted once however its URL writes
+    /// it. A name in lower case; an IPv6 address in its canonical form (RFC 5952: `[::1]`
+    /// for `[0::1]` or `[0:0:0:0:0:0:0:1]`), and an IPv4-mapped one (`[::ffff:127.0.0.1]`)
+    /// as the IPv4 address it reaches, since the venue sees one client IP either way.
     pub fn host_and_port(&self) -> String {
         let default_port = if self.text.starts_with("https://") || self.text.starts_with("wss://") { 443 } else { 80 };
-        format!("{}:{}", self.host.to_ascii_lowercase(), self.port.unwrap_or(default_port))
+        let port = self.port.unwrap_or(default_port);
+        let ipv6 =
+            self.host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).and_then(|h| h.parse::<Ipv6Addr>().ok());
+        match ipv6 {
+            Some(address) => match address.to_ipv4_mapped() {
+                Some(ipv4) => format!("{ipv4}:{port}"),
+                None => format!("[{address}]:{port}"),
+            },
+            None => format!("{}:{port}", self.host.to_ascii_lowercase()),
+        }
     }
 }
 
@@ -259,6 +272,21 @@ mod tests {
         assert_eq!(host("http://perps.example"), "perps.example:80");
         assert_eq!(host("http://127.0.0.1:8080/perps"), "127.0.0.1:8080");
         assert_eq!(host("http://[::1]:8080"), "[::1]:8080");
+    }
+
+    #[test]
+    fn an_ipv6_host_is_keyed_in_one_spelling() {
+        let host = |url: &str| check_url(url, "u", true).unwrap().host_and_port();
+        for url in ["http://[0::1]:8080", "http://[0:0:0:0:0:0:0:1]:8080", "http://[0000::0001]:8080/x"] {
+            assert_eq!(host(url), "[::1]:8080", "{url}");
+        }
+        assert_eq!(host("https://[2001:DB8:0:0:0:0:0:1]"), "[2001:db8::1]:443");
+        assert_eq!(host("https://[2001:db8::0:1]:443"), "[2001:db8::1]:443");
+        // An IPv4-mapped address reaches the IPv4 host: one host with it.
+        assert_eq!(host("http://[::ffff:127.0.0.1]:8080"), "127.0.0.1:8080");
+        assert_eq!(host("http://[::FFFF:7f00:1]:8080"), "127.0.0.1:8080");
+        // The URL itself is kept as written.
+        assert_eq!(check_url("http://[0::1]:8080", "u", false).unwrap().text, "http://[0::1]:8080");
     }
 
     #[test]

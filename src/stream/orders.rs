@@ -12,7 +12,11 @@
 //! (the open does not wait for more), but the login's `request_id` is kept, and the frame
 //! that later carries it is the login's outcome, judged as the first answer would have been:
 //! success is taken silently (no event: it answers no order), a refusal ends the stream as a
-//! refused login does, and "not now" (5xx, 408, 429) replaces the connection.
+//! refused login does, and "not now" (5xx, 408, 429) replaces the connection. A refusal
+//! that carries no `request_id` may be that outcome too (`login`: when, and why not always).
+//! A frame naming a login of the stream that is no longer awaited (one of an earlier
+//! connection, answered late) is passed on as `unrecognized` with `"answers":"auth:login"`,
+//! never as an `order_response`.
 
 use super::events::Queue;
 use super::json::push_str;
@@ -23,7 +27,10 @@ use crate::body_sign::{BodySignature, REQUEST_ID_LEN};
 use crate::error::{Error, Result, excerpt};
 use serde_json::{Map, Value, json};
 
+mod login;
 mod pending;
+
+use login::Logins;
 
 pub use pending::{OrderState, RequestId};
 
@@ -139,68 +146,15 @@ pub fn cancel_params(params_json: &str) -> Result<(String, Option<i64>, Option<S
     Ok((out, order_id, cl_ord_id))
 }
 
-/// Where the connection's `auth:login` stands, by its `request_id`.
-enum Login {
-    /// Not sent yet, or answered with its outcome: nothing is awaited.
-    Done,
-    /// Sent and not answered: the next frame with its `request_id` (or with none) answers it.
-    Sent(String),
-    /// Answered only by an "accepted" ack: the connection is served, and the frame that comes
-    /// later with its `request_id` is its outcome.
-    Acked(String),
-}
-
-/// The login as its answers name it.
-const LOGIN: &str = "the order stream's auth:login";
-
 pub struct Orders {
     state: std::sync::Arc<OrderState>,
     impersonate: Option<String>,
-    login: Login,
+    login: Logins,
 }
 
 impl Orders {
     pub fn new(state: std::sync::Arc<OrderState>, impersonate: Option<String>) -> Orders {
-        Orders { state, impersonate, login: Login::Done }
-    }
-
-    /// The connection is served (the login answered): an acked login stays awaited, as its
-    /// outcome is still to come.
-    fn served(&mut self) {
-        if let Login::Sent(_) = self.login {
-            self.login = Login::Done;
-        }
-    }
-
-    /// The login's answer, when `frame` is one: its outcome as the supervisor acts on it.
-    /// Once the connection is served (the login acked), success is `Pending`: nothing to do.
-    fn login_answer(&mut self, frame: &Map<String, Value>, request_id: Option<&str>) -> Option<AuthOutcome> {
-        match &self.login {
-            // Its request_id, or none at all (nothing else is awaited before the login is
-            // answered; some servers leave it out of the answer).
-            Login::Sent(login)
-                if request_id.is_none_or(|id| id == login) && (request_id.is_some() || frame.contains_key("code")) =>
-            {
-                let outcome = super::auth_answer::judge(frame, LOGIN);
-                self.login = match outcome {
-                    AuthOutcome::Accepted if is_ack(frame) => Login::Acked(login.clone()),
-                    _ => Login::Done,
-                };
-                Some(outcome)
-            }
-            Login::Acked(login) if request_id == Some(login.as_str()) => {
-                if is_ack(frame) {
-                    // The ack again: the outcome is still to come.
-                    return Some(AuthOutcome::Pending);
-                }
-                self.login = Login::Done;
-                Some(match super::auth_answer::judge(frame, LOGIN) {
-                    AuthOutcome::Accepted => AuthOutcome::Pending,
-                    outcome => outcome,
-                })
-            }
-            _ => None,
-        }
+        Orders { state, impersonate, login: Logins::new() }
     }
 
     fn login_frame(&self, request_id: &str, token: &str) -> String {
@@ -238,13 +192,13 @@ impl Protocol for Orders {
         let token = token.ok_or_else(|| Error::invalid_state("the order stream needs a session with a token"))?;
         let request_id = fresh_request_id()?;
         let frame = zeroize::Zeroizing::new(self.login_frame(&request_id, token));
-        self.login = Login::Sent(request_id);
+        self.login.sent(request_id);
         conn.send_text(String::clone(&frame))?;
         Ok(true)
     }
 
     fn after_auth(&mut self, _conn: &mut Connection) -> Result<()> {
-        self.served();
+        self.login.served();
         Ok(())
     }
 
@@ -263,13 +217,21 @@ impl Protocol for Orders {
         let request_id = frame.get("request_id").and_then(Value::as_str);
         let message =
             frame.get("message").and_then(Value::as_str).or(frame.get("status").and_then(Value::as_str)).unwrap_or("");
-        if let Some(outcome) = self.login_answer(&frame, request_id) {
+        let state = &self.state;
+        if let Some(outcome) = self.login.answer(&frame, request_id, || state.has_unanswered()) {
             return outcome;
         }
         let Some(request_id) = request_id else {
             queue.push_quoting_venue(unrecognized::event(text, received_ns));
             return AuthOutcome::Pending;
         };
+        if self.login.is_ours(request_id) {
+            // A late answer to a login of an earlier connection (or one answered already):
+            // no order's reply, so not an `order_response`, which an engine would take for a
+            // REST order's result; passed on, saying what it answers.
+            queue.push_quoting_venue(unrecognized::answering(text, "auth:login", received_ns));
+            return AuthOutcome::Pending;
+        }
         let ack = is_ack(&frame);
         let request = self.state.answered(request_id, ack);
         let mut event = json!({
@@ -295,7 +257,7 @@ impl Protocol for Orders {
 
     fn on_disconnect(&mut self) -> Value {
         // A login's answer means nothing on another connection (which logs in again).
-        self.login = Login::Done;
+        self.login.lost();
         // Kept: a late outcome may still come on the next connection (same session_id).
         json!({ "unanswered": self.state.unanswered() })
     }
@@ -388,10 +350,10 @@ mod tests {
         let outcome = |orders: &mut Orders, frame: Value, queue: &Queue| orders.on_text(&frame.to_string(), 5, queue);
         let queue = Queue::default();
         let mut orders = Orders::new(Arc::new(OrderState::new("s-1".into(), false)), None);
-        orders.login = Login::Sent("L".into());
+        orders.login.sent("L".into());
         let ack = json!({"code":0,"status":"accepted","request_id":"L"});
         assert!(matches!(outcome(&mut orders, ack.clone(), &queue), AuthOutcome::Accepted));
-        orders.served();
+        orders.login.served();
         assert!(matches!(outcome(&mut orders, ack, &queue), AuthOutcome::Pending), "the ack again");
         let refusal = json!({"code":401,"message":"invalid token","request_id":"L"});
         match outcome(&mut orders, refusal.clone(), &queue) {
@@ -399,17 +361,17 @@ mod tests {
             _ => panic!("a refusal after the ack must refuse the login"),
         }
         assert!(queue.pop(Some(Duration::ZERO), None).unwrap().is_none(), "no event for the login's answers");
-        // Answered: the same frame again is no longer the login's.
+        // Answered: the same frame again no longer refuses, and answers no order.
         assert!(matches!(outcome(&mut orders, refusal, &queue), AuthOutcome::Pending));
         let event: Value = serde_json::from_str(&queue.pop(Some(Duration::ZERO), None).unwrap().unwrap()).unwrap();
-        assert_eq!((event["channel"].as_str(), event["matched"].as_bool()), (Some("order_response"), Some(false)));
+        assert_eq!((event["channel"].as_str(), event["answers"].as_str()), (Some("unrecognized"), Some("auth:login")));
 
         // A success after the ack is silent; "not now" is Unavailable; a login answered
         // by its outcome at once is not awaited any more.
         for (answer, want) in [("success", "pending"), ("busy", "unavailable")] {
-            orders.login = Login::Sent("L".into());
+            orders.login.sent("L".into());
             outcome(&mut orders, json!({"code":0,"message":"accepted","request_id":"L"}), &queue);
-            orders.served();
+            orders.login.served();
             let code = if answer == "success" { 0 } else { 503 };
             let got = match outcome(&mut orders, json!({"code":code,"message":answer,"request_id":"L"}), &queue) {
                 AuthOutcome::Pending => "pending",
@@ -419,15 +381,15 @@ mod tests {
             assert_eq!(got, want, "{answer}");
         }
         // The ack under the HTTP code for "accepted" is an ack too, followed to its outcome.
-        orders.login = Login::Sent("L".into());
+        orders.login.sent("L".into());
         let ack_202 = json!({"code":202,"status":"accepted","request_id":"L"});
         assert!(matches!(outcome(&mut orders, ack_202, &queue), AuthOutcome::Accepted));
-        orders.served();
-        assert!(matches!(orders.login, Login::Acked(_)));
-        orders.login = Login::Sent("L".into());
+        orders.login.served();
+        assert!(matches!(orders.login.current, login::Login::Acked(_)));
+        orders.login.sent("L".into());
         outcome(&mut orders, json!({"code":0,"message":"success","request_id":"L"}), &queue);
-        orders.served();
-        assert!(matches!(orders.login, Login::Done));
+        orders.login.served();
+        assert!(matches!(orders.login.current, login::Login::Done));
         assert!(queue.pop(Some(Duration::ZERO), None).unwrap().is_none());
     }
 

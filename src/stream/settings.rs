@@ -18,7 +18,8 @@ pub struct StreamSettings {
     pub order_stream_url: String,
     /// The venue host of each URL as the connection limits count it (`limits.rs`): the key
     /// of the REST per-IP limit (`BaseUrl::host_and_port`: lower case, the default port
-    /// written out), so that `wss://Venue.example` and `wss://venue.example:443` are one host.
+    /// written out, an IPv6 address canonical), so that `wss://Venue.example` and
+    /// `wss://venue.example:443`, or `ws://[0::1]` and `ws://[::1]:80`, are one host.
     pub stream_host: String,
     pub order_stream_host: String,
     pub options: StreamOptions,

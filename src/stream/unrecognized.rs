@@ -39,3 +39,16 @@ pub fn not_json(text: &str, queue: &Queue) {
 pub fn event(frame: &str, received_ns: i64) -> String {
     format!("{{\"channel\":\"unrecognized\",\"frame\":{frame},\"received_ns\":{received_ns}}}")
 }
+
+/// As `event`, for a frame that answers a request of ours that is no order (`what`, e.g. a
+/// late answer to the `auth:login` of an earlier connection): `"answers":what` says so, and
+/// the frame still passes byte for byte.
+pub fn answering(frame: &str, what: &str, received_ns: i64) -> String {
+    let mut event = String::with_capacity(frame.len() + what.len() + 80);
+    event.push_str("{\"channel\":\"unrecognized\",\"frame\":");
+    event.push_str(frame);
+    event.push_str(",\"answers\":");
+    super::json::push_str(&mut event, what);
+    event.push_str(&format!(",\"received_ns\":{received_ns}}}"));
+    event
+}

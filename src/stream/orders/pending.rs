@@ -156,6 +156,11 @@ impl OrderState {
         if ack { pending.by_id.get(&key).cloned() } else { pending.by_id.remove(&key) }
     }
 
+    /// Whether any request still waits for its outcome.
+    pub(super) fn has_unanswered(&self) -> bool {
+        !self.pending().by_id.is_empty()
+    }
+
     /// The requests still waiting for their outcome, oldest first.
     pub(super) fn unanswered(&self) -> Vec<String> {
         let pending = self.pending();

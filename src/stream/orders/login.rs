@@ -1,0 +1,239 @@
+//! The order stream's `auth:login` as its answers name it: which frame is the login's answer,
+//! and which `request_id`s are logins of this stream, answered or sent on an earlier
+//! connection (a late answer to one is no order's answer). Apart from the order protocol
+//! (`orders.rs`) because which frame answers the login is a judgement of its own, with its
+//! ambiguity written down here.
+//!
+//! A login may be answered by an "accepted" ack first (the connection is then served), and
+//! later by its outcome. The outcome normally carries the login's `request_id`; a frame
+//! without one is the login's outcome only when it reads as a refusal of a login, because
+//! taking a refusal for an order's reply would leave the engine believing it is logged in
+//! while every order it sends is refused:
+//! - a frame whose words name an order ("alo order rejected") is an order's, never the login's;
+//! - no order awaits its outcome: a frame with a `code` that is not success (e.g. 401, 403, or
+//!   a "not now" 5xx) or with words of authentication (`token`, `signature`, `auth`…) is the
+//!   login's — nothing else is awaited on the connection;
+//! - orders await their outcome too: the frame may be an order's reply that left its
+//!   `request_id` out, and ending the stream for an order's rejection would be wrong. Only
+//!   what can answer the login alone is taken: code 401 (the venue's "missing or invalid
+//!   token", venue-api.md §3.1: the token is the login's, an order carries none) or words
+//!   about the token or the login (`token`, `jwt`, `login`, `unauthorized`…). A 403, a
+//!   "signature" or a 5xx may be an order's (orders are body-signed; a 403 is also the
+//!   venue's "signature has expired" for a request's clock) and is passed on as it is.
+
+use super::super::auth_answer::judge;
+use super::super::json::lenient_int;
+use super::super::supervisor::AuthOutcome;
+use serde_json::{Map, Value};
+use std::collections::VecDeque;
+
+/// The login as its answers name it.
+const LOGIN: &str = "the order stream's auth:login";
+
+/// How many of the stream's logins are remembered by their `request_id` (one per connection):
+/// a late answer comes soon after its connection was lost, so a few are ample.
+const REMEMBERED: usize = 16;
+
+/// Where the connection's `auth:login` stands, by its `request_id`.
+#[derive(Debug)]
+pub(super) enum Login {
+    /// Not sent yet, or answered with its outcome: nothing is awaited.
+    Done,
+    /// Sent and not answered: the next frame with its `request_id` (or with none) answers it.
+    Sent(String),
+    /// Answered only by an "accepted" ack: the connection is served, and the frame that comes
+    /// later with its `request_id` (or a refusal without one) is its outcome.
+    Acked(String),
+}
+
+/// The login of the current connection, and the `request_id`s of the stream's logins.
+pub(super) struct Logins {
+    pub(super) current: Login,
+    /// The latest logins sent, the current one included (oldest first).
+    sent: VecDeque<String>,
+}
+
+impl Logins {
+    pub(super) fn new() -> Logins {
+        Logins { current: Login::Done, sent: VecDeque::with_capacity(REMEMBERED) }
+    }
+
+    /// A login sent with this `request_id` on a new connection.
+    pub(super) fn sent(&mut self, request_id: String) {
+        if self.sent.len() == REMEMBERED {
+            self.sent.pop_front();
+        }
+        self.sent.push_back(request_id.clone());
+        self.current = Login::Sent(request_id);
+    }
+
+    /// The connection is served (the login answered): an acked login stays awaited, as its
+    /// outcome is still to come.
+    pub(super) fn served(&mut self) {
+        if let Login::Sent(_) = self.current {
+            self.current = Login::Done;
+        }
+    }
+
+    /// The connection is lost: its login's answer means nothing on the next connection, which
+    /// logs in again (a late one is recognised by `is_ours`).
+    pub(super) fn lost(&mut self) {
+        self.current = Login::Done;
+    }
+
+    /// Whether `request_id` is one of the stream's logins that is not awaited any more (of an
+    /// earlier connection, or answered already).
+    pub(super) fn is_ours(&self, request_id: &str) -> bool {
+        self.sent.iter().any(|id| id == request_id)
+    }
+
+    /// The login's answer, when `frame` is one: its outcome as the supervisor acts on it.
+    /// Once the connection is served (the login acked), success is `Pending`: nothing to do.
+    /// `orders_pending`: whether orders of the stream await their outcome (module docs).
+    pub(super) fn answer(
+        &mut self,
+        frame: &Map<String, Value>,
+        request_id: Option<&str>,
+        orders_pending: impl FnOnce() -> bool,
+    ) -> Option<AuthOutcome> {
+        match &self.current {
+            // Its request_id, or none at all (nothing else is awaited before the login is
+            // answered; some servers leave it out of the answer).
+            Login::Sent(login)
+                if request_id.is_none_or(|id| id == login) && (request_id.is_some() || frame.contains_key("code")) =>
+            {
+                let outcome = judge(frame, LOGIN);
+                self.current = match outcome {
+                    AuthOutcome::Accepted if super::is_ack(frame) => Login::Acked(login.clone()),
+                    _ => Login::Done,
+                };
+                Some(outcome)
+            }
+            Login::Acked(login) if request_id == Some(login.as_str()) => {
+                if super::is_ack(frame) {
+                    // The ack again: the outcome is still to come.
+                    return Some(AuthOutcome::Pending);
+                }
+                self.current = Login::Done;
+                Some(match judge(frame, LOGIN) {
+                    AuthOutcome::Accepted => AuthOutcome::Pending,
+                    outcome => outcome,
+                })
+            }
+            Login::Acked(_) if request_id.is_none() => {
+                let outcome = unaddressed_refusal(frame, orders_pending)?;
+                self.current = Login::Done;
+                Some(outcome)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A frame without `request_id`, judged as the awaited login's outcome when it reads as a
+/// refusal of a login (module docs); `None` when it does not.
+fn unaddressed_refusal(frame: &Map<String, Value>, orders_pending: impl FnOnce() -> bool) -> Option<AuthOutcome> {
+    let outcome = judge(frame, LOGIN);
+    if matches!(outcome, AuthOutcome::Accepted | AuthOutcome::Pending) {
+        return None;
+    }
+    let data = frame.get("data").and_then(Value::as_object);
+    let field = |name: &str| frame.get(name).or_else(|| data.and_then(|d| d.get(name))).filter(|v| !v.is_null());
+    let code = field("code");
+    let words: String = ["message", "msg", "error", "status", "data"]
+        .iter()
+        .filter_map(|name| field(name).and_then(Value::as_str))
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_ascii_lowercase();
+    let says = |list: &[&str]| list.iter().any(|word| words.contains(word));
+    const ABOUT_THE_LOGIN: &[&str] =
+        &["token", "jwt", "login", "logged in", "unauthorized", "unauthorised", "unauthenticated", "not authenticated"];
+    const ABOUT_AUTHENTICATION: &[&str] = &["auth", "signature", "forbidden", "credential", "expired"];
+    // An order's words ("alo order rejected") are an order's reply, whatever else is awaited.
+    let is_login_refusal = if says(&["order"]) && !says(ABOUT_THE_LOGIN) {
+        false
+    } else if orders_pending() {
+        lenient_int(code) == Some(401) || says(ABOUT_THE_LOGIN)
+    } else {
+        code.is_some() || says(ABOUT_THE_LOGIN) || says(ABOUT_AUTHENTICATION)
+    };
+    is_login_refusal.then_some(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn acked() -> Logins {
+        let mut logins = Logins::new();
+        logins.sent("L".into());
+        let ack = json!({"code":0,"status":"accepted","request_id":"L"});
+        assert!(matches!(logins.answer(ack.as_object().unwrap(), Some("L"), || false), Some(AuthOutcome::Accepted)));
+        logins.served();
+        logins
+    }
+
+    /// What an acked login makes of `frame` (no request_id): "refused", "unavailable" or "not
+    /// the login's".
+    fn taken(frame: Value, orders_pending: bool) -> &'static str {
+        let mut logins = acked();
+        match logins.answer(frame.as_object().unwrap(), None, || orders_pending) {
+            Some(AuthOutcome::Refused(_)) => "refused",
+            Some(AuthOutcome::Unavailable(_)) => "unavailable",
+            Some(_) => "other",
+            None => "not the login's",
+        }
+    }
+
+    #[test]
+    fn a_refusal_without_request_id_answers_an_acked_login() {
+        for (frame, alone, with_orders) in [
+            (json!({"code":401,"message":"invalid token"}), "refused", "refused"),
+            (json!({"code":"401"}), "refused", "refused"),
+            (json!({"code":403,"message":"forbidden"}), "refused", "not the login's"),
+            (json!({"code":403,"message":"Unauthorized: token revoked"}), "refused", "refused"),
+            (json!({"message":"Invalid signature"}), "refused", "not the login's"),
+            (json!({"message":"invalid token"}), "refused", "refused"),
+            (json!({"error":"jwt expired"}), "refused", "refused"),
+            (json!({"code":400,"message":"bad request"}), "refused", "not the login's"),
+            (json!({"code":400,"message":"alo order rejected"}), "not the login's", "not the login's"),
+            (json!({"code":503,"message":"busy"}), "unavailable", "not the login's"),
+            // Not refusals, or no sign of a login's answer: passed on.
+            (json!({"code":0,"message":"success"}), "not the login's", "not the login's"),
+            (json!({"code":0,"status":"accepted"}), "not the login's", "not the login's"),
+            (json!({"message":"welcome"}), "not the login's", "not the login's"),
+            (json!({"ping":1}), "not the login's", "not the login's"),
+        ] {
+            assert_eq!(taken(frame.clone(), false), alone, "no order pending: {frame}");
+            assert_eq!(taken(frame.clone(), true), with_orders, "orders pending: {frame}");
+        }
+    }
+
+    #[test]
+    fn a_refusal_without_request_id_is_the_logins_only_while_its_outcome_is_awaited() {
+        let refusal = json!({"code":401,"message":"invalid token"});
+        let refusal = refusal.as_object().unwrap();
+        // Answered by its outcome: nothing is awaited any more.
+        let mut logins = acked();
+        let success = json!({"code":0,"message":"success","request_id":"L"});
+        assert!(matches!(logins.answer(success.as_object().unwrap(), Some("L"), || false), Some(AuthOutcome::Pending)));
+        assert!(logins.answer(refusal, None, || false).is_none());
+        // Lost: the next connection's login is another.
+        let mut logins = acked();
+        logins.lost();
+        assert!(logins.answer(refusal, None, || false).is_none());
+        assert!(logins.is_ours("L") && !logins.is_ours("M"));
+    }
+
+    #[test]
+    fn the_stream_remembers_its_latest_logins() {
+        let mut logins = Logins::new();
+        for i in 0..REMEMBERED + 2 {
+            logins.sent(format!("L{i}"));
+        }
+        assert!(!logins.is_ours("L0") && !logins.is_ours("L1"));
+        assert!(logins.is_ours("L2") && logins.is_ours(&format!("L{}", REMEMBERED + 1)));
+    }
+}
