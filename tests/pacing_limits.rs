@@ -317,12 +317,21 @@ fn a_read_sent_again_after_the_keep_alive_race_takes_its_place_in_the_per_ip_lim
 fn a_read_sent_again_after_the_keep_alive_race_takes_its_place_in_the_accounts_bucket() {
     // A burst of 18 (then one per 45 ms): the venue sees 18 of the account's requests, the
     // one sent again among them — not 19.
+    // Judged only on a burst that came before the bucket refilled one place (45 ms): on a
+    // loaded machine a burst may take longer, and is then tried again, a few times at most.
     let account = session(91);
-    let (rogue, refusal, took) =
-        burst_with_a_read_sent_again(|client| call(client, Some(&account), "query_open_orders", None));
-    assert!(refusal.message.contains("account"), "{refusal:?}");
-    assert!(took < Duration::from_millis(40), "the burst must come before the bucket refills one: {took:?}");
-    assert_eq!(rogue.seen().len(), 18, "the venue saw no more than the account's burst");
+    let mut tooks = Vec::new();
+    for _ in 0..5 {
+        let (rogue, refusal, took) =
+            burst_with_a_read_sent_again(|client| call(client, Some(&account), "query_open_orders", None));
+        assert!(refusal.message.contains("account"), "{refusal:?}");
+        if took < Duration::from_millis(40) {
+            assert_eq!(rogue.seen().len(), 18, "the venue saw no more than the account's burst");
+            return;
+        }
+        tooks.push(took);
+    }
+    panic!("no burst came before the bucket refilled one place: {tooks:?}");
 }
 
 #[test]
