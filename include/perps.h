@@ -344,7 +344,12 @@ char *perps_new_order(const struct perps_client *c, const struct perps_session *
  * `body` may be NULL or "" for none. The bearer token is always sent; a body is signed and
  * sent byte for byte. Never retried, but a GET that found its kept-alive connection closed
  * by the venue before any answer is sent once more on another connection (README "The
- * keep-alive race"). Returns the venue's answer (free with `perps_string_free`).
+ * keep-alive race"). Returns the venue's answer as it sent it (free with
+ * `perps_string_free`): any JSON — an object whose `code`, when present, is a success
+ * (else `PERPS_API_ERROR`), or an array, as funding history and `cancel_orders` answer —
+ * or, to a GET, plain text (`/api/health` answers `OK`). A web page, or a POST, PUT or
+ * DELETE answered with no JSON (its effect unknown), is `PERPS_BAD_RESPONSE` with
+ * `perps_error_may_have_reached_venue` true.
  */
 char *perps_request(const struct perps_client *c, const struct perps_session *s, const char *method, const char *path, const char *body, struct perps_error **err);
 

@@ -208,3 +208,39 @@ fn a_code_is_read_as_an_integer_a_string_of_digits_or_a_whole_number() {
         assert!(f.message.contains(r#""code" is not an integer"#) && f.message.contains(r#"(\"0.0\")"#), "{f:?}");
     }
 }
+
+#[test]
+fn perps_request_returns_any_json_the_venue_answers_and_plain_text_to_a_read() {
+    // Arrays are answers (funding history, recent trades, cancel_orders' `[]`; venue-api.md
+    // §1.3–1.5), as is `/api/health`'s plain `OK` to a GET: returned exactly as sent.
+    let body = |path: &str| match path {
+        "/api/query_funding_history" => r#"[{"id":1,"symbol":"BTC-USD","funding_rate":"0.0001"}]"#,
+        "/api/query_recent_trades" => r#" [ ] "#,
+        "/api/health" => "OK",
+        "/api/count" => "42",
+        "/api/page" => "<html><body>a proxy's page</body></html>",
+        _ => "[]",
+    };
+    let rogue = Rogue::start(move |seen, _| {
+        let path = seen.path().trim_start_matches("/perps").to_owned();
+        let content_type =
+            if path == "/api/health" { "Content-Type: text/plain" } else { "Content-Type: application/json" };
+        vec![Step::Write(response(200, &[content_type], body(&path).as_bytes()))]
+    });
+    let client = client_at(&rogue.url(), FAST);
+    let session = api_session(SEED);
+    for path in ["/api/query_funding_history?symbol=BTC-USD", "/api/query_recent_trades", "/api/health", "/api/count"] {
+        let answer = request(&client, &session, "GET", path, None).unwrap();
+        assert_eq!(answer, body(path.split('?').next().unwrap()), "{path}");
+    }
+    assert_eq!(
+        request(&client, &session, "POST", "/api/cancel_orders", Some(r#"{"order_id_list":[1]}"#)).unwrap(),
+        "[]"
+    );
+    // A web page is no venue's answer, and a write answered with no JSON has an unknown effect.
+    let f = expect(request(&client, &session, "GET", "/api/page", None), PERPS_BAD_RESPONSE, true);
+    assert!(f.message.contains("the venue's answer is not JSON"), "{f:?}");
+    let f = expect(request(&client, &session, "POST", "/api/health", Some("{}")), PERPS_BAD_RESPONSE, true);
+    assert!(f.message.contains("the venue's answer is not JSON") && f.body.as_deref() == Some("OK"), "{f:?}");
+    assert_eq!(rogue.seen().len(), 7);
+}

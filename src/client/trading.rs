@@ -153,10 +153,11 @@ impl Client {
         let body = body.map(str::as_bytes).unwrap_or_default();
         let body = (!body.is_empty()).then_some(body);
         let account = Account { session, token: &token, account: &account };
+        let read = method == Method::GET;
         let outgoing =
             Outgoing { method, target: path, body, account: Some(account), secrets, not_found: false, deadline: None };
         let exchanged = self.exchange(&outgoing)?;
-        venue_result(&exchanged, path)
+        venue_result(&exchanged, path, read)
     }
 
     /// Send one request: pace it (option `rate_limit`: the host's per-IP limit, and the
@@ -230,11 +231,28 @@ impl Client {
     }
 }
 
-/// A 2xx answer from `new_order` / `perps_request`: a JSON object whose `code`, when
-/// present, must be a success (judged by `endpoints::answer::refusal_code`).
-fn venue_result(exchanged: &Exchanged, what: &str) -> Result<String> {
-    check_code(exchanged, what)?;
-    Ok(exchanged.reply.body.clone())
+/// A 2xx answer to `perps_request`, returned as the venue sent it. A JSON object's `code`,
+/// when present, must be a success (judged by `endpoints::answer::refusal_code`). Any other
+/// JSON is the venue's answer as it is: several endpoints answer an array (funding history,
+/// recent trades, funding rates, `cancel_orders`' `[]`; venue-api.md §1.3–1.5), and
+/// `perps_request` is the only way to some of them. Plain text (`/api/health` answers `OK`)
+/// is returned for a GET only, and never a web page (a wrong URL's): a POST, PUT or DELETE
+/// answered with no JSON leaves its effect unknown, so it is `PERPS_BAD_RESPONSE` that may
+/// have reached the venue.
+fn venue_result(exchanged: &Exchanged, what: &str, read: bool) -> Result<String> {
+    let reply = &exchanged.reply;
+    let is_object = reply.body.trim_start().starts_with('{');
+    if is_object {
+        check_code(exchanged, what)?;
+    } else if serde_json::from_str::<serde::de::IgnoredAny>(&reply.body).is_err()
+        && !(read && !is_web_server_page(reply))
+    {
+        let error = Error::bad_response(format!("{what}: the venue's answer is not JSON"))
+            .with_status(reply.status)
+            .with_body(exchanged.secrets.redact(&reply.body).into_owned());
+        return Err(exchanged.refused(error.reached_venue(true)));
+    }
+    Ok(reply.body.clone())
 }
 
 /// The order's answer, with its `cl_ord_id` added when the venue's object lacks one
