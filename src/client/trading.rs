@@ -244,7 +244,9 @@ fn venue_result(exchanged: &Exchanged, what: &str, read: bool) -> Result<String>
     let is_object = reply.body.trim_start().starts_with('{');
     if is_object {
         check_code(exchanged, what)?;
-    } else if serde_json::from_str::<serde::de::IgnoredAny>(&reply.body).is_err() && (!read || is_web_server_page(reply)) {
+    } else if serde_json::from_str::<serde::de::IgnoredAny>(&reply.body).is_err()
+        && (!read || is_web_server_page(reply))
+    {
         let error = Error::bad_response(format!("{what}: the venue's answer is not JSON"))
             .with_status(reply.status)
             .with_body(exchanged.secrets.redact(&reply.body).into_owned());
