@@ -243,7 +243,9 @@ fn shown_url(url: &str) -> String {
 
 fn is_loopback(host: &str) -> bool {
     let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost") || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    // `to_canonical`: an IPv4-mapped address (`::ffff:127.0.0.1`) reaches the IPv4 host, so
+    // it is loopback exactly when that host is.
+    host.eq_ignore_ascii_case("localhost") || host.parse::<IpAddr>().is_ok_and(|ip| ip.to_canonical().is_loopback())
 }
 
 #[cfg(test)]
@@ -261,6 +263,9 @@ mod tests {
         assert_eq!((u.text.as_str(), u.host.as_str(), u.port), ("http://127.0.0.1:8080/auth", "127.0.0.1", Some(8080)));
         assert_eq!(check_url("http://[::1]:8080", "u", false).unwrap().port, Some(8080));
         assert!(check_url("http://localhost:1", "u", false).is_ok());
+        assert!(check_url("http://[::ffff:127.0.0.1]:1", "u", false).is_ok(), "IPv4-mapped loopback");
+        assert!(check_url("http://[::ffff:7f00:2]:1", "u", false).is_ok(), "IPv4-mapped 127.0.0.2");
+        assert!(check_url("http://[::ffff:10.0.0.1]:1", "u", false).is_err(), "IPv4-mapped, not loopback");
         assert!(check_url("https://perps.example:65535/v1%2Fx/y_z~", "u", false).is_ok());
         assert!(check_url("http://10.0.0.1", "u", true).is_ok());
     }
