@@ -12,8 +12,9 @@
 //! - Before the venue's 24 h cap, at `stream_rotate_after_ms`, the connection is replaced.
 //! - Reconnection waits a jittered exponential backoff and the process-wide connection
 //!   limiter, then authenticates and subscribes again.
-//! - A refused auth or an expired token ends the stream (a `failed` event, then
-//!   `PERPS_STREAM_CLOSED` from `next`): retrying could not succeed. An auth answer that
+//! - A refused auth, an upgrade refused with HTTP 401 or 403, or an expired token ends the
+//!   stream (a `failed` event, then `PERPS_STREAM_CLOSED` from `next`): retrying could not
+//!   succeed. An auth answer that
 //!   says "not now" (5xx, 408, 429) is retried like a failed handshake. A login acked at
 //!   first and answered later (`orders.rs`) is acted on while the connection is served: a
 //!   refusal ends it (`disconnected`, then `failed`), "not now" replaces it after a backoff.
@@ -123,7 +124,8 @@ impl From<End> for Ended {
 
 /// Why setting up a connection failed.
 enum SetupError {
-    /// Trying again cannot help (auth refused, token expired, bad configuration).
+    /// Trying again cannot help (auth refused, the upgrade refused with 401 or 403, token
+    /// expired, bad configuration).
     Fatal(Error),
     /// Worth another connection after a backoff (network, handshake, an auth answer that
     /// says "not now"); on the first connection the open reports it instead.
@@ -322,6 +324,11 @@ fn establish(
     lock(&shared.handshake).take();
     let mut conn = connected.map_err(|e| match e.code() {
         Code::InvalidArgument => SetupError::Fatal(e),
+        // A 401 (token missing, invalid or expired) or 403 on the upgrade is a refusal, not
+        // "not now": the same request would be refused again, so the stream ends as when a
+        // refused auth answer ends it. Also without a session (the market stream's public
+        // channels): nothing the library could change would make the venue accept it.
+        Code::HttpStatus if matches!(e.http_status(), 401 | 403) => SetupError::Fatal(e),
         _ => SetupError::Retry(e),
     })?;
     if shared.is_closing() {

@@ -1,0 +1,84 @@
+//! The venue's HTTP answer to the WebSocket upgrade, against venues that are not ours (each a
+//! short script on 127.0.0.1): a refusal (401, 403) ends the stream, a "not now" (429, 503)
+//! with `Retry-After` is waited out, and a 101 answer is held to RFC 6455 §4.1 — no extension
+//! the client did not ask for, a `Connection` header that may be a token list.
+
+#[path = "streams/helpers.rs"]
+mod helpers;
+#[path = "streams/scripted_venue.rs"]
+mod scripted_venue;
+
+use helpers::*;
+use perps::Code;
+use perps::stream::Stream;
+use scripted_venue::*;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+const PRICE: &str = r#"[{"channel":"price","symbol":"BTC-USD"}]"#;
+
+/// Read the client's upgrade request (up to its blank line).
+fn read_request(tcp: &mut TcpStream) -> String {
+    let mut request = Vec::new();
+    let mut byte = [0u8; 1];
+    while !request.ends_with(b"\r\n\r\n") {
+        match tcp.read(&mut byte) {
+            Ok(1) => request.push(byte[0]),
+            _ => break,
+        }
+    }
+    String::from_utf8_lossy(&request).into_owned()
+}
+
+/// Answer the upgrade with `status` and a JSON body (and `headers`, each ending in CRLF).
+fn refuse(tcp: &mut TcpStream, status: &str, headers: &str, body: &str) {
+    read_request(tcp);
+    let answer = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{headers}\r\n{body}",
+        body.len()
+    );
+    let _ = tcp.write_all(answer.as_bytes());
+    std::thread::sleep(Duration::from_millis(200));
+}
+
+/// A venue whose first connection works for a moment (the open returns: an auth frame is
+/// answered "success"), and whose later upgrades are answered by `later(tcp)`.
+fn venue_refusing_later(later: impl Fn(&mut TcpStream) + Send + Sync + 'static) -> String {
+    raw_venue(move |i, mut tcp| {
+        if i > 0 {
+            return later(&mut tcp);
+        }
+        let Ok(mut ws) = tungstenite::accept(tcp) else { return };
+        if read_json(&mut ws).get("auth").is_some() {
+            send(&mut ws, r#"{"seq":1,"channel":"auth","data":{"code":200,"msg":"success"}}"#);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    })
+}
+
+#[test]
+fn an_upgrade_refused_with_401_or_403_on_reconnection_ends_the_stream() {
+    for status in ["401 Unauthorized", "403 Forbidden"] {
+        // With a session (the token is what the venue refuses) and without one (public
+        // channels only: retrying cannot help either).
+        for with_session in [true, false] {
+            let url =
+                venue_refusing_later(move |tcp| refuse(tcp, status, "", r#"{"code":401,"message":"invalid token"}"#));
+            let stream = if with_session {
+                Stream::open_market(client(&url, "{}"), Some(session()), r#"[{"channel":"order"}]"#)
+            } else {
+                Stream::open_market(client(&url, "{}"), None, PRICE)
+            }
+            .unwrap();
+            let (failed, before) = until(&stream, LONG, "failed", is_status("failed"));
+            assert!(before.iter().any(|e| e["state"] == "disconnected"), "{before:#?}");
+            assert!(before.iter().all(|e| e["state"] != "reconnect_failed"), "{before:#?}");
+            assert_eq!(failed["code_name"], "PERPS_HTTP_STATUS", "{failed}");
+            assert!(failed["message"].as_str().unwrap().contains(&status[..3]), "{failed}");
+            let error = stream.next(Some(SECOND)).unwrap_err();
+            assert_eq!(error.code(), Code::StreamClosed, "{error}");
+            assert!(error.message().contains(&status[..3]), "{error}");
+        }
+    }
+}
