@@ -82,3 +82,62 @@ fn an_upgrade_refused_with_401_or_403_on_reconnection_ends_the_stream() {
         }
     }
 }
+
+#[test]
+fn a_429_or_503_at_open_carries_its_retry_after_and_the_venues_reason() {
+    for (status, retry_after, expected_ms) in
+        [("429 Too Many Requests", "7", 7000), ("503 Service Unavailable", "Wed, 21 Oct 2015 07:28:00 GMT", 0)]
+    {
+        let url = raw_venue(move |_, mut tcp| {
+            let headers = format!("Retry-After: {retry_after}\r\n");
+            refuse(&mut tcp, status, &headers, r#"{"code":429,"message":"too many connections"}"#)
+        });
+        let error = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap_err();
+        assert_eq!((error.code(), error.http_status()), (Code::HttpStatus, status[..3].parse().unwrap()), "{error}");
+        assert_eq!(error.retry_after_ms(), Some(expected_ms), "{error}");
+        assert!(error.message().contains("too many connections"), "{error}");
+    }
+}
+
+/// Answer the upgrade with a 101 carrying `headers` (the right `Sec-WebSocket-Accept` added)
+/// and go on as the venue's WebSocket end.
+fn switch(mut tcp: TcpStream, headers: &str) -> tungstenite::WebSocket<TcpStream> {
+    let request = read_request(&mut tcp);
+    let key = request
+        .lines()
+        .find_map(|line| line.strip_prefix("Sec-WebSocket-Key: ").or_else(|| line.strip_prefix("sec-websocket-key: ")))
+        .expect("the request's key")
+        .trim()
+        .to_owned();
+    let accept = tungstenite::handshake::derive_accept_key(key.as_bytes());
+    let answer = format!("HTTP/1.1 101 Switching Protocols\r\n{headers}Sec-WebSocket-Accept: {accept}\r\n\r\n");
+    tcp.write_all(answer.as_bytes()).unwrap();
+    tungstenite::WebSocket::from_raw_socket(tcp, tungstenite::protocol::Role::Server, None)
+}
+
+#[test]
+fn an_extension_the_client_did_not_ask_for_fails_the_handshake() {
+    let url = raw_venue(|_, tcp| {
+        let ws = switch(
+            tcp,
+            "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Extensions: permessage-deflate\r\n",
+        );
+        hold(ws, Duration::from_secs(3));
+    });
+    let error = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap_err();
+    assert_eq!(error.code(), Code::Transport, "{error}");
+    assert!(error.message().contains("permessage-deflate") && error.message().contains("did not ask"), "{error}");
+}
+
+#[test]
+fn a_connection_header_with_a_token_list_is_accepted() {
+    let url = raw_venue(|_, tcp| {
+        let mut ws = switch(tcp, "Upgrade: websocket\r\nConnection: keep-alive, Upgrade\r\n");
+        read_json(&mut ws);
+        send(&mut ws, r#"{"seq":1,"channel":"price","symbol":"BTC-USD","data":{"mark_price":"1"}}"#);
+        hold(ws, Duration::from_secs(3));
+    });
+    let stream = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap();
+    let (price, _) = until(&stream, LONG, "price", is_channel("price"));
+    assert_eq!(price["seq"], 1, "{price}");
+}

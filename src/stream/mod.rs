@@ -15,6 +15,7 @@
 mod auth_answer;
 mod depth;
 mod events;
+mod handshake;
 mod json;
 mod limits;
 mod market;

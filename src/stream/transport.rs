@@ -2,8 +2,8 @@
 //! configuration), the WebSocket handshake, then a non-blocking socket that the I/O thread
 //! polls and that a caller may write an order frame to (under the connection's lock).
 //!
-//! The handshake runs on a blocking socket under one deadline (the reply timeout, for TLS and
-//! the WebSocket handshake together: a venue that trickles its answer byte by byte cannot
+//! The handshake (`handshake.rs`) runs on a blocking socket under one deadline (the reply
+//! timeout, for TLS and the WebSocket handshake together: a venue that trickles its answer byte by byte cannot
 //! hold a reconnect forever); afterwards the socket is non-blocking so that reading never
 //! holds the connection's lock while waiting, and a write that meets a full send buffer waits
 //! with `poll`, bounded by the reply timeout.
@@ -15,7 +15,7 @@ use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 use tungstenite::client::IntoClientRequest;
-use tungstenite::protocol::WebSocketConfig;
+use tungstenite::protocol::{Role, WebSocketConfig};
 use tungstenite::{Message, WebSocket};
 
 /// The byte stream under the WebSocket: plain TCP (loopback `ws://`) or TLS.
@@ -173,17 +173,14 @@ pub fn connect(url: &str, settings: &StreamSettings, on_socket: &mut dyn FnMut(&
     } else {
         Layer::Plain(tcp)
     };
-    let socket = Socket { layer, deadline };
+    let mut socket = Socket { layer, deadline };
+    // Our own handshake (`handshake.rs`): RFC 6455 §4.1 as written, the venue's refusals
+    // read as REST reads them.
+    let leftover = super::handshake::client(&mut socket, request)?;
+    socket.deadline = None;
     let max = settings.options.max_frame_bytes;
     let config = WebSocketConfig::default().max_frame_size(Some(max)).max_message_size(Some(max));
-    let (mut ws, _response) =
-        tungstenite::client::client_with_config(request, socket, Some(config)).map_err(|e| match e {
-            tungstenite::HandshakeError::Failure(e) => ws_error(e, "the WebSocket handshake"),
-            tungstenite::HandshakeError::Interrupted(_) => {
-                Error::new(Code::Timeout, "the WebSocket handshake did not finish in time")
-            }
-        })?;
-    ws.get_mut().deadline = None;
+    let ws = WebSocket::from_partially_read(socket, leftover, Role::Client, Some(config));
     ws.get_ref().tcp().set_nonblocking(true).map_err(|e| io_error(e, "making the socket non-blocking"))?;
     Ok(Connection { ws, write_timeout: settings.reply_timeout })
 }
@@ -226,25 +223,10 @@ pub fn io_error(e: io::Error, what: &str) -> Error {
     }
 }
 
-/// A tungstenite failure as our error (the venue's HTTP answer to the handshake keeps its
-/// status).
+/// A tungstenite failure as our error (the handshake's are `handshake.rs`'s).
 pub fn ws_error(e: tungstenite::Error, what: &str) -> Error {
     match e {
         tungstenite::Error::Io(io) => io_error(io, what),
-        tungstenite::Error::Http(response) => {
-            let status = response.status().as_u16();
-            let body = response.body().as_ref().map(|b| String::from_utf8_lossy(b).into_owned());
-            let error = Error::new(
-                Code::HttpStatus,
-                format!("{what}: the venue answered HTTP {status} instead of switching to WebSocket"),
-            )
-            .with_status(status);
-            match body {
-                // Escapes written out, for the redaction of the error (`redact::unescaped`).
-                Some(body) if !body.is_empty() => error.with_body(crate::redact::unescaped(&body).into_owned()),
-                _ => error,
-            }
-        }
         tungstenite::Error::Capacity(c) => Error::bad_response(format!("{what}: {c} (max_frame_bytes)")),
         tungstenite::Error::Tls(t) => Error::new(Code::Transport, format!("{what}: TLS failure: {t}")),
         tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed => {
@@ -261,7 +243,6 @@ pub fn ws_error(e: tungstenite::Error, what: &str) -> Error {
 mod tests {
     use super::*;
     use std::net::TcpListener;
-    use tungstenite::protocol::Role;
 
     /// A client connection over loopback TCP (no handshake: both ends made raw), and the
     /// venue's end.
