@@ -99,6 +99,33 @@ fn a_429_or_503_at_open_carries_its_retry_after_and_the_venues_reason() {
     }
 }
 
+#[test]
+fn a_retry_after_on_a_reconnection_is_waited_out_and_said() {
+    let url = raw_venue(|i, mut tcp| match i {
+        0 => {
+            let Ok(ws) = tungstenite::accept(tcp) else { return };
+            std::thread::sleep(Duration::from_millis(200));
+            drop(ws);
+        }
+        1 => refuse(&mut tcp, "503 Service Unavailable", "Retry-After: 1\r\n", r#"{"message":"overloaded"}"#),
+        _ => {
+            if let Ok(ws) = tungstenite::accept(tcp) {
+                hold(ws, Duration::from_secs(5));
+            }
+        }
+    });
+    // The backoff alone would wait at most 50 ms.
+    let stream = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap();
+    let (failed, _) = until(&stream, LONG, "reconnect_failed", is_status("reconnect_failed"));
+    let refused_at = std::time::Instant::now();
+    assert_eq!(failed["retry_after_ms"], 1000, "{failed}");
+    assert!(failed["message"].as_str().unwrap().contains("overloaded"), "{failed}");
+    let (waiting, _) = until(&stream, LONG, "reconnecting", is_status("reconnecting"));
+    assert!(waiting["delay_ms"].as_u64().unwrap() >= 1000, "{waiting}");
+    until(&stream, LONG, "reconnected", is_status("reconnected"));
+    assert!(refused_at.elapsed() >= Duration::from_millis(950), "{:?}", refused_at.elapsed());
+}
+
 /// Answer the upgrade with a 101 carrying `headers` (the right `Sec-WebSocket-Accept` added)
 /// and go on as the venue's WebSocket end.
 fn switch(mut tcp: TcpStream, headers: &str) -> tungstenite::WebSocket<TcpStream> {

@@ -235,11 +235,13 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
                 if shared.is_closing() {
                     break;
                 }
-                shared.status(
-                    "reconnect_failed",
-                    json!({ "attempt": backoff.attempt(), "code_name": error.code().name(), "message": error.message() }),
-                );
-                let delay = backoff.next_delay();
+                let mut fields = json!({ "attempt": backoff.attempt(), "code_name": error.code().name(), "message": error.message() });
+                // A refused upgrade's `Retry-After` (429, 503): waited out, up to a cap.
+                if let Some(ms) = error.retry_after_ms() {
+                    fields["retry_after_ms"] = ms.into();
+                }
+                shared.status("reconnect_failed", fields);
+                let delay = limits::retry_delay(backoff.next_delay(), error.retry_after_ms());
                 shared.status(
                     "reconnecting",
                     json!({ "attempt": backoff.attempt(), "delay_ms": delay.as_millis() as u64 }),
