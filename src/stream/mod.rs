@@ -32,6 +32,7 @@ mod supervisor;
 mod tls;
 mod transport;
 mod unrecognized;
+mod venue_close;
 mod watch;
 
 use crate::client::Client;

@@ -9,6 +9,7 @@
 //! with `poll`, bounded by the reply timeout.
 
 use super::settings::StreamSettings;
+use super::venue_close::MAX_CLOSE_FRAME;
 use crate::error::{Code, Error, Result};
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
@@ -28,9 +29,41 @@ enum Layer {
 pub struct Socket {
     layer: Layer,
     deadline: Option<Instant>,
+    /// The last bytes read (after TLS): a Close frame whose status code tungstenite found
+    /// invalid is read again from them (`venue_close.rs`).
+    tail: Tail,
+}
+
+/// The last `MAX_CLOSE_FRAME` bytes read.
+struct Tail {
+    bytes: [u8; MAX_CLOSE_FRAME],
+    len: usize,
+}
+
+impl Tail {
+    fn new() -> Tail {
+        Tail { bytes: [0; MAX_CLOSE_FRAME], len: 0 }
+    }
+
+    fn keep(&mut self, read: &[u8]) {
+        if read.len() >= MAX_CLOSE_FRAME {
+            self.bytes.copy_from_slice(&read[read.len() - MAX_CLOSE_FRAME..]);
+            self.len = MAX_CLOSE_FRAME;
+            return;
+        }
+        let old = (MAX_CLOSE_FRAME - read.len()).min(self.len);
+        self.bytes.copy_within(self.len - old..self.len, 0);
+        self.bytes[old..old + read.len()].copy_from_slice(read);
+        self.len = old + read.len();
+    }
 }
 
 impl Socket {
+    /// The last bytes read (at most a Close frame's worth).
+    pub fn tail(&self) -> &[u8] {
+        &self.tail.bytes[..self.tail.len]
+    }
+
     pub fn tcp(&self) -> &TcpStream {
         match &self.layer {
             Layer::Plain(tcp) => tcp,
@@ -53,10 +86,12 @@ impl Socket {
 impl Read for Socket {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         self.keep_deadline(true)?;
-        match &mut self.layer {
+        let n = match &mut self.layer {
             Layer::Plain(s) => s.read(buf),
             Layer::Tls(s) => s.read(buf),
-        }
+        }?;
+        self.tail.keep(&buf[..n]);
+        Ok(n)
     }
 }
 
@@ -173,7 +208,7 @@ pub fn connect(url: &str, settings: &StreamSettings, on_socket: &mut dyn FnMut(&
     } else {
         Layer::Plain(tcp)
     };
-    let mut socket = Socket { layer, deadline };
+    let mut socket = Socket { layer, deadline, tail: Tail::new() };
     // Our own handshake (`handshake.rs`): RFC 6455 §4.1 as written, the venue's refusals
     // read as REST reads them.
     let leftover = super::handshake::client(&mut socket, request)?;
@@ -250,10 +285,23 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (server, _) = listener.accept().unwrap();
-        let socket = Socket { layer: Layer::Plain(client), deadline: None };
+        let socket = Socket { layer: Layer::Plain(client), deadline: None, tail: Tail::new() };
         let ws = WebSocket::from_raw_socket(socket, Role::Client, None);
         let conn = Connection { ws, write_timeout: Duration::from_secs(1) };
         (conn, WebSocket::from_raw_socket(server, Role::Server, None))
+    }
+
+    #[test]
+    fn the_tail_keeps_the_last_bytes_read_across_reads() {
+        let mut tail = Tail::new();
+        let all: Vec<u8> = (0..=255u8).collect();
+        let mut expected = Vec::new();
+        for chunk in [&all[..3], &all[3..100], &all[100..101], &all[101..250], &all[250..]] {
+            tail.keep(chunk);
+            expected.extend_from_slice(chunk);
+            let want = &expected[expected.len().saturating_sub(MAX_CLOSE_FRAME)..];
+            assert_eq!(&tail.bytes[..tail.len], want);
+        }
     }
 
     #[test]
