@@ -19,7 +19,9 @@
 //!   first and answered later (`orders.rs`) is acted on while the connection is served: a
 //!   refusal ends it (`disconnected`, then `failed`), "not now" replaces it after a backoff.
 //! - Every transition is a status event: `connected`, `disconnected`, `reconnecting`,
-//!   `reconnect_failed`, `reconnected`, `failed`.
+//!   `reconnect_failed`, `reconnected`, `failed`. What a connection gives while it is set up
+//!   (a push sent before the auth answer) is held and queued after its `connected` /
+//!   `reconnected` event, or before the events of its failure (`Queue::hold`).
 //!
 //! - When the thread is pinned to one CPU (`note_affinity`), a caller waiting in `next` on
 //!   that CPU reads the frames itself (`reader.rs`, `queue/waiting.rs`); meanwhile the thread sleeps
@@ -226,7 +228,14 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
                 continue;
             }
         };
-        let conn = match establish(ctx, proto.as_mut(), shared, token.as_deref().map(String::as_str)) {
+        // The connection's events wait for its status event (`Queue::hold`).
+        shared.queue.hold();
+        let established = establish(ctx, proto.as_mut(), shared, token.as_deref().map(String::as_str));
+        if established.is_err() {
+            // What the venue sent before the failure comes out before the failure's events.
+            shared.queue.release();
+        }
+        let conn = match established {
             Ok(conn) => conn,
             Err(SetupError::Fatal(error)) => return give_up(&mut opened, error),
             Err(SetupError::Retry(error)) if opened.is_some() => return give_up(&mut opened, error),
@@ -271,6 +280,7 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
                 shared.status("reconnected", fields);
             }
         }
+        shared.queue.release();
         let started = Instant::now();
         let (ended, served) = serve(shared, proto, settings);
         proto = served;
