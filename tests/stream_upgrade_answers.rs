@@ -168,3 +168,18 @@ fn a_connection_header_with_a_token_list_is_accepted() {
     let (price, _) = until(&stream, LONG, "price", is_channel("price"));
     assert_eq!(price["seq"], 1, "{price}");
 }
+
+#[test]
+fn close_cuts_a_reconnection_handshake_short() {
+    // Later upgrades are read and never answered; the reply timeout (10 s) would hold them.
+    let url = venue_refusing_later(|tcp| {
+        read_request(tcp);
+        std::thread::sleep(Duration::from_secs(12));
+    });
+    let stream = Stream::open_market(client(&url, r#"{"read_timeout_ms":10000}"#), None, PRICE).unwrap();
+    until(&stream, LONG, "reconnecting", is_status("reconnecting"));
+    std::thread::sleep(Duration::from_millis(300));
+    let closing = std::time::Instant::now();
+    drop(stream); // closes, then waits (at most ~2 s) for the I/O thread
+    assert!(closing.elapsed() < Duration::from_secs(1), "{:?}", closing.elapsed());
+}
