@@ -128,7 +128,12 @@ fn a_retry_after_on_a_reconnection_is_waited_out_and_said() {
 
 /// Answer the upgrade with a 101 carrying `headers` (the right `Sec-WebSocket-Accept` added)
 /// and go on as the venue's WebSocket end.
-fn switch(mut tcp: TcpStream, headers: &str) -> tungstenite::WebSocket<TcpStream> {
+fn switch(tcp: TcpStream, headers: &str) -> tungstenite::WebSocket<TcpStream> {
+    switch_as(tcp, "HTTP/1.1 101 Switching Protocols", headers)
+}
+
+/// `switch` with another status line.
+fn switch_as(mut tcp: TcpStream, status_line: &str, headers: &str) -> tungstenite::WebSocket<TcpStream> {
     let request = read_request(&mut tcp);
     let key = request
         .lines()
@@ -137,7 +142,7 @@ fn switch(mut tcp: TcpStream, headers: &str) -> tungstenite::WebSocket<TcpStream
         .trim()
         .to_owned();
     let accept = tungstenite::handshake::derive_accept_key(key.as_bytes());
-    let answer = format!("HTTP/1.1 101 Switching Protocols\r\n{headers}Sec-WebSocket-Accept: {accept}\r\n\r\n");
+    let answer = format!("{status_line}\r\n{headers}Sec-WebSocket-Accept: {accept}\r\n\r\n");
     tcp.write_all(answer.as_bytes()).unwrap();
     tungstenite::WebSocket::from_raw_socket(tcp, tungstenite::protocol::Role::Server, None)
 }
@@ -182,4 +187,48 @@ fn close_cuts_a_reconnection_handshake_short() {
     let closing = std::time::Instant::now();
     drop(stream); // closes, then waits (at most ~2 s) for the I/O thread
     assert!(closing.elapsed() < Duration::from_secs(1), "{:?}", closing.elapsed());
+}
+
+#[test]
+fn a_token_the_venue_quotes_in_its_refusal_is_redacted_from_the_message_and_the_body() {
+    // The token with its first letter JSON-escaped: the quoted reason has it written out.
+    let escaped = format!("\\u{:04x}{}", TOKEN.as_bytes()[0], &TOKEN[1..]);
+    let body = format!(r#"{{"message":"bad token {escaped}"}}"#);
+    let url = raw_venue(move |_, mut tcp| refuse(&mut tcp, "401 Unauthorized", "", &body));
+    let error = Stream::open_market(client(&url, "{}"), Some(session()), r#"[{"channel":"order"}]"#).unwrap_err();
+    assert!(error.message().contains("bad token <redacted>"), "{error}");
+    assert!(!error.message().contains(&TOKEN[1..]), "{error}");
+    assert!(!error.body().unwrap_or_default().contains(&TOKEN[1..]), "{:?}", error.body());
+}
+
+#[test]
+fn a_101_answer_that_breaks_rfc_6455_fails_the_handshake_naming_why() {
+    for (status_line, headers, words) in [
+        ("HTTP/1.1 101 Switching Protocols", "Connection: Upgrade\r\n", "Upgrade: websocket"),
+        ("HTTP/1.1 101 Switching Protocols", "Upgrade: websocket\r\nConnection: keep-alive\r\n", "Connection"),
+        (
+            "HTTP/1.1 101 Switching Protocols",
+            "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Protocol: chat\r\n",
+            "chat",
+        ),
+        ("HTTP/1.0 101 Switching Protocols", "Upgrade: websocket\r\nConnection: Upgrade\r\n", "HTTP/1.1"),
+    ] {
+        let url = raw_venue(move |_, tcp| {
+            let ws = switch_as(tcp, status_line, headers);
+            hold(ws, Duration::from_secs(3));
+        });
+        let error = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap_err();
+        assert_eq!(error.code(), Code::Transport, "{headers}: {error}");
+        assert!(error.message().contains(words), "{headers}: {error}");
+    }
+    // A Sec-WebSocket-Accept that does not answer the key.
+    let url = raw_venue(|_, mut tcp| {
+        read_request(&mut tcp);
+        let answer = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+                      Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n";
+        tcp.write_all(answer.as_bytes()).unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+    });
+    let error = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap_err();
+    assert!(error.message().contains("Sec-WebSocket-Accept"), "{error}");
 }

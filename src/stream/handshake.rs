@@ -63,6 +63,9 @@ pub fn client(socket: &mut Socket, request: Request) -> Result<Vec<u8>> {
         return Err(refusal(status, &body, retry_after.as_deref()));
     }
     let fail = |why: String| Error::new(Code::Transport, format!("{WHAT}: {why} (RFC 6455 §4.1)"));
+    if answer.version != Some(1) {
+        return Err(fail("the venue's 101 answer is not HTTP/1.1".into()));
+    }
     if !header("Upgrade").any(|v| v.trim().eq_ignore_ascii_case("websocket")) {
         return Err(fail("the venue's 101 answer has no \"Upgrade: websocket\" header".into()));
     }
