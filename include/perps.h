@@ -414,7 +414,8 @@ const char *perps_error_request_id(const struct perps_error *e);
 
 /**
  * How long to wait before asking again, in milliseconds: from the `Retry-After` header of a
- * venue's HTTP 429 or 503 (seconds or an HTTP date), or from the local rate limiter
+ * venue's HTTP 429 or 503 (seconds or an HTTP date; a REST answer, or the answer to a
+ * stream's WebSocket upgrade at open), or from the local rate limiter
  * (`PERPS_RATE_LIMITED`). -1 when unknown (or `e` is NULL).
  */
 int64_t perps_error_retry_after_ms(const struct perps_error *e);
@@ -655,7 +656,8 @@ char *perps_query_depth_book(const struct perps_client *c, const struct perps_se
  * event is `{"channel":"status","state":"connected",…}`. Errors: `PERPS_INVALID_ARGUMENT`
  * (bad subscriptions, naming the entry), `PERPS_INVALID_STATE` (session without token),
  * `PERPS_TOKEN_EXPIRED`, `PERPS_TRANSPORT`/`PERPS_TIMEOUT`, `PERPS_HTTP_STATUS` (handshake
- * refused), `PERPS_API_ERROR` (auth refused; or answered with a code that says "not now",
+ * refused: the status, body and, for a 429 or 503, `perps_error_retry_after_ms`),
+ * `PERPS_API_ERROR` (auth refused; or answered with a code that says "not now",
  * 5xx, 408 or 429, which on a later reconnection is retried instead), `PERPS_STREAM_LIMIT`.
  * Free with `perps_stream_free`.
  */

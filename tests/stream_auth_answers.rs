@@ -372,3 +372,33 @@ fn a_late_answer_to_an_earlier_connections_login_is_no_order_response() {
     }
     assert!(drain(&stream, Duration::from_millis(300)).is_empty(), "the stream goes on");
 }
+
+#[test]
+fn an_account_push_sent_before_the_auth_answer_comes_after_the_status_event() {
+    // Each connection: an account push, then the auth answer (success; a refusal on the
+    // third); the first two drop after a moment.
+    let url = venue(|i, mut ws| {
+        read_json(&mut ws);
+        send(&mut ws, &json!({ "seq": 1, "channel": "order", "data": { "connection": i } }).to_string());
+        let code = if i < 2 { 200 } else { 401 };
+        send(
+            &mut ws,
+            &json!({ "seq": 2, "channel": "auth", "data": { "code": code, "msg": "invalid token" } }).to_string(),
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    });
+    let stream = Stream::open_market(client(&url, "{}"), Some(session()), r#"[{"channel":"order"}]"#).unwrap();
+    let (_, events) = until(&stream, LONG, "failed", is_status("failed"));
+    let names: Vec<String> = events
+        .iter()
+        .filter(|e| {
+            e["channel"] == "order" || ["connected", "reconnected"].contains(&e["state"].as_str().unwrap_or(""))
+        })
+        .map(|e| match e["state"].as_str() {
+            Some(state) => state.to_owned(),
+            None => format!("push {}", e["data"]["connection"]),
+        })
+        .collect();
+    // The refused connection's push is delivered too, before `failed`.
+    assert_eq!(names, ["connected", "push 0", "reconnected", "push 1", "push 2"], "{events:#?}");
+}

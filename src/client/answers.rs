@@ -73,7 +73,7 @@ pub(super) fn refusal(reply: &Reply, what: &str) -> Error {
 
 /// The venue's reason in an answer (`error::venue_words`): the `message` string of a JSON object (the
 /// venue's error shape), else `msg` or `error`, else the first line of a text answer.
-pub(super) fn venue_reason(body: &str) -> Option<String> {
+pub(crate) fn venue_reason(body: &str) -> Option<String> {
     let body = body.trim();
     if body.is_empty() {
         return None;

@@ -20,6 +20,10 @@ pub(crate) mod url;
 mod venue_time;
 mod write_coalescing;
 
+// Read by the streams too: a refused WebSocket upgrade is an HTTP answer like any other.
+pub(crate) use answers::venue_reason;
+pub(crate) use retry_after::millis as retry_after_ms;
+
 use crate::challenge::CertSet;
 use crate::error::Result;
 use crate::redact::CallSecrets;

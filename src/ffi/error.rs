@@ -230,7 +230,8 @@ pub extern "C" fn perps_error_request_id(e: *const perps_error) -> *const c_char
 }
 
 /// How long to wait before asking again, in milliseconds: from the `Retry-After` header of a
-/// venue's HTTP 429 or 503 (seconds or an HTTP date), or from the local rate limiter
+/// venue's HTTP 429 or 503 (seconds or an HTTP date; a REST answer, or the answer to a
+/// stream's WebSocket upgrade at open), or from the local rate limiter
 /// (`PERPS_RATE_LIMITED`). -1 when unknown (or `e` is NULL).
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_error_retry_after_ms(e: *const perps_error) -> i64 {

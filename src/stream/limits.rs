@@ -117,6 +117,18 @@ impl Backoff {
     }
 }
 
+/// The longest `Retry-After` a reconnection waits: the venue's connection-limit window. A
+/// venue that asks for more (or sends a date far ahead) is asked again after a minute rather
+/// than left alone for hours, and the caller reads the whole ask in `reconnect_failed`.
+const MAX_RETRY_AFTER_WAIT: Duration = WINDOW;
+
+/// The wait before the next connection: the backoff's, or the venue's `Retry-After` (ms)
+/// when that is longer (capped at [`MAX_RETRY_AFTER_WAIT`]).
+pub fn retry_delay(backoff: Duration, retry_after_ms: Option<i64>) -> Duration {
+    let asked = retry_after_ms.map_or(Duration::ZERO, |ms| Duration::from_millis(ms.max(0) as u64));
+    backoff.max(asked.min(MAX_RETRY_AFTER_WAIT))
+}
+
 /// A uniform number in [0, 1) from the OS RNG (a fixed midpoint if it fails: the jitter only
 /// spreads reconnections, it protects nothing).
 fn random_unit() -> f64 {
@@ -145,6 +157,15 @@ mod tests {
             Err(Refusal::TooManyNew(wait)) => assert!(wait > Duration::from_secs(59) && wait <= WINDOW),
             other => panic!("expected a per-minute refusal, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_retry_after_lengthens_the_wait_up_to_the_cap_never_shortens_it() {
+        let ms = Duration::from_millis;
+        assert_eq!(retry_delay(ms(40), None), ms(40));
+        assert_eq!(retry_delay(ms(40), Some(1000)), ms(1000));
+        assert_eq!(retry_delay(ms(400), Some(100)), ms(400));
+        assert_eq!(retry_delay(ms(40), Some(i64::MAX)), MAX_RETRY_AFTER_WAIT);
     }
 
     #[test]

@@ -15,6 +15,7 @@
 mod auth_answer;
 mod depth;
 mod events;
+mod handshake;
 mod json;
 mod limits;
 mod market;
@@ -31,6 +32,7 @@ mod supervisor;
 mod tls;
 mod transport;
 mod unrecognized;
+mod venue_close;
 mod watch;
 
 use crate::client::Client;

@@ -42,6 +42,16 @@ struct State {
     closed: bool,
     /// The I/O thread ended for good with this error (after its `failed` event).
     terminal: Option<Error>,
+    /// While a connection is set up (`hold`): its events other than status, kept for after
+    /// its `connected` / `reconnected` event (`release`).
+    held: Option<Held>,
+}
+
+/// Events held while a connection is set up, bounded as the queue is.
+#[derive(Default)]
+struct Held {
+    events: Vec<(Kind, String)>,
+    bytes: usize,
 }
 
 /// What a queued entry is, for the bounds.
@@ -181,6 +191,15 @@ impl Queue {
             return;
         }
         if kind != Kind::Status {
+            if let Some(held) = &mut state.held {
+                if held.events.len() >= MAX_QUEUED_EVENTS || held.bytes + event.len() > MAX_QUEUED_BYTES {
+                    state.dropped += 1;
+                } else {
+                    held.bytes += event.len();
+                    held.events.push((kind, event));
+                }
+                return;
+            }
             if state.data_events >= MAX_QUEUED_EVENTS || state.data_bytes + event.len() > MAX_QUEUED_BYTES {
                 state.dropped += 1;
                 return;
@@ -200,6 +219,22 @@ impl Queue {
             // I/O thread pinned together), let it have the CPU now rather than after this
             // thread's next read and poll.
             std::thread::yield_now();
+        }
+    }
+
+    /// From now on hold every event but status events: a connection is being set up, and
+    /// what the venue sends before its auth answer (an account push) must come out after the
+    /// status event that says the connection is up — an engine may reset its state on it.
+    pub fn hold(&self) {
+        self.lock().held.get_or_insert_with(Held::default);
+    }
+
+    /// Queue the held events (after the connection's status event, or before the events of
+    /// its failure: never dropped) and stop holding.
+    pub fn release(&self) {
+        let held = self.lock().held.take();
+        for (kind, event) in held.map(|held| held.events).unwrap_or_default() {
+            self.push_event(kind, event);
         }
     }
 

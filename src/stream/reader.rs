@@ -10,6 +10,7 @@ use super::events::{self, Kind};
 use super::shared::Shared;
 use super::supervisor::{AuthOutcome, Protocol};
 use super::transport::{self, Connection};
+pub use super::venue_close::VenueClose;
 use crate::error::{Code, Error, Result};
 use serde_json::{Value, json};
 use std::io;
@@ -35,38 +36,6 @@ pub enum End {
     Lost(String),
     /// The login, acked at first, was refused: the stream ends as when a login is refused.
     Refused(Error),
-}
-
-/// The venue's Close frame, as it came.
-#[derive(Clone, Debug)]
-pub struct VenueClose {
-    /// Its status code; `None` for a Close without one.
-    pub code: Option<u16>,
-    /// Its reason, as the venue wrote it (often JSON, e.g. the documented
-    /// `{"code":408,"message":"disconnecting due to not receive Pong…"}`).
-    pub reason: String,
-}
-
-impl VenueClose {
-    /// For messages: the code and the venue's words, quoted (escapes written out first, so
-    /// that redaction sees what a reader would).
-    pub fn describe(&self) -> String {
-        match self.code {
-            Some(code) => format!(
-                "the venue closed the connection (code {code}: {})",
-                crate::error::venue_words(&crate::redact::unescaped(&self.reason))
-            ),
-            None => "the venue closed the connection".to_owned(),
-        }
-    }
-
-    /// For the `disconnected` event: `close_code` and `close_reason`, the reason as sent, so
-    /// that an engine can read the venue's JSON in it — with its JSON escapes written out
-    /// (`redact::unescaped`), because the event's redaction reads one level of escapes: a
-    /// token escaped inside the reason would otherwise come back to the engine's reader.
-    pub fn fields(&self) -> serde_json::Value {
-        serde_json::json!({ "close_code": self.code, "close_reason": crate::redact::unescaped(&self.reason) })
-    }
 }
 
 impl Reader {
@@ -127,12 +96,7 @@ pub(super) fn read_available(
                 queue.push(Kind::Notice, events::error_status(&error, None));
             }
             Message::Close(frame) => {
-                let close = match frame {
-                    Some(frame) => {
-                        VenueClose { code: Some(frame.code.into()), reason: frame.reason.as_str().to_owned() }
-                    }
-                    None => VenueClose { code: None, reason: String::new() },
-                };
+                let close = VenueClose::new(frame, conn.ws.get_ref().tail());
                 let reason = close.describe();
                 *close_reason = Some(close);
                 // The connection ends here, whether or not the venue also closes the socket:

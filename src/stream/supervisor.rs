@@ -12,13 +12,16 @@
 //! - Before the venue's 24 h cap, at `stream_rotate_after_ms`, the connection is replaced.
 //! - Reconnection waits a jittered exponential backoff and the process-wide connection
 //!   limiter, then authenticates and subscribes again.
-//! - A refused auth or an expired token ends the stream (a `failed` event, then
-//!   `PERPS_STREAM_CLOSED` from `next`): retrying could not succeed. An auth answer that
+//! - A refused auth, an upgrade refused with HTTP 401 or 403, or an expired token ends the
+//!   stream (a `failed` event, then `PERPS_STREAM_CLOSED` from `next`): retrying could not
+//!   succeed. An auth answer that
 //!   says "not now" (5xx, 408, 429) is retried like a failed handshake. A login acked at
 //!   first and answered later (`orders.rs`) is acted on while the connection is served: a
 //!   refusal ends it (`disconnected`, then `failed`), "not now" replaces it after a backoff.
 //! - Every transition is a status event: `connected`, `disconnected`, `reconnecting`,
-//!   `reconnect_failed`, `reconnected`, `failed`.
+//!   `reconnect_failed`, `reconnected`, `failed`. What a connection gives while it is set up
+//!   (a push sent before the auth answer) is held and queued after its `connected` /
+//!   `reconnected` event, or before the events of its failure (`Queue::hold`).
 //!
 //! - When the thread is pinned to one CPU (`note_affinity`), a caller waiting in `next` on
 //!   that CPU reads the frames itself (`reader.rs`, `queue/waiting.rs`); meanwhile the thread sleeps
@@ -123,7 +126,8 @@ impl From<End> for Ended {
 
 /// Why setting up a connection failed.
 enum SetupError {
-    /// Trying again cannot help (auth refused, token expired, bad configuration).
+    /// Trying again cannot help (auth refused, the upgrade refused with 401 or 403, token
+    /// expired, bad configuration).
     Fatal(Error),
     /// Worth another connection after a backoff (network, handshake, an auth answer that
     /// says "not now"); on the first connection the open reports it instead.
@@ -224,7 +228,14 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
                 continue;
             }
         };
-        let conn = match establish(ctx, proto.as_mut(), shared, token.as_deref().map(String::as_str)) {
+        // The connection's events wait for its status event (`Queue::hold`).
+        shared.queue.hold();
+        let established = establish(ctx, proto.as_mut(), shared, token.as_deref().map(String::as_str));
+        if established.is_err() {
+            // What the venue sent before the failure comes out before the failure's events.
+            shared.queue.release();
+        }
+        let conn = match established {
             Ok(conn) => conn,
             Err(SetupError::Fatal(error)) => return give_up(&mut opened, error),
             Err(SetupError::Retry(error)) if opened.is_some() => return give_up(&mut opened, error),
@@ -233,11 +244,13 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
                 if shared.is_closing() {
                     break;
                 }
-                shared.status(
-                    "reconnect_failed",
-                    json!({ "attempt": backoff.attempt(), "code_name": error.code().name(), "message": error.message() }),
-                );
-                let delay = backoff.next_delay();
+                let mut fields = json!({ "attempt": backoff.attempt(), "code_name": error.code().name(), "message": error.message() });
+                // A refused upgrade's `Retry-After` (429, 503): waited out, up to a cap.
+                if let Some(ms) = error.retry_after_ms() {
+                    fields["retry_after_ms"] = ms.into();
+                }
+                shared.status("reconnect_failed", fields);
+                let delay = limits::retry_delay(backoff.next_delay(), error.retry_after_ms());
                 shared.status(
                     "reconnecting",
                     json!({ "attempt": backoff.attempt(), "delay_ms": delay.as_millis() as u64 }),
@@ -267,6 +280,7 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
                 shared.status("reconnected", fields);
             }
         }
+        shared.queue.release();
         let started = Instant::now();
         let (ended, served) = serve(shared, proto, settings);
         proto = served;
@@ -322,6 +336,11 @@ fn establish(
     lock(&shared.handshake).take();
     let mut conn = connected.map_err(|e| match e.code() {
         Code::InvalidArgument => SetupError::Fatal(e),
+        // A 401 (token missing, invalid or expired) or 403 on the upgrade is a refusal, not
+        // "not now": the same request would be refused again, so the stream ends as when a
+        // refused auth answer ends it. Also without a session (the market stream's public
+        // channels): nothing the library could change would make the venue accept it.
+        Code::HttpStatus if matches!(e.http_status(), 401 | 403) => SetupError::Fatal(e),
         _ => SetupError::Retry(e),
     })?;
     if shared.is_closing() {

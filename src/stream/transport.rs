@@ -2,20 +2,21 @@
 //! configuration), the WebSocket handshake, then a non-blocking socket that the I/O thread
 //! polls and that a caller may write an order frame to (under the connection's lock).
 //!
-//! The handshake runs on a blocking socket under one deadline (the reply timeout, for TLS and
-//! the WebSocket handshake together: a venue that trickles its answer byte by byte cannot
+//! The handshake (`handshake.rs`) runs on a blocking socket under one deadline (the reply
+//! timeout, for TLS and the WebSocket handshake together: a venue that trickles its answer byte by byte cannot
 //! hold a reconnect forever); afterwards the socket is non-blocking so that reading never
 //! holds the connection's lock while waiting, and a write that meets a full send buffer waits
 //! with `poll`, bounded by the reply timeout.
 
 use super::settings::StreamSettings;
+use super::venue_close::MAX_CLOSE_FRAME;
 use crate::error::{Code, Error, Result};
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 use tungstenite::client::IntoClientRequest;
-use tungstenite::protocol::WebSocketConfig;
+use tungstenite::protocol::{Role, WebSocketConfig};
 use tungstenite::{Message, WebSocket};
 
 /// The byte stream under the WebSocket: plain TCP (loopback `ws://`) or TLS.
@@ -28,9 +29,41 @@ enum Layer {
 pub struct Socket {
     layer: Layer,
     deadline: Option<Instant>,
+    /// The last bytes read (after TLS): a Close frame whose status code tungstenite found
+    /// invalid is read again from them (`venue_close.rs`).
+    tail: Tail,
+}
+
+/// The last `MAX_CLOSE_FRAME` bytes read.
+struct Tail {
+    bytes: [u8; MAX_CLOSE_FRAME],
+    len: usize,
+}
+
+impl Tail {
+    fn new() -> Tail {
+        Tail { bytes: [0; MAX_CLOSE_FRAME], len: 0 }
+    }
+
+    fn keep(&mut self, read: &[u8]) {
+        if read.len() >= MAX_CLOSE_FRAME {
+            self.bytes.copy_from_slice(&read[read.len() - MAX_CLOSE_FRAME..]);
+            self.len = MAX_CLOSE_FRAME;
+            return;
+        }
+        let old = (MAX_CLOSE_FRAME - read.len()).min(self.len);
+        self.bytes.copy_within(self.len - old..self.len, 0);
+        self.bytes[old..old + read.len()].copy_from_slice(read);
+        self.len = old + read.len();
+    }
 }
 
 impl Socket {
+    /// The last bytes read (at most a Close frame's worth).
+    pub fn tail(&self) -> &[u8] {
+        &self.tail.bytes[..self.tail.len]
+    }
+
     pub fn tcp(&self) -> &TcpStream {
         match &self.layer {
             Layer::Plain(tcp) => tcp,
@@ -53,10 +86,12 @@ impl Socket {
 impl Read for Socket {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         self.keep_deadline(true)?;
-        match &mut self.layer {
+        let n = match &mut self.layer {
             Layer::Plain(s) => s.read(buf),
             Layer::Tls(s) => s.read(buf),
-        }
+        }?;
+        self.tail.keep(&buf[..n]);
+        Ok(n)
     }
 }
 
@@ -173,17 +208,14 @@ pub fn connect(url: &str, settings: &StreamSettings, on_socket: &mut dyn FnMut(&
     } else {
         Layer::Plain(tcp)
     };
-    let socket = Socket { layer, deadline };
+    let mut socket = Socket { layer, deadline, tail: Tail::new() };
+    // Our own handshake (`handshake.rs`): RFC 6455 §4.1 as written, the venue's refusals
+    // read as REST reads them.
+    let leftover = super::handshake::client(&mut socket, request)?;
+    socket.deadline = None;
     let max = settings.options.max_frame_bytes;
     let config = WebSocketConfig::default().max_frame_size(Some(max)).max_message_size(Some(max));
-    let (mut ws, _response) =
-        tungstenite::client::client_with_config(request, socket, Some(config)).map_err(|e| match e {
-            tungstenite::HandshakeError::Failure(e) => ws_error(e, "the WebSocket handshake"),
-            tungstenite::HandshakeError::Interrupted(_) => {
-                Error::new(Code::Timeout, "the WebSocket handshake did not finish in time")
-            }
-        })?;
-    ws.get_mut().deadline = None;
+    let ws = WebSocket::from_partially_read(socket, leftover, Role::Client, Some(config));
     ws.get_ref().tcp().set_nonblocking(true).map_err(|e| io_error(e, "making the socket non-blocking"))?;
     Ok(Connection { ws, write_timeout: settings.reply_timeout })
 }
@@ -226,25 +258,10 @@ pub fn io_error(e: io::Error, what: &str) -> Error {
     }
 }
 
-/// A tungstenite failure as our error (the venue's HTTP answer to the handshake keeps its
-/// status).
+/// A tungstenite failure as our error (the handshake's are `handshake.rs`'s).
 pub fn ws_error(e: tungstenite::Error, what: &str) -> Error {
     match e {
         tungstenite::Error::Io(io) => io_error(io, what),
-        tungstenite::Error::Http(response) => {
-            let status = response.status().as_u16();
-            let body = response.body().as_ref().map(|b| String::from_utf8_lossy(b).into_owned());
-            let error = Error::new(
-                Code::HttpStatus,
-                format!("{what}: the venue answered HTTP {status} instead of switching to WebSocket"),
-            )
-            .with_status(status);
-            match body {
-                // Escapes written out, for the redaction of the error (`redact::unescaped`).
-                Some(body) if !body.is_empty() => error.with_body(crate::redact::unescaped(&body).into_owned()),
-                _ => error,
-            }
-        }
         tungstenite::Error::Capacity(c) => Error::bad_response(format!("{what}: {c} (max_frame_bytes)")),
         tungstenite::Error::Tls(t) => Error::new(Code::Transport, format!("{what}: TLS failure: {t}")),
         tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed => {
@@ -261,7 +278,6 @@ pub fn ws_error(e: tungstenite::Error, what: &str) -> Error {
 mod tests {
     use super::*;
     use std::net::TcpListener;
-    use tungstenite::protocol::Role;
 
     /// A client connection over loopback TCP (no handshake: both ends made raw), and the
     /// venue's end.
@@ -269,10 +285,23 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (server, _) = listener.accept().unwrap();
-        let socket = Socket { layer: Layer::Plain(client), deadline: None };
+        let socket = Socket { layer: Layer::Plain(client), deadline: None, tail: Tail::new() };
         let ws = WebSocket::from_raw_socket(socket, Role::Client, None);
         let conn = Connection { ws, write_timeout: Duration::from_secs(1) };
         (conn, WebSocket::from_raw_socket(server, Role::Server, None))
+    }
+
+    #[test]
+    fn the_tail_keeps_the_last_bytes_read_across_reads() {
+        let mut tail = Tail::new();
+        let all: Vec<u8> = (0..=255u8).collect();
+        let mut expected = Vec::new();
+        for chunk in [&all[..3], &all[3..100], &all[100..101], &all[101..250], &all[250..]] {
+            tail.keep(chunk);
+            expected.extend_from_slice(chunk);
+            let want = &expected[expected.len().saturating_sub(MAX_CLOSE_FRAME)..];
+            assert_eq!(&tail.bytes[..tail.len], want);
+        }
     }
 
     #[test]

@@ -1,0 +1,163 @@
+//! The client side of the WebSocket opening handshake (RFC 6455 §4.1), done here rather than
+//! by tungstenite, whose check of the answer is stricter than the RFC in one place and
+//! looser in another:
+//!
+//! - `Connection` may hold a token list (`keep-alive, Upgrade`, RFC 7230 §6.1) as long as one
+//!   token is `upgrade`; tungstenite refuses anything but the single word.
+//! - Any extension in `Sec-WebSocket-Extensions` fails the connection: the client asks for
+//!   none, and a venue that compressed frames (`permessage-deflate`) would send frames the
+//!   client cannot read (tungstenite does not check this).
+//! - An HTTP answer other than 101 keeps its status and body, and its error quotes the
+//!   venue's reason (`message` of a JSON body, as REST errors do) and carries its
+//!   `Retry-After` (`perps_error_retry_after_ms`) for a 429 or 503.
+//!
+//! Reads and writes keep the socket's deadline (`transport::Socket`): a venue that trickles
+//! its answer cannot hold a reconnect. The answer's head is read with a size cap; bytes read
+//! past it (the venue's first frames) are handed to the WebSocket.
+
+use super::transport::{Socket, io_error};
+use crate::error::{Code, Error, Result};
+use std::io::{Read, Write};
+use tungstenite::handshake::client::Request;
+
+/// An answer's head (status line and headers) larger than this is not the venue's.
+const MAX_HEAD_BYTES: usize = 16 * 1024;
+/// How much of a refusal's body is kept (the venue's is a short JSON reason).
+const MAX_BODY_BYTES: usize = 4 * 1024;
+/// Headers read from an answer (tungstenite's limit).
+const MAX_HEADERS: usize = 124;
+
+const WHAT: &str = "the WebSocket handshake";
+
+/// Send the upgrade request and read the venue's answer. `Ok` with the bytes read past the
+/// answer's head when the venue switched to WebSocket as the RFC says it must.
+pub fn client(socket: &mut Socket, request: Request) -> Result<Vec<u8>> {
+    let (bytes, key) = tungstenite::handshake::client::generate_request(request)
+        .map_err(|e| Error::invalid_argument(format!("{WHAT}: the request cannot be written: {e}")))?;
+    socket.write_all(&bytes).and_then(|()| socket.flush()).map_err(|e| io_error(e, WHAT))?;
+    let (mut buffer, head_len) = read_head(socket)?;
+    let rest = buffer.split_off(head_len);
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut answer = httparse::Response::new(&mut headers);
+    match answer.parse(&buffer) {
+        Ok(httparse::Status::Complete(_)) => {}
+        Ok(httparse::Status::Partial) | Err(_) => {
+            let line = String::from_utf8_lossy(buffer.split(|b| *b == b'\r').next().unwrap_or_default()).into_owned();
+            return Err(Error::new(
+                Code::Transport,
+                format!("{WHAT}: the venue's answer is not HTTP (\"{}\")", crate::error::excerpt(&line)),
+            ));
+        }
+    }
+    let status = answer.code.unwrap_or(0);
+    let header = |name: &'static str| {
+        answer
+            .headers
+            .iter()
+            .filter(move |h| h.name.eq_ignore_ascii_case(name))
+            .map(|h| String::from_utf8_lossy(h.value))
+    };
+    if status != 101 {
+        let retry_after = header("Retry-After").next().map(|v| v.into_owned());
+        let body = read_body(socket, rest, header("Content-Length").next().and_then(|v| v.trim().parse().ok()));
+        return Err(refusal(status, &body, retry_after.as_deref()));
+    }
+    let fail = |why: String| Error::new(Code::Transport, format!("{WHAT}: {why} (RFC 6455 §4.1)"));
+    if answer.version != Some(1) {
+        return Err(fail("the venue's 101 answer is not HTTP/1.1".into()));
+    }
+    if !header("Upgrade").any(|v| v.trim().eq_ignore_ascii_case("websocket")) {
+        return Err(fail("the venue's 101 answer has no \"Upgrade: websocket\" header".into()));
+    }
+    // A token list is allowed (`keep-alive, Upgrade`); one of its tokens must be `upgrade`.
+    if !header("Connection").any(|v| v.split(',').any(|token| token.trim().eq_ignore_ascii_case("upgrade"))) {
+        return Err(fail("the venue's 101 answer has no \"upgrade\" token in its Connection header".into()));
+    }
+    let expected = tungstenite::handshake::derive_accept_key(key.as_bytes());
+    if !header("Sec-WebSocket-Accept").any(|v| v.trim() == expected) {
+        return Err(fail("the venue's Sec-WebSocket-Accept does not answer the request's key".into()));
+    }
+    // The client asks for no extension and no subprotocol: any in the answer is unasked.
+    if let Some(extension) = header("Sec-WebSocket-Extensions").find(|v| !v.trim().is_empty()) {
+        return Err(fail(format!(
+            "the venue answered with the extension \"{}\", which the client did not ask for",
+            crate::error::excerpt(extension.trim())
+        )));
+    }
+    if let Some(protocol) = header("Sec-WebSocket-Protocol").find(|v| !v.trim().is_empty()) {
+        return Err(fail(format!(
+            "the venue answered with the subprotocol \"{}\", which the client did not ask for",
+            crate::error::excerpt(protocol.trim())
+        )));
+    }
+    Ok(rest)
+}
+
+/// Read until the blank line that ends the answer's head: the bytes read and the head's
+/// length (what follows it was read along).
+fn read_head(socket: &mut Socket) -> Result<(Vec<u8>, usize)> {
+    let mut buffer = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 2048];
+    loop {
+        let n = socket.read(&mut chunk).map_err(|e| io_error(e, WHAT))?;
+        if n == 0 {
+            return Err(Error::new(
+                Code::Transport,
+                format!("{WHAT}: the venue closed the connection before answering"),
+            ));
+        }
+        // Look again from just before the new bytes: the blank line may straddle two reads.
+        let from = buffer.len().saturating_sub(3);
+        buffer.extend_from_slice(&chunk[..n]);
+        if let Some(at) = buffer[from..].windows(4).position(|w| w == b"\r\n\r\n") {
+            return Ok((buffer, from + at + 4));
+        }
+        if buffer.len() > MAX_HEAD_BYTES {
+            return Err(Error::bad_response(format!(
+                "{WHAT}: the venue's answer has more than {MAX_HEAD_BYTES} bytes of headers"
+            )));
+        }
+    }
+}
+
+/// A refusal's body: what came with the head, and up to its `Content-Length` more (at most
+/// `MAX_BODY_BYTES`) within the deadline; what could not be read in time is left out.
+fn read_body(socket: &mut Socket, mut body: Vec<u8>, length: Option<usize>) -> String {
+    let want = length.unwrap_or(0).min(MAX_BODY_BYTES);
+    let mut chunk = [0u8; 1024];
+    while body.len() < want {
+        match socket.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => body.extend_from_slice(&chunk[..n]),
+        }
+    }
+    body.truncate(length.unwrap_or(body.len()).min(MAX_BODY_BYTES));
+    String::from_utf8_lossy(&body).into_owned()
+}
+
+/// The venue's HTTP answer other than 101, as an error: its status, its reason quoted, its
+/// body (escapes written out, for the redaction of the error: `redact::unescaped`) and, for
+/// a 429 or 503, its `Retry-After`.
+fn refusal(status: u16, body: &str, retry_after: Option<&str>) -> Error {
+    let hint = match status {
+        401 => " (token missing, invalid or expired)",
+        403 => " (refused)",
+        429 => " (rate limited)",
+        _ => "",
+    };
+    // Read as REST reads the venue's refusals (`message` of a JSON body, else its first line).
+    let quoted = crate::client::venue_reason(body).map(|reason| format!(": \"{reason}\"")).unwrap_or_default();
+    let error = Error::new(
+        Code::HttpStatus,
+        format!("{WHAT}: the venue answered HTTP {status} instead of switching to WebSocket{hint}{quoted}"),
+    )
+    .with_status(status);
+    let error = if body.is_empty() { error } else { error.with_body(crate::redact::unescaped(body).into_owned()) };
+    match (status, retry_after) {
+        (429 | 503, Some(value)) => match crate::client::retry_after_ms(value, crate::body_sign::now_ms()) {
+            Some(ms) => error.with_retry_after_ms(ms),
+            None => error,
+        },
+        _ => error,
+    }
+}

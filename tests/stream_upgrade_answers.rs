@@ -1,0 +1,234 @@
+//! The venue's HTTP answer to the WebSocket upgrade, against venues that are not ours (each a
+//! short script on 127.0.0.1): a refusal (401, 403) ends the stream, a "not now" (429, 503)
+//! with `Retry-After` is waited out, and a 101 answer is held to RFC 6455 §4.1 — no extension
+//! the client did not ask for, a `Connection` header that may be a token list.
+
+#[path = "streams/helpers.rs"]
+mod helpers;
+#[path = "streams/scripted_venue.rs"]
+mod scripted_venue;
+
+use helpers::*;
+use perps::Code;
+use perps::stream::Stream;
+use scripted_venue::*;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+const PRICE: &str = r#"[{"channel":"price","symbol":"BTC-USD"}]"#;
+
+/// Read the client's upgrade request (up to its blank line).
+fn read_request(tcp: &mut TcpStream) -> String {
+    let mut request = Vec::new();
+    let mut byte = [0u8; 1];
+    while !request.ends_with(b"\r\n\r\n") {
+        match tcp.read(&mut byte) {
+            Ok(1) => request.push(byte[0]),
+            _ => break,
+        }
+    }
+    String::from_utf8_lossy(&request).into_owned()
+}
+
+/// Answer the upgrade with `status` and a JSON body (and `headers`, each ending in CRLF).
+fn refuse(tcp: &mut TcpStream, status: &str, headers: &str, body: &str) {
+    read_request(tcp);
+    let answer = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{headers}\r\n{body}",
+        body.len()
+    );
+    let _ = tcp.write_all(answer.as_bytes());
+    std::thread::sleep(Duration::from_millis(200));
+}
+
+/// A venue whose first connection works for a moment (the open returns: an auth frame is
+/// answered "success"), and whose later upgrades are answered by `later(tcp)`.
+fn venue_refusing_later(later: impl Fn(&mut TcpStream) + Send + Sync + 'static) -> String {
+    raw_venue(move |i, mut tcp| {
+        if i > 0 {
+            return later(&mut tcp);
+        }
+        let Ok(mut ws) = tungstenite::accept(tcp) else { return };
+        if read_json(&mut ws).get("auth").is_some() {
+            send(&mut ws, r#"{"seq":1,"channel":"auth","data":{"code":200,"msg":"success"}}"#);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    })
+}
+
+#[test]
+fn an_upgrade_refused_with_401_or_403_on_reconnection_ends_the_stream() {
+    for status in ["401 Unauthorized", "403 Forbidden"] {
+        // With a session (the token is what the venue refuses) and without one (public
+        // channels only: retrying cannot help either).
+        for with_session in [true, false] {
+            let url =
+                venue_refusing_later(move |tcp| refuse(tcp, status, "", r#"{"code":401,"message":"invalid token"}"#));
+            let stream = if with_session {
+                Stream::open_market(client(&url, "{}"), Some(session()), r#"[{"channel":"order"}]"#)
+            } else {
+                Stream::open_market(client(&url, "{}"), None, PRICE)
+            }
+            .unwrap();
+            let (failed, before) = until(&stream, LONG, "failed", is_status("failed"));
+            assert!(before.iter().any(|e| e["state"] == "disconnected"), "{before:#?}");
+            assert!(before.iter().all(|e| e["state"] != "reconnect_failed"), "{before:#?}");
+            assert_eq!(failed["code_name"], "PERPS_HTTP_STATUS", "{failed}");
+            assert!(failed["message"].as_str().unwrap().contains(&status[..3]), "{failed}");
+            let error = stream.next(Some(SECOND)).unwrap_err();
+            assert_eq!(error.code(), Code::StreamClosed, "{error}");
+            assert!(error.message().contains(&status[..3]), "{error}");
+        }
+    }
+}
+
+#[test]
+fn a_429_or_503_at_open_carries_its_retry_after_and_the_venues_reason() {
+    for (status, retry_after, expected_ms) in
+        [("429 Too Many Requests", "7", 7000), ("503 Service Unavailable", "Wed, 21 Oct 2015 07:28:00 GMT", 0)]
+    {
+        let url = raw_venue(move |_, mut tcp| {
+            let headers = format!("Retry-After: {retry_after}\r\n");
+            refuse(&mut tcp, status, &headers, r#"{"code":429,"message":"too many connections"}"#)
+        });
+        let error = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap_err();
+        assert_eq!((error.code(), error.http_status()), (Code::HttpStatus, status[..3].parse().unwrap()), "{error}");
+        assert_eq!(error.retry_after_ms(), Some(expected_ms), "{error}");
+        assert!(error.message().contains("too many connections"), "{error}");
+    }
+}
+
+#[test]
+fn a_retry_after_on_a_reconnection_is_waited_out_and_said() {
+    let url = raw_venue(|i, mut tcp| match i {
+        0 => {
+            let Ok(ws) = tungstenite::accept(tcp) else { return };
+            std::thread::sleep(Duration::from_millis(200));
+            drop(ws);
+        }
+        1 => refuse(&mut tcp, "503 Service Unavailable", "Retry-After: 1\r\n", r#"{"message":"overloaded"}"#),
+        _ => {
+            if let Ok(ws) = tungstenite::accept(tcp) {
+                hold(ws, Duration::from_secs(5));
+            }
+        }
+    });
+    // The backoff alone would wait at most 50 ms.
+    let stream = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap();
+    let (failed, _) = until(&stream, LONG, "reconnect_failed", is_status("reconnect_failed"));
+    let refused_at = std::time::Instant::now();
+    assert_eq!(failed["retry_after_ms"], 1000, "{failed}");
+    assert!(failed["message"].as_str().unwrap().contains("overloaded"), "{failed}");
+    let (waiting, _) = until(&stream, LONG, "reconnecting", is_status("reconnecting"));
+    assert!(waiting["delay_ms"].as_u64().unwrap() >= 1000, "{waiting}");
+    until(&stream, LONG, "reconnected", is_status("reconnected"));
+    assert!(refused_at.elapsed() >= Duration::from_millis(950), "{:?}", refused_at.elapsed());
+}
+
+/// Answer the upgrade with a 101 carrying `headers` (the right `Sec-WebSocket-Accept` added)
+/// and go on as the venue's WebSocket end.
+fn switch(tcp: TcpStream, headers: &str) -> tungstenite::WebSocket<TcpStream> {
+    switch_as(tcp, "HTTP/1.1 101 Switching Protocols", headers)
+}
+
+/// `switch` with another status line.
+fn switch_as(mut tcp: TcpStream, status_line: &str, headers: &str) -> tungstenite::WebSocket<TcpStream> {
+    let request = read_request(&mut tcp);
+    let key = request
+        .lines()
+        .find_map(|line| line.strip_prefix("Sec-WebSocket-Key: ").or_else(|| line.strip_prefix("sec-websocket-key: ")))
+        .expect("the request's key")
+        .trim()
+        .to_owned();
+    let accept = tungstenite::handshake::derive_accept_key(key.as_bytes());
+    let answer = format!("{status_line}\r\n{headers}Sec-WebSocket-Accept: {accept}\r\n\r\n");
+    tcp.write_all(answer.as_bytes()).unwrap();
+    tungstenite::WebSocket::from_raw_socket(tcp, tungstenite::protocol::Role::Server, None)
+}
+
+#[test]
+fn an_extension_the_client_did_not_ask_for_fails_the_handshake() {
+    let url = raw_venue(|_, tcp| {
+        let ws = switch(
+            tcp,
+            "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Extensions: permessage-deflate\r\n",
+        );
+        hold(ws, Duration::from_secs(3));
+    });
+    let error = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap_err();
+    assert_eq!(error.code(), Code::Transport, "{error}");
+    assert!(error.message().contains("permessage-deflate") && error.message().contains("did not ask"), "{error}");
+}
+
+#[test]
+fn a_connection_header_with_a_token_list_is_accepted() {
+    let url = raw_venue(|_, tcp| {
+        let mut ws = switch(tcp, "Upgrade: websocket\r\nConnection: keep-alive, Upgrade\r\n");
+        read_json(&mut ws);
+        send(&mut ws, r#"{"seq":1,"channel":"price","symbol":"BTC-USD","data":{"mark_price":"1"}}"#);
+        hold(ws, Duration::from_secs(3));
+    });
+    let stream = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap();
+    let (price, _) = until(&stream, LONG, "price", is_channel("price"));
+    assert_eq!(price["seq"], 1, "{price}");
+}
+
+#[test]
+fn close_cuts_a_reconnection_handshake_short() {
+    // Later upgrades are read and never answered; the reply timeout (10 s) would hold them.
+    let url = venue_refusing_later(|tcp| {
+        read_request(tcp);
+        std::thread::sleep(Duration::from_secs(12));
+    });
+    let stream = Stream::open_market(client(&url, r#"{"read_timeout_ms":10000}"#), None, PRICE).unwrap();
+    until(&stream, LONG, "reconnecting", is_status("reconnecting"));
+    std::thread::sleep(Duration::from_millis(300));
+    let closing = std::time::Instant::now();
+    drop(stream); // closes, then waits (at most ~2 s) for the I/O thread
+    assert!(closing.elapsed() < Duration::from_secs(1), "{:?}", closing.elapsed());
+}
+
+#[test]
+fn a_token_the_venue_quotes_in_its_refusal_is_redacted_from_the_message_and_the_body() {
+    // The token with its first letter JSON-escaped: the quoted reason has it written out.
+    let escaped = format!("\\u{:04x}{}", TOKEN.as_bytes()[0], &TOKEN[1..]);
+    let body = format!(r#"{{"message":"bad token {escaped}"}}"#);
+    let url = raw_venue(move |_, mut tcp| refuse(&mut tcp, "401 Unauthorized", "", &body));
+    let error = Stream::open_market(client(&url, "{}"), Some(session()), r#"[{"channel":"order"}]"#).unwrap_err();
+    assert!(error.message().contains("bad token <redacted>"), "{error}");
+    assert!(!error.message().contains(&TOKEN[1..]), "{error}");
+    assert!(!error.body().unwrap_or_default().contains(&TOKEN[1..]), "{:?}", error.body());
+}
+
+#[test]
+fn a_101_answer_that_breaks_rfc_6455_fails_the_handshake_naming_why() {
+    for (status_line, headers, words) in [
+        ("HTTP/1.1 101 Switching Protocols", "Connection: Upgrade\r\n", "Upgrade: websocket"),
+        ("HTTP/1.1 101 Switching Protocols", "Upgrade: websocket\r\nConnection: keep-alive\r\n", "Connection"),
+        (
+            "HTTP/1.1 101 Switching Protocols",
+            "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Protocol: chat\r\n",
+            "chat",
+        ),
+        ("HTTP/1.0 101 Switching Protocols", "Upgrade: websocket\r\nConnection: Upgrade\r\n", "HTTP/1.1"),
+    ] {
+        let url = raw_venue(move |_, tcp| {
+            let ws = switch_as(tcp, status_line, headers);
+            hold(ws, Duration::from_secs(3));
+        });
+        let error = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap_err();
+        assert_eq!(error.code(), Code::Transport, "{headers}: {error}");
+        assert!(error.message().contains(words), "{headers}: {error}");
+    }
+    // A Sec-WebSocket-Accept that does not answer the key.
+    let url = raw_venue(|_, mut tcp| {
+        read_request(&mut tcp);
+        let answer = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+                      Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n";
+        tcp.write_all(answer.as_bytes()).unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+    });
+    let error = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap_err();
+    assert!(error.message().contains("Sec-WebSocket-Accept"), "{error}");
+}
