@@ -14,7 +14,7 @@ use tungstenite::protocol::CloseFrame;
 
 /// The most bytes a Close frame takes (2 of header, a payload of at most 125): what the
 /// socket keeps of what it read last.
-pub const MAX_CLOSE_FRAME: usize = 127;
+pub(crate) const MAX_CLOSE_FRAME: usize = 127;
 
 /// The venue's Close frame, as it came.
 #[derive(Clone, Debug)]
