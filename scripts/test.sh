@@ -119,6 +119,9 @@ bash bindings/go/run.sh
 step "Python binding (ctypes): pytest against the sandbox"
 bash bindings/python/run.sh
 
+step "interop: a venue written from the documents only (aiohttp, PyNaCl, trustme), driven through the Python binding"
+bash tests/interop/run.sh
+
 step "C# binding (P/Invoke) against the sandbox, on Mono and on .NET (CoreCLR)"
 PERPS_SKIP_BUILD=1 bash bindings/csharp/run.sh
 
