@@ -100,6 +100,13 @@ fn cases(cl_ord_id: &str) -> Vec<Case> {
         q("query_orders", perps_query_orders, r#"{"symbol":"BTC-USD","limit":10}"#, "?symbol=BTC-USD&limit=10", false),
         q("query_open_orders", perps_query_open_orders, r#"{"symbol":"BTC-USD"}"#, "?symbol=BTC-USD", false),
         q("query_trades", perps_query_trades, r#"{"symbol":"BTC-USD","limit":10}"#, "?symbol=BTC-USD&limit=10", false),
+        q(
+            "query_funding_history",
+            perps_query_funding_history,
+            r#"{"symbol":"BTC-USD","limit":10}"#,
+            "?symbol=BTC-USD&limit=10",
+            false,
+        ),
         q("query_positions", perps_query_positions, r#"{"symbol":"BTC-USD"}"#, "?symbol=BTC-USD", false),
         q("query_balance", perps_query_balance, "{}", "", false),
         q("query_position_config", perps_query_position_config, r#"{"symbol":"BTC-USD"}"#, "?symbol=BTC-USD", false),

@@ -601,6 +601,19 @@ char *perps_query_open_orders(const struct perps_client *c, const struct perps_s
 char *perps_query_trades(const struct perps_client *c, const struct perps_session *s, const char *params_json, struct perps_error **err);
 
 /**
+ * GET `/api/query_funding_history` (bearer): the account's funding payments, one row per
+ * position and settlement (`{"id","user","asset","symbol","qty","txn_type","created_at",
+ * "updated_at"}`, `qty` signed: negative = paid; `txn_type` "funding_fee" live, "funding"
+ * in the documents). `params_json` (all optional, or NULL): `symbol`, `start`, `end`
+ * (ISO-8601, read and sent as for `perps_query_orders`; start not after end), `last_id`
+ * (int64 cursor: rows come newest first and `last_id` pages toward older ones), `limit`
+ * (1..500). Returns the venue's JSON as sent: a bare array live, or the page envelope
+ * `{"page_size","result":[…],"total"}` of the other lists. Free the result with
+ * `perps_string_free`.
+ */
+char *perps_query_funding_history(const struct perps_client *c, const struct perps_session *s, const char *params_json, struct perps_error **err);
+
+/**
  * GET `/api/query_positions` (bearer). `params_json` (optional, or NULL): `symbol`.
  * Returns the venue's JSON (positions with a signed `qty`: negative is short).
  * Free the result with `perps_string_free`.

@@ -587,6 +587,13 @@ public:
                              const std::optional<std::string> &params_json = std::nullopt) const {
         return endpoint("perps_query_trades", perps_query_trades, session.get(), params_json);
     }
+    /// GET /api/query_funding_history (the account's funding payments, `qty` negative = paid):
+    /// symbol, start, end, last_id, limit (1..500). The venue's JSON as sent: a bare array of
+    /// rows newest first (live), or the {"page_size","result","total"} envelope.
+    std::string query_funding_history(const Session &session,
+                                      const std::optional<std::string> &params_json = std::nullopt) const {
+        return endpoint("perps_query_funding_history", perps_query_funding_history, session.get(), params_json);
+    }
     /// GET /api/query_positions: symbol (optional).
     std::string query_positions(const Session &session,
                                 const std::optional<std::string> &params_json = std::nullopt) const {

@@ -1,4 +1,4 @@
-//! The fourteen endpoint calls through the C ABI against purpose-built servers on 127.0.0.1
+//! The fifteen endpoint calls through the C ABI against purpose-built servers on 127.0.0.1
 //! (tests/common/rogue_server.rs), for what the sandbox cannot produce on demand: the exact
 //! request each call sends (method, path, percent-encoded query, body, headers, a body
 //! signature that verifies over the bytes received), answers in every documented shape
@@ -76,6 +76,18 @@ fn examples() -> Vec<Example> {
         ),
         ("query_open_orders", Some(r#"{"symbol":"XAG-USD"}"#.into()), "GET", "/api/query_open_orders?symbol=XAG-USD".into(), None),
         ("query_trades", Some(r#"{"limit":1,"side":"sell"}"#.into()), "GET", "/api/query_trades?side=sell&limit=1".into(), None),
+        (
+            "query_funding_history",
+            Some(
+                r#"{"limit":500,"last_id":30000000005,"end":"2026-01-03T00:00:00Z","symbol":"BTC-USD","start":"2026-01-02T11:04:05+08:00"}"#
+                    .into(),
+            ),
+            "GET",
+            "/api/query_funding_history?symbol=BTC-USD&start=2026-01-02T11%3A04%3A05%2B08%3A00&end=2026-01-03T00%3A00%3A00Z\
+             &last_id=30000000005&limit=500"
+                .into(),
+            None,
+        ),
         ("query_positions", None, "GET", "/api/query_positions".into(), None),
         ("query_balance", Some("{}".into()), "GET", "/api/query_balance".into(), None),
         ("query_position_config", Some(r#"{"symbol":"BTC-USD"}"#.into()), "GET", "/api/query_position_config?symbol=BTC-USD".into(), None),
@@ -108,7 +120,7 @@ fn every_endpoint_sends_its_documented_request() {
     common::abi::code(|e| perps::ffi::session::perps_session_set_session_id(session.0, sid.as_ptr(), e)).unwrap();
     common::abi::code(|e| perps::ffi::session::perps_session_set_impersonate(session.0, vault.as_ptr(), e)).unwrap();
     let examples = examples();
-    assert_eq!(examples.len(), 14);
+    assert_eq!(examples.len(), 15);
     for (i, (name, params, method, target, body)) in examples.iter().enumerate() {
         let public = PUBLIC.contains(name);
         // The public three are called without a session, as a market-data thread would.
@@ -155,15 +167,15 @@ fn every_endpoint_sends_its_documented_request() {
             assert_eq!(seen.header("x-impersonate"), Some("cv_vault_1"), "{name}");
         }
     }
-    assert_eq!(rogue.seen().len(), 14, "one request per call");
+    assert_eq!(rogue.seen().len(), 15, "one request per call");
     // A session without a token is refused before sending on an account endpoint, and is no
     // obstacle on a public one.
     let fresh = Session::new();
     let f = expect(call(&client, Some(&fresh), "query_balance", None), PERPS_INVALID_STATE, false);
     assert!(f.message.contains("no access token"));
     call(&client, Some(&fresh), "query_symbol_info", None).unwrap();
-    assert_eq!(rogue.seen().len(), 15);
-    assert!(rogue.seen()[14].header("authorization").is_none());
+    assert_eq!(rogue.seen().len(), 16);
+    assert!(rogue.seen()[15].header("authorization").is_none());
     // A cl_ord_id with a quote or a backslash is refused, nothing sent: the venue's JSON would
     // give it back escaped, and a look-up by the id would miss the order.
     for (name, params) in [
@@ -174,7 +186,7 @@ fn every_endpoint_sends_its_documented_request() {
         let f = expect(call(&client, Some(&session), name, Some(params)), PERPS_INVALID_ARGUMENT, false);
         assert!(f.message.contains("contains a quote or a backslash"), "{name}: {f:?}");
     }
-    assert_eq!(rogue.seen().len(), 15);
+    assert_eq!(rogue.seen().len(), 16);
 }
 
 #[test]
@@ -230,6 +242,24 @@ fn answers_come_back_as_the_venue_sent_them() {
         ("query_open_orders", None, r#"[{"id":4294967297,"price":65000.5,"qty":0.01,"extra":{"deep":[1,2]}}]"#),
         ("query_orders", None, r#"{"page_size":0,"result":[],"total":0}"#),
         ("query_trades", None, r#"[ ]"#),
+        // Funding history: the live bare array (no transact_time, funding_fee), the
+        // documents' row (transact_time, "funding"), and the envelope of the other lists.
+        (
+            "query_funding_history",
+            None,
+            r#"[{"id":30000000002,"user":"bsc_0xabc","asset":"DUSD","symbol":"BTC-USD","qty":"-0.081263125","txn_type":"funding_fee","created_at":"2026-01-02T08:00:00.000001Z","updated_at":"2026-01-02T08:00:00.000001Z"}]"#,
+        ),
+        (
+            "query_funding_history",
+            Some(r#"{"symbol":"BTC-USD","limit":1}"#),
+            r#"[{"id":1,"user":"u","asset":"DUSD","symbol":"BTC-USD","qty":0.5,"txn_type":"funding","transact_time":"2026-01-02T08:00:00Z","created_at":"2026-01-02T08:00:00Z","updated_at":"2026-01-02T08:00:00Z"}]"#,
+        ),
+        (
+            "query_funding_history",
+            Some(r#"{"last_id":30000000002}"#),
+            r#"{"code":0,"message":"success","page_size":1,"result":[{"id":30000000001,"qty":"0.162526250","txn_type":"funding_fee"}],"total":2}"#,
+        ),
+        ("query_funding_history", None, r#"{"page_size":0,"result":[],"total":0}"#),
         // Decimals as numbers, extra fields, odd spacing: the text is returned as is.
         (
             "query_positions",

@@ -148,6 +148,8 @@ fn every_endpoint_through_the_c_abi_against_the_sandbox() {
     assert!(num(&position["qty"]) > 0.0, "{position}");
     let balance = call("query_balance", None);
     assert!(balance.get("equity").is_some() || balance.get("balance").is_some(), "{balance}");
+    // Nothing settled yet: the venue's bare array, empty (settlements: tests/funding_history.rs).
+    assert_eq!(call("query_funding_history", Some(r#"{"symbol":"BTC-USD"}"#)), json!([]));
 
     // Batch cancel of two resting orders by id and by cl_ord_id.
     let a = parse(&new_order(&client, &session, &limit_order("buy", &bid, "0.01", "")).unwrap());

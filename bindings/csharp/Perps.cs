@@ -201,6 +201,7 @@ namespace Perps
         [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_query_orders(ClientHandle c, SessionHandle s, byte[] paramsJson, ref IntPtr err);
         [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_query_open_orders(ClientHandle c, SessionHandle s, byte[] paramsJson, ref IntPtr err);
         [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_query_trades(ClientHandle c, SessionHandle s, byte[] paramsJson, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_query_funding_history(ClientHandle c, SessionHandle s, byte[] paramsJson, ref IntPtr err);
         [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_query_positions(ClientHandle c, SessionHandle s, byte[] paramsJson, ref IntPtr err);
         [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_query_balance(ClientHandle c, SessionHandle s, byte[] paramsJson, ref IntPtr err);
         [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_query_position_config(ClientHandle c, SessionHandle s, byte[] paramsJson, ref IntPtr err);
@@ -428,6 +429,10 @@ namespace Perps
         public string QueryOpenOrders(Session session, string paramsJson = null) { return Endpoint(Native.perps_query_open_orders, Session.Of(session), paramsJson); }
         /// <summary>GET /api/query_trades (the account's fills): symbol, side, start, end, last_id, limit.</summary>
         public string QueryTrades(Session session, string paramsJson = null) { return Endpoint(Native.perps_query_trades, Session.Of(session), paramsJson); }
+        /// <summary>GET /api/query_funding_history (the account's funding payments, qty negative = paid):
+        /// symbol, start, end, last_id, limit (1..500). The venue's JSON as sent: a bare array of rows,
+        /// newest first (live), or the {page_size, result, total} envelope.</summary>
+        public string QueryFundingHistory(Session session, string paramsJson = null) { return Endpoint(Native.perps_query_funding_history, Session.Of(session), paramsJson); }
         /// <summary>GET /api/query_positions: symbol (optional); qty is signed (negative: short).</summary>
         public string QueryPositions(Session session, string paramsJson = null) { return Endpoint(Native.perps_query_positions, Session.Of(session), paramsJson); }
         /// <summary>GET /api/query_balance (no parameters).</summary>

@@ -222,6 +222,7 @@ static partial class PerpsTests
 
         TradingTests();
         StreamTests();
+        FundingTests();
     }
 
     // ---- the trading loop: every endpoint method, and the error's new fields ----

@@ -536,6 +536,13 @@ func (c *Client) QueryTrades(s *Session, paramsJSON string) (string, error) {
 	return c.endpoint(s, paramsJSON, C.perps_endpoint_fn(C.perps_query_trades), false)
 }
 
+// QueryFundingHistory gets the account's funding payments (symbol, start, end, last_id,
+// limit 1..500): the venue's JSON as sent, a bare array of rows newest first (live) or the
+// {page_size, result, total} envelope; a row's qty is signed, negative = paid.
+func (c *Client) QueryFundingHistory(s *Session, paramsJSON string) (string, error) {
+	return c.endpoint(s, paramsJSON, C.perps_endpoint_fn(C.perps_query_funding_history), false)
+}
+
 // QueryPositions gets the positions (symbol optional); qty is signed, negative is short.
 func (c *Client) QueryPositions(s *Session, paramsJSON string) (string, error) {
 	return c.endpoint(s, paramsJSON, C.perps_endpoint_fn(C.perps_query_positions), false)

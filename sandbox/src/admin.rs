@@ -8,6 +8,7 @@
 //! | `GET requests?last=N` | `requests(n)` |
 //! | `GET events?since=SEQ` | `events_since(seq)` |
 //! | `POST mark {"symbol","price"}` | `set_mark` |
+//! | `POST funding {"rate","symbol"?}` | `settle_funding` |
 //! | `GET/POST clock {"offset_ms"}` | `clock_offset_ms` / `set_clock_offset_ms` |
 //! | `POST rotate-key` | `rotate_key` |
 //! | `POST api-key {"expires_seconds"}` | `issue_api_key` |
@@ -62,6 +63,17 @@ fn answer(shared: &Shared, inc: &Incoming, name: &str) -> Result<Value, Reply> {
             let m: Mark = body(inc, "mark")?;
             let events = super::set_mark(shared, &m.symbol, &m.price).map_err(|e| error(400, e))?;
             Ok(json!({"symbol": m.symbol, "mark_price": m.price, "events": events.len()}))
+        }
+        ("POST", "funding") => {
+            #[derive(Deserialize)]
+            #[serde(deny_unknown_fields)]
+            struct Funding {
+                rate: String,
+                symbol: Option<String>,
+            }
+            let f: Funding = body(inc, "funding")?;
+            let rows = super::settle_funding(shared, f.symbol.as_deref(), &f.rate).map_err(|e| error(400, e))?;
+            Ok(json!({"symbol": f.symbol, "rate": f.rate, "rows": rows}))
         }
         ("GET", "clock") => Ok(clock(shared)),
         ("POST", "clock") => {
@@ -128,8 +140,8 @@ fn answer(shared: &Shared, inc: &Incoming, name: &str) -> Result<Value, Reply> {
         }
         (
             _,
-            "faults" | "stats" | "requests" | "events" | "mark" | "clock" | "rotate-key" | "api-key" | "ws/connections"
-            | "ws/drop" | "ws/stall" | "ws/timers",
+            "faults" | "stats" | "requests" | "events" | "mark" | "funding" | "clock" | "rotate-key" | "api-key"
+            | "ws/connections" | "ws/drop" | "ws/stall" | "ws/timers",
         ) => Err(error(405, "method not allowed")),
         _ => Err(error(404, format!("no endpoint {}", inc.path))),
     }

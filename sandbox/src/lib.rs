@@ -3,7 +3,7 @@
 //! with the venue's rules, a seeded synthetic market per symbol, matching, positions,
 //! balance and trades, every REST endpoint of the trading loop, both WebSockets (market and
 //! account stream, order entry), the rate limit, and controls for rehearsals (faults, clock,
-//! mark, request log, WebSocket drops, stalls and timers). Its own crate: it shares no code with
+//! mark, funding, request log, WebSocket drops, stalls and timers). Its own crate: it shares no code with
 //! the library (the `perps` crate), so the two cannot share a mistake.
 //!
 //! URLs (see `server`): everything at the root (`/v1/offchain/*`, `/api/*`) and under the
@@ -223,6 +223,14 @@ impl Sandbox {
         set_mark(&self.shared, symbol, price).map(|_| ())
     }
 
+    /// Settles funding now at `rate` (a decimal string; positive: longs pay shorts) on
+    /// `symbol`, or on every symbol with `None`: every open position of every account pays
+    /// or receives `qty × mark × rate`, rounded to nine decimals, from its wallet, and gets a
+    /// `query_funding_history` row. Returns how many rows were written.
+    pub fn settle_funding(&self, symbol: Option<&str>, rate: &str) -> Result<usize, String> {
+        settle_funding(&self.shared, symbol, rate)
+    }
+
     /// The venue clock becomes the system clock plus `offset_ms`, at once.
     pub fn set_clock_offset_ms(&self, offset_ms: i64) {
         self.shared.clock.set_offset_ms(offset_ms);
@@ -331,6 +339,11 @@ fn walk(shared: &Shared, stop: &AtomicBool, every: Duration) {
 fn set_mark(shared: &Shared, symbol: &str, price: &str) -> Result<Vec<Event>, String> {
     let price = Dec::parse(price).map_err(|_| format!("price {price:?} is not a decimal string"))?;
     shared.engine().set_mark(symbol, price, shared.clock.now_us()).map_err(|r| r.message)
+}
+
+fn settle_funding(shared: &Shared, symbol: Option<&str>, rate: &str) -> Result<usize, String> {
+    let rate = Dec::parse(rate).map_err(|_| format!("rate {rate:?} is not a decimal string"))?;
+    shared.engine().settle_funding(symbol, rate, shared.clock.now_us()).map_err(|r| r.message)
 }
 
 fn issue_api_key(shared: &Shared, expires_seconds: Option<i64>) -> Result<ApiCredential, String> {

@@ -173,7 +173,8 @@ fn recent_trades_and_funding_endpoints() {
     assert_eq!(get("/api/query_recent_trades?symbol=DOGE-USD").0, 400);
     assert_eq!(get("/api/query_recent_trades?symbol=BTC-USD&limit=0").0, 400);
 
-    // Funding: the live venue's public rates are empty, and the sandbox charges none.
+    // Funding: the live venue's public rates are empty; the history is empty until a
+    // settlement (tests/funding.rs).
     assert_eq!(get("/api/query_funding_rates?symbol=BTC-USD&start_time=1&end_time=2"), (200, json!([])));
     assert_eq!(get("/api/query_funding_rates").0, 200);
     assert_eq!(get("/api/query_funding_history").0, 401, "an account read");

@@ -130,6 +130,7 @@ pub const EXPORTED: &[&str] = &[
     "query_orders",
     "query_open_orders",
     "query_trades",
+    "query_funding_history",
     "query_positions",
     "query_balance",
     "query_position_config",
@@ -145,7 +146,7 @@ pub const EXPORTED: &[&str] = &[
     "stream_free",
 ];
 
-/// The fourteen endpoint calls, all `char *perps_X(client, session, params_json, err)`.
+/// The fifteen endpoint calls, all `char *perps_X(client, session, params_json, err)`.
 type EndpointFn =
     extern "C" fn(*const perps_client, *const perps_session, *const c_char, *mut *mut perps_error) -> *mut c_char;
 
@@ -159,6 +160,7 @@ pub fn endpoint(name: &str) -> Option<EndpointFn> {
         "query_orders" => perps_query_orders,
         "query_open_orders" => perps_query_open_orders,
         "query_trades" => perps_query_trades,
+        "query_funding_history" => perps_query_funding_history,
         "query_positions" => perps_query_positions,
         "query_balance" => perps_query_balance,
         "query_position_config" => perps_query_position_config,

@@ -3,10 +3,11 @@
 #   (a) static library, AddressSanitizer + LeakSanitizer + UndefinedBehaviorSanitizer
 #   (b) shared library under valgrind (definite/indirect leaks and memory errors fail)
 #   (c) shared library, plainly
-# Exits non-zero if any build or run fails.
+# test_stream.c gets a WebSocket test venue and test_funding.c the sandbox venue, both started
+# here. Exits non-zero if any build or run fails.
 #
 # Usage (from anywhere; paths are relative to the repository root):
-#   make lib                       # the caller builds the library first
+#   make sandbox lib               # the caller builds the library and the sandbox venue first
 #   bash tests/c/run.sh [PROFILE_DIR]   # default: target/release
 #
 # Environment:
@@ -33,9 +34,9 @@ CFLAGS=(-std=c11 -Wall -Wextra -Werror -pedantic -Iinclude -g)
 # OpenSSL's libcrypto verifies fresh (hedged) signatures independently (ed25519_verify.h).
 TEST_LIBS=(-lcrypto)
 
-for lib in libperps.a libperps.so; do
+for lib in libperps.a libperps.so perps-sandbox; do
     if [[ ! -f "$PROFILE_DIR/$lib" ]]; then
-        echo "run.sh: $PROFILE_DIR/$lib not found (run make lib first)" >&2
+        echo "run.sh: $PROFILE_DIR/$lib not found (run make sandbox lib first)" >&2
         exit 2
     fi
 done
@@ -58,6 +59,26 @@ coproc WS_SERVER { exec "$ROOT/target/release/examples/ws_test_server" 900; }
 read -r PERPS_TEST_WS_URL <&"${WS_SERVER[0]}"
 export PERPS_TEST_WS_URL
 trap 'kill "$WS_SERVER_PID" 2>/dev/null; rm -rf "$OUT"' EXIT
+
+# The sandbox venue for test_funding.c (it settles funding on demand); its URLs from the JSON
+# line it prints.
+"$PROFILE_DIR/perps-sandbox" --port 0 >"$OUT/sandbox_urls" 2>"$OUT/sandbox.err" </dev/null &
+SANDBOX_PID=$!
+trap 'kill "$WS_SERVER_PID" "$SANDBOX_PID" 2>/dev/null; rm -rf "$OUT"' EXIT
+for _ in $(seq 1 200); do
+    [[ -s "$OUT/sandbox_urls" ]] && break
+    sleep 0.05
+done
+url_of() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p" "$OUT/sandbox_urls"; }
+PERPS_TEST_SANDBOX_BASE_URL=$(url_of base_url)
+PERPS_TEST_SANDBOX_PERPS_URL=$(url_of perps_url)
+PERPS_TEST_SANDBOX_ADMIN_URL=$(url_of admin_url)
+export PERPS_TEST_SANDBOX_BASE_URL PERPS_TEST_SANDBOX_PERPS_URL PERPS_TEST_SANDBOX_ADMIN_URL
+if [[ -z "$PERPS_TEST_SANDBOX_ADMIN_URL" ]]; then
+    cat "$OUT/sandbox.err" >&2
+    echo "run.sh: the sandbox did not print its URLs" >&2
+    exit 2
+fi
 
 # Run one command; the program must exit 0 and its last line must be "N passed, 0 failed".
 run() {

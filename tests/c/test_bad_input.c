@@ -150,6 +150,7 @@ static const struct {
     {"query_orders", "csx"},
     {"query_open_orders", "csx"},
     {"query_trades", "csx"},
+    {"query_funding_history", "csx"},
     {"query_positions", "csx"},
     {"query_balance", "csx"},
     {"query_position_config", "csx"},
@@ -632,7 +633,7 @@ struct resolved {
     size_t size[MAX_ARGS];
 };
 
-/* The fourteen endpoint calls share one shape: perps_X(client, session, params_json, err). */
+/* The fifteen endpoint calls share one shape: perps_X(client, session, params_json, err). */
 typedef char *(*endpoint_fn)(const perps_client *, const perps_session *, const char *, perps_error **);
 static const struct {
     const char *fn;
@@ -646,6 +647,7 @@ static const struct {
     {"query_orders", perps_query_orders},
     {"query_open_orders", perps_query_open_orders},
     {"query_trades", perps_query_trades},
+    {"query_funding_history", perps_query_funding_history},
     {"query_positions", perps_query_positions},
     {"query_balance", perps_query_balance},
     {"query_position_config", perps_query_position_config},

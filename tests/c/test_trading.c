@@ -1,5 +1,5 @@
 /*
- * tests/c/test_trading.c: the trading loop's exports from C — the fourteen endpoint calls
+ * tests/c/test_trading.c: the trading loop's exports from C — the fifteen endpoint calls
  * and the error accessors perps_error_cl_ord_id / _request_id / _retry_after_ms — against
  * a scripted HTTP server on a loopback socket, run on a thread of this program (the flows
  * against the sandbox venue are in tests/trading_flows.rs).
@@ -10,7 +10,8 @@
  * PERPS_API_ERROR; the x-request-id on the error equal to the header the server received;
  * the generated cl_ord_id of a failed order equal to the one in the body sent; pacing with
  * rate_limit "refuse" sending nothing it refuses (and a venue 429 emptying the account's
- * bucket, and holding the host's other requests for one window).
+ * bucket, and holding the host's other requests for one window); perps_query_funding_history:
+ * its query encoded, the bearer, both answer forms as sent, a code in an envelope an error.
  *
  * Build: cc -std=c11 -Wall -Wextra -Werror -pedantic -Iinclude tests/c/test_trading.c …
  */
@@ -353,6 +354,50 @@ static void test_errors_carry_what_was_sent(perps_client *c, perps_session *s) {
     CHECK(last_body_string("x", sent_cl, sizeof sent_cl) == 0);
 }
 
+/* perps_query_funding_history: the venue's answer as sent, in either form. */
+static void test_funding_history(perps_client *c, perps_session *s) {
+    char line[512], auth[256];
+    perps_error *err = NULL;
+
+    /* The live form: a bare array of rows (no transact_time, txn_type "funding_fee"). */
+    static const char bare[] =
+        "[{\"id\":30000000002,\"user\":\"bsc_0xabc\",\"asset\":\"DUSD\",\"symbol\":\"BTC-USD\","
+        "\"qty\":\"-0.081263125\",\"txn_type\":\"funding_fee\",\"created_at\":\"2026-01-02T08:00:00.000001Z\","
+        "\"updated_at\":\"2026-01-02T08:00:00.000001Z\"}]";
+    script(200, "", bare);
+    char *rows = perps_query_funding_history(
+        c, s, "{\"limit\":2,\"start\":\"2026-01-02T08:00:00+0800\",\"symbol\":\"BTC-USD\",\"last_id\":30000000003}", &err);
+    CHECK(rows != NULL && err == NULL);
+    CHECK(rows != NULL && strcmp(rows, bare) == 0);
+    perps_string_free(rows);
+    last_request_line(line, sizeof line);
+    CHECK(strcmp(line, "GET /api/query_funding_history?symbol=BTC-USD&start=2026-01-02T08%3A00%3A00%2B08%3A00"
+                       "&last_id=30000000003&limit=2 HTTP/1.1") == 0);
+    CHECK(last_header("authorization", auth, sizeof auth) && strcmp(auth, "Bearer c-test-token") == 0);
+
+    /* The other lists' envelope, and no parameters at all. */
+    static const char envelope[] = "{\"page_size\":1,\"result\":[{\"id\":7,\"qty\":-0.5,\"txn_type\":\"funding\"}],\"total\":1}";
+    script(200, "", envelope);
+    rows = perps_query_funding_history(c, s, NULL, &err);
+    CHECK(rows != NULL && err == NULL && strcmp(rows, envelope) == 0);
+    perps_string_free(rows);
+    last_request_line(line, sizeof line);
+    CHECK(strcmp(line, "GET /api/query_funding_history HTTP/1.1") == 0);
+
+    /* A refusal inside an envelope. */
+    script(200, "", "{\"code\":401,\"message\":\"token expired\",\"result\":[]}");
+    CHECK(perps_query_funding_history(c, s, "{}", &err) == NULL);
+    if (check_error_at(err, PERPS_API_ERROR, "token expired", __LINE__)) {
+        CHECK(perps_error_http_status(err) == 200);
+        perps_error_free(err);
+    }
+
+    /* Bad parameters, refused unsent, and the sandbox's own funding: tests/c/test_funding.c. */
+    int before = requests_seen();
+    CHECK(perps_query_funding_history(c, s, "{\"limit\":501}", NULL) == NULL);
+    CHECK(requests_seen() == before);
+}
+
 /* Pacing with "refuse", without depending on how fast this machine is (valgrind is slow): a
  * fresh account's first 18 requests always pass (the bucket starts full); a venue 429 with
  * Retry-After empties an account's bucket (for at most 10 s), so its next request is refused
@@ -452,6 +497,7 @@ int main(void) {
     if (c != NULL && s != NULL) {
         test_public_endpoints_take_a_null_session(c);
         test_errors_carry_what_was_sent(c, s);
+        test_funding_history(c, s);
         test_pacing_refuses_without_sending();
     }
     /* The accessors on NULL: their documented answers. */

@@ -187,11 +187,11 @@ pub fn wallet_address(chain: &str, key: &str) -> Result<String, Failure> {
     owned(|e| perps::ffi::wallet::perps_wallet_address(ch.as_ptr(), k.as_ptr(), e))
 }
 
-/// The fourteen endpoint calls by name (`"cancel_order"` … `"query_depth_book"`).
+/// The fifteen endpoint calls by name (`"cancel_order"` … `"query_depth_book"`).
 pub type EndpointFn =
     extern "C" fn(*const perps_client, *const perps_session, *const c_char, *mut *mut perps_error) -> *mut c_char;
 
-pub const ENDPOINTS: [(&str, EndpointFn); 14] = {
+pub const ENDPOINTS: [(&str, EndpointFn); 15] = {
     use perps::ffi::trading::*;
     [
         ("cancel_order", perps_cancel_order),
@@ -202,6 +202,7 @@ pub const ENDPOINTS: [(&str, EndpointFn); 14] = {
         ("query_orders", perps_query_orders),
         ("query_open_orders", perps_query_open_orders),
         ("query_trades", perps_query_trades),
+        ("query_funding_history", perps_query_funding_history),
         ("query_positions", perps_query_positions),
         ("query_balance", perps_query_balance),
         ("query_position_config", perps_query_position_config),

@@ -4,8 +4,9 @@
 #   - tests/cpp/test_hpp.cpp (offline unit test): shared library plainly and under valgrind,
 #     static library under AddressSanitizer + UBSan;
 #   - tests/cpp/test_trading.cpp (the trading loop: every endpoint method, errors with their
-#     cl_ord_id / x-request-id / retry_after_ms) against a sandbox venue this script starts
-#     and stops: plainly and under valgrind;
+#     cl_ord_id / x-request-id / retry_after_ms) and tests/cpp/test_funding.cpp (funding the
+#     venue settles, read back with query_funding_history) against a sandbox venue this
+#     script starts and stops: plainly and under valgrind;
 #   - examples-c/signin_order.cpp (the full flow: bsc and solana sign-in, login, order, an
 #     invalid order and a venue refusal caught as perps::Error) against a sandbox venue this
 #     script starts and stops: plainly and under valgrind, checking its output;
@@ -127,6 +128,8 @@ build "test_hpp (static, ASan+UBSan)" "$CXX" "${CXXFLAGS[@]}" -fsanitize=address
     "$PROFILE_DIR/libperps.a" $NATIVE_LIBS -o "$OUT/test_hpp_asan" && have_asan=1
 build "test_trading (shared)" "$CXX" "${CXXFLAGS[@]}" tests/cpp/test_trading.cpp \
     -L"$PROFILE_DIR" -lperps -Wl,-rpath,"$PROFILE_DIR" -o "$OUT/test_trading" && have_trading=1
+build "test_funding (shared)" "$CXX" "${CXXFLAGS[@]}" tests/cpp/test_funding.cpp \
+    -L"$PROFILE_DIR" -lperps -Wl,-rpath,"$PROFILE_DIR" -o "$OUT/test_funding" && have_funding=1
 build "signin_order_cpp (shared)" "$CXX" "${CXXFLAGS[@]}" examples-c/signin_order.cpp \
     -L"$PROFILE_DIR" -lperps -Wl,-rpath,"$PROFILE_DIR" -o "$OUT/signin_order_cpp" && have_example=1
 
@@ -207,7 +210,7 @@ if [[ -n "${have_asan:-}" ]]; then
 fi
 
 # --- the trading test and the example against the sandbox -----------------------------
-if [[ -n "${have_example:-}" || -n "${have_trading:-}" ]]; then
+if [[ -n "${have_example:-}" || -n "${have_trading:-}" || -n "${have_funding:-}" ]]; then
     "$PROFILE_DIR/perps-sandbox" --port 0 >"$OUT/urls" 2>"$OUT/sandbox.err" &
     sandbox_pid=$!
     for _ in $(seq 1 200); do
@@ -226,6 +229,11 @@ if [[ -n "${have_example:-}" || -n "${have_trading:-}" ]]; then
             run_unit "test_trading (shared, plain)" "$OUT/test_trading" "$base_url" "$perps_url" "$admin_url"
             run_unit "test_trading (shared, valgrind)" "$VALGRIND" "${VALGRIND_ARGS[@]}" \
                 "$OUT/test_trading" "$base_url" "$perps_url" "$admin_url"
+        fi
+        if [[ -n "${have_funding:-}" ]]; then
+            run_unit "test_funding (shared, plain)" "$OUT/test_funding" "$base_url" "$perps_url" "$admin_url"
+            run_unit "test_funding (shared, valgrind)" "$VALGRIND" "${VALGRIND_ARGS[@]}" \
+                "$OUT/test_funding" "$base_url" "$perps_url" "$admin_url"
         fi
         # perps::Stream against the sandbox: an order over the order stream, its account event.
         [[ -n "${have_stream:-}" ]] && run_unit "test_stream sandbox (shared, valgrind)" \

@@ -319,6 +319,10 @@ static void test_endpoints_offline() {
     EXPECT_ERROR(client.query_orders(api, R"({"limit":501})"), PERPS_INVALID_ARGUMENT, "limit");
     EXPECT_ERROR(client.query_open_orders(api, std::string(R"({"symbol":1})")), PERPS_INVALID_ARGUMENT, "symbol");
     EXPECT_ERROR(client.query_trades(api, std::string(R"({"side":"long"})")), PERPS_INVALID_ARGUMENT, "side");
+    EXPECT_ERROR(client.query_funding_history(api, std::string(R"({"limit":501})")), PERPS_INVALID_ARGUMENT,
+                 "expected an integer from 1 to 500");
+    EXPECT_ERROR(client.query_funding_history(api, std::string(R"({"side":"buy"})")), PERPS_INVALID_ARGUMENT,
+                 "unknown parameter \"side\"");
     EXPECT_ERROR(client.query_positions(api, std::string("[1]")), PERPS_INVALID_ARGUMENT, "params_json");
     EXPECT_ERROR(client.query_balance(api, std::string(R"({"symbol":"BTC-USD"})")), PERPS_INVALID_ARGUMENT,
                  "symbol");

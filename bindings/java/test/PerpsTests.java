@@ -281,6 +281,7 @@ public final class PerpsTests {
 
         tradingTests();
         StreamTests.run();
+        FundingTests.run();
     }
 
     // ---- the trading loop: every endpoint method, and the error's new fields ----

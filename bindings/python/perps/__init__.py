@@ -273,6 +273,7 @@ def _load() -> tuple[ctypes.CDLL, str]:
         "perps_query_orders",
         "perps_query_open_orders",
         "perps_query_trades",
+        "perps_query_funding_history",
         "perps_query_positions",
         "perps_query_balance",
         "perps_query_position_config",
@@ -757,6 +758,12 @@ class Client(_Owner):
     def query_trades(self, session: Session, params: Optional[JsonObject] = None) -> str:
         """GET /api/query_trades (the account's fills): symbol, side, start, end, last_id, limit."""
         return self._endpoint(_lib.perps_query_trades, session, params)
+
+    def query_funding_history(self, session: Session, params: Optional[JsonObject] = None) -> str:
+        """GET /api/query_funding_history (the account's funding payments, ``qty`` negative =
+        paid): symbol, start, end, last_id, limit (1..500). The venue's JSON as sent: a bare
+        array of rows, newest first (live), or the {page_size, result, total} envelope."""
+        return self._endpoint(_lib.perps_query_funding_history, session, params)
 
     def query_positions(self, session: Session, params: Optional[JsonObject] = None) -> str:
         """GET /api/query_positions: symbol (optional); ``qty`` is signed (negative: short)."""

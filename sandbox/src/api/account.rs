@@ -1,11 +1,12 @@
-//! Account reads (bearer token): orders, trades, positions, balance, position config.
+//! Account reads (bearer token): orders, trades, positions, balance, position config,
+//! funding history.
 //! Parameters and limits as venue-api.md §1.4 documents them.
 
 use serde_json::Value;
 
 use super::Ctx;
 use crate::engine::order::{OrderType, Side, Status};
-use crate::engine::{OrderFilter, OrderRef, Reject, TradeFilter, Who};
+use crate::engine::{FundingFilter, OrderFilter, OrderRef, Reject, TradeFilter, Who};
 use crate::http::{Reply, error};
 use crate::state::Session;
 
@@ -77,18 +78,17 @@ fn answer(ctx: &mut Ctx<'_>, name: &str, who: Who<'_>) -> Result<Result<Value, R
             let symbol = p.required("symbol")?;
             shared.engine().position_config(who, symbol)
         }
-        // A bare array (live, [WJ]); the sandbox charges no funding, so it is empty.
+        // A bare array (live, [WJ]): the rows `settle_funding` wrote, newest first.
         "query_funding_history" => {
             let p = ctx.params(&["symbol", "start", "end", "last_id", "limit"])?;
-            // Checked like query_trades' parameters, then unused: there are no rows.
-            p.time("start")?;
-            p.time("end")?;
-            p.id("last_id")?;
-            p.limit(100, 500)?;
-            match p.text("symbol")? {
-                Some(symbol) => shared.engine().symbol_index(symbol).map(|_| Value::Array(Vec::new())),
-                None => Ok(Value::Array(Vec::new())),
-            }
+            let filter = FundingFilter {
+                symbol: p.text("symbol")?.map(str::to_owned),
+                start_us: p.time("start")?,
+                end_us: p.time("end")?,
+                last_id: p.id("last_id")?,
+                limit: p.limit(100, 500)?,
+            };
+            shared.engine().funding_history(who, &filter)
         }
         _ => return Err(error(404, format!("no endpoint {}", inc.path))),
     })

@@ -4,7 +4,8 @@
 //! price), realises PnL when it reduces the position, and charges its fee (maker or taker
 //! rate of the symbol) to the wallet. Unrealised PnL is always measured at the mark.
 //! Margin figures are the venue's formulas in their simplest form: initial margin =
-//! value / leverage, maintenance = value / (2 × max leverage). No funding, no liquidation.
+//! value / leverage, maintenance = value / (2 × max leverage). No liquidation. Funding is
+//! settled on demand (`funding`) and also moves the wallet.
 //! An isolated position also holds what `transfer_margin` moved into it (or took out):
 //! `Position::margin`.
 
@@ -12,6 +13,7 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
+use super::funding::FundingRow;
 use super::order::{MarginMode, Side};
 use crate::clock::iso8601_utc_us;
 use crate::decimal::Dec;
@@ -82,7 +84,7 @@ pub(crate) struct Fill {
 #[derive(Debug)]
 pub(crate) struct Account {
     pub user: String,
-    /// Deposits + realised PnL − fees.
+    /// Deposits + realised PnL − fees + funding received − funding paid.
     pub wallet: Dec,
     /// Margin held by the live orders (Σ `Order::locked`), kept by `Engine::update_order`.
     pub locked: Dec,
@@ -94,6 +96,8 @@ pub(crate) struct Account {
     pub by_cl_ord_id: HashMap<String, Vec<u64>>,
     /// Fills in time (and id) order.
     pub trades: Vec<Trade>,
+    /// Funding payments in time (and id) order.
+    pub funding: Vec<FundingRow>,
 }
 
 impl Account {
@@ -107,6 +111,7 @@ impl Account {
             orders: Vec::new(),
             by_cl_ord_id: HashMap::new(),
             trades: Vec::new(),
+            funding: Vec::new(),
         }
     }
 

@@ -11,7 +11,8 @@
 //!   each side (all longs, or all shorts) then totals the larger of the users' long and short
 //!   totals, which is what the venue reports as open interest (one side). Notional = open
 //!   interest × mark.
-//! - Funding: the sandbox charges none, and says so: `funding_rate` "0". `next_funding_time`
+//! - Funding: the sandbox charges none by itself (a test settles a rate of its choosing with
+//!   the `funding` control, `engine::funding`), and says so: `funding_rate` "0". `next_funding_time`
 //!   is the next 00:00, 08:00 or 16:00 UTC, in the form of the docs' example
 //!   (`"2025-08-11T08:00:00Z"`, ISO 8601 to the second; the sandbox's other times carry
 //!   microseconds, as the venue's examples of those fields do). The cadence is inferred from

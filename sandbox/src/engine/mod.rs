@@ -8,6 +8,7 @@
 
 mod account;
 pub(crate) mod events;
+mod funding;
 pub(crate) mod kline;
 mod margin;
 mod market_stats;
@@ -24,6 +25,7 @@ use serde_json::{Value, json};
 pub(crate) use account::PositionConfig;
 use account::{Account, trade_json};
 use events::{Channel, Event, Journal};
+pub(crate) use funding::FundingFilter;
 use order::{MarginMode, NewOrder, Order, OrderType, Side, Status, Tif};
 pub(crate) use query::{OrderFilter, TradeFilter};
 
@@ -88,6 +90,7 @@ pub(crate) struct Engine {
     next_order_id: u64,
     next_trade_id: u64,
     next_position_id: u64,
+    next_funding_id: u64,
     starting_balance: Dec,
     /// Enforce max_open_orders, max_position_size and available margin (off by default).
     account_limits: bool,
@@ -114,6 +117,7 @@ impl Engine {
             next_order_id: FIRST_ORDER_ID,
             next_trade_id: FIRST_TRADE_ID,
             next_position_id: FIRST_POSITION_ID,
+            next_funding_id: funding::FIRST_FUNDING_ID,
             starting_balance,
             account_limits,
             journal: Journal::default(),

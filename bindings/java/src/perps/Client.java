@@ -140,6 +140,15 @@ public final class Client extends NativeHandle {
         return endpoint(LIB::perps_query_trades, session, paramsJson);
     }
 
+    /**
+     * GET /api/query_funding_history (the account's funding payments, qty negative = paid):
+     * symbol, start, end, last_id, limit (1..500). The venue's JSON as sent: a bare array of
+     * rows, newest first (live), or the {page_size, result, total} envelope.
+     */
+    public String queryFundingHistory(Session session, String paramsJson) {
+        return endpoint(LIB::perps_query_funding_history, session, paramsJson);
+    }
+
     /** GET /api/query_positions: symbol (optional); qty is signed (negative: short). */
     public String queryPositions(Session session, String paramsJson) {
         return endpoint(LIB::perps_query_positions, session, paramsJson);

@@ -100,6 +100,7 @@ interface PerpsNative extends Library {
     Pointer perps_query_orders(Pointer c, Pointer s, byte[] paramsJson, PointerByReference err);
     Pointer perps_query_open_orders(Pointer c, Pointer s, byte[] paramsJson, PointerByReference err);
     Pointer perps_query_trades(Pointer c, Pointer s, byte[] paramsJson, PointerByReference err);
+    Pointer perps_query_funding_history(Pointer c, Pointer s, byte[] paramsJson, PointerByReference err);
     Pointer perps_query_positions(Pointer c, Pointer s, byte[] paramsJson, PointerByReference err);
     Pointer perps_query_balance(Pointer c, Pointer s, byte[] paramsJson, PointerByReference err);
     Pointer perps_query_position_config(Pointer c, Pointer s, byte[] paramsJson, PointerByReference err);
