@@ -281,18 +281,35 @@ def _():
     return expect_ok(Venue(), "query_position_config", {"symbol": "BTC-USD"})
 
 
-@check("query_funding_history_bare_array_via_request")  # §1.4 [DOC-A]+[WJ]: no export; perps_request
+@check("query_funding_history_bare_array_via_request")  # §1.4 [DOC-A]+[WJ]: also through perps_request
 def _():
     v = Venue()
     with client(v) as c:
         e, r = error_of(c.request, session(), "GET", "/api/query_funding_history?symbol=BTC-USD&limit=10")
-    return e is None, describe(e) if e else r[:160]
+    return e is None and json.loads(r)[0]["txn_type"] == "funding_fee", describe(e) if e else r[:160]
 
 
-@check("query_funding_history_export_exists")  # brief: "funding history" among queries
+@check("query_funding_history_both_forms")  # §1.4 bare array live [WJ]; §1.7 envelope of the other lists
 def _():
-    has = hasattr(perps.Client, "query_funding_history")
-    return has, "perps.Client has query_funding_history" if has else "no query_funding_history export (only perps_request)"
+    out, good = [], True
+    for form in ("bare", "envelope"):
+        v = Venue()
+        rows = json.loads(v.rest["/api/query_funding_history"](None)[1])
+        if form == "envelope":
+            v.rest["/api/query_funding_history"] = lambda r, rows=rows: ok(page(rows))
+        params = {"symbol": "BTC-USD", "last_id": 9007199254740993, "limit": 50,
+                  "start": "2026-11-01T00:00:00Z", "end": "2026-11-02T00:00:00Z"}
+        e, res = call(v, "query_funding_history", params)
+        q = v.requests("/api/query_funding_history")
+        sent = q[0].query if q else {}
+        body = json.loads(res) if e is None else None
+        got = body if form == "bare" else (body or {}).get("result")
+        this = (e is None and got == rows and len(q) == 1 and sent.get("last_id") == "9007199254740993"
+                and sent.get("limit") == "50" and sent.get("symbol") == "BTC-USD" and "start" in sent
+                and q[0].headers.get("authorization", "").startswith("Bearer "))
+        good &= this
+        out.append(f"{form}: " + (describe(e) if e else f"query={sent}"))
+    return good, " | ".join(out)
 
 
 # ---- public (§1.5) ------------------------------------------------------------------------
