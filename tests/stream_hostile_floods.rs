@@ -1,0 +1,58 @@
+//! The streams against a venue that floods what the library must keep state for: pings whose
+//! pongs it never reads (the client's write buffer), and pushes that each name a new symbol
+//! (the `seq` table). Both must stay bounded in memory and in time per frame. Each venue is
+//! a short script on 127.0.0.1.
+
+#[path = "streams/helpers.rs"]
+mod helpers;
+#[path = "streams/scripted_venue.rs"]
+mod scripted_venue;
+#[path = "common/ws_server.rs"]
+mod ws_server;
+
+use helpers::*;
+use perps::stream::Stream;
+use scripted_venue::*;
+use std::io::Write;
+use std::time::Duration;
+
+const PRICE: &str = r#"[{"channel":"price","symbol":"BTC-USD"}]"#;
+
+/// The process's resident memory, from /proc.
+fn resident_bytes() -> usize {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+    let pages: usize = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
+    pages * 4096
+}
+
+/// Frames of text written as one batch of raw bytes (the venue's writes cost little).
+fn text_frames(frames: impl Iterator<Item = String>) -> Vec<u8> {
+    frames.flat_map(|f| ws_server::raw_frame(true, 0x1, f.as_bytes())).collect()
+}
+
+#[test]
+fn a_ping_flood_from_a_venue_that_never_reads_keeps_the_write_buffer_bounded() {
+    // 96 MiB of 125-byte pings; the venue never reads a pong. Each pong the client cannot
+    // send was buffered (tungstenite's write buffer is unbounded by default): ~100 MB held.
+    const FLOOD: usize = 96 << 20;
+    let url = venue(|_, mut ws| {
+        read_json(&mut ws); // the subscription
+        let batch = ws_server::raw_frame(true, 0x9, &[b'p'; 125]).repeat(8192);
+        let tcp = ws.get_mut();
+        for _ in 0..FLOOD / batch.len() {
+            if tcp.write_all(&batch).is_err() {
+                return;
+            }
+        }
+        let push = r#"{"seq":1,"channel":"price","symbol":"BTC-USD","data":{"mark_price":"1"}}"#;
+        let _ = tcp.write_all(&text_frames(std::iter::once(push.to_owned())));
+        std::thread::sleep(Duration::from_secs(10));
+    });
+    let stream = Stream::open_market(client(&url, r#"{"stream_idle_timeout_ms":60000}"#), None, PRICE).unwrap();
+    let before = resident_bytes();
+    let (push, seen) = until(&stream, Duration::from_secs(240), "the push after the pings", is_channel("price"));
+    assert_eq!(push["symbol"], "BTC-USD", "{push}");
+    assert!(!seen.iter().any(is_status("disconnected")), "{seen:?}");
+    let grown = resident_bytes().saturating_sub(before);
+    assert!(grown < 24 << 20, "the client grew by {} MiB answering pings nobody read", grown >> 20);
+}
