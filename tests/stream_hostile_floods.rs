@@ -14,7 +14,7 @@ use helpers::*;
 use perps::stream::Stream;
 use scripted_venue::*;
 use std::io::Write;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const PRICE: &str = r#"[{"channel":"price","symbol":"BTC-USD"}]"#;
 
@@ -55,4 +55,41 @@ fn a_ping_flood_from_a_venue_that_never_reads_keeps_the_write_buffer_bounded() {
     assert!(!seen.iter().any(is_status("disconnected")), "{seen:?}");
     let grown = resident_bytes().saturating_sub(before);
     assert!(grown < 24 << 20, "the client grew by {} MiB answering pings nobody read", grown >> 20);
+}
+
+#[test]
+fn pushes_that_each_name_a_new_symbol_are_not_tracked_beyond_a_bound() {
+    // Every push names a symbol never seen before. The `seq` table kept one entry per pair
+    // and scanned it per push: quadratic time (the I/O thread fell minutes behind) and
+    // memory without bound.
+    const PUSHES: usize = 150_000;
+    let url = venue(|_, mut ws| {
+        read_json(&mut ws);
+        let pushes =
+            (0..PUSHES).map(|n| format!(r#"{{"seq":{},"channel":"price","symbol":"S{n:07}","data":{{}}}}"#, n + 1));
+        let tcp = ws.get_mut();
+        if tcp.write_all(&text_frames(pushes)).is_err() {
+            return;
+        }
+        // Then a regression on a pair the venue named first: still reported.
+        let late = r#"{"seq":1,"channel":"price","symbol":"S0000000","data":{}}"#;
+        let _ = tcp.write_all(&text_frames(std::iter::once(late.to_owned())));
+        std::thread::sleep(Duration::from_secs(10));
+    });
+    let stream = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap();
+    let started = Instant::now();
+    let mut pushes = 0;
+    let regression = loop {
+        // Not `until`: it would keep (and on failure print) every push.
+        let event = stream.next(Some(Duration::from_secs(120).saturating_sub(started.elapsed()))).unwrap();
+        let Some(event) = event else { panic!("no regression within 120 s; {pushes} pushes came") };
+        let event: serde_json::Value = serde_json::from_str(&event).unwrap();
+        if is_status("seq_regression")(&event) {
+            break event;
+        }
+        pushes += usize::from(event["channel"] == "price");
+    };
+    let took = started.elapsed();
+    assert_eq!(regression["subscription"]["symbol"], "S0000000", "{regression}");
+    assert!(took < Duration::from_secs(30), "{PUSHES} pushes of new symbols took {took:?}");
 }
