@@ -93,3 +93,44 @@ fn pushes_that_each_name_a_new_symbol_are_not_tracked_beyond_a_bound() {
     assert_eq!(regression["subscription"]["symbol"], "S0000000", "{regression}");
     assert!(took < Duration::from_secs(30), "{PUSHES} pushes of new symbols took {took:?}");
 }
+
+#[test]
+fn json_pings_from_a_venue_that_never_reads_do_not_stall_the_stream() {
+    // The venue reads nothing and sends JSON pings (`{"ping":…}`, answered with `{"pong":…}`)
+    // until the client's socket buffers are full of pongs, then a push. Each pong written
+    // to a full socket waited out the write timeout (2 s here, 10 s by default) on the I/O
+    // thread: the pushes behind the pings came after minutes.
+    const PINGS: usize = 120_000; // ~28 MiB of pongs: more than loopback's socket buffers
+    let url = venue(|_, mut ws| {
+        read_json(&mut ws);
+        let word = "w".repeat(220);
+        let pings = (0..PINGS).map(|n| format!(r#"{{"ping":"{word}{n}"}}"#));
+        let tcp = ws.get_mut();
+        if tcp.write_all(&text_frames(pings)).is_err() {
+            return;
+        }
+        // The push, again and again: an `overflow` of the pings passed on must not hide it.
+        for n in 0..200 {
+            let push = format!(r#"{{"seq":{n},"channel":"price","symbol":"BTC-USD","data":{{"mark_price":"1"}}}}"#);
+            if tcp.write_all(&text_frames(std::iter::once(push))).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    });
+    let stream = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap();
+    let started = Instant::now();
+    let mut pings = 0;
+    loop {
+        // Not `until`: it would keep (and on failure print) every ping.
+        let event = stream.next(Some(Duration::from_secs(60).saturating_sub(started.elapsed()))).unwrap();
+        let Some(event) = event else { panic!("no push within 60 s; {pings} pings came") };
+        let event: serde_json::Value = serde_json::from_str(&event).unwrap();
+        if event["channel"] == "price" {
+            break;
+        }
+        pings += usize::from(event["channel"] == "unrecognized");
+    }
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(20), "the push came {took:?} after {pings} pings");
+}

@@ -156,6 +156,15 @@ impl Connection {
         self.flush().map_err(|error| WriteFailure { error: Box::new(error), nothing_written: false })
     }
 
+    /// Write one text frame as far as the socket takes it now, never waiting: an answer the
+    /// venue asked for (a JSON pong), not worth a stall. What the socket cannot take stays
+    /// buffered (bounded: `MAX_UNSENT_BYTES`), or is dropped when the buffer is full.
+    pub fn send_text_now(&mut self, text: String) {
+        // `write` buffers the frame (or refuses it, buffer full); `flush` sends what it can.
+        let _ = self.ws.write(Message::text(text));
+        let _ = self.ws.flush();
+    }
+
     /// Push out whatever tungstenite holds (frames, pong replies), waiting for room.
     pub fn flush(&mut self) -> Result<()> {
         let deadline = Instant::now() + self.write_timeout;
