@@ -139,7 +139,17 @@ impl Connection {
     /// `send_text`, telling a failure that wrote nothing of the frame from one after which
     /// some of it may have left (what an order's `may_have_reached_venue` must say).
     pub fn try_send_text(&mut self, text: String) -> std::result::Result<(), WriteFailure> {
-        match self.ws.write(Message::text(text)) {
+        self.try_send(Message::text(text))
+    }
+
+    /// `send_text` of a message made by the caller (a frame in memory wiped on drop:
+    /// `wiped_frame`).
+    pub fn send_message(&mut self, message: Message) -> Result<()> {
+        self.try_send(message).map_err(|failure| *failure.error)
+    }
+
+    fn try_send(&mut self, message: Message) -> std::result::Result<(), WriteFailure> {
+        match self.ws.write(message) {
             Ok(()) => {}
             Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {}
             // Refused before the frame was buffered: the connection is closing (a Close frame
