@@ -12,6 +12,7 @@
 use crate::error::Error;
 use ed25519_dalek::SigningKey;
 use std::borrow::Cow;
+use std::fmt::Write;
 use zeroize::Zeroizing;
 
 /// The length of the runs matched: any 8 bytes of a secret are redacted.
@@ -65,11 +66,17 @@ impl Secrets {
             return;
         }
         let lower = Zeroizing::new(secret.to_ascii_lowercase());
+        // A new table of the exact size, not the old one grown: a Vec that grows frees its
+        // old buffer unwiped, and the runs of a secret, overlapping, spell it out.
+        let mut runs = Zeroizing::new(Vec::with_capacity(self.runs.len() + 2 * (secret.len() - RUN + 1)));
+        runs.extend_from_slice(&self.runs);
         for text in [secret.as_bytes(), lower.as_bytes()] {
-            self.runs.extend(text.windows(RUN).map(|w| <[u8; RUN]>::try_from(w).expect("a window of RUN bytes")));
+            runs.extend(text.windows(RUN).map(|w| <[u8; RUN]>::try_from(w).expect("a window of RUN bytes")));
         }
-        self.runs.sort_unstable();
-        self.runs.dedup();
+        runs.sort_unstable();
+        runs.dedup();
+        // The old table is wiped as it drops.
+        self.runs = runs;
         self.filter = vec![0; (1 << FILTER_BITS) / 64];
         for run in self.runs.iter() {
             let bit = filter_bit(*run);
@@ -79,7 +86,11 @@ impl Secrets {
 
     /// Raw secret bytes in the text forms they travel in: hex and base58.
     pub fn add_bytes(&mut self, bytes: &[u8]) {
-        let hex = Zeroizing::new(bytes.iter().map(|b| format!("{b:02x}")).collect::<String>());
+        // Written into its final size (a String that grows frees its old buffers unwiped).
+        let mut hex = Zeroizing::new(String::with_capacity(2 * bytes.len()));
+        for b in bytes {
+            let _ = write!(hex, "{b:02x}");
+        }
         self.add(&hex);
         self.add(&Zeroizing::new(bs58::encode(bytes).into_string()));
     }
