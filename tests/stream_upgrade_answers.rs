@@ -263,3 +263,18 @@ fn informational_answers_before_the_upgrade_are_read_past() {
     let error = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap_err();
     assert_eq!((error.code(), error.http_status()), (Code::HttpStatus, 103), "{error}");
 }
+
+#[test]
+fn an_answer_with_too_many_headers_or_too_large_a_head_is_refused_by_name() {
+    let many: String = (0..200).map(|i| format!("X-H{i}: v\r\n")).collect();
+    let big = format!("X-Big: {}\r\n", "a".repeat(20 * 1024));
+    for (headers, words) in [(many, "more than 124 headers"), (big, "bytes of headers")] {
+        let url = raw_venue(move |_, tcp| {
+            let ws = switch(tcp, &format!("Upgrade: websocket\r\nConnection: Upgrade\r\n{headers}"));
+            hold(ws, Duration::from_secs(3));
+        });
+        let error = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap_err();
+        assert_eq!(error.code(), Code::BadResponse, "{error}");
+        assert!(error.message().contains(words), "{error}");
+    }
+}

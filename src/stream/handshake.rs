@@ -49,7 +49,11 @@ pub fn client(socket: &mut Socket, request: Request) -> Result<Vec<u8>> {
         // Each head is parsed with its own headers: an interim answer's are dropped with it.
         headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
         let mut answer = httparse::Response::new(&mut headers);
-        if !matches!(answer.parse(&buffer), Ok(httparse::Status::Complete(_))) {
+        let parsed = answer.parse(&buffer);
+        if let Err(httparse::Error::TooManyHeaders) = parsed {
+            return Err(Error::bad_response(format!("{WHAT}: the venue's answer has more than {MAX_HEADERS} headers")));
+        }
+        if !matches!(parsed, Ok(httparse::Status::Complete(_))) {
             let line = String::from_utf8_lossy(buffer.split(|b| *b == b'\r').next().unwrap_or_default()).into_owned();
             return Err(Error::new(
                 Code::Transport,
