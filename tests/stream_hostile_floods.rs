@@ -18,6 +18,14 @@ use std::time::{Duration, Instant};
 
 const PRICE: &str = r#"[{"channel":"price","symbol":"BTC-USD"}]"#;
 
+/// One test at a time: the first measures the process's memory, and the others' floods
+/// would count in it.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// The process's resident memory, from /proc.
 fn resident_bytes() -> usize {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
@@ -32,6 +40,7 @@ fn text_frames(frames: impl Iterator<Item = String>) -> Vec<u8> {
 
 #[test]
 fn a_ping_flood_from_a_venue_that_never_reads_keeps_the_write_buffer_bounded() {
+    let _alone = alone();
     // 96 MiB of 125-byte pings; the venue never reads a pong. Each pong the client cannot
     // send was buffered (tungstenite's write buffer is unbounded by default): ~100 MB held.
     const FLOOD: usize = 96 << 20;
@@ -59,6 +68,7 @@ fn a_ping_flood_from_a_venue_that_never_reads_keeps_the_write_buffer_bounded() {
 
 #[test]
 fn pushes_that_each_name_a_new_symbol_are_not_tracked_beyond_a_bound() {
+    let _alone = alone();
     // Every push names a symbol never seen before. The `seq` table kept one entry per pair
     // and scanned it per push: quadratic time (the I/O thread fell minutes behind) and
     // memory without bound.
@@ -96,6 +106,7 @@ fn pushes_that_each_name_a_new_symbol_are_not_tracked_beyond_a_bound() {
 
 #[test]
 fn json_pings_from_a_venue_that_never_reads_do_not_stall_the_stream() {
+    let _alone = alone();
     // The venue reads nothing and sends JSON pings (`{"ping":…}`, answered with `{"pong":…}`)
     // until the client's socket buffers are full of pongs, then a push. Each pong written
     // to a full socket waited out the write timeout (2 s here, 10 s by default) on the I/O
