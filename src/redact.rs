@@ -344,6 +344,27 @@ mod tests {
     }
 
     #[test]
+    fn escapes_in_any_text_are_read_without_a_panic() {
+        // Hostile text: escapes cut anywhere, next to multi-byte characters.
+        let pieces = ["\\", "u", "d83d", "\\ude00", "00", "7", "é", "😀", "\"", "x", "\\u00e9", "n"];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut s = Secrets::new();
+        s.add("tok-SECRET-0123456789abcdef");
+        for _ in 0..20_000 {
+            let text: String = (0..12)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    pieces[(state % pieces.len() as u64) as usize]
+                })
+                .collect();
+            let _ = escapes_written_out(&text);
+            let _ = s.redact(&text);
+        }
+    }
+
+    #[test]
     fn whole_and_partial_echoes_are_redacted() {
         let mut s = Secrets::new();
         s.add("tok-SECRET-0123456789abcdef");
