@@ -12,6 +12,7 @@
 use crate::error::Error;
 use ed25519_dalek::SigningKey;
 use std::borrow::Cow;
+use std::fmt::Write;
 use zeroize::Zeroizing;
 
 /// The length of the runs matched: any 8 bytes of a secret are redacted.
@@ -65,11 +66,17 @@ impl Secrets {
             return;
         }
         let lower = Zeroizing::new(secret.to_ascii_lowercase());
+        // A new table of the exact size, not the old one grown: a Vec that grows frees its
+        // old buffer unwiped, and the runs of a secret, overlapping, spell it out.
+        let mut runs = Zeroizing::new(Vec::with_capacity(self.runs.len() + 2 * (secret.len() - RUN + 1)));
+        runs.extend_from_slice(&self.runs);
         for text in [secret.as_bytes(), lower.as_bytes()] {
-            self.runs.extend(text.windows(RUN).map(|w| <[u8; RUN]>::try_from(w).expect("a window of RUN bytes")));
+            runs.extend(text.windows(RUN).map(|w| <[u8; RUN]>::try_from(w).expect("a window of RUN bytes")));
         }
-        self.runs.sort_unstable();
-        self.runs.dedup();
+        runs.sort_unstable();
+        runs.dedup();
+        // The old table is wiped as it drops.
+        self.runs = runs;
         self.filter = vec![0; (1 << FILTER_BITS) / 64];
         for run in self.runs.iter() {
             let bit = filter_bit(*run);
@@ -79,7 +86,11 @@ impl Secrets {
 
     /// Raw secret bytes in the text forms they travel in: hex and base58.
     pub fn add_bytes(&mut self, bytes: &[u8]) {
-        let hex = Zeroizing::new(bytes.iter().map(|b| format!("{b:02x}")).collect::<String>());
+        // Written into its final size (a String that grows frees its old buffers unwiped).
+        let mut hex = Zeroizing::new(String::with_capacity(2 * bytes.len()));
+        for b in bytes {
+            let _ = write!(hex, "{b:02x}");
+        }
         self.add(&hex);
         self.add(&Zeroizing::new(bs58::encode(bytes).into_string()));
     }
@@ -118,12 +129,23 @@ impl Secrets {
     /// not see but whoever reads the text as JSON would: JSON text with a backslash whose
     /// escapes, written out, show a secret is given re-serialised (escapes written out) and
     /// redacted. Any other text keeps its bytes.
+    ///
+    /// Text that is not JSON but holds JSON escapes — JSON cut short (a body kept only in
+    /// part), or quoted in other words (a gateway's `upstream said: {…}`) — is read with its
+    /// escapes written out too ([`escapes_written_out`]): whoever decodes those escapes would
+    /// otherwise get the secret back. Again the text changes only where that shows a secret.
     pub fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
-        if !(self.runs.is_empty() && self.short.is_empty())
-            && let Cow::Owned(written_out) = unescaped(text)
-            && let Cow::Owned(redacted) = self.redact_bytes(&written_out)
-        {
-            return Cow::Owned(redacted);
+        if !(self.runs.is_empty() && self.short.is_empty()) && text.contains('\\') {
+            if let Cow::Owned(written_out) = unescaped(text)
+                && let Cow::Owned(redacted) = self.redact_bytes(&written_out)
+            {
+                return Cow::Owned(redacted);
+            }
+            if let Some(written_out) = escapes_written_out(text)
+                && let Cow::Owned(redacted) = self.redact_bytes(&written_out)
+            {
+                return Cow::Owned(redacted);
+            }
         }
         self.redact_bytes(text)
     }
@@ -205,6 +227,58 @@ pub(crate) fn unescaped(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// Text that is not JSON with its JSON string escapes written out wherever they stand
+/// (`\u0077` → `w`, a surrogate pair → its character, a lone surrogate → U+FFFD, `\"`,
+/// `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`); `None` when it holds none. What a reader
+/// that decodes the escapes of cut or embedded JSON would see, for the redaction's scan.
+fn escapes_written_out(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let hex4 = |at: usize| -> Option<u32> {
+        let digits = text.get(at..at + 4)?;
+        digits.bytes().all(|b| b.is_ascii_hexdigit()).then(|| u32::from_str_radix(digits, 16).ok()).flatten()
+    };
+    let mut out = String::with_capacity(text.len());
+    let (mut i, mut copied, mut changed) = (0, 0, false);
+    while i < bytes.len() {
+        if bytes[i] != b'\\' || i + 1 >= bytes.len() {
+            i += 1;
+            continue;
+        }
+        let (written, len) = match bytes[i + 1] {
+            b'u' => match hex4(i + 2) {
+                Some(high @ 0xd800..=0xdbff) => match (bytes.get(i + 6..i + 8), hex4(i + 8)) {
+                    (Some(b"\\u"), Some(low @ 0xdc00..=0xdfff)) => {
+                        (char::from_u32(0x10000 + ((high - 0xd800) << 10) + (low - 0xdc00)), 12)
+                    }
+                    _ => (Some('\u{fffd}'), 6),
+                },
+                Some(code) => (Some(char::from_u32(code).unwrap_or('\u{fffd}')), 6),
+                None => (None, 2),
+            },
+            b'"' => (Some('"'), 2),
+            b'\\' => (Some('\\'), 2),
+            b'/' => (Some('/'), 2),
+            b'b' => (Some('\u{8}'), 2),
+            b'f' => (Some('\u{c}'), 2),
+            b'n' => (Some('\n'), 2),
+            b'r' => (Some('\r'), 2),
+            b't' => (Some('\t'), 2),
+            _ => (None, 2),
+        };
+        if let Some(c) = written {
+            out.push_str(&text[copied..i]);
+            out.push(c);
+            copied = i + len;
+            changed = true;
+        }
+        i += len;
+    }
+    changed.then(|| {
+        out.push_str(&text[copied..]);
+        out
+    })
+}
+
 /// The secrets in play for one call, built on first use: only a call that fails, and whose
 /// failure quotes the venue, pays for them. Every function that turns a venue answer into an
 /// error takes one and redacts the answer before quoting or keeping it.
@@ -258,8 +332,36 @@ mod tests {
         // Escapes that hide no secret: the text keeps its bytes (and its key order).
         let plain = r#"{"z":"a\"b","a":"\u0041"}"#;
         assert_eq!(s.redact(plain), plain);
-        // Not JSON: the byte scan alone.
+        // Not JSON, and no secret once its escapes are written out: kept as it is.
         assert_eq!(s.redact(r"no \u0074ok here"), r"no \u0074ok here");
+        // Not JSON (cut short, or JSON quoted in other words): its escapes are read too.
+        let cut = &body[..body.len() - 2];
+        assert_eq!(s.redact(cut), r#"{"code":401,"message":"bad token <redacted>"#);
+        let quoted = format!("upstream said: {body} (502)");
+        assert_eq!(s.redact(&quoted), r#"upstream said: {"code":401,"message":"bad token <redacted>"} (502)"#);
+        let pair = format!(r#"x \ud83d\ude00 \ud83d {escaped}"#);
+        assert_eq!(s.redact(&pair), "x \u{1f600} \u{fffd} <redacted>");
+    }
+
+    #[test]
+    fn escapes_in_any_text_are_read_without_a_panic() {
+        // Hostile text: escapes cut anywhere, next to multi-byte characters.
+        let pieces = ["\\", "u", "d83d", "\\ude00", "00", "7", "é", "😀", "\"", "x", "\\u00e9", "n"];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut s = Secrets::new();
+        s.add("tok-SECRET-0123456789abcdef");
+        for _ in 0..20_000 {
+            let text: String = (0..12)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    pieces[(state % pieces.len() as u64) as usize]
+                })
+                .collect();
+            let _ = escapes_written_out(&text);
+            let _ = s.redact(&text);
+        }
     }
 
     #[test]

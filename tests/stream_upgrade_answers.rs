@@ -232,3 +232,49 @@ fn a_101_answer_that_breaks_rfc_6455_fails_the_handshake_naming_why() {
     let error = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap_err();
     assert!(error.message().contains("Sec-WebSocket-Accept"), "{error}");
 }
+
+#[test]
+fn informational_answers_before_the_upgrade_are_read_past() {
+    // 100 Continue and 103 Early Hints (a CDN's) before the 101, in one write and in the
+    // same write as the 101: a client must read on to the real answer (RFC 9110 §15.2).
+    let interim = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </app.js>; rel=preload\r\n\r\n";
+    let url = raw_venue(move |_, tcp| {
+        let status_line = format!("{interim}HTTP/1.1 101 Switching Protocols");
+        let mut ws = switch_as(tcp, &status_line, "Upgrade: websocket\r\nConnection: Upgrade\r\n");
+        read_json(&mut ws);
+        send(&mut ws, r#"{"seq":1,"channel":"price","symbol":"BTC-USD","data":{"mark_price":"1"}}"#);
+        hold(ws, Duration::from_secs(3));
+    });
+    let stream = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap();
+    until(&stream, LONG, "the push", is_channel("price"));
+    // Before a refusal: the refusal is what the error says.
+    let url = raw_venue(move |_, mut tcp| {
+        tcp.write_all(interim.as_bytes()).unwrap();
+        refuse(&mut tcp, "401 Unauthorized", "", r#"{"message":"no"}"#)
+    });
+    let error = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap_err();
+    assert_eq!((error.code(), error.http_status()), (Code::HttpStatus, 401), "{error}");
+    // Without end: bounded, the ninth is taken for the answer.
+    let url = raw_venue(|_, mut tcp| {
+        read_request(&mut tcp);
+        let _ = tcp.write_all("HTTP/1.1 103 Early Hints\r\n\r\n".repeat(1000).as_bytes());
+        std::thread::sleep(Duration::from_millis(500));
+    });
+    let error = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap_err();
+    assert_eq!((error.code(), error.http_status()), (Code::HttpStatus, 103), "{error}");
+}
+
+#[test]
+fn an_answer_with_too_many_headers_or_too_large_a_head_is_refused_by_name() {
+    let many: String = (0..200).map(|i| format!("X-H{i}: v\r\n")).collect();
+    let big = format!("X-Big: {}\r\n", "a".repeat(20 * 1024));
+    for (headers, words) in [(many, "more than 124 headers"), (big, "bytes of headers")] {
+        let url = raw_venue(move |_, tcp| {
+            let ws = switch(tcp, &format!("Upgrade: websocket\r\nConnection: Upgrade\r\n{headers}"));
+            hold(ws, Duration::from_secs(3));
+        });
+        let error = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap_err();
+        assert_eq!(error.code(), Code::BadResponse, "{error}");
+        assert!(error.message().contains(words), "{error}");
+    }
+}

@@ -275,6 +275,10 @@ fn order_answer(exchanged: &Exchanged, cl_ord_id: &str) -> Result<String> {
 fn check_code(exchanged: &Exchanged, what: &str) -> Result<serde_json::Map<String, serde_json::Value>> {
     let answer =
         json_object(&exchanged.reply, what, exchanged.secrets).map_err(|e| exchanged.refused(e.reached_venue(true)))?;
+    if crate::endpoints::answer::code_twice(&exchanged.reply.body) {
+        let error = Error::bad_response(format!("{what}: {}", crate::endpoints::answer::CODE_TWICE));
+        return Err(exchanged.refused(error.reached_venue(true)));
+    }
     match crate::endpoints::answer::refusal_code(answer.get("code")) {
         Ok(None) => Ok(answer),
         // Of another shape (0.5, "ok"…): the answer has the wrong shape and the order's fate

@@ -71,8 +71,22 @@ pub fn refusal_code(code: Option<&Value>) -> Result<Option<i64>, String> {
     Ok(venue_code(code)?.filter(|code| !is_success_code(*code)))
 }
 
+/// Why an answer that names `code` twice is refused: JSON readers disagree on which of two
+/// equal keys counts (serde_json keeps the last, cJSON and many others the first), so the
+/// library and its caller's reader could see different outcomes of one request — an order
+/// reported refused and unsent (and placed again) that the caller's reader sees accepted, or
+/// the reverse. The answer is ambiguous, not the venue's: `PERPS_BAD_RESPONSE`.
+pub const CODE_TWICE: &str = "the venue's answer names \"code\" more than once: its outcome is ambiguous";
+
+/// Whether the top-level object of `body` names `code` more than once (however its key is
+/// escaped). False for text that is not a JSON object: other checks refuse it.
+pub fn code_twice(body: &str) -> bool {
+    let mut de = serde_json::Deserializer::from_str(body);
+    matches!(de.deserialize_any(HeadVisitor), Ok(Head::Object { code_twice: true, .. }))
+}
+
 /// Check an answer: JSON object or array; an object's `code` ([`venue_code`]), when
-/// present, a success ([`is_success_code`]).
+/// present, a success ([`is_success_code`]), and named once ([`CODE_TWICE`]).
 pub fn check(body: &str) -> Result<(), Refusal> {
     let not_json = |e: serde_json::Error| Refusal::Shape(format!("the answer is not JSON: {e}"));
     let mut de = serde_json::Deserializer::from_str(body);
@@ -81,7 +95,8 @@ pub fn check(body: &str) -> Result<(), Refusal> {
     match head {
         Head::Other => Err(Refusal::Shape("the answer is neither a JSON object nor an array".to_owned())),
         Head::List => Ok(()),
-        Head::Object { code, message } => match refusal_code(code.as_ref()).map_err(Refusal::Shape)? {
+        Head::Object { code_twice: true, .. } => Err(Refusal::Shape(CODE_TWICE.to_owned())),
+        Head::Object { code, message, .. } => match refusal_code(code.as_ref()).map_err(Refusal::Shape)? {
             Some(code) => Err(Refusal::Code(code, message.unwrap_or_default())),
             None => Ok(()),
         },
@@ -91,7 +106,7 @@ pub fn check(body: &str) -> Result<(), Refusal> {
 /// The top of an answer: what `check` needs, nothing more.
 enum Head {
     List,
-    Object { code: Option<Value>, message: Option<String> },
+    Object { code: Option<Value>, message: Option<String>, code_twice: bool },
     Other,
 }
 
@@ -105,17 +120,17 @@ impl<'de> Visitor<'de> for HeadVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Head, A::Error> {
-        let (mut code, mut message) = (None, None);
+        let (mut code, mut message, mut code_twice) = (None, None, false);
         while let Some(crate::json_entries::Key(key)) = map.next_key()? {
             match key.as_ref() {
-                "code" => code = Some(map.next_value::<Value>()?),
+                "code" => code_twice |= code.replace(map.next_value::<Value>()?).is_some(),
                 "message" => message = map.next_value::<Value>()?.as_str().map(str::to_owned),
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
             }
         }
-        Ok(Head::Object { code, message })
+        Ok(Head::Object { code, message, code_twice })
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Head, A::Error> {
@@ -154,6 +169,9 @@ pub fn sort_depth_book(body: &str) -> Result<String, Refusal> {
     let entries: RawEntries<'_> = serde_json::from_str::<Entries<'_>>(body)
         .map_err(|e| Refusal::Shape(format!("the depth book is not a JSON object: {}", excerpt(&e.to_string()))))?
         .0;
+    if entries.iter().filter(|(k, _)| k == "code").count() > 1 {
+        return Err(Refusal::Shape(CODE_TWICE.to_owned()));
+    }
     let field = |name: &str| entries.iter().find(|(k, _)| k == name).map(|(_, v)| *v);
     // A raw value is valid JSON: it parses.
     let code = field("code").map(|code| serde_json::from_str::<Value>(code.get()).unwrap_or(Value::Null));
@@ -311,6 +329,13 @@ mod tests {
         assert_eq!(check("[]"), Ok(()));
         assert_eq!(check(r#"{"page_size":1,"result":[{"id":1}],"total":1}"#), Ok(()));
         assert_eq!(check(r#"{"code":400,"message":"bad"}"#), Err(Refusal::Code(400, "bad".into())));
+        for twice in [r#"{"code":0,"code":400}"#, r#"{"code":400,"code":0}"#, r#"{"code":0,"\u0063ode":0}"#] {
+            assert_eq!(check(twice), Err(Refusal::Shape(CODE_TWICE.into())), "{twice}");
+            assert!(code_twice(twice), "{twice}");
+            let book = format!("{},\"bids\":[],\"asks\":[]}}", twice.trim_end_matches('}'));
+            assert_eq!(sort_depth_book(&book), Err(Refusal::Shape(CODE_TWICE.into())), "{book}");
+        }
+        assert!(!code_twice(r#"{"code":0,"data":{"code":1}}"#));
         assert!(matches!(check(r#"{"code":0.5}"#), Err(Refusal::Shape(m)) if m.contains("not an integer")));
         assert!(matches!(check("\"ok\""), Err(Refusal::Shape(_))));
         assert!(matches!(check("{"), Err(Refusal::Shape(_))));

@@ -7,6 +7,9 @@
 //! - Any extension in `Sec-WebSocket-Extensions` fails the connection: the client asks for
 //!   none, and a venue that compressed frames (`permessage-deflate`) would send frames the
 //!   client cannot read (tungstenite does not check this).
+//! - Informational answers (100 Continue, 103 Early Hints) before the real one are read past
+//!   (RFC 9110 §15.2, as ureq does for REST; at most `MAX_INTERIM`), where tungstenite's
+//!   check would take the first for the answer.
 //! - An HTTP answer other than 101 keeps its status and body, and its error quotes the
 //!   venue's reason (`message` of a JSON body, as REST errors do) and carries its
 //!   `Retry-After` (`perps_error_retry_after_ms`) for a 429 or 503.
@@ -26,6 +29,8 @@ const MAX_HEAD_BYTES: usize = 16 * 1024;
 const MAX_BODY_BYTES: usize = 4 * 1024;
 /// Headers read from an answer (tungstenite's limit).
 const MAX_HEADERS: usize = 124;
+/// Informational answers (1xx other than 101) read past before the real one.
+const MAX_INTERIM: usize = 8;
 
 const WHAT: &str = "the WebSocket handshake";
 
@@ -35,20 +40,36 @@ pub fn client(socket: &mut Socket, request: Request) -> Result<Vec<u8>> {
     let (bytes, key) = tungstenite::handshake::client::generate_request(request)
         .map_err(|e| Error::invalid_argument(format!("{WHAT}: the request cannot be written: {e}")))?;
     socket.write_all(&bytes).and_then(|()| socket.flush()).map_err(|e| io_error(e, WHAT))?;
-    let (mut buffer, head_len) = read_head(socket)?;
-    let rest = buffer.split_off(head_len);
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut answer = httparse::Response::new(&mut headers);
-    match answer.parse(&buffer) {
-        Ok(httparse::Status::Complete(_)) => {}
-        Ok(httparse::Status::Partial) | Err(_) => {
+    let mut headers;
+    let mut buffer = Vec::with_capacity(1024);
+    let mut interim = 0;
+    let (answer, rest) = loop {
+        let head_len = read_head(socket, &mut buffer)?;
+        let rest = buffer.split_off(head_len);
+        // Each head is parsed with its own headers: an interim answer's are dropped with it.
+        headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+        let mut answer = httparse::Response::new(&mut headers);
+        let parsed = answer.parse(&buffer);
+        if let Err(httparse::Error::TooManyHeaders) = parsed {
+            return Err(Error::bad_response(format!("{WHAT}: the venue's answer has more than {MAX_HEADERS} headers")));
+        }
+        if !matches!(parsed, Ok(httparse::Status::Complete(_))) {
             let line = String::from_utf8_lossy(buffer.split(|b| *b == b'\r').next().unwrap_or_default()).into_owned();
             return Err(Error::new(
                 Code::Transport,
                 format!("{WHAT}: the venue's answer is not HTTP (\"{}\")", crate::error::excerpt(&line)),
             ));
         }
-    }
+        // An informational answer (100 Continue, 103 Early Hints…) comes before the real one,
+        // which a client must read on (RFC 9110 §15.2); a few at most, within the deadline.
+        match answer.code {
+            Some(code @ 100..=199) if code != 101 && interim < MAX_INTERIM => {
+                interim += 1;
+                buffer = rest;
+            }
+            _ => break (answer, rest),
+        }
+    };
     let status = answer.code.unwrap_or(0);
     let header = |name: &'static str| {
         answer
@@ -93,10 +114,12 @@ pub fn client(socket: &mut Socket, request: Request) -> Result<Vec<u8>> {
     Ok(rest)
 }
 
-/// Read until the blank line that ends the answer's head: the bytes read and the head's
-/// length (what follows it was read along).
-fn read_head(socket: &mut Socket) -> Result<(Vec<u8>, usize)> {
-    let mut buffer = Vec::with_capacity(1024);
+/// Read into `buffer` (which may hold bytes read already) until the blank line that ends an
+/// answer's head: the head's length (what follows it was read along).
+fn read_head(socket: &mut Socket, buffer: &mut Vec<u8>) -> Result<usize> {
+    if let Some(at) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+        return Ok(at + 4);
+    }
     let mut chunk = [0u8; 2048];
     loop {
         let n = socket.read(&mut chunk).map_err(|e| io_error(e, WHAT))?;
@@ -110,7 +133,7 @@ fn read_head(socket: &mut Socket) -> Result<(Vec<u8>, usize)> {
         let from = buffer.len().saturating_sub(3);
         buffer.extend_from_slice(&chunk[..n]);
         if let Some(at) = buffer[from..].windows(4).position(|w| w == b"\r\n\r\n") {
-            return Ok((buffer, from + at + 4));
+            return Ok(from + at + 4);
         }
         if buffer.len() > MAX_HEAD_BYTES {
             return Err(Error::bad_response(format!(

@@ -12,6 +12,7 @@ use super::subscriptions::{ACCOUNT_CHANNELS, PUBLIC_CHANNELS, Subscription};
 use super::supervisor::{AuthOutcome, Protocol};
 use super::transport::Connection;
 use super::unrecognized;
+use super::wiped_frame::WipedText;
 use crate::error::Result;
 use serde_json::{Value, json};
 
@@ -55,15 +56,26 @@ impl Market {
         self.subs.iter().filter(|s| s.symbol.is_some())
     }
 
-    /// `{"auth":{"token":…,"streams":[{"channel":"order"},…],"impersonate"?:…}}`
-    fn auth_frame(&self, token: &str) -> String {
-        let streams: Vec<Value> =
-            self.subs.iter().filter(|s| s.symbol.is_none()).map(|s| json!({ "channel": s.channel })).collect();
-        let mut auth = json!({ "token": token, "streams": streams });
+    /// `{"auth":{"impersonate"?:…,"streams":[{"channel":"order"},…],"token":…}}` (keys in the
+    /// order serde_json writes them), in memory wiped on drop (`wiped_frame`).
+    fn auth_frame(&self, token: &str) -> WipedText {
+        let mut frame = WipedText::with_capacity(128 + 2 * token.len());
+        frame.push(r#"{"auth":{"#);
         if let Some(vault) = &self.impersonate {
-            auth["impersonate"] = vault.clone().into();
+            frame.push(r#""impersonate":"#);
+            frame.push_json(vault);
+            frame.push(",");
         }
-        json!({ "auth": auth }).to_string()
+        frame.push(r#""streams":["#);
+        for (i, sub) in self.subs.iter().filter(|s| s.symbol.is_none()).enumerate() {
+            frame.push(if i == 0 { r#"{"channel":"# } else { r#",{"channel":"# });
+            frame.push_json(sub.channel);
+            frame.push("}");
+        }
+        frame.push(r#"],"token":"#);
+        frame.push_json(token);
+        frame.push("}}");
+        frame
     }
 
     /// While the auth answer is awaited: the answer's meaning, if `text` is the answer (a
@@ -137,8 +149,7 @@ impl Protocol for Market {
         self.seq.reset();
         match token {
             Some(token) => {
-                let frame = zeroize::Zeroizing::new(self.auth_frame(token));
-                conn.send_text(String::clone(&frame))?;
+                conn.send_message(self.auth_frame(token).into_message())?;
                 self.awaiting_auth = true;
                 Ok(true)
             }
@@ -260,6 +271,23 @@ fn write_event(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_auth_frame_is_what_serde_json_wrote() {
+        let sub = |channel, symbol: Option<&str>| Subscription { channel, symbol: symbol.map(str::to_owned) };
+        for vault in [None, Some("0xVault")] {
+            let subs = vec![sub("order", None), sub("price", Some("BTC-USD")), sub("balance", None)];
+            let market = Market::new(subs, vault.map(str::to_owned));
+            let streams = json!([{ "channel": "order" }, { "channel": "balance" }]);
+            let mut auth = json!({ "token": "tok\"en", "streams": streams });
+            if let Some(vault) = vault {
+                auth["impersonate"] = vault.into();
+            }
+            assert_eq!(market.auth_frame("tok\"en").as_str(), json!({ "auth": auth }).to_string());
+        }
+        let market = Market::new(vec![sub("price", Some("BTC-USD"))], None);
+        assert_eq!(market.auth_frame("t").as_str(), r#"{"auth":{"streams":[],"token":"t"}}"#);
+    }
 
     #[test]
     fn pushes_become_events_with_sorted_books_and_seq_checks() {

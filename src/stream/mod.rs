@@ -34,6 +34,7 @@ mod transport;
 mod unrecognized;
 mod venue_close;
 mod watch;
+mod wiped_frame;
 
 use crate::client::Client;
 use crate::error::{Code, Error, Result};

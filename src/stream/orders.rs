@@ -23,6 +23,7 @@ use super::json::push_str;
 use super::supervisor::{AuthOutcome, Protocol};
 use super::transport::Connection;
 use super::unrecognized;
+use super::wiped_frame::WipedText;
 use crate::body_sign::{BodySignature, REQUEST_ID_LEN};
 use crate::error::{Error, Result, excerpt};
 use serde_json::{Map, Value, json};
@@ -157,18 +158,28 @@ impl Orders {
         Orders { state, impersonate, login: Logins::new() }
     }
 
-    fn login_frame(&self, request_id: &str, token: &str) -> String {
-        let mut params = json!({ "token": token });
+    /// `{"method":"auth:login","params":"{\"token\":…}","request_id","session_id"}` (keys in
+    /// the order serde_json writes them), in memory wiped on drop (`wiped_frame`).
+    fn login_frame(&self, request_id: &str, token: &str) -> WipedText {
+        let mut params = WipedText::with_capacity(64 + 2 * token.len());
+        params.push("{");
         if let Some(vault) = &self.impersonate {
-            params["impersonate"] = vault.clone().into();
+            params.push("\"impersonate\":");
+            params.push_json(vault);
+            params.push(",");
         }
-        json!({
-            "session_id": self.state.session_id,
-            "request_id": request_id,
-            "method": "auth:login",
-            "params": params.to_string(),
-        })
-        .to_string()
+        params.push("\"token\":");
+        params.push_json(token);
+        params.push("}");
+        let mut frame = WipedText::with_capacity(160 + 2 * params.as_str().len());
+        frame.push(r#"{"method":"auth:login","params":"#);
+        frame.push_json(params.as_str());
+        frame.push(r#","request_id":"#);
+        frame.push_json(request_id);
+        frame.push(r#","session_id":"#);
+        frame.push_json(&self.state.session_id);
+        frame.push("}");
+        frame
     }
 }
 
@@ -191,9 +202,9 @@ impl Protocol for Orders {
     fn start(&mut self, conn: &mut Connection, token: Option<&str>) -> Result<bool> {
         let token = token.ok_or_else(|| Error::invalid_state("the order stream needs a session with a token"))?;
         let request_id = fresh_request_id()?;
-        let frame = zeroize::Zeroizing::new(self.login_frame(&request_id, token));
+        let frame = self.login_frame(&request_id, token);
         self.login.sent(request_id);
-        conn.send_text(String::clone(&frame))?;
+        conn.send_message(frame.into_message())?;
         Ok(true)
     }
 
@@ -268,6 +279,22 @@ mod tests {
     use super::*;
     use std::sync::Arc;
     use std::time::Duration;
+
+    #[test]
+    fn the_login_frame_is_what_serde_json_wrote() {
+        for vault in [None, Some("0xVault\"q")] {
+            let state = Arc::new(OrderState::new("sess-1".into(), false));
+            let orders = Orders::new(state, vault.map(str::to_owned));
+            let mut params = json!({ "token": "tok\"\\en" });
+            if let Some(vault) = vault {
+                params["impersonate"] = vault.into();
+            }
+            let expected = json!({
+                "session_id": "sess-1", "request_id": "r-1", "method": "auth:login", "params": params.to_string(),
+            });
+            assert_eq!(orders.login_frame("r-1", "tok\"\\en").as_str(), expected.to_string());
+        }
+    }
 
     #[test]
     fn a_cancel_naming_a_field_twice_is_refused() {

@@ -80,8 +80,11 @@ pub(super) fn read_available(
         match message {
             Message::Text(text) => {
                 if let Some(pong) = json_pong(text.as_str()) {
+                    // Never waited for: a venue that sends JSON pings and reads nothing would
+                    // otherwise hold this thread (and the connection's lock) for the whole
+                    // write timeout per ping, while its pushes keep the connection alive.
                     // A failed write shows as the connection's end at the next read.
-                    let _ = conn.send_text(pong);
+                    conn.send_text_now(pong);
                 }
                 match proto.on_text(text.as_str(), events::now_ns(), queue) {
                     AuthOutcome::Pending => {}

@@ -19,6 +19,12 @@
 //! one channel and symbol.
 //!
 //! Numbering starts again on every connection (each reconnection is itself reported).
+//!
+//! The table of last `seq`s is the venue's to grow (every push names its symbol), so it is
+//! bounded: at most [`MAX_TRACKED`] channel and symbol pairs, symbols of at most
+//! [`MAX_SYMBOL_BYTES`]. A push of any other pair is counted on the connection only (no
+//! regression or gap of its own is reported): a venue that sends 10^6 made-up symbols
+//! cannot grow the table, nor make each push's look-up cost more than a scan of it.
 
 use super::events::{self, Kind, Queue};
 use serde_json::json;
@@ -30,10 +36,17 @@ pub enum SeqCheck {
     Regression { last: i64, received: i64 },
 }
 
+/// Channel and symbol pairs whose last `seq` is kept: far more than a stream's subscriptions
+/// and an account's symbols (7 channels of 100 symbols are 700).
+pub(crate) const MAX_TRACKED: usize = 1024;
+/// A symbol longer than this is not one of the venue's (`BTC-USD`) and is not tracked.
+pub(crate) const MAX_SYMBOL_BYTES: usize = 64;
+
 #[derive(Debug, Default)]
 pub struct SeqTracker {
     highest: Option<i64>,
-    /// (channel, symbol or "") → last seq. A stream has a handful of subscriptions.
+    /// (channel, symbol or "") → last seq, at most `MAX_TRACKED` entries. A stream has a
+    /// handful of subscriptions: a scan costs less than hashing.
     last: Vec<(String, String, i64)>,
 }
 
@@ -61,7 +74,11 @@ impl SeqTracker {
         };
         match slot {
             Some(i) => self.last[i].2 = seq,
-            None => self.last.push((channel.to_owned(), symbol.to_owned(), seq)),
+            None if self.last.len() < MAX_TRACKED && symbol.len() <= MAX_SYMBOL_BYTES => {
+                self.last.push((channel.to_owned(), symbol.to_owned(), seq))
+            }
+            // Beyond the bound: counted on the connection only (see the module's docs).
+            None => {}
         }
         // Never lowered: after a regression the venue may have started counting again, but
         // under per-channel counting lowering it would raise false gaps on the other channels.
@@ -122,6 +139,19 @@ mod tests {
         assert_eq!(t.check("price", "BTC-USD", 3), SeqCheck::Regression { last: 56, received: 3 });
         // The leading channel's skip is still seen.
         assert_eq!(t.check("order", "", 1052), SeqCheck::Gap { expected: 1050, received: 1052 });
+    }
+
+    #[test]
+    fn the_table_of_pairs_is_bounded() {
+        let mut t = SeqTracker::default();
+        assert_eq!(t.check("price", "BTC-USD", 1), SeqCheck::InOrder);
+        for n in 0..(MAX_TRACKED as i64 + 5_000) {
+            assert_eq!(t.check("price", &format!("S{n}"), 2 + n), SeqCheck::InOrder);
+        }
+        assert_eq!(t.check("price", &"X".repeat(MAX_SYMBOL_BYTES + 1), 1), SeqCheck::InOrder);
+        assert_eq!(t.last.len(), MAX_TRACKED);
+        // The pairs tracked first are still checked.
+        assert!(matches!(t.check("price", "BTC-USD", 1), SeqCheck::Regression { last: 1, received: 1 }));
     }
 
     #[test]

@@ -19,6 +19,12 @@ use tungstenite::client::IntoClientRequest;
 use tungstenite::protocol::{Role, WebSocketConfig};
 use tungstenite::{Message, WebSocket};
 
+/// Frames are gathered up to this many bytes before a write (tungstenite's default).
+const WRITE_BUFFER_BYTES: usize = 128 * 1024;
+/// Frames written but not yet taken by the socket, at most (orders, pongs, the client's
+/// pings): what a venue that does not read can make the client hold.
+pub(crate) const MAX_UNSENT_BYTES: usize = 4 << 20;
+
 /// The byte stream under the WebSocket: plain TCP (loopback `ws://`) or TLS.
 enum Layer {
     Plain(TcpStream),
@@ -133,7 +139,17 @@ impl Connection {
     /// `send_text`, telling a failure that wrote nothing of the frame from one after which
     /// some of it may have left (what an order's `may_have_reached_venue` must say).
     pub fn try_send_text(&mut self, text: String) -> std::result::Result<(), WriteFailure> {
-        match self.ws.write(Message::text(text)) {
+        self.try_send(Message::text(text))
+    }
+
+    /// `send_text` of a message made by the caller (a frame in memory wiped on drop:
+    /// `wiped_frame`).
+    pub fn send_message(&mut self, message: Message) -> Result<()> {
+        self.try_send(message).map_err(|failure| *failure.error)
+    }
+
+    fn try_send(&mut self, message: Message) -> std::result::Result<(), WriteFailure> {
+        match self.ws.write(message) {
             Ok(()) => {}
             Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {}
             // Refused before the frame was buffered: the connection is closing (a Close frame
@@ -148,6 +164,15 @@ impl Connection {
             }
         }
         self.flush().map_err(|error| WriteFailure { error: Box::new(error), nothing_written: false })
+    }
+
+    /// Write one text frame as far as the socket takes it now, never waiting: an answer the
+    /// venue asked for (a JSON pong), not worth a stall. What the socket cannot take stays
+    /// buffered (bounded: `MAX_UNSENT_BYTES`), or is dropped when the buffer is full.
+    pub fn send_text_now(&mut self, text: String) {
+        // `write` buffers the frame (or refuses it, buffer full); `flush` sends what it can.
+        let _ = self.ws.write(Message::text(text));
+        let _ = self.ws.flush();
     }
 
     /// Push out whatever tungstenite holds (frames, pong replies), waiting for room.
@@ -214,7 +239,15 @@ pub fn connect(url: &str, settings: &StreamSettings, on_socket: &mut dyn FnMut(&
     let leftover = super::handshake::client(&mut socket, request)?;
     socket.deadline = None;
     let max = settings.options.max_frame_bytes;
-    let config = WebSocketConfig::default().max_frame_size(Some(max)).max_message_size(Some(max));
+    // The write buffer is bounded too (tungstenite's default is unbounded): a venue that
+    // floods pings and never reads would otherwise grow it by one pong per ping, without end.
+    // Past the bound tungstenite keeps only the latest pong, and an order frame is refused
+    // before a byte of it is buffered (`WriteBufferFull`: nothing sent).
+    let config = WebSocketConfig::default()
+        .max_frame_size(Some(max))
+        .max_message_size(Some(max))
+        .write_buffer_size(WRITE_BUFFER_BYTES)
+        .max_write_buffer_size(MAX_UNSENT_BYTES);
     let ws = WebSocket::from_partially_read(socket, leftover, Role::Client, Some(config));
     ws.get_ref().tcp().set_nonblocking(true).map_err(|e| io_error(e, "making the socket non-blocking"))?;
     Ok(Connection { ws, write_timeout: settings.reply_timeout })
@@ -263,6 +296,10 @@ pub fn ws_error(e: tungstenite::Error, what: &str) -> Error {
     match e {
         tungstenite::Error::Io(io) => io_error(io, what),
         tungstenite::Error::Capacity(c) => Error::bad_response(format!("{what}: {c} (max_frame_bytes)")),
+        tungstenite::Error::WriteBufferFull(_) => Error::new(
+            Code::Transport,
+            format!("{what}: the venue is not reading ({} MiB of frames unsent)", MAX_UNSENT_BYTES >> 20),
+        ),
         tungstenite::Error::Tls(t) => Error::new(Code::Transport, format!("{what}: TLS failure: {t}")),
         tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed => {
             Error::new(Code::Transport, format!("{what}: the connection is closed"))

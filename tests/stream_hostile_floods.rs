@@ -1,0 +1,147 @@
+//! The streams against a venue that floods what the library must keep state for: pings whose
+//! pongs it never reads (the client's write buffer), and pushes that each name a new symbol
+//! (the `seq` table). Both must stay bounded in memory and in time per frame. Each venue is
+//! a short script on 127.0.0.1.
+
+#[path = "streams/helpers.rs"]
+mod helpers;
+#[path = "streams/scripted_venue.rs"]
+mod scripted_venue;
+#[path = "common/ws_server.rs"]
+mod ws_server;
+
+use helpers::*;
+use perps::stream::Stream;
+use scripted_venue::*;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+const PRICE: &str = r#"[{"channel":"price","symbol":"BTC-USD"}]"#;
+
+/// One test at a time: the first measures the process's memory, and the others' floods
+/// would count in it.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The process's resident memory, from /proc.
+fn resident_bytes() -> usize {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+    let pages: usize = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
+    pages * 4096
+}
+
+/// Frames of text written as one batch of raw bytes (the venue's writes cost little).
+fn text_frames(frames: impl Iterator<Item = String>) -> Vec<u8> {
+    frames.flat_map(|f| ws_server::raw_frame(true, 0x1, f.as_bytes())).collect()
+}
+
+#[test]
+fn a_ping_flood_from_a_venue_that_never_reads_keeps_the_write_buffer_bounded() {
+    let _alone = alone();
+    // 96 MiB of 125-byte pings; the venue never reads a pong. Each pong the client cannot
+    // send was buffered (tungstenite's write buffer is unbounded by default): ~100 MB held.
+    const FLOOD: usize = 96 << 20;
+    let url = venue(|_, mut ws| {
+        read_json(&mut ws); // the subscription
+        let batch = ws_server::raw_frame(true, 0x9, &[b'p'; 125]).repeat(8192);
+        let tcp = ws.get_mut();
+        for _ in 0..FLOOD / batch.len() {
+            if tcp.write_all(&batch).is_err() {
+                return;
+            }
+        }
+        let push = r#"{"seq":1,"channel":"price","symbol":"BTC-USD","data":{"mark_price":"1"}}"#;
+        let _ = tcp.write_all(&text_frames(std::iter::once(push.to_owned())));
+        std::thread::sleep(Duration::from_secs(10));
+    });
+    let stream = Stream::open_market(client(&url, r#"{"stream_idle_timeout_ms":60000}"#), None, PRICE).unwrap();
+    let before = resident_bytes();
+    let (push, seen) = until(&stream, Duration::from_secs(240), "the push after the pings", is_channel("price"));
+    assert_eq!(push["symbol"], "BTC-USD", "{push}");
+    assert!(!seen.iter().any(is_status("disconnected")), "{seen:?}");
+    let grown = resident_bytes().saturating_sub(before);
+    assert!(grown < 24 << 20, "the client grew by {} MiB answering pings nobody read", grown >> 20);
+}
+
+#[test]
+fn pushes_that_each_name_a_new_symbol_are_not_tracked_beyond_a_bound() {
+    let _alone = alone();
+    // Every push names a symbol never seen before. The `seq` table kept one entry per pair
+    // and scanned it per push: quadratic time (the I/O thread fell minutes behind) and
+    // memory without bound.
+    const PUSHES: usize = 150_000;
+    let url = venue(|_, mut ws| {
+        read_json(&mut ws);
+        let pushes =
+            (0..PUSHES).map(|n| format!(r#"{{"seq":{},"channel":"price","symbol":"S{n:07}","data":{{}}}}"#, n + 1));
+        let tcp = ws.get_mut();
+        if tcp.write_all(&text_frames(pushes)).is_err() {
+            return;
+        }
+        // Then a regression on a pair the venue named first: still reported.
+        let late = r#"{"seq":1,"channel":"price","symbol":"S0000000","data":{}}"#;
+        let _ = tcp.write_all(&text_frames(std::iter::once(late.to_owned())));
+        std::thread::sleep(Duration::from_secs(10));
+    });
+    let stream = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap();
+    let started = Instant::now();
+    let mut pushes = 0;
+    let regression = loop {
+        // Not `until`: it would keep (and on failure print) every push.
+        let event = stream.next(Some(Duration::from_secs(120).saturating_sub(started.elapsed()))).unwrap();
+        let Some(event) = event else { panic!("no regression within 120 s; {pushes} pushes came") };
+        let event: serde_json::Value = serde_json::from_str(&event).unwrap();
+        if is_status("seq_regression")(&event) {
+            break event;
+        }
+        pushes += usize::from(event["channel"] == "price");
+    };
+    let took = started.elapsed();
+    assert_eq!(regression["subscription"]["symbol"], "S0000000", "{regression}");
+    assert!(took < Duration::from_secs(30), "{PUSHES} pushes of new symbols took {took:?}");
+}
+
+#[test]
+fn json_pings_from_a_venue_that_never_reads_do_not_stall_the_stream() {
+    let _alone = alone();
+    // The venue reads nothing and sends JSON pings (`{"ping":…}`, answered with `{"pong":…}`)
+    // until the client's socket buffers are full of pongs, then a push. Each pong written
+    // to a full socket waited out the write timeout (2 s here, 10 s by default) on the I/O
+    // thread: the pushes behind the pings came after minutes.
+    const PINGS: usize = 120_000; // ~28 MiB of pongs: more than loopback's socket buffers
+    let url = venue(|_, mut ws| {
+        read_json(&mut ws);
+        let word = "w".repeat(220);
+        let pings = (0..PINGS).map(|n| format!(r#"{{"ping":"{word}{n}"}}"#));
+        let tcp = ws.get_mut();
+        if tcp.write_all(&text_frames(pings)).is_err() {
+            return;
+        }
+        // The push, again and again: an `overflow` of the pings passed on must not hide it.
+        for n in 0..200 {
+            let push = format!(r#"{{"seq":{n},"channel":"price","symbol":"BTC-USD","data":{{"mark_price":"1"}}}}"#);
+            if tcp.write_all(&text_frames(std::iter::once(push))).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    });
+    let stream = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap();
+    let started = Instant::now();
+    let mut pings = 0;
+    loop {
+        // Not `until`: it would keep (and on failure print) every ping.
+        let event = stream.next(Some(Duration::from_secs(60).saturating_sub(started.elapsed()))).unwrap();
+        let Some(event) = event else { panic!("no push within 60 s; {pings} pings came") };
+        let event: serde_json::Value = serde_json::from_str(&event).unwrap();
+        if event["channel"] == "price" {
+            break;
+        }
+        pings += usize::from(event["channel"] == "unrecognized");
+    }
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(20), "the push came {took:?} after {pings} pings");
+}
