@@ -13,20 +13,13 @@ import time
 import trustme
 from aiohttp import WSMsgType
 
-from common import client, session, error_of, describe, collect, brief, perps
+from common import client, session, error_of, describe, collect, brief, perps, registry, run_checks
 from venue import Venue, RawWsServer, ok, accept_for, frame, read_frame, stream_auth_then, SYMBOL_INFO, ORDER, page
 from check_ws_handshake import ok_101, serve_session, raw_client, open_public, PUBLIC
 
-CHECKS = {}
+CHECKS, check = registry()
 ORDER_IN = {"symbol": "BTC-USD", "side": "buy", "order_type": "limit", "qty": "0.0001",
             "price": "65000.01", "time_in_force": "gtc", "reduce_only": False}
-
-
-def check(name):
-    def deco(fn):
-        CHECKS[name] = fn
-        return fn
-    return deco
 
 
 # ---- symbol rules on the documented symbol_info forms (§1.5, §6.8, §6.19) ------------------
@@ -385,17 +378,5 @@ def _():
     return bool(finals), f"{[brief(x) for x in evs]}"
 
 
-def main(names):
-    fails = 0
-    for n in names or list(CHECKS):
-        try:
-            good, detail = CHECKS[n]()
-        except Exception as ex:
-            good, detail = False, f"check raised {ex!r}"
-        fails += not good
-        print(f"{'PASS' if good else 'FAIL'} {n}: {detail}", flush=True)
-    return fails
-
-
 if __name__ == "__main__":
-    sys.exit(1 if main(sys.argv[1:]) else 0)
+    sys.exit(run_checks(CHECKS, sys.argv[1:]))

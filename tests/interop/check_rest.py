@@ -3,19 +3,12 @@
 import json
 import sys
 
-from common import client, session, error_of, describe, perps
+from common import client, session, error_of, describe, perps, registry, run_checks
 from venue import Venue, ok, ORDER, TRADE, page
 
 ORDER_IN = {"symbol": "BTC-USD", "side": "buy", "order_type": "limit", "qty": "0.001",
             "price": "65000", "time_in_force": "alo", "reduce_only": False}
-CHECKS = {}
-
-
-def check(name):
-    def deco(fn):
-        CHECKS[name] = fn
-        return fn
-    return deco
+CHECKS, check = registry()
 
 
 def answer(path, status, body, headers=None):
@@ -403,18 +396,5 @@ def _():
     return good, " | ".join(out)
 
 
-def main(names):
-    names = names or list(CHECKS)
-    fails = 0
-    for n in names:
-        try:
-            good, detail = CHECKS[n]()
-        except Exception as ex:
-            good, detail = False, f"check raised {ex!r}"
-        fails += not good
-        print(f"{'PASS' if good else 'FAIL'} {n}: {detail}", flush=True)
-    return fails
-
-
 if __name__ == "__main__":
-    sys.exit(1 if main(sys.argv[1:]) else 0)
+    sys.exit(run_checks(CHECKS, sys.argv[1:]))

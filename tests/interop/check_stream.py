@@ -7,10 +7,10 @@ import sys
 
 from aiohttp import WSMsgType
 
-from common import client, session, error_of, describe, collect, brief, perps
+from common import client, session, error_of, describe, collect, brief, perps, registry, run_checks
 from venue import Venue, stream_auth_then, order_stream_default, ORDER, POSITION, TRADE
 
-CHECKS = {}
+CHECKS, check = registry()
 SUBS = [{"channel": "price", "symbol": "BTC-USD"}, {"channel": "depth_book", "symbol": "BTC-USD"},
         {"channel": "order"}, {"channel": "position"}, {"channel": "balance"}, {"channel": "trade"}]
 PRICE = {"base": "BTC", "quote": "DUSD", "symbol": "BTC-USD", "index_price": "65000", "mark_price": "65001",
@@ -23,13 +23,6 @@ BALANCE_PUSH = {"account_type": "perps", "token": "DUSD", "free": "980", "total"
                 "updated_at": "2026-01-13T10:00:00Z"}
 POSITION_PUSH = {k: POSITION[k] for k in ("id", "symbol", "qty", "entry_price", "entry_value", "initial_margin",
                  "leverage", "margin_mode", "margin_asset", "realized_pnl", "status", "created_at", "updated_at", "user")}
-
-
-def check(name):
-    def deco(fn):
-        CHECKS[name] = fn
-        return fn
-    return deco
 
 
 def run(pushes, subs=SUBS, auth_answer=None, secs=1.5, with_session=True, stop=None):
@@ -331,19 +324,6 @@ def _():
     return len(rs) == 1 and rs[0]["final"], "one-frame answer (no ack): " + str([brief(x) for x in rs])
 
 
-def main(names):
-    fails = 0
-    for n in names or list(CHECKS):
-        try:
-            good, detail = CHECKS[n]()
-        except Exception as ex:
-            good, detail = False, f"check raised {ex!r}"
-        fails += not good
-        print(f"{'PASS' if good else 'FAIL'} {n}: {detail}", flush=True)
-    return fails
-
-
-
 # ---- reconnect after the documented 408 Close: auth and subscriptions sent again ----------
 CLOSE_408 = '{"code":408,"message":"disconnecting due to not receive Pong within 5 minute period"}'
 
@@ -412,4 +392,4 @@ def _():
 
 
 if __name__ == "__main__":
-    sys.exit(1 if main(sys.argv[1:]) else 0)
+    sys.exit(run_checks(CHECKS, sys.argv[1:]))

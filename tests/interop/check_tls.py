@@ -9,7 +9,7 @@ import tempfile
 
 import trustme
 
-from common import client, session, error_of, describe, collect, brief, perps
+from common import client, session, error_of, describe, collect, brief, perps, registry, run_checks
 from venue import Venue, stream_auth_then
 
 TMP = tempfile.mkdtemp(prefix="interop-tls-")
@@ -21,14 +21,7 @@ CA.cert_pem.write_to_path(CA_PEM)
 OTHER_CA.cert_pem.write_to_path(OTHER_CA_PEM)
 ORDER = {"symbol": "BTC-USD", "side": "buy", "order_type": "limit", "qty": "0.001",
          "price": "65000", "time_in_force": "gtc", "reduce_only": False}
-CHECKS = {}
-
-
-def check(name):
-    def deco(fn):
-        CHECKS[name] = fn
-        return fn
-    return deco
+CHECKS, check = registry()
 
 
 def tls_venue(ca, *names, **kw):
@@ -152,17 +145,5 @@ def _():
     return e is not None, describe(e)
 
 
-def main(names):
-    fails = 0
-    for n in names or list(CHECKS):
-        try:
-            good, detail = CHECKS[n]()
-        except Exception as ex:
-            good, detail = False, f"check raised {ex!r}"
-        fails += not good
-        print(f"{'PASS' if good else 'FAIL'} {n}: {detail}", flush=True)
-    return fails
-
-
 if __name__ == "__main__":
-    sys.exit(1 if main(sys.argv[1:]) else 0)
+    sys.exit(run_checks(CHECKS, sys.argv[1:]))

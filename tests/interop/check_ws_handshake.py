@@ -6,19 +6,12 @@ import json
 import sys
 import time
 
-from common import client, session, error_of, describe, collect, brief, perps
+from common import client, session, error_of, describe, collect, brief, perps, registry, run_checks
 from venue import Venue, RawWsServer, accept_for, frame, read_frame
 
-CHECKS = {}
+CHECKS, check = registry()
 PUBLIC = [{"channel": "price", "symbol": "BTC-USD"}]
 CLOSE_408 = b'{"code":408,"message":"disconnecting due to not receive Pong within 5 minute period"}'
-
-
-def check(name):
-    def deco(fn):
-        CHECKS[name] = fn
-        return fn
-    return deco
 
 
 def ok_101(req, extra=""):
@@ -276,17 +269,5 @@ def _():
     return good, f"sent={sent['request_id'][:8]} disconnected={ {k: d.get(k) for k in ('close_code', 'close_reason', 'unanswered')} } events={[brief(e) for e in evs][:5]}"
 
 
-def main(names):
-    fails = 0
-    for n in names or list(CHECKS):
-        try:
-            good, detail = CHECKS[n]()
-        except Exception as ex:
-            good, detail = False, f"check raised {ex!r}"
-        fails += not good
-        print(f"{'PASS' if good else 'FAIL'} {n}: {detail}", flush=True)
-    return fails
-
-
 if __name__ == "__main__":
-    sys.exit(1 if main(sys.argv[1:]) else 0)
+    sys.exit(run_checks(CHECKS, sys.argv[1:]))

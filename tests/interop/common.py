@@ -77,3 +77,28 @@ def brief(ev):
     if ch == "unrecognized":
         return f"unrecognized {ev.get('frame')!s:.160}"
     return f"{ch} seq={ev.get('seq')} symbol={ev.get('symbol')} data={str(ev.get('data'))[:140]}"
+
+
+def registry():
+    """A suite's checks by name, and the decorator that registers one under a name."""
+    checks = {}
+
+    def check(name):
+        def deco(fn):
+            checks[name] = fn
+            return fn
+        return deco
+    return checks, check
+
+
+def run_checks(checks, names):
+    """Run the named checks (all when none), print PASS/FAIL a line each; the exit status."""
+    fails = 0
+    for n in names or list(checks):
+        try:
+            good, detail = checks[n]()
+        except Exception as ex:
+            good, detail = False, f"check raised {ex!r}"
+        fails += not good
+        print(f"{'PASS' if good else 'FAIL'} {n}: {detail}", flush=True)
+    return 1 if fails else 0
