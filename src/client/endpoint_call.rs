@@ -85,7 +85,7 @@ impl Client {
             Err(Refusal::Code(code, message)) => Err(exchanged.refused(
                 Error::new(
                     if code == 404 { Code::NotFound } else { Code::ApiError },
-                    format!("{}: the venue refused with code {code}: {}", spec.name, exchanged.quoted(&message)),
+                    answer::refused_with_code(spec.name, code, &exchanged.quoted(&message)),
                 )
                 .with_venue_code(code),
             )),

@@ -289,7 +289,7 @@ fn check_code(exchanged: &Exchanged, what: &str) -> Result<serde_json::Map<Strin
             Err(exchanged.refused(
                 Error::new(
                     Code::ApiError,
-                    format!("{what}: the venue refused with code {code}: {}", exchanged.quoted(message)),
+                    crate::endpoints::answer::refused_with_code(what, code, &exchanged.quoted(message)),
                 )
                 .with_venue_code(code),
             ))

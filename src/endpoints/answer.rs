@@ -71,6 +71,16 @@ pub fn refusal_code(code: Option<&Value>) -> Result<Option<i64>, String> {
     Ok(venue_code(code)?.filter(|code| !is_success_code(*code)))
 }
 
+/// The message of a refusal by `code`: the venue's words after it when it gave some (a
+/// refusal without a message ends at its code, not in a dangling ": ").
+pub fn refused_with_code(what: &str, code: i64, words: &str) -> String {
+    if words.is_empty() {
+        format!("{what}: the venue refused with code {code}")
+    } else {
+        format!("{what}: the venue refused with code {code}: {words}")
+    }
+}
+
 /// Why an answer that names `code` twice is refused: JSON readers disagree on which of two
 /// equal keys counts (serde_json keeps the last, cJSON and many others the first), so the
 /// library and its caller's reader could see different outcomes of one request — an order
@@ -336,6 +346,8 @@ mod tests {
             assert_eq!(sort_depth_book(&book), Err(Refusal::Shape(CODE_TWICE.into())), "{book}");
         }
         assert!(!code_twice(r#"{"code":0,"data":{"code":1}}"#));
+        assert_eq!(refused_with_code("cancel_order", 4294967296, ""), "cancel_order: the venue refused with code 4294967296");
+        assert_eq!(refused_with_code("x", 400, "bad"), "x: the venue refused with code 400: bad");
         assert!(matches!(check(r#"{"code":0.5}"#), Err(Refusal::Shape(m)) if m.contains("not an integer")));
         assert!(matches!(check("\"ok\""), Err(Refusal::Shape(_))));
         assert!(matches!(check("{"), Err(Refusal::Shape(_))));
