@@ -266,9 +266,8 @@ fn write_side(out: &mut String, side: &str, levels: &RawValue, descending: bool)
                 .ok_or_else(|| format!("level {i} of \"{side}\" has no decimal price: {}", excerpt(level.get())))?,
         );
     }
-    let order = crate::decimal::book_order(&prices, descending).map_err(|i| {
-        format!("level {i} of \"{side}\" has no decimal price: {}", excerpt(levels[i].get()))
-    })?;
+    let order = crate::decimal::book_order(&prices, descending)
+        .map_err(|i| format!("level {i} of \"{side}\" has no decimal price: {}", excerpt(levels[i].get())))?;
     out.push('[');
     for (n, &i) in order.iter().enumerate() {
         if n > 0 {
@@ -346,7 +345,10 @@ mod tests {
             assert_eq!(sort_depth_book(&book), Err(Refusal::Shape(CODE_TWICE.into())), "{book}");
         }
         assert!(!code_twice(r#"{"code":0,"data":{"code":1}}"#));
-        assert_eq!(refused_with_code("cancel_order", 4294967296, ""), "cancel_order: the venue refused with code 4294967296");
+        assert_eq!(
+            refused_with_code("cancel_order", 4294967296, ""),
+            "cancel_order: the venue refused with code 4294967296"
+        );
         assert_eq!(refused_with_code("x", 400, "bad"), "x: the venue refused with code 400: bad");
         assert!(matches!(check(r#"{"code":0.5}"#), Err(Refusal::Shape(m)) if m.contains("not an integer")));
         assert!(matches!(check("\"ok\""), Err(Refusal::Shape(_))));
