@@ -373,6 +373,35 @@ mod tests {
     }
 
     #[test]
+    fn an_ack_under_the_success_code_200_is_no_final_reply() {
+        // 200 is a success code of the venue (its WebSocket auth answers, venue-api.md §6) as
+        // 0 is: an "accepted" ack under it, taken for the outcome, would make the real outcome
+        // (here a rejection) an unmatched second `final` that an engine following its own
+        // requests ignores.
+        let got = events_of(
+            &[
+                r#"{"code":200,"status":"accepted","request_id":"r1"}"#,
+                r#"{"code":"200","message":"accepted","request_id":"r2"}"#,
+                r#"{"code":400,"message":"alo order rejected","request_id":"r1"}"#,
+                r#"{"code":200,"message":"success","request_id":"r2"}"#,
+            ],
+            &[("r1", "order:new"), ("r2", "order:cancel")],
+        );
+        let row =
+            |e: &Value| (e["request_id"].as_str().unwrap().to_owned(), e["final"].as_bool(), e["matched"].as_bool());
+        let rows: Vec<_> = got.iter().map(row).collect();
+        assert_eq!(
+            rows,
+            [
+                ("r1".into(), Some(false), Some(true)),
+                ("r2".into(), Some(false), Some(true)),
+                ("r1".into(), Some(true), Some(true)),
+                ("r2".into(), Some(true), Some(true)),
+            ]
+        );
+    }
+
+    #[test]
     fn a_login_answered_by_an_ack_is_judged_again_by_its_outcome() {
         let outcome = |orders: &mut Orders, frame: Value, queue: &Queue| orders.on_text(&frame.to_string(), 5, queue);
         let queue = Queue::default();
