@@ -183,13 +183,16 @@ impl Orders {
     }
 }
 
-/// An "accepted" ack, whichever key the venue puts the word under.
+/// An "accepted" ack, whichever key the venue puts the word under, and under any success
+/// code: 0, 200 (the venue's other success code, venue-api.md §6) or 202 (the HTTP code for
+/// "accepted"). An ack taken for the outcome would make the real outcome a second `final`
+/// reply, passed on unmatched.
 fn is_ack(frame: &Map<String, Value>) -> bool {
     let accepted =
         |key: &str| frame.get(key).and_then(Value::as_str).is_some_and(|s| s.eq_ignore_ascii_case("accepted"));
     let code_ok = match frame.get("code") {
         None | Some(Value::Null) => true,
-        code => matches!(super::json::lenient_int(code), Some(0) | Some(202)),
+        code => matches!(super::json::lenient_int(code), Some(0) | Some(200) | Some(202)),
     };
     code_ok && (accepted("status") || accepted("message"))
 }
