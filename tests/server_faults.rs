@@ -330,6 +330,34 @@ fn code_nonzero_under_200_is_an_api_error_not_reached() {
 }
 
 #[test]
+fn a_server_error_code_under_200_may_have_reached() {
+    // venue-api.md §3.1: a 200 can carry a non-zero code, and the venue's codes include 408
+    // and 500. A server error or a timeout behind the gateway leaves the order's fate unknown,
+    // as an HTTP 5xx does: "not reached" would have the engine place it again.
+    for code in [500, 502, 503, 504, 408] {
+        let body = format!(r#"{{"code":{code},"message":"internal error"}}"#);
+        let answer = move |_: &Seen, _| json(200, &body);
+        let f = order_against(answer.clone(), FAST, PERPS_API_ERROR, true, 1);
+        assert!(f.cl_ord_id.is_some() && f.request_id.is_some(), "{code}: {f:?}");
+        // A cancel (endpoint call or perps_request) alike: its effect is unknown.
+        let rogue = Rogue::start(answer);
+        let client = client_at(&rogue.url(), FAST);
+        let session = api_session();
+        expect(call(&client, Some(&session), "cancel_order", Some(r#"{"order_id":1}"#)), PERPS_API_ERROR, true);
+        expect(
+            common::abi::request(&client, &session, "POST", "/api/cancel_order", Some(r#"{"order_id":1}"#)),
+            PERPS_API_ERROR,
+            true,
+        );
+    }
+    // The venue's refusals stay refusals: nothing was placed or cancelled.
+    for code in [400, 401, 403, 429] {
+        let body = format!(r#"{{"code":{code},"message":"refused"}}"#);
+        order_against(move |_, _| json(200, &body), FAST, PERPS_API_ERROR, false, 1);
+    }
+}
+
+#[test]
 fn a_byte_order_mark_before_the_json_is_dropped() {
     // RFC 8259 §8.1 lets a reader ignore it; kept, it would make an accepted order look like a
     // bad answer (its fate unknown) and every read unreadable to the caller's JSON parser.

@@ -1,8 +1,9 @@
 //! Order entry on the order stream against the WebSocket test venue
 //! (`tests/common/ws_server.rs`) on 127.0.0.1: orders signed and sent at once, replies in
 //! two frames in either ack style, late and unknown frames passed through, the session's
-//! x-session-id, an account event that comes before the ack, and orders refused before
-//! sending. Split from `tests/streams.rs` (subscriptions, events, supervision) because order
+//! x-session-id, an account event that comes before the ack, orders refused before
+//! sending, and an order unanswered at a disconnect (listed, never resent, its late outcome
+//! matched on the next connection). Split from `tests/streams.rs` (subscriptions, events, supervision) because order
 //! entry is its own concern; `scripts/test.sh` runs it on one CPU with the other stream
 //! tests.
 
@@ -173,4 +174,31 @@ fn orders_on_a_market_stream_or_a_closed_stream_or_invalid_are_refused_before_se
     let conns = server.conns();
     let order_conn = conns.iter().find(|c| !c.is_market()).unwrap();
     assert_eq!(order_conn.frames().len(), 1, "only the login went out");
+}
+
+#[test]
+fn an_order_unanswered_at_a_disconnect_is_listed_never_resent_and_its_late_outcome_matched() {
+    let server = WsServer::start(Config { silent_orders: true, ..Config::default() });
+    let stream = Stream::open_orders(client(&server.perps_url(), "{}"), session()).unwrap();
+    until(&stream, LONG, "connected", is_status("connected"));
+    let sent: Value = serde_json::from_str(&stream.new_order(ORDER).unwrap()).unwrap();
+    let order_frames = || -> usize {
+        let frames = server.conns().iter().flat_map(|c| c.frames()).collect::<Vec<_>>();
+        frames.iter().filter(|f| f["method"] == "order:new").count()
+    };
+    server.wait_for(LONG, "the order frame", |_| order_frames() == 1);
+    server.drop_all();
+    let (gone, _) = until(&stream, LONG, "disconnected", is_status("disconnected"));
+    assert_eq!(gone["unanswered"], json!([sent["request_id"]]), "{gone}");
+    until(&stream, LONG, "reconnected", is_status("reconnected"));
+    // The venue pushes the outcome by session_id: on the new connection.
+    server.send_all(
+        false,
+        Out::Text(json!({ "code": 0, "message": "success", "request_id": sent["request_id"] }).to_string()),
+    );
+    let (outcome, _) = until(&stream, LONG, "late outcome", is_channel("order_response"));
+    assert_eq!((outcome["final"].as_bool(), outcome["matched"].as_bool()), (Some(true), Some(true)), "{outcome}");
+    assert_eq!(outcome["cl_ord_id"], sent["cl_ord_id"]);
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(order_frames(), 1, "the library never sends an unanswered order again");
 }

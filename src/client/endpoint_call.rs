@@ -87,7 +87,8 @@ impl Client {
                     if code == 404 { Code::NotFound } else { Code::ApiError },
                     answer::refused_with_code(spec.name, code, &exchanged.quoted(&message)),
                 )
-                .with_venue_code(code),
+                .with_venue_code(code)
+                .reached_venue(answer::code_leaves_outcome_unknown(code)),
             )),
             Err(Refusal::Shape(why)) => {
                 Err(exchanged.refused(Error::bad_response(format!("{}: {why}", spec.name)).reached_venue(true)))

@@ -291,7 +291,8 @@ fn check_code(exchanged: &Exchanged, what: &str) -> Result<serde_json::Map<Strin
                     Code::ApiError,
                     crate::endpoints::answer::refused_with_code(what, code, &exchanged.quoted(message)),
                 )
-                .with_venue_code(code),
+                .with_venue_code(code)
+                .reached_venue(crate::endpoints::answer::code_leaves_outcome_unknown(code)),
             ))
         }
     }

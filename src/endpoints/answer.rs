@@ -64,6 +64,15 @@ fn is_success_code(code: i64) -> bool {
     matches!(code, 0 | 200)
 }
 
+/// Whether a refusal `code` in a 2xx answer leaves the request's effect unknown: a server
+/// error (5xx) or a timeout (408) behind the venue's gateway, which venue-api.md §3.1 lists
+/// among its codes. As with an HTTP 5xx, the order or cancel may have been acted on, so the
+/// error says it may have reached the venue: "not reached" would have an engine place the
+/// order again.
+pub fn code_leaves_outcome_unknown(code: i64) -> bool {
+    code == 408 || (500..=599).contains(&code)
+}
+
 /// The `code` of a REST answer when it is a refusal: `Ok(None)` for none or a success
 /// ([`is_success_code`]), `Err` for a code of another shape ([`venue_code`]). The one place
 /// every REST answer's code is judged.

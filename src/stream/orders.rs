@@ -183,13 +183,16 @@ impl Orders {
     }
 }
 
-/// An "accepted" ack, whichever key the venue puts the word under.
+/// An "accepted" ack, whichever key the venue puts the word under, and under any success
+/// code: 0, 200 (the venue's other success code, venue-api.md §6) or 202 (the HTTP code for
+/// "accepted"). An ack taken for the outcome would make the real outcome a second `final`
+/// reply, passed on unmatched.
 fn is_ack(frame: &Map<String, Value>) -> bool {
     let accepted =
         |key: &str| frame.get(key).and_then(Value::as_str).is_some_and(|s| s.eq_ignore_ascii_case("accepted"));
     let code_ok = match frame.get("code") {
         None | Some(Value::Null) => true,
-        code => matches!(super::json::lenient_int(code), Some(0) | Some(202)),
+        code => matches!(super::json::lenient_int(code), Some(0) | Some(200) | Some(202)),
     };
     code_ok && (accepted("status") || accepted("message"))
 }
@@ -370,6 +373,35 @@ mod tests {
         assert_eq!(row(&got[5]), ("rest-1".into(), Some(true), Some(false)));
         assert_eq!(got[6]["channel"], "unrecognized");
         assert_eq!(got.len(), 7);
+    }
+
+    #[test]
+    fn an_ack_under_the_success_code_200_is_no_final_reply() {
+        // 200 is a success code of the venue (its WebSocket auth answers, venue-api.md §6) as
+        // 0 is: an "accepted" ack under it, taken for the outcome, would make the real outcome
+        // (here a rejection) an unmatched second `final` that an engine following its own
+        // requests ignores.
+        let got = events_of(
+            &[
+                r#"{"code":200,"status":"accepted","request_id":"r1"}"#,
+                r#"{"code":"200","message":"accepted","request_id":"r2"}"#,
+                r#"{"code":400,"message":"alo order rejected","request_id":"r1"}"#,
+                r#"{"code":200,"message":"success","request_id":"r2"}"#,
+            ],
+            &[("r1", "order:new"), ("r2", "order:cancel")],
+        );
+        let row =
+            |e: &Value| (e["request_id"].as_str().unwrap().to_owned(), e["final"].as_bool(), e["matched"].as_bool());
+        let rows: Vec<_> = got.iter().map(row).collect();
+        assert_eq!(
+            rows,
+            [
+                ("r1".into(), Some(false), Some(true)),
+                ("r2".into(), Some(false), Some(true)),
+                ("r1".into(), Some(true), Some(true)),
+                ("r2".into(), Some(true), Some(true)),
+            ]
+        );
     }
 
     #[test]
