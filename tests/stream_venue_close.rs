@@ -9,18 +9,18 @@
 mod helpers;
 #[path = "streams/scripted_venue.rs"]
 mod scripted_venue;
+#[path = "common/tls_fixture.rs"]
+mod tls_fixture;
 #[path = "common/ws_server.rs"]
 mod ws_server;
 
 use helpers::*;
 use perps::stream::Stream;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use scripted_venue::*;
 use std::io::Write;
 use std::net::TcpListener;
-use std::sync::Arc;
 use std::time::Duration;
+use tls_fixture::fixture;
 use tungstenite::Message;
 
 const PRICE: &str = r#"[{"channel":"price","symbol":"BTC-USD"}]"#;
@@ -60,16 +60,7 @@ fn a_raw_invalid_code_408_is_reported_with_its_words() {
 /// connection sends a push, then the documented 408 body as a Close payload with no code.
 /// Its URL, and the client options that trust its certificate.
 fn tls_venue() -> (String, String) {
-    let fixture = |name: &str| format!("{}/tests/tls/{name}", env!("CARGO_MANIFEST_DIR"));
-    let certs = CertificateDer::pem_file_iter(fixture("server.pem")).unwrap().collect::<Result<Vec<_>, _>>().unwrap();
-    let key = PrivateKeyDer::from_pem_file(fixture("server.key")).unwrap();
-    let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(certs, key)
-        .unwrap();
-    let config = Arc::new(config);
+    let config = tls_fixture::server_config();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {

@@ -15,24 +15,21 @@
 mod common;
 #[path = "common/rogue_server.rs"]
 mod rogue_server;
+#[path = "common/tls_fixture.rs"]
+mod tls_fixture;
 
 use common::abi::{Client, Session, new_order, signin};
 use perps::ffi::error::perps_code::PERPS_TRANSPORT;
 use perps_sandbox::{Sandbox, SandboxConfig};
 use rogue_server::{Message, read_message};
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use tls_fixture::fixture;
 
 const BSC_KEY: &str = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
 const ORDER: &str = r#"{"symbol":"BTC-USD","side":"buy","order_type":"limit","qty":"0.01","price":"65000","time_in_force":"gtc","reduce_only":false}"#;
-
-fn fixture(name: &str) -> String {
-    format!("{}/tests/tls/{name}", env!("CARGO_MANIFEST_DIR"))
-}
 
 /// A TLS front for the sandbox on 127.0.0.1; counts the TLS connections it accepted.
 struct TlsFront {
@@ -42,16 +39,7 @@ struct TlsFront {
 
 impl TlsFront {
     fn start(backend_port: u16) -> TlsFront {
-        let certs =
-            CertificateDer::pem_file_iter(fixture("server.pem")).unwrap().collect::<Result<Vec<_>, _>>().unwrap();
-        let key = PrivateKeyDer::from_pem_file(fixture("server.key")).unwrap();
-        let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(certs, key)
-            .unwrap();
-        let config = Arc::new(config);
+        let config = tls_fixture::server_config();
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let connections = Arc::new(AtomicUsize::new(0));

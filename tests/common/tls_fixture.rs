@@ -1,0 +1,24 @@
+//! The test certificate of `tests/tls/` (a leaf for 127.0.0.1 signed by `ca.pem`): the server
+//! side of the TLS tests, and the path a client trusts it by (`ca_bundle_path`).
+
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use std::sync::Arc;
+
+/// A file of `tests/tls/`.
+pub fn fixture(name: &str) -> String {
+    format!("{}/tests/tls/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A rustls server configuration serving the test certificate.
+pub fn server_config() -> Arc<rustls::ServerConfig> {
+    let certs = CertificateDer::pem_file_iter(fixture("server.pem")).unwrap().collect::<Result<Vec<_>, _>>().unwrap();
+    let key = PrivateKeyDer::from_pem_file(fixture("server.key")).unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .unwrap();
+    Arc::new(config)
+}
