@@ -32,7 +32,8 @@ thread_local! {
 
 /// The secrets looked for besides the token (set before a scan starts).
 static KEY_TEXTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-/// One scan at a time (the tests of this binary may run at once).
+/// One scan at a time (the tests of this binary may run at once), each test holding it from
+/// its first secret to its last drop.
 static ONE_SCAN: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Any 8 bytes of a secret (what redaction calls a secret's run): a copy in part counts.
@@ -80,6 +81,9 @@ fn venue_thread() {
 
 #[test]
 fn opening_both_streams_leaves_no_copy_of_the_token_in_freed_memory() {
+    // Held for the whole test, set-up and drops included: the other test's own blocks with
+    // secrets, freed on its thread while this one scans, would be counted here.
+    let _one = ONE_SCAN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let orders = venue(|_, mut ws| {
         venue_thread();
         let login = read_json(&mut ws);
@@ -93,7 +97,6 @@ fn opening_both_streams_leaves_no_copy_of_the_token_in_freed_memory() {
         hold(ws, Duration::from_secs(3));
     });
     let (orders_client, market_client, session) = (client(&orders, "{}"), client(&market, "{}"), session());
-    let _one = ONE_SCAN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     FOUND.store(0, Ordering::SeqCst);
     SCANNING.store(true, Ordering::SeqCst);
     let order_stream = Stream::open_orders(orders_client, session.clone()).unwrap();
@@ -107,7 +110,9 @@ fn opening_both_streams_leaves_no_copy_of_the_token_in_freed_memory() {
 #[test]
 fn the_redaction_of_a_call_leaves_no_copy_of_its_secrets_in_freed_memory() {
     // What a failed call builds to redact the venue's words: every run of 8 bytes of the
-    // token and of each key's text forms, in one table (`perps::redact::Secrets`).
+    // token and of each key's text forms, in one table (`perps::redact::Secrets`). The scan
+    // lock is held from the first secret made to the last one dropped (see the first test).
+    let _one = ONE_SCAN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let seed: [u8; 32] = std::array::from_fn(|i| 0xa0 + i as u8);
     let key = ed25519_dalek::SigningKey::from_bytes(&seed);
     let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
@@ -116,7 +121,6 @@ fn the_redaction_of_a_call_leaves_no_copy_of_its_secrets_in_freed_memory() {
         .set(vec![hex(&seed), bs58::encode(seed).into_string(), hex(&key.to_keypair_bytes()), wallet[2..].to_owned()])
         .unwrap();
     let echo = format!("echo {TOKEN}");
-    let _one = ONE_SCAN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     FOUND.store(0, Ordering::SeqCst);
     SCANNING.store(true, Ordering::SeqCst);
     let mut secrets = perps::redact::Secrets::new();
