@@ -20,41 +20,26 @@ impl WipedText {
     }
 
     pub fn push(&mut self, text: &str) {
-        if self.0.len() + text.len() > self.0.capacity() {
-            let mut larger = String::with_capacity((self.0.len() + text.len()).max(2 * self.0.capacity()));
-            larger.push_str(&self.0);
-            // The old buffer is wiped as it is dropped.
-            self.0 = Zeroizing::new(larger);
-        }
+        self.make_room(text.len());
         self.0.push_str(text);
     }
 
-    /// `text` as a JSON string, escaped as serde_json escapes it.
+    /// `text` as a JSON string, escaped by the stream's one escaper (`json::push_str`, as
+    /// serde_json escapes). Room for the longest escaping (`\u00xx`: six bytes for one) is
+    /// made first, so that `push_str` never outgrows the buffer and frees an unwiped copy.
     pub fn push_json(&mut self, text: &str) {
-        self.push("\"");
-        let mut clean = 0;
-        for (i, b) in text.bytes().enumerate() {
-            let escape = match b {
-                b'"' => "\\\"",
-                b'\\' => "\\\\",
-                b'\n' => "\\n",
-                b'\r' => "\\r",
-                b'\t' => "\\t",
-                0x08 => "\\b",
-                0x0c => "\\f",
-                0..0x20 => "",
-                _ => continue,
-            };
-            self.push(&text[clean..i]);
-            if escape.is_empty() {
-                self.push(&format!("\\u{b:04x}"));
-            } else {
-                self.push(escape);
-            }
-            clean = i + 1;
+        self.make_room(2 + 6 * text.len());
+        super::json::push_str(&mut self.0, text);
+    }
+
+    /// Room for `more` bytes: when the buffer is too small, its text moves to a larger one
+    /// and the old one is wiped as it is dropped.
+    fn make_room(&mut self, more: usize) {
+        if self.0.len() + more > self.0.capacity() {
+            let mut larger = String::with_capacity((self.0.len() + more).max(2 * self.0.capacity()));
+            larger.push_str(&self.0);
+            self.0 = Zeroizing::new(larger);
         }
-        self.push(&text[clean..]);
-        self.push("\"");
     }
 
     pub fn as_str(&self) -> &str {
