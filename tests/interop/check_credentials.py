@@ -52,6 +52,15 @@ def _():
     return exp is not None and abs(exp - (time.time() + 86400)) < 10, f"asked 30 days, granted 1: token_expires_at={exp}"
 
 
+@check("login_answer_without_token")
+def _():
+    v = SigninVenue()
+    v.login_answer = lambda result: {k: x for k, x in result.items() if k != "token"}
+    s, e, r = signin(v)
+    good = e is not None and e.code == perps.Code.BAD_RESPONSE and not s.info()["has_token"]
+    return good, describe(e)
+
+
 @check("login_answer_address_lower_case_accepted")  # EVM: case-insensitive hex
 def _():
     v = SigninVenue()
@@ -263,6 +272,20 @@ def _():
     return all(isinstance(o, int) and abs(o + 300000) < 1500 for o in out), f"offsets={out}"
 
 
+@check("clock_kline_time_in_ms_refused_offset_kept")  # geo systemTime is ms, kline/time seconds (§1.5)
+def _():
+    v = SigninVenue()
+    v.clock_offset, v.skew_window_ms = 120.0, 30000
+    s, token = imported(v, {"sub": BSC_ADDR, "exp": int(time.time()) + 3600})
+    with client(v) as c:
+        e1, off = error_of(c.sync_time)  # seconds: the offset is taken
+        v.rest["/api/kline/time"] = lambda r: (200, str(int(v.now() * 1000)), {})
+        e2, _ = error_of(c.sync_time)    # milliseconds where seconds belong: refused, offset kept
+        e3, _ = error_of(c.new_order, s, ORDER)
+    good = e1 is None and e2 is not None and e2.code == perps.Code.BAD_RESPONSE and e3 is None
+    return good, f"offset_ms={off} | ms answer: {describe(e2)} | order after: {describe(e3)}"
+
+
 @check("signin_with_skewed_clock_needs_sync")  # venue-facts: iat <= ~60 s ahead; §3.3: venue clock
 def _():
     v = SigninVenue()
@@ -289,6 +312,10 @@ def _():
     sol_bad = [SOL_KEY[:-2], SOL_KEY + "1", base58.b58encode(b"\x07" * 32 + b"\x00" * 32).decode()]
     for k in sol_bad:
         errors.append(("solana", k, signin(v, "solana", k)[1]))
+    seed = bytes(range(32))
+    for bad in (base58.b58encode(seed[:31]).decode(), seed.hex()[:-1], seed.hex() + "zz", base58.b58encode(seed + seed).decode()):
+        errors.append(("import", bad, error_of(perps.Session.from_api_key, "opaque-import-token-3c3c3c3c", bad)[0]))
+    errors.append(("import", "opaque-import-token-3c3c3c3c", errors[-1][2]))
     s, token = imported(v, opaque="opaque-secret-token-5f5f5f5f", lifetime=-1)
     with client(v) as c:
         errors.append(("token", token, error_of(c.new_order, s, ORDER)[0]))

@@ -152,6 +152,48 @@ def _():
     return good, f"{describe(e1)} / {describe(e2)} certs_fetches={certs_fetches(v)}"
 
 
+@check("challenge_without_kid_after_rotation")  # no kid: try each key; none verifies -> refetch once
+def _():
+    v = SigninVenue()
+    with client(v) as c:
+        e1, _ = error_of(c.signin, perps.Session(), "bsc", BSC_KEY, 0)  # caches the old set
+        v.issuer.rotate()
+        v.certs_answer = lambda: v.issuer.jwks(only=[v.issuer.current])
+        v.shape = lambda claims, header, venue: venue.issuer.sign(claims, {"typ": "JWT"})
+        e2, _ = error_of(c.signin, perps.Session(), "bsc", BSC_KEY, 0)
+    # venue-facts: keys rotate, and a kid-less challenge is tried with each key; our reading
+    # is that a cached set none of whose keys verifies is as stale as one without the kid.
+    return e1 is None and e2 is None and certs_fetches(v) == 2, f"{describe(e2)} certs_fetches={certs_fetches(v)}"
+
+
+@check("challenge_extra_claims_kept")  # claims the documents do not list: kept, Solana input unchanged
+def _():
+    extra = {"sub": "bsc_0xabc", "jti": "9f1c", "meta": {"tier": [1, 2.5, None], "note": "é"}}
+    out = []
+    for chain in ("bsc", "solana"):
+        v, e = bent(lambda claims, header, venue: claims.update(extra), chain)
+        out.append((chain, e is None and len(logins(v)) == 1 and v.logins[-1].error is None,
+                    describe(e) if e else v.logins[-1].error))
+    return all(g for _, g, _ in out), str(out)
+
+
+@check("challenge_iat_30s_ahead_accepted")  # venue-facts: up to ~60 s ahead is tolerated
+def _():
+    def shape(claims, header, venue):
+        claims["iat"] += 30
+        claims["exp"] += 30
+    v, e = bent(shape)
+    return e is None and len(logins(v)) == 1, describe(e)
+
+
+@check("prepare_success_without_signed_data")
+def _():
+    v = SigninVenue()
+    v.prepare_answer = {"success": True}
+    s, e, r = signin(v)
+    return refused_before_login(v, e, perps.Code.BAD_RESPONSE)
+
+
 @check("challenge_without_kid_accepted")  # the documented example header has no kid
 def _():
     v = SigninVenue()
