@@ -26,7 +26,7 @@ if [[ $# -gt 0 ]]; then
     exec "$venv/bin/python" "$@"
 fi
 failed=0
-for suite in check_rest.py check_tls.py check_ws_handshake.py check_stream.py check_more.py; do
+for suite in check_rest.py check_tls.py check_ws_handshake.py check_stream.py check_more.py check_signin.py check_wallet_login.py check_credentials.py; do
     echo "== $suite"
     "$venv/bin/python" "$suite" || failed=1
 done

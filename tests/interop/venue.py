@@ -126,11 +126,17 @@ SIGNED = {"/api/new_order", "/api/cancel_order", "/api/cancel_orders", "/api/cha
           "/api/change_margin_mode"}
 
 
-def verify_signature(headers: Dict[str, str], body: str) -> bool:
+def sign_version(headers: Dict[str, str]) -> str:
+    """venue-api.md §6 item 4: the docs' `x-request-sign-version`, [SB]'s `x-request-version`,
+    or none (the WS example omits it; the server may default it): all read as the version."""
+    return headers.get("x-request-sign-version") or headers.get("x-request-version") or "v1"
+
+
+def verify_signature(headers: Dict[str, str], body: str, key=VERIFY_KEY) -> bool:
     try:
-        msg = "{},{},{},{}".format(headers["x-request-sign-version"], headers["x-request-id"],
+        msg = "{},{},{},{}".format(sign_version(headers), headers["x-request-id"],
                                    headers["x-request-timestamp"], body)
-        VERIFY_KEY.verify(msg.encode(), base64.b64decode(headers["x-request-signature"]))
+        key.verify(msg.encode(), base64.b64decode(headers["x-request-signature"]))
         return True
     except (KeyError, ValueError, nacl.exceptions.BadSignatureError):
         return False
@@ -192,6 +198,10 @@ class Venue:
         self.log: List[Req] = []
         self.ws_log: List[str] = []
         self.ws_connects = {"stream": 0, "order": 0}
+        # Accepted bearer tokens and the Ed25519 key that signs for each (signin_venue.py adds
+        # the tokens its login issues), and expiries (Unix seconds) of those that have one.
+        self.keys: Dict[str, Any] = {TOKEN: VERIFY_KEY}
+        self.expires: Dict[str, float] = {}
         self.stream = lambda ws, v: stream_auth_then(ws, v, [])
         self.order_stream = order_stream_default
         self.heartbeat = heartbeat
@@ -228,13 +238,17 @@ class Venue:
         path = request.path[len("/perps"):] if request.path.startswith("/perps") else request.path
         req = Req(request.method, path, dict(request.query),
                   {k.lower(): v for k, v in request.headers.items()}, body)
+        bearer = req.headers.get("authorization", "")
+        token = bearer[len("Bearer "):] if bearer.startswith("Bearer ") else None
         if path in SIGNED:
-            req.sig_ok = verify_signature(req.headers, body)
+            req.sig_ok = verify_signature(req.headers, body, self.keys.get(token, VERIFY_KEY))
         self.log.append(req)
         if path.startswith("/api/") and path not in ("/api/query_symbol_info", "/api/query_symbol_price",
                 "/api/query_depth_book", "/api/kline/time", "/api/health"):
-            if req.headers.get("authorization") != "Bearer " + TOKEN:
+            if token not in self.keys:
                 return web.Response(status=401, text='{"code":401,"message":"unauthorized"}')
+            if token in self.expires and self.expires[token] <= self.now():
+                return web.Response(status=401, text='{"code":401,"message":"token expired"}')
         if req.sig_ok is False:
             return web.Response(status=403, text='{"code":403,"message":"invalid signature"}')
         handler = self.rest.get(path)
@@ -260,6 +274,10 @@ class Venue:
                 self.ws_log.append(f"behaviour error: {e!r}")
             return ws
         return handler
+
+    def now(self) -> float:
+        """The venue's clock (signin_venue.SigninVenue can set it off the real one)."""
+        return time.time()
 
     def requests(self, path):
         return [r for r in self.log if r.path == path]
