@@ -10,7 +10,6 @@ use super::supervisor::{Ended, Protocol};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-use tungstenite::Message;
 
 /// While a caller reads the socket, how often the I/O thread looks whether one still does.
 const CALLER_READS_RECHECK: Duration = Duration::from_millis(50);
@@ -46,7 +45,7 @@ fn serve_reader(shared: &Shared, settings: &StreamSettings) -> Ended {
             note_affinity(&shared.io_cpu);
             affinity_noted = Some(Instant::now());
         }
-        let (fd, last_inbound) = {
+        let (fd, last_inbound, unsent_since) = {
             let mut link = shared.link();
             let Link { conn: Some(conn), reader: Some(reader), .. } = &mut *link else {
                 return Ended::lost("the connection was dropped");
@@ -57,14 +56,14 @@ fn serve_reader(shared: &Shared, settings: &StreamSettings) -> Ended {
             if let Some(end) = read_served(conn, reader, shared, &mut more) {
                 return end.into();
             }
+            conn.retry_unsent();
             if ping_due(reader.last_inbound, last_ping) <= Instant::now() {
                 last_ping = Instant::now();
-                // A failed write shows as the connection's end at the next read.
-                if conn.ws.write(Message::Ping(Default::default())).is_ok() {
-                    let _ = conn.flush();
-                }
+                // Never waited for (`close` could not wake a wait for room); a failed write
+                // shows as the connection's end at the next read.
+                conn.send_ping_now();
             }
-            (conn.fd(), reader.last_inbound)
+            (conn.fd(), reader.last_inbound, conn.unsent_since())
         };
         if shared.is_closing() {
             return Ended::lost("closed by the caller");
@@ -78,6 +77,16 @@ fn serve_reader(shared: &Shared, settings: &StreamSettings) -> Ended {
                 options.idle_timeout.as_millis()
             ));
         }
+        // Bytes of ours the venue has not taken for as long as silence is allowed: it is not
+        // reading (half-open on its side, or stuck), however much it still sends — pongs
+        // would be dropped and orders refused unsent for as long as it keeps sending.
+        let unsent_deadline = unsent_since.map(|since| since + options.idle_timeout);
+        if unsent_deadline.is_some_and(|deadline| now >= deadline) {
+            return Ended::lost(format!(
+                "the venue took none of our writes for {} ms (stream_idle_timeout_ms): the connection is presumed dead (half-open)",
+                options.idle_timeout.as_millis()
+            ));
+        }
         if now >= rotate_at {
             return Ended {
                 reason: format!("rotation after {} ms (before the venue's 24 h cap)", options.rotate_after.as_millis()),
@@ -88,6 +97,7 @@ fn serve_reader(shared: &Shared, settings: &StreamSettings) -> Ended {
         }
         if !more {
             let wake_at = idle_deadline.min(rotate_at).min(ping_due(last_inbound, last_ping).max(now));
+            let wake_at = unsent_deadline.map_or(wake_at, |deadline| wake_at.min(deadline));
             // A caller asleep on the socket reads what wakes it, and one busy-polling `next`
             // on this CPU reads what is there at each call (`ReadForCaller`): the I/O thread
             // then sleeps on its timers alone, not to be woken by every frame too, and looks

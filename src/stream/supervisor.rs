@@ -6,7 +6,10 @@
 //!   (the venue pings every 10 s) resets an idle timer; silence for `stream_idle_timeout_ms`
 //!   means a half-open connection, which is dropped and replaced. After a third of that
 //!   silence the client pings once (then again each third): a venue that pings less often,
-//!   or not at all, keeps a quiet connection alive by its pong, and none is required.
+//!   or not at all, keeps a quiet connection alive by its pong, and none is required. The
+//!   ping is written only as far as the socket takes it at once (`close` wakes only a
+//!   `poll`). Bytes of ours the venue has not taken for the same bound also mean half-open,
+//!   however much it still sends (`serving.rs`).
 //! - A Close frame from the venue ends the connection at once (the reason is the venue's),
 //!   even if the venue leaves the socket open.
 //! - Before the venue's 24 h cap, at `stream_rotate_after_ms`, the connection is replaced:
