@@ -250,11 +250,19 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
                 }
                 let mut fields = json!({ "attempt": backoff.attempt(), "code_name": error.code().name(), "message": error.message() });
                 // A refused upgrade's `Retry-After` (429, 503): waited out, up to a cap.
-                if let Some(ms) = error.retry_after_ms() {
+                let mut wait_ms = error.retry_after_ms();
+                if let Some(ms) = wait_ms {
                     fields["retry_after_ms"] = ms.into();
+                } else if error.code() == Code::HttpStatus && matches!(error.http_status(), 429 | 503) {
+                    // Without one, the venue's connection rate (30 per minute per IP) sets the
+                    // least wait: the backoff alone could spend the minute's allowance at once.
+                    let least = limits::MIN_WAIT_AFTER_TOO_MANY.as_millis() as i64;
+                    fields["min_wait_ms"] = least.into();
+                    wait_ms = Some(least);
                 }
+                let delay = limits::retry_delay(backoff.next_delay(), wait_ms);
+                fields["delay_ms"] = (delay.as_millis() as u64).into();
                 shared.status("reconnect_failed", fields);
-                let delay = limits::retry_delay(backoff.next_delay(), error.retry_after_ms());
                 shared.status(
                     "reconnecting",
                     json!({ "attempt": backoff.attempt(), "delay_ms": delay.as_millis() as u64 }),
