@@ -145,3 +145,45 @@ fn json_pings_from_a_venue_that_never_reads_do_not_stall_the_stream() {
     let took = started.elapsed();
     assert!(took < Duration::from_secs(20), "the push came {took:?} after {pings} pings");
 }
+
+#[test]
+fn a_venue_that_sends_but_never_reads_is_dropped_as_half_open_after_the_idle_timeout() {
+    let _alone = alone();
+    // JSON pings until the client's pongs fill the socket buffers and its write buffer, then
+    // a push every 50 ms. The pushes kept the connection "alive" for as long as the venue
+    // sent them, though nothing written (pongs, orders, the client's pings) left any more.
+    const PINGS: usize = 40_000; // ~9.5 MB of pongs: more than loopback's buffers and 4 MiB
+    let url = venue(|i, mut ws| {
+        read_json(&mut ws);
+        if i > 0 {
+            return; // the replacement connection: not this test's subject
+        }
+        let word = "w".repeat(220);
+        let pings = (0..PINGS).map(|n| format!(r#"{{"ping":"{word}{n}"}}"#));
+        let tcp = ws.get_mut();
+        if tcp.write_all(&text_frames(pings)).is_err() {
+            return;
+        }
+        for n in 0..600 {
+            let push = format!(r#"{{"seq":{n},"channel":"price","symbol":"BTC-USD","data":{{"mark_price":"1"}}}}"#);
+            if tcp.write_all(&text_frames(std::iter::once(push))).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    });
+    let stream = Stream::open_market(client(&url, r#"{"stream_idle_timeout_ms":1500}"#), None, PRICE).unwrap();
+    let started = Instant::now();
+    let down = loop {
+        // Not `until`: it would keep (and on failure print) every ping passed on.
+        let left = Duration::from_secs(25).saturating_sub(started.elapsed());
+        let Some(event) = stream.next(Some(left)).unwrap() else { panic!("still connected after 25 s") };
+        let event: serde_json::Value = serde_json::from_str(&event).unwrap();
+        if is_status("disconnected")(&event) {
+            break event;
+        }
+    };
+    let reason = down["reason"].as_str().unwrap();
+    assert!(reason.contains("took none of our writes") && reason.contains("half-open"), "{down}");
+    until(&stream, Duration::from_secs(10), "a new connection", is_status("reconnected"));
+}

@@ -1,6 +1,7 @@
 //! The venue's HTTP answer to the WebSocket upgrade, against venues that are not ours (each a
 //! short script on 127.0.0.1): a refusal (401, 403) ends the stream, a "not now" (429, 503)
-//! with `Retry-After` is waited out, and a 101 answer is held to RFC 6455 §4.1 — no extension
+//! with `Retry-After` is waited out (without one, 2 s at least: the venue's connection rate),
+//! and a 101 answer is held to RFC 6455 §4.1 — no extension
 //! the client did not ask for, a `Connection` header that may be a token list.
 
 #[path = "streams/helpers.rs"]
@@ -124,6 +125,34 @@ fn a_retry_after_on_a_reconnection_is_waited_out_and_said() {
     assert!(waiting["delay_ms"].as_u64().unwrap() >= 1000, "{waiting}");
     until(&stream, LONG, "reconnected", is_status("reconnected"));
     assert!(refused_at.elapsed() >= Duration::from_millis(950), "{:?}", refused_at.elapsed());
+}
+
+#[test]
+fn a_429_without_retry_after_on_a_reconnection_waits_the_venues_connection_rate() {
+    let url = raw_venue(|i, mut tcp| match i {
+        0 => {
+            let Ok(ws) = tungstenite::accept(tcp) else { return };
+            std::thread::sleep(Duration::from_millis(200));
+            drop(ws);
+        }
+        1 => refuse(&mut tcp, "429 Too Many Requests", "", r#"{"message":"too many connections"}"#),
+        _ => {
+            if let Ok(ws) = tungstenite::accept(tcp) {
+                hold(ws, Duration::from_secs(5));
+            }
+        }
+    });
+    // The backoff alone would wait at most 50 ms; 30 connections per minute: 2 s apart.
+    let stream = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap();
+    let (failed, _) = until(&stream, LONG, "reconnect_failed", is_status("reconnect_failed"));
+    let refused_at = std::time::Instant::now();
+    assert!(failed.get("retry_after_ms").is_none(), "{failed}");
+    assert_eq!(failed["min_wait_ms"], 2000, "{failed}");
+    assert!(failed["delay_ms"].as_u64().unwrap() >= 2000, "{failed}");
+    let (waiting, _) = until(&stream, LONG, "reconnecting", is_status("reconnecting"));
+    assert!(waiting["delay_ms"].as_u64().unwrap() >= 2000, "{waiting}");
+    until(&stream, LONG, "reconnected", is_status("reconnected"));
+    assert!(refused_at.elapsed() >= Duration::from_millis(1950), "{:?}", refused_at.elapsed());
 }
 
 /// Answer the upgrade with a 101 carrying `headers` (the right `Sec-WebSocket-Accept` added)

@@ -4,7 +4,8 @@
 //!
 //! Modules: `settings` (URLs, options, TLS), `tls`, `transport` (one connection),
 //! `limits` (the venue's connection limits, backoff), `supervisor` (the I/O thread:
-//! auth, liveness, rotation, reconnection), `shared` (what the I/O thread shares with the
+//! auth, reconnection), `serving` (a live connection: liveness, pings, when to rotate),
+//! `rotation` (the old connection read out before it is closed), `shared` (what the I/O thread shares with the
 //! callers), `reader` (frames into events, by the I/O thread or a waiting caller), `market`
 //! and `orders` (the two protocols; `orders/pending`: its requests in flight),
 //! `subscriptions` (the market stream's channels), `auth_answer` (what an auth answer means),
@@ -24,7 +25,9 @@ mod push_scan;
 mod push_serde;
 mod queue;
 mod reader;
+mod rotation;
 mod seq;
+mod serving;
 pub mod settings;
 mod shared;
 mod subscriptions;

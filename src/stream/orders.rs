@@ -151,11 +151,14 @@ pub struct Orders {
     state: std::sync::Arc<OrderState>,
     impersonate: Option<String>,
     login: Logins,
+    /// The requests already unanswered when the current connection was served (sent on
+    /// earlier connections): not awaited on this one when it is rotated (`awaits_outcomes`).
+    unanswered_before: std::collections::HashSet<String>,
 }
 
 impl Orders {
     pub fn new(state: std::sync::Arc<OrderState>, impersonate: Option<String>) -> Orders {
-        Orders { state, impersonate, login: Logins::new() }
+        Orders { state, impersonate, login: Logins::new(), unanswered_before: Default::default() }
     }
 
     /// `{"method":"auth:login","params":"{\"token\":…}","request_id","session_id"}` (keys in
@@ -213,6 +216,7 @@ impl Protocol for Orders {
 
     fn after_auth(&mut self, _conn: &mut Connection) -> Result<()> {
         self.login.served();
+        self.unanswered_before = self.state.unanswered().into_iter().collect();
         Ok(())
     }
 
@@ -274,6 +278,10 @@ impl Protocol for Orders {
         self.login.lost();
         // Kept: a late outcome may still come on the next connection (same session_id).
         json!({ "unanswered": self.state.unanswered() })
+    }
+
+    fn awaits_outcomes(&self) -> bool {
+        self.state.unanswered().iter().any(|id| !self.unanswered_before.contains(id))
     }
 }
 

@@ -6,10 +6,15 @@
 //!   (the venue pings every 10 s) resets an idle timer; silence for `stream_idle_timeout_ms`
 //!   means a half-open connection, which is dropped and replaced. After a third of that
 //!   silence the client pings once (then again each third): a venue that pings less often,
-//!   or not at all, keeps a quiet connection alive by its pong, and none is required.
+//!   or not at all, keeps a quiet connection alive by its pong, and none is required. The
+//!   ping is written only as far as the socket takes it at once (`close` wakes only a
+//!   `poll`). Bytes of ours the venue has not taken for the same bound also mean half-open,
+//!   however much it still sends (`serving.rs`).
 //! - A Close frame from the venue ends the connection at once (the reason is the venue's),
 //!   even if the venue leaves the socket open.
-//! - Before the venue's 24 h cap, at `stream_rotate_after_ms`, the connection is replaced.
+//! - Before the venue's 24 h cap, at `stream_rotate_after_ms`, the connection is replaced:
+//!   the old one, no longer written to, is read until the outcomes of the orders sent on it
+//!   came or a bounded grace passed (`rotation.rs`), then closed, then the new one opened.
 //! - Reconnection waits a jittered exponential backoff and the process-wide connection
 //!   limiter, then authenticates and subscribes again.
 //! - A refused auth, an upgrade refused with HTTP 401 or 403, or an expired token ends the
@@ -33,9 +38,10 @@
 
 use super::events::Queue;
 use super::limits::{self, Backoff};
-use super::reader::{End, Reader, VenueClose, end_reason, read_available, read_served};
+use super::reader::{End, VenueClose, end_reason, read_available};
+use super::serving::serve;
 use super::settings::StreamSettings;
-use super::shared::{Link, Shared, lock, note_affinity, poll_fds};
+use super::shared::{Shared, lock, poll_fds};
 use super::transport::{self, Connection};
 use crate::client::Client;
 use crate::error::{Code, Error, Result};
@@ -44,10 +50,8 @@ use serde_json::{Value, json};
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-use tungstenite::Message;
 
 /// What an authentication answer (or any frame) meant.
 pub enum AuthOutcome {
@@ -74,6 +78,11 @@ pub trait Protocol: Send + 'static {
     fn connected_fields(&self) -> Value;
     /// Fields added to `disconnected` events.
     fn on_disconnect(&mut self) -> Value;
+    /// Whether a request sent on the current connection still waits for its outcome: after
+    /// a rotation the old connection is read until none does (`rotation.rs`).
+    fn awaits_outcomes(&self) -> bool {
+        false
+    }
 }
 
 /// Everything the I/O thread needs besides its protocol.
@@ -92,23 +101,18 @@ impl Context {
     }
 }
 
-/// While a caller reads the socket, how often the I/O thread looks whether one still does.
-const CALLER_READS_RECHECK: Duration = Duration::from_millis(50);
-/// How often the I/O thread looks at its affinity (another thread may pin it).
-const AFFINITY_RECHECK: Duration = Duration::from_millis(20);
-
 /// Why a connection ended.
-struct Ended {
-    reason: String,
-    rotation: bool,
+pub(super) struct Ended {
+    pub(super) reason: String,
+    pub(super) rotation: bool,
     /// The login was refused after its ack: the stream ends (`failed`), no reconnection.
-    refused: Option<Error>,
+    pub(super) refused: Option<Error>,
     /// The venue's Close frame, when one ended the connection.
-    close: Option<VenueClose>,
+    pub(super) close: Option<VenueClose>,
 }
 
 impl Ended {
-    fn lost(reason: impl Into<String>) -> Ended {
+    pub(super) fn lost(reason: impl Into<String>) -> Ended {
         Ended { reason: reason.into(), rotation: false, refused: None, close: None }
     }
 }
@@ -246,11 +250,19 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
                 }
                 let mut fields = json!({ "attempt": backoff.attempt(), "code_name": error.code().name(), "message": error.message() });
                 // A refused upgrade's `Retry-After` (429, 503): waited out, up to a cap.
-                if let Some(ms) = error.retry_after_ms() {
+                let mut wait_ms = error.retry_after_ms();
+                if let Some(ms) = wait_ms {
                     fields["retry_after_ms"] = ms.into();
+                } else if error.code() == Code::HttpStatus && matches!(error.http_status(), 429 | 503) {
+                    // Without one, the venue's connection rate (30 per minute per IP) sets the
+                    // least wait: the backoff alone could spend the minute's allowance at once.
+                    let least = limits::MIN_WAIT_AFTER_TOO_MANY.as_millis() as i64;
+                    fields["min_wait_ms"] = least.into();
+                    wait_ms = Some(least);
                 }
+                let delay = limits::retry_delay(backoff.next_delay(), wait_ms);
+                fields["delay_ms"] = (delay.as_millis() as u64).into();
                 shared.status("reconnect_failed", fields);
-                let delay = limits::retry_delay(backoff.next_delay(), error.retry_after_ms());
                 shared.status(
                     "reconnecting",
                     json!({ "attempt": backoff.attempt(), "delay_ms": delay.as_millis() as u64 }),
@@ -284,14 +296,20 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
         let started = Instant::now();
         let (ended, served) = serve(shared, proto, settings);
         proto = served;
+        // Out of the link: from here on no order is written to this connection.
         let old = std::mem::take(&mut *shared.link());
+        // The watched descriptor held the socket open too: now only `old` does.
+        shared.point_watch(None);
         if let Some(mut conn) = old.conn {
+            if ended.rotation {
+                // What the venue sent, or is still to send, on the old connection (the
+                // outcomes of orders sent on it) is read before it is closed.
+                super::rotation::read_out(&mut conn, proto.as_mut(), shared, settings);
+            }
             // A polite close where the socket can take it; never waited for.
             let _ = conn.ws.close(None);
             let _ = conn.ws.flush();
         }
-        // The watched descriptor held the socket open too: now it is closed.
-        shared.point_watch(None);
         if shared.is_closing() {
             break;
         }
@@ -387,94 +405,4 @@ fn establish(
     }
     proto.after_auth(&mut conn).map_err(SetupError::Retry)?;
     Ok(conn)
-}
-
-/// Serve a live connection until it ends.
-fn serve(shared: &Shared, proto: Box<dyn Protocol>, settings: &StreamSettings) -> (Ended, Box<dyn Protocol>) {
-    shared.link().reader = Some(Reader::new(proto));
-    let mut ended = serve_reader(shared, settings);
-    let reader = shared.link().reader.take().expect("serve put the reader in the link and alone takes it");
-    ended.close = reader.close_reason;
-    (ended, reader.proto)
-}
-
-/// The I/O thread's part while the connection is served (the reader in the link): read what
-/// no caller reads, ping, and watch the idle timeout and the rotation.
-fn serve_reader(shared: &Shared, settings: &StreamSettings) -> Ended {
-    let options = &settings.options;
-    let started = Instant::now();
-    let mut last_ping = Instant::now();
-    // The client's ping is due a third of the idle timeout after the last frame or ping.
-    let ping_every = options.idle_timeout / 3;
-    let ping_due = |last_inbound: Instant, last_ping: Instant| last_inbound.max(last_ping) + ping_every;
-    let mut more = false;
-    let mut affinity_noted: Option<Instant> = None;
-    loop {
-        if affinity_noted.is_none_or(|at| at.elapsed() >= AFFINITY_RECHECK) {
-            note_affinity(&shared.io_cpu);
-            affinity_noted = Some(Instant::now());
-        }
-        let (fd, last_inbound) = {
-            let mut link = shared.link();
-            let Link { conn: Some(conn), reader: Some(reader), .. } = &mut *link else {
-                return Ended::lost("the connection was dropped");
-            };
-            if let Some(end) = reader.ended.take() {
-                return end.into();
-            }
-            if let Some(end) = read_served(conn, reader, shared, &mut more) {
-                return end.into();
-            }
-            if ping_due(reader.last_inbound, last_ping) <= Instant::now() {
-                last_ping = Instant::now();
-                // A failed write shows as the connection's end at the next read.
-                if conn.ws.write(Message::Ping(Default::default())).is_ok() {
-                    let _ = conn.flush();
-                }
-            }
-            (conn.fd(), reader.last_inbound)
-        };
-        if shared.is_closing() {
-            return Ended::lost("closed by the caller");
-        }
-        let now = Instant::now();
-        let idle_deadline = last_inbound + options.idle_timeout;
-        let rotate_at = started + options.rotate_after;
-        if now >= idle_deadline {
-            return Ended::lost(format!(
-                "nothing received for {} ms (the venue pings every 10 s): the connection is presumed dead (half-open)",
-                options.idle_timeout.as_millis()
-            ));
-        }
-        if now >= rotate_at {
-            return Ended {
-                reason: format!("rotation after {} ms (before the venue's 24 h cap)", options.rotate_after.as_millis()),
-                rotation: true,
-                refused: None,
-                close: None,
-            };
-        }
-        if !more {
-            let wake_at = idle_deadline.min(rotate_at).min(ping_due(last_inbound, last_ping).max(now));
-            // A caller asleep on the socket reads what wakes it, and one busy-polling `next`
-            // on this CPU reads what is there at each call (`ReadForCaller`): the I/O thread
-            // then sleeps on its timers alone, not to be woken by every frame too, and looks
-            // again soon in case the caller has gone (it wakes the thread if it stops
-            // watching while still in `next`).
-            let callers_read =
-                shared.socket_watchers.load(Ordering::SeqCst) > 0 || shared.polled_within(CALLER_READS_RECHECK);
-            let (socket, wait) = if callers_read {
-                (None, (wake_at - now).min(CALLER_READS_RECHECK))
-            } else {
-                (Some(fd), wake_at - now)
-            };
-            shared.io_busy.store(false, Ordering::Release);
-            poll_fds(socket, shared.wake_rx.as_raw_fd(), wait);
-            shared.io_busy.store(true, Ordering::Release);
-            shared.drain_wake();
-        } else if shared.writer_waiting() {
-            // Let the writer take the connection before reading on.
-            std::thread::yield_now();
-        }
-    }
 }

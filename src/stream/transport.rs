@@ -38,6 +38,9 @@ pub struct Socket {
     /// The last bytes read (after TLS): a Close frame whose status code tungstenite found
     /// invalid is read again from them (`venue_close.rs`).
     tail: Tail,
+    /// Since when bytes of ours wait for the venue to take them: set when a write finds the
+    /// socket full, cleared when one makes progress (`Connection::unsent_since`).
+    unsent_since: Option<Instant>,
 }
 
 /// The last `MAX_CLOSE_FRAME` bytes read.
@@ -104,10 +107,18 @@ impl Read for Socket {
 impl Write for Socket {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.keep_deadline(false)?;
-        match &mut self.layer {
+        let written = match &mut self.layer {
             Layer::Plain(s) => s.write(buf),
             Layer::Tls(s) => s.write(buf),
+        };
+        match &written {
+            Ok(n) if *n > 0 => self.unsent_since = None,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                self.unsent_since.get_or_insert_with(Instant::now);
+            }
+            _ => {}
         }
+        written
     }
     fn flush(&mut self) -> io::Result<()> {
         self.keep_deadline(false)?;
@@ -175,6 +186,28 @@ impl Connection {
         let _ = self.ws.flush();
     }
 
+    /// The client's own liveness ping, as far as the socket takes it now (as `send_text_now`):
+    /// a full socket must not hold the I/O thread, which `close` wakes only from its `poll`.
+    pub fn send_ping_now(&mut self) {
+        let _ = self.ws.write(Message::Ping(Default::default()));
+        let _ = self.ws.flush();
+    }
+
+    /// Since when the venue has taken none of the bytes we wrote while some wait (in
+    /// tungstenite's buffer or the socket's); `None` when nothing waits. A venue that reads
+    /// nothing for long is gone or stuck (half-open), whatever it still sends.
+    pub fn unsent_since(&self) -> Option<Instant> {
+        self.ws.get_ref().unsent_since
+    }
+
+    /// Try once, never waiting, to push out bytes that found the socket full (nothing else
+    /// may write again for a while: the venue's pushes keep the client's ping from being due).
+    pub fn retry_unsent(&mut self) {
+        if self.unsent_since().is_some() {
+            let _ = self.ws.flush();
+        }
+    }
+
     /// Push out whatever tungstenite holds (frames, pong replies), waiting for room.
     pub fn flush(&mut self) -> Result<()> {
         let deadline = Instant::now() + self.write_timeout;
@@ -233,7 +266,7 @@ pub fn connect(url: &str, settings: &StreamSettings, on_socket: &mut dyn FnMut(&
     } else {
         Layer::Plain(tcp)
     };
-    let mut socket = Socket { layer, deadline, tail: Tail::new() };
+    let mut socket = Socket { layer, deadline, tail: Tail::new(), unsent_since: None };
     // Our own handshake (`handshake.rs`): RFC 6455 §4.1 as written, the venue's refusals
     // read as REST reads them.
     let leftover = super::handshake::client(&mut socket, request)?;
@@ -322,7 +355,7 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (server, _) = listener.accept().unwrap();
-        let socket = Socket { layer: Layer::Plain(client), deadline: None, tail: Tail::new() };
+        let socket = Socket { layer: Layer::Plain(client), deadline: None, tail: Tail::new(), unsent_since: None };
         let ws = WebSocket::from_raw_socket(socket, Role::Client, None);
         let conn = Connection { ws, write_timeout: Duration::from_secs(1) };
         (conn, WebSocket::from_raw_socket(server, Role::Server, None))
