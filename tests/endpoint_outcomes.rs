@@ -164,12 +164,12 @@ fn on_every_path(client: &Client, session: &Session) -> [Result<String, Failure>
 }
 
 #[test]
-fn a_code_is_read_as_an_integer_a_string_of_digits_or_a_whole_number() {
-    // Success however the code is written, and null is no code: for the endpoint calls (the
-    // depth book too), new_order and perps_request alike.
+fn a_code_is_read_as_a_plain_integer_or_a_string_of_digits() {
+    // Success as an integer or a string of digits, and null is no code: for the endpoint
+    // calls (the depth book too), new_order and perps_request alike.
     for success in [
         r#"{"code":"0","message":"success","request_id":"r"}"#,
-        r#"{"code":0.0,"message":"success","request_id":"r"}"#,
+        r#"{"code":0,"message":"success","request_id":"r"}"#,
         r#"{"code":null,"message":"success","request_id":"r"}"#,
     ] {
         let text = success.to_owned();
@@ -206,6 +206,24 @@ fn a_code_is_read_as_an_integer_a_string_of_digits_or_a_whole_number() {
     for result in on_every_path(&client, &session) {
         let f = expect(result, PERPS_BAD_RESPONSE, true);
         assert!(f.message.contains(r#""code" is not an integer"#) && f.message.contains(r#"(\"0.0\")"#), "{f:?}");
+    }
+    // A code whose value is 0 (or 200, or a refusal's) but that is not written as a plain
+    // integer — an exponent (1e-400 underflows to 0 in a reader that rounds), a fraction, a
+    // negative zero: never a success, nor a refusal that did not reach the venue.
+    for code in ["1e-400", "-0", "0.0", "-0.0", "0e0", "200.0", "2e2", "\"-0\"", "400.0"] {
+        let text = format!(r#"{{"code":{code},"message":"success","request_id":"r","asks":[],"bids":[]}}"#);
+        let rogue = Rogue::start(move |_, _| json(200, &text));
+        let client = client_at(&rogue.url(), FAST);
+        for result in on_every_path(&client, &session) {
+            let f = expect(result, PERPS_BAD_RESPONSE, true);
+            assert!(f.message.contains(r#""code" is not an integer"#), "{code}: {f:?}");
+        }
+        let f = expect(
+            request(&client, &session, "POST", "/api/new_order", Some(r#"{"symbol":"BTC-USD"}"#)),
+            PERPS_BAD_RESPONSE,
+            true,
+        );
+        assert!(f.message.contains("new_order"), "{code}: {f:?}");
     }
 }
 
