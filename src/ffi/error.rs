@@ -223,7 +223,8 @@ pub extern "C" fn perps_error_cl_ord_id(e: *const perps_error) -> *const c_char 
 
 /// The `x-request-id` header value sent with the failed request (body-signed requests:
 /// `perps_new_order`, the POST endpoint calls, `perps_request` with a body; over the order
-/// stream, the `x-request-id` of a frame that may have been partly written). NULL when no
+/// stream, the `x-request-id` of a frame that may have been partly written — not the
+/// frame's envelope `request_id`, which the message names). NULL when no
 /// request bytes were sent, for unsigned requests (GET), or when `e` is NULL.
 /// Borrowed: valid until `perps_error_free(e)`.
 #[unsafe(no_mangle)]
