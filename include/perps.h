@@ -396,9 +396,11 @@ bool perps_error_may_have_reached_venue(const struct perps_error *e);
  * The `cl_ord_id` of the order a failed `perps_new_order` or `perps_stream_new_order` was
  * placing — the caller's, or the one the library generated — so the order can be looked up
  * (`perps_query_order` with `{"cl_ord_id":…}`) before deciding to send it again; for a
- * failed `perps_stream_cancel_order`, the `cl_ord_id` its params named. NULL for other
- * calls, when the call failed before the order's id was decided (a NULL argument, no usable
- * token, invalid JSON or fields), or when `e` is NULL.
+ * failed `perps_stream_cancel_order`, the `cl_ord_id` its params named; for a failed
+ * `perps_request` POST to `/api/new_order`, the `cl_ord_id` string its body names (none is
+ * made up for a body without one). NULL for other calls, when the call failed before the
+ * order's id was decided (a NULL argument, no usable token, invalid JSON or fields), or
+ * when `e` is NULL.
  * Borrowed: valid until `perps_error_free(e)`.
  */
 const char *perps_error_cl_ord_id(const struct perps_error *e);
@@ -406,7 +408,8 @@ const char *perps_error_cl_ord_id(const struct perps_error *e);
 /**
  * The `x-request-id` header value sent with the failed request (body-signed requests:
  * `perps_new_order`, the POST endpoint calls, `perps_request` with a body; over the order
- * stream, the `x-request-id` of a frame that may have been partly written). NULL when no
+ * stream, the `x-request-id` of a frame that may have been partly written — not the
+ * frame's envelope `request_id`, which the message names). NULL when no
  * request bytes were sent, for unsigned requests (GET), or when `e` is NULL.
  * Borrowed: valid until `perps_error_free(e)`.
  */
@@ -692,7 +695,12 @@ struct perps_stream *perps_order_stream_open(const struct perps_client *c, const
  * left NULL when the time passes first. Events: venue pushes `{"channel","seq","symbol"?,
  * "data","received_ns"}` (depth_book levels sorted: bids high to low, asks low to high);
  * order replies `{"channel":"order_response","request_id","code","message","final",
- * "matched",…}`; frames of no known channel `{"channel":"unrecognized","frame",…}` (with
+ * "matched","repeat","outcome_unknown",…}` (`final` false for the "accepted" ack; `matched`
+ * false for a frame of no request of this stream awaiting its outcome; `repeat` true for an
+ * outcome the venue sent again for a request whose outcome was already given — never that
+ * request's outcome; `outcome_unknown` true for an outcome whose `code` is 5xx or 408, or
+ * not an integer written plainly: the order or cancel may have been acted on, so query it
+ * before sending it again); frames of no known channel `{"channel":"unrecognized","frame",…}` (with
  * `"answers":"auth:login"` for a late answer to a login of an earlier connection); and
  * `{"channel":"status","state":S,…}` with S one of connected, disconnected, reconnecting,
  * reconnect_failed, reconnected, gap, seq_regression, error, overflow, failed.
@@ -708,18 +716,21 @@ char *perps_stream_next(const struct perps_stream *st, int64_t timeout_ms, struc
  * `{"request_id":…,"cl_ord_id":…}` as soon as the frame is written, without waiting for
  * the venue: its replies arrive as `order_response` events with that `request_id` (an
  * "accepted" ack with `final` false, then the outcome with `final` true). Errors:
- * `PERPS_INVALID_ORDER`, `PERPS_INVALID_STATE` (a market stream), `PERPS_STREAM_CLOSED`
- * (closed, or ended after its `failed` event: nothing sent; the message names the cause),
- * `PERPS_TRANSPORT` (not connected, or the connection closing, e.g. after the venue's
- * Close frame: nothing sent; or the write failed: `perps_error_may_have_reached_venue` is
- * true). Never retried.
+ * `PERPS_INVALID_ORDER`, `PERPS_INVALID_STATE` (a market stream; or 100,000 requests of
+ * the stream already awaiting their outcome: nothing sent, none forgotten),
+ * `PERPS_STREAM_CLOSED` (closed, or ended after its `failed` event: nothing sent; the
+ * message names the cause), `PERPS_TRANSPORT` (not connected, or the connection closing,
+ * e.g. after the venue's Close frame: nothing sent; or the write failed:
+ * `perps_error_may_have_reached_venue` is true, and the message names the frame's
+ * `request_id`, the one the `unanswered` list of the `disconnected` event names). Never
+ * retried.
  */
 char *perps_stream_new_order(const struct perps_stream *st, const char *order_json, struct perps_error **err);
 
 /**
  * Order stream only: `order:cancel` with `params_json` `{"order_id":N}` and/or
  * `{"cl_ord_id":"…"}` (as REST `cancel_order`), signed. Returns `{"request_id":…,
- * "order_id"?,"cl_ord_id"?}` once the frame is written; replies as for
+ * "order_id"?,"cl_ord_id"?}` once the frame is written; replies and errors as for
  * `perps_stream_new_order`.
  */
 char *perps_stream_cancel_order(const struct perps_stream *st, const char *params_json, struct perps_error **err);

@@ -80,10 +80,15 @@ pub struct Error {
     http_status: u16,
     body: Option<String>,
     may_have_reached_venue: bool,
-    /// The order's `cl_ord_id` (given or generated) when a `new_order` failed.
-    cl_ord_id: Option<String>,
+    /// The order's `cl_ord_id` (given or generated) when a `new_order` failed. Boxed, as the
+    /// ids below: a `String` each would take the error past clippy's `result_large_err`
+    /// threshold (see `venue_code`).
+    cl_ord_id: Option<Box<str>>,
     /// The `x-request-id` sent with the failed request, when request bytes were sent.
-    request_id: Option<String>,
+    request_id: Option<Box<str>>,
+    /// The envelope `request_id` of an order-stream request whose frame may have been partly
+    /// written: the id its replies and the `unanswered` list of a disconnection name.
+    stream_request_id: Option<Box<str>>,
     /// How long to wait before asking again (a 429's `Retry-After`, or the local limiter).
     retry_after_ms: Option<i64>,
     /// The venue's `code` when it refused in the body of a 2xx answer (`PERPS_API_ERROR`,
@@ -105,6 +110,7 @@ impl Error {
             may_have_reached_venue: false,
             cl_ord_id: None,
             request_id: None,
+            stream_request_id: None,
             retry_after_ms: None,
             venue_code: None,
         }
@@ -158,12 +164,17 @@ impl Error {
     }
     /// Attach the order's `cl_ord_id`, so the caller can look the order up before resending.
     pub fn with_cl_ord_id(mut self, cl_ord_id: impl Into<String>) -> Self {
-        self.cl_ord_id = Some(cl_ord_id.into());
+        self.cl_ord_id = Some(cl_ord_id.into().into_boxed_str());
         self
     }
     /// Attach the `x-request-id` that was sent (only once request bytes have left).
     pub fn with_request_id(mut self, request_id: impl Into<String>) -> Self {
-        self.request_id = Some(request_id.into());
+        self.request_id = Some(request_id.into().into_boxed_str());
+        self
+    }
+    /// Attach the envelope `request_id` of an order-stream request whose frame may have left.
+    pub fn with_stream_request_id(mut self, request_id: impl Into<String>) -> Self {
+        self.stream_request_id = Some(request_id.into().into_boxed_str());
         self
     }
     /// Attach how long to wait before asking again, in milliseconds (never negative).
@@ -205,6 +216,13 @@ impl Error {
     pub fn request_id(&self) -> Option<&str> {
         self.request_id.as_deref()
     }
+    /// The envelope `request_id` of an order-stream request whose frame may have been partly
+    /// written (`Stream::new_order`, `Stream::cancel_order`): the id the stream's replies and
+    /// the `unanswered` list of its `disconnected` event name. `None` otherwise. Not the
+    /// `x-request-id` ([`Error::request_id`]).
+    pub fn stream_request_id(&self) -> Option<&str> {
+        self.stream_request_id.as_deref()
+    }
     /// Milliseconds to wait before asking again; `None` when unknown.
     pub fn retry_after_ms(&self) -> Option<i64> {
         self.retry_after_ms
@@ -233,6 +251,7 @@ impl fmt::Debug for Error {
             .field("may_have_reached_venue", &self.may_have_reached_venue)
             .field("cl_ord_id", &self.cl_ord_id)
             .field("request_id", &self.request_id)
+            .field("stream_request_id", &self.stream_request_id)
             .field("retry_after_ms", &self.retry_after_ms)
             .field("venue_code", &self.venue_code)
             .finish()

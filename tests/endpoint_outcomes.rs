@@ -152,6 +152,46 @@ fn answers_of_new_order_carry_the_cl_ord_id() {
     }
 }
 
+#[test]
+fn perps_request_placing_an_order_fails_with_the_cl_ord_id_its_body_names() {
+    // As `perps_new_order`: the caller can look the order up before resending it. The body
+    // goes out byte for byte, and no cl_ord_id is made up for a body without one.
+    let session = api_session(SEED);
+    let mine = ORDER.replace('}', r#","cl_ord_id":"mine-2"}"#);
+    let refusals = [
+        (vec![ms(1500)], PERPS_TIMEOUT, true),
+        (json(200, r#"{"code":400,"message":"invalid qty"}"#), PERPS_API_ERROR, false),
+        (json(200, r#"{"code":503,"message":"busy"}"#), PERPS_API_ERROR, true),
+        (json(200, r#"{"code":1e-400}"#), PERPS_BAD_RESPONSE, true),
+        (vec![Step::Write(response(502, &[], b"bad gateway"))], PERPS_HTTP_STATUS, true),
+    ];
+    for (steps, code, reached) in refusals {
+        let rogue = Rogue::start(move |_, _| steps.clone());
+        let client = client_at(&rogue.url(), r#"{"read_timeout_ms":200,"total_timeout_ms":400}"#);
+        for path in ["/api/new_order", "/api/new_order?x=1"] {
+            let f = expect(request(&client, &session, "POST", path, Some(&mine)), code, reached);
+            assert_eq!(f.cl_ord_id.as_deref(), Some("mine-2"), "{path} {code:?}: {f:?}");
+        }
+        assert_eq!(rogue.seen()[0].body, mine.as_bytes(), "the body is sent as given");
+        // No cl_ord_id named (or not as one string): none is reported.
+        for body in [
+            ORDER.to_owned(),
+            ORDER.replace('}', r#","cl_ord_id":7}"#),
+            format!("{},\"cl_ord_id\":\"b\"}}", &mine[..mine.len() - 1]),
+        ] {
+            let f = expect(request(&client, &session, "POST", "/api/new_order", Some(&body)), code, reached);
+            assert_eq!(f.cl_ord_id, None, "{body}: {f:?}");
+        }
+        // Other paths name no order placed.
+        let f = expect(
+            request(&client, &session, "POST", "/api/cancel_order", Some(r#"{"cl_ord_id":"mine-2"}"#)),
+            code,
+            reached,
+        );
+        assert_eq!(f.cl_ord_id, None, "{f:?}");
+    }
+}
+
 /// The same answer read by every path that reads a `code`: an endpoint call, the depth book,
 /// `new_order` and `perps_request`.
 fn on_every_path(client: &Client, session: &Session) -> [Result<String, Failure>; 4] {
@@ -164,12 +204,12 @@ fn on_every_path(client: &Client, session: &Session) -> [Result<String, Failure>
 }
 
 #[test]
-fn a_code_is_read_as_an_integer_a_string_of_digits_or_a_whole_number() {
-    // Success however the code is written, and null is no code: for the endpoint calls (the
-    // depth book too), new_order and perps_request alike.
+fn a_code_is_read_as_a_plain_integer_or_a_string_of_digits() {
+    // Success as an integer or a string of digits, and null is no code: for the endpoint
+    // calls (the depth book too), new_order and perps_request alike.
     for success in [
         r#"{"code":"0","message":"success","request_id":"r"}"#,
-        r#"{"code":0.0,"message":"success","request_id":"r"}"#,
+        r#"{"code":0,"message":"success","request_id":"r"}"#,
         r#"{"code":null,"message":"success","request_id":"r"}"#,
     ] {
         let text = success.to_owned();
@@ -206,6 +246,24 @@ fn a_code_is_read_as_an_integer_a_string_of_digits_or_a_whole_number() {
     for result in on_every_path(&client, &session) {
         let f = expect(result, PERPS_BAD_RESPONSE, true);
         assert!(f.message.contains(r#""code" is not an integer"#) && f.message.contains(r#"(\"0.0\")"#), "{f:?}");
+    }
+    // A code whose value is 0 (or 200, or a refusal's) but that is not written as a plain
+    // integer — an exponent (1e-400 underflows to 0 in a reader that rounds), a fraction, a
+    // negative zero: never a success, nor a refusal that did not reach the venue.
+    for code in ["1e-400", "-0", "0.0", "-0.0", "0e0", "200.0", "2e2", "\"-0\"", "400.0"] {
+        let text = format!(r#"{{"code":{code},"message":"success","request_id":"r","asks":[],"bids":[]}}"#);
+        let rogue = Rogue::start(move |_, _| json(200, &text));
+        let client = client_at(&rogue.url(), FAST);
+        for result in on_every_path(&client, &session) {
+            let f = expect(result, PERPS_BAD_RESPONSE, true);
+            assert!(f.message.contains(r#""code" is not an integer"#), "{code}: {f:?}");
+        }
+        let f = expect(
+            request(&client, &session, "POST", "/api/new_order", Some(r#"{"symbol":"BTC-USD"}"#)),
+            PERPS_BAD_RESPONSE,
+            true,
+        );
+        assert!(f.message.contains("new_order"), "{code}: {f:?}");
     }
 }
 

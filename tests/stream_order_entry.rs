@@ -1,6 +1,6 @@
 //! Order entry on the order stream against the WebSocket test venue
 //! (`tests/common/ws_server.rs`) on 127.0.0.1: orders signed and sent at once, replies in
-//! two frames in either ack style, late and unknown frames passed through, the session's
+//! two frames in either ack style, late, repeated and unknown frames passed through, the session's
 //! x-session-id, an account event that comes before the ack, orders refused before
 //! sending, and an order unanswered at a disconnect (listed, never resent, its late outcome
 //! matched on the next connection). Split from `tests/streams.rs` (subscriptions, events, supervision) because order
@@ -124,6 +124,19 @@ fn new_order_returns_before_the_venue_answers_and_late_or_unknown_frames_pass_th
     assert_eq!((rest["request_id"].as_str(), rest["matched"].as_bool()), (Some("from-rest-1"), Some(false)));
     let (other, _) = until(&stream, LONG, "notice", is_channel("unrecognized"));
     assert_eq!(other["frame"]["notice"], "maintenance");
+    // The order's outcome sent twice: passed on, marked as a repeat, never as its outcome.
+    // A venue outcome under 503 leaves the request's fate unknown, and says so.
+    server.send_all(
+        false,
+        Out::Text(json!({ "code": 0, "message": "success", "request_id": sent["request_id"] }).to_string()),
+    );
+    server.send_all(false, Out::Text(r#"{"code":503,"message":"busy","request_id":"from-rest-2"}"#.into()));
+    let (again, _) = until(&stream, LONG, "the outcome again", is_channel("order_response"));
+    assert_eq!(again["request_id"], sent["request_id"]);
+    let flags = |e: &Value| ["final", "matched", "repeat", "outcome_unknown"].map(|k| e[k].as_bool());
+    assert_eq!(flags(&again), [Some(true), Some(false), Some(true), Some(false)], "{again}");
+    let (busy, _) = until(&stream, LONG, "a 503 outcome", is_channel("order_response"));
+    assert_eq!(flags(&busy), [Some(true), Some(false), Some(false), Some(true)], "{busy}");
 }
 
 #[test]

@@ -200,16 +200,17 @@ fn check_order(result: Result<String, common::Failure>, body: Option<&[u8]>) {
             }
             let value: serde_json::Value = serde_json::from_str(&answer).expect("a success is JSON");
             let code = value.as_object().expect("a success is a JSON object").get("code");
-            // No code, null, or 0 or 200 written as a number or a string of digits.
+            // No code, null, or 0 or 200 written as a plain integer or a string of digits:
+            // never a fraction, an exponent or a negative zero (`0.0`, `1e-400`, `-0`, `"-0"`),
+            // which serde_json reads as floats.
             let success = |code: &serde_json::Value| match code {
                 serde_json::Value::Null => true,
-                serde_json::Value::Number(n) => matches!(n.as_f64(), Some(v) if v == 0.0 || v == 200.0),
+                serde_json::Value::Number(n) => matches!(n.as_i64(), Some(0 | 200)),
                 serde_json::Value::String(s) => {
-                    let digits = s.strip_prefix('-').unwrap_or(s);
-                    let significant = digits.trim_start_matches('0');
-                    !digits.is_empty()
-                        && digits.bytes().all(|b| b.is_ascii_digit())
-                        && (significant.is_empty() || (significant == "200" && !s.starts_with('-')))
+                    let significant = s.trim_start_matches('0');
+                    !s.is_empty()
+                        && s.bytes().all(|b| b.is_ascii_digit())
+                        && (significant.is_empty() || significant == "200")
                 }
                 _ => false,
             };

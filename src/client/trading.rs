@@ -154,10 +154,17 @@ impl Client {
         let body = (!body.is_empty()).then_some(body);
         let account = Account { session, token: &token, account: &account };
         let read = method == Method::GET;
+        // An order sent this way fails as `new_order` does: with the `cl_ord_id` it names, so
+        // the caller can look the order up before sending it again.
+        let cl_ord_id = is_new_order(&method, path).then(|| body.and_then(named_cl_ord_id)).flatten();
         let outgoing =
             Outgoing { method, target: path, body, account: Some(account), secrets, not_found: false, deadline: None };
-        let exchanged = self.exchange(&outgoing)?;
-        venue_result(&exchanged, path, read)
+        self.exchange(&outgoing).and_then(|exchanged| venue_result(&exchanged, path, read)).map_err(|error| {
+            match cl_ord_id {
+                Some(id) => error.with_cl_ord_id(id),
+                None => error,
+            }
+        })
     }
 
     /// Send one request: pace it (option `rate_limit`: the host's per-IP limit, and the
@@ -310,6 +317,22 @@ const ORDER_ENTRY: [&str; 3] = ["/api/new_order", "/api/cancel_order", "/api/can
 /// reads for that reason).
 fn is_order_entry(method: &Method, path: &str) -> bool {
     *method == Method::POST && ORDER_ENTRY.contains(&path)
+}
+
+/// Whether `perps_request` is placing an order: a POST to `/api/new_order` (query aside).
+fn is_new_order(method: &Method, target: &str) -> bool {
+    *method == Method::POST && target.split('?').next() == Some("/api/new_order")
+}
+
+/// The `cl_ord_id` a caller's order body names: its top-level `cl_ord_id` string, only when
+/// the body is one JSON object that names it once (of two, the venue's reader may keep
+/// either). The body itself is sent as given; none is invented for it.
+fn named_cl_ord_id(body: &[u8]) -> Option<String> {
+    let entries = crate::json_entries::parse(std::str::from_utf8(body).ok()?).ok()?;
+    entries.into_iter().find(|(key, _)| key == "cl_ord_id").and_then(|(_, value)| match value {
+        serde_json::Value::String(id) => Some(id),
+        _ => None,
+    })
 }
 
 fn parse_method(method: &str) -> Result<Method> {

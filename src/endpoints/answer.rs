@@ -3,7 +3,8 @@
 //! An answer is returned as the venue's own JSON text (extra fields kept, decimals as the
 //! venue wrote them, strings or numbers), after two checks: it is a JSON object or array —
 //! an object envelope or a bare array for lists, `[]` or `{code,message,request_id}` for
-//! `cancel_orders` — and an object's `code`, when present, is 0 (else `PERPS_API_ERROR`),
+//! `cancel_orders` — and an object's `code`, when present, is 0 or 200 (else
+//! `PERPS_API_ERROR`, or `PERPS_BAD_RESPONSE` for a code that is not a plain integer),
 //! read by [`venue_code`] as every REST answer's `code` is. The one change:
 //! `query_depth_book`'s levels come back sorted by
 //! decimal value, bids high to low and asks low to high, compared exactly (never as
@@ -25,31 +26,37 @@ pub enum Refusal {
     Code(i64, String),
 }
 
-/// The `code` of a REST answer, read tolerantly — the one reading every REST answer's code
-/// goes through (endpoint calls, `new_order`, `perps_request`). The venue and its documents
-/// write it as an integer; a gateway or another version may write it as a string of digits
-/// (`"0"`, `"400"`, optionally with a leading '-') or as a float without a fraction (`0.0`).
-/// `null` counts as absent. `Ok(None)`: no code; `Ok(Some(n))`: code `n` (0 is success);
-/// `Err`: a code of another shape (`0.5`, `"ok"`, `true`, beyond 64 bits), for which the
-/// request's outcome is unknown, described for the error's message.
+/// The `code` of a REST answer — the one reading every REST answer's code goes through
+/// (endpoint calls, the depth book, `new_order`, `perps_request`). The venue and its
+/// documents write it as an integer; a gateway or another version may write it as a string
+/// of digits (`"0"`, `"400"`, optionally with a leading '-'). `null` counts as absent.
+/// `Ok(None)`: no code; `Ok(Some(n))`: code `n` (0 is success); `Err`: a code of another
+/// shape, for which the request's outcome is unknown, described for the error's message.
+///
+/// Only a plain integer is a code: a number written with a fraction or an exponent, or a
+/// negative zero (`0.0`, `4e2`, `-0`, `"-0"`), is not, however whole its value. JSON readers
+/// do not agree on such numbers — `1e-400` is 0 to a reader that rounds it and an error to
+/// one that does not — so taking one for a success could report an order the venue refused
+/// (or never read) as placed. Nor are `0.5`, `"ok"`, `true`, or integers beyond 64 bits.
 pub fn venue_code(code: Option<&Value>) -> Result<Option<i64>, String> {
-    /// 2^63: the first float beyond `i64`.
-    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
     let read = match code {
         None | Some(Value::Null) => return Ok(None),
-        Some(Value::Number(n)) => n
-            .as_i64()
-            .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && (-LIMIT..LIMIT).contains(f)).map(|f| f as i64)),
+        // serde_json keeps an integer literal as an integer (`-0` excepted, which it reads
+        // as a float), and every literal with a fraction or an exponent as a float.
+        Some(Value::Number(n)) => n.as_i64(),
         Some(Value::String(s)) => {
             let digits = s.strip_prefix('-').unwrap_or(s);
-            (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then(|| s.parse::<i64>().ok()).flatten()
+            let negative_zero = digits.len() < s.len() && digits.bytes().all(|b| b == b'0');
+            (!digits.is_empty() && !negative_zero && digits.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| s.parse::<i64>().ok())
+                .flatten()
         }
         Some(_) => None,
     };
     match (read, code) {
         (Some(n), _) => Ok(Some(n)),
         (None, Some(code)) => Err(format!(
-            "the venue's \"code\" is not an integer, a string of digits or a whole number ({})",
+            "the venue's \"code\" is not an integer written plainly, nor a string of digits ({})",
             excerpt(&code.to_string())
         )),
         (None, None) => Ok(None),
@@ -366,7 +373,7 @@ mod tests {
     }
 
     #[test]
-    fn codes_are_read_tolerantly() {
+    fn codes_are_read_as_plain_integers_or_strings_of_digits() {
         let read = |text: &str| venue_code(Some(&serde_json::from_str(text).unwrap()));
         for (text, code) in [
             ("0", 0),
@@ -376,10 +383,6 @@ mod tests {
             ("\"400\"", 400),
             ("\"-1\"", -1),
             ("\"007\"", 7),
-            ("0.0", 0),
-            ("-0.0", 0),
-            ("400.0", 400),
-            ("4e2", 400),
             ("9223372036854775807", i64::MAX),
             ("\"-9223372036854775808\"", i64::MIN),
         ] {
@@ -388,6 +391,19 @@ mod tests {
         assert_eq!(venue_code(None), Ok(None));
         assert_eq!(read("null"), Ok(None));
         for bad in [
+            // Not written as a plain integer, whatever its value: never a success.
+            "1e-400",
+            "-0",
+            "-0.0",
+            "0.0",
+            "0e0",
+            "0E5",
+            "200.0",
+            "2e2",
+            "400.0",
+            "4e2",
+            "\"-0\"",
+            "\"-000\"",
             "0.5",
             "1e300",
             "9223372036854775808",
@@ -407,7 +423,13 @@ mod tests {
         }
         // The same reading for every answer: `check` and the depth book.
         assert_eq!(check(r#"{"code":"0","message":"success"}"#), Ok(()));
-        assert_eq!(check(r#"{"code":0.0}"#), Ok(()));
+        for unplain in
+            [r#"{"code":0.0}"#, r#"{"code":1e-400}"#, r#"{"code":-0}"#, r#"{"code":"-0"}"#, r#"{"code":4e2}"#]
+        {
+            assert!(matches!(check(unplain), Err(Refusal::Shape(m)) if m.contains("not an integer")), "{unplain}");
+            let book = format!("{},\"bids\":[],\"asks\":[]}}", unplain.trim_end_matches('}'));
+            assert!(matches!(sort_depth_book(&book), Err(Refusal::Shape(_))), "{book}");
+        }
         assert_eq!(check(r#"{"code":null,"message":"success"}"#), Ok(()));
         assert_eq!(check(r#"{"code":"400","message":"bad"}"#), Err(Refusal::Code(400, "bad".into())));
         // 200, as the WebSocket auth answers write success: an accepted order is never

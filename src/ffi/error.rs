@@ -210,9 +210,11 @@ pub extern "C" fn perps_error_may_have_reached_venue(e: *const perps_error) -> b
 /// The `cl_ord_id` of the order a failed `perps_new_order` or `perps_stream_new_order` was
 /// placing — the caller's, or the one the library generated — so the order can be looked up
 /// (`perps_query_order` with `{"cl_ord_id":…}`) before deciding to send it again; for a
-/// failed `perps_stream_cancel_order`, the `cl_ord_id` its params named. NULL for other
-/// calls, when the call failed before the order's id was decided (a NULL argument, no usable
-/// token, invalid JSON or fields), or when `e` is NULL.
+/// failed `perps_stream_cancel_order`, the `cl_ord_id` its params named; for a failed
+/// `perps_request` POST to `/api/new_order`, the `cl_ord_id` string its body names (none is
+/// made up for a body without one). NULL for other calls, when the call failed before the
+/// order's id was decided (a NULL argument, no usable token, invalid JSON or fields), or
+/// when `e` is NULL.
 /// Borrowed: valid until `perps_error_free(e)`.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_error_cl_ord_id(e: *const perps_error) -> *const c_char {
@@ -221,7 +223,8 @@ pub extern "C" fn perps_error_cl_ord_id(e: *const perps_error) -> *const c_char 
 
 /// The `x-request-id` header value sent with the failed request (body-signed requests:
 /// `perps_new_order`, the POST endpoint calls, `perps_request` with a body; over the order
-/// stream, the `x-request-id` of a frame that may have been partly written). NULL when no
+/// stream, the `x-request-id` of a frame that may have been partly written — not the
+/// frame's envelope `request_id`, which the message names). NULL when no
 /// request bytes were sent, for unsigned requests (GET), or when `e` is NULL.
 /// Borrowed: valid until `perps_error_free(e)`.
 #[unsafe(no_mangle)]

@@ -77,7 +77,12 @@ pub extern "C" fn perps_order_stream_open(
 /// left NULL when the time passes first. Events: venue pushes `{"channel","seq","symbol"?,
 /// "data","received_ns"}` (depth_book levels sorted: bids high to low, asks low to high);
 /// order replies `{"channel":"order_response","request_id","code","message","final",
-/// "matched",…}`; frames of no known channel `{"channel":"unrecognized","frame",…}` (with
+/// "matched","repeat","outcome_unknown",…}` (`final` false for the "accepted" ack; `matched`
+/// false for a frame of no request of this stream awaiting its outcome; `repeat` true for an
+/// outcome the venue sent again for a request whose outcome was already given — never that
+/// request's outcome; `outcome_unknown` true for an outcome whose `code` is 5xx or 408, or
+/// not an integer written plainly: the order or cancel may have been acted on, so query it
+/// before sending it again); frames of no known channel `{"channel":"unrecognized","frame",…}` (with
 /// `"answers":"auth:login"` for a late answer to a login of an earlier connection); and
 /// `{"channel":"status","state":S,…}` with S one of connected, disconnected, reconnecting,
 /// reconnect_failed, reconnected, gap, seq_regression, error, overflow, failed.
@@ -106,11 +111,14 @@ pub extern "C" fn perps_stream_next(
 /// `{"request_id":…,"cl_ord_id":…}` as soon as the frame is written, without waiting for
 /// the venue: its replies arrive as `order_response` events with that `request_id` (an
 /// "accepted" ack with `final` false, then the outcome with `final` true). Errors:
-/// `PERPS_INVALID_ORDER`, `PERPS_INVALID_STATE` (a market stream), `PERPS_STREAM_CLOSED`
-/// (closed, or ended after its `failed` event: nothing sent; the message names the cause),
-/// `PERPS_TRANSPORT` (not connected, or the connection closing, e.g. after the venue's
-/// Close frame: nothing sent; or the write failed: `perps_error_may_have_reached_venue` is
-/// true). Never retried.
+/// `PERPS_INVALID_ORDER`, `PERPS_INVALID_STATE` (a market stream; or 100,000 requests of
+/// the stream already awaiting their outcome: nothing sent, none forgotten),
+/// `PERPS_STREAM_CLOSED` (closed, or ended after its `failed` event: nothing sent; the
+/// message names the cause), `PERPS_TRANSPORT` (not connected, or the connection closing,
+/// e.g. after the venue's Close frame: nothing sent; or the write failed:
+/// `perps_error_may_have_reached_venue` is true, and the message names the frame's
+/// `request_id`, the one the `unanswered` list of the `disconnected` event names). Never
+/// retried.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_stream_new_order(
     st: *const perps_stream,
@@ -125,7 +133,7 @@ pub extern "C" fn perps_stream_new_order(
 
 /// Order stream only: `order:cancel` with `params_json` `{"order_id":N}` and/or
 /// `{"cl_ord_id":"…"}` (as REST `cancel_order`), signed. Returns `{"request_id":…,
-/// "order_id"?,"cl_ord_id"?}` once the frame is written; replies as for
+/// "order_id"?,"cl_ord_id"?}` once the frame is written; replies and errors as for
 /// `perps_stream_new_order`.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_stream_cancel_order(

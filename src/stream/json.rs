@@ -46,10 +46,23 @@ pub fn push_str(out: &mut String, text: &str) {
 }
 
 /// A venue's numeric field as it may come (venue-api.md: sources send numbers as numbers or
-/// as strings): read as REST reads the answers' `code` (`endpoints::answer::venue_code`: an
-/// integer, a string of digits, a whole float). `None` for anything else, `null` included.
+/// as strings): an integer or a string of digits, as REST reads the answers' `code`
+/// (`endpoints::answer::venue_code`), and also a whole float (`5.0`), which REST no longer
+/// takes for a code. `None` for anything else, `null` included.
 pub fn lenient_int(value: Option<&serde_json::Value>) -> Option<i64> {
-    crate::endpoints::answer::venue_code(value).ok().flatten()
+    /// 2^63: the first float beyond `i64`.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    match value {
+        Some(serde_json::Value::Number(n)) if n.is_f64() => {
+            n.as_f64().filter(|f| f.fract() == 0.0 && (-LIMIT..LIMIT).contains(f)).map(|f| f as i64)
+        }
+        Some(serde_json::Value::String(s))
+            if s.strip_prefix('-').is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b == b'0')) =>
+        {
+            Some(0)
+        }
+        _ => crate::endpoints::answer::venue_code(value).ok().flatten(),
+    }
 }
 
 /// `seq` read leniently (an integer, a string of one, an integral float); anything else is

@@ -140,7 +140,9 @@ impl Stream {
     /// `{"request_id":…,"cl_ord_id":…}` once the frame is written; the venue's replies come
     /// as `order_response` events with that `request_id`. A failure after the order was
     /// validated carries its `cl_ord_id`, and once frame bytes may have left, the
-    /// `x-request-id` of its signature.
+    /// `x-request-id` of its signature and the envelope `request_id`
+    /// (`Error::stream_request_id`, named in the message too). Refused unsent
+    /// (`InvalidState`) while 100,000 requests of the stream await their outcome.
     pub fn new_order(&self, order_json: &str) -> Result<String> {
         let state = self.order_state()?;
         // The same validation and `cl_ord_id` generation as REST `new_order`.
@@ -216,8 +218,9 @@ impl Stream {
         let session = self.session.as_ref().ok_or_else(|| Error::invalid_state("the order stream has no session"))?;
         let signature = session.sign_body_now(params.as_bytes(), self.client.venue_now_ms())?;
         let frame = orders::order_frame(&state.session_id, request_id.as_str(), method, &signature, params);
-        // Remembered first: the reply may arrive before the write returns.
-        state.remember(request_id, method, cl_ord_id, order_id);
+        // Remembered first: the reply may arrive before the write returns. Refused, unsent,
+        // when the requests awaiting their outcome are at their bound.
+        state.remember(request_id, method, cl_ord_id, order_id)?;
         let mut link = self.shared.link_for_writing();
         let Some(conn) = link.conn.as_mut() else {
             drop(link);
@@ -237,16 +240,28 @@ impl Stream {
             state.forget(request_id);
             return Err(Error::new(error.code(), format!("{}: the order was not sent", error.message())));
         }
-        Err(Error::new(
-            error.code(),
-            format!(
-                "{}; the frame may have been partly sent: check the order's state before resending",
-                error.message()
-            ),
-        )
-        .reached_venue(true)
-        .with_request_id(signature.request_id()))
+        // Kept among the requests awaiting their outcome: the `unanswered` list of the
+        // disconnection that follows names it, by the id the error carries.
+        Err(partly_sent(&error, signature.request_id(), request_id))
     }
+}
+
+/// The failure of a write after which part of a request's frame may have left: it may have
+/// reached the venue, and it names the request by its `x-request-id` and by its envelope
+/// `request_id` (also in the message, for callers that read only the message), the one the
+/// stream's replies and the `unanswered` list of the next `disconnected` event name.
+fn partly_sent(error: &Error, x_request_id: &str, request_id: &orders::RequestId) -> Error {
+    Error::new(
+        error.code(),
+        format!(
+            "{}; the frame of request_id {} may have been partly sent: check the order's state before resending",
+            error.message(),
+            request_id.as_str()
+        ),
+    )
+    .reached_venue(true)
+    .with_request_id(x_request_id)
+    .with_stream_request_id(request_id.as_str())
 }
 
 impl Drop for Stream {
@@ -298,5 +313,27 @@ impl PushDecoder {
     /// Forget the `seq` numbers seen (as a new connection does).
     pub fn reset_seq(&mut self) {
         self.market.reset_seq();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_partly_sent_request_is_named_by_the_id_its_replies_and_the_unanswered_list_use() {
+        let request_id = orders::RequestId::fresh().unwrap();
+        let write = Error::new(Code::Transport, "writing a frame: connection reset");
+        let error = partly_sent(&write, "x-req-1", &request_id);
+        assert_eq!(error.code(), Code::Transport);
+        assert!(error.may_have_reached_venue());
+        assert_eq!(error.request_id(), Some("x-req-1"), "the x-request-id, as before");
+        assert_eq!(error.stream_request_id(), Some(request_id.as_str()));
+        let message = error.message();
+        assert!(message.starts_with("writing a frame: connection reset; "), "{message}");
+        assert!(
+            message.contains(&format!("request_id {} may have been partly sent", request_id.as_str())),
+            "{message}"
+        );
     }
 }

@@ -6,7 +6,11 @@
 //! Replies come in two frames: an "accepted" ack (`final: false`; the word under `status`
 //! or under `message`) and the outcome (`final: true`: success, or a rejection such as
 //! "alo order rejected"). Frames for unknown or finished requests (late acks, results of
-//! REST orders sent with `x-session-id`) are passed through with `"matched": false`.
+//! REST orders sent with `x-session-id`) are passed through with `"matched": false`; an
+//! outcome for a request whose outcome was already passed on (of the last 4,096 finished)
+//! also with `"repeat": true`, so that no engine takes it for an order's outcome. An outcome
+//! whose code leaves the request's effect unknown (5xx, 408, or a code that is no plain
+//! integer) says so with `"outcome_unknown": true`, as REST says "may have reached the venue".
 //!
 //! The login may be answered the same way: an "accepted" ack lets the connection be served
 //! (the open does not wait for more), but the login's `request_id` is kept, and the frame
@@ -19,132 +23,25 @@
 //! never as an `order_response`.
 
 use super::events::Queue;
-use super::json::push_str;
 use super::supervisor::{AuthOutcome, Protocol};
 use super::transport::Connection;
 use super::unrecognized;
 use super::wiped_frame::WipedText;
-use crate::body_sign::{BodySignature, REQUEST_ID_LEN};
-use crate::error::{Error, Result, excerpt};
+use crate::error::{Error, Result};
 use serde_json::{Map, Value, json};
 
 mod login;
 mod pending;
+mod requests;
 
 use login::Logins;
 
 pub use pending::{OrderState, RequestId};
+pub use requests::{cancel_params, order_frame};
 
 /// A fresh UUID text (the order stream's own `session_id`, the login's `request_id`).
 pub fn fresh_request_id() -> Result<String> {
     Ok(RequestId::fresh()?.as_str().to_owned())
-}
-
-/// `{"session_id","request_id","method","header":{…},"params":"<the exact signed string>"}`,
-/// in one allocation; `params` escaped once, straight into the frame.
-pub fn order_frame(
-    session_id: &str,
-    request_id: &str,
-    method: &str,
-    signature: &BodySignature,
-    params: &str,
-) -> String {
-    const FIXED: usize = r#"{"session_id":,"request_id":"","method":"","header":{"x-request-id":"","x-request-timestamp":"","x-request-signature":"","x-request-sign-version":""},"params":}"#.len();
-    let capacity = FIXED
-        + session_id.len()
-        + 2
-        + request_id.len()
-        + method.len()
-        + REQUEST_ID_LEN
-        + crate::body_sign::TIMESTAMP_MAX_LEN
-        + crate::body_sign::SIGNATURE_B64_LEN
-        + 2
-        // A compact order body has one quote to escape per 5–6 bytes; room for all.
-        + params.len() * 2
-        + 2;
-    let mut out = String::with_capacity(capacity);
-    out.push_str("{\"session_id\":");
-    push_str(&mut out, session_id);
-    out.push_str(",\"request_id\":\"");
-    out.push_str(request_id);
-    out.push_str("\",\"method\":\"");
-    out.push_str(method);
-    out.push_str("\",\"header\":{\"x-request-id\":\"");
-    out.push_str(signature.request_id());
-    out.push_str("\",\"x-request-timestamp\":\"");
-    out.push_str(signature.timestamp());
-    out.push_str("\",\"x-request-signature\":\"");
-    out.push_str(signature.signature());
-    out.push_str("\",\"x-request-sign-version\":\"");
-    out.push_str(signature.version());
-    out.push_str("\"},\"params\":");
-    push_str(&mut out, params);
-    out.push('}');
-    out
-}
-
-/// Validate `order:cancel` params (as REST `cancel_order`): `order_id` (a positive integer)
-/// and/or `cl_ord_id` (a string), nothing else; written once, compactly.
-pub fn cancel_params(params_json: &str) -> Result<(String, Option<i64>, Option<String>)> {
-    // A name given twice is refused, as REST refuses it: parsers keep different copies, and
-    // a cancel must never pick an order the caller did not mean. Invalid JSON is described
-    // by serde_json, whose message says where.
-    let value = crate::strict_json::parse(params_json.as_bytes()).map_err(|why| {
-        match serde_json::from_str::<serde::de::IgnoredAny>(params_json) {
-            Err(e) => Error::invalid_argument(format!("params_json is not valid JSON: {e}")),
-            Ok(_) => Error::invalid_argument(format!("params_json: {why}")),
-        }
-    })?;
-    let Value::Object(fields) = value else {
-        return Err(Error::invalid_argument(
-            "params_json must be a JSON object: {\"order_id\":…} or {\"cl_ord_id\":…}",
-        ));
-    };
-    if let Some(unknown) = fields.keys().find(|k| *k != "order_id" && *k != "cl_ord_id") {
-        return Err(Error::invalid_argument(format!(
-            "params_json has an unknown field \"{}\" (cancel takes \"order_id\" or \"cl_ord_id\")",
-            excerpt(unknown)
-        )));
-    }
-    let order_id = match fields.get("order_id") {
-        None => None,
-        Some(v) => match v.as_i64() {
-            Some(id) if id > 0 => Some(id),
-            _ => {
-                return Err(Error::invalid_argument(
-                    "params_json: \"order_id\" must be a positive integer (a JSON number)",
-                ));
-            }
-        },
-    };
-    let cl_ord_id = match fields.get("cl_ord_id") {
-        None => None,
-        Some(Value::String(id)) if !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_graphic()) => {
-            Some(id.clone())
-        }
-        Some(_) => {
-            return Err(Error::invalid_argument(
-                "params_json: \"cl_ord_id\" must be a string of 1 to 64 visible ASCII characters",
-            ));
-        }
-    };
-    if order_id.is_none() && cl_ord_id.is_none() {
-        return Err(Error::invalid_argument("params_json names no order: give \"order_id\" or \"cl_ord_id\""));
-    }
-    // Written in a fixed order: order_id, then cl_ord_id.
-    let mut out = String::from("{");
-    if let Some(id) = order_id {
-        out.push_str(&format!("\"order_id\":{id}"));
-    }
-    if let Some(id) = &cl_ord_id {
-        if order_id.is_some() {
-            out.push(',');
-        }
-        out.push_str("\"cl_ord_id\":");
-        push_str(&mut out, id);
-    }
-    out.push('}');
-    Ok((out, order_id, cl_ord_id))
 }
 
 pub struct Orders {
@@ -200,6 +97,16 @@ fn is_ack(frame: &Map<String, Value>) -> bool {
     code_ok && (accepted("status") || accepted("message"))
 }
 
+/// Whether an outcome's `code` leaves the request's effect unknown, as REST judges it: a
+/// server error or time-out behind the venue's gateway (5xx, 408: the order or cancel may
+/// have been acted on), or a code that is not an integer written plainly or a string of
+/// digits (`1e-400`, `-0`, `"ok"`: no reader can be sure what it says). An engine taking it
+/// for a plain refusal would send the order again.
+fn outcome_unknown(code: Option<&Value>) -> bool {
+    use crate::endpoints::answer::{code_leaves_outcome_unknown, venue_code};
+    venue_code(code).map_or(true, |code| code.is_some_and(code_leaves_outcome_unknown))
+}
+
 impl Protocol for Orders {
     fn name(&self) -> &'static str {
         "order"
@@ -251,7 +158,7 @@ impl Protocol for Orders {
             return AuthOutcome::Pending;
         }
         let ack = is_ack(&frame);
-        let request = self.state.answered(request_id, ack);
+        let pending::Answer { request, repeat } = self.state.answered(request_id, ack);
         let mut event = json!({
             "channel": "order_response",
             "request_id": request_id,
@@ -259,6 +166,8 @@ impl Protocol for Orders {
             "message": message,
             "final": !ack,
             "matched": request.is_some(),
+            "repeat": repeat,
+            "outcome_unknown": !ack && outcome_unknown(frame.get("code")),
             "method": request.as_ref().map(|r| r.method),
             "cl_ord_id": request.as_ref().and_then(|r| r.cl_ord_id.as_deref()),
             "order_id": request.as_ref().and_then(|r| r.order_id),
@@ -307,20 +216,6 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_cancel_naming_a_field_twice_is_refused() {
-        for params in [
-            r#"{"order_id":1,"order_id":2}"#,
-            r#"{"cl_ord_id":"a","cl_ord_id":"b"}"#,
-            r#"{"order_id":1,"\u006frder_id":2}"#,
-        ] {
-            let e = cancel_params(params).unwrap_err();
-            assert_eq!(e.code(), crate::Code::InvalidArgument);
-            assert!(e.message().contains("member name twice"), "{params}: {}", e.message());
-        }
-        assert_eq!(cancel_params(r#"{"order_id":1,"cl_ord_id":"a"}"#).unwrap().0, r#"{"order_id":1,"cl_ord_id":"a"}"#);
-    }
-
     /// Events for `frames`, where "r1" and "r2" stand for two requests remembered first
     /// (their fresh ids substituted).
     fn events_of(frames: &[&str], pending: &[(&str, &'static str)]) -> Vec<Value> {
@@ -328,7 +223,7 @@ mod tests {
         let mut ids = Vec::new();
         for (name, method) in pending {
             let id = RequestId::fresh().unwrap();
-            state.remember(&id, method, Some("c-1"), None);
+            state.remember(&id, method, Some("c-1"), None).unwrap();
             ids.push((*name, id));
         }
         let mut orders = Orders::new(state, None);
@@ -381,6 +276,69 @@ mod tests {
         assert_eq!(row(&got[5]), ("rest-1".into(), Some(true), Some(false)));
         assert_eq!(got[6]["channel"], "unrecognized");
         assert_eq!(got.len(), 7);
+    }
+
+    #[test]
+    fn a_second_outcome_is_passed_on_as_a_repeat_never_as_an_orders_outcome() {
+        let got = events_of(
+            &[
+                r#"{"code":0,"status":"accepted","request_id":"r1"}"#,
+                r#"{"code":0,"message":"success","request_id":"r1"}"#,
+                r#"{"code":0,"message":"success","request_id":"r1"}"#,
+                r#"{"code":400,"message":"alo order rejected","request_id":"r1"}"#,
+                r#"{"code":0,"message":"accepted","request_id":"r1"}"#,
+                r#"{"code":0,"message":"success","request_id":"rest-1"}"#,
+                r#"{"code":0,"message":"success","request_id":"r2"}"#,
+            ],
+            &[("r1", "order:new"), ("r2", "order:cancel")],
+        );
+        let row = |e: &Value| {
+            (
+                e["request_id"].as_str().unwrap().to_owned(),
+                e["final"].as_bool().unwrap(),
+                e["matched"].as_bool().unwrap(),
+                e["repeat"].as_bool().unwrap(),
+            )
+        };
+        let rows: Vec<_> = got.iter().map(row).collect();
+        assert_eq!(
+            rows,
+            [
+                ("r1".into(), false, true, false),
+                ("r1".into(), true, true, false),
+                ("r1".into(), true, false, true),
+                ("r1".into(), true, false, true),
+                ("r1".into(), false, false, false),
+                ("rest-1".into(), true, false, false),
+                ("r2".into(), true, true, false),
+            ],
+            "every frame passed on, each outcome after the first marked"
+        );
+        // Shaped as other unmatched frames: the venue's frame, and no request named.
+        assert_eq!((&got[3]["method"], &got[3]["cl_ord_id"]), (&Value::Null, &Value::Null));
+        assert_eq!(got[3]["frame"]["message"], "alo order rejected");
+    }
+
+    #[test]
+    fn an_outcome_whose_code_leaves_the_orders_fate_unknown_says_so() {
+        let frames = [
+            (r#"{"code":503,"message":"busy","request_id":"r1"}"#, true),
+            (r#"{"code":"408","message":"timeout","request_id":"r1"}"#, true),
+            (r#"{"code":500,"request_id":"r1"}"#, true),
+            (r#"{"code":1e-400,"message":"success","request_id":"r1"}"#, true),
+            (r#"{"code":-0,"message":"success","request_id":"r1"}"#, true),
+            (r#"{"code":"ok","request_id":"r1"}"#, true),
+            (r#"{"code":400,"message":"alo order rejected","request_id":"r1"}"#, false),
+            (r#"{"code":429,"message":"slow down","request_id":"r1"}"#, false),
+            (r#"{"code":0,"message":"success","request_id":"r1"}"#, false),
+            (r#"{"message":"success","request_id":"r1"}"#, false),
+            (r#"{"code":0,"status":"accepted","request_id":"r1"}"#, false),
+        ];
+        for (frame, unknown) in frames {
+            let got = events_of(&[frame], &[("r1", "order:new")]);
+            assert_eq!(got[0]["outcome_unknown"].as_bool(), Some(unknown), "{frame}");
+            assert_eq!(got[0]["matched"], true, "{frame}");
+        }
     }
 
     #[test]
@@ -458,20 +416,5 @@ mod tests {
         orders.login.served();
         assert!(matches!(orders.login.current, login::Login::Done));
         assert!(queue.pop(Some(Duration::ZERO), None).unwrap().is_none());
-    }
-
-    #[test]
-    fn cancel_params_are_checked_and_written_once() {
-        assert_eq!(cancel_params(r#"{"cl_ord_id":"a","order_id":7}"#).unwrap().0, r#"{"order_id":7,"cl_ord_id":"a"}"#);
-        for (json, fragment) in [
-            ("[]", "must be a JSON object"),
-            ("{}", "names no order"),
-            (r#"{"order_id":"7"}"#, "positive integer"),
-            (r#"{"order_id":0}"#, "positive integer"),
-            (r#"{"cl_ord_id":""}"#, "1 to 64"),
-            (r#"{"id":1}"#, "unknown field \"id\""),
-        ] {
-            assert!(cancel_params(json).unwrap_err().message().contains(fragment), "{json}");
-        }
     }
 }

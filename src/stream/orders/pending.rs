@@ -2,17 +2,26 @@
 //! envelope `request_id` until its outcome comes, so that the venue's replies (an ack, then
 //! the outcome) are matched to the order they answer. Apart from the protocol (`orders.rs`)
 //! because it is the state the callers' threads share with the I/O thread, and its own
-//! concerns: a key per `request_id` without hashing or allocating per order, and a bound.
+//! concerns: a key per `request_id` without hashing or allocating per order, and bounds:
+//! at most [`MAX_PENDING`] requests wait for their outcome (beyond, a new one is refused
+//! unsent: none is forgotten silently), and the last [`REMEMBERED_FINISHED`] requests answered
+//! by their outcome are remembered, so that an outcome the venue sends twice is passed on as
+//! a repeat, never as an order's outcome.
 
 use crate::body_sign::REQUEST_ID_LEN;
-use crate::error::Result;
-use std::collections::{HashMap, VecDeque};
+use crate::error::{Code, Error, Result};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Mutex, PoisonError};
 
-/// Requests waiting for their outcome, at most this many (the oldest are forgotten first;
-/// a reply that comes for one later is passed through unmatched).
+/// Requests waiting for their outcome, at most this many. A request beyond it is refused
+/// before any of it is sent: forgetting the oldest instead would pass its outcome on as
+/// no request's, and drop it from the `unanswered` list an engine reconciles by.
 const MAX_PENDING: usize = 100_000;
+
+/// How many requests answered by their outcome are remembered (their keys only): a second
+/// outcome for one of them comes soon after the first, if at all.
+const REMEMBERED_FINISHED: usize = 4096;
 
 /// An envelope `request_id`: a fresh UUID v4, as text and as the 128-bit key of the pending
 /// table (no allocation, no string hashing per order).
@@ -92,30 +101,47 @@ pub(super) struct Request {
     pub(super) order_id: Option<i64>,
 }
 
+/// What a reply with a `request_id` answers.
+pub(super) struct Answer {
+    /// The request it answers, still awaiting its outcome (or now given it).
+    pub(super) request: Option<Request>,
+    /// An outcome (not an ack) for a request whose outcome was already passed on: the venue
+    /// sent it twice. It must never be taken for an order's outcome.
+    pub(super) repeat: bool,
+}
+
 /// The requests sent and not yet answered by their outcome.
 #[derive(Default)]
 struct Pending {
     by_id: HashMap<u128, Request, BuildHasherDefault<FoldHasher>>,
     /// Keys in the order they were sent (finished ones stay until compaction).
     order: VecDeque<u128>,
+    /// The latest requests answered by their outcome, oldest first (`finished_keys` holds
+    /// the same keys, to look them up).
+    finished: VecDeque<u128>,
+    finished_keys: HashSet<u128, BuildHasherDefault<FoldHasher>>,
 }
 
 impl Pending {
     fn insert(&mut self, key: u128, request: Request) {
-        while self.by_id.len() >= MAX_PENDING {
-            match self.order.pop_front() {
-                Some(oldest) => {
-                    self.by_id.remove(&oldest);
-                }
-                None => break,
-            }
-        }
         self.order.push_back(key);
         self.by_id.insert(key, request);
         // Finished requests leave their key in `order`; compact it now and then.
         if self.order.len() > 2 * self.by_id.len() + 1024 {
             let by_id = &self.by_id;
             self.order.retain(|key| by_id.contains_key(key));
+        }
+    }
+
+    /// A request answered by its outcome: remembered among the latest finished.
+    fn finish(&mut self, key: u128) {
+        if self.finished.len() == REMEMBERED_FINISHED
+            && let Some(oldest) = self.finished.pop_front()
+        {
+            self.finished_keys.remove(&oldest);
+        }
+        if self.finished_keys.insert(key) {
+            self.finished.push_back(key);
         }
     }
 }
@@ -126,11 +152,19 @@ pub struct OrderState {
     /// Whether `session_id` is the session's `x-session-id` (so REST results arrive here).
     pub from_session: bool,
     pending: Mutex<Pending>,
+    /// [`MAX_PENDING`], lowered by the tests.
+    max_pending: usize,
 }
 
 impl OrderState {
     pub fn new(session_id: String, from_session: bool) -> OrderState {
-        OrderState { session_id, from_session, pending: Mutex::new(Pending::default()) }
+        OrderState { session_id, from_session, pending: Mutex::new(Pending::default()), max_pending: MAX_PENDING }
+    }
+
+    #[cfg(test)]
+    pub(super) fn with_max_pending(mut self, max_pending: usize) -> OrderState {
+        self.max_pending = max_pending;
+        self
     }
 
     fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
@@ -138,22 +172,52 @@ impl OrderState {
     }
 
     /// Remember a request before its frame is written (its reply may come before the write
-    /// returns).
-    pub fn remember(&self, id: &RequestId, method: &'static str, cl_ord_id: Option<&str>, order_id: Option<i64>) {
+    /// returns). Refused when [`MAX_PENDING`] requests already await their outcome: the
+    /// request must then not be sent (`PERPS_INVALID_STATE`, not reached).
+    pub fn remember(
+        &self,
+        id: &RequestId,
+        method: &'static str,
+        cl_ord_id: Option<&str>,
+        order_id: Option<i64>,
+    ) -> Result<()> {
+        let mut pending = self.pending();
+        if pending.by_id.len() >= self.max_pending {
+            return Err(Error::new(
+                Code::InvalidState,
+                format!(
+                    "the order stream already has {} requests awaiting their outcome, its limit: this {method} \
+                     was not sent (wait for their outcomes, or reconcile by REST)",
+                    self.max_pending
+                ),
+            ));
+        }
         let request = Request { method, cl_ord_id: cl_ord_id.map(Box::from), order_id };
-        self.pending().insert(id.key, request);
+        pending.insert(id.key, request);
+        Ok(())
     }
 
     pub fn forget(&self, id: &RequestId) {
         self.pending().by_id.remove(&id.key);
     }
 
-    /// The request a reply with this `request_id` answers: kept after an ack (its outcome is
-    /// still to come), forgotten after the outcome; `None` for no request of this stream.
-    pub(super) fn answered(&self, request_id: &str, ack: bool) -> Option<Request> {
-        let key = key_of(request_id)?;
+    /// What a reply with this `request_id` answers: its request, kept after an ack (its
+    /// outcome is still to come), forgotten after the outcome (and remembered as finished);
+    /// none for no request of this stream awaiting its outcome, and then whether the reply is
+    /// a second outcome of a request finished lately.
+    pub(super) fn answered(&self, request_id: &str, ack: bool) -> Answer {
+        let Some(key) = key_of(request_id) else { return Answer { request: None, repeat: false } };
         let mut pending = self.pending();
-        if ack { pending.by_id.get(&key).cloned() } else { pending.by_id.remove(&key) }
+        if ack {
+            return Answer { request: pending.by_id.get(&key).cloned(), repeat: false };
+        }
+        match pending.by_id.remove(&key) {
+            Some(request) => {
+                pending.finish(key);
+                Answer { request: Some(request), repeat: false }
+            }
+            None => Answer { request: None, repeat: pending.finished_keys.contains(&key) },
+        }
     }
 
     /// Whether any request still waits for its outcome.
@@ -189,22 +253,58 @@ mod tests {
         }
         // The table: remembered, found by its text, forgotten after the outcome.
         let state = OrderState::new("s".into(), false);
-        state.remember(&id, "order:new", None, Some(7));
+        state.remember(&id, "order:new", None, Some(7)).unwrap();
         assert_eq!(state.unanswered(), vec![text.to_owned()]);
         state.forget(&id);
         assert!(state.unanswered().is_empty());
     }
 
     #[test]
-    fn the_oldest_requests_are_forgotten_beyond_the_bound() {
-        let state = OrderState::new("s".into(), false);
-        let ids: Vec<RequestId> = (0..MAX_PENDING + 3).map(|_| RequestId::fresh().unwrap()).collect();
-        for id in &ids {
-            state.remember(id, "order:new", None, None);
+    fn a_request_beyond_the_bound_is_refused_and_none_is_forgotten() {
+        let state = OrderState::new("s".into(), false).with_max_pending(3);
+        let ids: Vec<RequestId> = (0..5).map(|_| RequestId::fresh().unwrap()).collect();
+        for id in &ids[..3] {
+            state.remember(id, "order:new", None, None).unwrap();
         }
-        let unanswered = state.unanswered();
-        assert_eq!(unanswered.len(), MAX_PENDING);
-        assert_eq!(unanswered[0], ids[3].as_str());
-        assert_eq!(unanswered.last().map(String::as_str), Some(ids[MAX_PENDING + 2].as_str()));
+        for (id, method) in [(&ids[3], "order:new"), (&ids[4], "order:cancel")] {
+            let e = state.remember(id, method, Some("c-9"), None).unwrap_err();
+            assert_eq!(e.code(), Code::InvalidState);
+            assert!(!e.may_have_reached_venue());
+            assert!(e.message().contains("3 requests awaiting their outcome"), "{}", e.message());
+            assert!(e.message().contains(&format!("this {method} was not sent")), "{}", e.message());
+        }
+        let first_three: Vec<&str> = ids[..3].iter().map(RequestId::as_str).collect();
+        assert_eq!(state.unanswered(), first_three, "every request sent is still awaited, in order");
+        // An outcome makes room again.
+        assert!(state.answered(ids[0].as_str(), false).request.is_some());
+        state.remember(&ids[3], "order:new", None, None).unwrap();
+        assert_eq!(state.unanswered().len(), 3);
+        assert_eq!(MAX_PENDING, OrderState::new("s".into(), false).max_pending);
+    }
+
+    #[test]
+    fn a_second_outcome_of_a_finished_request_is_a_repeat_within_the_memory() {
+        let state = OrderState::new("s".into(), false);
+        let ids: Vec<RequestId> = (0..REMEMBERED_FINISHED + 1).map(|_| RequestId::fresh().unwrap()).collect();
+        for id in &ids {
+            state.remember(id, "order:new", None, None).unwrap();
+        }
+        let ack = state.answered(ids[0].as_str(), true);
+        assert!(ack.request.is_some() && !ack.repeat, "an ack keeps the request awaited");
+        let outcome = state.answered(ids[0].as_str(), false);
+        assert!(outcome.request.is_some() && !outcome.repeat);
+        let again = state.answered(ids[0].as_str(), false);
+        assert!(again.request.is_none() && again.repeat, "its outcome again");
+        let late_ack = state.answered(ids[0].as_str(), true);
+        assert!(late_ack.request.is_none() && !late_ack.repeat, "a late ack is no outcome");
+        let unknown = RequestId::fresh().unwrap();
+        assert!(!state.answered(unknown.as_str(), false).repeat, "no request of this stream");
+        // The memory is bounded: the oldest finished request is forgotten first.
+        for id in &ids[1..] {
+            assert!(state.answered(id.as_str(), false).request.is_some());
+        }
+        assert!(!state.answered(ids[0].as_str(), false).repeat, "beyond the memory");
+        assert!(state.answered(ids[1].as_str(), false).repeat);
+        assert!(state.answered(ids[REMEMBERED_FINISHED].as_str(), false).repeat);
     }
 }
