@@ -122,12 +122,12 @@ impl Backoff {
 /// than left alone for hours, and the caller reads the whole ask in `reconnect_failed`.
 const MAX_RETRY_AFTER_WAIT: Duration = WINDOW;
 
-/// The wait before the next connection: the backoff's, or the venue's `Retry-After` (ms)
-/// when that is longer (capped at [`MAX_RETRY_AFTER_WAIT`]).
 /// After an upgrade refused with 429 or 503 and no `Retry-After`: the venue allows 30 new
 /// connections per minute per IP, so the next attempt waits at least 60 s / 30.
-pub const MIN_WAIT_AFTER_TOO_MANY: Duration = Duration::from_secs(2);
+pub(crate) const MIN_WAIT_AFTER_TOO_MANY: Duration = Duration::from_secs(2);
 
+/// The wait before the next connection: the backoff's, or the venue's `Retry-After` (ms)
+/// when that is longer (capped at [`MAX_RETRY_AFTER_WAIT`]).
 pub fn retry_delay(backoff: Duration, retry_after_ms: Option<i64>) -> Duration {
     let asked = retry_after_ms.map_or(Duration::ZERO, |ms| Duration::from_millis(ms.max(0) as u64));
     backoff.max(asked.min(MAX_RETRY_AFTER_WAIT))
