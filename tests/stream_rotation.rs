@@ -1,7 +1,7 @@
 //! The order stream's rotation (`stream_rotate_after_ms`, shortened here) against a test venue
 //! that answers orders late: an outcome the venue sends on the old connection after the
 //! rotation began is delivered, never reported `unanswered`; one that never comes is listed,
-//! after a bounded grace.
+//! after a bounded grace, however much the venue still sends.
 
 #[path = "streams/helpers.rs"]
 mod helpers;
@@ -12,7 +12,7 @@ use helpers::*;
 use perps::stream::Stream;
 use serde_json::Value;
 use std::time::{Duration, Instant};
-use ws_server::{Config, WsServer};
+use ws_server::{Config, Out, WsServer, raw_frame};
 
 /// Rotation 300 ms after the connection is served; the venue's outcomes come 600 ms after
 /// the order (its ack at once), so on the old connection, after the rotation began.
@@ -60,4 +60,33 @@ fn an_outcome_that_never_comes_is_listed_unanswered_after_a_bounded_grace() {
     let (down, _) = until(&stream, LONG, "the next rotation", is_status("disconnected"));
     assert!(rotated_at.elapsed() < Duration::from_millis(1500), "{:?}", rotated_at.elapsed());
     assert_eq!(down["unanswered"], serde_json::json!([request_id]), "{down}");
+}
+
+#[test]
+fn the_grace_holds_while_the_venue_floods_the_old_connection() {
+    // The venue answers no order and keeps the socket full of small frames: the old
+    // connection always has more to read, and the grace must still end the read-out.
+    let server = WsServer::start(Config { silent_orders: true, ..Config::default() });
+    let stream = Stream::open_orders(client(&server.perps_url(), ROTATE), session()).unwrap();
+    until(&stream, LONG, "connected", is_status("connected"));
+    let first = server.conns()[0].clone();
+    let chunk: Vec<u8> = (0..8192).flat_map(|_| raw_frame(true, 0x1, br#"{"x":1}"#)).collect();
+    let flooding = std::thread::spawn(move || {
+        let until = Instant::now() + Duration::from_secs(12);
+        while Instant::now() < until && !first.closed.load(std::sync::atomic::Ordering::SeqCst) {
+            if first.backlog() < 2 {
+                first.send(Out::Raw(chunk.clone()));
+            } else {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        }
+    });
+    let sent_at = Instant::now();
+    let request_id = sent_request_id(&stream);
+    let (down, _) = until(&stream, Duration::from_secs(15), "the rotation", is_status("disconnected"));
+    let took = sent_at.elapsed();
+    assert_eq!(down["rotation"], true, "{down}");
+    assert_eq!(down["unanswered"], serde_json::json!([request_id]), "{down}");
+    assert!(took < Duration::from_secs(5), "the flooded old connection was read for {took:?} (grace: 2 s)");
+    flooding.join().unwrap();
 }

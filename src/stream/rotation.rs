@@ -43,15 +43,14 @@ pub(super) fn read_out(conn: &mut Connection, proto: &mut dyn Protocol, shared: 
         if read_available(conn, proto, shared, &mut last_inbound, &mut close_reason, &mut more).is_err() {
             return;
         }
+        // The grace bounds the whole read-out, however much the venue still sends: a venue
+        // that keeps the socket full (`more`) must not hold the replacement back.
+        let left = deadline.saturating_duration_since(Instant::now());
+        if !proto.awaits_outcomes() || shared.is_closing() || left.is_zero() {
+            return;
+        }
         if more {
             continue;
-        }
-        if !proto.awaits_outcomes() || shared.is_closing() {
-            return;
-        }
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return;
         }
         poll_fds(Some(conn.fd()), shared.wake_rx.as_raw_fd(), left);
         shared.drain_wake();

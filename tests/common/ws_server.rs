@@ -109,6 +109,10 @@ impl Conn {
     pub fn send(&self, out: Out) {
         self.outbox.lock().unwrap().push_back(out);
     }
+    /// How many queued sends this connection has not written yet (a flood keeps it small).
+    pub fn backlog(&self) -> usize {
+        self.outbox.lock().unwrap().len()
+    }
     /// The next `seq` of this connection.
     pub fn next_seq(&self) -> u64 {
         self.seq.fetch_add(1, Ordering::SeqCst) + 1
