@@ -112,7 +112,7 @@ pub extern "C" fn perps_stream_next(
 /// the venue: its replies arrive as `order_response` events with that `request_id` (an
 /// "accepted" ack with `final` false, then the outcome with `final` true). Errors:
 /// `PERPS_INVALID_ORDER`, `PERPS_INVALID_STATE` (a market stream; or 100,000 requests of
-/// the stream already awaiting their outcome: nothing sent, none forgotten),
+/// the stream already awaiting their outcome, none yet listed `unanswered`: nothing sent),
 /// `PERPS_STREAM_CLOSED` (closed, or ended after its `failed` event: nothing sent; the
 /// message names the cause), `PERPS_TRANSPORT` (not connected, or the connection closing,
 /// e.g. after the venue's Close frame: nothing sent; or the write failed:

@@ -186,7 +186,7 @@ impl Protocol for Orders {
         // A login's answer means nothing on another connection (which logs in again).
         self.login.lost();
         // Kept: a late outcome may still come on the next connection (same session_id).
-        json!({ "unanswered": self.state.unanswered() })
+        json!({ "unanswered": self.state.report_unanswered() })
     }
 
     fn awaits_outcomes(&self) -> bool {

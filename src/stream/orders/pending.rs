@@ -3,8 +3,9 @@
 //! the outcome) are matched to the order they answer. Apart from the protocol (`orders.rs`)
 //! because it is the state the callers' threads share with the I/O thread, and its own
 //! concerns: a key per `request_id` without hashing or allocating per order, and bounds:
-//! at most [`MAX_PENDING`] requests wait for their outcome (beyond, a new one is refused
-//! unsent: none is forgotten silently), and the last [`REMEMBERED_FINISHED`] requests answered
+//! at most [`MAX_PENDING`] requests wait for their outcome (beyond, the oldest one already
+//! listed `unanswered` in a `disconnected` event makes room — the engine was told its fate
+//! is unknown; when none was, a new request is refused unsent: none is forgotten silently), and the last [`REMEMBERED_FINISHED`] requests answered
 //! by their outcome are remembered, so that an outcome the venue sends twice is passed on as
 //! a repeat, never as an order's outcome.
 
@@ -14,9 +15,12 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Mutex, PoisonError};
 
-/// Requests waiting for their outcome, at most this many. A request beyond it is refused
-/// before any of it is sent: forgetting the oldest instead would pass its outcome on as
-/// no request's, and drop it from the `unanswered` list an engine reconciles by.
+/// Requests waiting for their outcome, at most this many. Beyond it, the oldest request
+/// already reported `unanswered` is forgotten (its late outcome, if any, is then passed on
+/// unmatched, still naming its `request_id`); when every one is still unreported, the new
+/// request is refused before any of it is sent: forgetting an unreported one would drop it
+/// from the `unanswered` list an engine reconciles by. Without the first rule, outcomes the
+/// venue never sent would fill the table over a long run and refuse every order.
 const MAX_PENDING: usize = 100_000;
 
 /// How many requests answered by their outcome are remembered (their keys only): a second
@@ -99,6 +103,8 @@ pub(super) struct Request {
     pub(super) method: &'static str,
     pub(super) cl_ord_id: Option<Box<str>>,
     pub(super) order_id: Option<i64>,
+    /// Listed `unanswered` in a `disconnected` event: the engine knows its fate is unknown.
+    pub(super) reported: bool,
 }
 
 /// What a reply with a `request_id` answers.
@@ -130,6 +136,16 @@ impl Pending {
         if self.order.len() > 2 * self.by_id.len() + 1024 {
             let by_id = &self.by_id;
             self.order.retain(|key| by_id.contains_key(key));
+        }
+    }
+
+    /// Room for one more request: the oldest one already reported `unanswered` is forgotten.
+    fn make_room(&mut self) -> bool {
+        let by_id = &self.by_id;
+        let oldest_reported = self.order.iter().position(|key| by_id.get(key).is_some_and(|r| r.reported));
+        match oldest_reported.and_then(|at| self.order.remove(at)) {
+            Some(key) => self.by_id.remove(&key).is_some(),
+            None => false,
         }
     }
 
@@ -182,7 +198,7 @@ impl OrderState {
         order_id: Option<i64>,
     ) -> Result<()> {
         let mut pending = self.pending();
-        if pending.by_id.len() >= self.max_pending {
+        if pending.by_id.len() >= self.max_pending && !pending.make_room() {
             return Err(Error::new(
                 Code::InvalidState,
                 format!(
@@ -192,7 +208,7 @@ impl OrderState {
                 ),
             ));
         }
-        let request = Request { method, cl_ord_id: cl_ord_id.map(Box::from), order_id };
+        let request = Request { method, cl_ord_id: cl_ord_id.map(Box::from), order_id, reported: false };
         pending.insert(id.key, request);
         Ok(())
     }
@@ -223,6 +239,14 @@ impl OrderState {
     /// Whether any request still waits for its outcome.
     pub(super) fn has_unanswered(&self) -> bool {
         !self.pending().by_id.is_empty()
+    }
+
+    /// The requests still waiting for their outcome, oldest first, for a `disconnected`
+    /// event: from now on, each may make room for a new request when the table is full.
+    pub(super) fn report_unanswered(&self) -> Vec<String> {
+        let mut pending = self.pending();
+        pending.by_id.values_mut().for_each(|request| request.reported = true);
+        pending.order.iter().filter(|key| pending.by_id.contains_key(*key)).map(|&key| text_of(key)).collect()
     }
 
     /// The requests still waiting for their outcome, oldest first.
@@ -280,6 +304,29 @@ mod tests {
         state.remember(&ids[3], "order:new", None, None).unwrap();
         assert_eq!(state.unanswered().len(), 3);
         assert_eq!(MAX_PENDING, OrderState::new("s".into(), false).max_pending);
+    }
+
+    #[test]
+    fn a_full_table_forgets_the_oldest_request_already_reported_unanswered() {
+        let state = OrderState::new("s".into(), false).with_max_pending(3);
+        let ids: Vec<RequestId> = (0..6).map(|_| RequestId::fresh().unwrap()).collect();
+        let text = |at: &[usize]| at.iter().map(|&i| ids[i].as_str().to_owned()).collect::<Vec<_>>();
+        for id in &ids[..2] {
+            state.remember(id, "order:new", None, None).unwrap();
+        }
+        // A disconnection lists the first two: the engine reconciles them.
+        assert_eq!(state.report_unanswered(), text(&[0, 1]));
+        state.remember(&ids[2], "order:new", None, None).unwrap();
+        // Full: the oldest reported one makes room, then the next; never the unreported one.
+        state.remember(&ids[3], "order:new", None, None).unwrap();
+        assert_eq!(state.unanswered(), text(&[1, 2, 3]));
+        state.remember(&ids[4], "order:new", None, None).unwrap();
+        assert_eq!(state.unanswered(), text(&[2, 3, 4]));
+        assert_eq!(state.remember(&ids[5], "order:new", None, None).unwrap_err().code(), Code::InvalidState);
+        assert_eq!(state.unanswered(), text(&[2, 3, 4]));
+        // The forgotten request's late outcome is passed on unmatched, not as a repeat.
+        let late = state.answered(ids[0].as_str(), false);
+        assert!(late.request.is_none() && !late.repeat);
     }
 
     #[test]
