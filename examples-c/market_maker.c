@@ -17,8 +17,12 @@
  * (perps_stream_new_order, cl_ord_id prefix "mm-") and cancels (perps_stream_cancel_order),
  * each answered by an "accepted" ack (final false) and then its outcome (final true); the
  * status events (stop quoting when a stream is lost, reconcile when it is back, end on
- * "failed"); one thread polling both streams with short timeouts. REST: change_margin_mode
- * / change_leverage at start-up, query_open_orders, query_positions and cancel_orders to
+ * "failed"); one thread polling both streams with short timeouts. An order whose fate is
+ * unknown — its outcome says "outcome_unknown":true, a lost connection left its request
+ * "unanswered", or its frame may have partly left (perps_error_stream_request_id) — is looked
+ * up by its cl_ord_id (perps_query_order) before its side is quoted again, never sent again
+ * blindly; a "repeat" reply is not an outcome and is ignored. REST: change_margin_mode /
+ * change_leverage at start-up, query_open_orders, query_positions and cancel_orders to
  * reconcile. Client options symbol_rules (bad prices refused locally) and rate_limit "wait"
  * (the reconciling REST calls never meet a 429).
  */
@@ -45,6 +49,8 @@ static const long long REPLY_DEADLINE_MS = 5000;  /* no outcome by then: trust R
 static const long long BOOK_FRESH_MS = 2000;      /* quote only on a book younger than this */
 static const long long SETTLE_MS = 2000;          /* at exit, wait this long for outcomes */
 static const int FORGET_AFTER_MISSES = 3;         /* the venue can list a new order seconds late */
+static const long long UNKNOWN_CHECK_MS = 500;    /* an order of unknown fate: looked up this often */
+static const long long NOT_FOUND_FOR_MS = 10000;  /* ...and taken as never placed once unknown this long */
 
 static volatile sig_atomic_t stopping = 0;
 static void on_signal(int sig) {
@@ -97,8 +103,11 @@ static int cancel_everything(const char *when) {
     if (!cancelled) {
         return -1;
     }
-    forget(&bid); /* cancelled with the rest */
-    forget(&ask);
+    for (int i = 0; i < 2; i++) {
+        if (quotes[i]->state != UNKNOWN) { /* cancelled with the rest; an unknown one may come later */
+            forget(quotes[i]);
+        }
+    }
     return count;
 }
 
@@ -168,11 +177,53 @@ static int reconcile(const char *when, int adopt) {
  * take the venue's position, and quote again from the next book. */
 static void resync(const char *why) {
     cancel_everything(why);
-    forget(&bid); /* also when the cancel failed: the periodic reconcile cancels what is left */
-    forget(&ask);
+    for (int i = 0; i < 2; i++) { /* also when the cancel failed: the periodic reconcile cancels what is left */
+        if (quotes[i]->state != UNKNOWN) {
+            forget(quotes[i]);
+        }
+    }
     forget_requests();
     book_at_ms = 0;
     reconcile(why, 1);
+}
+
+/* An order of unknown fate, looked up by its cl_ord_id: cancelled if it rests, forgotten once
+ * it has ended or the venue has not known it for NOT_FOUND_FOR_MS (a new order can stay
+ * unknown to the venue for seconds). Until then its side is not quoted. */
+static void check_unknown(struct quote *q) {
+    static long long checked_ms[2];
+    long long *last = &checked_ms[q == &ask];
+    if (q->state != UNKNOWN || now_ms() - *last < UNKNOWN_CHECK_MS) {
+        return;
+    }
+    *last = now_ms();
+    char params[96], status[16] = "";
+    snprintf(params, sizeof params, "{\"cl_ord_id\":\"%s\"}", q->cl_ord_id);
+    perps_error *err = NULL;
+    char *order = perps_query_order(client, session, params, &err);
+    if (order == NULL) {
+        if (perps_error_code(err) == PERPS_NOT_FOUND && now_ms() - q->unknown_ms > NOT_FOUND_FOR_MS) {
+            printf("  unknown  %s %s: not at the venue after %lld ms: never placed\n", q->name, q->cl_ord_id, NOT_FOUND_FOR_MS);
+            forget(q);
+        } else if (perps_error_code(err) != PERPS_NOT_FOUND) {
+            printf("  unknown  %s %s: query_order failed: %s (asked again)\n", q->name, q->cl_ord_id, perps_error_message(err));
+        }
+        perps_error_free(err);
+        return;
+    }
+    json_get(order, "status", status, sizeof status);
+    perps_string_free(order);
+    if (strcmp(status, "open") != 0 && strcmp(status, "partially_filled") != 0) {
+        printf("  unknown  %s %s: the venue says %s\n", q->name, q->cl_ord_id, status);
+        forget(q);
+        return;
+    }
+    char *answer = checked("cancel_order", perps_cancel_order(client, session, params, &err), &err);
+    printf("  unknown  %s %s: the venue says %s: cancelled -> %s\n", q->name, q->cl_ord_id, status, answer ? answer : "failed");
+    if (answer != NULL) {
+        forget(q);
+    }
+    perps_string_free(answer);
 }
 
 /* Write an order:new (`json` the order) or order:cancel (`json` its params) for quote `q` on
@@ -188,7 +239,14 @@ static int send_request(struct quote *q, const char *method, const char *json, c
     char *sent = is_new ? perps_stream_new_order(orders, json, &err) : perps_stream_cancel_order(orders, json, &err);
     if (sent == NULL) {
         printf("  %s %s not sent: code %d: %s\n", method, q->name, (int)perps_error_code(err), perps_error_message(err));
+        const char *partly = perps_error_stream_request_id(err), *cl_ord_id = perps_error_cl_ord_id(err);
         if (perps_error_may_have_reached_venue(err)) {
+            /* Part of its frame may have left: request_id `partly` is the one the coming
+             * "disconnected" event lists as unanswered. The order may exist: look it up. */
+            if (cl_ord_id != NULL) {
+                printf("  %s %s: request_id %s may have partly left\n", method, q->name, partly ? partly : "?");
+                fate_unknown(q, cl_ord_id, "its frame may have partly left");
+            }
             resync_reason = "a request may have reached the venue"; /* an order we could not follow */
         } else if (perps_error_code(err) == PERPS_INVALID_ORDER) {
             ended = failed = 1; /* our own prices are wrong: stop rather than send them again */
@@ -321,6 +379,8 @@ static int run(long long seconds) {
             reconcile("periodic", 0);
             next_reconcile = now_ms() + RECONCILE_EVERY_MS;
         }
+        check_unknown(&bid);
+        check_unknown(&ask);
         quote_if_due();
     }
     printf("exit (%s): stop quoting, wait for the outcomes in flight\n",

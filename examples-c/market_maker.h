@@ -26,8 +26,11 @@ static long long now_ms(void) {
 
 /* One side's quote. FREE: none; PLACING: order:new sent, outcome awaited; RESTING: the
  * venue holds it; CANCELLING: order:cancel sent, or refused and the account stream is
- * awaited to say how the order ended. */
-enum quote_state { FREE, PLACING, RESTING, CANCELLING };
+ * awaited to say how the order ended; UNKNOWN: its fate is unknown (an outcome with
+ * "outcome_unknown":true, a request left "unanswered" by a lost connection, a write that may
+ * have partly left): the order is looked up by its cl_ord_id over REST before this side is
+ * quoted again — never sent again blindly. */
+enum quote_state { FREE, PLACING, RESTING, CANCELLING, UNKNOWN };
 struct quote {
     const char *side, *name; /* "buy" / "bid", "sell" / "ask" */
     enum quote_state state;
@@ -36,8 +39,9 @@ struct quote {
     long long mid;           /* the book mid it was priced from, in ticks */
     long long wait_for_book; /* after a rejection: quote again only from a book newer than this */
     int misses;              /* reconciles in a row that did not list it */
+    long long unknown_ms;    /* UNKNOWN: since when */
 };
-static struct quote bid = {"buy", "bid", FREE, "", "", 0, 0, 0}, ask = {"sell", "ask", FREE, "", "", 0, 0, 0};
+static struct quote bid = {"buy", "bid", FREE, "", "", 0, 0, 0, 0}, ask = {"sell", "ask", FREE, "", "", 0, 0, 0, 0};
 static struct quote *const quotes[2] = {&bid, &ask};
 
 /* A request written on the order stream whose final reply has not come yet. */
@@ -125,6 +129,14 @@ static const struct request *overdue_request(long long deadline_ms) {
     return NULL;
 }
 
+/* The order of `q` (cl_ord_id) may or may not be at the venue: look it up before quoting. */
+static void fate_unknown(struct quote *q, const char *cl_ord_id, const char *why) {
+    printf("  unknown  %s %s (%s): look it up by cl_ord_id before quoting this side again\n", q->name, cl_ord_id, why);
+    snprintf(q->cl_ord_id, sizeof q->cl_ord_id, "%s", cl_ord_id);
+    q->state = UNKNOWN;
+    q->unknown_ms = now_ms();
+}
+
 static void forget_requests(void) {
     for (size_t i = 0; i < sizeof requests / sizeof requests[0]; i++) {
         requests[i].id[0] = '\0';
@@ -150,6 +162,15 @@ static void on_status(const char *stream, const char *e, int *up) {
     } else if (strcmp(state, "disconnected") == 0) {
         json_get(e, "reason", detail, sizeof detail);
         printf("%s: disconnected (%s): stop quoting, cancel our quotes by REST\n", stream, detail);
+        /* Requests written whose outcome never came: each order's fate is unknown. */
+        for (const char *id = json_first(json_member(e, "unanswered")); id != NULL; id = json_next(id)) {
+            char request_id[64];
+            struct request *r = json_text(id, request_id, sizeof request_id) ? find_request(request_id) : NULL;
+            if (r != NULL) {
+                fate_unknown(r->q, r->cl_ord_id, "unanswered when the connection was lost");
+                r->id[0] = '\0';
+            }
+        }
         if (*up) { /* blind or unable to cancel over the stream: pull the quotes (even for a planned rotation) */
             resync_reason = "disconnected";
         }
@@ -262,8 +283,12 @@ static void on_position(const char *data) {
 
 /* order_response: the "accepted" ack (final false), then the outcome (final true). */
 static void on_reply(const char *e) {
-    char id[64], code[16], message[256], is_final[8], matched[8];
+    char id[64], code[16], message[256], is_final[8], matched[8], flag[8];
     json_get(e, "request_id", id, sizeof id);
+    if (json_get(e, "repeat", flag, sizeof flag) && strcmp(flag, "true") == 0) {
+        printf("  reply    repeated for request %s: not an outcome, ignored\n", id); /* its outcome came already */
+        return;
+    }
     json_get(e, "code", code, sizeof code);
     json_get(e, "message", message, sizeof message);
     json_get(e, "final", is_final, sizeof is_final);
@@ -282,6 +307,15 @@ static void on_reply(const char *e) {
     struct quote *q = r->q;
     int ok = strcmp(code, "0") == 0, ours = q->state != FREE && strcmp(q->cl_ord_id, r->cl_ord_id) == 0;
     const char *then = r->acked ? "accepted, then" : "(no ack seen), then";
+    if (json_get(e, "outcome_unknown", flag, sizeof flag) && strcmp(flag, "true") == 0) {
+        /* e.g. code 503 or 408 from behind the venue's gateway: it may have been acted on. */
+        printf("  %s %s %s: %s \"%s\" (code %s): outcome unknown\n", r->method, q->name, r->cl_ord_id, then, message, code);
+        if (ours) {
+            fate_unknown(q, r->cl_ord_id, "outcome unknown");
+        }
+        r->id[0] = '\0';
+        return;
+    }
     if (strcmp(r->method, "order:new") == 0) {
         if (ok) {
             printf("  placed   %s %s %s: %s %s\n", q->name, r->price, r->cl_ord_id, then, message);

@@ -117,16 +117,18 @@ public:
     Error(perps_code code, const std::string &message, std::uint16_t http_status = 0,
           std::optional<std::string> body = std::nullopt, bool may_have_reached_venue = false,
           std::optional<std::string> cl_ord_id = std::nullopt, std::optional<std::string> x_request_id = std::nullopt,
-          std::int64_t retry_after_ms = -1)
+          std::int64_t retry_after_ms = -1, std::optional<std::string> stream_request_id = std::nullopt)
         : std::runtime_error(message), code_(code), http_status_(http_status), body_(shared(std::move(body))),
           may_have_reached_venue_(may_have_reached_venue), cl_ord_id_(shared(std::move(cl_ord_id))),
-          x_request_id_(shared(std::move(x_request_id))), retry_after_ms_(retry_after_ms) {}
+          x_request_id_(shared(std::move(x_request_id))), retry_after_ms_(retry_after_ms),
+          stream_request_id_(shared(std::move(stream_request_id))) {}
 
     /// Copy everything out of a C error object (which the caller still owns and frees).
     explicit Error(const perps_error *e)
         : Error(perps_error_code(e), perps_error_message(e), perps_error_http_status(e), copy(perps_error_body(e)),
                 perps_error_may_have_reached_venue(e), copy(perps_error_cl_ord_id(e)),
-                copy(perps_error_request_id(e)), perps_error_retry_after_ms(e)) {}
+                copy(perps_error_request_id(e)), perps_error_retry_after_ms(e),
+                copy(perps_error_stream_request_id(e))) {}
 
     /// The stable code (PERPS_INVALID_ORDER, PERPS_HTTP_STATUS, ...).
     perps_code code() const noexcept { return code_; }
@@ -147,6 +149,12 @@ public:
     /// std::nullopt when nothing was sent (perps_error_request_id). Not the session's request
     /// key id (Session::request_id) nor the venue's request_id field.
     std::optional<std::string> x_request_id() const { return value(x_request_id_); }
+    /// The envelope request_id of an order-stream request (Stream::new_order, cancel_order)
+    /// whose frame may have been partly written when the write failed: the id its
+    /// order_response events and the "unanswered" list of the next "disconnected" status
+    /// event name. std::nullopt for every other error (perps_error_stream_request_id). Not
+    /// the x-request-id.
+    std::optional<std::string> stream_request_id() const { return value(stream_request_id_); }
     /// How long to wait before asking again (a 429's Retry-After, or the local rate limiter
     /// for PERPS_RATE_LIMITED), in milliseconds; -1 when unknown.
     std::int64_t retry_after_ms() const noexcept { return retry_after_ms_; }
@@ -171,6 +179,7 @@ private:
     Text cl_ord_id_;
     Text x_request_id_;
     std::int64_t retry_after_ms_;
+    Text stream_request_id_;
 };
 
 /* ------------------------------------------------------------------------------------ */

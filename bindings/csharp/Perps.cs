@@ -80,6 +80,12 @@ namespace Perps
         /// <summary>How long to wait before asking again (a 429's Retry-After, or the client's
         /// rate limiter for RateLimited), in milliseconds; -1 when unknown.</summary>
         public long RetryAfterMs { get; private set; }
+        /// <summary>The envelope request_id of an order-stream request (Stream.NewOrder,
+        /// Stream.CancelOrder) whose frame may have been partly written when the write failed:
+        /// the id its order_response events and the "unanswered" list of the next
+        /// "disconnected" status event name; null for every other error. Not the
+        /// x-request-id.</summary>
+        public string StreamRequestId { get; private set; }
 
         public PerpsException(PerpsCode code, string message, int httpStatus, string body, bool mayHaveReachedVenue)
             : this(code, message, httpStatus, body, mayHaveReachedVenue, null, null, -1)
@@ -88,6 +94,12 @@ namespace Perps
 
         public PerpsException(PerpsCode code, string message, int httpStatus, string body, bool mayHaveReachedVenue,
             string clOrdId, string xRequestId, long retryAfterMs)
+            : this(code, message, httpStatus, body, mayHaveReachedVenue, clOrdId, xRequestId, retryAfterMs, null)
+        {
+        }
+
+        public PerpsException(PerpsCode code, string message, int httpStatus, string body, bool mayHaveReachedVenue,
+            string clOrdId, string xRequestId, long retryAfterMs, string streamRequestId)
             : base(message)
         {
             Code = code;
@@ -97,6 +109,7 @@ namespace Perps
             ClOrdId = clOrdId;
             XRequestId = xRequestId;
             RetryAfterMs = retryAfterMs;
+            StreamRequestId = streamRequestId;
         }
 
         public override string ToString()
@@ -173,6 +186,7 @@ namespace Perps
         [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_error_cl_ord_id(ErrorHandle e);
         [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_error_request_id(ErrorHandle e);
         [DllImport(Lib, CallingConvention = Cdecl)] internal static extern long perps_error_retry_after_ms(ErrorHandle e);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_error_stream_request_id(ErrorHandle e);
         [DllImport(Lib, CallingConvention = Cdecl)] internal static extern void perps_error_free(IntPtr e);
 
         [DllImport(Lib, CallingConvention = Cdecl)]
@@ -319,7 +333,8 @@ namespace Perps
                     Native.perps_error_may_have_reached_venue(e),
                     CopyUtf8(Native.perps_error_cl_ord_id(e)),
                     CopyUtf8(Native.perps_error_request_id(e)),
-                    Native.perps_error_retry_after_ms(e));
+                    Native.perps_error_retry_after_ms(e),
+                    CopyUtf8(Native.perps_error_stream_request_id(e)));
             }
         }
 

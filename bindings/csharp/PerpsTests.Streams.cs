@@ -3,7 +3,10 @@
 // each (the "accepted" ack, final false, then the outcome) and the account stream's order
 // events, checked against the venue's REST view; a public depth_book subscription with its
 // levels sorted by exact decimal value (the sandbox shuffles them); Next(timeout) returning
-// null; Close from another thread waking a blocked Next.
+// null; Close from another thread waking a blocked Next. A real partial write: orders written
+// to an order stream the venue has stalled until one no longer fits the socket, whose error
+// names the request by its envelope request_id (PerpsException.StreamRequestId), the id the
+// "disconnected" event's "unanswered" list names; errors of requests refused unsent have none.
 
 using System;
 using System.Collections.Generic;
@@ -98,6 +101,7 @@ static partial class PerpsTests
                     // Refused before anything is sent.
                     var e = Throws(() => orders.NewOrder(LimitBuy(bid, "0.01", "").Replace("\"buy\"", "\"up\"")));
                     Equal(PerpsCode.InvalidOrder, e.Code);
+                    Equal<string>(null, e.StreamRequestId); // no frame was written
                     e = Throws(() => account.NewOrder(LimitBuy(bid, "0.01", ""))); // a market stream takes no orders
                     Equal(PerpsCode.InvalidState, e.Code);
                     var clock = Stopwatch.StartNew();
@@ -161,6 +165,51 @@ static partial class PerpsTests
                 Equal(PerpsCode.InvalidArgument, err.Code);
                 err = Throws(() => client.OpenStream(null, "[{\"channel\":\"kline\",\"symbol\":\"BTC-USD\"}]"));
                 Expect(err.Code == PerpsCode.InvalidArgument && err.Message.Contains("kline"), "message " + err.Message);
+            });
+        }
+
+        // A write that finds the socket full waits read_timeout_ms; the stalled venue's silence
+        // must not end the connection first (stream_idle_timeout_ms).
+        using (var client = new Client(baseUrl, perpsUrl, "{\"read_timeout_ms\":2000,\"stream_idle_timeout_ms\":120000}"))
+        using (var session = new Session())
+        {
+            client.Signin(session, "bsc", WalletKey, 3600);
+            Test("stream: a partly written order frame is named by its envelope request_id (StreamRequestId)", () =>
+            {
+                string bid = FarBid(client);
+                using (var orders = client.OpenOrderStream(session))
+                {
+                    NextWhere(orders, IsStatus("connected"));
+                    string firstId = (string)Obj(Json(orders.NewOrder(LimitBuy(bid, "0.01", ""))))["request_id"];
+                    NextWhere(orders, ResponseTo(firstId, true));
+
+                    // The venue stops reading (its socket stays open): orders until one does not fit.
+                    Expect(long.Parse(FlatJson(Admin("ws/stall", "{}"))["stalled"]) >= 1, "a connection stalled");
+                    var written = new HashSet<string>();
+                    string last = null;
+                    PerpsException e = null;
+                    var clock = Stopwatch.StartNew();
+                    while (written.Count < 50000 && clock.ElapsedMilliseconds < 60000)
+                    {
+                        try { last = (string)Obj(Json(orders.NewOrder(LimitBuy(bid, "0.01", ""))))["request_id"]; }
+                        catch (PerpsException failure) { e = failure; break; }
+                        written.Add(last);
+                    }
+                    Expect(e != null && written.Count > 0, written.Count + " orders written in full, then " + e);
+                    Expect((e.Code == PerpsCode.Timeout || e.Code == PerpsCode.Transport) && e.MayHaveReachedVenue, "the failed write: " + e);
+                    // The envelope request_id of the partly written frame: the one the message
+                    // names, a new request (none of those written in full), not the x-request-id.
+                    string id = e.StreamRequestId;
+                    Expect(id != null && Uuid4.IsMatch(id), "StreamRequestId " + id);
+                    Expect(e.Message.Contains("request_id " + id + " may have been partly sent"), "message " + e.Message);
+                    Expect(!written.Contains(id) && id != firstId, "a new request");
+                    Expect(e.XRequestId != null && e.XRequestId != id && e.ClOrdId != null, "XRequestId " + e.XRequestId);
+
+                    // The connection is replaced; its "disconnected" event lists that request as
+                    // awaiting its outcome, by the same id, with the orders written before it.
+                    var unanswered = ((List<object>)NextWhere(orders, IsStatus("disconnected"))["unanswered"]).Cast<string>().ToList();
+                    Expect(unanswered.Contains(id) && unanswered.Contains(last), unanswered.Count + " unanswered");
+                }
             });
         }
     }

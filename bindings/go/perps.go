@@ -12,7 +12,7 @@
 //
 // A failing call returns an *Error (use errors.As) with the library's Code, Message,
 // HTTPStatus, Body, MayHaveReachedVenue, and where they apply the order's ClOrdID, the
-// XRequestID sent and RetryAfterMs. It is read from the perps_error object that the
+// XRequestID sent, RetryAfterMs and StreamRequestID. It is read from the perps_error object that the
 // failing C call hands back through its own out-parameter, and freed, before the Go function
 // returns. libperps keeps no thread-local "last error", so a goroutine that moves to another
 // OS thread between two cgo calls loses nothing: runtime.LockOSThread is never needed.
@@ -149,6 +149,11 @@ type Error struct {
 	// RetryAfterMs is how long to wait before asking again (a 429's Retry-After, or the
 	// client's rate limiter for RateLimited), in milliseconds; -1 when unknown.
 	RetryAfterMs int64
+	// StreamRequestID is the envelope request_id of an order-stream request
+	// (Stream.NewOrder, Stream.CancelOrder) whose frame may have been partly written when the
+	// write failed: the id its order_response events and the "unanswered" list of the next
+	// "disconnected" status event name. "" for every other error. Not the x-request-id.
+	StreamRequestID string
 }
 
 func (e *Error) Error() string {
@@ -174,6 +179,7 @@ func takeError(e *C.perps_error) error {
 		ClOrdID:             optString(C.perps_error_cl_ord_id(e)),
 		XRequestID:          optString(C.perps_error_request_id(e)),
 		RetryAfterMs:        int64(C.perps_error_retry_after_ms(e)),
+		StreamRequestID:     optString(C.perps_error_stream_request_id(e)),
 	}
 }
 

@@ -5,13 +5,18 @@ package perps_test
 // final false, then the outcome) and the account stream's order events, checked against the
 // venue's REST view; a public depth_book subscription with its levels sorted by exact decimal
 // value (the sandbox shuffles them); Next honouring ctx cancellation and deadlines without
-// losing events or leaving goroutines; Close from another goroutine waking a blocked Next.
+// losing events or leaving goroutines; Close from another goroutine waking a blocked Next. A
+// real partial write: orders written to an order stream the venue has stalled until one no
+// longer fits the socket, whose error names the request by its envelope request_id
+// (Error.StreamRequestID), the id the "disconnected" event's "unanswered" list names; errors
+// of requests refused unsent have none.
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"math/big"
+	"net/http"
 	"runtime"
 	"strings"
 	"testing"
@@ -128,7 +133,9 @@ func TestStreamOrderAndAccountEvent(t *testing.T) {
 
 	// Refused before anything is sent.
 	_, err = orders.NewOrder(strings.Replace(limitBuy(bid, "0.01", ""), `"side":"buy"`, `"side":"up"`, 1))
-	asPerpsError(t, err, perps.InvalidOrder)
+	if e := asPerpsError(t, err, perps.InvalidOrder); e.StreamRequestID != "" {
+		t.Fatalf("no frame was written, yet StreamRequestID %q", e.StreamRequestID)
+	}
 	_, err = account.NewOrder(limitBuy(bid, "0.01", "")) // a market stream takes no orders
 	asPerpsError(t, err, perps.InvalidState)
 	_, err = orders.CancelOrder("{\"cl_ord_id\":\"a\x00b\"}")
@@ -270,5 +277,85 @@ func TestStreamNextContextAndClose(t *testing.T) {
 	asPerpsError(t, err, perps.StreamClosed)
 	if perps.StreamClosed.String() != "PERPS_STREAM_CLOSED" || perps.StreamLimit != 16 {
 		t.Fatal("codes 15, 16")
+	}
+}
+
+func TestStreamPartlyWrittenFrameNamedByItsEnvelopeRequestID(t *testing.T) {
+	ok := okOf(t)
+	sb := startSandbox(t)
+	// A write that finds the socket full waits read_timeout_ms; the stalled venue's silence
+	// must not end the connection first (stream_idle_timeout_ms).
+	client, err := perps.NewClient(sb.BaseURL, sb.PerpsURL, `{"read_timeout_ms":2000,"stream_idle_timeout_ms":120000}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	session, err := perps.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer session.Close()
+	ok(client.Signin(session, "bsc", walletKey, 3600))
+	bid := farBid(t, client)
+	orders, err := client.OpenOrderStream(session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer orders.Close()
+	nextWhere(t, orders, isStatus("connected"))
+	first := object(t, ok(orders.NewOrder(limitBuy(bid, "0.01", ""))))
+	firstID, _ := first["request_id"].(string)
+	nextWhere(t, orders, responseTo(firstID, true))
+
+	// The venue stops reading (its socket stays open): orders until one does not fit.
+	resp, err := http.Post(sb.AdminURL+"/ws/stall", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stalled map[string]int
+	if err := json.NewDecoder(resp.Body).Decode(&stalled); err != nil || stalled["stalled"] < 1 {
+		t.Fatalf("ws/stall: %v %v", stalled, err)
+	}
+	resp.Body.Close()
+	written := map[string]bool{}
+	last := ""
+	deadline := time.Now().Add(60 * time.Second)
+	for len(written) < 50000 && time.Now().Before(deadline) {
+		var answer string
+		if answer, err = orders.NewOrder(limitBuy(bid, "0.01", "")); err != nil {
+			break
+		}
+		last, _ = object(t, answer)["request_id"].(string)
+		written[last] = true
+	}
+	var e *perps.Error
+	if !errors.As(err, &e) || len(written) == 0 {
+		t.Fatalf("after %d orders written in full: %v", len(written), err)
+	}
+	if (e.Code != perps.Timeout && e.Code != perps.Transport) || !e.MayHaveReachedVenue {
+		t.Fatalf("the failed write: %v (may have reached the venue: %v)", e, e.MayHaveReachedVenue)
+	}
+	// The envelope request_id of the partly written frame: the one the message names, a new
+	// request (none of those written in full), not the x-request-id.
+	id := e.StreamRequestID
+	if len(id) != 36 || !strings.Contains(e.Message, "request_id "+id+" may have been partly sent") {
+		t.Fatalf("StreamRequestID %q, message %q", id, e.Message)
+	}
+	if written[id] || id == firstID || e.XRequestID == "" || e.XRequestID == id || e.ClOrdID == "" {
+		t.Fatalf("StreamRequestID %q, XRequestID %q, ClOrdID %q", id, e.XRequestID, e.ClOrdID)
+	}
+
+	// The connection is replaced; its "disconnected" event lists that request as awaiting
+	// its outcome, by the same id, with the orders written before it.
+	down := nextWhere(t, orders, isStatus("disconnected"))
+	unanswered := map[string]bool{}
+	list, _ := down["unanswered"].([]interface{})
+	for _, v := range list {
+		if s, isText := v.(string); isText {
+			unanswered[s] = true
+		}
+	}
+	if !unanswered[id] || !unanswered[last] {
+		t.Fatalf("unanswered (%d ids) lacks %q or %q", len(unanswered), id, last)
 	}
 }

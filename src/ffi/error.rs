@@ -93,6 +93,7 @@ pub struct perps_error {
     body: Option<CString>,
     cl_ord_id: Option<CString>,
     request_id: Option<CString>,
+    stream_request_id: Option<CString>,
 }
 
 impl perps_error {
@@ -102,7 +103,8 @@ impl perps_error {
         let body = error.body().map(c_text);
         let cl_ord_id = error.cl_ord_id().map(c_text);
         let request_id = error.request_id().map(c_text);
-        let raw = into_handle(perps_error { error, message, body, cl_ord_id, request_id });
+        let stream_request_id = error.stream_request_id().map(c_text);
+        let raw = into_handle(perps_error { error, message, body, cl_ord_id, request_id, stream_request_id });
         live_errors().insert(raw as usize, slot);
         raw
     }
@@ -224,12 +226,26 @@ pub extern "C" fn perps_error_cl_ord_id(e: *const perps_error) -> *const c_char 
 /// The `x-request-id` header value sent with the failed request (body-signed requests:
 /// `perps_new_order`, the POST endpoint calls, `perps_request` with a body; over the order
 /// stream, the `x-request-id` of a frame that may have been partly written — not the
-/// frame's envelope `request_id`, which the message names). NULL when no
+/// frame's envelope `request_id`: that is `perps_error_stream_request_id`). NULL when no
 /// request bytes were sent, for unsigned requests (GET), or when `e` is NULL.
 /// Borrowed: valid until `perps_error_free(e)`.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_error_request_id(e: *const perps_error) -> *const c_char {
     with_error(e, std::ptr::null(), |e| e.request_id.as_ref().map_or(std::ptr::null(), |v| v.as_ptr()))
+}
+
+/// The envelope `request_id` of an order-stream request (`perps_stream_new_order`,
+/// `perps_stream_cancel_order`) whose frame may have been partly written when the write
+/// failed: the id the stream's `order_response` events and the `unanswered` list of its next
+/// `{"channel":"status","state":"disconnected"}` event name, so the caller can match the
+/// request's fate (its `cl_ord_id`: `perps_error_cl_ord_id`). Such an error also says
+/// `perps_error_may_have_reached_venue`. Not the `x-request-id` (`perps_error_request_id`).
+/// NULL for every other error — a request refused before any of its frame was written, an
+/// error of any other call — or when `e` is NULL.
+/// Borrowed: valid until `perps_error_free(e)`.
+#[unsafe(no_mangle)]
+pub extern "C" fn perps_error_stream_request_id(e: *const perps_error) -> *const c_char {
+    with_error(e, std::ptr::null(), |e| e.stream_request_id.as_ref().map_or(std::ptr::null(), |v| v.as_ptr()))
 }
 
 /// How long to wait before asking again, in milliseconds: from the `Retry-After` header of a

@@ -126,6 +126,7 @@ pub fn run(case: &Case, fx: &Fixtures) -> Outcome {
             | "error_may_have_reached_venue"
             | "error_cl_ord_id"
             | "error_request_id"
+            | "error_stream_request_id"
             | "error_retry_after_ms"
             | "version" => Ret::Unit,
             "session_new" => Ret::Session(perps_session_new(err)),
@@ -242,12 +243,12 @@ pub fn run(case: &Case, fx: &Fixtures) -> Outcome {
             }
             return outcome;
         }
-        "error_cl_ord_id" | "error_request_id" => {
+        "error_cl_ord_id" | "error_request_id" | "error_stream_request_id" => {
             outcome.code = Some(perps_code::PERPS_OK);
-            let returned = if case.function == "error_cl_ord_id" {
-                perps_error_cl_ord_id(null())
-            } else {
-                perps_error_request_id(null())
+            let returned = match case.function.as_str() {
+                "error_cl_ord_id" => perps_error_cl_ord_id(null()),
+                "error_request_id" => perps_error_request_id(null()),
+                _ => perps_error_stream_request_id(null()),
             };
             if !returned.is_null() {
                 outcome.problems.push(format!("perps_{}(NULL) is not NULL", case.function));

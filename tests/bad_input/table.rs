@@ -53,6 +53,7 @@ pub fn signature(function: &str) -> Option<&'static str> {
         | "error_may_have_reached_venue"
         | "error_cl_ord_id"
         | "error_request_id"
+        | "error_stream_request_id"
         | "error_retry_after_ms" => "e",
         "version" | "session_new" => "",
         "client_new" => "xxx",
@@ -103,6 +104,7 @@ pub const EXPORTED: &[&str] = &[
     "error_may_have_reached_venue",
     "error_cl_ord_id",
     "error_request_id",
+    "error_stream_request_id",
     "error_retry_after_ms",
     "error_free",
     "order_serialize",

@@ -117,6 +117,7 @@ static const struct {
     {"error_may_have_reached_venue", "e"},
     {"error_cl_ord_id", "e"},
     {"error_request_id", "e"},
+    {"error_stream_request_id", "e"},
     {"error_retry_after_ms", "e"},
     {"version", ""},
     {"session_new", ""},
@@ -811,6 +812,8 @@ static void run_accessor(const struct tcase *c) {
         if (perps_error_cl_ord_id(NULL) != NULL) problem("perps_error_cl_ord_id(NULL) != NULL");
     } else if (strcmp(c->fn, "error_request_id") == 0) {
         if (perps_error_request_id(NULL) != NULL) problem("perps_error_request_id(NULL) != NULL");
+    } else if (strcmp(c->fn, "error_stream_request_id") == 0) {
+        if (perps_error_stream_request_id(NULL) != NULL) problem("perps_error_stream_request_id(NULL) != NULL");
     } else if (strcmp(c->fn, "error_retry_after_ms") == 0) {
         if (perps_error_retry_after_ms(NULL) != -1) problem("perps_error_retry_after_ms(NULL) != -1");
     } else if (strcmp(c->fn, "version") == 0) {
@@ -827,7 +830,7 @@ static void run_case(const struct tcase *c) {
     if (strcmp(c->fn, "error_message") == 0 || strcmp(c->fn, "error_http_status") == 0 ||
         strcmp(c->fn, "error_body") == 0 || strcmp(c->fn, "error_may_have_reached_venue") == 0 ||
         strcmp(c->fn, "error_cl_ord_id") == 0 || strcmp(c->fn, "error_request_id") == 0 ||
-        strcmp(c->fn, "error_retry_after_ms") == 0 || strcmp(c->fn, "version") == 0) {
+        strcmp(c->fn, "error_stream_request_id") == 0 || strcmp(c->fn, "error_retry_after_ms") == 0 || strcmp(c->fn, "version") == 0) {
         run_accessor(c);
         return;
     }

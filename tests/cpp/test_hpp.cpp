@@ -135,6 +135,7 @@ static void test_error_type() {
     CHECK(copy.body() == std::optional<std::string>(R"({"code":503})"));
     CHECK(copy.may_have_reached_venue());
     CHECK(!copy.cl_ord_id() && !copy.x_request_id() && copy.retry_after_ms() == -1);  // unknown by default
+    CHECK(!copy.stream_request_id());
 
     perps::Error timed_out(PERPS_TIMEOUT, "timed out", 0, std::nullopt, true, std::string("mm-01J0"),
                            std::string("0f8fad5b-d9cb-469f-a165-70867728950e"), 1500);
@@ -142,6 +143,14 @@ static void test_error_type() {
     CHECK(copied.cl_ord_id() == std::optional<std::string>("mm-01J0"));
     CHECK(copied.x_request_id() == std::optional<std::string>("0f8fad5b-d9cb-469f-a165-70867728950e"));
     CHECK(copied.retry_after_ms() == 1500);
+    CHECK(!copied.stream_request_id());
+
+    perps::Error partly(PERPS_TIMEOUT, "partly sent", 0, std::nullopt, true, std::string("mm-01J1"),
+                        std::string("0f8fad5b-d9cb-469f-a165-70867728950e"), -1,
+                        std::string("7c9e6679-7425-40de-944b-e07fc1f90ae7"));
+    perps::Error partly_copy = partly;
+    CHECK(partly_copy.stream_request_id() == std::optional<std::string>("7c9e6679-7425-40de-944b-e07fc1f90ae7"));
+    CHECK(partly_copy.x_request_id() == std::optional<std::string>("0f8fad5b-d9cb-469f-a165-70867728950e"));
 
     // Caught as a std::exception, with the C library's message.
     try {

@@ -5,7 +5,11 @@
  * generated cl_ord_id, listed, cancelled, and NOT_FOUND on cancelling it again with the
  * error's x-request-id equal to what the venue received; parameters refused before sending;
  * an order that times out carrying its cl_ord_id and x-request-id and found afterwards;
- * the local rate limiter's PERPS_RATE_LIMITED with retry_after_ms.
+ * the local rate limiter's PERPS_RATE_LIMITED with retry_after_ms; a real partial write on
+ * the order stream (the venue stalled, orders until one no longer fits the socket) whose
+ * error names the request by its envelope request_id (perps::Error::stream_request_id), the
+ * id the `disconnected` event's `unanswered` list names, and none for an order refused
+ * unsent.
  *
  *   test_trading BASE_URL PERPS_URL ADMIN_URL
  *
@@ -295,6 +299,89 @@ static void test_rate_limited(const perps::Session &session) {
     }
 }
 
+/// The first event for which `accept` holds within `seconds` (earlier ones skipped); null when none.
+template <typename F>
+static Value next_where(const perps::Stream &stream, F accept, double seconds = 10) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<long>(seconds * 1000));
+    while (std::chrono::steady_clock::now() < deadline) {
+        std::optional<std::string> event = stream.next(std::chrono::milliseconds(200));
+        if (event) {
+            Value e = mini_json::parse(*event);
+            if (accept(e)) {
+                return e;
+            }
+        }
+    }
+    return Value();
+}
+
+static void test_partly_written_frame(const perps::Session &session) {
+    // A write that finds the socket full waits read_timeout_ms; the stalled venue's silence
+    // must not end the connection first (stream_idle_timeout_ms).
+    perps::Client client(g_base_url, g_perps_url,
+                         std::string(R"({"read_timeout_ms":2000,"stream_idle_timeout_ms":120000})"));
+    std::string bid = far_bid(client);
+    perps::Stream orders = perps::Stream::orders(client, session);
+    auto status = [](const char *state) {
+        return [state](const Value &e) { return e["channel"].text == "status" && e["state"].text == state; };
+    };
+    CHECK(!next_where(orders, status("connected")).is_null());
+
+    // Refused unsent: no envelope request_id.
+    auto invalid = ERROR_OF(orders.new_order(R"({"symbol":"BTC-USD"})"), PERPS_INVALID_ORDER);
+    CHECK(invalid && !invalid->stream_request_id() && !invalid->x_request_id());
+
+    std::string first = mini_json::parse(orders.new_order(limit_buy(bid, "0.01")))["request_id"].text;
+    CHECK(!next_where(orders, [&](const Value &e) {
+               return e["channel"].text == "order_response" && e["request_id"].text == first && e["final"].text == "true";
+           }).is_null());
+
+    // The venue stops reading (its socket stays open): orders until one does not fit.
+    CHECK(mini_json::parse(admin("POST", "ws/stall", "{}"))["stalled"].int64() >= 1);
+    std::vector<std::string> written;
+    std::optional<perps::Error> failure;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (written.size() < 50000 && std::chrono::steady_clock::now() < deadline) {
+        try {
+            written.push_back(mini_json::parse(orders.new_order(limit_buy(bid, "0.01")))["request_id"].text);
+        } catch (const perps::Error &e) {
+            failure = e;
+            break;
+        }
+    }
+    CHECK_CTX(failure && !written.empty(), std::to_string(written.size()) + " orders written in full");
+    if (!failure) {
+        return;
+    }
+    CHECK_CTX((failure->code() == PERPS_TIMEOUT || failure->code() == PERPS_TRANSPORT) &&
+                  failure->may_have_reached_venue(),
+              failure->what());
+    // The envelope request_id of the partly written frame: the one the message names, a new
+    // request (none of those written in full), not the x-request-id.
+    std::optional<std::string> id = failure->stream_request_id();
+    CHECK(id && std::regex_match(*id, UUID_V4));
+    if (!id) {
+        return;
+    }
+    CHECK_CTX(contains(failure->what(), "request_id " + *id + " may have been partly sent"), failure->what());
+    CHECK(std::find(written.begin(), written.end(), *id) == written.end() && *id != first);
+    CHECK(failure->x_request_id() && *failure->x_request_id() != *id && failure->cl_ord_id());
+
+    // The connection is replaced; its `disconnected` event lists that request as awaiting its
+    // outcome, by the same id, with the orders written before it.
+    Value down = next_where(orders, status("disconnected"), 30);
+    auto unanswered = [&](const std::string &want) {
+        for (const Value &v : down["unanswered"].items) {
+            if (v.text == want) {
+                return true;
+            }
+        }
+        return false;
+    };
+    CHECK_CTX(unanswered(*id) && unanswered(written.back()),
+              std::to_string(down["unanswered"].items.size()) + " unanswered");
+}
+
 int main(int argc, char **argv) {
     if (argc != 4 || !parse_admin_url(argv[3])) {
         std::cerr << "usage: " << argv[0] << " BASE_URL PERPS_URL ADMIN_URL\n";
@@ -313,6 +400,7 @@ int main(int argc, char **argv) {
         run("refused before sending", [&] { test_refused_before_sending(client, session); });
         run("timeout", [&] { test_timeout_then_found(session); });
         run("rate limited", [&] { test_rate_limited(session); });
+        run("partly written frame", [&] { test_partly_written_frame(session); });
     } catch (const perps::Error &e) {
         check_at(false, "sign-in", __LINE__, std::string(perps::code_name(e.code())) + ": " + e.what());
     }

@@ -3,14 +3,20 @@
 // both reply frames of each (the "accepted" ack, final false, then the outcome) and the
 // account stream's order events, checked against the venue's REST view; a public depth_book
 // subscription with its levels sorted by exact decimal value (the sandbox shuffles them);
-// next(timeout) returning null; close() from another thread waking a blocked next().
+// next(timeout) returning null; close() from another thread waking a blocked next(). A real
+// partial write: orders written to an order stream the venue has stalled until one no longer
+// fits the socket, whose error names the request by its envelope request_id
+// (PerpsException.getStreamRequestId), the id the "disconnected" event's "unanswered" list
+// names; errors of requests refused unsent have none.
 
 import static java.util.stream.Collectors.toList;
 
 import java.math.BigDecimal;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
@@ -111,6 +117,7 @@ final class StreamTests {
                     PerpsException e = PerpsTests.expectThrows(() -> orders.newOrder(
                             PerpsTests.limitBuy(bid, "0.01", "").replace("\"buy\"", "\"up\"")));
                     PerpsTests.equal(PerpsCode.INVALID_ORDER, e.getCode());
+                    PerpsTests.expect(e.getStreamRequestId() == null, "no frame was written: " + e.getStreamRequestId());
                     e = PerpsTests.expectThrows(() -> account.newOrder(PerpsTests.limitBuy(bid, "0.01", "")));
                     PerpsTests.equal(PerpsCode.INVALID_STATE, e.getCode()); // a market stream takes no orders
                     long started = System.nanoTime();
@@ -172,6 +179,57 @@ final class StreamTests {
                 PerpsTests.equal(PerpsCode.INVALID_ARGUMENT, e.getCode()); // an account channel needs a session
                 e = PerpsTests.expectThrows(() -> client.openStream(null, "[{\"channel\":\"kline\",\"symbol\":\"BTC-USD\"}]"));
                 PerpsTests.expect(e.getCode() == PerpsCode.INVALID_ARGUMENT && e.getMessage().contains("kline"), "message " + e.getMessage());
+            });
+        }
+
+        // A write that finds the socket full waits read_timeout_ms; the stalled venue's silence
+        // must not end the connection first (stream_idle_timeout_ms).
+        try (Client client = new Client(PerpsTests.baseUrl, PerpsTests.perpsUrl,
+                "{\"read_timeout_ms\":2000,\"stream_idle_timeout_ms\":120000}");
+             Session session = new Session()) {
+            client.signin(session, "bsc", PerpsTests.WALLET_KEY, 3600);
+            PerpsTests.test("stream: a partly written order frame is named by its envelope request_id (getStreamRequestId)", () -> {
+                String bid = PerpsTests.farBid(client);
+                try (Stream orders = client.openOrderStream(session)) {
+                    nextWhere(orders, isStatus("connected"));
+                    String firstId = (String) PerpsTests.obj(PerpsTests.json(orders.newOrder(PerpsTests.limitBuy(bid, "0.01", ""))))
+                            .get("request_id");
+                    nextWhere(orders, responseTo(firstId, true));
+
+                    // The venue stops reading (its socket stays open): orders until one does not fit.
+                    PerpsTests.expect(Long.parseLong(PerpsTests.flatJson(PerpsTests.admin("ws/stall", "{}")).get("stalled")) >= 1,
+                            "a connection stalled");
+                    Set<String> written = new HashSet<>();
+                    String last = null;
+                    PerpsException e = null;
+                    long deadline = System.nanoTime() + 60_000_000_000L;
+                    while (written.size() < 50000 && System.nanoTime() < deadline) {
+                        try {
+                            last = (String) PerpsTests.obj(PerpsTests.json(orders.newOrder(PerpsTests.limitBuy(bid, "0.01", ""))))
+                                    .get("request_id");
+                        } catch (PerpsException failure) {
+                            e = failure;
+                            break;
+                        }
+                        written.add(last);
+                    }
+                    PerpsTests.expect(e != null && !written.isEmpty(), written.size() + " orders written in full, then " + e);
+                    PerpsTests.expect((e.getCode() == PerpsCode.TIMEOUT || e.getCode() == PerpsCode.TRANSPORT) && e.mayHaveReachedVenue(),
+                            "the failed write: " + e);
+                    // The envelope request_id of the partly written frame: the one the message
+                    // names, a new request (none of those written in full), not the x-request-id.
+                    String id = e.getStreamRequestId();
+                    PerpsTests.expect(id != null && PerpsTests.UUID4.matcher(id).matches(), "getStreamRequestId " + id);
+                    PerpsTests.expect(e.getMessage().contains("request_id " + id + " may have been partly sent"), "message " + e.getMessage());
+                    PerpsTests.expect(!written.contains(id) && !id.equals(firstId), "a new request");
+                    PerpsTests.expect(e.getXRequestId() != null && !e.getXRequestId().equals(id) && e.getClOrdId() != null,
+                            "x-request-id " + e.getXRequestId());
+
+                    // The connection is replaced; its "disconnected" event lists that request as
+                    // awaiting its outcome, by the same id, with the orders written before it.
+                    List<?> unanswered = (List<?>) nextWhere(orders, isStatus("disconnected")).get("unanswered");
+                    PerpsTests.expect(unanswered.contains(id) && unanswered.contains(last), unanswered.size() + " unanswered");
+                }
             });
         }
     }

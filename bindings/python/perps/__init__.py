@@ -20,7 +20,7 @@ Conventions:
 
 * A failing call raises :class:`PerpsError` (``code`` as a :class:`Code`, ``message``,
   ``http_status``, ``body``, ``may_have_reached_venue``, ``cl_ord_id``, ``x_request_id``,
-  ``retry_after_ms``), read from the error object the C call hands back through its own
+  ``retry_after_ms``, ``stream_request_id``), read from the error object the C call hands back through its own
   out-parameter, then freed: there is no "last error" state, so threads need no care.
 * :class:`Client` and :class:`Session` are context managers; ``close()`` is idempotent and
   waits for calls in flight on other threads; a handle never closed is freed when garbage
@@ -121,6 +121,11 @@ class PerpsError(Exception):
     (:attr:`Session.request_id`), nor the venue's ``request_id`` field.
     ``retry_after_ms``: how long to wait before asking again (a 429's ``Retry-After``, or the
     client's rate limiter for ``RATE_LIMITED``), in milliseconds; -1 when unknown.
+    ``stream_request_id``: the envelope ``request_id`` of an order-stream request
+    (:meth:`Stream.new_order`, :meth:`Stream.cancel_order`) whose frame may have been partly
+    written when the write failed — the id its ``order_response`` events and the
+    ``unanswered`` list of the next ``disconnected`` status event name; None for every other
+    error. Not the ``x-request-id``.
     """
 
     code: Union[Code, int]
@@ -131,6 +136,7 @@ class PerpsError(Exception):
     cl_ord_id: Optional[str]
     x_request_id: Optional[str]
     retry_after_ms: int
+    stream_request_id: Optional[str]
 
     def __init__(
         self,
@@ -142,6 +148,7 @@ class PerpsError(Exception):
         cl_ord_id: Optional[str] = None,
         x_request_id: Optional[str] = None,
         retry_after_ms: int = -1,
+        stream_request_id: Optional[str] = None,
     ) -> None:
         try:
             code = Code(code)
@@ -155,6 +162,7 @@ class PerpsError(Exception):
         self.cl_ord_id = cl_ord_id
         self.x_request_id = x_request_id
         self.retry_after_ms = retry_after_ms
+        self.stream_request_id = stream_request_id
         name = code.name if isinstance(code, Code) else str(code)
         status = f" (HTTP {http_status})" if http_status else ""
         super().__init__(f"PERPS_{name}{status}: {message}")
@@ -252,6 +260,7 @@ def _load() -> tuple[ctypes.CDLL, str]:
     decl("perps_error_cl_ord_id", c_char_p, c_void_p)  # borrowed from the error
     decl("perps_error_request_id", c_char_p, c_void_p)  # borrowed from the error
     decl("perps_error_retry_after_ms", c_int64, c_void_p)
+    decl("perps_error_stream_request_id", c_char_p, c_void_p)  # borrowed from the error
     decl("perps_error_free", None, c_void_p)
 
     decl("perps_client_new", c_void_p, c_char_p, c_char_p, c_char_p, err)
@@ -431,6 +440,7 @@ def _take_error(err):
             text(_lib.perps_error_cl_ord_id(err)),
             text(_lib.perps_error_request_id(err)),
             _lib.perps_error_retry_after_ms(err),
+            text(_lib.perps_error_stream_request_id(err)),
         )
     finally:
         _lib.perps_error_free(err)

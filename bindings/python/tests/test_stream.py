@@ -4,13 +4,17 @@ outcome) and the account stream's `order` events, checked against the venue's RE
 public `depth_book` subscription with its levels sorted by exact decimal value (the sandbox
 shuffles them); close() from another thread waking a blocked next(); and from asyncio: the
 loop never blocked, anext() cancelled at once without losing the event it was waiting for,
-`async for` ended by aclose(). Misuse raises precise errors.
+`async for` ended by aclose(). Misuse raises precise errors. A real partial write: orders
+written to an order stream the venue has stalled until one no longer fits the socket, whose
+error names the request by its envelope request_id (PerpsError.stream_request_id), the id the
+`disconnected` event's `unanswered` list names; errors of requests refused unsent have none.
 """
 
 import asyncio
 import json
 import threading
 import time
+import urllib.request
 from decimal import Decimal
 
 import pytest
@@ -90,9 +94,11 @@ def test_order_over_the_order_stream_and_its_account_event(signed_in):
         with pytest.raises(perps.PerpsError) as exc:
             orders.new_order({**limit_buy(bid), "qty": 0.01})  # a float in an order
         assert exc.value.code is perps.Code.INVALID_ORDER and "qty" in exc.value.message
+        assert exc.value.stream_request_id is None  # no frame was written
         with pytest.raises(perps.PerpsError) as exc:
             orders.cancel_order({"order_id": 1.0})
         assert exc.value.code is perps.Code.INVALID_ARGUMENT and "params.order_id" in exc.value.message
+        assert exc.value.stream_request_id is None
         with pytest.raises(perps.PerpsError) as exc:
             account.new_order(limit_buy(bid))  # a market stream takes no orders
         assert exc.value.code is perps.Code.INVALID_STATE
@@ -217,3 +223,42 @@ def test_asyncio(signed_in):
         client.cancel_order(session, {"cl_ord_id": sent["cl_ord_id"]})
 
     asyncio.run(main())
+
+
+def test_a_partly_written_order_frame_is_named_by_its_envelope_request_id(sandbox):  # noqa: F811
+    # A write that finds the socket full waits read_timeout_ms; the stalled venue's silence
+    # must not end the connection first (stream_idle_timeout_ms).
+    options = {"read_timeout_ms": 2000, "stream_idle_timeout_ms": 120000}
+    with perps.Client(sandbox.base_url, sandbox.perps_url, options) as client, perps.Session() as session:
+        client.signin(session, "bsc", WALLET_KEY, 3600)
+        bid = far_bid(client)
+        with client.open_order_stream(session) as orders:
+            next_where(orders, is_status("connected"))
+            first = orders.new_order(limit_buy(bid))
+            next_where(orders, response_to(first["request_id"], True))
+
+            # The venue stops reading (its socket stays open): orders until one does not fit.
+            stall = urllib.request.Request(sandbox.admin_url + "/ws/stall", data=b"{}", method="POST")
+            with urllib.request.urlopen(stall, timeout=5) as resp:
+                assert json.load(resp)["stalled"] >= 1
+            written = []
+            deadline = time.monotonic() + 60
+            with pytest.raises(perps.PerpsError) as exc:
+                while len(written) < 50000 and time.monotonic() < deadline:
+                    written.append(orders.new_order(limit_buy(bid))["request_id"])
+            e = exc.value
+            assert written, "the socket took at least one order before it was full"
+            assert e.code in (perps.Code.TIMEOUT, perps.Code.TRANSPORT) and e.may_have_reached_venue, e
+            # The envelope request_id of the partly written frame: the one the message names,
+            # a new request (none of those written in full), not the x-request-id.
+            assert e.stream_request_id is not None and len(e.stream_request_id) == 36, e
+            assert f"request_id {e.stream_request_id} may have been partly sent" in e.message
+            assert e.stream_request_id not in written and e.stream_request_id != first["request_id"]
+            assert e.x_request_id is not None and e.x_request_id != e.stream_request_id
+            assert e.cl_ord_id is not None
+
+            # The connection is replaced; its `disconnected` event lists that request as
+            # awaiting its outcome, by the same id, with the orders written before it.
+            down = next_where(orders, is_status("disconnected"), seconds=30)
+            assert e.stream_request_id in down["unanswered"]
+            assert written[-1] in down["unanswered"]

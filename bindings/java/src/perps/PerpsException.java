@@ -14,6 +14,7 @@ public class PerpsException extends RuntimeException {
     private final String clOrdId;
     private final String xRequestId;
     private final long retryAfterMs;
+    private final String streamRequestId;
 
     public PerpsException(PerpsCode code, int rawCode, String message, int httpStatus, String body,
             boolean mayHaveReachedVenue) {
@@ -22,6 +23,12 @@ public class PerpsException extends RuntimeException {
 
     public PerpsException(PerpsCode code, int rawCode, String message, int httpStatus, String body,
             boolean mayHaveReachedVenue, String clOrdId, String xRequestId, long retryAfterMs) {
+        this(code, rawCode, message, httpStatus, body, mayHaveReachedVenue, clOrdId, xRequestId, retryAfterMs, null);
+    }
+
+    public PerpsException(PerpsCode code, int rawCode, String message, int httpStatus, String body,
+            boolean mayHaveReachedVenue, String clOrdId, String xRequestId, long retryAfterMs,
+            String streamRequestId) {
         super(message);
         this.code = code;
         this.rawCode = rawCode;
@@ -31,6 +38,7 @@ public class PerpsException extends RuntimeException {
         this.clOrdId = clOrdId;
         this.xRequestId = xRequestId;
         this.retryAfterMs = retryAfterMs;
+        this.streamRequestId = streamRequestId;
     }
 
     /** The stable error code. */
@@ -87,6 +95,16 @@ public class PerpsException extends RuntimeException {
         return retryAfterMs;
     }
 
+    /**
+     * The envelope request_id of an order-stream request ({@link Stream#newOrder},
+     * {@link Stream#cancelOrder}) whose frame may have been partly written when the write failed:
+     * the id its order_response events and the "unanswered" list of the next "disconnected"
+     * status event name; null for every other error. Not the x-request-id.
+     */
+    public String getStreamRequestId() {
+        return streamRequestId;
+    }
+
     @Override
     public String toString() {
         return "PerpsException(" + code + "): " + getMessage() + (httpStatus != 0 ? " [HTTP " + httpStatus + "]" : "")
@@ -115,7 +133,8 @@ public class PerpsException extends RuntimeException {
                     lib.perps_error_may_have_reached_venue(error) != 0,
                     text(lib.perps_error_cl_ord_id(error)),
                     text(lib.perps_error_request_id(error)),
-                    lib.perps_error_retry_after_ms(error));
+                    lib.perps_error_retry_after_ms(error),
+                    text(lib.perps_error_stream_request_id(error)));
         } finally {
             lib.perps_error_free(error);
         }

@@ -73,6 +73,7 @@ interface PerpsNative extends Library {
     Pointer perps_error_cl_ord_id(Pointer e);
     Pointer perps_error_request_id(Pointer e);
     long perps_error_retry_after_ms(Pointer e);
+    Pointer perps_error_stream_request_id(Pointer e);
     void perps_error_free(Pointer e);
 
     Pointer perps_client_new(byte[] baseUrl, byte[] perpsUrl, byte[] optionsJson, PointerByReference err);
