@@ -279,6 +279,56 @@ fn auth_refusals_in_forms_other_than_a_numeric_code_fail_the_open() {
     }
 }
 
+/// The auth answers' codes written otherwise than as plain integers, however whole their
+/// value: JSON readers do not agree on them (`1e-400` is 0 to serde_json, an error to
+/// others), so none is a login — read as REST reads codes (`venue_code`).
+const CODES_NOT_PLAIN: [&str; 5] = ["1e-400", "0.0", "-0", r#""-0""#, "200.0"];
+
+#[test]
+fn an_auth_code_not_written_as_a_plain_integer_is_no_login_and_no_reconnect_loop() {
+    for code in CODES_NOT_PLAIN {
+        // The first connection: the open fails, as on any refusal.
+        let answer = format!(r#"{{"seq":1,"channel":"auth","data":{{"code":{code},"msg":"success"}}}}"#);
+        let url = venue(move |_, mut ws| {
+            read_json(&mut ws);
+            send(&mut ws, &answer);
+            hold(ws, Duration::from_secs(3));
+        });
+        let opened = Stream::open_market(client(&url, "{}"), Some(session()), r#"[{"channel":"order"}]"#);
+        let error = opened.err().unwrap_or_else(|| panic!("code {code} was taken for a login"));
+        assert_eq!(error.code(), Code::ApiError, "{code}: {error}");
+        assert!(error.message().contains("refused"), "{code}: {error}");
+
+        let login = move |id: &str| format!(r#"{{"code":{code},"message":"success","request_id":"{id}"}}"#);
+        let opened = Stream::open_orders(client(&order_venue(login, vec![]), "{}"), session());
+        let error = opened.err().unwrap_or_else(|| panic!("login code {code} was taken for a login"));
+        assert_eq!(error.code(), Code::ApiError, "{code}: {error}");
+    }
+
+    // On a reconnection: the stream fails (a refusal), neither reconnected nor retried.
+    let connections = Arc::new(AtomicUsize::new(0));
+    let counted = connections.clone();
+    let stream = market_answering(move |i| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        let code = if i == 0 { "200" } else { "1e-400" };
+        format!(r#"{{"seq":1,"channel":"auth","data":{{"code":{code},"msg":"success"}}}}"#)
+    });
+    let (failed, before) = until(&stream, LONG, "failed", is_status("failed"));
+    assert!(!before.iter().any(is_status("reconnected")), "{before:#?}");
+    assert!(failed["message"].as_str().unwrap().contains("refused"), "{failed}");
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(connections.load(Ordering::SeqCst), 2, "no reconnect loop");
+
+    // A login acked, then answered with such a code: the stream ends as on a refusal.
+    let outcome = |_, id: &str| format!(r#"{{"code":-0,"message":"success","request_id":"{id}"}}"#);
+    let (url, connections) = acking_venue(Duration::from_millis(300), outcome, vec![]);
+    let stream = Stream::open_orders(client(&url, "{}"), session()).expect("the ack lets the open return");
+    let (failed, _) = until(&stream, LONG, "failed", is_status("failed"));
+    assert!(failed["message"].as_str().unwrap().contains("auth:login"), "{failed}");
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(connections.load(Ordering::SeqCst), 1, "no reconnect loop");
+}
+
 /// The events of an order stream whose login is acked, then answered `after` later by `frame`
 /// (no request_id); with `order_first`, an order is sent (and left unanswered) before that.
 fn acked_then(frame: Value, order_first: bool) -> (Stream, Arc<AtomicUsize>) {

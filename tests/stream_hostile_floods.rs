@@ -1,7 +1,8 @@
 //! The streams against a venue that floods what the library must keep state for: pings whose
 //! pongs it never reads (the client's write buffer), and pushes that each name a new symbol
-//! (the `seq` table). Both must stay bounded in memory and in time per frame. Each venue is
-//! a short script on 127.0.0.1.
+//! (the `seq` table). Both must stay bounded in memory and in time per frame. And a venue
+//! that never reads must not keep `close` waiting behind an order write. Each venue is a
+//! short script on 127.0.0.1.
 
 #[path = "streams/helpers.rs"]
 mod helpers;
@@ -11,6 +12,7 @@ mod scripted_venue;
 mod ws_server;
 
 use helpers::*;
+use perps::Code;
 use perps::stream::Stream;
 use scripted_venue::*;
 use std::io::Write;
@@ -186,4 +188,54 @@ fn a_venue_that_sends_but_never_reads_is_dropped_as_half_open_after_the_idle_tim
     let reason = down["reason"].as_str().unwrap();
     assert!(reason.contains("took none of our writes") && reason.contains("half-open"), "{down}");
     until(&stream, Duration::from_secs(10), "a new connection", is_status("reconnected"));
+}
+
+#[test]
+fn close_from_another_thread_wakes_an_order_write_waiting_for_a_venue_that_never_reads() {
+    let _alone = alone();
+    // The venue answers the login, then reads nothing: orders fill the socket until one
+    // waits for room, holding the connection's lock for up to the write timeout (10 s here).
+    let url = venue(|_, mut ws| {
+        let login = read_json(&mut ws);
+        send(&mut ws, &logged_in(login["request_id"].as_str().unwrap()));
+        std::thread::sleep(Duration::from_secs(30));
+    });
+    let stream = Stream::open_orders(client(&url, r#"{"read_timeout_ms":10000}"#), session()).unwrap();
+    let started_at = std::sync::Mutex::new(None::<Instant>);
+    std::thread::scope(|scope| {
+        let writer = scope.spawn(|| {
+            let mut sent = 0usize;
+            loop {
+                *started_at.lock().unwrap() = Some(Instant::now());
+                match stream.new_order(ORDER) {
+                    Ok(_) => sent += 1,
+                    Err(error) => return (error, Instant::now(), sent),
+                }
+            }
+        });
+        // The write that waits: one call in progress for 500 ms (each takes microseconds).
+        let waiting = Instant::now();
+        while started_at.lock().unwrap().is_none_or(|at| at.elapsed() < Duration::from_millis(500)) {
+            assert!(waiting.elapsed() < Duration::from_secs(60), "no order write ever waited for room");
+            assert!(!writer.is_finished(), "the writer failed before the socket was full");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let closed_at = Instant::now();
+        stream.close();
+        let (error, returned_at, sent) = writer.join().unwrap();
+        let took = returned_at.saturating_duration_since(closed_at);
+        assert!(took < Duration::from_secs(1), "the waiting write returned {took:?} after close ({sent} sent)");
+        assert_eq!(error.code(), Code::StreamClosed, "{error}");
+        assert!(error.message().contains("closed while a frame waited"), "{error}");
+        assert!(error.cl_ord_id().is_some(), "{error}");
+        if error.may_have_reached_venue() {
+            assert!(error.request_id().is_some() && error.stream_request_id().is_some(), "{error}");
+            assert!(error.message().contains("may have been partly sent"), "{error}");
+        } else {
+            assert!(error.message().contains("the order was not sent"), "{error}");
+        }
+    });
+    let freeing = Instant::now();
+    drop(stream);
+    assert!(freeing.elapsed() < Duration::from_secs(1), "free took {:?}", freeing.elapsed());
 }

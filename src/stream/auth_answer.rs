@@ -1,19 +1,21 @@
 //! The venue's answer to an authentication (the market stream's auth frame, the order
 //! stream's `auth:login`), read as the sources show it: fields in `data` or at the top level;
-//! `code` 0 or 200 (a number, a string of digits or a whole float) is success, and so is a
+//! `code` 0 or 200 (an integer written plainly or a string of digits, read by
+//! `endpoints::answer::venue_code` as every REST answer's code is) is success, and so is a
 //! missing code with no words or "success"/"ok" under `msg` or `message` ([WJ] reads a
 //! missing code as 0). A code that says the venue cannot answer now (5xx, 408, 429: a gateway
 //! in turbulence, venue-api.md §3.1) is `Unavailable`, to be tried again like a failed
 //! handshake.
 //!
 //! Everything else is a refusal, so that no refusal is ever taken for a login: a code that is
-//! present but unreadable ("unauthorized", 401.5), any other code, a `status` word other than
+//! present but not a plain integer ("unauthorized", 401.5, and whole numbers written
+//! otherwise: `0.0`, `-0`, `1e-400`, `5e2`, which JSON readers do not agree on), any other code, a `status` word other than
 //! success/ok/accepted, `success: false`, a non-empty `error`, a `data` that is neither an
 //! object nor a word of success — whatever the code says beside them. The refusal quotes the
 //! venue's words (`venue_words`).
 
-use super::json::lenient_int;
 use super::supervisor::AuthOutcome;
+use crate::endpoints::answer::venue_code;
 use crate::error::{Code, Error, venue_words};
 use serde_json::{Map, Value};
 
@@ -22,12 +24,16 @@ pub fn judge(frame: &Map<String, Value>, what: &str) -> AuthOutcome {
     let data = frame.get("data").filter(|d| !d.is_null());
     let fields = data.and_then(Value::as_object);
     let field = |name: &str| fields.and_then(|d| d.get(name)).or_else(|| frame.get(name)).filter(|v| !v.is_null());
-    // A `status` that reads as a number is a code (when there is no `code`); otherwise a word.
+    // A `status` that is a number, or a string of digits, is a code (when there is no `code`);
+    // otherwise a word.
     let status = field("status");
-    let status_is_code = status.is_some_and(|s| lenient_int(Some(s)).is_some());
+    let status_is_code = status.is_some_and(|s| s.is_number() || matches!(venue_code(Some(s)), Ok(Some(_))));
     let status_word = status.filter(|_| !status_is_code);
     let code_field = field("code").or(status.filter(|_| status_is_code));
-    let code = code_field.map(|value| lenient_int(Some(value)).ok_or(value));
+    // A code that is not a plain integer is a refusal, never "not now": trying again would
+    // loop on an answer that may mean success, and taking it for success might log in on a
+    // refusal. The stream ends (`failed`), quoting the code as the venue wrote it.
+    let code = code_field.map(|value| venue_code(Some(value)).ok().flatten().ok_or(value));
     let message = ["msg", "message"].iter().find_map(|name| field(name).and_then(Value::as_str)).unwrap_or("");
     let data_word = data.filter(|d| !d.is_object());
     let refusal_sign = status_word.is_some_and(|s| !s.as_str().is_some_and(|s| success_word(s) || accepted_word(s)))
@@ -128,7 +134,6 @@ mod tests {
             json!({"channel":"auth","data":{"code":0,"msg":"success"}}),
             json!({"channel":"auth","data":{"code":200,"msg":"success"}}),
             json!({"channel":"auth","data":{"code":"200"}}),
-            json!({"channel":"auth","data":{"code":0.0}}),
             json!({"channel":"auth","code":200}),
             json!({"channel":"auth","data":{"msg":"success"}}),
             json!({"channel":"auth","data":{}}),
@@ -162,7 +167,7 @@ mod tests {
 
     #[test]
     fn server_errors_timeouts_and_rate_limits_mean_try_again() {
-        for code in [json!(500), json!(502), json!("503"), json!(504), json!(408), json!(429), json!(599.0)] {
+        for code in [json!(500), json!(502), json!("503"), json!(504), json!(408), json!(429), json!(599)] {
             let e = outcome(json!({"channel":"auth","data":{"code":code,"msg":"bad gateway"}})).unwrap_err();
             assert!(e.starts_with("unavailable: ") && e.contains("bad gateway"), "{code}: {e}");
             let e = outcome(json!({"request_id":"r","code":code,"message":"later"})).unwrap_err();
@@ -171,6 +176,24 @@ mod tests {
         for code in [400, 401, 403, 404, 409, 499, 600, 1] {
             let e = outcome(json!({"channel":"auth","data":{"code":code}})).unwrap_err();
             assert!(e.starts_with("the venue refused"), "{code}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_code_not_written_as_a_plain_integer_is_a_refusal_whatever_its_value() {
+        // Whole values written otherwise, which JSON readers do not agree on (`1e-400` is 0 to
+        // serde_json, an error to others): never a login, never "not now" (which would loop).
+        let codes = [r#"1e-400"#, "0.0", "-0", r#""-0""#, "2e2", "200.0", "503.0", "5e2", "-0.0", r#""00x""#];
+        for code in codes {
+            for frame in [
+                format!(r#"{{"channel":"auth","data":{{"code":{code},"msg":"success"}}}}"#),
+                format!(r#"{{"channel":"auth","code":{code}}}"#),
+                format!(r#"{{"channel":"auth","data":{{"status":{code}}}}}"#),
+                format!(r#"{{"request_id":"r","code":{code},"status":"accepted"}}"#),
+            ] {
+                let e = outcome(serde_json::from_str(&frame).unwrap()).unwrap_err();
+                assert!(e.starts_with("the venue refused the auth frame (code "), "{frame}: {e}");
+            }
         }
     }
 

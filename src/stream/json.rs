@@ -45,10 +45,12 @@ pub fn push_str(out: &mut String, text: &str) {
     out.push(b'"');
 }
 
-/// A venue's numeric field as it may come (venue-api.md: sources send numbers as numbers or
-/// as strings): an integer or a string of digits, as REST reads the answers' `code`
-/// (`endpoints::answer::venue_code`), and also a whole float (`5.0`), which REST no longer
-/// takes for a code. `None` for anything else, `null` included.
+/// A stream's `seq` as it may come (venue-api.md: sources send numbers as numbers or as
+/// strings): an integer or a string of digits, as REST reads the answers' `code`
+/// (`endpoints::answer::venue_code`), and also a whole float (`5.0`) or a negative zero,
+/// harmless for a sequence number. `None` for anything else, `null` included. Never for a
+/// `code`: a code that is not a plain integer is no success (`venue_code`), on the streams
+/// as on REST.
 pub fn lenient_int(value: Option<&serde_json::Value>) -> Option<i64> {
     /// 2^63: the first float beyond `i64`.
     const LIMIT: f64 = 9_223_372_036_854_775_808.0;

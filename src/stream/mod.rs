@@ -236,7 +236,8 @@ impl Stream {
         drop(link);
         let error = failure.error;
         if failure.nothing_written {
-            // tungstenite refused the frame before writing any of it.
+            // No byte of it left: tungstenite refused the frame before writing any of it, or
+            // `close` cut the wait for room short before the socket took any.
             state.forget(request_id);
             return Err(Error::new(error.code(), format!("{}: the order was not sent", error.message())));
         }

@@ -83,17 +83,17 @@ impl Orders {
     }
 }
 
-/// An "accepted" ack, whichever key the venue puts the word under, and under any success
-/// code: 0, 200 (the venue's other success code, venue-api.md §6) or 202 (the HTTP code for
-/// "accepted"). An ack taken for the outcome would make the real outcome a second `final`
-/// reply, passed on unmatched.
+/// An "accepted" ack, whichever key the venue puts the word under, and under no code or a
+/// success code: 0, 200 (the venue's other success code, venue-api.md §6) or 202 (the HTTP
+/// code for "accepted"), read by `venue_code` as REST reads codes. An ack taken for the
+/// outcome would make the real outcome a second `final` reply, passed on unmatched. A code
+/// that is not a plain integer (`0.0`, `-0`, `1e-400`) is no ack: the frame is a `final`
+/// reply marked `outcome_unknown` ([`outcome_unknown`]), never taken for "accepted".
 fn is_ack(frame: &Map<String, Value>) -> bool {
+    use crate::endpoints::answer::venue_code;
     let accepted =
         |key: &str| frame.get(key).and_then(Value::as_str).is_some_and(|s| s.eq_ignore_ascii_case("accepted"));
-    let code_ok = match frame.get("code") {
-        None | Some(Value::Null) => true,
-        code => matches!(super::json::lenient_int(code), Some(0) | Some(200) | Some(202)),
-    };
+    let code_ok = matches!(venue_code(frame.get("code")), Ok(None | Some(0 | 200 | 202)));
     code_ok && (accepted("status") || accepted("message"))
 }
 
@@ -338,6 +338,24 @@ mod tests {
             let got = events_of(&[frame], &[("r1", "order:new")]);
             assert_eq!(got[0]["outcome_unknown"].as_bool(), Some(unknown), "{frame}");
             assert_eq!(got[0]["matched"], true, "{frame}");
+        }
+    }
+
+    #[test]
+    fn an_ack_whose_code_is_not_a_plain_integer_is_a_final_reply_of_unknown_outcome() {
+        // Read as REST reads codes (`venue_code`): `0.0` or `1e-400` is no success code, so
+        // no ack; the frame is the outcome, and one that leaves the order's fate unknown.
+        for code in ["0.0", "1e-400", "-0", r#""-0""#, "2e2", "202.0", "true"] {
+            for word in ["status", "message"] {
+                let frame = format!(r#"{{"code":{code},"{word}":"accepted","request_id":"r1"}}"#);
+                let got = events_of(&[&frame], &[("r1", "order:new")]);
+                assert_eq!(
+                    (got[0]["final"].as_bool(), got[0]["matched"].as_bool()),
+                    (Some(true), Some(true)),
+                    "{frame}"
+                );
+                assert_eq!(got[0]["outcome_unknown"], true, "{frame}");
+            }
         }
     }
 

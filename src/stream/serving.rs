@@ -59,8 +59,9 @@ fn serve_reader(shared: &Shared, settings: &StreamSettings) -> Ended {
             conn.retry_unsent();
             if ping_due(reader.last_inbound, last_ping) <= Instant::now() {
                 last_ping = Instant::now();
-                // Never waited for (`close` could not wake a wait for room); a failed write
-                // shows as the connection's end at the next read.
+                // Never waited for: a wait for room would hold the connection (nothing read,
+                // no order written) for up to the write timeout; a failed write shows as the
+                // connection's end at the next read.
                 conn.send_ping_now();
             }
             (conn.fd(), reader.last_inbound, conn.unsent_since())

@@ -50,6 +50,11 @@ pub struct Shared {
     closing: AtomicBool,
     wake_tx: UnixStream,
     pub(super) wake_rx: UnixStream,
+    /// Readable from `close` on, for good (its byte is never read): what a writer waiting
+    /// for room in the socket (`Connection::flush`) polls beside the socket. Not `wake_rx`,
+    /// which the I/O thread drains: a writer could miss the byte and wait its full timeout.
+    closed_tx: UnixStream,
+    closed_rx: UnixStream,
     /// The socket of a connection being set up, so `close` can cut its handshake short.
     pub(super) handshake: Mutex<Option<TcpStream>>,
     exited: Mutex<bool>,
@@ -67,6 +72,9 @@ impl Shared {
         for end in [&wake_tx, &wake_rx] {
             end.set_nonblocking(true).map_err(|e| Error::new(Code::Transport, format!("wake-up socket: {e}")))?;
         }
+        let (closed_tx, closed_rx) = UnixStream::pair()
+            .map_err(|e| Error::new(Code::Transport, format!("cannot create a wake-up socket: {e}")))?;
+        closed_tx.set_nonblocking(true).map_err(|e| Error::new(Code::Transport, format!("wake-up socket: {e}")))?;
         let placeholder =
             UnixStream::pair().map_err(|e| Error::new(Code::Transport, format!("cannot create a socket pair: {e}")))?;
         let watch = placeholder
@@ -87,6 +95,8 @@ impl Shared {
             closing: AtomicBool::new(false),
             wake_tx,
             wake_rx,
+            closed_tx,
+            closed_rx,
             handshake: Mutex::new(None),
             exited: Mutex::new(false),
             exited_signal: Condvar::new(),
@@ -153,11 +163,20 @@ impl Shared {
         self.closing.load(Ordering::Acquire)
     }
 
-    /// From any thread: `next` fails at once, the I/O thread wakes and ends.
+    /// A descriptor readable once the stream is closing, for a writer's wait for room
+    /// (`transport::connect`). It lives as long as `Shared`, which every connection of the
+    /// stream is dropped before.
+    pub(super) fn closed_signal(&self) -> RawFd {
+        self.closed_rx.as_raw_fd()
+    }
+
+    /// From any thread: `next` fails at once, the I/O thread wakes and ends, and so does a
+    /// writer waiting for room in the socket (the link's holder: the I/O thread needs it).
     pub fn close(&self) {
         self.closing.store(true, Ordering::Release);
         self.queue.close();
         self.wake_io();
+        let _ = (&self.closed_tx).write(&[1]);
         if let Some(socket) = lock(&self.handshake).as_ref() {
             let _ = socket.shutdown(Shutdown::Both);
         }

@@ -350,7 +350,7 @@ fn establish(
 ) -> std::result::Result<Connection, SetupError> {
     let settings = ctx.settings();
     let mut on_socket = |tcp: &TcpStream| *lock(&shared.handshake) = tcp.try_clone().ok();
-    let connected = transport::connect(&ctx.url, settings, &mut on_socket);
+    let connected = transport::connect(&ctx.url, settings, shared.closed_signal(), &mut on_socket);
     lock(&shared.handshake).take();
     let mut conn = connected.map_err(|e| match e.code() {
         Code::InvalidArgument => SetupError::Fatal(e),

@@ -6,7 +6,7 @@
 //! timeout, for TLS and the WebSocket handshake together: a venue that trickles its answer byte by byte cannot
 //! hold a reconnect forever); afterwards the socket is non-blocking so that reading never
 //! holds the connection's lock while waiting, and a write that meets a full send buffer waits
-//! with `poll`, bounded by the reply timeout.
+//! with `poll`, bounded by the reply timeout and cut short by the stream's `close`.
 
 use super::settings::StreamSettings;
 use super::venue_close::MAX_CLOSE_FRAME;
@@ -41,6 +41,9 @@ pub struct Socket {
     /// Since when bytes of ours wait for the venue to take them: set when a write finds the
     /// socket full, cleared when one makes progress (`Connection::unsent_since`).
     unsent_since: Option<Instant>,
+    /// How many bytes the layer below has taken: unchanged over a frame write cut short by
+    /// `close`, no byte of that frame can have left (`WriteFailure::nothing_written`).
+    taken: u64,
 }
 
 /// The last `MAX_CLOSE_FRAME` bytes read.
@@ -112,7 +115,10 @@ impl Write for Socket {
             Layer::Tls(s) => s.write(buf),
         };
         match &written {
-            Ok(n) if *n > 0 => self.unsent_since = None,
+            Ok(n) if *n > 0 => {
+                self.unsent_since = None;
+                self.taken += *n as u64;
+            }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 self.unsent_since.get_or_insert_with(Instant::now);
             }
@@ -134,6 +140,8 @@ pub struct Connection {
     pub ws: WebSocket<Socket>,
     /// How long a write may wait for room in the send buffer.
     write_timeout: Duration,
+    /// Readable once the stream is closing (`Shared::closed_signal`): ends a wait for room.
+    closed_signal: Option<RawFd>,
 }
 
 impl Connection {
@@ -160,6 +168,7 @@ impl Connection {
     }
 
     fn try_send(&mut self, message: Message) -> std::result::Result<(), WriteFailure> {
+        let taken_before = self.ws.get_ref().taken;
         match self.ws.write(message) {
             Ok(()) => {}
             Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {}
@@ -174,7 +183,13 @@ impl Connection {
                 return Err(WriteFailure { error: Box::new(ws_error(e, "writing a frame")), nothing_written: false });
             }
         }
-        self.flush().map_err(|error| WriteFailure { error: Box::new(error), nothing_written: false })
+        // Cut short by `close`: the frame is in tungstenite's buffer, behind any bytes still
+        // unsent; if the socket took none since, none of it has left (and the connection is
+        // dropped, so none ever will). Any other failure may have sent part of it, as before.
+        self.flush().map_err(|error| WriteFailure {
+            nothing_written: error.code() == Code::StreamClosed && self.ws.get_ref().taken == taken_before,
+            error: Box::new(error),
+        })
     }
 
     /// Write one text frame as far as the socket takes it now, never waiting: an answer the
@@ -208,7 +223,9 @@ impl Connection {
         }
     }
 
-    /// Push out whatever tungstenite holds (frames, pong replies), waiting for room.
+    /// Push out whatever tungstenite holds (frames, pong replies), waiting for room until
+    /// the write timeout passes or the stream is closed (`StreamClosed`): `close` from
+    /// another thread must not wait behind a venue that does not read.
     pub fn flush(&mut self) -> Result<()> {
         let deadline = Instant::now() + self.write_timeout;
         loop {
@@ -222,7 +239,12 @@ impl Connection {
                             "the venue is not reading: a frame could not be written",
                         ));
                     }
-                    wait_writable(self.fd(), left);
+                    if wait_writable(self.fd(), self.closed_signal, left) == Woken::Closed {
+                        return Err(Error::new(
+                            Code::StreamClosed,
+                            "the stream was closed while a frame waited for the venue to read it",
+                        ));
+                    }
                 }
                 Err(e) => return Err(ws_error(e, "writing a frame")),
             }
@@ -234,13 +256,21 @@ impl Connection {
 #[derive(Debug)]
 pub struct WriteFailure {
     pub error: Box<Error>,
-    /// No byte of the frame was written: tungstenite refused it before buffering it.
+    /// No byte of the frame was written: tungstenite refused it before buffering it, or
+    /// `close` cut the wait for room short before the socket took any byte.
     pub nothing_written: bool,
 }
 
 /// Open a connection to `url`. `shutdown_handle` receives a clone of the TCP socket as soon
 /// as it exists, so that `close` from another thread can cut a handshake short.
-pub fn connect(url: &str, settings: &StreamSettings, on_socket: &mut dyn FnMut(&TcpStream)) -> Result<Connection> {
+/// `closed_signal`: readable once the stream is closing (`Shared::closed_signal`), open for
+/// as long as the connection.
+pub fn connect(
+    url: &str,
+    settings: &StreamSettings,
+    closed_signal: RawFd,
+    on_socket: &mut dyn FnMut(&TcpStream),
+) -> Result<Connection> {
     let mut request = url
         .into_client_request()
         .map_err(|e| Error::invalid_argument(format!("stream URL \"{}\": {e}", crate::error::excerpt(url))))?;
@@ -266,7 +296,7 @@ pub fn connect(url: &str, settings: &StreamSettings, on_socket: &mut dyn FnMut(&
     } else {
         Layer::Plain(tcp)
     };
-    let mut socket = Socket { layer, deadline, tail: Tail::new(), unsent_since: None };
+    let mut socket = Socket { layer, deadline, tail: Tail::new(), unsent_since: None, taken: 0 };
     // Our own handshake (`handshake.rs`): RFC 6455 §4.1 as written, the venue's refusals
     // read as REST reads them.
     let leftover = super::handshake::client(&mut socket, request)?;
@@ -283,7 +313,7 @@ pub fn connect(url: &str, settings: &StreamSettings, on_socket: &mut dyn FnMut(&
         .max_write_buffer_size(MAX_UNSENT_BYTES);
     let ws = WebSocket::from_partially_read(socket, leftover, Role::Client, Some(config));
     ws.get_ref().tcp().set_nonblocking(true).map_err(|e| io_error(e, "making the socket non-blocking"))?;
-    Ok(Connection { ws, write_timeout: settings.reply_timeout })
+    Ok(Connection { ws, write_timeout: settings.reply_timeout, closed_signal: Some(closed_signal) })
 }
 
 fn connect_tcp(host: &str, port: u16, timeout: Duration) -> Result<TcpStream> {
@@ -309,12 +339,26 @@ fn connect_tcp(host: &str, port: u16, timeout: Duration) -> Result<TcpStream> {
     })
 }
 
-/// Wait until the socket can take more bytes, or `timeout` passes.
-pub fn wait_writable(fd: RawFd, timeout: Duration) {
-    let mut fds = [libc::pollfd { fd, events: libc::POLLOUT, revents: 0 }];
+/// What ended a wait for room in the socket.
+#[derive(PartialEq, Eq)]
+enum Woken {
+    /// Room, an error on the socket, or the timeout: `flush` tries again and sees which.
+    Socket,
+    /// The stream is closing.
+    Closed,
+}
+
+/// Wait until the socket can take more bytes, `closed_signal` is readable, or `timeout`
+/// passes.
+fn wait_writable(fd: RawFd, closed_signal: Option<RawFd>, timeout: Duration) -> Woken {
+    let mut fds = [
+        libc::pollfd { fd, events: libc::POLLOUT, revents: 0 },
+        libc::pollfd { fd: closed_signal.unwrap_or(-1), events: libc::POLLIN, revents: 0 },
+    ];
     let ms = timeout.as_millis().clamp(1, i32::MAX as u128) as i32;
-    // SAFETY: one valid pollfd for the duration of the call.
-    unsafe { libc::poll(fds.as_mut_ptr(), 1, ms) };
+    // SAFETY: two valid pollfd entries for the duration of the call (a negative fd is ignored).
+    unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) };
+    if fds[1].revents & libc::POLLIN != 0 { Woken::Closed } else { Woken::Socket }
 }
 
 pub fn io_error(e: io::Error, what: &str) -> Error {
@@ -355,9 +399,10 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (server, _) = listener.accept().unwrap();
-        let socket = Socket { layer: Layer::Plain(client), deadline: None, tail: Tail::new(), unsent_since: None };
+        let socket =
+            Socket { layer: Layer::Plain(client), deadline: None, tail: Tail::new(), unsent_since: None, taken: 0 };
         let ws = WebSocket::from_raw_socket(socket, Role::Client, None);
-        let conn = Connection { ws, write_timeout: Duration::from_secs(1) };
+        let conn = Connection { ws, write_timeout: Duration::from_secs(1), closed_signal: None };
         (conn, WebSocket::from_raw_socket(server, Role::Server, None))
     }
 
@@ -384,6 +429,28 @@ mod tests {
         let failure = conn.try_send_text("after the close".into()).unwrap_err();
         assert!(failure.nothing_written, "{}", failure.error);
         assert!(failure.error.message().contains("closing"), "{}", failure.error);
+    }
+
+    #[test]
+    fn a_wait_for_room_ends_when_the_stream_closes_saying_whether_bytes_left() {
+        let (mut conn, venue) = pair();
+        conn.ws.get_ref().tcp().set_nonblocking(true).unwrap();
+        let (closed_tx, closed_rx) = std::os::unix::net::UnixStream::pair().unwrap();
+        conn.closed_signal = Some(closed_rx.as_raw_fd());
+        conn.write_timeout = Duration::from_secs(30);
+        (&closed_tx).write_all(&[1]).unwrap();
+        // More than the socket holds (the venue never reads): part of it leaves, then the
+        // wait for room ends at once, the stream closing.
+        let started = Instant::now();
+        let failure = conn.try_send_text("x".repeat(64 << 20)).unwrap_err();
+        assert_eq!(failure.error.code(), Code::StreamClosed, "{}", failure.error);
+        assert!(!failure.nothing_written, "part of the frame left");
+        // The next frame finds the socket full: none of it leaves.
+        let failure = conn.try_send_text("order".into()).unwrap_err();
+        assert_eq!(failure.error.code(), Code::StreamClosed, "{}", failure.error);
+        assert!(failure.nothing_written, "the socket took nothing of it");
+        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+        drop(venue);
     }
 
     #[test]

@@ -22,8 +22,8 @@
 //!   venue's "signature has expired" for a request's clock) and is passed on as it is.
 
 use super::super::auth_answer::judge;
-use super::super::json::lenient_int;
 use super::super::supervisor::AuthOutcome;
+use crate::endpoints::answer::venue_code;
 use serde_json::{Map, Value};
 use std::collections::VecDeque;
 
@@ -154,7 +154,7 @@ fn unaddressed_refusal(frame: &Map<String, Value>, orders_pending: impl FnOnce()
     let is_login_refusal = if says(&["order"]) && !says(ABOUT_THE_LOGIN) {
         false
     } else if orders_pending() {
-        lenient_int(code) == Some(401) || says(ABOUT_THE_LOGIN)
+        venue_code(code) == Ok(Some(401)) || says(ABOUT_THE_LOGIN)
     } else {
         code.is_some() || says(ABOUT_THE_LOGIN) || says(ABOUT_AUTHENTICATION)
     };
@@ -200,6 +200,9 @@ mod tests {
             (json!({"code":400,"message":"bad request"}), "refused", "not the login's"),
             (json!({"code":400,"message":"alo order rejected"}), "not the login's", "not the login's"),
             (json!({"code":503,"message":"busy"}), "unavailable", "not the login's"),
+            // A code not written as a plain integer is no success, nor the token's 401.
+            (json!({"code":0.0,"message":"success"}), "refused", "not the login's"),
+            (json!({"code":401.0}), "refused", "not the login's"),
             // Not refusals, or no sign of a login's answer: passed on.
             (json!({"code":0,"message":"success"}), "not the login's", "not the login's"),
             (json!({"code":0,"status":"accepted"}), "not the login's", "not the login's"),
