@@ -106,6 +106,25 @@ fn pushes_that_each_name_a_new_symbol_are_not_tracked_beyond_a_bound() {
     assert!(took < Duration::from_secs(30), "{PUSHES} pushes of new symbols took {took:?}");
 }
 
+/// After the subscription, a venue that reads nothing more: `pings` JSON pings of ~240 bytes
+/// at once, then `pushes` price pushes 50 ms apart (until the client goes).
+fn pings_then_pushes(mut ws: tungstenite::WebSocket<std::net::TcpStream>, pings: usize, pushes: usize) {
+    read_json(&mut ws);
+    let word = "w".repeat(220);
+    let pings = (0..pings).map(|n| format!(r#"{{"ping":"{word}{n}"}}"#));
+    let tcp = ws.get_mut();
+    if tcp.write_all(&text_frames(pings)).is_err() {
+        return;
+    }
+    for n in 0..pushes {
+        let push = format!(r#"{{"seq":{n},"channel":"price","symbol":"BTC-USD","data":{{"mark_price":"1"}}}}"#);
+        if tcp.write_all(&text_frames(std::iter::once(push))).is_err() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn json_pings_from_a_venue_that_never_reads_do_not_stall_the_stream() {
     let _alone = alone();
@@ -114,23 +133,8 @@ fn json_pings_from_a_venue_that_never_reads_do_not_stall_the_stream() {
     // to a full socket waited out the write timeout (2 s here, 10 s by default) on the I/O
     // thread: the pushes behind the pings came after minutes.
     const PINGS: usize = 120_000; // ~28 MiB of pongs: more than loopback's socket buffers
-    let url = venue(|_, mut ws| {
-        read_json(&mut ws);
-        let word = "w".repeat(220);
-        let pings = (0..PINGS).map(|n| format!(r#"{{"ping":"{word}{n}"}}"#));
-        let tcp = ws.get_mut();
-        if tcp.write_all(&text_frames(pings)).is_err() {
-            return;
-        }
-        // The push, again and again: an `overflow` of the pings passed on must not hide it.
-        for n in 0..200 {
-            let push = format!(r#"{{"seq":{n},"channel":"price","symbol":"BTC-USD","data":{{"mark_price":"1"}}}}"#);
-            if tcp.write_all(&text_frames(std::iter::once(push))).is_err() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    });
+    // The push, again and again: an `overflow` of the pings passed on must not hide it.
+    let url = venue(move |_, ws| pings_then_pushes(ws, PINGS, 200));
     let stream = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap();
     let started = Instant::now();
     let mut pings = 0;
@@ -155,24 +159,9 @@ fn a_venue_that_sends_but_never_reads_is_dropped_as_half_open_after_the_idle_tim
     // a push every 50 ms. The pushes kept the connection "alive" for as long as the venue
     // sent them, though nothing written (pongs, orders, the client's pings) left any more.
     const PINGS: usize = 40_000; // ~9.5 MB of pongs: more than loopback's buffers and 4 MiB
-    let url = venue(|i, mut ws| {
-        read_json(&mut ws);
-        if i > 0 {
-            return; // the replacement connection: not this test's subject
-        }
-        let word = "w".repeat(220);
-        let pings = (0..PINGS).map(|n| format!(r#"{{"ping":"{word}{n}"}}"#));
-        let tcp = ws.get_mut();
-        if tcp.write_all(&text_frames(pings)).is_err() {
-            return;
-        }
-        for n in 0..600 {
-            let push = format!(r#"{{"seq":{n},"channel":"price","symbol":"BTC-USD","data":{{"mark_price":"1"}}}}"#);
-            if tcp.write_all(&text_frames(std::iter::once(push))).is_err() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+    let url = venue(move |i, mut ws| match i {
+        0 => pings_then_pushes(ws, PINGS, 600),
+        _ => drop(read_json(&mut ws)), // the replacement connection: not this test's subject
     });
     let stream = Stream::open_market(client(&url, r#"{"stream_idle_timeout_ms":1500}"#), None, PRICE).unwrap();
     let started = Instant::now();

@@ -100,21 +100,28 @@ fn a_429_or_503_at_open_carries_its_retry_after_and_the_venues_reason() {
     }
 }
 
-#[test]
-fn a_retry_after_on_a_reconnection_is_waited_out_and_said() {
-    let url = raw_venue(|i, mut tcp| match i {
+/// A venue whose first connection drops after 200 ms, whose first reconnection is refused
+/// with `status` (and `headers`, `body`), and which then serves every connection.
+fn refused_once_on_reconnection(status: &'static str, headers: &'static str, body: &'static str) -> String {
+    raw_venue(move |i, mut tcp| match i {
         0 => {
             let Ok(ws) = tungstenite::accept(tcp) else { return };
             std::thread::sleep(Duration::from_millis(200));
             drop(ws);
         }
-        1 => refuse(&mut tcp, "503 Service Unavailable", "Retry-After: 1\r\n", r#"{"message":"overloaded"}"#),
+        1 => refuse(&mut tcp, status, headers, body),
         _ => {
             if let Ok(ws) = tungstenite::accept(tcp) {
                 hold(ws, Duration::from_secs(5));
             }
         }
-    });
+    })
+}
+
+#[test]
+fn a_retry_after_on_a_reconnection_is_waited_out_and_said() {
+    let url =
+        refused_once_on_reconnection("503 Service Unavailable", "Retry-After: 1\r\n", r#"{"message":"overloaded"}"#);
     // The backoff alone would wait at most 50 ms.
     let stream = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap();
     let (failed, _) = until(&stream, LONG, "reconnect_failed", is_status("reconnect_failed"));
@@ -129,19 +136,7 @@ fn a_retry_after_on_a_reconnection_is_waited_out_and_said() {
 
 #[test]
 fn a_429_without_retry_after_on_a_reconnection_waits_the_venues_connection_rate() {
-    let url = raw_venue(|i, mut tcp| match i {
-        0 => {
-            let Ok(ws) = tungstenite::accept(tcp) else { return };
-            std::thread::sleep(Duration::from_millis(200));
-            drop(ws);
-        }
-        1 => refuse(&mut tcp, "429 Too Many Requests", "", r#"{"message":"too many connections"}"#),
-        _ => {
-            if let Ok(ws) = tungstenite::accept(tcp) {
-                hold(ws, Duration::from_secs(5));
-            }
-        }
-    });
+    let url = refused_once_on_reconnection("429 Too Many Requests", "", r#"{"message":"too many connections"}"#);
     // The backoff alone would wait at most 50 ms; 30 connections per minute: 2 s apart.
     let stream = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap();
     let (failed, _) = until(&stream, LONG, "reconnect_failed", is_status("reconnect_failed"));
