@@ -12,8 +12,10 @@
 # "faults" endpoint), one stage each, moving the mark 15.00 at a time so that both sides
 # re-quote: two outcomes sent twice (ignored, nothing counted twice), an order placed whose
 # outcome says 503 (looked up by its cl_ord_id, found resting, cancelled), an order never
-# placed whose outcome says 503 (taken as never placed after a 1 s not-found grace); at the
-# end nothing is left open and the fills the maker counted are the sandbox's.
+# placed whose outcome says 503 (taken as never placed after a 1 s not-found grace), and two
+# cancels left unanswered by a lost connection (the order stream stalled, then dropped: both
+# orders looked up, found canceled by the resync); at the end nothing is left open and the
+# fills the maker counted are the sandbox's.
 # Needs only the Rust toolchain and a C compiler (the admin calls use bash's /dev/tcp).
 #
 #   bash examples-c/market_maker.sh              # from the repository root
@@ -85,6 +87,8 @@ trap 'kill "$sandbox" 2>/dev/null; wait "$sandbox" 2>/dev/null; rm -f "$urls" "$
 # With --faults, an order of unknown fate not found for 1 s (not 10) is taken as never placed.
 ${RUNNER:-} target/examples/market_maker "$base_url" "$perps_url" 100 $([ "$faults" = 1 ] && echo 1000) >>"$out" 2>&1 &
 maker=$!
+# A check that fails leaves at once: the maker goes with the sandbox.
+trap 'kill "$maker" "$sandbox" 2>/dev/null; wait "$maker" "$sandbox" 2>/dev/null; rm -f "$urls" "$out"' EXIT
 # Wait until the maker's output, from line FROM on (default 1), has a line matching PATTERN
 # (a grep regular expression).
 wait_for() {
@@ -139,6 +143,20 @@ if [ "$faults" = 1 ]; then
   wait_for "not at the venue after 1000 ms: never placed" "$from"
   wait_for "  live " "$from"
   wait_for "$agreed 0[.0]* BTC, as streamed" "$from"
+  # A lost connection with requests unanswered: the order stream stalled (the sandbox neither
+  # reads nor writes it), the mark moved so that both quotes are cancelled over it, then the
+  # connection dropped.
+  api_id=$(admin_get ws/connections | grep -o '"endpoint":"ws-api"[^}]*"id":[0-9]*' | sed 's/.*"id"://')
+  say "ws/stall the order stream (connection $api_id); mark BTC-USD -> 65160.00; then ws/drop it"
+  admin ws/stall "{\"id\":$api_id}" >/dev/null
+  admin mark '{"symbol":"BTC-USD","price":"65160.00"}' >/dev/null
+  wait_for "cancel   bid .*: mid moved" "$from"
+  wait_for "cancel   ask .*: mid moved" "$from"
+  admin ws/drop "{\"id\":$api_id}" >/dev/null
+  wait_for "unanswered when the connection was lost" "$from"
+  wait_for "order stream: reconnected" "$from"
+  wait_for "  live " "$from"
+  wait_for "$agreed 0[.0]* BTC, as streamed" "$from"
 fi
 say "SIGTERM (the maker cancels everything and exits)"
 kill -TERM "$maker"
@@ -157,6 +175,8 @@ count() { grep -c -- "$1" "$out" || true; }
 [ "$(count '(code 503): outcome unknown')" = 2 ] || check "expected 2 outcomes unknown, saw $(count '(code 503): outcome unknown')"
 [ "$(count 'the venue says open: cancelled -> {"code":0')" = 1 ] || check "the order placed behind a 503 was not found resting and cancelled once"
 [ "$(count 'never placed')" = 1 ] || check "the order never placed was not taken as never placed once"
+[ "$(count 'unanswered when the connection was lost')" = 2 ] || check "expected both cancels left unanswered by the drop to make their orders' fate unknown"
+[ "$(count ': the venue says canceled$')" = 2 ] || check "expected both orders of unanswered cancels looked up and found canceled"
 # A repeat taken for an outcome would show as a second "placed" for one order, or as a reply
 # to no request.
 twice=$(sed -n 's/^  placed   [a-z]* [0-9.]* \([^:]*\):.*/\1/p' "$out" | sort | uniq -d)
