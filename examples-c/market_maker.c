@@ -5,7 +5,10 @@
  * after a connection was lost or a stream fell behind, and at exit (cancel everything, check
  * that nothing is left).
  *
- *   market_maker BASE_URL PERPS_URL [SECONDS]     (stops after SECONDS, default 10)
+ *   market_maker BASE_URL PERPS_URL [SECONDS [NOT_FOUND_MS]]
+ *
+ * It stops after SECONDS (default 10). An order of unknown fate that the venue has not known
+ * for NOT_FOUND_MS (default 10000) is taken as never placed (a test can shorten the wait).
  *
  * SIGINT / SIGTERM end it early, still cancelling everything. examples-c/market_maker.sh
  * runs it against the sandbox venue while moving the sandbox's mark so that quotes fill.
@@ -50,7 +53,7 @@ static const long long BOOK_FRESH_MS = 2000;      /* quote only on a book younge
 static const long long SETTLE_MS = 2000;          /* at exit, wait this long for outcomes */
 static const int FORGET_AFTER_MISSES = 3;         /* the venue can list a new order seconds late */
 static const long long UNKNOWN_CHECK_MS = 500;    /* an order of unknown fate: looked up this often */
-static const long long NOT_FOUND_FOR_MS = 10000;  /* ...and taken as never placed once unknown this long */
+static long long not_found_for_ms = 10000;        /* ...and taken as never placed once unknown this long */
 
 static volatile sig_atomic_t stopping = 0;
 static void on_signal(int sig) {
@@ -188,7 +191,7 @@ static void resync(const char *why) {
 }
 
 /* An order of unknown fate, looked up by its cl_ord_id: cancelled if it rests, forgotten once
- * it has ended or the venue has not known it for NOT_FOUND_FOR_MS (a new order can stay
+ * it has ended or the venue has not known it for not_found_for_ms (a new order can stay
  * unknown to the venue for seconds). Until then its side is not quoted. */
 static void check_unknown(struct quote *q) {
     static long long checked_ms[2];
@@ -202,8 +205,8 @@ static void check_unknown(struct quote *q) {
     perps_error *err = NULL;
     char *order = perps_query_order(client, session, params, &err);
     if (order == NULL) {
-        if (perps_error_code(err) == PERPS_NOT_FOUND && now_ms() - q->unknown_ms > NOT_FOUND_FOR_MS) {
-            printf("  unknown  %s %s: not at the venue after %lld ms: never placed\n", q->name, q->cl_ord_id, NOT_FOUND_FOR_MS);
+        if (perps_error_code(err) == PERPS_NOT_FOUND && now_ms() - q->unknown_ms > not_found_for_ms) {
+            printf("  unknown  %s %s: not at the venue after %lld ms: never placed\n", q->name, q->cl_ord_id, not_found_for_ms);
             forget(q);
         } else if (perps_error_code(err) != PERPS_NOT_FOUND) {
             printf("  unknown  %s %s: query_order failed: %s (asked again)\n", q->name, q->cl_ord_id, perps_error_message(err));
@@ -213,7 +216,10 @@ static void check_unknown(struct quote *q) {
     }
     json_get(order, "status", status, sizeof status);
     perps_string_free(order);
-    if (strcmp(status, "open") != 0 && strcmp(status, "partially_filled") != 0) {
+    /* Forgotten only once it has ended: any other status ("open", "new", "partially_filled",
+     * a word we do not know) may rest, and is cancelled. */
+    if (strcmp(status, "filled") == 0 || strcmp(status, "canceled") == 0 || strcmp(status, "rejected") == 0 ||
+        strcmp(status, "expired") == 0) {
         printf("  unknown  %s %s: the venue says %s\n", q->name, q->cl_ord_id, status);
         forget(q);
         return;
@@ -394,12 +400,16 @@ static int run(long long seconds) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s BASE_URL PERPS_URL [SECONDS]\n", argv[0]);
+        fprintf(stderr, "usage: %s BASE_URL PERPS_URL [SECONDS [NOT_FOUND_MS]]\n", argv[0]);
         return 2;
     }
     long long seconds = argc > 3 ? atoll(argv[3]) : 10;
     if (seconds <= 0) {
         fprintf(stderr, "%s: SECONDS must be a positive whole number, not \"%s\"\n", argv[0], argv[3]);
+        return 2;
+    }
+    if (argc > 4 && (not_found_for_ms = atoll(argv[4])) <= 0) {
+        fprintf(stderr, "%s: NOT_FOUND_MS must be a positive whole number, not \"%s\"\n", argv[0], argv[4]);
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0); /* one line at a time, also into a pipe or file */

@@ -166,8 +166,12 @@ static void on_status(const char *stream, const char *e, int *up) {
         for (const char *id = json_first(json_member(e, "unanswered")); id != NULL; id = json_next(id)) {
             char request_id[64];
             struct request *r = json_text(id, request_id, sizeof request_id) ? find_request(request_id) : NULL;
-            if (r != NULL) {
+            /* Only while its side still tracks that order: a cancel of an order the account
+             * stream already reported ended must not take the side from its newer order. */
+            if (r != NULL && quote_by_cl_ord_id(r->cl_ord_id) == r->q) {
                 fate_unknown(r->q, r->cl_ord_id, "unanswered when the connection was lost");
+            }
+            if (r != NULL) {
                 r->id[0] = '\0';
             }
         }

@@ -8,11 +8,26 @@
 #      script moves the mark through the bid and then through the ask (the sandbox's admin
 #      "mark" endpoint), so both quotes fill; it re-quotes, reconciles by REST, and cancels
 #      everything on exit.
+# With --faults, the maker then meets the order stream's faults (the sandbox's admin
+# "faults" endpoint), one stage each, moving the mark 15.00 at a time so that both sides
+# re-quote: two outcomes sent twice (ignored, nothing counted twice), an order placed whose
+# outcome says 503 (looked up by its cl_ord_id, found resting, cancelled), an order never
+# placed whose outcome says 503 (taken as never placed after a 1 s not-found grace), and two
+# cancels left unanswered by a lost connection (the order stream stalled, then dropped: both
+# orders looked up, found canceled by the resync); at the end nothing is left open and the
+# fills the maker counted are the sandbox's.
 # Needs only the Rust toolchain and a C compiler (the admin calls use bash's /dev/tcp).
 #
 #   bash examples-c/market_maker.sh              # from the repository root
 #   RUNNER="valgrind --leak-check=full --error-exitcode=1" bash examples-c/market_maker.sh
+#   bash examples-c/market_maker.sh --faults
 set -euo pipefail
+faults=0
+case "${1:-}" in
+  --faults) faults=1 ;;
+  "") ;;
+  *) echo "usage: $0 [--faults]" >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/.."
 CC=${CC:-cc}
 
@@ -49,6 +64,13 @@ admin() {
   sed -n '$p' <&3 | cut -c1-120
   exec 3<&-
 }
+# GET an admin endpoint (/_sandbox/PATH): the whole body.
+admin_get() {
+  exec 3<>"/dev/tcp/127.0.0.1/$port"
+  printf 'GET /_sandbox/%s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' "$1" >&3
+  sed '1,/^\r$/d' <&3
+  exec 3<&-
+}
 
 echo
 echo "=== order_timeout: the venue answers the next order after 1.5 s; the client waits 0.5 s"
@@ -62,8 +84,11 @@ admin mark '{"symbol":"BTC-USD","price":"65000.00"}' >/dev/null
 out=$(mktemp)
 trap 'kill "$sandbox" 2>/dev/null; wait "$sandbox" 2>/dev/null; rm -f "$urls" "$out"' EXIT
 # 100 s at most: a bound for a stuck run, never reached (the script stops it with SIGTERM).
-${RUNNER:-} target/examples/market_maker "$base_url" "$perps_url" 100 >>"$out" 2>&1 &
+# With --faults, an order of unknown fate not found for 1 s (not 10) is taken as never placed.
+${RUNNER:-} target/examples/market_maker "$base_url" "$perps_url" 100 $([ "$faults" = 1 ] && echo 1000) >>"$out" 2>&1 &
 maker=$!
+# A check that fails leaves at once: the maker goes with the sandbox.
+trap 'kill "$maker" "$sandbox" 2>/dev/null; wait "$maker" "$sandbox" 2>/dev/null; rm -f "$urls" "$out"' EXIT
 # Wait until the maker's output, from line FROM on (default 1), has a line matching PATTERN
 # (a grep regular expression).
 wait_for() {
@@ -97,9 +122,72 @@ admin mark '{"symbol":"BTC-USD","price":"65100.00"}' >/dev/null
 wait_for "FILLED   sell" "$from"
 wait_for "  live " "$from"
 wait_for "$agreed 0[.0]* BTC, as streamed" "$from"
+if [ "$faults" = 1 ]; then
+  # Each stage: set a one-shot fault on the next order:new, move the mark 15.00 (more than the
+  # 10.00 re-quote move, less than the 25.00 half spread: no fill), wait for the maker to deal
+  # with it and for both quotes to rest again, agreed with REST.
+  fault_stage() {
+    say "faults $1; mark BTC-USD -> $2 (both sides re-quote)"
+    admin faults "$1" >/dev/null
+    admin mark "{\"symbol\":\"BTC-USD\",\"price\":\"$2\"}" >/dev/null
+  }
+  fault_stage '{"ws_repeat_outcome":true,"times":2}' 65115.00
+  wait_for "repeated for request" "$from"
+  wait_for "  live " "$from"
+  wait_for "$agreed 0[.0]* BTC, as streamed" "$from"
+  fault_stage '{"ws_outcome_code":503,"times":1}' 65130.00
+  wait_for 'the venue says open: cancelled -> {"code":0' "$from"
+  wait_for "  live " "$from"
+  wait_for "$agreed 0[.0]* BTC, as streamed" "$from"
+  fault_stage '{"ws_outcome_code":503,"ws_not_placed":true,"times":1}' 65145.00
+  wait_for "not at the venue after 1000 ms: never placed" "$from"
+  wait_for "  live " "$from"
+  wait_for "$agreed 0[.0]* BTC, as streamed" "$from"
+  # A lost connection with requests unanswered: the order stream stalled (the sandbox neither
+  # reads nor writes it), the mark moved so that both quotes are cancelled over it, then the
+  # connection dropped.
+  api_id=$(admin_get ws/connections | grep -o '"endpoint":"ws-api"[^}]*"id":[0-9]*' | sed 's/.*"id"://')
+  say "ws/stall the order stream (connection $api_id); mark BTC-USD -> 65160.00; then ws/drop it"
+  admin ws/stall "{\"id\":$api_id}" >/dev/null
+  admin mark '{"symbol":"BTC-USD","price":"65160.00"}' >/dev/null
+  wait_for "cancel   bid .*: mid moved" "$from"
+  wait_for "cancel   ask .*: mid moved" "$from"
+  admin ws/drop "{\"id\":$api_id}" >/dev/null
+  wait_for "unanswered when the connection was lost" "$from"
+  wait_for "order stream: reconnected" "$from"
+  wait_for "  live " "$from"
+  wait_for "$agreed 0[.0]* BTC, as streamed" "$from"
+fi
 say "SIGTERM (the maker cancels everything and exits)"
 kill -TERM "$maker"
 status=0
 wait "$maker" || status=$?
 cat "$out"
+[ "$faults" = 1 ] || exit "$status"
+
+# The faulted run's checks, from the maker's whole output and the sandbox's own record.
+check() {
+  echo "market_maker.sh --faults: $1" >&2
+  status=1
+}
+count() { grep -c -- "$1" "$out" || true; }
+[ "$(count 'repeated for request')" = 2 ] || check "expected 2 repeated outcomes ignored, saw $(count 'repeated for request')"
+[ "$(count '(code 503): outcome unknown')" = 2 ] || check "expected 2 outcomes unknown, saw $(count '(code 503): outcome unknown')"
+[ "$(count 'the venue says open: cancelled -> {"code":0')" = 1 ] || check "the order placed behind a 503 was not found resting and cancelled once"
+[ "$(count 'never placed')" = 1 ] || check "the order never placed was not taken as never placed once"
+[ "$(count 'unanswered when the connection was lost')" = 2 ] || check "expected both cancels left unanswered by the drop to make their orders' fate unknown"
+[ "$(count ': the venue says canceled$')" = 2 ] || check "expected both orders of unanswered cancels looked up and found canceled"
+# A repeat taken for an outcome would show as a second "placed" for one order, or as a reply
+# to no request.
+twice=$(sed -n 's/^  placed   [a-z]* [0-9.]* \([^:]*\):.*/\1/p' "$out" | sort | uniq -d)
+[ -z "$twice" ] || check "orders placed twice: $twice"
+[ "$(count 'reply    to ')" = 0 ] || check "replies matched to no request: $(grep -- 'reply    to ' "$out")"
+# The maker's fills and position against the sandbox's: its trade events (one per fill of a
+# 0.01 quote) and the exit reconcile, which reads the venue's position over REST.
+venue_fills=$(admin_get 'events?since=0' | { grep -o '"channel":"trade"' || true; } | wc -l)
+grep -q "^done: $venue_fills fill(s); 0 order(s) left open" "$out" ||
+  check "the sandbox has $venue_fills fill(s); the maker said: $(grep '^done:' "$out")"
+grep -q "reconcile (exit): venue lists 0 open order(s), we track [0-9]*; position 0[.0]* BTC, as streamed" "$out" ||
+  check "at exit the venue's position is not the streamed one, or orders are open: $(grep 'reconcile (exit)' "$out")"
+[ "$status" = 0 ] && echo "market_maker.sh --faults: every fault met and dealt with ($venue_fills fills, as the sandbox counts)"
 exit "$status"

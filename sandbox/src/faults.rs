@@ -16,6 +16,11 @@ use serde::{Deserialize, Serialize};
 /// `kline/time`, `prepare-signin`, `certs`, `login`, …) replaces the top-level set for that
 /// endpoint, and there every switch applies, whatever its name (`close_after_order` under
 /// `cancel_order` closes the connection after reading a cancel).
+///
+/// The `ws_*` switches act on the order stream (`/ws-api/v1`): at the top level on
+/// `order:new`, under a `per_endpoint` entry named `order:new` or `order:cancel` on that
+/// method. They act on a request the venue accepted (after its ack), and only they act there:
+/// such an entry refuses the HTTP switches, and the `ws_*` switches act nowhere else.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Faults {
@@ -37,6 +42,15 @@ pub struct Faults {
     pub slow_ms: u64,
     /// new_order reads and counts the request, then closes the connection with no response.
     pub close_after_order: bool,
+    /// The outcome frame carries this code (message "upstream timeout") instead of the
+    /// engine's outcome: the venue's answer when its gateway lost the engine's reply. The
+    /// order is placed (or the cancel done) all the same, unless `ws_not_placed`.
+    pub ws_outcome_code: Option<u16>,
+    /// The engine never sees the request (nothing placed or cancelled); needs
+    /// `ws_outcome_code`, the code its outcome frame carries.
+    pub ws_not_placed: bool,
+    /// The outcome frame is sent twice, as a venue that repeats itself.
+    pub ws_repeat_outcome: bool,
     /// One-shot: the set applies to the next `times` requests it affects, then clears itself
     /// (a top-level set resets to no fault; a `per_endpoint` entry is removed).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -50,6 +64,8 @@ pub struct Faults {
 /// health check stay usable so a test of an order failure is not also a clock failure.
 const UNFAULTED: &[&str] = &["kline/time", "health"];
 const SIGN_IN: &[&str] = &["prepare-signin", "certs", "login"];
+/// The order stream's methods, named as `per_endpoint` keys.
+pub(crate) const WS_ORDER_METHODS: &[&str] = &["order:new", "order:cancel"];
 
 impl Faults {
     /// Refuses sets the sandbox cannot honour.
@@ -60,19 +76,43 @@ impl Faults {
         if self.times == Some(0) {
             return Err("times must be at least 1".into());
         }
+        if self.ws_outcome_code.is_some_and(|c| !(100..=999).contains(&c)) {
+            return Err("ws_outcome_code must be a status code (100-999)".into());
+        }
+        if self.ws_not_placed && self.ws_outcome_code.is_none() {
+            return Err("ws_not_placed needs ws_outcome_code (the code of the outcome frame)".into());
+        }
         for (name, entry) in &self.per_endpoint {
             if !entry.per_endpoint.is_empty() {
                 return Err(format!("per_endpoint.{name}: per_endpoint entries cannot nest"));
             }
             entry.validate().map_err(|e| format!("per_endpoint.{name}: {e}"))?;
+            let ws_method = WS_ORDER_METHODS.contains(&name.as_str());
+            if ws_method && *entry != (Faults { times: entry.times, ..entry.ws_part() }) {
+                return Err(format!("per_endpoint.{name}: only the ws_* switches (and times) act on the order stream"));
+            }
+            if !ws_method && entry.ws_part() != Faults::default() {
+                return Err(format!("per_endpoint.{name}: the ws_* switches act only under order:new or order:cancel"));
+            }
         }
         Ok(())
+    }
+
+    /// The `ws_*` switches of this set (the others, `times` too, cleared).
+    fn ws_part(&self) -> Faults {
+        Faults {
+            ws_outcome_code: self.ws_outcome_code,
+            ws_not_placed: self.ws_not_placed,
+            ws_repeat_outcome: self.ws_repeat_outcome,
+            ..Faults::default()
+        }
     }
 
     /// The switches of this top-level set that act at `endpoint` (the others cleared).
     fn at_top_level(&self, endpoint: &str) -> Faults {
         let signin = SIGN_IN.contains(&endpoint);
-        let api = !signin && !UNFAULTED.contains(&endpoint);
+        let order_stream = endpoint == "order:new";
+        let api = !signin && !UNFAULTED.contains(&endpoint) && !WS_ORDER_METHODS.contains(&endpoint);
         Faults {
             challenge_bad_signature: self.challenge_bad_signature && endpoint == "prepare-signin",
             challenge_unknown_kid: self.challenge_unknown_kid && endpoint == "prepare-signin",
@@ -83,6 +123,9 @@ impl Faults {
             order_code_nonzero: self.order_code_nonzero && endpoint == "new_order",
             slow_ms: if api { self.slow_ms } else { 0 },
             close_after_order: self.close_after_order && endpoint == "new_order",
+            ws_outcome_code: self.ws_outcome_code.filter(|_| order_stream),
+            ws_not_placed: self.ws_not_placed && order_stream,
+            ws_repeat_outcome: self.ws_repeat_outcome && order_stream,
             times: None,
             per_endpoint: BTreeMap::new(),
         }
@@ -191,5 +234,39 @@ mod tests {
         let nested = r#"{"per_endpoint":{"x":{"per_endpoint":{"y":{}}}}}"#;
         assert!(serde_json::from_str::<Faults>(nested).unwrap().validate().is_err());
         assert!(serde_json::from_str::<Faults>(r#"{"times":0}"#).unwrap().validate().is_err());
+    }
+
+    #[test]
+    fn ws_switches_act_on_the_order_stream_only() {
+        let mut f: Faults =
+            serde_json::from_str(r#"{"status":500,"ws_outcome_code":503,"ws_repeat_outcome":true,"times":1}"#).unwrap();
+        assert!(f.validate().is_ok());
+        assert_eq!(f.take("order:cancel"), Faults::default(), "top level: order:new only");
+        let acting = f.take("order:new");
+        assert_eq!((acting.ws_outcome_code, acting.ws_repeat_outcome, acting.status), (Some(503), true, None));
+        assert_eq!(f.take("order:new"), Faults::default(), "used up");
+        let g = Faults { status: Some(500), ws_outcome_code: Some(503), ..Default::default() };
+        assert_eq!(g.clone().take("query_order").ws_outcome_code, None);
+        assert_eq!(g.clone().take("query_order").status, Some(500));
+        let refused = [
+            r#"{"ws_not_placed":true}"#,
+            r#"{"ws_outcome_code":5000}"#,
+            r#"{"per_endpoint":{"order:new":{"status":503}}}"#,
+            r#"{"per_endpoint":{"new_order":{"ws_repeat_outcome":true}}}"#,
+        ];
+        let accepted = [
+            r#"{"per_endpoint":{"new_order":{"status":503,"times":1}}}"#,
+            r#"{"per_endpoint":{"order:new":{"ws_repeat_outcome":true,"times":1}}}"#,
+        ];
+        for text in accepted {
+            assert!(serde_json::from_str::<Faults>(text).unwrap().validate().is_ok(), "{text}");
+        }
+        for text in refused {
+            assert!(serde_json::from_str::<Faults>(text).unwrap().validate().is_err(), "{text}");
+        }
+        let cancel: Faults =
+            serde_json::from_str(r#"{"per_endpoint":{"order:cancel":{"ws_outcome_code":408,"times":2}}}"#).unwrap();
+        assert!(cancel.validate().is_ok());
+        assert_eq!(cancel.clone().take("order:cancel").ws_outcome_code, Some(408));
     }
 }

@@ -12,6 +12,10 @@
 //!   and message. An accepted request gets **two**: the ack, then the engine's outcome
 //!   (success, or a rejection such as "alo order rejected" or "order not found").
 //!
+//! Faults (`Faults::ws_*`, `/_sandbox/faults`) change an accepted request after its ack: an
+//! outcome frame with another code (the order placed, or with `ws_not_placed` never given to
+//! the engine), and an outcome sent twice.
+//!
 //! Every reply carries the envelope's `request_id`. A malformed request (binary frame,
 //! invalid JSON, missing field, unknown method) gets `{"code":400,"message",…}` with the
 //! `request_id` when one could be read, `null` otherwise. `session_id` is taken from each
@@ -27,6 +31,9 @@ use crate::engine::order::NewOrder;
 use crate::engine::{OrderRef, Who};
 use crate::order_check::{check_cancel_order, check_new_order};
 use crate::state::Shared;
+
+/// The message of an outcome frame whose code `ws_outcome_code` replaced.
+const UPSTREAM_TIMEOUT: &str = "upstream timeout";
 
 #[derive(Default)]
 pub(crate) struct ApiSession {
@@ -158,6 +165,11 @@ impl ApiSession {
     /// The two frames of an accepted request, around the engine's run.
     fn execute(&mut self, io: &mut Io<'_>, request_id: &str, (account, action): (String, Action)) {
         let shared = io.shared;
+        let method = match action {
+            Action::New(_) => "order:new",
+            Action::Cancel(_) => "order:cancel",
+        };
+        let faults = shared.take_faults(method);
         let before = shared.config.ws_event_before_ack;
         if !before {
             io.send(session::ack(shared, io.conn, request_id));
@@ -172,6 +184,7 @@ impl ApiSession {
         let who = Who { account: &account, user: &user };
         let now_us = shared.clock.now_us();
         let outcome = match action {
+            _ if faults.ws_not_placed => Outcome::Success, // replaced below by ws_outcome_code
             Action::New(order) => match shared.engine().place(who, order, now_us) {
                 Ok(placed) if placed.status == "rejected" => Outcome::Rejected(400, placed.remark),
                 Ok(_) => Outcome::Success,
@@ -186,7 +199,14 @@ impl ApiSession {
             session::wait_for_account_streams(shared, &account);
             io.send(session::ack(shared, io.conn, request_id));
         }
+        let outcome = match faults.ws_outcome_code {
+            Some(code) => Outcome::Rejected(code, UPSTREAM_TIMEOUT.into()),
+            None => outcome,
+        };
         io.send(session::outcome_frame(&outcome, request_id));
+        if faults.ws_repeat_outcome {
+            io.send(session::outcome_frame(&outcome, request_id));
+        }
     }
 }
 
