@@ -711,7 +711,8 @@ struct perps_stream *perps_order_stream_open(const struct perps_client *c, const
  * "matched","repeat","outcome_unknown",…}` (`final` false for the "accepted" ack; `matched`
  * false for a frame of no request of this stream awaiting its outcome; `repeat` true for an
  * outcome the venue sent again for a request whose outcome was already given — never that
- * request's outcome; `outcome_unknown` true for an outcome whose `code` is 5xx or 408, or
+ * request's outcome, never `outcome_unknown`; `outcome_unknown` true for an outcome (not a
+ * repeat) whose `code` is 5xx or 408, or
  * not an integer written plainly: the order or cancel may have been acted on, so query it
  * before sending it again); frames of no known channel `{"channel":"unrecognized","frame",…}` (with
  * `"answers":"auth:login"` for a late answer to a login of an earlier connection); and

@@ -167,7 +167,8 @@ impl Protocol for Orders {
             "final": !ack,
             "matched": request.is_some(),
             "repeat": repeat,
-            "outcome_unknown": !ack && outcome_unknown(frame.get("code")),
+            // A repeat is never an outcome: what its first copy said stands.
+            "outcome_unknown": !ack && !repeat && outcome_unknown(frame.get("code")),
             "method": request.as_ref().map(|r| r.method),
             "cl_ord_id": request.as_ref().and_then(|r| r.cl_ord_id.as_deref()),
             "order_id": request.as_ref().and_then(|r| r.order_id),
@@ -339,6 +340,11 @@ mod tests {
             assert_eq!(got[0]["outcome_unknown"].as_bool(), Some(unknown), "{frame}");
             assert_eq!(got[0]["matched"], true, "{frame}");
         }
+        // Sent twice: the first copy says the fate is unknown, the repeat says nothing.
+        let frame = r#"{"code":503,"message":"busy","request_id":"r1"}"#;
+        let got = events_of(&[frame, frame], &[("r1", "order:new")]);
+        let flags: Vec<_> = got.iter().map(|e| (e["repeat"].clone(), e["outcome_unknown"].clone())).collect();
+        assert_eq!(flags, [(Value::Bool(false), Value::Bool(true)), (Value::Bool(true), Value::Bool(false))]);
     }
 
     #[test]
