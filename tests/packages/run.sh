@@ -63,6 +63,9 @@ need objdump binutils
 for plugin in install dependency compiler resources; do
     [[ -d "$MAVEN_REPO/org/apache/maven/plugins/maven-$plugin-plugin" ]] || packages+=("libmaven-$plugin-plugin-java")
 done
+# The compiler plugin's plexus-compiler POM imports junit-bom:debian (package junit5), which
+# Debian lists only as a suggestion: without it, an offline `mvn compile` cannot resolve it.
+[[ -d "$MAVEN_REPO/org/junit/junit-bom" ]] || packages+=(junit5)
 python3 -c 'import venv, ensurepip' 2>/dev/null || packages+=(python3-venv)
 if [[ ${#packages[@]} -gt 0 ]]; then
     step "installing: ${packages[*]}"
