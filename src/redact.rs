@@ -13,6 +13,7 @@ use crate::error::Error;
 use ed25519_dalek::SigningKey;
 use std::borrow::Cow;
 use std::fmt::Write;
+use std::sync::Arc;
 use zeroize::Zeroizing;
 
 /// The length of the runs matched: any 8 bytes of a secret are redacted.
@@ -283,18 +284,18 @@ fn escapes_written_out(text: &str) -> Option<String> {
 /// failure quotes the venue, pays for them. Every function that turns a venue answer into an
 /// error takes one and redacts the answer before quoting or keeping it.
 pub struct CallSecrets<'a> {
-    make: &'a dyn Fn() -> Secrets,
-    built: std::cell::OnceCell<Secrets>,
+    make: &'a dyn Fn() -> Arc<Secrets>,
+    built: std::cell::OnceCell<Arc<Secrets>>,
 }
 
 impl<'a> CallSecrets<'a> {
-    pub fn new(make: &'a dyn Fn() -> Secrets) -> CallSecrets<'a> {
+    pub fn new(make: &'a dyn Fn() -> Arc<Secrets>) -> CallSecrets<'a> {
         CallSecrets { make, built: std::cell::OnceCell::new() }
     }
 
     /// For a call that holds no secret (the clock sync).
     pub fn none() -> CallSecrets<'static> {
-        CallSecrets { make: &Secrets::new, built: std::cell::OnceCell::new() }
+        CallSecrets { make: &Arc::<Secrets>::default, built: std::cell::OnceCell::new() }
     }
 
     fn get(&self) -> &Secrets {

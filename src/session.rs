@@ -11,7 +11,7 @@ use crate::keys::RequestKey;
 use crate::redact::Secrets;
 use crate::wallet::Chain;
 use std::fmt;
-use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use zeroize::Zeroizing;
 
 /// The venue's default access-token lifetime (7 days).
@@ -64,6 +64,10 @@ struct State {
     pending: Option<PendingSignin>,
     login: Option<Login>,
     options: RequestOptions,
+    /// The key's text forms and the current token, as one redaction table: built when the
+    /// token changes, not at each failed call (a market maker's cancels of orders already
+    /// gone fail all day, and building the table costs about a signature).
+    secrets: Arc<Secrets>,
 }
 
 #[derive(Debug)]
@@ -87,15 +91,18 @@ impl Session {
         let mut session = Session::with_key(RequestKey::from_text(private_key)?);
         session.key_secrets.add(private_key);
         session.key_secrets.add_ed25519(&crate::keys::parse_ed25519_secret(private_key)?);
-        session.write().login = Some(Login {
-            token: Zeroizing::new(token.to_owned()),
-            chain: None,
-            address: None,
-            alias: None,
-            // A JWT's own expiry, when the token is one ([WJ] clamps imported tokens to it);
-            // an opaque token has none the library could know.
-            expires_at: jwt_expiry(token),
-        });
+        session.set_login(
+            &mut session.write(),
+            Some(Login {
+                token: Zeroizing::new(token.to_owned()),
+                chain: None,
+                address: None,
+                alias: None,
+                // A JWT's own expiry, when the token is one ([WJ] clamps imported tokens to
+                // it); an opaque token has none the library could know.
+                expires_at: jwt_expiry(token),
+            }),
+        );
         Ok(session)
     }
 
@@ -104,13 +111,19 @@ impl Session {
     }
 
     /// The secrets venue text must never show back for this session: its token and its
-    /// imported key (`crate::redact`).
-    pub fn secrets(&self) -> Secrets {
+    /// imported key (`crate::redact`). Shared: the table is built once per token.
+    pub fn secrets(&self) -> Arc<Secrets> {
+        self.read().secrets.clone()
+    }
+
+    /// Keep (or forget) the login, and the redaction table of its token with it.
+    fn set_login(&self, state: &mut State, login: Option<Login>) {
         let mut secrets = self.key_secrets.clone();
-        if let Some(login) = &self.read().login {
+        if let Some(login) = &login {
             secrets.add(&login.token);
         }
-        secrets
+        state.secrets = Arc::new(secrets);
+        state.login = login;
     }
 
     pub fn request_id(&self) -> &str {
@@ -143,14 +156,14 @@ impl Session {
     pub fn complete_login(&self, login: Login) {
         let mut state = self.write();
         state.pending = None;
-        state.login = Some(login);
+        self.set_login(&mut state, Some(login));
     }
 
     /// Forget the token and any pending challenge (the key stays: it is the session).
     pub fn logout(&self) {
         let mut state = self.write();
         state.pending = None;
-        state.login = None;
+        self.set_login(&mut state, None);
     }
 
     pub fn login(&self) -> Option<Login> {
@@ -267,4 +280,42 @@ pub(crate) fn jwt_expiry(token: &str) -> Option<i64> {
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).ok()?;
     let exp = serde_json::from_slice::<serde_json::Value>(&bytes).ok()?.get("exp")?.as_number()?.clone();
     exp.as_i64().or_else(|| exp.as_f64().map(|f| f.floor() as i64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn login(token: &str) -> Login {
+        Login { token: Zeroizing::new(token.to_owned()), chain: None, address: None, alias: None, expires_at: None }
+    }
+
+    fn hides(session: &Session, secret: &str) -> bool {
+        !session.secrets().redact(&format!("the venue said {secret}.")).contains(secret)
+    }
+
+    #[test]
+    fn the_redaction_table_follows_the_token_and_is_built_once_per_token() {
+        let session = Session::new().unwrap();
+        assert!(!hides(&session, "token-one-0123456789"), "no token yet: nothing to hide");
+        session.complete_login(login("token-one-0123456789"));
+        assert!(hides(&session, "token-one-0123456789"));
+        assert!(Arc::ptr_eq(&session.secrets(), &session.secrets()), "one table, shared by every call");
+        let first = session.secrets();
+        session.complete_login(login("token-two-9876543210"));
+        assert!(hides(&session, "token-two-9876543210"), "a new token gets a new table");
+        assert!(!Arc::ptr_eq(&first, &session.secrets()));
+        session.logout();
+        assert!(!hides(&session, "token-two-9876543210"));
+    }
+
+    #[test]
+    fn an_imported_credential_hides_its_token_and_its_key() {
+        let key = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60";
+        let session = Session::from_api_key("api-token-0123456789", key).unwrap();
+        assert!(hides(&session, "api-token-0123456789"));
+        assert!(hides(&session, key));
+        session.complete_login(login("signed-in-token-0123456789"));
+        assert!(hides(&session, key), "the key's forms stay in every table");
+    }
 }

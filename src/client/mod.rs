@@ -26,7 +26,7 @@ pub(crate) use retry_after::millis as retry_after_ms;
 
 use crate::challenge::CertSet;
 use crate::error::Result;
-use crate::redact::CallSecrets;
+use crate::redact::{CallSecrets, Secrets};
 use crate::session::Session;
 use answers::{json_object, require_2xx};
 use options::{ClientOptions, RateLimit};
@@ -180,12 +180,13 @@ fn guarded<T>(
     wallet_key: Option<&str>,
     flow: impl FnOnce(&CallSecrets<'_>) -> Result<T>,
 ) -> Result<T> {
-    let make = || {
-        let mut secrets = session.secrets();
-        if let Some(key) = wallet_key {
+    let make = || match wallet_key {
+        None => session.secrets(),
+        Some(key) => {
+            let mut secrets = Secrets::clone(&session.secrets());
             secrets.add_wallet_key(key);
+            Arc::new(secrets)
         }
-        secrets
     };
     let secrets = CallSecrets::new(&make);
     flow(&secrets).map_err(|error| secrets.redact_error(error))

@@ -136,8 +136,8 @@ impl Queue {
 
     /// The secrets to redact from now on (the stream's session, at each connection: its
     /// token may have been refreshed).
-    pub fn set_secrets(&self, secrets: Secrets) {
-        *self.secrets.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(secrets));
+    pub fn set_secrets(&self, secrets: Arc<Secrets>) {
+        *self.secrets.lock().unwrap_or_else(PoisonError::into_inner) = Some(secrets);
     }
 
     fn current_secrets(&self) -> Option<Arc<Secrets>> {
