@@ -419,8 +419,9 @@ const char *perps_error_request_id(const struct perps_error *e);
  * The envelope `request_id` of an order-stream request (`perps_stream_new_order`,
  * `perps_stream_cancel_order`) whose frame may have been partly written when the write
  * failed: the id the stream's `order_response` events and the `unanswered` list of its next
- * `{"channel":"status","state":"disconnected"}` event name, so the caller can match the
- * request's fate (its `cl_ord_id`: `perps_error_cl_ord_id`). Such an error also says
+ * `{"channel":"status","state":"disconnected"}` event name (none follows when the write was
+ * cut short by `perps_stream_close`), so the caller can match the request's fate (its
+ * `cl_ord_id`: `perps_error_cl_ord_id`). Such an error also says
  * `perps_error_may_have_reached_venue`. Not the `x-request-id` (`perps_error_request_id`).
  * NULL for every other error — a request refused before any of its frame was written, an
  * error of any other call — or when `e` is NULL.

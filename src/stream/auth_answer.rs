@@ -7,12 +7,12 @@
 //! in turbulence, venue-api.md §3.1) is `Unavailable`, to be tried again like a failed
 //! handshake.
 //!
-//! Everything else is a refusal, so that no refusal is ever taken for a login: a code that is
-//! present but not a plain integer ("unauthorized", 401.5, and whole numbers written
-//! otherwise: `0.0`, `-0`, `1e-400`, `5e2`, which JSON readers do not agree on), any other code, a `status` word other than
-//! success/ok/accepted, `success: false`, a non-empty `error`, a `data` that is neither an
-//! object nor a word of success — whatever the code says beside them. The refusal quotes the
-//! venue's words (`venue_words`).
+//! Everything else is a refusal, so that no refusal is ever taken for a login: a code that
+//! is present but not a plain integer ("unauthorized", 401.5, and whole numbers written
+//! otherwise: `0.0`, `-0`, `1e-400`, `5e2`, which JSON readers do not agree on), any other
+//! code, a `status` word other than success/ok/accepted, `success: false`, a non-empty
+//! `error`, a `data` that is neither an object nor a word of success — whatever the code
+//! says beside them. The refusal quotes the venue's words (`venue_words`).
 
 use super::supervisor::AuthOutcome;
 use crate::endpoints::answer::venue_code;

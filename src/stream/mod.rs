@@ -142,7 +142,8 @@ impl Stream {
     /// validated carries its `cl_ord_id`, and once frame bytes may have left, the
     /// `x-request-id` of its signature and the envelope `request_id`
     /// (`Error::stream_request_id`, named in the message too). Refused unsent
-    /// (`InvalidState`) while 100,000 requests of the stream await their outcome.
+    /// (`InvalidState`) while 100,000 requests of the stream await their outcome and none of
+    /// them has been listed `unanswered` yet (those are forgotten first, oldest first).
     pub fn new_order(&self, order_json: &str) -> Result<String> {
         let state = self.order_state()?;
         // The same validation and `cl_ord_id` generation as REST `new_order`.
@@ -167,7 +168,8 @@ impl Stream {
     /// `order:cancel` with `{"order_id":…}` and/or `{"cl_ord_id":…}`. Returns
     /// `{"request_id":…,"order_id"?:…,"cl_ord_id"?:…}` once the frame is written. A failure
     /// after the parameters were checked carries the `cl_ord_id` they name (if any), and once
-    /// frame bytes may have left, the `x-request-id`.
+    /// frame bytes may have left, the `x-request-id` and the envelope `request_id`
+    /// (`Error::stream_request_id`), as for [`new_order`](Self::new_order).
     pub fn cancel_order(&self, params_json: &str) -> Result<String> {
         let state = self.order_state()?;
         let (params, order_id, cl_ord_id) = orders::cancel_params(params_json)?;
@@ -204,8 +206,10 @@ impl Stream {
 
     /// Sign `params`, remember the request, write its frame. An error once the frame was
     /// written, even partly, says it may have reached the venue and carries the signature's
-    /// `x-request-id`; one before any of it was written (not connected, or tungstenite
-    /// refusing to write on a closing connection) says it was not sent.
+    /// `x-request-id` and the envelope `request_id`; one before any of it was written (not
+    /// connected, tungstenite refusing to write on a closing connection, `close` from another
+    /// thread while the write waited for room, or the pending table at its bound) says it was
+    /// not sent.
     fn send_signed(
         &self,
         state: &OrderState,
@@ -218,29 +222,33 @@ impl Stream {
         let session = self.session.as_ref().ok_or_else(|| Error::invalid_state("the order stream has no session"))?;
         let signature = session.sign_body_now(params.as_bytes(), self.client.venue_now_ms())?;
         let frame = orders::order_frame(&state.session_id, request_id.as_str(), method, &signature, params);
-        // Remembered first: the reply may arrive before the write returns. Refused, unsent,
-        // when the requests awaiting their outcome are at their bound.
-        state.remember(request_id, method, cl_ord_id, order_id)?;
         let mut link = self.shared.link_for_writing();
         let Some(conn) = link.conn.as_mut() else {
-            drop(link);
-            state.forget(request_id);
             return Err(Error::new(
                 Code::Transport,
                 "the order stream is not connected (it is reconnecting; see its status events): the order was not sent",
             ));
         };
+        // Remembered before the write, as its reply may be read as soon as the link is free;
+        // and under the link, so that a disconnection (which takes the connection out of the
+        // link first) lists it `unanswered` only if it was written to that connection.
+        // Refused, unsent, when the requests awaiting their outcome are at their bound.
+        state.remember(request_id, method, cl_ord_id, order_id)?;
         let Err(failure) = conn.try_send_text(frame) else { return Ok(()) };
-        // The connection is broken or closing: let the I/O thread see it at once and replace it.
+        // The connection is broken or closing: let the I/O thread see it at once and replace
+        // it. The shutdown also keeps what tungstenite still buffers of the frame from ever
+        // leaving (the I/O thread would flush it), which makes "nothing written" final.
         let _ = conn.ws.get_ref().tcp().shutdown(std::net::Shutdown::Both);
-        drop(link);
         let error = failure.error;
         if failure.nothing_written {
             // No byte of it left: tungstenite refused the frame before writing any of it, or
-            // `close` cut the wait for room short before the socket took any.
+            // `close` cut the wait for room short before the socket took any. Forgotten
+            // before the link is free, so no `unanswered` list names it.
             state.forget(request_id);
+            drop(link);
             return Err(Error::new(error.code(), format!("{}: the order was not sent", error.message())));
         }
+        drop(link);
         // Kept among the requests awaiting their outcome: the `unanswered` list of the
         // disconnection that follows names it, by the id the error carries.
         Err(partly_sent(&error, signature.request_id(), request_id))

@@ -184,11 +184,15 @@ impl Connection {
             }
         }
         // Cut short by `close`: the frame is in tungstenite's buffer, behind any bytes still
-        // unsent; if the socket took none since, none of it has left (and the connection is
-        // dropped, so none ever will). Any other failure may have sent part of it, as before.
-        self.flush().map_err(|error| WriteFailure {
-            nothing_written: error.code() == Code::StreamClosed && self.ws.get_ref().taken == taken_before,
-            error: Box::new(error),
+        // unsent; if the socket took none since, none of it has left, and the socket is shut
+        // down here so that none ever will (a later flush would send it). Any other failure
+        // may have sent part of it, as before.
+        self.flush().map_err(|error| {
+            let nothing_written = error.code() == Code::StreamClosed && self.ws.get_ref().taken == taken_before;
+            if nothing_written {
+                let _ = self.ws.get_ref().tcp().shutdown(std::net::Shutdown::Both);
+            }
+            WriteFailure { nothing_written, error: Box::new(error) }
         })
     }
 

@@ -5,9 +5,10 @@
 //! concerns: a key per `request_id` without hashing or allocating per order, and bounds:
 //! at most [`MAX_PENDING`] requests wait for their outcome (beyond, the oldest one already
 //! listed `unanswered` in a `disconnected` event makes room — the engine was told its fate
-//! is unknown; when none was, a new request is refused unsent: none is forgotten silently), and the last [`REMEMBERED_FINISHED`] requests answered
-//! by their outcome are remembered, so that an outcome the venue sends twice is passed on as
-//! a repeat, never as an order's outcome.
+//! is unknown; when none was, a new request is refused unsent: none is forgotten
+//! silently), and the last [`REMEMBERED_FINISHED`] requests answered by their outcome are
+//! remembered, so that an outcome the venue sends twice is passed on as a repeat, never as
+//! an order's outcome.
 
 use crate::body_sign::REQUEST_ID_LEN;
 use crate::error::{Code, Error, Result};
