@@ -31,6 +31,7 @@ use perps::ffi::stream::{
 use perps::ffi::strings::perps_string_free;
 use perps::session::Session;
 use perps::stream::{PushDecoder, Stream};
+use std::cell::{Cell, RefCell};
 use std::ffi::CString;
 use std::hint::black_box;
 use std::net::TcpStream;
@@ -177,23 +178,46 @@ fn depth(c: &mut Criterion) {
 
 // ---- order entry ----
 
+/// The silent venue never answers, so every order stays among the stream's requests awaiting
+/// their outcome, which the stream bounds (100,000; beyond, an order is refused unsent). Each
+/// kind of call moves to a fresh stream after this many orders: one open in the hundreds of
+/// thousands of calls criterion makes.
+const ORDERS_PER_STREAM: usize = 90_000;
+
 fn order_entry(c: &mut Criterion) {
     let server = ws_server::WsServer::start(ws_server::Config { silent_orders: true, ..Default::default() });
     // Through the C ABI.
     let client = c_client(stream_fixtures::CLIENT_OPTIONS, &server.perps_url());
     let (token, seed) = (CString::new("bench-token").unwrap(), CString::new(SEED_B58).unwrap());
     let c_session = perps_session_from_api_key(token.as_ptr(), seed.as_ptr(), null_mut());
-    let c_stream = perps_order_stream_open(client, c_session, null_mut());
-    assert!(!c_stream.is_null());
+    let c_open = || {
+        let c_stream = perps_order_stream_open(client, c_session, null_mut());
+        assert!(!c_stream.is_null());
+        c_stream
+    };
+    let (c_stream, c_sent) = (Cell::new(c_open()), Cell::new(0));
     let order = CString::new(ORDER).unwrap();
     let c_order = || {
-        let sent = perps_stream_new_order(c_stream, black_box(order.as_ptr()), null_mut());
+        if c_sent.replace(c_sent.get() + 1) == ORDERS_PER_STREAM {
+            perps_stream_free(c_stream.replace(c_open()));
+            c_sent.set(1);
+        }
+        let sent = perps_stream_new_order(c_stream.get(), black_box(order.as_ptr()), null_mut());
         assert!(!sent.is_null());
         perps_string_free(sent);
     };
     // In Rust, on a stream of its own.
     let session = Arc::new(Session::from_api_key("bench-token", SEED_B58).unwrap());
-    let stream = Stream::open_orders(stream_fixtures::client(&server.perps_url()), session.clone()).unwrap();
+    let rust_client = stream_fixtures::client(&server.perps_url());
+    let rust_open = || Stream::open_orders(rust_client.clone(), session.clone()).unwrap();
+    let (stream, rust_sent) = (RefCell::new(rust_open()), Cell::new(0));
+    let rust_order = || {
+        if rust_sent.replace(rust_sent.get() + 1) == ORDERS_PER_STREAM {
+            *stream.borrow_mut() = rust_open();
+            rust_sent.set(1);
+        }
+        black_box(stream.borrow().new_order(black_box(ORDER)).unwrap());
+    };
     // The floor, on a plain loopback connection to the same venue.
     let body = perps::order::validate(ORDER).unwrap();
     let (mut ws, _) = tungstenite::connect(format!("{}/ws-api/v1", server.url())).unwrap();
@@ -218,9 +242,7 @@ fn order_entry(c: &mut Criterion) {
             let which = (round + k) % 3;
             times[which] = match which {
                 0 => time(&mut || c_order()),
-                1 => time(&mut || {
-                    black_box(stream.new_order(black_box(ORDER)).unwrap());
-                }),
+                1 => time(&mut || rust_order()),
                 _ => time(&mut floor),
             };
         }
@@ -242,11 +264,11 @@ fn order_entry(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("order_entry");
     group.bench_function("perps_stream_new_order", |b| b.iter(c_order));
-    group.bench_function("stream_new_order", |b| b.iter(|| black_box(stream.new_order(black_box(ORDER)).unwrap())));
+    group.bench_function("stream_new_order", |b| b.iter(rust_order));
     group.bench_function("sign_plus_plain_write", |b| b.iter(&mut floor));
     group.finish();
     drop(stream);
-    perps_stream_free(c_stream);
+    perps_stream_free(c_stream.get());
     perps_session_free(c_session);
     perps_client_free(client);
 }
