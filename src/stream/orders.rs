@@ -48,14 +48,11 @@ pub struct Orders {
     state: std::sync::Arc<OrderState>,
     impersonate: Option<String>,
     login: Logins,
-    /// The requests already unanswered when the current connection was served (sent on
-    /// earlier connections): not awaited on this one when it is rotated (`awaits_outcomes`).
-    unanswered_before: std::collections::HashSet<String>,
 }
 
 impl Orders {
     pub fn new(state: std::sync::Arc<OrderState>, impersonate: Option<String>) -> Orders {
-        Orders { state, impersonate, login: Logins::new(), unanswered_before: Default::default() }
+        Orders { state, impersonate, login: Logins::new() }
     }
 
     /// `{"method":"auth:login","params":"{\"token\":…}","request_id","session_id"}` (keys in
@@ -123,7 +120,6 @@ impl Protocol for Orders {
 
     fn after_auth(&mut self, _conn: &mut Connection) -> Result<()> {
         self.login.served();
-        self.unanswered_before = self.state.unanswered().into_iter().collect();
         Ok(())
     }
 
@@ -190,8 +186,10 @@ impl Protocol for Orders {
         json!({ "unanswered": self.state.report_unanswered() })
     }
 
+    /// Those sent on this connection: the requests of earlier ones were all listed
+    /// `unanswered` when their connection ended, and are not awaited on this one.
     fn awaits_outcomes(&self) -> bool {
-        self.state.unanswered().iter().any(|id| !self.unanswered_before.contains(id))
+        self.state.awaits_unreported()
     }
 }
 

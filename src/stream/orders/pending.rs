@@ -127,12 +127,19 @@ struct Pending {
     /// the same keys, to look them up).
     finished: VecDeque<u128>,
     finished_keys: HashSet<u128, BuildHasherDefault<FoldHasher>>,
+    /// How many of `by_id` are not yet `reported`: the requests sent on the current
+    /// connection (every disconnection reports all it leaves), counted so that a rotation's
+    /// read-out can ask at each pass without a scan.
+    unreported: usize,
 }
 
 impl Pending {
     fn insert(&mut self, key: u128, request: Request) {
         self.order.push_back(key);
-        self.by_id.insert(key, request);
+        self.unreported += usize::from(!request.reported);
+        if let Some(replaced) = self.by_id.insert(key, request) {
+            self.unreported -= usize::from(!replaced.reported);
+        }
         // Finished requests leave their key in `order`; compact it now and then.
         if self.order.len() > 2 * self.by_id.len() + 1024 {
             let by_id = &self.by_id;
@@ -145,9 +152,15 @@ impl Pending {
         let by_id = &self.by_id;
         let oldest_reported = self.order.iter().position(|key| by_id.get(key).is_some_and(|r| r.reported));
         match oldest_reported.and_then(|at| self.order.remove(at)) {
-            Some(key) => self.by_id.remove(&key).is_some(),
+            Some(key) => self.remove(key).is_some(),
             None => false,
         }
+    }
+
+    fn remove(&mut self, key: u128) -> Option<Request> {
+        let request = self.by_id.remove(&key)?;
+        self.unreported -= usize::from(!request.reported);
+        Some(request)
     }
 
     /// A request answered by its outcome: remembered among the latest finished.
@@ -215,7 +228,7 @@ impl OrderState {
     }
 
     pub fn forget(&self, id: &RequestId) {
-        self.pending().by_id.remove(&id.key);
+        self.pending().remove(id.key);
     }
 
     /// What a reply with this `request_id` answers: its request, kept after an ack (its
@@ -228,7 +241,7 @@ impl OrderState {
         if ack {
             return Answer { request: pending.by_id.get(&key).cloned(), repeat: false };
         }
-        match pending.by_id.remove(&key) {
+        match pending.remove(key) {
             Some(request) => {
                 pending.finish(key);
                 Answer { request: Some(request), repeat: false }
@@ -247,10 +260,18 @@ impl OrderState {
     pub(super) fn report_unanswered(&self) -> Vec<String> {
         let mut pending = self.pending();
         pending.by_id.values_mut().for_each(|request| request.reported = true);
+        pending.unreported = 0;
         pending.order.iter().filter(|key| pending.by_id.contains_key(*key)).map(|&key| text_of(key)).collect()
     }
 
+    /// Whether a request not yet listed `unanswered` waits for its outcome: one sent on the
+    /// current connection.
+    pub(super) fn awaits_unreported(&self) -> bool {
+        self.pending().unreported > 0
+    }
+
     /// The requests still waiting for their outcome, oldest first.
+    #[cfg(test)]
     pub(super) fn unanswered(&self) -> Vec<String> {
         let pending = self.pending();
         pending.order.iter().filter(|key| pending.by_id.contains_key(*key)).map(|&key| text_of(key)).collect()
@@ -305,6 +326,40 @@ mod tests {
         state.remember(&ids[3], "order:new", None, None).unwrap();
         assert_eq!(state.unanswered().len(), 3);
         assert_eq!(MAX_PENDING, OrderState::new("s".into(), false).max_pending);
+    }
+
+    #[test]
+    fn a_rotation_awaits_only_the_requests_of_the_current_connection() {
+        let state = OrderState::new("s".into(), false).with_max_pending(3);
+        let ids: Vec<RequestId> = (0..7).map(|_| RequestId::fresh().unwrap()).collect();
+        assert!(!state.awaits_unreported());
+        state.remember(&ids[0], "order:new", None, None).unwrap();
+        state.remember(&ids[1], "order:new", None, None).unwrap();
+        assert!(state.answered(ids[0].as_str(), true).request.is_some(), "an ack");
+        assert!(state.awaits_unreported(), "acked, its outcome still awaited");
+        assert!(state.answered(ids[0].as_str(), false).request.is_some());
+        assert!(state.awaits_unreported(), "the second still awaited");
+        // The connection ends: what it leaves is listed, and awaited on no later connection.
+        assert_eq!(state.report_unanswered(), vec![ids[1].as_str().to_owned()]);
+        assert!(!state.awaits_unreported());
+        // The next connection's requests are, whatever becomes of the earlier ones.
+        state.remember(&ids[2], "order:new", None, None).unwrap();
+        assert!(state.awaits_unreported());
+        assert!(state.answered(ids[1].as_str(), false).request.is_some(), "a late outcome");
+        assert!(state.awaits_unreported());
+        state.forget(&ids[2]);
+        assert!(!state.awaits_unreported(), "a request not sent is not awaited");
+        // A full table forgets a reported request to make room; the count holds.
+        for id in &ids[3..6] {
+            state.remember(id, "order:new", None, None).unwrap();
+        }
+        assert_eq!(state.report_unanswered().len(), 3);
+        assert!(!state.awaits_unreported());
+        state.remember(&ids[6], "order:new", None, None).unwrap();
+        assert_eq!(state.unanswered().len(), 3, "the oldest reported one made room");
+        assert!(state.awaits_unreported());
+        assert!(state.answered(ids[6].as_str(), false).request.is_some());
+        assert!(!state.awaits_unreported());
     }
 
     #[test]
