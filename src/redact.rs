@@ -114,6 +114,22 @@ impl Secrets {
         }
     }
 
+    /// The secrets of both tables, as one: a new table of the exact size (see `add`).
+    pub fn with(&self, other: &Secrets) -> Secrets {
+        let mut runs = Zeroizing::new(Vec::with_capacity(self.runs.len() + other.runs.len()));
+        runs.extend_from_slice(&self.runs);
+        runs.extend_from_slice(&other.runs);
+        runs.sort_unstable();
+        runs.dedup();
+        let filter = match (self.filter.is_empty(), other.filter.is_empty()) {
+            (true, _) => other.filter.clone(),
+            (_, true) => self.filter.clone(),
+            _ => self.filter.iter().zip(&other.filter).map(|(a, b)| a | b).collect(),
+        };
+        let short = self.short.iter().chain(&other.short).cloned().collect();
+        Secrets { runs, filter, short }
+    }
+
     fn is_secret_run(&self, window: &[u8]) -> bool {
         let Ok(run) = <[u8; RUN]>::try_from(window) else { return false };
         let bit = filter_bit(run);
@@ -314,6 +330,19 @@ impl<'a> CallSecrets<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn two_tables_joined_hide_the_secrets_of_both() {
+        let (mut a, mut b) = (Secrets::new(), Secrets::new());
+        a.add("first-token-0123456789");
+        b.add("second-token-9876543210");
+        b.add("short");
+        let both = a.with(&b);
+        let text = "first-token-0123456789 second-token-9876543210 short kept";
+        assert_eq!(both.redact(text), "<redacted> <redacted> <redacted> kept");
+        assert_eq!(Secrets::new().with(&a).redact(text), a.redact(text));
+        assert_eq!(a.with(&Secrets::new()).redact(text), a.redact(text));
+    }
 
     #[test]
     fn json_text_is_unescaped_only_when_it_has_an_escape() {

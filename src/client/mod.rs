@@ -180,14 +180,50 @@ fn guarded<T>(
     wallet_key: Option<&str>,
     flow: impl FnOnce(&CallSecrets<'_>) -> Result<T>,
 ) -> Result<T> {
-    let make = || match wallet_key {
-        None => session.secrets(),
-        Some(key) => {
-            let mut secrets = Secrets::clone(&session.secrets());
-            secrets.add_wallet_key(key);
-            Arc::new(secrets)
+    // The table of the token the flow is about to send, taken now: another thread may sign
+    // the session in again while the call is out, and the venue may quote the token it was
+    // sent, not the newer one. A failure is redacted with both then.
+    let at_start = session.secrets();
+    let make = || {
+        let now = session.secrets();
+        let same = Arc::ptr_eq(&at_start, &now);
+        if same && wallet_key.is_none() {
+            return now;
         }
+        let mut secrets = if same { Secrets::clone(&now) } else { at_start.with(&now) };
+        if let Some(key) = wallet_key {
+            secrets.add_wallet_key(key);
+        }
+        Arc::new(secrets)
     };
     let secrets = CallSecrets::new(&make);
     flow(&secrets).map_err(|error| secrets.redact_error(error))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::Login;
+    use zeroize::Zeroizing;
+
+    fn login(token: &str) -> Login {
+        Login { token: Zeroizing::new(token.to_owned()), chain: None, address: None, alias: None, expires_at: None }
+    }
+
+    #[test]
+    fn a_token_replaced_during_a_call_is_still_redacted_from_its_failure() {
+        let session = Session::new().unwrap();
+        session.complete_login(login("token-sent-with-the-call-0123"));
+        let error = guarded(&session, None, |_| -> Result<()> {
+            // Another thread signs in again while the request is out; then the venue's
+            // refusal quotes the token the request carried.
+            session.complete_login(login("token-of-the-next-sign-in-4567"));
+            Err(crate::error::Error::invalid_state("refused: token-sent-with-the-call-0123")
+                .with_body("{\"echo\":\"token-sent-with-the-call-0123 token-of-the-next-sign-in-4567\"}"))
+        })
+        .unwrap_err();
+        let texts = format!("{} {}", error.message(), error.body().unwrap());
+        assert!(!texts.contains("token-sent") && !texts.contains("token-of-the-next"), "{texts}");
+        assert_eq!(texts.matches(crate::redact::REDACTED).count(), 3, "{texts}");
+    }
 }
