@@ -108,6 +108,36 @@ fn a_token_the_venue_echoes_never_reaches_an_error_or_an_event() {
 }
 
 #[test]
+fn a_token_replaced_between_connections_is_redacted_on_the_next_one_too() {
+    const NEXT: &str = "ws-next-token-Jq84Lm";
+    let (signed_in_again, wait) = std::sync::mpsc::channel::<()>();
+    let wait = std::sync::Mutex::new(wait);
+    let market = venue(move |connection, mut ws| {
+        let auth = read_json(&mut ws);
+        let token = auth["auth"]["token"].as_str().unwrap().to_owned();
+        send(&mut ws, r#"{"channel":"auth","data":{"code":0,"msg":"success"}}"#);
+        if connection == 0 {
+            // Until the session has signed in again; then the connection drops.
+            let _ = wait.lock().unwrap().recv_timeout(LONG);
+            return;
+        }
+        // Both the token this connection was sent and the one of the connection before.
+        send(&mut ws, &json!({ "notice": format!("session of {TOKEN} ended; now {token}") }).to_string());
+        hold(ws, Duration::from_secs(3));
+    });
+    let session = session();
+    let stream = Stream::open_market(client(&market, "{}"), Some(session.clone()), r#"[{"channel":"order"}]"#).unwrap();
+    let token = zeroize::Zeroizing::new(NEXT.to_owned());
+    session.complete_login(perps::session::Login { token, chain: None, address: None, alias: None, expires_at: None });
+    signed_in_again.send(()).unwrap();
+    let (notice, before) = until(&stream, LONG, "the notice", is_channel("unrecognized"));
+    assert!(before.iter().any(|e| e["state"] == "reconnected"), "{before:#?}");
+    let text = notice.to_string();
+    assert!(!text.contains(&TOKEN[..8]) && !text.contains(&NEXT[..8]), "{text}");
+    assert_eq!(notice["frame"]["notice"], "session of <redacted> ended; now <redacted>", "{text}");
+}
+
+#[test]
 fn a_flood_of_bad_frames_is_bounded_and_marked_as_overflow() {
     let url = venue(|_, mut ws| {
         read_json(&mut ws);

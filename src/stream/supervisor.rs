@@ -45,6 +45,7 @@ use super::shared::{Shared, lock, poll_fds};
 use super::transport::{self, Connection};
 use crate::client::Client;
 use crate::error::{Code, Error, Result};
+use crate::redact::Secrets;
 use crate::session::Session;
 use serde_json::{Value, json};
 use std::net::TcpStream;
@@ -199,16 +200,28 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
         }
         None => fail(shared, error),
     };
+    // The redaction table of the token the last connection sent.
+    let mut last_table: Option<Arc<Secrets>> = None;
     while !shared.is_closing() {
-        // What venue text must never show back, as of this connection (a refreshed token).
-        if let Some(session) = &ctx.session {
-            shared.queue.set_secrets(session.secrets());
-        }
         let token = match &ctx.session {
-            Some(session) => match session.usable_token(ctx.client.venue_now_ms().div_euclid(1000)) {
-                Ok(token) => Some(token),
-                Err(error) => return give_up(&mut opened, error),
-            },
+            Some(session) => {
+                // What venue text must never show back, as of this connection (a refreshed
+                // token): the tables taken around the read of the token (another thread may
+                // sign in again between the two), and the last connection's (its token may
+                // still be quoted), joined where they differ.
+                let before = session.secrets();
+                let token = session.usable_token(ctx.client.venue_now_ms().div_euclid(1000));
+                let table = joined(before, session.secrets());
+                shared.queue.set_secrets(match &last_table {
+                    Some(last) => joined(last.clone(), table.clone()),
+                    None => table.clone(),
+                });
+                last_table = Some(table);
+                match token {
+                    Ok(token) => Some(token),
+                    Err(error) => return give_up(&mut opened, error),
+                }
+            }
             None => None,
         };
         let permit = match limits::try_acquire(host, options.max_connections, options.connects_per_minute) {
@@ -405,4 +418,9 @@ fn establish(
     }
     proto.after_auth(&mut conn).map_err(SetupError::Retry)?;
     Ok(conn)
+}
+
+/// One table for the secrets of both (the same table when they are one).
+fn joined(a: Arc<Secrets>, b: Arc<Secrets>) -> Arc<Secrets> {
+    if Arc::ptr_eq(&a, &b) { a } else { Arc::new(a.with(&b)) }
 }
