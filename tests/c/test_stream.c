@@ -9,40 +9,14 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "check.h"
+#include "stream_events.h"
 
 #include <pthread.h>
 #include <time.h>
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void sleep_ms(long ms) {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
-}
-
-/* The next event containing `needle`, within `seconds`; NULL (checked) otherwise. */
-static char *next_with(perps_stream *st, const char *needle, double seconds) {
-    double deadline = now_s() + seconds;
-    while (now_s() < deadline) {
-        perps_error *err = NULL;
-        char *event = perps_stream_next(st, 200, &err);
-        if (err != NULL) {
-            fprintf(stderr, "     next: %s\n", perps_error_message(err));
-            perps_error_free(err);
-            break;
-        }
-        if (event != NULL && strstr(event, needle) != NULL) {
-            return event;
-        }
-        perps_string_free(event);
-    }
-    fprintf(stderr, "     no event with %s\n", needle);
-    CHECK(!"an expected event arrived");
-    return NULL;
 }
 
 struct blocked {
@@ -80,10 +54,10 @@ static void market_stream(const char *url) {
         return;
     }
     perps_client_free(client); /* the stream keeps what it needs */
-    char *event = next_with(st, "\"state\":\"connected\"", 5);
+    char *event = next_with(st, "\"state\":\"connected\"", NULL, 5);
     CHECK(event != NULL && strstr(event, "\"stream\":\"market\"") != NULL);
     perps_string_free(event);
-    event = next_with(st, "\"channel\":\"price\"", 5);
+    event = next_with(st, "\"channel\":\"price\"", NULL, 5);
     CHECK(event != NULL && strstr(event, "\"symbol\":\"BTC-USD\"") != NULL && strstr(event, "\"received_ns\":") != NULL);
     perps_string_free(event);
 
@@ -134,7 +108,7 @@ static void order_stream(const char *url) {
         perps_error_free(err);
         return;
     }
-    char *event = next_with(st, "\"state\":\"connected\"", 5);
+    char *event = next_with(st, "\"state\":\"connected\"", NULL, 5);
     CHECK(event != NULL && strstr(event, "\"session_id\":\"c-engine-1\"") != NULL);
     perps_string_free(event);
 
@@ -145,7 +119,7 @@ static void order_stream(const char *url) {
         &err);
     CHECK(sent != NULL && strstr(sent, "\"request_id\":\"") != NULL && strstr(sent, "\"cl_ord_id\":\"c-1\"") != NULL);
     perps_string_free(sent);
-    event = next_with(st, "\"final\":true", 5);
+    event = next_with(st, "\"final\":true", NULL, 5);
     CHECK(event != NULL && strstr(event, "\"message\":\"success\"") != NULL && strstr(event, "\"cl_ord_id\":\"c-1\"") != NULL);
     perps_string_free(event);
 
@@ -165,7 +139,7 @@ static void order_stream(const char *url) {
     sent = perps_stream_cancel_order(st, "{\"cl_ord_id\":\"c-1\"}", &err);
     CHECK(sent != NULL && strstr(sent, "\"cl_ord_id\":\"c-1\"") != NULL);
     perps_string_free(sent);
-    event = next_with(st, "\"method\":\"order:cancel\"", 5);
+    event = next_with(st, "\"method\":\"order:cancel\"", NULL, 5);
     perps_string_free(event);
     perps_stream_free(st); /* without close first: free closes */
 }
