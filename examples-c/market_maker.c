@@ -24,7 +24,8 @@
  * unknown — its outcome says "outcome_unknown":true, a lost connection left its request
  * "unanswered", or its frame may have partly left (perps_error_stream_request_id) — is looked
  * up by its cl_ord_id (perps_query_order) before its side is quoted again, never sent again
- * blindly; a "repeat" reply is not an outcome and is ignored. REST: change_margin_mode /
+ * blindly; a "repeat" reply is not an outcome and is ignored, unless it "contradicts" the
+ * first: then the order's fate is unknown. REST: change_margin_mode /
  * change_leverage at start-up, query_open_orders, query_positions and cancel_orders to
  * reconcile. Client options symbol_rules (bad prices refused locally) and rate_limit "wait"
  * (the reconciling REST calls never meet a 429).

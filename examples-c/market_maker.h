@@ -290,6 +290,19 @@ static void on_reply(const char *e) {
     char id[64], code[16], message[256], is_final[8], matched[8], flag[8];
     json_get(e, "request_id", id, sizeof id);
     if (json_get(e, "repeat", flag, sizeof flag) && strcmp(flag, "true") == 0) {
+        if (json_get(e, "contradicts", flag, sizeof flag) && strcmp(flag, "true") == 0) {
+            /* The venue said two things of one request: neither can be trusted. */
+            char cl_ord_id[64] = "";
+            json_get(e, "cl_ord_id", cl_ord_id, sizeof cl_ord_id);
+            struct quote *q = quote_by_cl_ord_id(cl_ord_id);
+            printf("  reply    repeated for request %s, contradicting the first\n", id);
+            if (q != NULL) {
+                fate_unknown(q, cl_ord_id, "the venue contradicted itself");
+            } else {
+                resync_reason = "the venue contradicted itself"; /* an order we no longer follow */
+            }
+            return;
+        }
         printf("  reply    repeated for request %s: not an outcome, ignored\n", id); /* its outcome came already */
         return;
     }

@@ -11,6 +11,8 @@
 mod helpers;
 #[path = "streams/market.rs"]
 mod market;
+#[path = "streams/scripted_venue.rs"]
+mod scripted_venue;
 #[path = "common/ws_server.rs"]
 mod ws_server;
 
@@ -214,4 +216,29 @@ fn an_order_unanswered_at_a_disconnect_is_listed_never_resent_and_its_late_outco
     assert_eq!(outcome["cl_ord_id"], sent["cl_ord_id"]);
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(order_frames(), 1, "the library never sends an unanswered order again");
+}
+
+#[test]
+fn an_ack_in_words_not_known_then_the_refusal_is_a_repeat_that_contradicts_and_names_the_order() {
+    // The venue acks in words that are not the documented "accepted" (taken for the outcome,
+    // a success), then refuses: the refusal comes as a repeat, and says it contradicts.
+    let url = scripted_venue::order_venue(
+        scripted_venue::logged_in,
+        vec![
+            r#"{"code":0,"message":"received","request_id":"RID"}"#.into(),
+            r#"{"code":400,"message":"alo order rejected","request_id":"RID"}"#.into(),
+        ],
+    );
+    let stream = Stream::open_orders(client(&url, "{}"), session()).unwrap();
+    let sent: Value = serde_json::from_str(&stream.new_order(ORDER).unwrap()).unwrap();
+    let (first, _) = until(&stream, LONG, "the first reply", is_channel("order_response"));
+    assert_eq!((first["final"].as_bool(), first["matched"].as_bool()), (Some(true), Some(true)), "{first}");
+    assert_eq!(first["contradicts"], false);
+    let (second, _) = until(&stream, LONG, "the refusal", is_channel("order_response"));
+    assert_eq!(second["repeat"], true, "{second}");
+    assert_eq!(second["contradicts"], true, "{second}");
+    assert_eq!(second["matched"], false, "{second}");
+    assert_eq!(second["outcome_unknown"], false, "{second}");
+    assert_eq!(second["cl_ord_id"], sent["cl_ord_id"], "the order to look up");
+    assert_eq!(second["method"], "order:new");
 }

@@ -77,13 +77,15 @@ pub extern "C" fn perps_order_stream_open(
 /// left NULL when the time passes first. Events: venue pushes `{"channel","seq","symbol"?,
 /// "data","received_ns"}` (depth_book levels sorted: bids high to low, asks low to high);
 /// order replies `{"channel":"order_response","request_id","code","message","final",
-/// "matched","repeat","outcome_unknown",…}` (`final` false for the "accepted" ack; `matched`
-/// false for a frame of no request of this stream awaiting its outcome; `repeat` true for an
-/// outcome the venue sent again for a request whose outcome was already given — never that
-/// request's outcome, never `outcome_unknown`; `outcome_unknown` true for an outcome (not a
-/// repeat) whose `code` is 5xx or 408, or
-/// not an integer written plainly: the order or cancel may have been acted on, so query it
-/// before sending it again); frames of no known channel `{"channel":"unrecognized","frame",…}` (with
+/// "matched","repeat","contradicts","outcome_unknown",…}` (`final` false for the "accepted"
+/// ack; `matched` false for a frame of no request of this stream awaiting its outcome;
+/// `repeat` true for an outcome the venue sent again for a request whose outcome was already
+/// given — never that request's outcome, never `outcome_unknown`, and naming that request's
+/// `method` and `cl_ord_id`; `contradicts` true for a repeat that says otherwise than the
+/// first (a success, a refusal, or an unknown effect): the venue said two things, so query
+/// the order; `outcome_unknown` true for an outcome (not a repeat) whose `code` is 5xx or
+/// 408, or not an integer written plainly: the order or cancel may have been acted on, so
+/// query it before sending it again); frames of no known channel `{"channel":"unrecognized","frame",…}` (with
 /// `"answers":"auth:login"` for a late answer to a login of an earlier connection); and
 /// `{"channel":"status","state":S,…}` with S one of connected, disconnected, reconnecting,
 /// reconnect_failed, reconnected, gap, seq_regression, error, overflow, failed.

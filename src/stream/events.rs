@@ -4,8 +4,9 @@
 //! Shapes (fields may be added, never renamed):
 //! - venue pushes: `{"channel","seq","symbol"?,"data","received_ns"}`;
 //! - order-stream replies: `{"channel":"order_response","request_id","code","message","final",
-//!   "matched","repeat","outcome_unknown","method","cl_ord_id","order_id","frame","received_ns"}`
-//!   (`repeat`: an outcome the venue sent again for a request whose outcome was passed on;
+//!   "matched","repeat","contradicts","outcome_unknown","method","cl_ord_id","order_id","frame",
+//!   "received_ns"}` (`repeat`: an outcome the venue sent again for a request whose outcome was
+//!   passed on, `contradicts` when it says otherwise than the first;
 //!   `outcome_unknown`: an outcome whose code, 5xx or 408 or no plain integer, leaves the
 //!   request's effect unknown — `orders.rs`);
 //! - everything about the connection: `{"channel":"status","state",…,"received_ns"}`.

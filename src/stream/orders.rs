@@ -104,6 +104,20 @@ fn outcome_unknown(code: Option<&Value>) -> bool {
     venue_code(code).map_or(true, |code| code.is_some_and(code_leaves_outcome_unknown))
 }
 
+/// What an outcome's `code` says, as REST reads a code: a success (none, 0 or 200), its
+/// effect unknown ([`outcome_unknown`]), or a refusal.
+fn verdict(code: Option<&Value>) -> pending::Verdict {
+    use crate::endpoints::answer::{is_success_code, venue_code};
+    if outcome_unknown(code) {
+        return pending::Verdict::Unknown;
+    }
+    match venue_code(code) {
+        Ok(None) => pending::Verdict::Success,
+        Ok(Some(code)) if is_success_code(code) => pending::Verdict::Success,
+        _ => pending::Verdict::Refused,
+    }
+}
+
 impl Protocol for Orders {
     fn name(&self) -> &'static str {
         "order"
@@ -154,7 +168,10 @@ impl Protocol for Orders {
             return AuthOutcome::Pending;
         }
         let ack = is_ack(&frame);
-        let pending::Answer { request, repeat } = self.state.answered(request_id, ack);
+        let reply = if ack { pending::Reply::Ack } else { pending::Reply::Outcome(verdict(frame.get("code"))) };
+        let pending::Answer { request, repeat, first, contradicts } = self.state.answered(request_id, reply);
+        // A repeat names the request its first copy answered.
+        let named = request.as_ref().or(first.as_ref());
         let mut event = json!({
             "channel": "order_response",
             "request_id": request_id,
@@ -163,11 +180,13 @@ impl Protocol for Orders {
             "final": !ack,
             "matched": request.is_some(),
             "repeat": repeat,
-            // A repeat is never an outcome: what its first copy said stands.
+            // A repeat is never an outcome: what its first copy said stands, unless the two
+            // disagree (`contradicts`: then the engine looks the order up).
+            "contradicts": contradicts,
             "outcome_unknown": !ack && !repeat && outcome_unknown(frame.get("code")),
-            "method": request.as_ref().map(|r| r.method),
-            "cl_ord_id": request.as_ref().and_then(|r| r.cl_ord_id.as_deref()),
-            "order_id": request.as_ref().and_then(|r| r.order_id),
+            "method": named.map(|r| r.method),
+            "cl_ord_id": named.and_then(|r| r.cl_ord_id.as_deref()),
+            "order_id": named.and_then(|r| r.order_id),
         });
         event["frame"] = Value::Object(frame);
         event["received_ns"] = received_ns.into();
@@ -313,9 +332,13 @@ mod tests {
             ],
             "every frame passed on, each outcome after the first marked"
         );
-        // Shaped as other unmatched frames: the venue's frame, and no request named.
-        assert_eq!((&got[3]["method"], &got[3]["cl_ord_id"]), (&Value::Null, &Value::Null));
+        // Unmatched, naming the request its first copy answered; a repeat that says otherwise
+        // contradicts it.
+        assert_eq!(got[3]["method"], "order:new");
         assert_eq!(got[3]["frame"]["message"], "alo order rejected");
+        let contradicts: Vec<_> = got.iter().map(|e| e["contradicts"].as_bool().unwrap()).collect();
+        assert_eq!(contradicts, [false, false, false, true, false, false, false]);
+        assert!(got.iter().all(|e| e["outcome_unknown"] == false), "a repeat is never outcome_unknown");
     }
 
     #[test]

@@ -12,7 +12,7 @@
 
 use crate::body_sign::REQUEST_ID_LEN;
 use crate::error::{Code, Error, Result};
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Mutex, PoisonError};
 
@@ -108,13 +108,42 @@ pub(super) struct Request {
     pub(super) reported: bool,
 }
 
+/// What an outcome says of its request, as an engine acts on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Verdict {
+    Success,
+    Refused,
+    /// Acted on or not, no one can tell (`outcome_unknown`).
+    Unknown,
+}
+
+/// A reply to a request: the "accepted" ack, or the outcome.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Reply {
+    Ack,
+    Outcome(Verdict),
+}
+
 /// What a reply with a `request_id` answers.
+#[derive(Debug)]
 pub(super) struct Answer {
     /// The request it answers, still awaiting its outcome (or now given it).
     pub(super) request: Option<Request>,
     /// An outcome (not an ack) for a request whose outcome was already passed on: the venue
     /// sent it twice. It must never be taken for an order's outcome.
     pub(super) repeat: bool,
+    /// For a repeat: the request its first copy answered (for its ids).
+    pub(super) first: Option<Request>,
+    /// A repeat whose verdict differs from its first copy's: the venue said two things of
+    /// one request (e.g. an ack in words not known taken for a success, then the refusal),
+    /// so what the first said cannot be trusted either.
+    pub(super) contradicts: bool,
+}
+
+impl Answer {
+    fn none() -> Answer {
+        Answer { request: None, repeat: false, first: None, contradicts: false }
+    }
 }
 
 /// The requests sent and not yet answered by their outcome.
@@ -123,10 +152,10 @@ struct Pending {
     by_id: HashMap<u128, Request, BuildHasherDefault<FoldHasher>>,
     /// Keys in the order they were sent (finished ones stay until compaction).
     order: VecDeque<u128>,
-    /// The latest requests answered by their outcome, oldest first (`finished_keys` holds
-    /// the same keys, to look them up).
+    /// The latest requests answered by their outcome, oldest first (`finished_by_key` holds
+    /// the same keys, with the request and what its outcome said).
     finished: VecDeque<u128>,
-    finished_keys: HashSet<u128, BuildHasherDefault<FoldHasher>>,
+    finished_by_key: HashMap<u128, (Request, Verdict), BuildHasherDefault<FoldHasher>>,
     /// How many of `by_id` are not yet `reported`: the requests sent on the current
     /// connection (every disconnection reports all it leaves), counted so that a rotation's
     /// read-out can ask at each pass without a scan.
@@ -164,13 +193,13 @@ impl Pending {
     }
 
     /// A request answered by its outcome: remembered among the latest finished.
-    fn finish(&mut self, key: u128) {
+    fn finish(&mut self, key: u128, request: Request, verdict: Verdict) {
         if self.finished.len() == REMEMBERED_FINISHED
             && let Some(oldest) = self.finished.pop_front()
         {
-            self.finished_keys.remove(&oldest);
+            self.finished_by_key.remove(&oldest);
         }
-        if self.finished_keys.insert(key) {
+        if self.finished_by_key.insert(key, (request, verdict)).is_none() {
             self.finished.push_back(key);
         }
     }
@@ -234,19 +263,25 @@ impl OrderState {
     /// What a reply with this `request_id` answers: its request, kept after an ack (its
     /// outcome is still to come), forgotten after the outcome (and remembered as finished);
     /// none for no request of this stream awaiting its outcome, and then whether the reply is
-    /// a second outcome of a request finished lately.
-    pub(super) fn answered(&self, request_id: &str, ack: bool) -> Answer {
-        let Some(key) = key_of(request_id) else { return Answer { request: None, repeat: false } };
+    /// a second outcome of a request finished lately, and whether it says otherwise.
+    pub(super) fn answered(&self, request_id: &str, reply: Reply) -> Answer {
+        let Some(key) = key_of(request_id) else { return Answer::none() };
         let mut pending = self.pending();
-        if ack {
-            return Answer { request: pending.by_id.get(&key).cloned(), repeat: false };
-        }
+        let verdict = match reply {
+            Reply::Ack => return Answer { request: pending.by_id.get(&key).cloned(), ..Answer::none() },
+            Reply::Outcome(verdict) => verdict,
+        };
         match pending.remove(key) {
             Some(request) => {
-                pending.finish(key);
-                Answer { request: Some(request), repeat: false }
+                pending.finish(key, request.clone(), verdict);
+                Answer { request: Some(request), ..Answer::none() }
             }
-            None => Answer { request: None, repeat: pending.finished_keys.contains(&key) },
+            None => match pending.finished_by_key.get(&key) {
+                Some((first, said)) => {
+                    Answer { repeat: true, first: Some(first.clone()), contradicts: *said != verdict, ..Answer::none() }
+                }
+                None => Answer::none(),
+            },
         }
     }
 
@@ -281,6 +316,9 @@ impl OrderState {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const ACK: Reply = Reply::Ack;
+    const DONE: Reply = Reply::Outcome(Verdict::Success);
 
     #[test]
     fn only_the_exact_text_of_a_request_id_matches_it() {
@@ -322,7 +360,7 @@ mod tests {
         let first_three: Vec<&str> = ids[..3].iter().map(RequestId::as_str).collect();
         assert_eq!(state.unanswered(), first_three, "every request sent is still awaited, in order");
         // An outcome makes room again.
-        assert!(state.answered(ids[0].as_str(), false).request.is_some());
+        assert!(state.answered(ids[0].as_str(), DONE).request.is_some());
         state.remember(&ids[3], "order:new", None, None).unwrap();
         assert_eq!(state.unanswered().len(), 3);
         assert_eq!(MAX_PENDING, OrderState::new("s".into(), false).max_pending);
@@ -335,9 +373,9 @@ mod tests {
         assert!(!state.awaits_unreported());
         state.remember(&ids[0], "order:new", None, None).unwrap();
         state.remember(&ids[1], "order:new", None, None).unwrap();
-        assert!(state.answered(ids[0].as_str(), true).request.is_some(), "an ack");
+        assert!(state.answered(ids[0].as_str(), ACK).request.is_some(), "an ack");
         assert!(state.awaits_unreported(), "acked, its outcome still awaited");
-        assert!(state.answered(ids[0].as_str(), false).request.is_some());
+        assert!(state.answered(ids[0].as_str(), DONE).request.is_some());
         assert!(state.awaits_unreported(), "the second still awaited");
         // The connection ends: what it leaves is listed, and awaited on no later connection.
         assert_eq!(state.report_unanswered(), vec![ids[1].as_str().to_owned()]);
@@ -345,7 +383,7 @@ mod tests {
         // The next connection's requests are, whatever becomes of the earlier ones.
         state.remember(&ids[2], "order:new", None, None).unwrap();
         assert!(state.awaits_unreported());
-        assert!(state.answered(ids[1].as_str(), false).request.is_some(), "a late outcome");
+        assert!(state.answered(ids[1].as_str(), DONE).request.is_some(), "a late outcome");
         assert!(state.awaits_unreported());
         state.forget(&ids[2]);
         assert!(!state.awaits_unreported(), "a request not sent is not awaited");
@@ -358,7 +396,7 @@ mod tests {
         state.remember(&ids[6], "order:new", None, None).unwrap();
         assert_eq!(state.unanswered().len(), 3, "the oldest reported one made room");
         assert!(state.awaits_unreported());
-        assert!(state.answered(ids[6].as_str(), false).request.is_some());
+        assert!(state.answered(ids[6].as_str(), DONE).request.is_some());
         assert!(!state.awaits_unreported());
     }
 
@@ -381,7 +419,7 @@ mod tests {
         assert_eq!(state.remember(&ids[5], "order:new", None, None).unwrap_err().code(), Code::InvalidState);
         assert_eq!(state.unanswered(), text(&[2, 3, 4]));
         // The forgotten request's late outcome is passed on unmatched, not as a repeat.
-        let late = state.answered(ids[0].as_str(), false);
+        let late = state.answered(ids[0].as_str(), DONE);
         assert!(late.request.is_none() && !late.repeat);
     }
 
@@ -392,22 +430,41 @@ mod tests {
         for id in &ids {
             state.remember(id, "order:new", None, None).unwrap();
         }
-        let ack = state.answered(ids[0].as_str(), true);
+        let ack = state.answered(ids[0].as_str(), ACK);
         assert!(ack.request.is_some() && !ack.repeat, "an ack keeps the request awaited");
-        let outcome = state.answered(ids[0].as_str(), false);
+        let outcome = state.answered(ids[0].as_str(), DONE);
         assert!(outcome.request.is_some() && !outcome.repeat);
-        let again = state.answered(ids[0].as_str(), false);
+        let again = state.answered(ids[0].as_str(), DONE);
         assert!(again.request.is_none() && again.repeat, "its outcome again");
-        let late_ack = state.answered(ids[0].as_str(), true);
+        let late_ack = state.answered(ids[0].as_str(), ACK);
         assert!(late_ack.request.is_none() && !late_ack.repeat, "a late ack is no outcome");
         let unknown = RequestId::fresh().unwrap();
-        assert!(!state.answered(unknown.as_str(), false).repeat, "no request of this stream");
+        assert!(!state.answered(unknown.as_str(), DONE).repeat, "no request of this stream");
         // The memory is bounded: the oldest finished request is forgotten first.
         for id in &ids[1..] {
-            assert!(state.answered(id.as_str(), false).request.is_some());
+            assert!(state.answered(id.as_str(), DONE).request.is_some());
         }
-        assert!(!state.answered(ids[0].as_str(), false).repeat, "beyond the memory");
-        assert!(state.answered(ids[1].as_str(), false).repeat);
-        assert!(state.answered(ids[REMEMBERED_FINISHED].as_str(), false).repeat);
+        assert!(!state.answered(ids[0].as_str(), DONE).repeat, "beyond the memory");
+        assert!(state.answered(ids[1].as_str(), DONE).repeat);
+        assert!(state.answered(ids[REMEMBERED_FINISHED].as_str(), DONE).repeat);
+    }
+
+    #[test]
+    fn a_repeat_that_says_otherwise_contradicts_its_first_copy_and_names_its_order() {
+        let state = OrderState::new("s".into(), false);
+        let id = RequestId::fresh().unwrap();
+        state.remember(&id, "order:new", Some("c-1"), None).unwrap();
+        // An ack in words the stream does not know is taken for the outcome; the real outcome
+        // then comes as a repeat.
+        assert!(state.answered(id.as_str(), DONE).request.is_some());
+        let same = state.answered(id.as_str(), DONE);
+        assert!(same.repeat && !same.contradicts && same.request.is_none());
+        assert_eq!(same.first.as_ref().and_then(|r| r.cl_ord_id.as_deref()), Some("c-1"));
+        for verdict in [Verdict::Refused, Verdict::Unknown] {
+            let other = state.answered(id.as_str(), Reply::Outcome(verdict));
+            assert!(other.repeat && other.contradicts, "{verdict:?}: {other:?}");
+            assert_eq!(other.first.map(|r| r.method), Some("order:new"));
+        }
+        assert!(!state.answered(id.as_str(), ACK).repeat, "an ack is never a repeat");
     }
 }
