@@ -67,7 +67,7 @@ pub fn venue_code(code: Option<&Value>) -> Result<Option<i64>, String> {
 /// 200, the code its WebSocket auth answers use for success (venue-api.md §6) and the HTTP
 /// status for OK. A venue that answers an accepted order with 200 must not have it reported
 /// as refused and unsent: the caller would place it again.
-pub(crate) fn is_success_code(code: i64) -> bool {
+fn is_success_code(code: i64) -> bool {
     matches!(code, 0 | 200)
 }
 

@@ -85,7 +85,7 @@ impl Orders {
 /// code for "accepted"), read by `venue_code` as REST reads codes. An ack taken for the
 /// outcome would make the real outcome a second `final` reply, passed on unmatched. A code
 /// that is not a plain integer (`0.0`, `-0`, `1e-400`) is no ack: the frame is a `final`
-/// reply marked `outcome_unknown` ([`outcome_unknown`]), never taken for "accepted".
+/// reply marked `outcome_unknown` ([`verdict`]), never taken for "accepted".
 fn is_ack(frame: &Map<String, Value>) -> bool {
     use crate::endpoints::answer::venue_code;
     let accepted =
@@ -94,27 +94,18 @@ fn is_ack(frame: &Map<String, Value>) -> bool {
     code_ok && (accepted("status") || accepted("message"))
 }
 
-/// Whether an outcome's `code` leaves the request's effect unknown, as REST judges it: a
-/// server error or time-out behind the venue's gateway (5xx, 408: the order or cancel may
-/// have been acted on), or a code that is not an integer written plainly or a string of
-/// digits (`1e-400`, `-0`, `"ok"`: no reader can be sure what it says). An engine taking it
-/// for a plain refusal would send the order again.
-fn outcome_unknown(code: Option<&Value>) -> bool {
-    use crate::endpoints::answer::{code_leaves_outcome_unknown, venue_code};
-    venue_code(code).map_or(true, |code| code.is_some_and(code_leaves_outcome_unknown))
-}
-
-/// What an outcome's `code` says, as REST reads a code: a success (none, 0 or 200), its
-/// effect unknown ([`outcome_unknown`]), or a refusal.
+/// What an outcome's `code` says, read as REST reads a code (`refusal_code`): a success
+/// (none, 0 or 200); a refusal; or an unknown effect (`outcome_unknown`) — a server error or
+/// time-out behind the venue's gateway (5xx, 408: the order or cancel may have been acted
+/// on), or a code that is not an integer written plainly or a string of digits (`1e-400`,
+/// `-0`, `"ok"`: no reader can be sure what it says). An engine taking one of those for a
+/// plain refusal would send the order again.
 fn verdict(code: Option<&Value>) -> pending::Verdict {
-    use crate::endpoints::answer::{is_success_code, venue_code};
-    if outcome_unknown(code) {
-        return pending::Verdict::Unknown;
-    }
-    match venue_code(code) {
+    use crate::endpoints::answer::{code_leaves_outcome_unknown, refusal_code};
+    match refusal_code(code) {
         Ok(None) => pending::Verdict::Success,
-        Ok(Some(code)) if is_success_code(code) => pending::Verdict::Success,
-        _ => pending::Verdict::Refused,
+        Ok(Some(code)) if !code_leaves_outcome_unknown(code) => pending::Verdict::Refused,
+        _ => pending::Verdict::Unknown,
     }
 }
 
@@ -183,7 +174,7 @@ impl Protocol for Orders {
             // A repeat is never an outcome: what its first copy said stands, unless the two
             // disagree (`contradicts`: then the engine looks the order up).
             "contradicts": contradicts,
-            "outcome_unknown": !ack && !repeat && outcome_unknown(frame.get("code")),
+            "outcome_unknown": !repeat && matches!(reply, pending::Reply::Outcome(pending::Verdict::Unknown)),
             "method": named.map(|r| r.method),
             "cl_ord_id": named.and_then(|r| r.cl_ord_id.as_deref()),
             "order_id": named.and_then(|r| r.order_id),
