@@ -114,6 +114,11 @@ impl Secrets {
         }
     }
 
+    /// One shared table for the secrets of both: `a` itself when the two are one table.
+    pub fn joined(a: Arc<Secrets>, b: Arc<Secrets>) -> Arc<Secrets> {
+        if Arc::ptr_eq(&a, &b) { a } else { Arc::new(a.with(&b)) }
+    }
+
     /// The secrets of both tables, as one: a new table of the exact size (see `add`).
     pub fn with(&self, other: &Secrets) -> Secrets {
         let mut runs = Zeroizing::new(Vec::with_capacity(self.runs.len() + other.runs.len()));

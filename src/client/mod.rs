@@ -185,15 +185,10 @@ fn guarded<T>(
     // sent, not the newer one. A failure is redacted with both then.
     let at_start = session.secrets();
     let make = || {
-        let now = session.secrets();
-        let same = Arc::ptr_eq(&at_start, &now);
-        if same && wallet_key.is_none() {
-            return now;
-        }
-        let mut secrets = if same { Secrets::clone(&now) } else { at_start.with(&now) };
-        if let Some(key) = wallet_key {
-            secrets.add_wallet_key(key);
-        }
+        let tokens = Secrets::joined(at_start.clone(), session.secrets());
+        let Some(key) = wallet_key else { return tokens };
+        let mut secrets = Secrets::clone(&tokens);
+        secrets.add_wallet_key(key);
         Arc::new(secrets)
     };
     let secrets = CallSecrets::new(&make);

@@ -211,9 +211,9 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
                 // still be quoted), joined where they differ.
                 let before = session.secrets();
                 let token = session.usable_token(ctx.client.venue_now_ms().div_euclid(1000));
-                let table = joined(before, session.secrets());
+                let table = Secrets::joined(before, session.secrets());
                 shared.queue.set_secrets(match &last_table {
-                    Some(last) => joined(last.clone(), table.clone()),
+                    Some(last) => Secrets::joined(last.clone(), table.clone()),
                     None => table.clone(),
                 });
                 last_table = Some(table);
@@ -418,9 +418,4 @@ fn establish(
     }
     proto.after_auth(&mut conn).map_err(SetupError::Retry)?;
     Ok(conn)
-}
-
-/// One table for the secrets of both (the same table when they are one).
-fn joined(a: Arc<Secrets>, b: Arc<Secrets>) -> Arc<Secrets> {
-    if Arc::ptr_eq(&a, &b) { a } else { Arc::new(a.with(&b)) }
 }
