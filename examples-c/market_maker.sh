@@ -12,7 +12,9 @@
 # "faults" endpoint), one stage each, moving the mark 15.00 at a time so that both sides
 # re-quote: two outcomes sent twice (ignored, nothing counted twice), an order placed whose
 # outcome says 503 (looked up by its cl_ord_id, found resting, cancelled), an order never
-# placed whose outcome says 503 (taken as never placed after a 1 s not-found grace), and two
+# placed whose outcome says 503 (taken as never placed after a 1 s not-found grace), an order
+# acked in other words than "accepted" and then refused (the refusal a repeat that contradicts
+# the ack taken for a success: looked up, taken as never placed), and two
 # cancels left unanswered by a lost connection (the order stream stalled, then dropped: both
 # orders looked up, found canceled by the resync); at the end nothing is left open and the
 # fills the maker counted are the sandbox's.
@@ -143,13 +145,20 @@ if [ "$faults" = 1 ]; then
   wait_for "not at the venue after 1000 ms: never placed" "$from"
   wait_for "  live " "$from"
   wait_for "$agreed 0[.0]* BTC, as streamed" "$from"
+  # An ack worded otherwise than "accepted" (the library takes it for the outcome, a success),
+  # then the real outcome, a refusal: a repeat that contradicts the first copy.
+  fault_stage '{"ws_ack_word":"received","ws_outcome_code":400,"ws_not_placed":true,"times":1}' 65160.00
+  wait_for "contradicting the first" "$from"
+  wait_for "not at the venue after 1000 ms: never placed" "$from"
+  wait_for "  live " "$from"
+  wait_for "$agreed 0[.0]* BTC, as streamed" "$from"
   # A lost connection with requests unanswered: the order stream stalled (the sandbox neither
   # reads nor writes it), the mark moved so that both quotes are cancelled over it, then the
   # connection dropped.
   api_id=$(admin_get ws/connections | grep -o '"endpoint":"ws-api"[^}]*"id":[0-9]*' | sed 's/.*"id"://')
-  say "ws/stall the order stream (connection $api_id); mark BTC-USD -> 65160.00; then ws/drop it"
+  say "ws/stall the order stream (connection $api_id); mark BTC-USD -> 65175.00; then ws/drop it"
   admin ws/stall "{\"id\":$api_id}" >/dev/null
-  admin mark '{"symbol":"BTC-USD","price":"65160.00"}' >/dev/null
+  admin mark '{"symbol":"BTC-USD","price":"65175.00"}' >/dev/null
   wait_for "cancel   bid .*: mid moved" "$from"
   wait_for "cancel   ask .*: mid moved" "$from"
   admin ws/drop "{\"id\":$api_id}" >/dev/null
@@ -171,10 +180,11 @@ check() {
   status=1
 }
 count() { grep -c -- "$1" "$out" || true; }
-[ "$(count 'repeated for request')" = 2 ] || check "expected 2 repeated outcomes ignored, saw $(count 'repeated for request')"
+[ "$(count 'not an outcome, ignored')" = 2 ] || check "expected 2 repeated outcomes ignored, saw $(count 'not an outcome, ignored')"
 [ "$(count '(code 503): outcome unknown')" = 2 ] || check "expected 2 outcomes unknown, saw $(count '(code 503): outcome unknown')"
 [ "$(count 'the venue says open: cancelled -> {"code":0')" = 1 ] || check "the order placed behind a 503 was not found resting and cancelled once"
-[ "$(count 'never placed')" = 1 ] || check "the order never placed was not taken as never placed once"
+[ "$(count 'never placed')" = 2 ] || check "expected the two orders never placed (503, contradicted) taken as never placed, saw $(count 'never placed')"
+[ "$(count 'contradicting the first')" = 1 ] || check "expected 1 contradicting repeat, saw $(count 'contradicting the first')"
 [ "$(count 'unanswered when the connection was lost')" = 2 ] || check "expected both cancels left unanswered by the drop to make their orders' fate unknown"
 [ "$(count ': the venue says canceled$')" = 2 ] || check "expected both orders of unanswered cancels looked up and found canceled"
 # A repeat taken for an outcome would show as a second "placed" for one order, or as a reply

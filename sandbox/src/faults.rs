@@ -42,15 +42,19 @@ pub struct Faults {
     pub slow_ms: u64,
     /// new_order reads and counts the request, then closes the connection with no response.
     pub close_after_order: bool,
-    /// The outcome frame carries this code (message "upstream timeout") instead of the
-    /// engine's outcome: the venue's answer when its gateway lost the engine's reply. The
-    /// order is placed (or the cancel done) all the same, unless `ws_not_placed`.
+    /// The outcome frame carries this code instead of the engine's outcome, with the message
+    /// "upstream timeout" for 408 and 5xx (the venue's answer when its gateway lost the
+    /// engine's reply), "request rejected" for any other. The order is placed (or the cancel
+    /// done) all the same, unless `ws_not_placed`.
     pub ws_outcome_code: Option<u16>,
     /// The engine never sees the request (nothing placed or cancelled); needs
     /// `ws_outcome_code`, the code its outcome frame carries.
     pub ws_not_placed: bool,
     /// The outcome frame is sent twice, as a venue that repeats itself.
     pub ws_repeat_outcome: bool,
+    /// The ack carries this word instead of "accepted" (under the same key): a gateway that
+    /// words its ack otherwise. A client that knows only "accepted" takes it for the outcome.
+    pub ws_ack_word: Option<String>,
     /// One-shot: the set applies to the next `times` requests it affects, then clears itself
     /// (a top-level set resets to no fault; a `per_endpoint` entry is removed).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -82,6 +86,11 @@ impl Faults {
         if self.ws_not_placed && self.ws_outcome_code.is_none() {
             return Err("ws_not_placed needs ws_outcome_code (the code of the outcome frame)".into());
         }
+        if let Some(word) = &self.ws_ack_word
+            && (word.is_empty() || word.len() > 64 || word.chars().any(char::is_control))
+        {
+            return Err("ws_ack_word must be 1 to 64 bytes of text without control characters".into());
+        }
         for (name, entry) in &self.per_endpoint {
             if !entry.per_endpoint.is_empty() {
                 return Err(format!("per_endpoint.{name}: per_endpoint entries cannot nest"));
@@ -104,6 +113,7 @@ impl Faults {
             ws_outcome_code: self.ws_outcome_code,
             ws_not_placed: self.ws_not_placed,
             ws_repeat_outcome: self.ws_repeat_outcome,
+            ws_ack_word: self.ws_ack_word.clone(),
             ..Faults::default()
         }
     }
@@ -126,6 +136,7 @@ impl Faults {
             ws_outcome_code: self.ws_outcome_code.filter(|_| order_stream),
             ws_not_placed: self.ws_not_placed && order_stream,
             ws_repeat_outcome: self.ws_repeat_outcome && order_stream,
+            ws_ack_word: self.ws_ack_word.clone().filter(|_| order_stream),
             times: None,
             per_endpoint: BTreeMap::new(),
         }
@@ -248,14 +259,19 @@ mod tests {
         let g = Faults { status: Some(500), ws_outcome_code: Some(503), ..Default::default() };
         assert_eq!(g.clone().take("query_order").ws_outcome_code, None);
         assert_eq!(g.clone().take("query_order").status, Some(500));
+        let worded = Faults { ws_ack_word: Some("received".into()), ..Default::default() };
+        assert_eq!(worded.clone().take("order:new").ws_ack_word.as_deref(), Some("received"));
+        assert_eq!(worded.clone().take("order:cancel"), Faults::default(), "top level: order:new only");
         let refused = [
             r#"{"ws_not_placed":true}"#,
             r#"{"ws_outcome_code":5000}"#,
             r#"{"per_endpoint":{"order:new":{"status":503}}}"#,
             r#"{"per_endpoint":{"new_order":{"ws_repeat_outcome":true}}}"#,
+            r#"{"per_endpoint":{"new_order":{"ws_ack_word":"received"}}}"#,
         ];
         let accepted = [
             r#"{"per_endpoint":{"new_order":{"status":503,"times":1}}}"#,
+            r#"{"per_endpoint":{"order:cancel":{"ws_ack_word":"received","times":1}}}"#,
             r#"{"per_endpoint":{"order:new":{"ws_repeat_outcome":true,"times":1}}}"#,
         ];
         for text in accepted {

@@ -1,6 +1,6 @@
 //! The order stream's faults (`Faults::ws_*`, `POST /_sandbox/faults`): an outcome frame
-//! with code 503 for an order the engine placed, the same for an order it never saw, and an
-//! outcome sent twice. Each checks the frames and the engine's state, and that the fault is
+//! with code 503 for an order the engine placed, the same for an order it never saw, an
+//! outcome sent twice, and an ack worded otherwise than "accepted" before a refusal. Each checks the frames and the engine's state, and that the fault is
 //! used up after `times` orders.
 
 mod common;
@@ -96,6 +96,30 @@ fn an_outcome_sent_twice() {
     assert_eq!(outcome, success("twice-2"));
     assert_eq!(c.next_json(Duration::from_millis(200)), None, "used up: said once");
     assert_eq!(t.get("/api/query_open_orders").1["total"], 2, "each order placed once");
+}
+
+#[test]
+fn an_ack_worded_otherwise_then_a_refusal_of_an_order_never_placed() {
+    let sb = common::sandbox();
+    let t = Trader::with_api_key(&sb);
+    let mut c = logged_in(&sb, &t);
+    post_faults(&sb, r#"{"ws_ack_word":"received","ws_outcome_code":400,"ws_not_placed":true,"times":1}"#);
+    let (ack, outcome) = order(&mut c, &t, "worded-1");
+    assert_eq!(ack, json!({"code": 0, "status": "received", "request_id": "worded-1"}), "the word replaced only");
+    assert_eq!(outcome, json!({"code": 400, "message": "request rejected", "request_id": "worded-1"}));
+    assert_eq!(t.get("/api/query_order?cl_ord_id=worded-1").0, 404, "never placed");
+    assert_eq!(sb.faults(), Faults::default(), "used up");
+    let (ack, outcome) = order(&mut c, &t, "worded-2");
+    assert_eq!(ack["status"], "accepted", "one order only");
+    assert_eq!(outcome, success("worded-2"));
+
+    for word in ["", "accepted\n", &"x".repeat(65)] {
+        let body = json!({"ws_ack_word": word}).to_string();
+        let (status, answer) =
+            common::exchange(&common::agent(), "POST", &format!("{}/faults", sb.admin_url()), &[], &body);
+        assert_eq!(status, 400, "{word:?}: {answer}");
+        assert!(answer["message"].as_str().unwrap().contains("ws_ack_word"), "{answer}");
+    }
 }
 
 #[test]

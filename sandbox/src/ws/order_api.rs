@@ -14,7 +14,7 @@
 //!
 //! Faults (`Faults::ws_*`, `/_sandbox/faults`) change an accepted request after its ack: an
 //! outcome frame with another code (the order placed, or with `ws_not_placed` never given to
-//! the engine), and an outcome sent twice.
+//! the engine), an outcome sent twice, and an ack worded otherwise than "accepted".
 //!
 //! Every reply carries the envelope's `request_id`. A malformed request (binary frame,
 //! invalid JSON, missing field, unknown method) gets `{"code":400,"message",…}` with the
@@ -32,8 +32,11 @@ use crate::engine::{OrderRef, Who};
 use crate::order_check::{check_cancel_order, check_new_order};
 use crate::state::Shared;
 
-/// The message of an outcome frame whose code `ws_outcome_code` replaced.
-const UPSTREAM_TIMEOUT: &str = "upstream timeout";
+/// The message of an outcome frame whose code `ws_outcome_code` replaced: a gateway's time-out
+/// for 408 and 5xx, a plain refusal for any other code.
+fn replaced_outcome_message(code: u16) -> &'static str {
+    if code == 408 || code >= 500 { "upstream timeout" } else { "request rejected" }
+}
 
 #[derive(Default)]
 pub(crate) struct ApiSession {
@@ -171,8 +174,9 @@ impl ApiSession {
         };
         let faults = shared.take_faults(method);
         let before = shared.config.ws_event_before_ack;
+        let ack_word = faults.ws_ack_word.as_deref().unwrap_or(session::ACCEPTED);
         if !before {
-            io.send(session::ack(shared, io.conn, request_id));
+            io.send(session::worded_ack(shared, io.conn, request_id, ack_word));
             // Out before the engine runs, so that it precedes every event the order causes
             // on the account's streams; with none open the order is unobservable, and the
             // ack leaves with the outcome (one write for a burst of pipelined orders).
@@ -197,10 +201,10 @@ impl ApiSession {
         };
         if before {
             session::wait_for_account_streams(shared, &account);
-            io.send(session::ack(shared, io.conn, request_id));
+            io.send(session::worded_ack(shared, io.conn, request_id, ack_word));
         }
         let outcome = match faults.ws_outcome_code {
-            Some(code) => Outcome::Rejected(code, UPSTREAM_TIMEOUT.into()),
+            Some(code) => Outcome::Rejected(code, replaced_outcome_message(code).into()),
             None => outcome,
         };
         io.send(session::outcome_frame(&outcome, request_id));

@@ -38,9 +38,17 @@ pub(crate) fn frame(code: i64, message: &str, request_id: Option<&str>) -> Strin
 
 /// The gateway ack, in the connection's ack style.
 pub(crate) fn ack(shared: &Shared, conn: &Conn, request_id: &str) -> String {
+    worded_ack(shared, conn, request_id, ACCEPTED)
+}
+
+/// The documented word of the ack.
+pub(crate) const ACCEPTED: &str = "accepted";
+
+/// The gateway ack with `word` where the venue writes "accepted" (the `ws_ack_word` fault).
+pub(crate) fn worded_ack(shared: &Shared, conn: &Conn, request_id: &str, word: &str) -> String {
     let key = conn.ack_key(shared.config.ws_ack_style);
     // By hand, in the documented key order.
-    format!("{{\"code\":0,\"{key}\":\"accepted\",\"request_id\":{}}}", json!(request_id))
+    format!("{{\"code\":0,\"{key}\":{},\"request_id\":{}}}", json!(word), json!(request_id))
 }
 
 pub(crate) fn outcome_frame(outcome: &Outcome, request_id: &str) -> String {
