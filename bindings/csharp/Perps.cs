@@ -272,13 +272,28 @@ namespace Perps
     {
         private static readonly UTF8Encoding Utf8Strict = new UTF8Encoding(false, true);
 
-        /// <summary>A string as NUL-terminated UTF-8; null stays null (a NULL pointer).</summary>
+        /// <summary>A string as NUL-terminated UTF-8; null stays null (a NULL pointer). A string
+        /// holding a NUL character is refused (InvalidArgument) rather than cut short there by C:
+        /// a body signed up to its NUL would not be the body sent.</summary>
         internal static byte[] Utf8Z(string s)
         {
             if (s == null) return null;
+            if (s.IndexOf('\0') >= 0)
+                throw new PerpsException(PerpsCode.InvalidArgument,
+                    "string argument contains a NUL character (C would read it only up to there)", 0, null, false);
             var bytes = new byte[Utf8Strict.GetByteCount(s) + 1];
             Utf8Strict.GetBytes(s, 0, s.Length, bytes, 0);
             return bytes; // last byte stays 0
+        }
+
+        /// <summary>Overwrite a secret argument's bytes (a private key, an API token, from
+        /// <see cref="Utf8Z"/>) with zeros once the call returned. The marshaller pins a byte[]
+        /// argument (blittable) rather than copying it, so that array is the only copy the
+        /// binding makes. (The caller's own string cannot be wiped: keep keys out of strings
+        /// that live long.)</summary>
+        internal static void Wipe(byte[] secret)
+        {
+            if (secret != null) Array.Clear(secret, 0, secret.Length);
         }
 
         /// <summary>Copy a borrowed NUL-terminated UTF-8 string (not freed); null for NULL.</summary>
@@ -395,7 +410,9 @@ namespace Perps
         public string Signin(Session session, string chain, string walletPrivateKey, long expiresSeconds)
         {
             IntPtr err = IntPtr.Zero;
-            return Interop.Take(Native.perps_signin(handle, Session.Of(session), Interop.Utf8Z(chain), Interop.Utf8Z(walletPrivateKey), expiresSeconds, ref err), err);
+            byte[] chainZ = Interop.Utf8Z(chain), key = Interop.Utf8Z(walletPrivateKey);
+            try { return Interop.Take(Native.perps_signin(handle, Session.Of(session), chainZ, key, expiresSeconds, ref err), err); }
+            finally { Interop.Wipe(key); }
         }
 
         /// <summary>Validate, sign and send an order (never retried); returns the venue's JSON, which
@@ -517,8 +534,18 @@ namespace Perps
         public static Session FromApiKey(string apiToken, string ed25519PrivateKey)
         {
             IntPtr err = IntPtr.Zero;
-            return new Session(Interop.TakeHandle(
-                Native.perps_session_from_api_key(Interop.Utf8Z(apiToken), Interop.Utf8Z(ed25519PrivateKey), ref err), err));
+            byte[] token = null, key = null;
+            try
+            {
+                token = Interop.Utf8Z(apiToken);
+                key = Interop.Utf8Z(ed25519PrivateKey);
+                return new Session(Interop.TakeHandle(Native.perps_session_from_api_key(token, key, ref err), err));
+            }
+            finally
+            {
+                Interop.Wipe(token);
+                Interop.Wipe(key);
+            }
         }
 
         /// <summary>The request key id: base58 public key of the request-signing key, sent as
@@ -673,14 +700,18 @@ namespace Perps
         public static string Address(string chain, string privateKey)
         {
             IntPtr err = IntPtr.Zero;
-            return Interop.Take(Native.perps_wallet_address(Interop.Utf8Z(chain), Interop.Utf8Z(privateKey), ref err), err);
+            byte[] chainZ = Interop.Utf8Z(chain), key = Interop.Utf8Z(privateKey);
+            try { return Interop.Take(Native.perps_wallet_address(chainZ, key, ref err), err); }
+            finally { Interop.Wipe(key); }
         }
 
         /// <summary>The exact login signature for a sign-in payload (from PrepareSignin).</summary>
         public static string Sign(string chain, string privateKey, string payloadJson)
         {
             IntPtr err = IntPtr.Zero;
-            return Interop.Take(Native.perps_wallet_sign(Interop.Utf8Z(chain), Interop.Utf8Z(privateKey), Interop.Utf8Z(payloadJson), ref err), err);
+            byte[] chainZ = Interop.Utf8Z(chain), key = Interop.Utf8Z(privateKey);
+            try { return Interop.Take(Native.perps_wallet_sign(chainZ, key, Interop.Utf8Z(payloadJson), ref err), err); }
+            finally { Interop.Wipe(key); }
         }
 
         /// <summary>Wrap a raw 64-byte Ed25519 signature made elsewhere into the Solana login signature.</summary>

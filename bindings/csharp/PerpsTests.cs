@@ -195,6 +195,14 @@ static partial class PerpsTests
                 catch (ArgumentException) { } // EncoderFallbackException: not sent as '?'
             });
 
+            Test("a string holding a NUL is InvalidArgument, not signed up to the NUL", () =>
+            {
+                var e = Throws(() => session.SignBodyAt("{\"a\":1}\0{\"b\":2}", "0b4f4a3e-8c1d-4f6e-9a2b-3c4d5e6f7a8b", 1));
+                Equal(PerpsCode.InvalidArgument, e.Code);
+                Expect(e.Message.Contains("NUL"), "message " + e.Message);
+                Equal(PerpsCode.InvalidArgument, Throws(() => Wallet.Address("bsc", WalletKey + "\0")).Code);
+            });
+
             Test("NULL argument is InvalidArgument naming it", () =>
             {
                 var e = Throws(() => Wallet.Address(null, WalletKey));

@@ -215,6 +215,15 @@ public final class PerpsTests {
                 }
             });
 
+            test("a string holding a NUL is INVALID_ARGUMENT, not signed up to the NUL", () -> {
+                PerpsException e = expectThrows(() ->
+                        session.signBodyAt("{\"a\":1}\0{\"b\":2}", "0b4f4a3e-8c1d-4f6e-9a2b-3c4d5e6f7a8b", 1L));
+                equal(PerpsCode.INVALID_ARGUMENT, e.getCode());
+                expect(e.getMessage().contains("NUL"), e.getMessage());
+                PerpsException key = expectThrows(() -> Wallet.address("bsc", WALLET_KEY + "\0"));
+                equal(PerpsCode.INVALID_ARGUMENT, key.getCode());
+            });
+
             test("NULL argument is INVALID_ARGUMENT naming it", () -> {
                 PerpsException e = expectThrows(() -> Wallet.address(null, WALLET_KEY));
                 equal(PerpsCode.INVALID_ARGUMENT, e.getCode());

@@ -61,8 +61,10 @@ public final class Client extends NativeHandle {
 
     /** All of sign-in in one call with an in-process wallet key; returns the login JSON. */
     public String signin(Session session, String chain, String walletPrivateKey, long expiresSeconds) {
-        return takeString(session, err -> LIB.perps_signin(
-                ptr(), session.ptr(), utf8(chain), utf8(walletPrivateKey), expiresSeconds, err));
+        try (PerpsNative.Secret key = new PerpsNative.Secret(walletPrivateKey)) {
+            return takeString(session, err -> LIB.perps_signin(
+                    ptr(), session.ptr(), utf8(chain), key.pointer(), expiresSeconds, err));
+        }
     }
 
     /**

@@ -2,6 +2,7 @@ package perps;
 
 import com.sun.jna.IntegerType;
 import com.sun.jna.Library;
+import com.sun.jna.Memory;
 import com.sun.jna.Native;
 import com.sun.jna.Pointer;
 import com.sun.jna.Structure;
@@ -12,6 +13,7 @@ import java.nio.CharBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 
 /**
  * The C functions of include/perps.h, one to one, through JNA. Package-private: use
@@ -82,7 +84,7 @@ interface PerpsNative extends Library {
 
     Pointer perps_prepare_signin(Pointer c, Pointer s, byte[] chain, byte[] address, PointerByReference err);
     Pointer perps_login(Pointer c, Pointer s, byte[] signature, long expiresSeconds, PointerByReference err);
-    Pointer perps_signin(Pointer c, Pointer s, byte[] chain, byte[] walletKey, long expiresSeconds,
+    Pointer perps_signin(Pointer c, Pointer s, byte[] chain, Pointer walletKey, long expiresSeconds,
             PointerByReference err);
     Pointer perps_new_order(Pointer c, Pointer s, byte[] orderJson, PointerByReference err);
     Pointer perps_request(Pointer c, Pointer s, byte[] method, byte[] path, byte[] body, PointerByReference err);
@@ -110,7 +112,7 @@ interface PerpsNative extends Library {
     Pointer perps_query_depth_book(Pointer c, Pointer s, byte[] paramsJson, PointerByReference err);
 
     Pointer perps_session_new(PointerByReference err);
-    Pointer perps_session_from_api_key(byte[] apiToken, byte[] ed25519Key, PointerByReference err);
+    Pointer perps_session_from_api_key(Pointer apiToken, Pointer ed25519Key, PointerByReference err);
     void perps_session_free(Pointer s);
     Pointer perps_session_request_id(Pointer s, PointerByReference err);
     Pointer perps_session_token(Pointer s, PointerByReference err);
@@ -123,8 +125,8 @@ interface PerpsNative extends Library {
     Pointer perps_sign_body_at(Pointer s, byte[] body, byte[] requestId, long timestampMs, PointerByReference err);
     int perps_sign_body_into(Pointer s, byte[] body, SizeT len, BodySignatureStruct out);
 
-    Pointer perps_wallet_address(byte[] chain, byte[] privateKey, PointerByReference err);
-    Pointer perps_wallet_sign(byte[] chain, byte[] privateKey, byte[] payloadJson, PointerByReference err);
+    Pointer perps_wallet_address(byte[] chain, Pointer privateKey, PointerByReference err);
+    Pointer perps_wallet_sign(byte[] chain, Pointer privateKey, byte[] payloadJson, PointerByReference err);
     Pointer perps_wallet_wrap_solana_signature(byte[] payloadJson, byte[] address, byte[] signature, SizeT signatureLen,
             PointerByReference err);
     Pointer perps_challenge_verify(byte[] signedData, byte[] certsJson, byte[] requestId, byte[] chain, byte[] address,
@@ -145,11 +147,17 @@ interface PerpsNative extends Library {
 
     /**
      * A string as NUL-terminated UTF-8 bytes; null stays null (a NULL pointer). A string that
-     * is not valid UTF-16 (a lone surrogate) is refused rather than sent with a '?' in it.
+     * is not valid UTF-16 (a lone surrogate) is refused rather than sent with a '?' in it, and
+     * one holding a NUL character is refused (INVALID_ARGUMENT) rather than cut short there by
+     * C: a body signed up to its NUL would not be the body sent.
      */
     static byte[] utf8(String s) {
         if (s == null) {
             return null;
+        }
+        if (s.indexOf('\0') >= 0) {
+            throw new PerpsException(PerpsCode.INVALID_ARGUMENT, PerpsCode.INVALID_ARGUMENT.value(),
+                    "string argument contains a NUL character (C would read it only up to there)", 0, null, false);
         }
         ByteBuffer text;
         try {
@@ -162,7 +170,45 @@ interface PerpsNative extends Library {
         }
         byte[] z = new byte[text.remaining() + 1];
         text.get(z, 0, text.remaining());
+        if (text.hasArray()) {
+            Arrays.fill(text.array(), (byte) 0); // the encoder's copy: the string may be a key
+        }
         return z; // last byte stays 0
+    }
+
+    /**
+     * A secret argument (a wallet or Ed25519 private key, an API token) as NUL-terminated
+     * UTF-8 in native memory the binding owns, overwritten with zeros when closed. As a
+     * {@code byte[]}, JNA would copy it into a temporary native buffer that it frees without
+     * wiping, and the array would stay in the heap until collected. (The caller's own
+     * {@code String} cannot be wiped: keep keys out of Strings that live long.)
+     */
+    final class Secret implements AutoCloseable {
+        private final Memory memory;
+
+        Secret(String s) {
+            byte[] z = utf8(s);
+            if (z == null) {
+                memory = null;
+                return;
+            }
+            memory = new Memory(z.length);
+            memory.write(0, z, 0, z.length);
+            Arrays.fill(z, (byte) 0);
+        }
+
+        /** The NUL-terminated copy, or null (a NULL pointer) for a null string. */
+        Pointer pointer() {
+            return memory;
+        }
+
+        @Override
+        public void close() {
+            if (memory != null) {
+                memory.clear();
+                memory.close();
+            }
+        }
     }
 
     /** Take an owned char* result: copy it as UTF-8, free it; NULL means failure: throw. */

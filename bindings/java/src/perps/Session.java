@@ -30,8 +30,11 @@ public final class Session extends NativeHandle {
     /** A session for a web-site API credential (it can place orders at once). */
     public static Session fromApiKey(String apiToken, String ed25519PrivateKey) {
         PointerByReference err = new PointerByReference();
-        return new Session(PerpsNative.takeHandle(
-                LIB.perps_session_from_api_key(utf8(apiToken), utf8(ed25519PrivateKey), err), err));
+        try (PerpsNative.Secret token = new PerpsNative.Secret(apiToken);
+                PerpsNative.Secret key = new PerpsNative.Secret(ed25519PrivateKey)) {
+            return new Session(PerpsNative.takeHandle(
+                    LIB.perps_session_from_api_key(token.pointer(), key.pointer(), err), err));
+        }
     }
 
     /**

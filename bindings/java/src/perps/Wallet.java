@@ -14,13 +14,17 @@ public final class Wallet {
     /** The EIP-55 (bsc) or base58 (solana) address of a wallet key. */
     public static String address(String chain, String privateKey) {
         PointerByReference err = new PointerByReference();
-        return PerpsNative.take(LIB.perps_wallet_address(utf8(chain), utf8(privateKey), err), err);
+        try (PerpsNative.Secret key = new PerpsNative.Secret(privateKey)) {
+            return PerpsNative.take(LIB.perps_wallet_address(utf8(chain), key.pointer(), err), err);
+        }
     }
 
     /** The exact login signature for a sign-in payload (from {@link Client#prepareSignin}). */
     public static String sign(String chain, String privateKey, String payloadJson) {
         PointerByReference err = new PointerByReference();
-        return PerpsNative.take(LIB.perps_wallet_sign(utf8(chain), utf8(privateKey), utf8(payloadJson), err), err);
+        try (PerpsNative.Secret key = new PerpsNative.Secret(privateKey)) {
+            return PerpsNative.take(LIB.perps_wallet_sign(utf8(chain), key.pointer(), utf8(payloadJson), err), err);
+        }
     }
 
     /** Wrap a raw 64-byte Ed25519 signature made elsewhere into the Solana login signature. */
