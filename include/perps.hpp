@@ -31,10 +31,12 @@
  * Without exceptions (-fno-exceptions, detected through __cpp_exceptions; or define
  * PERPS_HPP_EXCEPTIONS 0): every failure that would throw perps::Error calls the error
  * handler instead, which must not return. The default prints "libperps: CODE_NAME (n):
- * message" to stderr and calls std::abort(); perps::set_error_handler installs your own (to
- * log and stop, or longjmp out of your engine's loop). Calls that must fail softly in such a
- * program use the C API (perps.h) directly, or try_sign_body_into, which never fails that
- * way. (For binding authors: a failure goes through detail::fail, never a bare `throw`,
+ * message" to stderr and calls std::abort(); perps::set_error_handler installs your own, to
+ * log and end the process (std::abort, std::_Exit, std::quick_exit). Never longjmp out of it:
+ * the jump would skip the destructors of the wrapper's and your call's temporaries (undefined
+ * behaviour in C++, and every failure would leak the error and strings it holds). Calls that
+ * must fail softly in such a program use the C API (perps.h) directly, or
+ * try_sign_body_into, which never fails that way. (For binding authors: a failure goes through detail::fail, never a bare `throw`,
  * so that this header keeps compiling with -fno-exceptions; tests/cpp/run.sh checks it.)
  *
  * Needs C++17 (an older standard stops at an #error; C programs include perps.h).
@@ -188,7 +190,8 @@ private:
 
 #if !PERPS_HPP_EXCEPTIONS
 /// Without exceptions: what a failure calls instead of throwing perps::Error. It must not
-/// return (if it does, std::abort() follows).
+/// return (if it does, std::abort() follows), and must end the process rather than longjmp
+/// out (that would skip the destructors of the failing call's temporaries).
 using ErrorHandler = void (*)(const Error &error);
 
 namespace detail {
