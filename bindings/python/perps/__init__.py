@@ -44,6 +44,7 @@ Conventions:
 
 from __future__ import annotations
 
+import concurrent.futures
 import ctypes
 import ctypes.util
 import decimal
@@ -54,7 +55,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from ctypes import POINTER, Structure, byref, c_bool, c_char, c_char_p, c_int, c_int64, c_size_t, c_uint16, c_void_p
 from enum import IntEnum
-from typing import Any, Dict, Literal, Optional, TypeVar, Union
+from typing import Any, Callable, Dict, Literal, Optional, TypeVar, Union
 
 __version__ = "0.1.0"  # the libperps version this binding is made for (Cargo.toml's)
 
@@ -476,6 +477,33 @@ def _call_handle(fn, *args):
     return ptr
 
 
+_T = TypeVar("_T")
+_opener: Optional[concurrent.futures.ThreadPoolExecutor] = None
+_opener_lock = threading.Lock()
+
+
+def _opened_off_main(open_stream: Callable[[], _T], discard: Callable[[_T], None]) -> _T:
+    """``open_stream()``, run on a helper thread when called from the main thread, where
+    signal handlers run: an exception one raises (KeyboardInterrupt, a SIGTERM handler's) then
+    interrupts only the main thread's wait, and ``discard`` closes what the call still opens.
+    Waiting in the library itself, the exception would come as the call returned, and the
+    stream it opened (a live, subscribed connection counting against the venue's limit of
+    connections per IP) would be left open with nothing to close it."""
+    global _opener
+    if threading.current_thread() is not threading.main_thread():
+        return open_stream()
+    with _opener_lock:
+        if _opener is None:
+            _opener = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="perps-open")
+        job = _opener.submit(open_stream)
+    try:
+        return job.result()
+    except BaseException:
+        if not job.done() or job.exception() is None:  # interrupted: the opened stream is closed
+            job.add_done_callback(lambda done: done.exception() is None and discard(done.result()))
+        raise
+
+
 class _Handle:
     """One C handle's lifetime: calls count themselves in and out; close() takes the pointer
     away, waits for the calls in flight, then frees it exactly once."""
@@ -807,20 +835,28 @@ class Client(_Owner):
         ``{"channel": C, "symbol": S}`` (C one of price, depth_book, public_trade) and, with a
         session, ``{"channel": C}`` (C one of order, position, balance, trade), or that list
         as JSON text. ``session=None``: public channels only. Returns once connected,
-        authenticated and subscribed (blocking: from asyncio, run it in an executor)."""
+        authenticated and subscribed (blocking: from asyncio, run it in an executor). In the
+        main thread the open runs on a helper thread: an exception a signal handler raises
+        (Ctrl-C) interrupts it at once, and the stream it still opens is closed."""
         subscriptions = _subscriptions_text(subscriptions)
-        if session is None:
-            with _Using(self) as (c,):
-                return Stream._adopt(_call_handle(_lib.perps_stream_open, c, None, subscriptions))
-        with _Using(self, session) as (c, s):
-            return Stream._adopt(_call_handle(_lib.perps_stream_open, c, s, subscriptions))
+        owners = (self,) if session is None else (self, session)
+
+        def open_stream() -> Stream:
+            with _Using(*owners) as ptrs:
+                c, s = ptrs[0], (ptrs[1] if session is not None else None)
+                return Stream._adopt(_call_handle(_lib.perps_stream_open, c, s, subscriptions))
+
+        return _opened_off_main(open_stream, Stream.close)
 
     def open_order_stream(self, session: Session) -> Stream:
         """Open the order stream (``ws-api``) and log in with the session's token. Its
         ``session_id`` is the session's ``x-session-id`` when set (REST orders sent with it
         then report here). Returns once logged in (blocking, as :meth:`open_stream`)."""
-        with _Using(self, session) as (c, s):
-            return Stream._adopt(_call_handle(_lib.perps_order_stream_open, c, s))
+        def open_stream() -> Stream:
+            with _Using(self, session) as (c, s):
+                return Stream._adopt(_call_handle(_lib.perps_order_stream_open, c, s))
+
+        return _opened_off_main(open_stream, Stream.close)
 
 
 # ------------------------------------------------------------------------------------------

@@ -16,9 +16,13 @@ status changes: README "Streams"), so they come back as ``dict`` (decimals in JS
 ``new_order`` / ``cancel_order`` return the library's ``{"request_id", "cl_ord_id"}`` as a dict
 too.
 
-Blocking and threads: :meth:`Stream.next` waits in the library with the GIL released, in
-slices of 100 ms so that Ctrl-C (KeyboardInterrupt) is seen in the main thread; an event is
-returned as soon as it arrives. :meth:`Stream.close` may be called from any thread: it wakes a
+Blocking and threads: :meth:`Stream.next` waits in the library with the GIL released; an
+event is returned as soon as it arrives. In the main thread, where signal handlers run, the
+wait runs on the stream's worker thread (made at the first such wait) while the main thread
+waits for it: Ctrl-C (KeyboardInterrupt), or an exception a SIGTERM handler raises, interrupts
+``next`` at once and loses nothing — an event the interrupted wait brings is the result of the
+next ``next``. (An event already queued is taken without the worker. Other threads wait in the
+library directly, in slices of 100 ms.) :meth:`Stream.close` may be called from any thread: it wakes a
 blocked ``next`` at once (which then raises ``STREAM_CLOSED``), waits for the calls in flight
 to return, then frees the stream. Any call on a closed stream raises ``STREAM_CLOSED``.
 
@@ -89,6 +93,7 @@ class Stream(_Owner):
     _worker: Optional[concurrent.futures.ThreadPoolExecutor]
     _closed: bool
     _job: Optional[concurrent.futures.Future[Optional[str]]]
+    _interrupted: Optional[concurrent.futures.Future[Optional[str]]]
     _awaiting: bool
 
     def __init__(self) -> None:
@@ -102,6 +107,7 @@ class Stream(_Owner):
         self._worker = None
         self._closed = False
         self._job = None  # the anext() slice in progress (event-loop side only)
+        self._interrupted = None  # the main thread's next(): a call its caller stopped waiting for
         self._awaiting = False
         return self
 
@@ -122,6 +128,41 @@ class Stream(_Owner):
         it wakes this call) or once a stream that ended (its ``failed`` event) has given all
         its events."""
         limit_ms = None if timeout is None else _timeout_ms(timeout)
+        if limit_ms != 0 and threading.current_thread() is threading.main_thread():
+            return self._next_text_off_main(limit_ms)
+        return self._next_text_here(limit_ms)
+
+    def _next_text_off_main(self, limit_ms: Optional[int]) -> Optional[str]:
+        """next_text for the main thread, where signal handlers run: the wait runs on the
+        stream's worker thread, and the main thread waits for it. An exception a handler
+        raises (KeyboardInterrupt, a SIGTERM handler's) then interrupts only that wait: the
+        worker's call, which may bring an event, is kept, and the next call takes it. Waiting
+        in the library itself, the exception would come as the call returned, and an event it
+        returned would be lost (its text never freed), or a count of calls in flight left up,
+        so that close() would never return."""
+        deadline = None if limit_ms is None else time.monotonic() + limit_ms / 1000
+        while True:
+            job = self._interrupted
+            if job is None:
+                # An event already queued is taken here, without the worker's round trip:
+                # this call does not wait, so a signal has no wait to land in.
+                text = self._next_text_here(0)
+                left = None if deadline is None else deadline - time.monotonic()
+                if text is not None or (left is not None and left <= 0):
+                    return text
+                wait = _ASYNC_SLICE_S if left is None else min(_ASYNC_SLICE_S, left)
+                job = self._interrupted = self._submit(wait)
+            try:
+                text = job.result()
+            except BaseException:
+                if job.done() and job.exception() is not None:
+                    self._interrupted = None  # the call's own failure (STREAM_CLOSED, ...)
+                raise  # else interrupted: the call stays in self._interrupted for the next
+            self._interrupted = None
+            if text is not None or (deadline is not None and time.monotonic() >= deadline):
+                return text
+
+    def _next_text_here(self, limit_ms: Optional[int]) -> Optional[str]:
         handle, ptr = self._acquire()
         try:
             if limit_ms is not None and limit_ms <= _SLICE_MS:
@@ -217,7 +258,7 @@ class Stream(_Owner):
                 raise PerpsError(Code.STREAM_CLOSED, "the stream is closed")
             if self._worker is None:
                 self._worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="perps-stream")
-            return self._worker.submit(self.next_text, wait_s)
+            return self._worker.submit(self._next_text_here, _timeout_ms(wait_s))
 
     async def anext(self, timeout: Optional[float] = None) -> Optional[Event]:
         """:meth:`next` for asyncio: the next event, or None when ``timeout`` seconds pass

@@ -4,7 +4,9 @@ outcome) and the account stream's `order` events, checked against the venue's RE
 public `depth_book` subscription with its levels sorted by exact decimal value (the sandbox
 shuffles them); close() from another thread waking a blocked next(); and from asyncio: the
 loop never blocked, anext() cancelled at once without losing the event it was waiting for,
-`async for` ended by aclose(). Misuse raises precise errors. A real partial write: orders
+`async for` ended by aclose(); a signal interrupting next() in the main thread loses no event, and one interrupting an
+open leaves no connection open.
+Misuse raises precise errors. A real partial write: orders
 written to an order stream the venue has stalled until one no longer fits the socket, whose
 error names the request by its envelope request_id (PerpsError.stream_request_id), the id the
 `disconnected` event's `unanswered` list names; errors of requests refused unsent have none.
@@ -12,8 +14,12 @@ error names the request by its envelope request_id (PerpsError.stream_request_id
 
 import asyncio
 import json
+import os
+import signal
+import socket
 import threading
 import time
+import urllib.parse
 import urllib.request
 from decimal import Decimal
 
@@ -262,3 +268,97 @@ def test_a_partly_written_order_frame_is_named_by_its_envelope_request_id(sandbo
             down = next_where(orders, is_status("disconnected"), seconds=30)
             assert e.stream_request_id in down["unanswered"]
             assert written[-1] in down["unanswered"]
+
+
+def test_a_signal_interrupting_next_in_the_main_thread_loses_no_event(signed_in):
+    # SIGINT lands while next() waits; the event (an order's, placed by REST 10 ms later)
+    # comes within the same wait. The KeyboardInterrupt must not take the event with it: the
+    # next next() returns it.
+    _, client, session = signed_in
+    assert threading.current_thread() is threading.main_thread()
+    bid = far_bid(client)
+    placed = {}
+
+    def interrupt_then_order():
+        time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.01)
+        placed.update(json.loads(client.new_order(session, limit_buy(bid))))
+
+    with client.open_stream(session, [{"channel": "order"}]) as stream:
+        next_where(stream, is_status("connected"))
+        while stream.next(0.3) is not None:  # what the connection brought first
+            pass
+        orderer = threading.Thread(target=interrupt_then_order)
+        orderer.start()
+        started = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            stream.next()  # no timeout
+        assert time.monotonic() - started < 1.0, "interrupted at once"
+        orderer.join()
+        event = stream.next(2.0)
+        assert event is not None and event["channel"] == "order", f"the first event after the interrupt: {event}"
+        assert event["data"]["cl_ord_id"] == placed["cl_ord_id"], (event, placed)
+
+
+def slow_proxy(target_host, target_port, delay_s):
+    """A TCP proxy on 127.0.0.1 that waits `delay_s` after accepting each connection before it
+    connects on and relays; returns its port."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def relay(src, dst):
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for sock in (src, dst):
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def serve():
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            time.sleep(delay_s)
+            upstream = socket.create_connection((target_host, target_port))
+            threading.Thread(target=relay, args=(client, upstream), daemon=True).start()
+            threading.Thread(target=relay, args=(upstream, client), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener.getsockname()[1]
+
+
+def test_a_signal_interrupting_a_stream_open_in_the_main_thread_leaves_no_connection(signed_in):
+    # SIGINT lands while open_stream waits for a handshake a proxy delays by 0.5 s. The open
+    # is interrupted at once, and the stream it then completes is closed, not left connected
+    # (and subscribed) with nothing to close it.
+    sandbox, client, session = signed_in
+    host, port = urllib.parse.urlsplit(sandbox.perps_url).netloc.split(":")
+    proxy_port = slow_proxy(host, int(port), 0.5)
+    options = {"stream_url": f"ws://127.0.0.1:{proxy_port}/perps/ws-stream/v1"}
+
+    def ws_stream_connections():
+        with urllib.request.urlopen(sandbox.admin_url + "/ws/connections", timeout=5) as resp:
+            listed = json.loads(resp.read())
+        return [c for c in listed if c["endpoint"] == "ws-stream"]
+
+    with perps.Client(sandbox.base_url, sandbox.perps_url, options) as slow:
+        threading.Timer(0.1, os.kill, (os.getpid(), signal.SIGINT)).start()
+        started = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            slow.open_stream(session, [{"channel": "order"}])
+        assert time.monotonic() - started < 0.45, "interrupted before the handshake could end"
+        deadline = time.monotonic() + 5
+        seen = []
+        while time.monotonic() < deadline:
+            seen = ws_stream_connections()
+            if not seen and time.monotonic() - started > 1.0:  # the handshake done by now
+                break
+            time.sleep(0.1)
+        assert seen == [], f"the interrupted open left a connection open: {seen}"
