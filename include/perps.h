@@ -729,7 +729,10 @@ char *perps_stream_next(const struct perps_stream *st, int64_t timeout_ms, struc
 
 /**
  * Order stream only: validate `order_json` (as `perps_new_order`), generate a `cl_ord_id`
- * when it has none, sign the exact params text, and write the `order:new` frame. Returns
+ * when it has none, check it against the symbol rules when the client option
+ * `symbol_rules` is on (as `perps_new_order`: a rules read it needs blocks the call; a
+ * refusal about a tick or an order qty in its outcome marks the rules to be read again),
+ * sign the exact params text, and write the `order:new` frame. Returns
  * `{"request_id":…,"cl_ord_id":…}` as soon as the frame is written, without waiting for
  * the venue: its replies arrive as `order_response` events with that `request_id` (an
  * "accepted" ack with `final` false, then the outcome with `final` true). Errors:

@@ -10,6 +10,7 @@ mod common;
 
 use common::abi::{Client, Session, call, new_order};
 use common::stream_abi::*;
+use perps::ffi::error::perps_code;
 use perps_sandbox::{AckStyle, Sandbox, SandboxConfig, WsTimers};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -351,4 +352,32 @@ fn rest_orders_sent_with_the_sessions_x_session_id_report_on_the_order_stream() 
         }
         assert_eq!(outcome["message"], outcome_message);
     }
+}
+
+#[test]
+fn with_symbol_rules_on_the_order_stream_refuses_what_rest_refuses_and_sends_nothing() {
+    let venue = venue(SandboxConfig::default());
+    let client = Client::new(&venue.url(), &venue.url(), Some(r#"{"symbol_rules":true}"#)).unwrap();
+    let credential = venue.issue_api_key(None).unwrap();
+    let session = Session::from_api_key(&credential.token, &credential.private_key).unwrap();
+    let orders = Stream::orders(&client, &session).unwrap();
+    orders.until(WAIT, "connected", is_status("connected"));
+    let frames_before = venue.stats().ws_frames_in;
+    let off_tick = RESTING_BUY.replace(r#""price":"64000""#, r#""price":"64000.123""#);
+    let refused = orders.new_order(&off_tick).unwrap_err();
+    assert_eq!(refused.code, perps_code::PERPS_INVALID_ORDER, "{}", refused.message);
+    assert!(refused.message.contains("tick"), "{}", refused.message);
+    assert!(refused.cl_ord_id.is_some(), "the refused order's cl_ord_id");
+    assert_eq!(rest_refusal(&client, &session, &off_tick), refused.message, "the REST call refuses it alike");
+    assert_eq!(venue.stats().ws_frames_in, frames_before, "nothing written to the order stream");
+    // An order the rules allow goes out as before.
+    let sent = orders.new_order(RESTING_BUY).unwrap();
+    let (_, outcome) = ack_then_outcome(&orders, &sent);
+    assert_eq!(outcome["code"], 0, "{outcome}");
+}
+
+fn rest_refusal(client: &Client, session: &Session, order: &str) -> String {
+    let refused = new_order(client, session, order).unwrap_err();
+    assert_eq!(refused.code, perps_code::PERPS_INVALID_ORDER, "{}", refused.message);
+    refused.message
 }

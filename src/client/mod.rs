@@ -57,7 +57,7 @@ pub struct Client {
     base_host: &'static per_ip_limit::HostWindow,
     perps_host: &'static per_ip_limit::HostWindow,
     /// `Some` when the `symbol_rules` option is on.
-    symbols: Option<symbol_cache::SymbolCache>,
+    symbols: Option<Arc<symbol_cache::SymbolCache>>,
     cl_ord_id_prefix: String,
     /// The two WebSockets' URLs, options and TLS configuration.
     stream: crate::stream::settings::StreamSettings,
@@ -97,7 +97,9 @@ impl Client {
             rate_limit: options.rate_limit,
             total_timeout: options.total_timeout,
             buckets: pacing::Buckets::default(),
-            symbols: options.symbol_rules.then(|| symbol_cache::SymbolCache::new(options.symbol_rules_max_age)),
+            symbols: options
+                .symbol_rules
+                .then(|| Arc::new(symbol_cache::SymbolCache::new(options.symbol_rules_max_age))),
             cl_ord_id_prefix: options.cl_ord_id_prefix,
             stream,
         })
@@ -109,6 +111,12 @@ impl Client {
 
     pub fn perps_url(&self) -> &str {
         &self.perps_url
+    }
+
+    /// The symbol rules kept when the `symbol_rules` option is on: the order stream checks
+    /// its orders against them as REST does, and marks them stale on a refusal about them.
+    pub(crate) fn symbol_cache(&self) -> Option<Arc<symbol_cache::SymbolCache>> {
+        self.symbols.clone()
     }
 
     /// What every generated `cl_ord_id` starts with (option `cl_ord_id_prefix`).

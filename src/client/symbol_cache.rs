@@ -5,7 +5,7 @@
 //! a symbol they lack, when an order would be refused by a rule older than
 //! `symbol_rules_max_age_ms` (the venue may have loosened it: a refusal is never made on
 //! stale rules, and an order that passes costs nothing), at the next order after the venue
-//! refuses one with a tick error, and on demand (`perps_query_symbol_info` without a
+//! refuses one with a tick or order-qty error (over REST or the order stream), and on demand (`perps_query_symbol_info` without a
 //! symbol).
 //!
 //! A venue that refuses the whole list (a 4xx to `query_symbol_info` without `symbol`, as an
@@ -55,7 +55,7 @@ impl Flight {
 #[derive(Debug)]
 pub struct SymbolCache {
     table: RwLock<Option<Arc<SymbolTable>>>,
-    /// Set after a tick error: the next order reads the rules first.
+    /// Set after a tick or order-qty refusal: the next order reads the rules first.
     stale: AtomicBool,
     /// Set when the venue refused the whole list with a 4xx (status or code): read symbol by
     /// symbol.

@@ -19,7 +19,7 @@ impl Client {
     /// call's one `total_timeout_ms`; `Ok(Some(deadline))`: the check read the rules (or
     /// waited for a read), and the order has until `deadline`. `Ok(None)`: no read, and no
     /// clock read either (the path of an order the kept rules allow).
-    pub(super) fn check_symbol_rules(&self, order: &OrderBody) -> Result<Option<Instant>> {
+    pub(crate) fn check_symbol_rules(&self, order: &OrderBody) -> Result<Option<Instant>> {
         let Some(cache) = &self.symbols else { return Ok(None) };
         let symbol = order.field("symbol").unwrap_or("");
         let unavailable = |error| rules_unavailable(cache, error, symbol);

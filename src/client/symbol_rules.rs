@@ -184,9 +184,13 @@ fn symbol_list(body: &str) -> Option<Vec<&RawValue>> {
     serde_json::from_str(inner.get()).ok()
 }
 
-/// Whether a venue refusal of an order is about the price tick (`… not follow price tick`).
-pub fn is_tick_error(text: &str) -> bool {
-    text.to_ascii_lowercase().contains("tick")
+/// Whether a venue refusal of an order may be about its symbol's rules, which the venue may
+/// have changed: the price or qty tick (`… not follow price tick`) or the order qty's bounds
+/// (`invalid order qty`, venue-api.md §3.1, §4.5). The rules are then read again before the
+/// next order. (A refusal of another kind that matches costs one read, nothing more.)
+pub fn is_rules_error(text: &str) -> bool {
+    let text = text.to_ascii_lowercase();
+    text.contains("tick") || text.contains("order qty")
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 
 use super::answers::is_web_server_page;
 use super::request_pacing::Limits;
-use super::symbol_rules::is_tick_error;
+use super::symbol_rules::is_rules_error;
 use super::transport::Reply;
 use super::{Client, guarded, json_object, require_2xx, sent_tracker};
 use crate::body_sign::BodySignature;
@@ -114,7 +114,7 @@ impl Client {
         outcome.map_err(|error| {
             if let Some(symbols) = &self.symbols
                 && matches!(error.code(), Code::HttpStatus | Code::ApiError)
-                && (is_tick_error(error.message()) || error.body().is_some_and(is_tick_error))
+                && (is_rules_error(error.message()) || error.body().is_some_and(is_rules_error))
             {
                 symbols.mark_stale();
             }

@@ -99,7 +99,8 @@ impl Stream {
             None => (orders::fresh_request_id()?, false),
         };
         let state = Arc::new(OrderState::new(session_id, from_session));
-        let protocol = Box::new(orders::Orders::new(state.clone(), options.impersonate));
+        let protocol =
+            Box::new(orders::Orders::new(state.clone(), options.impersonate).with_rules(client.symbol_cache()));
         let settings = client.stream_settings();
         let (url, host) = (settings.order_stream_url.clone(), settings.order_stream_host.clone());
         Stream::start(StreamKind::Orders, client, Some(session), url, host, protocol, Some(state))
@@ -150,7 +151,10 @@ impl Stream {
         let prefix = self.client.cl_ord_id_prefix();
         let body = crate::order::validate_generating_id(order_json, || crate::cl_ord_id::generate(prefix))?;
         let cl_ord_id = body.cl_ord_id();
-        let request_id = orders::RequestId::fresh()
+        // And the same symbol rules (client option `symbol_rules`): an order they refuse is
+        // not sent. A read of the rules they need blocks this call, as it blocks REST's.
+        let request_id = (self.client.check_symbol_rules(&body))
+            .and_then(|_| orders::RequestId::fresh())
             .and_then(|id| {
                 self.send_signed(state, "order:new", &id, body.as_str(), Some(cl_ord_id), None)?;
                 Ok(id)

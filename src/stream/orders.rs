@@ -27,6 +27,8 @@ use super::supervisor::{AuthOutcome, Protocol};
 use super::transport::Connection;
 use super::unrecognized;
 use super::wiped_frame::WipedText;
+use crate::client::symbol_cache::SymbolCache;
+use crate::client::symbol_rules::is_rules_error;
 use crate::error::{Error, Result};
 use serde_json::{Map, Value, json};
 
@@ -48,11 +50,19 @@ pub struct Orders {
     state: std::sync::Arc<OrderState>,
     impersonate: Option<String>,
     login: Logins,
+    /// The client's symbol rules (option `symbol_rules`), marked stale when the venue refuses
+    /// an order for a reason they may explain (a tick, an order qty), as REST's refusals do.
+    rules: Option<std::sync::Arc<SymbolCache>>,
 }
 
 impl Orders {
     pub fn new(state: std::sync::Arc<OrderState>, impersonate: Option<String>) -> Orders {
-        Orders { state, impersonate, login: Logins::new() }
+        Orders { state, impersonate, login: Logins::new(), rules: None }
+    }
+
+    pub fn with_rules(mut self, rules: Option<std::sync::Arc<SymbolCache>>) -> Orders {
+        self.rules = rules;
+        self
     }
 
     /// `{"method":"auth:login","params":"{\"token\":…}","request_id","session_id"}` (keys in
@@ -161,6 +171,13 @@ impl Protocol for Orders {
         let ack = is_ack(&frame);
         let reply = if ack { pending::Reply::Ack } else { pending::Reply::Outcome(verdict(frame.get("code"))) };
         let pending::Answer { request, repeat, first, contradicts } = self.state.answered(request_id, reply);
+        if let Some(rules) = &self.rules
+            && matches!(reply, pending::Reply::Outcome(pending::Verdict::Refused))
+            && request.as_ref().is_some_and(|r| r.method == "order:new")
+            && is_rules_error(message)
+        {
+            rules.mark_stale();
+        }
         // A repeat names the request its first copy answered.
         let named = request.as_ref().or(first.as_ref());
         let mut event = json!({
@@ -256,6 +273,31 @@ mod tests {
         std::iter::from_fn(|| queue.pop(Some(Duration::ZERO), None).unwrap())
             .map(|e| names(serde_json::from_str(&e).unwrap()))
             .collect()
+    }
+
+    #[test]
+    fn a_refusal_of_an_order_for_its_tick_or_qty_marks_the_symbol_rules_stale() {
+        use crate::client::symbol_rules::SymbolTable;
+        let rules_json = r#"[{"symbol":"BTC-USD","price_tick_decimals":2,"qty_tick_decimals":4,"min_order_qty":"0.0001","max_order_qty":"100","enabled":true}]"#;
+        let cases = [
+            ("order:new", r#"{"code":400,"message":"price 1.001 does not follow price tick 0.01"}"#, true),
+            ("order:new", r#"{"code":400,"message":"invalid order qty"}"#, true),
+            ("order:new", r#"{"code":400,"message":"alo order rejected"}"#, false),
+            ("order:new", r#"{"code":0,"message":"accepted"}"#, false), // an ack
+            ("order:new", r#"{"code":503,"message":"tick service timeout"}"#, false), // fate unknown, not a refusal
+            ("order:cancel", r#"{"code":400,"message":"price tick"}"#, false),
+        ];
+        for (method, reply, stale) in cases {
+            let cache = Arc::new(SymbolCache::new(Duration::from_secs(60)));
+            cache.store_list(SymbolTable::parse(rules_json).unwrap());
+            let state = Arc::new(OrderState::new("s-1".into(), false));
+            let id = RequestId::fresh().unwrap();
+            state.remember(&id, method, Some("c-1"), None).unwrap();
+            let mut orders = Orders::new(state, None).with_rules(Some(cache.clone()));
+            let frame = reply.replace('}', &format!(r#","request_id":"{}"}}"#, id.as_str()));
+            orders.on_text(&frame, 5, &Queue::default());
+            assert_eq!(cache.current().is_none(), stale, "{method} {reply}");
+        }
     }
 
     #[test]
