@@ -590,8 +590,9 @@ char *perps_query_order(const struct perps_client *c, const struct perps_session
 /**
  * GET `/api/query_orders` (bearer): order history. `params_json` (all optional, or NULL):
  * `symbol`, `status` ("open", "new", "canceled", "filled", "rejected", "untriggered", and
- * "partially_filled", "expired", "cancelled", which clients use; sent as written: the
- * venue's reference spells it "canceled"),
+ * "partially_filled", "expired", which clients use, sent as written; "cancelled" is sent as
+ * the venue's reference spells it, "canceled", as a filter matching nothing answers an
+ * empty page),
  * `order_type` ("limit", "market"), `start`, `end` (ISO-8601 date-times: e.g.
  * "2026-01-02T03:04:05Z", "…05.250+08:00", "…05+0800"; without an offset
  * "2026-01-02T03:04:05" is UTC, a date alone "2026-01-02" is midnight UTC; sent as RFC 3339,

@@ -44,6 +44,9 @@ pub enum Kind {
     Leverage,
     /// One of a few lower-case words.
     Enum(&'static [&'static str]),
+    /// An order status filter: one of [`ORDER_STATUSES`], `cancelled` sent as the venue's
+    /// `canceled`.
+    OrderStatus,
     /// An ISO-8601 date-time string (`2026-01-02T03:04:05Z`; without an offset: UTC; a date
     /// alone: midnight UTC), sent as RFC 3339 (`params::read_time`).
     Time,
@@ -110,9 +113,11 @@ const MARGIN_MODES: &[&str] = &["cross", "isolated"];
 const ORDER_TYPES: &[&str] = &["limit", "market"];
 /// The reference's statuses, `new`, which the documents' examples show, and the ones live
 /// clients use (`venue-api.md` §1.6, §6.5: `partially_filled`, `expired`, and `cancelled`,
-/// the reference's `canceled` spelt the British way). Each is sent as written: the library
-/// does not guess which spelling the venue filters on.
-const ORDER_STATUSES: &[&str] =
+/// the reference's `canceled` spelt the British way). Both spellings are taken; `cancelled`
+/// is sent as the reference's `canceled`, the one the venue filters on (a client that sent
+/// `cancelled` hit a bug, §1.6: a filter matching nothing answers an empty page, no error).
+/// The others are sent as written.
+pub(crate) const ORDER_STATUSES: &[&str] =
     &["open", "new", "canceled", "filled", "rejected", "untriggered", "partially_filled", "expired", "cancelled"];
 
 /// The fifteen endpoints, each named after the venue's own endpoint.
@@ -190,7 +195,7 @@ impl Endpoint {
             Auth::Bearer,
             &[
                 optional("symbol", Symbol),
-                optional("status", Enum(ORDER_STATUSES)),
+                optional("status", OrderStatus),
                 optional("order_type", Enum(ORDER_TYPES)),
                 optional("start", Time),
                 optional("end", Time),

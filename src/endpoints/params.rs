@@ -148,6 +148,7 @@ fn check(param: &Param, value: &Value) -> Checked {
         Kind::Limit(max) => fields::integer(name, value, 1, max),
         Kind::Leverage => fields::integer(name, value, 1, 1000),
         Kind::Enum(allowed) => fields::one_of(name, value, allowed),
+        Kind::OrderStatus => fields::one_of(name, value, super::ORDER_STATUSES),
         Kind::Time => time(name, value),
         Kind::OrderIdList => list(name, value, |item, v| fields::integer(item, v, 1, i64::MAX)),
         Kind::ClOrdIdList => list(name, value, fields::visible_text),
@@ -167,11 +168,15 @@ fn list(name: &str, value: &Value, each: impl Fn(&str, &Value) -> Checked) -> Ch
     Ok(())
 }
 
-/// The value sent for a checked parameter: a time in its RFC 3339 form, anything else as
-/// given.
+/// The value sent for a checked parameter: a time in its RFC 3339 form, the status
+/// `cancelled` as the venue's `canceled`, anything else as given.
 fn wire_value(param: &Param, value: &Value) -> Value {
-    match (param.kind, value.as_str().map(read_time)) {
-        (Kind::Time, Some(Ok(time))) => Value::String(time.rfc3339),
+    match (param.kind, value.as_str()) {
+        (Kind::Time, Some(text)) => match read_time(text) {
+            Ok(time) => Value::String(time.rfc3339),
+            Err(_) => value.clone(),
+        },
+        (Kind::OrderStatus, Some("cancelled")) => Value::String("canceled".to_owned()),
         _ => value.clone(),
     }
 }
