@@ -191,7 +191,8 @@ for _status in ["open", "new", "canceled", "cancelled", "filled", "rejected", "u
             v = Venue()
             e, r = call(v, "query_orders", {"symbol": "BTC-USD", "status": st})
             sent = v.requests("/api/query_orders")
-            return e is None and sent and sent[0].query.get("status") == st, describe(e) if e else f"sent {sent[0].query}"
+            wire = "canceled" if st == "cancelled" else st  # the reference's spelling, which the venue filters on
+            return e is None and sent and sent[0].query.get("status") == wire, describe(e) if e else f"sent {sent[0].query}"
         return f
     CHECKS[f"query_orders_status_{_status}"] = _mk(_status)
 
