@@ -61,7 +61,7 @@ enum Kind {
 enum Need {
     Always,
     Optional,
-    /// Required for limit orders; a market order may omit it (sent without it).
+    /// Required for limit orders only.
     ForLimit,
 }
 
@@ -72,7 +72,9 @@ const FIELDS: &[(&str, Kind, Need)] = &[
     ("order_type", Kind::Enum(&["limit", "market"]), Need::Always),
     ("qty", Kind::Decimal, Need::Always),
     ("price", Kind::Decimal, Need::ForLimit),
-    ("time_in_force", Kind::Enum(&["gtc", "ioc", "alo"]), Need::ForLimit),
+    // Required on market orders too: the venue's documents list it as required, and clients
+    // send market orders with "ioc" (venue-api.md §1.3). Not defaulted: the caller chooses.
+    ("time_in_force", Kind::Enum(&["gtc", "ioc", "alo"]), Need::Always),
     ("reduce_only", Kind::Bool, Need::Always),
     ("cl_ord_id", Kind::Text, Need::Optional),
     ("margin_mode", Kind::Enum(&["cross", "isolated"]), Need::Optional),
@@ -169,6 +171,12 @@ fn reference(order_json: &str, generate: Option<impl FnOnce() -> Result<String>>
             Some((_, value)) => {
                 check_value(name, kind, value).map_err(Error::invalid_order)?;
                 present[index] = Some(Piece::Json(value));
+            }
+            None if need == Need::Always && name == "time_in_force" => {
+                return Err(Error::invalid_order(
+                    "missing required field \"time_in_force\" (\"gtc\", \"ioc\" or \"alo\"; the venue requires it on \
+                     market orders too, which clients send with \"ioc\")",
+                ));
             }
             None if need == Need::Always => {
                 return Err(Error::invalid_order(format!("missing required field \"{name}\"")));

@@ -35,9 +35,9 @@ fn accepted_orders_serialise_compactly_in_documented_order() {
         // Decimals keep the caller's text exactly (no float round trip).
         (replaced("qty", r#""1.50""#), r#"{"symbol":"BTC-USD","side":"buy","order_type":"limit","qty":"1.50","price":"65000.5","time_in_force":"gtc","reduce_only":false}"#),
         (replaced("price", r#""0.000000001""#), r#"{"symbol":"BTC-USD","side":"buy","order_type":"limit","qty":"0.01","price":"0.000000001","time_in_force":"gtc","reduce_only":false}"#),
-        // A market order may omit time_in_force (the venue accepts it): sent without it.
-        (r#"{"symbol":"BTC-USD","side":"sell","order_type":"market","qty":"0.5","reduce_only":true}"#.into(),
-         r#"{"symbol":"BTC-USD","side":"sell","order_type":"market","qty":"0.5","reduce_only":true}"#),
+        // A reduce-only market exit.
+        (r#"{"symbol":"BTC-USD","side":"sell","order_type":"market","qty":"0.5","time_in_force":"ioc","reduce_only":true}"#.into(),
+         r#"{"symbol":"BTC-USD","side":"sell","order_type":"market","qty":"0.5","time_in_force":"ioc","reduce_only":true}"#),
         // JSON escapes in names and values are decoded, and the body is written without them.
         (r#"{"\u0073ymbol":"BTC\u002dUSD","side":"buy","order_type":"market","qty":"1","time_in_force":"ioc","reduce\u005fonly":false}"#.into(),
          r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"1","time_in_force":"ioc","reduce_only":false}"#),
@@ -64,7 +64,7 @@ fn refused_orders_name_the_problem() {
         (without("order_type"), "missing required field \"order_type\""),
         (without("qty"), "missing required field \"qty\""),
         // A limit order needs its time in force; a market order may omit it (accepted below).
-        (without("time_in_force"), "\"time_in_force\" is required for a limit order"),
+        (without("time_in_force"), "missing required field \"time_in_force\""),
         (without("reduce_only"), "missing required field \"reduce_only\""),
         (without("price"), "\"price\" is required for a limit order"),
         (with(r#""reduceOnly":true"#), "unknown field \"reduceOnly\" (did you mean \"reduce_only\"?)"),
@@ -91,6 +91,11 @@ fn refused_orders_name_the_problem() {
         (replaced("order_type", r#""stop""#), "expected one of \"limit\", \"market\""),
         (replaced("time_in_force", r#""fok""#), "expected one of \"gtc\", \"ioc\", \"alo\""),
         (replaced("time_in_force", "1"), "\"time_in_force\" must be a string"),
+        // Required on a market order too (the documents list it as required); never defaulted.
+        (
+            r#"{"symbol":"BTC-USD","side":"sell","order_type":"market","qty":"0.5","reduce_only":true}"#.into(),
+            "missing required field \"time_in_force\" (\"gtc\", \"ioc\" or \"alo\"",
+        ),
         (replaced("reduce_only", r#""false""#), "\"reduce_only\" must be true or false (got a string)"),
         (replaced("reduce_only", "0"), "must be true or false (got a number)"),
         (replaced("reduce_only", "null"), "\"reduce_only\" is null"),

@@ -138,8 +138,8 @@ fn every_endpoint_through_the_c_abi_against_the_sandbox() {
     assert_eq!(f.http_status, 404);
     assert!(f.request_id.is_some(), "a signed POST names its x-request-id");
 
-    // A market order (no time_in_force: the venue accepts it) fills at the book.
-    let market = r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"0.01","reduce_only":false}"#;
+    // A market order (ioc, as clients send them) fills at the book.
+    let market = r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"0.01","time_in_force":"ioc","reduce_only":false}"#;
     parse(&new_order(&client, &session, market).unwrap());
     let trades = call("query_trades", Some(r#"{"symbol":"BTC-USD","side":"buy"}"#));
     assert!(!list(&trades).is_empty(), "{trades}");
@@ -434,7 +434,7 @@ fn perps_request_reaches_margin_transfers_and_the_market_endpoints() {
     call(&client, Some(&session), "change_margin_mode", Some(r#"{"symbol":"BTC-USD","margin_mode":"isolated"}"#))
         .unwrap();
     call(&client, Some(&session), "change_leverage", Some(r#"{"symbol":"BTC-USD","leverage":10}"#)).unwrap();
-    let market_buy = r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"0.01","reduce_only":false}"#;
+    let market_buy = r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"0.01","time_in_force":"ioc","reduce_only":false}"#;
     new_order(&client, &session, market_buy).unwrap();
     let position = || {
         let positions = list(&parse(&call(&client, Some(&session), "query_positions", None).unwrap()));

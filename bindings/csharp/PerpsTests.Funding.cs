@@ -20,7 +20,7 @@ static partial class PerpsTests
         {
             Test("funding: a settled payment comes back, exactly, and moves the balance", () =>
             {
-                client.NewOrder(session, "{\"symbol\":\"BTC-USD\",\"side\":\"buy\",\"order_type\":\"market\",\"qty\":\"0.0100\",\"reduce_only\":false}");
+                client.NewOrder(session, "{\"symbol\":\"BTC-USD\",\"side\":\"buy\",\"order_type\":\"market\",\"qty\":\"0.0100\",\"time_in_force\":\"ioc\",\"reduce_only\":false}");
                 Equal(0, Rows(client.QueryFundingHistory(session)).Count);
                 Func<System.Collections.Generic.Dictionary<string, object>> position =
                     () => Obj(Rows(client.QueryPositions(session, "{\"symbol\":\"BTC-USD\"}"))[0]);

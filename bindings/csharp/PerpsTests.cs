@@ -323,7 +323,7 @@ static partial class PerpsTests
 
                 Test("fills: market order, trades, positions, balance; batch cancel", () =>
                 {
-                    client.NewOrder(session, "{\"symbol\":\"BTC-USD\",\"side\":\"buy\",\"order_type\":\"market\",\"qty\":\"0.01\",\"reduce_only\":false}");
+                    client.NewOrder(session, "{\"symbol\":\"BTC-USD\",\"side\":\"buy\",\"order_type\":\"market\",\"qty\":\"0.01\",\"time_in_force\":\"ioc\",\"reduce_only\":false}");
                     var trades = Rows(client.QueryTrades(session, "{\"symbol\":\"BTC-USD\",\"side\":\"buy\"}"));
                     Expect(trades.Count > 0 && Dec(Obj(trades[0])["qty"]) > 0, "a fill");
                     Expect(Rows(client.QueryTrades(session)).Count > 0, "fills without a filter");

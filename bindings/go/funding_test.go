@@ -46,7 +46,7 @@ func nineDecimals(r *big.Rat) *big.Rat {
 func TestFundingHistory(t *testing.T) {
 	ok := okOf(t)
 	sb, client, session := signedIn(t)
-	ok(client.NewOrder(session, `{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"0.0100","reduce_only":false}`))
+	ok(client.NewOrder(session, `{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"0.0100","time_in_force":"ioc","reduce_only":false}`))
 	if got := rows(t, ok(client.QueryFundingHistory(session, ""))); len(got) != 0 {
 		t.Fatalf("rows before any settlement: %v", got)
 	}

@@ -309,8 +309,8 @@ func TestTradingLoop(t *testing.T) {
 		t.Fatalf("error %+v", e)
 	}
 
-	// A market order (no time_in_force) fills: trades, a position, the balance.
-	ok(client.NewOrder(session, `{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"0.01","reduce_only":false}`))
+	// A market order (ioc) fills: trades, a position, the balance.
+	ok(client.NewOrder(session, `{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"0.01","time_in_force":"ioc","reduce_only":false}`))
 	trades := rows(t, ok(client.QueryTrades(session, `{"symbol":"BTC-USD","side":"buy"}`)))
 	if len(trades) == 0 || trades[0]["symbol"] != "BTC-USD" || decimal(t, trades[0]["qty"]).Sign() <= 0 {
 		t.Fatalf("trades %v", trades)

@@ -232,24 +232,24 @@ mod tests {
         );
         let xag = SymbolTable::parse(INFO).unwrap();
         let o = crate::order::validate(
-            r#"{"symbol":"XAG-USD","side":"sell","order_type":"market","qty":"0.4","reduce_only":false}"#,
+            r#"{"symbol":"XAG-USD","side":"sell","order_type":"market","qty":"0.4","time_in_force":"ioc","reduce_only":false}"#,
         )
         .unwrap();
         assert!(
             matches!(xag.check(&o), Verdict::Refused(m) if m.contains("below the minimum order quantity of XAG-USD: 0.5"))
         );
         let o = crate::order::validate(
-            r#"{"symbol":"XAG-USD","side":"sell","order_type":"market","qty":"10000.0","reduce_only":false}"#,
+            r#"{"symbol":"XAG-USD","side":"sell","order_type":"market","qty":"10000.0","time_in_force":"ioc","reduce_only":false}"#,
         )
         .unwrap();
         assert_eq!(xag.check(&o), Verdict::Allowed, "1e4 from a JSON number compares exactly");
         let o = crate::order::validate(
-            r#"{"symbol":"OLD-USD","side":"sell","order_type":"market","qty":"1","reduce_only":false}"#,
+            r#"{"symbol":"OLD-USD","side":"sell","order_type":"market","qty":"1","time_in_force":"ioc","reduce_only":false}"#,
         )
         .unwrap();
         assert!(matches!(table.check(&o), Verdict::Refused(m) if m.contains("disabled")));
         let o = crate::order::validate(
-            r#"{"symbol":"ETH-USD","side":"sell","order_type":"market","qty":"1","reduce_only":false}"#,
+            r#"{"symbol":"ETH-USD","side":"sell","order_type":"market","qty":"1","time_in_force":"ioc","reduce_only":false}"#,
         )
         .unwrap();
         assert_eq!(table.check(&o), Verdict::Unknown);

@@ -7,8 +7,8 @@ use std::ffi::c_char;
 /// Validate a `new_order` JSON object and return the exact compact body that
 /// `perps_new_order` would sign and send (which, for an order without `cl_ord_id`, also
 /// writes the `cl_ord_id` it generates). `PERPS_INVALID_ORDER` names the offending field
-/// (unknown fields, JSON numbers for decimals, a limit order without `price` or
-/// `time_in_force`, …); a market order may omit `time_in_force`.
+/// (unknown fields, JSON numbers for decimals, a limit order without `price`, any order
+/// without `time_in_force` — market orders too, as the venue's documents require it, …).
 /// Free the result with `perps_string_free`.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_order_serialize(order_json: *const c_char, err: *mut *mut perps_error) -> *mut c_char {

@@ -125,8 +125,8 @@ mod tests {
     fn plain_orders_are_read_by_the_scanner_and_agree_with_the_reference() {
         for text in [
             PLAIN,
-            " {\n\t\"symbol\" : \"BTC-USD\" ,\"side\":\"sell\",\"order_type\":\"market\",\"qty\":\"1\",\"reduce_only\":true } \r\n",
-            r#"{"reduce_only":true,"qty":"2.5","order_type":"market","side":"buy","symbol":"ETH-USD","tp_price":"1.0","sl_price":"0.5","margin_mode":"cross","leverage":4294967295}"#,
+            " {\n\t\"symbol\" : \"BTC-USD\" ,\"side\":\"sell\",\"order_type\":\"market\",\"qty\":\"1\",\"time_in_force\":\"ioc\",\"reduce_only\":true } \r\n",
+            r#"{"reduce_only":true,"qty":"2.5","order_type":"market","side":"buy","symbol":"ETH-USD","time_in_force":"ioc","tp_price":"1.0","sl_price":"0.5","margin_mode":"cross","leverage":4294967295}"#,
         ] {
             assert!(scan(text).is_some(), "{text}");
             assert_eq!(validate(text).unwrap(), validate_reference(text).unwrap(), "{text}");
@@ -136,21 +136,21 @@ mod tests {
     #[test]
     fn anything_unusual_goes_to_the_reference_path() {
         for text in [
-            r#"{"symbol":"BTC\u002dUSD","side":"buy","order_type":"market","qty":"1","reduce_only":true}"#,
-            r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"1","reduce_only":true,"leverage":1e1}"#,
-            r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"1","reduce_only":true,"leverage":10.0}"#,
-            r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"1","reduce_only":true,"leverage":4294967296}"#,
-            r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"1","reduce_only":true,"symbol":"BTC-USD"}"#,
-            r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"1","reduce_only":truex}"#,
-            r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"1","reduce_only":true} x"#,
+            r#"{"symbol":"BTC\u002dUSD","side":"buy","order_type":"market","qty":"1","time_in_force":"ioc","reduce_only":true}"#,
+            r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"1","time_in_force":"ioc","reduce_only":true,"leverage":1e1}"#,
+            r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"1","time_in_force":"ioc","reduce_only":true,"leverage":10.0}"#,
+            r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"1","time_in_force":"ioc","reduce_only":true,"leverage":4294967296}"#,
+            r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"1","time_in_force":"ioc","reduce_only":true,"symbol":"BTC-USD"}"#,
+            r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"1","time_in_force":"ioc","reduce_only":truex}"#,
+            r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"1","time_in_force":"ioc","reduce_only":true} x"#,
             r#"{"symbol":"BTC-USD","side":"buy","order_type":"limit","qty":"1","reduce_only":true}"#,
-            r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"1","reduce_only":"true"}"#,
-            r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"01","reduce_only":true}"#,
-            r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"1","reduce_only":true,"price":null}"#,
-            r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"1","reduce_only":true,"cl_ord_id":"a b"}"#,
-            "{\"symbol\":\"BTC-USD\",\"side\":\"buy\",\"order_type\":\"market\",\"qty\":\"1\",\"reduce_only\":true,\"cl_ord_id\":\"a\tb\"}",
-            r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"1","reduce_only":true,}"#,
-            r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"1","reduce_only":true,"Symbol":"x"}"#,
+            r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"1","time_in_force":"ioc","reduce_only":"true"}"#,
+            r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"01","time_in_force":"ioc","reduce_only":true}"#,
+            r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"1","time_in_force":"ioc","reduce_only":true,"price":null}"#,
+            r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"1","time_in_force":"ioc","reduce_only":true,"cl_ord_id":"a b"}"#,
+            "{\"symbol\":\"BTC-USD\",\"side\":\"buy\",\"order_type\":\"market\",\"qty\":\"1\",\"time_in_force\":\"ioc\",\"reduce_only\":true,\"cl_ord_id\":\"a\tb\"}",
+            r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"1","time_in_force":"ioc","reduce_only":true,}"#,
+            r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"1","time_in_force":"ioc","reduce_only":true,"Symbol":"x"}"#,
             "{}",
             "[]",
             "",

@@ -76,7 +76,7 @@ static void position(perps_client *c, perps_session *s, char *qty, char *mark) {
 static void test_settled_funding(perps_client *c, perps_session *s) {
     char answer[1024], qty[32] = "0", mark[32] = "0", qty_after[32], mark_after[32], row_qty[32], id[32];
     char *placed = perps_new_order(
-        c, s, "{\"symbol\":\"BTC-USD\",\"side\":\"buy\",\"order_type\":\"market\",\"qty\":\"0.0100\",\"reduce_only\":false}",
+        c, s, "{\"symbol\":\"BTC-USD\",\"side\":\"buy\",\"order_type\":\"market\",\"qty\":\"0.0100\",\"time_in_force\":\"ioc\",\"reduce_only\":false}",
         NULL);
     CHECK(placed != NULL);
     perps_string_free(placed);

@@ -53,7 +53,7 @@ static long long balance(const perps::Client &client, const perps::Session &sess
 }
 
 static void test_settled_funding_row(const perps::Client &client, const perps::Session &session) {
-    client.new_order(session, R"({"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"0.0100","reduce_only":false})");
+    client.new_order(session, R"({"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"0.0100","time_in_force":"ioc","reduce_only":false})");
     CHECK(mini_json::parse(client.query_funding_history(session)).items.empty());
 
     bool checked = false;

@@ -172,8 +172,8 @@ static void test_order_lifecycle(const perps::Client &client, const perps::Sessi
 }
 
 static void test_fills_positions_balance(const perps::Client &client, const perps::Session &session) {
-    // A market order (no time_in_force) fills against the book.
-    client.new_order(session, R"({"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"0.01","reduce_only":false})");
+    // A market order (ioc) fills against the book.
+    client.new_order(session, R"({"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"0.01","time_in_force":"ioc","reduce_only":false})");
     Value trades = mini_json::parse(client.query_trades(session, std::string(R"({"symbol":"BTC-USD","side":"buy"})")));
     std::vector<Value> rows = mini_json::list(trades);
     CHECK_CTX(!rows.empty(), "a fill in query_trades");

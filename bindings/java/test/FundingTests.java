@@ -33,7 +33,7 @@ final class FundingTests {
              Session session = Session.fromApiKey(credential.get("token"), credential.get("private_key"))) {
             PerpsTests.test("funding: a settled payment comes back, exactly, and moves the balance", () -> {
                 client.newOrder(session, "{\"symbol\":\"BTC-USD\",\"side\":\"buy\",\"order_type\":\"market\","
-                        + "\"qty\":\"0.0100\",\"reduce_only\":false}");
+                        + "\"qty\":\"0.0100\",\"time_in_force\":\"ioc\",\"reduce_only\":false}");
                 PerpsTests.equal(0, PerpsTests.rows(client.queryFundingHistory(session, null)).size());
                 boolean checked = false;
                 // The sandbox's marks walk every 3 s: a settlement is checked when the mark read

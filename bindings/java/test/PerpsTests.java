@@ -397,7 +397,7 @@ public final class PerpsTests {
 
                 test("fills: market order, trades, positions, balance; batch cancel", () -> {
                     client.newOrder(session, "{\"symbol\":\"BTC-USD\",\"side\":\"buy\",\"order_type\":\"market\","
-                            + "\"qty\":\"0.01\",\"reduce_only\":false}");
+                            + "\"qty\":\"0.01\",\"time_in_force\":\"ioc\",\"reduce_only\":false}");
                     List<Object> trades = rows(client.queryTrades(session, "{\"symbol\":\"BTC-USD\",\"side\":\"buy\"}"));
                     expect(!trades.isEmpty() && dec(obj(trades.get(0)).get("qty")).signum() > 0, "a fill");
                     expect(!rows(client.queryTrades(session, null)).isEmpty(), "fills without a filter");

@@ -33,7 +33,7 @@ def test_settled_funding_row_paging_and_refusals(sandbox):  # noqa: F811
         client.signin(session, "bsc", WALLET_KEY, 3600)
         client.new_order(
             session,
-            {"symbol": "BTC-USD", "side": "buy", "order_type": "market", "qty": "0.0100", "reduce_only": False},
+            {"symbol": "BTC-USD", "side": "buy", "order_type": "market", "qty": "0.0100", "time_in_force": "ioc", "reduce_only": False},
         )
         assert json.loads(client.query_funding_history(session)) == []
 

@@ -128,8 +128,8 @@ def test_trading_loop(signed_in):
         client.query_order(session, {"order_id": 4294967299999})
     assert exc.value.code is perps.Code.NOT_FOUND and exc.value.x_request_id is None
 
-    # A market order (no time_in_force) fills: trades, a position, the balance.
-    market = {"symbol": "BTC-USD", "side": "buy", "order_type": "market", "qty": Decimal("0.01"), "reduce_only": False}
+    # A market order (ioc) fills: trades, a position, the balance.
+    market = {"symbol": "BTC-USD", "side": "buy", "order_type": "market", "qty": Decimal("0.01"), "time_in_force": "ioc", "reduce_only": False}
     client.new_order(session, market)
     trades = rows(client.query_trades(session, {"symbol": "BTC-USD", "side": "buy"}))
     assert trades and trades[0]["symbol"] == "BTC-USD" and Decimal(str(trades[0]["qty"])) > 0
