@@ -500,7 +500,12 @@ def _opened_off_main(open_stream: Callable[[], _T], discard: Callable[[_T], None
         return job.result()
     except BaseException:
         if not job.done() or job.exception() is None:  # interrupted: the opened stream is closed
-            job.add_done_callback(lambda done: done.exception() is None and discard(done.result()))
+
+            def discard_opened(done: concurrent.futures.Future[_T]) -> None:
+                if done.exception() is None:
+                    discard(done.result())
+
+            job.add_done_callback(discard_opened)
         raise
 
 
