@@ -145,8 +145,31 @@ namespace Perps
 
     internal sealed class StreamHandle : SafeHandleZeroOrMinusOneIsInvalid
     {
+        private bool finalizing;
+
         public StreamHandle() : base(true) { }
-        protected override bool ReleaseHandle() { Native.perps_stream_free(handle); return true; }
+
+        protected override void Dispose(bool disposing)
+        {
+            finalizing = !disposing;
+            base.Dispose(disposing);
+        }
+
+        /// <summary>Dispose frees at once. The finalizer thread, which perps_stream_free could
+        /// hold for up to about 2 s (waiting for the library's I/O thread) and every other
+        /// finalizer with it, only closes the stream and leaves the free to the thread pool.</summary>
+        protected override bool ReleaseHandle()
+        {
+            IntPtr stream = handle;
+            if (!finalizing)
+            {
+                Native.perps_stream_free(stream);
+                return true;
+            }
+            Native.perps_stream_close_raw(stream);
+            System.Threading.ThreadPool.UnsafeQueueUserWorkItem(_ => Native.perps_stream_free(stream), null);
+            return true;
+        }
     }
 
     internal sealed class ErrorHandle : SafeHandleZeroOrMinusOneIsInvalid
@@ -265,6 +288,10 @@ namespace Perps
         [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_stream_cancel_order(StreamHandle st, byte[] paramsJson, ref IntPtr err);
         [DllImport(Lib, CallingConvention = Cdecl)] internal static extern void perps_stream_close(StreamHandle st);
         [DllImport(Lib, CallingConvention = Cdecl)] internal static extern void perps_stream_free(IntPtr st);
+        // The same close on the raw pointer, for StreamHandle.ReleaseHandle (the handle itself
+        // is already released there and can no longer be passed).
+        [DllImport(Lib, CallingConvention = Cdecl, EntryPoint = "perps_stream_close")]
+        internal static extern void perps_stream_close_raw(IntPtr st);
     }
 
     /// <summary>String and error conversions shared by the wrappers.</summary>

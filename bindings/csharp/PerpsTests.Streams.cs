@@ -166,6 +166,30 @@ static partial class PerpsTests
                 err = Throws(() => client.OpenStream(null, "[{\"channel\":\"kline\",\"symbol\":\"BTC-USD\"}]"));
                 Expect(err.Code == PerpsCode.InvalidArgument && err.Message.Contains("kline"), "message " + err.Message);
             });
+
+            Test("stream: one never disposed is closed by its finalizer (its connection leaves the venue)", () =>
+            {
+                Func<int> marketConnections = () => Admin("ws/connections").Split(new[] { "\"ws-stream\"" }, StringSplitOptions.None).Length - 1;
+                int before = marketConnections();
+                // Opened on a thread that then ends, so that no stack slot (Mono scans stacks
+                // conservatively) keeps the stream reachable.
+                var opener = new System.Threading.Thread(() =>
+                {
+                    var stream = client.OpenStream(null, "[{\"channel\":\"price\",\"symbol\":\"BTC-USD\"}]");
+                    NextWhere(stream, x => (string)x["channel"] == "status" && (string)x["state"] == "connected");
+                });
+                opener.Start();
+                opener.Join();
+                Equal(before + 1, marketConnections());
+                var deadline = DateTime.UtcNow.AddSeconds(10);
+                while (marketConnections() != before)
+                {
+                    Expect(DateTime.UtcNow < deadline, "the stream's connection is still open: its finalizer did not close it");
+                    GC.Collect();
+                    GC.WaitForPendingFinalizers();
+                    System.Threading.Thread.Sleep(50);
+                }
+            });
         }
 
         // A write that finds the socket full waits read_timeout_ms; the stalled venue's silence

@@ -79,8 +79,16 @@ func (c *Client) OpenOrderStream(s *Session) (st *Stream, err error) {
 
 func freeStream(p unsafe.Pointer) { C.perps_stream_free((*C.perps_stream)(p)) }
 
-// finalize runs only when st is unreachable, so no call can be using it.
-func (st *Stream) finalize() { st.h.finalize(freeStream) }
+// finalize runs only when st is unreachable, so no call can be using it. It runs on the
+// runtime's one finalizer goroutine, which perps_stream_free could hold for up to about 2 s
+// (waiting for the I/O thread) and every other finalizer with it: the stream is closed at
+// once (its I/O thread told to end), and freed on a goroutine of its own.
+func (st *Stream) finalize() {
+	st.h.finalize(func(p unsafe.Pointer) {
+		C.perps_stream_close((*C.perps_stream)(p))
+		go freeStream(p)
+	})
+}
 
 // use runs f with the stream's C handle held open; StreamClosed once closed.
 func (st *Stream) use(f func(*C.perps_stream) error) error {

@@ -359,3 +359,43 @@ func TestStreamPartlyWrittenFrameNamedByItsEnvelopeRequestID(t *testing.T) {
 		t.Fatalf("unanswered (%d ids) lacks %q or %q", len(unanswered), id, last)
 	}
 }
+
+// A stream never closed is closed by its finalizer, off the runtime's finalizer goroutine:
+// its connection leaves the venue.
+func TestStreamNeverClosedIsClosedByItsFinalizer(t *testing.T) {
+	sb := startSandbox(t)
+	client, err := perps.NewClient(sb.BaseURL, sb.PerpsURL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	connections := func() int {
+		resp, err := http.Get(sb.AdminURL + "/ws/connections")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var listed []interface{}
+		if err := json.NewDecoder(resp.Body).Decode(&listed); err != nil {
+			t.Fatal(err)
+		}
+		return len(listed)
+	}
+	func() {
+		st, err := client.OpenStream(nil, `[{"channel":"price","symbol":"BTC-USD"}]`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nextWhere(t, st, isStatus("connected"))
+	}() // st unreachable from here
+	if n := connections(); n != 1 {
+		t.Fatalf("%d connections open, want the stream's 1", n)
+	}
+	for deadline := time.Now().Add(10 * time.Second); connections() != 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the stream's connection is still open: the finalizer did not close it")
+		}
+		runtime.GC()
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -250,6 +250,26 @@ class Stream(_Owner):
         if worker is not None:
             worker.shutdown(wait=False)  # its slice in progress has returned STREAM_CLOSED
 
+    def __del__(self) -> None:
+        """A stream never closed, collected: closed at once, and freed (which may wait up to
+        about 2 s for the library's I/O thread) on a thread of its own, not on the thread that
+        dropped the last reference (an asyncio loop's, say)."""
+        handle = self._handle
+        if handle is None:
+            return
+        try:
+            ptr = handle.acquire()
+        except Exception:  # closed already
+            return
+        try:
+            _lib.perps_stream_close(ptr)
+        finally:
+            handle.release()
+        try:
+            threading.Thread(target=handle.close, name="perps-stream-free", daemon=True).start()
+        except Exception:  # interpreter shutdown: no new threads
+            handle.close()
+
     # -- asyncio -----------------------------------------------------------------------
 
     def _submit(self, wait_s: float) -> concurrent.futures.Future[Optional[str]]:

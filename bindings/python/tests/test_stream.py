@@ -362,3 +362,24 @@ def test_a_signal_interrupting_a_stream_open_in_the_main_thread_leaves_no_connec
                 break
             time.sleep(0.1)
         assert seen == [], f"the interrupted open left a connection open: {seen}"
+
+
+def test_a_stream_never_closed_is_closed_when_collected(sandbox):  # noqa: F811
+    import gc
+
+    def connections():
+        with urllib.request.urlopen(sandbox.admin_url + "/ws/connections", timeout=5) as resp:
+            return json.loads(resp.read())
+
+    with perps.Client(sandbox.base_url, sandbox.perps_url) as client:
+        stream = client.open_stream(None, [{"channel": "price", "symbol": "BTC-USD"}])
+        next_where(stream, is_status("connected"))
+        assert len(connections()) == 1
+        started = time.monotonic()
+        del stream
+        gc.collect()
+        assert time.monotonic() - started < 0.5, "the collection did not wait for the stream's free"
+        deadline = time.monotonic() + 10
+        while connections():
+            assert time.monotonic() < deadline, "the collected stream's connection is still open"
+            time.sleep(0.05)
