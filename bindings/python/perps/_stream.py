@@ -232,18 +232,10 @@ class Stream(_Owner):
         """Close the stream from any thread: a ``next`` blocked in another thread returns at
         once (``STREAM_CLOSED``); then wait for the calls in flight and free the stream (the
         library waits at most about 2 s for its I/O thread). Idempotent."""
-        handle = self._handle
+        handle = self._wake_and_end()
         if handle is None:
             return
-        try:
-            ptr = handle.acquire()
-        except PerpsError:  # closed already
-            return
-        try:
-            _lib.perps_stream_close(ptr)  # wakes the calls blocked in perps_stream_next
-        finally:
-            handle.release()
-        handle.close()  # they return at once now; then perps_stream_free, exactly once
+        handle.close()  # the calls in flight return at once now; then perps_stream_free, exactly once
         with self._lock:
             self._closed = True
             worker, self._worker = self._worker, None
@@ -254,21 +246,29 @@ class Stream(_Owner):
         """A stream never closed, collected: closed at once, and freed (which may wait up to
         about 2 s for the library's I/O thread) on a thread of its own, not on the thread that
         dropped the last reference (an asyncio loop's, say)."""
-        handle = self._handle
+        handle = self._wake_and_end()
         if handle is None:
             return
-        try:
-            ptr = handle.acquire()
-        except Exception:  # closed already
-            return
-        try:
-            _lib.perps_stream_close(ptr)
-        finally:
-            handle.release()
         try:
             threading.Thread(target=handle.close, name="perps-stream-free", daemon=True).start()
         except Exception:  # interpreter shutdown: no new threads
             handle.close()
+
+    def _wake_and_end(self) -> Optional[_Handle]:
+        """perps_stream_close (it wakes the calls blocked in perps_stream_next and ends the
+        I/O thread); the handle to free, or None when closed already."""
+        handle = self._handle
+        if handle is None:
+            return None
+        try:
+            ptr = handle.acquire()
+        except PerpsError:  # closed already
+            return None
+        try:
+            _lib.perps_stream_close(ptr)
+        finally:
+            handle.release()
+        return handle
 
     # -- asyncio -----------------------------------------------------------------------
 
