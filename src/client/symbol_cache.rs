@@ -5,8 +5,8 @@
 //! a symbol they lack, when an order would be refused by a rule older than
 //! `symbol_rules_max_age_ms` (the venue may have loosened it: a refusal is never made on
 //! stale rules, and an order that passes costs nothing), at the next order after the venue
-//! refuses one with a tick or order-qty error (over REST or the order stream), and on demand (`perps_query_symbol_info` without a
-//! symbol).
+//! refuses one with a tick or order-qty error (over REST or the order stream), and on demand
+//! (`perps_query_symbol_info` without a symbol).
 //!
 //! A venue that refuses the whole list (a 4xx to `query_symbol_info` without `symbol`, as an
 //! HTTP status or as the `code` of an HTTP 200 answer: the documents call `symbol` required,

@@ -117,7 +117,7 @@ const ORDER_TYPES: &[&str] = &["limit", "market"];
 /// is sent as the reference's `canceled`, the one the venue filters on (a client that sent
 /// `cancelled` hit a bug, §1.6: a filter matching nothing answers an empty page, no error).
 /// The others are sent as written.
-pub(crate) const ORDER_STATUSES: &[&str] =
+const ORDER_STATUSES: &[&str] =
     &["open", "new", "canceled", "filled", "rejected", "untriggered", "partially_filled", "expired", "cancelled"];
 
 /// The fifteen endpoints, each named after the venue's own endpoint.

@@ -153,7 +153,9 @@ impl Stream {
         let cl_ord_id = body.cl_ord_id();
         // And the same symbol rules (client option `symbol_rules`): an order they refuse is
         // not sent. A read of the rules they need blocks this call, as it blocks REST's.
-        let request_id = (self.client.check_symbol_rules(&body))
+        let request_id = self
+            .client
+            .check_symbol_rules(&body)
             .and_then(|_| orders::RequestId::fresh())
             .and_then(|id| {
                 self.send_signed(state, "order:new", &id, body.as_str(), Some(cl_ord_id), None)?;

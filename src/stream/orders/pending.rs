@@ -186,6 +186,11 @@ impl Pending {
         }
     }
 
+    /// The `request_id`s of the requests still waiting for their outcome, oldest first.
+    fn awaited(&self) -> Vec<String> {
+        self.order.iter().filter(|key| self.by_id.contains_key(*key)).map(|&key| text_of(key)).collect()
+    }
+
     fn remove(&mut self, key: u128) -> Option<Request> {
         let request = self.by_id.remove(&key)?;
         self.unreported -= usize::from(!request.reported);
@@ -296,7 +301,7 @@ impl OrderState {
         let mut pending = self.pending();
         pending.by_id.values_mut().for_each(|request| request.reported = true);
         pending.unreported = 0;
-        pending.order.iter().filter(|key| pending.by_id.contains_key(*key)).map(|&key| text_of(key)).collect()
+        pending.awaited()
     }
 
     /// Whether a request not yet listed `unanswered` waits for its outcome: one sent on the
@@ -308,8 +313,7 @@ impl OrderState {
     /// The requests still waiting for their outcome, oldest first.
     #[cfg(test)]
     pub(super) fn unanswered(&self) -> Vec<String> {
-        let pending = self.pending();
-        pending.order.iter().filter(|key| pending.by_id.contains_key(*key)).map(|&key| text_of(key)).collect()
+        self.pending().awaited()
     }
 }
 
