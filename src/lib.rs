@@ -17,12 +17,12 @@ mod fields;
 mod json_entries;
 pub mod keys;
 pub mod order;
-pub mod redact;
 mod os_random;
+pub mod redact;
 pub mod session;
 pub mod signin_message;
-pub mod strict_json;
 pub mod stream;
+pub mod strict_json;
 pub mod wallet;
 mod wipe;
 

@@ -15,7 +15,7 @@ pub mod error;
 pub mod order;
 pub mod session;
 pub mod sign;
-pub mod trading;
 pub mod stream;
+pub mod trading;
 pub mod version;
 pub mod wallet;
