@@ -88,6 +88,29 @@ seeds = {
                  b"\x02" + json.dumps({"token": "a.eyJleHAiOjQxMDI0NDQ4MDB9.c", "chain": "bsc", "address": BSC_ADDRESS.lower()}).encode(),
                  b'\x03{"success":true,"signedData":"@@CHALLENGE@@"}', b'\x03{"success":false}',
                  b"\x041700000000", b"\x04 1700000000\n", b"\x049223372036854775807", b"\x05" + certs.encode()],
+    # Market-stream frames (venue-api.md §2.2) joined by 0xFF, several per input so that
+    # `seq` is followed across frames.
+    "stream_push": [b"\xff".join(frames) for frames in [
+        [b'{"seq":1,"channel":"auth","data":{"code":200,"msg":"success"}}',
+         b'{"seq":2,"channel":"price","symbol":"BTC-USD","data":{"base":"BTC","quote":"DUSD","symbol":"BTC-USD",'
+         b'"index_price":"65000.1","mark_price":"65000.2","last_price":null,"mid_price":"65000","spread":["64999.5",'
+         b'"65000.5"],"time":"2026-01-17T08:00:00.123456789Z"}}',
+         b'{"seq":3,"channel":"depth_book","symbol":"BTC-USD","data":{"asks":[["65010.3","1.5"],["65009.10","2"],'
+         b'["65011","0.1"]],"bids":[["64990.5","1"],["64991","2"],["64990.50","3"]],"symbol":"BTC-USD"}}'],
+        [b'{"seq":7,"channel":"depth_book","symbol":"ETH-USD","data":{"asks":[],"bids":[["1e3","1"],["-2","1"]],'
+         b'"symbol":"ETH-USD","sequence":9,"time":"2026-01-17T08:00:00Z"}}',
+         b'{"seq":5,"channel":"depth_book","symbol":"ETH-USD","data":{"asks":[["3000.25","4"]],"bids":[]}}',
+         b'{"seq":9,"channel":"public_trade","symbol":"ETH-USD","data":{"price":"3000","qty":"0.1","is_buyer_taker":true}}'],
+        [b'{"seq":1,"channel":"order","data":{"id":11545819148,"cl_ord_id":"c-1","symbol":"BTC-USD","side":"buy",'
+         b'"order_type":"limit","time_in_force":"alo","status":"open","price":"65000","qty":"0.01","fill_qty":"0"}}',
+         b'{"seq":2,"channel":"position","data":{"id":1,"symbol":"BTC-USD","qty":"-0.01","entry_price":"65000"}}',
+         b'{"seq":3,"channel":"balance","data":{"account_type":"perps","token":"DUSD","free":"100","total":"100"}}',
+         b'{"seq":4,"channel":"trade","data":{"id":7,"order_id":11545819148,"price":"65000","qty":"0.01"}}'],
+        [b'{"seq":1,"channel":"kline","symbol":"BTC-USD","data":{}}', b'[1,2]', b'not json',
+         b' { "seq" : 2 , "channel" : "price" , "symbol" : "X" , "data" : { "x" : [ 1 , { "y" : null } ] } } ',
+         b'{"seq":"3","channel":"price","data":{"symbol":"X"}}', b'{"seq":-1,"channel":"depth_book"}',
+         b'{"seq":4,"channel":"depth_book","symbol":"X","data":{"asks":[["1","\\u0031"]],"bids":[[1,2]]}}'],
+    ]],
 }
 
 for target, items in seeds.items():

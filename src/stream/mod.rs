@@ -325,6 +325,14 @@ impl PushDecoder {
         last
     }
 
+    /// Decode one text frame received at `received_ns`, as the I/O thread does; every event it
+    /// gives, in order (for the fuzz target that compares the scanner with the serde path).
+    pub fn decode_all(&mut self, frame: &str, received_ns: i64) -> Vec<String> {
+        use supervisor::Protocol as _;
+        self.market.on_text(frame, received_ns, &self.queue);
+        std::iter::from_fn(|| self.queue.pop(Some(Duration::ZERO), None).ok().flatten()).collect()
+    }
+
     /// Forget the `seq` numbers seen (as a new connection does).
     pub fn reset_seq(&mut self) {
         self.market.reset_seq();
