@@ -547,6 +547,100 @@ char *perps_sign_body_at(const struct perps_session *s, const char *body, const 
 enum perps_code perps_sign_body_into(const struct perps_session *s, const uint8_t *body, size_t len, struct perps_body_signature *out);
 
 /**
+ * Open the market + account stream (`ws-stream`; URL: client option `stream_url`, default
+ * `wss://<perps_url host and path>/ws-stream/v1`). `subscriptions_json` is a JSON array of
+ * `{"channel":C,"symbol":S}` with C one of "price", "depth_book", "public_trade" (S
+ * required) and, with a session, `{"channel":C}` with C one of "order", "position",
+ * "balance", "trade". `s` may be NULL for public channels only; with a session the auth
+ * frame (`{"auth":{"token":…,"streams":[account channels]}}`) is sent and its answer (code
+ * 0 or 200) awaited. Returns once connected, authenticated and subscribed; the first
+ * event is `{"channel":"status","state":"connected",…}`. Errors: `PERPS_INVALID_ARGUMENT`
+ * (bad subscriptions, naming the entry), `PERPS_INVALID_STATE` (session without token),
+ * `PERPS_TOKEN_EXPIRED`, `PERPS_TRANSPORT`/`PERPS_TIMEOUT`, `PERPS_HTTP_STATUS` (handshake
+ * refused: the status, body and, for a 429 or 503, `perps_error_retry_after_ms`),
+ * `PERPS_API_ERROR` (auth refused; or answered with a code that says "not now",
+ * 5xx, 408 or 429, which on a later reconnection is retried instead), `PERPS_STREAM_LIMIT`.
+ * Free with `perps_stream_free`.
+ */
+struct perps_stream *perps_stream_open(const struct perps_client *c, const struct perps_session *s, const char *subscriptions_json, struct perps_error **err);
+
+/**
+ * Open the order stream (`ws-api`; URL: client option `order_stream_url`, default
+ * `wss://<perps_url host and path>/ws-api/v1`) and log in (`auth:login` with the session's
+ * token; code 0 or 200 is success). Its `session_id` is the session's `x-session-id`
+ * (`perps_session_set_session_id`, set before opening) when one is set — REST orders sent
+ * with it then report on this stream — or else a fresh UUID; the `connected` event
+ * carries it. Errors as `perps_stream_open`. Free with `perps_stream_free`.
+ */
+struct perps_stream *perps_order_stream_open(const struct perps_client *c, const struct perps_session *s, struct perps_error **err);
+
+/**
+ * The next event as a JSON object (free with `perps_string_free`), waiting up to
+ * `timeout_ms` milliseconds (0: do not wait; negative: no limit). Returns NULL with `*err`
+ * left NULL when the time passes first. Events: venue pushes `{"channel","seq","symbol"?,
+ * "data","received_ns"}` (depth_book levels sorted: bids high to low, asks low to high);
+ * order replies `{"channel":"order_response","request_id","code","message","final",
+ * "matched","repeat","contradicts","outcome_unknown",…}` (`final` false for the "accepted"
+ * ack; `matched` false for a frame of no request of this stream awaiting its outcome;
+ * `repeat` true for an outcome the venue sent again for a request whose outcome was already
+ * given — never that request's outcome, never `outcome_unknown`, and naming that request's
+ * `method` and `cl_ord_id`; `contradicts` true for a repeat that says otherwise than the
+ * first (a success, a refusal, or an unknown effect): the venue said two things, so query
+ * the order; `outcome_unknown` true for an outcome (not a repeat) whose `code` is 5xx or
+ * 408, or not an integer written plainly: the order or cancel may have been acted on, so
+ * query it before sending it again); frames of no known channel `{"channel":"unrecognized","frame",…}` (with
+ * `"answers":"auth:login"` for a late answer to a login of an earlier connection); and
+ * `{"channel":"status","state":S,…}` with S one of connected, disconnected, reconnecting,
+ * reconnect_failed, reconnected, gap, seq_regression, error, overflow, failed.
+ * `received_ns` is the receive time in nanoseconds since the Unix epoch. After
+ * `perps_stream_close` (which wakes a blocked call at once), or once a stream that
+ * ended (`failed` event) has given all its events: NULL with `PERPS_STREAM_CLOSED`.
+ */
+char *perps_stream_next(const struct perps_stream *st, int64_t timeout_ms, struct perps_error **err);
+
+/**
+ * Order stream only: validate `order_json` (as `perps_new_order`), generate a `cl_ord_id`
+ * when it has none, check it against the symbol rules when the client option
+ * `symbol_rules` is on (as `perps_new_order`: a rules read it needs blocks the call; a
+ * refusal about a tick or an order qty in its outcome marks the rules to be read again),
+ * sign the exact params text, and write the `order:new` frame. Returns
+ * `{"request_id":…,"cl_ord_id":…}` as soon as the frame is written, without waiting for
+ * the venue: its replies arrive as `order_response` events with that `request_id` (an
+ * "accepted" ack with `final` false, then the outcome with `final` true). Errors:
+ * `PERPS_INVALID_ORDER`, `PERPS_INVALID_STATE` (a market stream; or 100,000 requests of
+ * the stream already awaiting their outcome, none yet listed `unanswered`: nothing sent),
+ * `PERPS_STREAM_CLOSED` (closed, or ended after its `failed` event: nothing sent; the
+ * message names the cause), `PERPS_TRANSPORT` (not connected, or the connection closing,
+ * e.g. after the venue's Close frame: nothing sent; or the write failed:
+ * `perps_error_may_have_reached_venue` is true, and the message names the frame's
+ * `request_id`, the one the `unanswered` list of the `disconnected` event names). Never
+ * retried.
+ */
+char *perps_stream_new_order(const struct perps_stream *st, const char *order_json, struct perps_error **err);
+
+/**
+ * Order stream only: `order:cancel` with `params_json` `{"order_id":N}` and/or
+ * `{"cl_ord_id":"…"}` (as REST `cancel_order`), signed. Returns `{"request_id":…,
+ * "order_id"?,"cl_ord_id"?}` once the frame is written; replies and errors as for
+ * `perps_stream_new_order`.
+ */
+char *perps_stream_cancel_order(const struct perps_stream *st, const char *params_json, struct perps_error **err);
+
+/**
+ * Close the stream from any thread: a `perps_stream_next` blocked in another thread returns
+ * at once (NULL, `PERPS_STREAM_CLOSED`), and so does every later call. The handle stays
+ * valid until `perps_stream_free`. NULL is a no-op; closing twice is harmless.
+ */
+void perps_stream_close(const struct perps_stream *st);
+
+/**
+ * Close and free a stream; waits at most about 2 s for its I/O thread (one still busy,
+ * e.g. resolving a host name, finishes alone). NULL is a no-op; must not be called twice,
+ * nor while another call on the stream is running.
+ */
+void perps_stream_free(struct perps_stream *st);
+
+/**
  * POST `/api/cancel_order` (body-signed): cancel one order. `params_json`:
  * `{"order_id": <int64>}` or `{"cl_ord_id": "<text>"}` (at least one). Returns the venue's
  * JSON (`{"code":0,"message":"success","request_id":…}` = the cancel was accepted, not yet
@@ -675,100 +769,6 @@ char *perps_query_symbol_price(const struct perps_client *c, const struct perps_
  * every other field kept as the venue wrote them. Free the result with `perps_string_free`.
  */
 char *perps_query_depth_book(const struct perps_client *c, const struct perps_session *s, const char *params_json, struct perps_error **err);
-
-/**
- * Open the market + account stream (`ws-stream`; URL: client option `stream_url`, default
- * `wss://<perps_url host and path>/ws-stream/v1`). `subscriptions_json` is a JSON array of
- * `{"channel":C,"symbol":S}` with C one of "price", "depth_book", "public_trade" (S
- * required) and, with a session, `{"channel":C}` with C one of "order", "position",
- * "balance", "trade". `s` may be NULL for public channels only; with a session the auth
- * frame (`{"auth":{"token":…,"streams":[account channels]}}`) is sent and its answer (code
- * 0 or 200) awaited. Returns once connected, authenticated and subscribed; the first
- * event is `{"channel":"status","state":"connected",…}`. Errors: `PERPS_INVALID_ARGUMENT`
- * (bad subscriptions, naming the entry), `PERPS_INVALID_STATE` (session without token),
- * `PERPS_TOKEN_EXPIRED`, `PERPS_TRANSPORT`/`PERPS_TIMEOUT`, `PERPS_HTTP_STATUS` (handshake
- * refused: the status, body and, for a 429 or 503, `perps_error_retry_after_ms`),
- * `PERPS_API_ERROR` (auth refused; or answered with a code that says "not now",
- * 5xx, 408 or 429, which on a later reconnection is retried instead), `PERPS_STREAM_LIMIT`.
- * Free with `perps_stream_free`.
- */
-struct perps_stream *perps_stream_open(const struct perps_client *c, const struct perps_session *s, const char *subscriptions_json, struct perps_error **err);
-
-/**
- * Open the order stream (`ws-api`; URL: client option `order_stream_url`, default
- * `wss://<perps_url host and path>/ws-api/v1`) and log in (`auth:login` with the session's
- * token; code 0 or 200 is success). Its `session_id` is the session's `x-session-id`
- * (`perps_session_set_session_id`, set before opening) when one is set — REST orders sent
- * with it then report on this stream — or else a fresh UUID; the `connected` event
- * carries it. Errors as `perps_stream_open`. Free with `perps_stream_free`.
- */
-struct perps_stream *perps_order_stream_open(const struct perps_client *c, const struct perps_session *s, struct perps_error **err);
-
-/**
- * The next event as a JSON object (free with `perps_string_free`), waiting up to
- * `timeout_ms` milliseconds (0: do not wait; negative: no limit). Returns NULL with `*err`
- * left NULL when the time passes first. Events: venue pushes `{"channel","seq","symbol"?,
- * "data","received_ns"}` (depth_book levels sorted: bids high to low, asks low to high);
- * order replies `{"channel":"order_response","request_id","code","message","final",
- * "matched","repeat","contradicts","outcome_unknown",…}` (`final` false for the "accepted"
- * ack; `matched` false for a frame of no request of this stream awaiting its outcome;
- * `repeat` true for an outcome the venue sent again for a request whose outcome was already
- * given — never that request's outcome, never `outcome_unknown`, and naming that request's
- * `method` and `cl_ord_id`; `contradicts` true for a repeat that says otherwise than the
- * first (a success, a refusal, or an unknown effect): the venue said two things, so query
- * the order; `outcome_unknown` true for an outcome (not a repeat) whose `code` is 5xx or
- * 408, or not an integer written plainly: the order or cancel may have been acted on, so
- * query it before sending it again); frames of no known channel `{"channel":"unrecognized","frame",…}` (with
- * `"answers":"auth:login"` for a late answer to a login of an earlier connection); and
- * `{"channel":"status","state":S,…}` with S one of connected, disconnected, reconnecting,
- * reconnect_failed, reconnected, gap, seq_regression, error, overflow, failed.
- * `received_ns` is the receive time in nanoseconds since the Unix epoch. After
- * `perps_stream_close` (which wakes a blocked call at once), or once a stream that
- * ended (`failed` event) has given all its events: NULL with `PERPS_STREAM_CLOSED`.
- */
-char *perps_stream_next(const struct perps_stream *st, int64_t timeout_ms, struct perps_error **err);
-
-/**
- * Order stream only: validate `order_json` (as `perps_new_order`), generate a `cl_ord_id`
- * when it has none, check it against the symbol rules when the client option
- * `symbol_rules` is on (as `perps_new_order`: a rules read it needs blocks the call; a
- * refusal about a tick or an order qty in its outcome marks the rules to be read again),
- * sign the exact params text, and write the `order:new` frame. Returns
- * `{"request_id":…,"cl_ord_id":…}` as soon as the frame is written, without waiting for
- * the venue: its replies arrive as `order_response` events with that `request_id` (an
- * "accepted" ack with `final` false, then the outcome with `final` true). Errors:
- * `PERPS_INVALID_ORDER`, `PERPS_INVALID_STATE` (a market stream; or 100,000 requests of
- * the stream already awaiting their outcome, none yet listed `unanswered`: nothing sent),
- * `PERPS_STREAM_CLOSED` (closed, or ended after its `failed` event: nothing sent; the
- * message names the cause), `PERPS_TRANSPORT` (not connected, or the connection closing,
- * e.g. after the venue's Close frame: nothing sent; or the write failed:
- * `perps_error_may_have_reached_venue` is true, and the message names the frame's
- * `request_id`, the one the `unanswered` list of the `disconnected` event names). Never
- * retried.
- */
-char *perps_stream_new_order(const struct perps_stream *st, const char *order_json, struct perps_error **err);
-
-/**
- * Order stream only: `order:cancel` with `params_json` `{"order_id":N}` and/or
- * `{"cl_ord_id":"…"}` (as REST `cancel_order`), signed. Returns `{"request_id":…,
- * "order_id"?,"cl_ord_id"?}` once the frame is written; replies and errors as for
- * `perps_stream_new_order`.
- */
-char *perps_stream_cancel_order(const struct perps_stream *st, const char *params_json, struct perps_error **err);
-
-/**
- * Close the stream from any thread: a `perps_stream_next` blocked in another thread returns
- * at once (NULL, `PERPS_STREAM_CLOSED`), and so does every later call. The handle stays
- * valid until `perps_stream_free`. NULL is a no-op; closing twice is harmless.
- */
-void perps_stream_close(const struct perps_stream *st);
-
-/**
- * Close and free a stream; waits at most about 2 s for its I/O thread (one still busy,
- * e.g. resolving a host name, finishes alone). NULL is a no-op; must not be called twice,
- * nor while another call on the stream is running.
- */
-void perps_stream_free(struct perps_stream *st);
 
 /**
  * The library's version as "MAJOR.MINOR.PATCH". Static: never free it.
