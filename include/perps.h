@@ -584,12 +584,13 @@ struct perps_stream *perps_order_stream_open(const struct perps_client *c, const
  * ack; `matched` false for a frame of no request of this stream awaiting its outcome;
  * `repeat` true for an outcome the venue sent again for a request whose outcome was already
  * given — never that request's outcome, never `outcome_unknown`, and naming that request's
- * `method` and `cl_ord_id`; `contradicts` true for a repeat that says otherwise than the
- * first (a success, a refusal, or an unknown effect): the venue said two things, so query
- * the order; `outcome_unknown` true for an outcome (not a repeat) whose `code` is 5xx or
- * 408, or not an integer written plainly: the order or cancel may have been acted on, so
- * query it before sending it again); frames of no known channel `{"channel":"unrecognized","frame",…}` (with
- * `"answers":"auth:login"` for a late answer to a login of an earlier connection); and
+ * `method`, `cl_ord_id` and `order_id`; `contradicts` true for a repeat whose verdict (a
+ * success, a refusal, or an unknown effect) differs from the first copy's: the venue said
+ * two things, so query the order; `outcome_unknown` true for an outcome (not a repeat)
+ * whose `code` is 5xx or 408, or not an integer written plainly: the order or cancel may
+ * have been acted on, so query it before sending it again); frames of no known channel
+ * `{"channel":"unrecognized","frame",…}` (with `"answers":"auth:login"` for a late answer
+ * to a login of an earlier connection); and
  * `{"channel":"status","state":S,…}` with S one of connected, disconnected, reconnecting,
  * reconnect_failed, reconnected, gap, seq_regression, error, overflow, failed.
  * `received_ns` is the receive time in nanoseconds since the Unix epoch. After
@@ -607,14 +608,17 @@ char *perps_stream_next(const struct perps_stream *st, int64_t timeout_ms, struc
  * `{"request_id":…,"cl_ord_id":…}` as soon as the frame is written, without waiting for
  * the venue: its replies arrive as `order_response` events with that `request_id` (an
  * "accepted" ack with `final` false, then the outcome with `final` true). Errors:
- * `PERPS_INVALID_ORDER`, `PERPS_INVALID_STATE` (a market stream; or 100,000 requests of
+ * `PERPS_INVALID_ORDER` (the order, or the symbol rules, refuse it: nothing sent),
+ * `PERPS_INVALID_STATE` (a market stream; or 100,000 requests of
  * the stream already awaiting their outcome, none yet listed `unanswered`: nothing sent),
  * `PERPS_STREAM_CLOSED` (closed, or ended after its `failed` event: nothing sent; the
  * message names the cause), `PERPS_TRANSPORT` (not connected, or the connection closing,
  * e.g. after the venue's Close frame: nothing sent; or the write failed:
  * `perps_error_may_have_reached_venue` is true, and the message names the frame's
- * `request_id`, the one the `unanswered` list of the `disconnected` event names). Never
- * retried.
+ * `request_id`, the one the `unanswered` list of the `disconnected` event names); with
+ * `symbol_rules`, a read of the rules that fails ends the call as in `perps_new_order`
+ * (`PERPS_TIMEOUT`, `PERPS_TRANSPORT`, `PERPS_RATE_LIMITED` or `PERPS_BAD_RESPONSE`, the
+ * message starting "symbol rules could not be fetched": nothing sent). Never retried.
  */
 char *perps_stream_new_order(const struct perps_stream *st, const char *order_json, struct perps_error **err);
 
@@ -622,7 +626,8 @@ char *perps_stream_new_order(const struct perps_stream *st, const char *order_js
  * Order stream only: `order:cancel` with `params_json` `{"order_id":N}` and/or
  * `{"cl_ord_id":"…"}` (as REST `cancel_order`), signed. Returns `{"request_id":…,
  * "order_id"?,"cl_ord_id"?}` once the frame is written; replies and errors as for
- * `perps_stream_new_order`.
+ * `perps_stream_new_order`, except that bad params are `PERPS_INVALID_ARGUMENT` (naming
+ * the field) and no symbol rules are read.
  */
 char *perps_stream_cancel_order(const struct perps_stream *st, const char *params_json, struct perps_error **err);
 
