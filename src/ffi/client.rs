@@ -48,7 +48,10 @@ pub struct perps_client {
 /// `PERPS_INVALID_ORDER`),
 /// `symbol_rules_max_age_ms` (60000: a rule read longer ago is read again before it refuses
 /// an order), `cl_ord_id_prefix` ("": up to 16 letters, digits, '-' or '_' put before every
-/// generated `cl_ord_id`). Unknown options are refused.
+/// generated `cl_ord_id`), and the stream options `stream_url`, `order_stream_url`,
+/// `max_frame_bytes`, `stream_idle_timeout_ms`, `stream_rotate_after_ms`,
+/// `stream_reconnect_min_ms`, `stream_reconnect_max_ms`, `stream_max_connections` and
+/// `stream_connects_per_minute` (README "Client options"). Unknown options are refused.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_client_new(
     base_url: *const c_char,
@@ -150,8 +153,10 @@ pub extern "C" fn perps_signin(
 /// the order's `cl_ord_id` added (`{"code":0,"message":"success","request_id":…,
 /// "cl_ord_id":…}` = submitted). **Never retried**: on `PERPS_TIMEOUT`/`PERPS_TRANSPORT`
 /// check `perps_error_may_have_reached_venue`, and look the order up by
-/// `perps_error_cl_ord_id(e)` (`perps_query_order`) before sending again. HTTP 200 with
-/// `code` != 0 → `PERPS_API_ERROR`.
+/// `perps_error_cl_ord_id(e)` (`perps_query_order`) before sending again. HTTP 200 with a
+/// `code` other than 0 or 200 → `PERPS_API_ERROR` (5xx or 408: may have reached the venue);
+/// a `code` that is not an integer written plainly (`0.0`, `1e-400`, `-0`) →
+/// `PERPS_BAD_RESPONSE`, may have reached the venue.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_new_order(
     c: *const perps_client,
