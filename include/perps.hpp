@@ -14,8 +14,8 @@
  *    with perps_string_free (which overwrites it) before the function returns or throws.
  *  - Errors. A failing call throws perps::Error (a std::runtime_error) carrying the code,
  *    message, HTTP status, venue body, may_have_reached_venue flag, the order's cl_ord_id,
- *    the x-request-id sent and retry_after_ms, copied out of the perps_error, which is then
- *    freed. Error is nothrow-copyable, as exceptions should be.
+ *    the x-request-id sent, retry_after_ms and stream_request_id, copied out of the
+ *    perps_error, which is then freed. Error is nothrow-copyable, as exceptions should be.
  *  - Inputs. std::string arguments containing a NUL byte throw PERPS_INVALID_ARGUMENT here
  *    instead of being cut short by the C API (a body must be signed and sent in full);
  *    only sign_body_into takes raw bytes (a std::string_view, signed byte for byte).
@@ -25,8 +25,9 @@
  * Keep them short-lived, or use the C API for those calls.
  *
  * Threads: as in C. A Client and a Session may be shared between threads (their methods
- * may run concurrently, including the non-const ones); do not move or destroy one while
- * another thread is using it.
+ * may run concurrently, including the non-const ones); so may a Stream (next, new_order,
+ * cancel_order, close). Do not move or destroy one while another thread is using it: to end
+ * a Stream that another thread reads, close() it, and destroy it once that call returned.
  *
  * Without exceptions (-fno-exceptions, detected through __cpp_exceptions; or define
  * PERPS_HPP_EXCEPTIONS 0): every failure that would throw perps::Error calls the error
@@ -143,9 +144,11 @@ public:
     /// Whether the request may have reached the venue: for an order, query the venue before
     /// sending it again (the library never retries).
     bool may_have_reached_venue() const noexcept { return may_have_reached_venue_; }
-    /// The `cl_ord_id` of the order a failed new_order was placing (the caller's or the one
-    /// the library generated): look the order up with query_order before sending it again.
-    /// std::nullopt for other calls (perps_error_cl_ord_id).
+    /// The `cl_ord_id` of the order a failed new_order (Client or Stream) was placing (the
+    /// caller's or the one the library generated): look the order up with query_order before
+    /// sending it again; for a failed Stream::cancel_order, the cl_ord_id its params named; for
+    /// a request() POST to /api/new_order, the cl_ord_id its body names. std::nullopt for other
+    /// calls, or when the call failed before the id was decided (perps_error_cl_ord_id).
     std::optional<std::string> cl_ord_id() const { return value(cl_ord_id_); }
     /// The x-request-id header sent with the failed request (body-signed requests), or
     /// std::nullopt when nothing was sent (perps_error_request_id). Not the session's request
@@ -157,8 +160,8 @@ public:
     /// event name. std::nullopt for every other error (perps_error_stream_request_id). Not
     /// the x-request-id.
     std::optional<std::string> stream_request_id() const { return value(stream_request_id_); }
-    /// How long to wait before asking again (a 429's Retry-After, or the local rate limiter
-    /// for PERPS_RATE_LIMITED), in milliseconds; -1 when unknown.
+    /// How long to wait before asking again (the Retry-After of a 429 or 503, or the local
+    /// rate limiter for PERPS_RATE_LIMITED), in milliseconds; -1 when unknown.
     std::int64_t retry_after_ms() const noexcept { return retry_after_ms_; }
 
 private:
@@ -421,7 +424,8 @@ public:
                             [&](perps_error **err) { return perps_session_logout(get(), err); });
     }
 
-    /// The x-session-id header for trading requests; std::nullopt clears it.
+    /// The x-session-id header for order entry (the POSTs of new_order, cancel_order and
+    /// cancel_orders; reads go without it); std::nullopt clears it.
     void set_session_id(const std::optional<std::string> &value) {
         detail::code_result("perps_session_set_session_id", [&](perps_error **err) {
             return perps_session_set_session_id(get(), detail::arg(value, "value"), err);
@@ -739,7 +743,8 @@ public:
         return event ? *event : std::string();
     }
 
-    /// Order stream: validate, sign and write an `order:new` frame; returns
+    /// Order stream: validate (and, with the client option symbol_rules, check against the
+    /// symbol rules, as Client::new_order), sign and write an `order:new` frame; returns
     /// {"request_id":…,"cl_ord_id":…} once written (replies come as order_response events).
     std::string new_order(const std::string &order_json) const {
         return detail::string_result("perps_stream_new_order", [&](perps_error **err) {
