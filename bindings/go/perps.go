@@ -21,9 +21,11 @@
 //
 // Client, Session and Stream own a C handle. Close frees it (Close is idempotent and waits for calls
 // in flight on other goroutines); a finalizer frees a handle that was never closed, as a
-// safety net only: close handles yourself. A method called on a closed (or nil) handle
-// returns an *Error with Code InvalidArgument; it never crashes. Clients and sessions are
-// safe to use from many goroutines at once.
+// safety net only: close handles yourself (a Stream's finalizer closes it at once and frees
+// it on a goroutine of its own, not on the runtime's finalizer goroutine). A method called on
+// a closed (or nil) handle returns an *Error with Code InvalidArgument (a closed Stream:
+// StreamClosed); it never crashes. Clients, sessions and streams are safe to use from many
+// goroutines at once.
 //
 // # Streams
 //
@@ -138,16 +140,17 @@ type Error struct {
 	// MayHaveReachedVenue: the venue may have received and acted on the request. For an
 	// order, query the venue before sending it again (the library never retries).
 	MayHaveReachedVenue bool
-	// ClOrdID is the cl_ord_id of the order a failed NewOrder was placing (yours, or the one
-	// the library generated): look it up with QueryOrder before sending the order again.
-	// "" for other calls.
+	// ClOrdID is the cl_ord_id of the order a failed NewOrder (Client or Stream) was placing
+	// (yours, or the one the library generated): look it up with QueryOrder before sending
+	// the order again. For a failed Stream.CancelOrder, the cl_ord_id its params named; for
+	// a Request POST to /api/new_order, the one its body names. "" for other calls.
 	ClOrdID string
 	// XRequestID is the x-request-id header sent with the failed request (body-signed
 	// requests), "" when nothing was sent. Not the session's request key id (RequestID),
 	// nor the venue's request_id field.
 	XRequestID string
-	// RetryAfterMs is how long to wait before asking again (a 429's Retry-After, or the
-	// client's rate limiter for RateLimited), in milliseconds; -1 when unknown.
+	// RetryAfterMs is how long to wait before asking again (the Retry-After of a 429 or
+	// 503, or the client's rate limiter for RateLimited), in milliseconds; -1 when unknown.
 	RetryAfterMs int64
 	// StreamRequestID is the envelope request_id of an order-stream request
 	// (Stream.NewOrder, Stream.CancelOrder) whose frame may have been partly written when the
@@ -281,7 +284,7 @@ func (h *handle) take() unsafe.Pointer {
 }
 
 // close frees the pointer with free after the calls in flight return, and drops the
-// finalizer of owner (the Client or Session holding h). Idempotent.
+// finalizer of owner (the Client, Session or Stream holding h). Idempotent.
 func (h *handle) close(owner interface{}, free func(unsafe.Pointer)) {
 	if p := h.take(); p != nil {
 		runtime.SetFinalizer(owner, nil)
@@ -311,9 +314,9 @@ func Version() string { return C.GoString(C.perps_version()) }
 type Client struct{ h handle }
 
 // NewClient makes a client. baseURL serves sign-in and certs, perpsURL serves trading.
-// optionsJSON is "" or a JSON object (connect_timeout_ms, read_timeout_ms,
-// total_timeout_ms, max_response_bytes, user_agent, ca_bundle_path, allow_insecure_http,
-// rate_limit, symbol_rules, cl_ord_id_prefix: see the README).
+// optionsJSON is "" or a JSON object of the client options in the README's "Client options"
+// (connect_timeout_ms, total_timeout_ms, rate_limit, symbol_rules, cl_ord_id_prefix, the
+// stream options, …).
 func NewClient(baseURL, perpsURL, optionsJSON string) (*Client, error) {
 	var a cArgs
 	defer a.free()

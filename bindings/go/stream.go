@@ -28,7 +28,8 @@ const nextSlice = 50 * time.Millisecond
 // Close wakes a Next blocked in another goroutine at once (it returns StreamClosed), waits
 // for the calls in flight, then frees the stream; every later call returns an *Error with
 // Code StreamClosed. The stream keeps what it needs of its Client and Session: they may be
-// closed first. A finalizer frees a stream never closed, as a safety net only.
+// closed first. A stream never closed is closed by its finalizer and freed on a goroutine of
+// its own, as a safety net only.
 type Stream struct{ h handle }
 
 func newStream(p *C.perps_stream, cerr *C.perps_error) (*Stream, error) {
@@ -158,8 +159,9 @@ func (st *Stream) Next(ctx context.Context) (event string, err error) {
 	return event, err
 }
 
-// NewOrder (order stream only) validates the order as Client.NewOrder does, generates a
-// cl_ord_id when it has none, signs the exact params text and writes the order:new frame.
+// NewOrder (order stream only) validates the order as Client.NewOrder does (with the client
+// option symbol_rules, against the symbol rules too), generates a cl_ord_id when it has none,
+// signs the exact params text and writes the order:new frame.
 // Returns {"request_id":…,"cl_ord_id":…} as soon as the frame is written, without waiting
 // for the venue: the replies come as order_response events with that request_id (the
 // "accepted" ack with "final":false, then the outcome with "final":true). Never retried:
