@@ -114,14 +114,16 @@ class PerpsError(Exception):
     ``http_status`` is 0 and ``body`` None when the venue did not answer.
     ``may_have_reached_venue``: for an order, query the venue before sending it again
     (the library never retries).
-    ``cl_ord_id``: the cl_ord_id of the order a failed ``new_order`` was placing (yours, or
-    the one the library generated): look it up with ``query_order`` before resending; None
+    ``cl_ord_id``: the cl_ord_id of the order a failed ``new_order`` (of a client or a
+    stream) was placing (yours, or the one the library generated): look it up with
+    ``query_order`` before resending; for a failed :meth:`Stream.cancel_order`, the one its
+    params named; for a ``request`` POST to ``/api/new_order``, the one its body names. None
     for other calls.
     ``x_request_id``: the ``x-request-id`` header sent with the failed request (body-signed
     requests), None when nothing was sent. Not the session's request key id
     (:attr:`Session.request_id`), nor the venue's ``request_id`` field.
-    ``retry_after_ms``: how long to wait before asking again (a 429's ``Retry-After``, or the
-    client's rate limiter for ``RATE_LIMITED``), in milliseconds; -1 when unknown.
+    ``retry_after_ms``: how long to wait before asking again (the ``Retry-After`` of a 429 or
+    503, or the client's rate limiter for ``RATE_LIMITED``), in milliseconds; -1 when unknown.
     ``stream_request_id``: the envelope ``request_id`` of an order-stream request
     (:meth:`Stream.new_order`, :meth:`Stream.cancel_order`) whose frame may have been partly
     written when the write failed — the id its ``order_response`` events and the
@@ -576,7 +578,8 @@ _Self = TypeVar("_Self", bound="_Owner")
 
 
 class _Owner:
-    """Shared close / context-manager / finaliser behaviour of Client and Session."""
+    """Shared close / context-manager / finaliser behaviour of Client and Session (Stream
+    has its own finaliser: it closes the stream and frees it on a thread of its own)."""
 
     _handle: Optional[_Handle] = None
 
@@ -696,9 +699,9 @@ class Client(_Owner):
     """The venue's two base URLs, HTTP settings, one keep-alive connection pool, the cached
     certificates and the clock offset. Share one client between sessions and threads.
 
-    ``options``: None, a dict, or a JSON object text (connect_timeout_ms, read_timeout_ms,
-    total_timeout_ms, max_response_bytes, user_agent, ca_bundle_path, allow_insecure_http,
-    rate_limit, symbol_rules, cl_ord_id_prefix: see the README).
+    ``options``: None, a dict, or a JSON object text of the client options in the README's
+    "Client options" (connect_timeout_ms, total_timeout_ms, rate_limit, symbol_rules,
+    cl_ord_id_prefix, the stream options, …).
     """
 
     def __init__(self, base_url: Text, perps_url: Text, options: Optional[JsonObject] = None) -> None:

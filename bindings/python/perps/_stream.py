@@ -203,7 +203,8 @@ class Stream(_Owner):
 
     def new_order(self, order: JsonObject) -> Dict[str, Any]:
         """Validate the order (JSON text, or a dict whose ``qty``/``price`` may be Decimals) as
-        :meth:`Client.new_order` does, sign it and write the ``order:new`` frame. Returns
+        :meth:`Client.new_order` does (the symbol rules too, with the client option
+        ``symbol_rules``), sign it and write the ``order:new`` frame. Returns
         ``{"request_id", "cl_ord_id"}`` once written, without waiting for the venue: its
         replies come as ``order_response`` events with that ``request_id`` (the "accepted"
         ack with ``final`` False, then the outcome with ``final`` True). Never retried:
