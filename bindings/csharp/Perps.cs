@@ -13,8 +13,9 @@
 //  - size_t is UIntPtr, uint16_t is ushort, int64_t is long, perps_code is a 4-byte enum;
 //  - client, session, stream and error handles are SafeHandle subclasses whose ReleaseHandle
 //    calls the matching _free: Dispose frees at once (twice is harmless), the finalizer is the
-//    safety net, and the marshaller keeps a handle alive for the duration of each call (a
-//    Dispose during a call defers the free until the call has returned).
+//    safety net (a stream's closes the stream and leaves its free to the thread pool), and the
+//    marshaller keeps a handle alive for the duration of each call (a Dispose during a call
+//    defers the free until the call has returned).
 //
 // Library resolution: [DllImport("perps")] is libperps.so. Mono looks for it beside Perps.dll
 // first (the NuGet package has one in lib/net45/, next to the assembly: copy both beside your
@@ -69,16 +70,17 @@ namespace Perps
         /// <summary>True when the venue may have acted on the request: for an order, query the
         /// venue before sending it again (the library never retries).</summary>
         public bool MayHaveReachedVenue { get; private set; }
-        /// <summary>The cl_ord_id of the order a failed NewOrder was placing (yours, or the one
-        /// the library generated): look it up with QueryOrder before resending; null for other
-        /// calls.</summary>
+        /// <summary>The cl_ord_id of the order a failed NewOrder (Client or Stream) was placing
+        /// (yours, or the one the library generated): look it up with QueryOrder before
+        /// resending; for a failed Stream.CancelOrder, the one its params named; for a Request
+        /// POST to /api/new_order, the one its body names; null for other calls.</summary>
         public string ClOrdId { get; private set; }
         /// <summary>The x-request-id header sent with the failed request (body-signed requests),
         /// or null when nothing was sent. Not the session's request key id (Session.RequestId),
         /// nor the venue's request_id field.</summary>
         public string XRequestId { get; private set; }
-        /// <summary>How long to wait before asking again (a 429's Retry-After, or the client's
-        /// rate limiter for RateLimited), in milliseconds; -1 when unknown.</summary>
+        /// <summary>How long to wait before asking again (the Retry-After of a 429 or 503, or the
+        /// client's rate limiter for RateLimited), in milliseconds; -1 when unknown.</summary>
         public long RetryAfterMs { get; private set; }
         /// <summary>The envelope request_id of an order-stream request (Stream.NewOrder,
         /// Stream.CancelOrder) whose frame may have been partly written when the write failed:
@@ -684,10 +686,11 @@ namespace Perps
             return Interop.Take(result, err);
         }
 
-        /// <summary>Order stream only: validate the order (as Client.NewOrder), sign it and write
-        /// the order:new frame. Returns {"request_id":…,"cl_ord_id":…} once the frame is
-        /// written, without waiting for the venue: its replies come as order_response events
-        /// with that request_id (the "accepted" ack with "final":false, then the outcome).
+        /// <summary>Order stream only: validate the order (as Client.NewOrder, the symbol rules
+        /// too with the client option symbol_rules), sign it and write the order:new frame.
+        /// Returns {"request_id":…,"cl_ord_id":…} once the frame is written, without waiting
+        /// for the venue: its replies come as order_response events with that request_id (the
+        /// "accepted" ack with "final":false, then the outcome).
         /// Never retried: on Transport with MayHaveReachedVenue, look the order up first.</summary>
         public string NewOrder(string orderJson)
         {
