@@ -70,9 +70,10 @@ public class PerpsException extends RuntimeException {
     }
 
     /**
-     * The cl_ord_id of the order a failed {@link Client#newOrder} was placing (yours, or the one
-     * the library generated): look it up with {@link Client#queryOrder} before resending; null
-     * for other calls.
+     * The cl_ord_id of the order a failed {@link Client#newOrder} or {@link Stream#newOrder} was
+     * placing (yours, or the one the library generated): look it up with {@link Client#queryOrder}
+     * before resending; for a failed {@link Stream#cancelOrder}, the one its params named; for a
+     * {@link Client#request} POST to /api/new_order, the one its body names; null for other calls.
      */
     public String getClOrdId() {
         return clOrdId;
@@ -88,8 +89,8 @@ public class PerpsException extends RuntimeException {
     }
 
     /**
-     * How long to wait before asking again (a 429's Retry-After, or the client's rate limiter
-     * for RATE_LIMITED), in milliseconds; -1 when unknown.
+     * How long to wait before asking again (the Retry-After of a 429 or 503, or the client's
+     * rate limiter for RATE_LIMITED), in milliseconds; -1 when unknown.
      */
     public long getRetryAfterMs() {
         return retryAfterMs;

@@ -49,11 +49,12 @@ public final class Stream extends NativeHandle {
     }
 
     /**
-     * Order stream only: validate the order (as {@link Client#newOrder}), sign it and write the
-     * order:new frame. Returns {"request_id":…,"cl_ord_id":…} once the frame is written, without
-     * waiting for the venue: its replies come as order_response events with that request_id (the
-     * "accepted" ack with "final":false, then the outcome with "final":true). Never retried: on
-     * TRANSPORT with mayHaveReachedVenue(), look the order up by its cl_ord_id first.
+     * Order stream only: validate the order (as {@link Client#newOrder}, the symbol rules too with
+     * the client option symbol_rules), sign it and write the order:new frame. Returns
+     * {"request_id":…,"cl_ord_id":…} once the frame is written, without waiting for the venue:
+     * its replies come as order_response events with that request_id (the "accepted" ack with
+     * "final":false, then the outcome with "final":true). Never retried: on TRANSPORT with
+     * mayHaveReachedVenue(), look the order up by its cl_ord_id first.
      */
     public String newOrder(String orderJson) {
         return takeString(err -> LIB.perps_stream_new_order(ptr(), utf8(orderJson), err));
