@@ -27,9 +27,10 @@ static long long now_ms(void) {
 /* One side's quote. FREE: none; PLACING: order:new sent, outcome awaited; RESTING: the
  * venue holds it; CANCELLING: order:cancel sent, or refused and the account stream is
  * awaited to say how the order ended; UNKNOWN: its fate is unknown (an outcome with
- * "outcome_unknown":true, a request left "unanswered" by a lost connection, a write that may
- * have partly left): the order is looked up by its cl_ord_id over REST before this side is
- * quoted again — never sent again blindly. */
+ * "outcome_unknown":true, a repeated reply with "contradicts":true, a request left
+ * "unanswered" by a lost connection, a write that may have partly left): the order is looked
+ * up by its cl_ord_id over REST before this side is quoted again — never sent again
+ * blindly. */
 enum quote_state { FREE, PLACING, RESTING, CANCELLING, UNKNOWN };
 struct quote {
     const char *side, *name; /* "buy" / "bid", "sell" / "ask" */
