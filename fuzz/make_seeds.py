@@ -111,6 +111,24 @@ seeds = {
          b'{"seq":"3","channel":"price","data":{"symbol":"X"}}', b'{"seq":-1,"channel":"depth_book"}',
          b'{"seq":4,"channel":"depth_book","symbol":"X","data":{"asks":[["1","\\u0031"]],"bids":[[1,2]]}}'],
     ]],
+    # Order-stream replies (venue-api.md §2.3): a flags byte (requests less one, bit 2: a login
+    # awaited), then frames joined by 0xFF; @1…@4 and @L stand for the requests' and the
+    # login's request_id, a frame b"\x00" ends the connection, b"\x01" marks it served.
+    "order_replies": [bytes([flags]) + b"\xff".join(frames) for flags, frames in [
+        (5, [b'{"code":0,"message":"success","request_id":"@L"}', b"\x01",
+             b'{"code":0,"message":"accepted","request_id":"@1"}', b'{"code":0,"message":"success","request_id":"@1"}',
+             b'{"status":"accepted","request_id":"@2"}', b'{"code":400,"message":"alo order rejected","request_id":"@2"}',
+             b'{"code":0,"message":"success","request_id":"@2"}']),
+        (7, [b'{"code":200,"message":"accepted","request_id":"@L"}', b"\x01",
+             b'{"code":0,"message":"accepted","request_id":"@3"}', b"\x00",
+             b'{"code":0,"message":"success","request_id":"@L"}', b'{"code":503,"message":"busy","request_id":"@3"}',
+             b'{"code":401,"message":"invalid token"}']),
+        (3, [b'{"code":0,"message":"success","request_id":"@4","data":{"order_id":11545819148}}',
+             b'{"code":"0","message":"success","request_id":"@3"}', b'{"code":1e-400,"request_id":"@2"}',
+             b'{"code":0,"message":"success"}', b'[1]', b'not json', b'{"request_id":5}',
+             b'{"code":0,"message":"received","request_id":"@1"}', b'{"code":400,"message":"rejected","request_id":"@1"}']),
+        (0, [b'{"code":0,"message":"accepted","request_id":"00000000-0000-0000-0000-000000000000"}', b"\x00", b"\x00"]),
+    ]],
 }
 
 for target, items in seeds.items():

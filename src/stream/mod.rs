@@ -11,9 +11,11 @@
 //! `subscriptions` (the market stream's channels), `auth_answer` (what an auth answer means),
 //! `seq`, `depth`, `push_scan` (with `push_scan/scanner`) and `push_serde` (reading pushes),
 //! `unrecognized` (frames passed on as they are), `events` (event shapes), `queue` (with
-//! `queue/waiting`) and `watch` (how callers wait), `json`.
+//! `queue/waiting`) and `watch` (how callers wait), `json`, `decoders` (the two protocols'
+//! reading of frames without a connection, for benchmarks and fuzz targets).
 
 mod auth_answer;
+mod decoders;
 mod depth;
 mod events;
 mod handshake;
@@ -48,6 +50,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 use supervisor::Context;
+
+pub use decoders::{OrderReplyDecoder, PushDecoder};
 
 /// How long dropping a stream waits for its I/O thread before leaving it to finish alone.
 const FREE_WAIT: Duration = Duration::from_secs(2);
@@ -290,52 +294,6 @@ impl Drop for Stream {
         {
             let _ = thread.join();
         }
-    }
-}
-
-/// The market stream's decoding of pushes, without a connection: for the benchmarks only.
-#[doc(hidden)]
-pub struct PushDecoder {
-    market: market::Market,
-    queue: events::Queue,
-}
-
-#[doc(hidden)]
-impl Default for PushDecoder {
-    fn default() -> Self {
-        PushDecoder { market: market::Market::new(Vec::new(), None), queue: events::Queue::default() }
-    }
-}
-
-#[doc(hidden)]
-impl PushDecoder {
-    /// Without the single-pass scanner: every push through the serde path (to compare).
-    pub fn serde_only() -> Self {
-        PushDecoder { market: market::Market::new(Vec::new(), None).without_scanner(), queue: events::Queue::default() }
-    }
-
-    /// Decode one text frame into its event(s), as the I/O thread does; the last event.
-    pub fn decode(&mut self, frame: &str) -> Option<String> {
-        use supervisor::Protocol as _;
-        self.market.on_text(frame, events::now_ns(), &self.queue);
-        let mut last = None;
-        while let Ok(Some(event)) = self.queue.pop(Some(Duration::ZERO), None) {
-            last = Some(event);
-        }
-        last
-    }
-
-    /// Decode one text frame received at `received_ns`, as the I/O thread does; every event it
-    /// gives, in order (for the fuzz target that compares the scanner with the serde path).
-    pub fn decode_all(&mut self, frame: &str, received_ns: i64) -> Vec<String> {
-        use supervisor::Protocol as _;
-        self.market.on_text(frame, received_ns, &self.queue);
-        std::iter::from_fn(|| self.queue.pop(Some(Duration::ZERO), None).ok().flatten()).collect()
-    }
-
-    /// Forget the `seq` numbers seen (as a new connection does).
-    pub fn reset_seq(&mut self) {
-        self.market.reset_seq();
     }
 }
 

@@ -65,6 +65,21 @@ impl Orders {
         self
     }
 
+    /// A login sent with this `request_id` on a new connection (as `start` records it).
+    pub(super) fn login_sent(&mut self, request_id: String) {
+        self.login.sent(request_id);
+    }
+
+    /// The connection is served (its login answered, or acked).
+    pub(super) fn served(&mut self) {
+        self.login.served();
+    }
+
+    /// Whether a frame may still answer the connection's login (sent, or only acked).
+    pub(super) fn login_awaited(&self) -> bool {
+        !matches!(self.login.current, login::Login::Done)
+    }
+
     /// `{"method":"auth:login","params":"{\"token\":…}","request_id","session_id"}` (keys in
     /// the order serde_json writes them), in memory wiped on drop (`wiped_frame`).
     fn login_frame(&self, request_id: &str, token: &str) -> WipedText {
@@ -128,13 +143,13 @@ impl Protocol for Orders {
         let token = token.ok_or_else(|| Error::invalid_state("the order stream needs a session with a token"))?;
         let request_id = fresh_request_id()?;
         let frame = self.login_frame(&request_id, token);
-        self.login.sent(request_id);
+        self.login_sent(request_id);
         conn.send_message(frame.into_message())?;
         Ok(true)
     }
 
     fn after_auth(&mut self, _conn: &mut Connection) -> Result<()> {
-        self.login.served();
+        self.served();
         Ok(())
     }
 
