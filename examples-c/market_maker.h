@@ -323,7 +323,9 @@ static void on_reply(const char *e) {
         return;
     }
     struct quote *q = r->q;
-    int ok = strcmp(code, "0") == 0, ours = q->state != FREE && strcmp(q->cl_ord_id, r->cl_ord_id) == 0;
+    /* The library's reading of the code (0 or 200, a number or digits): no code is re-read here. */
+    int ok = json_get(e, "success", flag, sizeof flag) && strcmp(flag, "true") == 0;
+    int ours = q->state != FREE && strcmp(q->cl_ord_id, r->cl_ord_id) == 0;
     const char *then = r->acked ? "accepted, then" : "(no ack seen), then";
     if (json_get(e, "outcome_unknown", flag, sizeof flag) && strcmp(flag, "true") == 0) {
         /* e.g. code 503 or 408 from behind the venue's gateway: it may have been acted on. */

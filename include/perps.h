@@ -585,15 +585,18 @@ struct perps_stream *perps_order_stream_open(const struct perps_client *c, const
  * left NULL when the time passes first. Events: venue pushes `{"channel","seq","symbol"?,
  * "data","received_ns"}` (depth_book levels sorted: bids high to low, asks low to high);
  * order replies `{"channel":"order_response","request_id","code","message","final",
- * "matched","repeat","contradicts","outcome_unknown",…}` (`final` false for the "accepted"
- * ack; `matched` false for a frame of no request of this stream awaiting its outcome;
- * `repeat` true for an outcome the venue sent again for a request whose outcome was already
- * given — never that request's outcome, never `outcome_unknown`, and naming that request's
- * `method`, `cl_ord_id` and `order_id`; `contradicts` true for a repeat whose verdict (a
- * success, a refusal, or an unknown effect) differs from the first copy's: the venue said
- * two things, so query the order; `outcome_unknown` true for an outcome (not a repeat)
- * whose `code` is 5xx or 408, or not an integer written plainly: the order or cancel may
- * have been acted on, so query it before sending it again); frames of no known channel
+ * "matched","repeat","contradicts","outcome_unknown","success",…}` (`final` false for the
+ * "accepted" ack; `matched` false for a frame of no request of this stream awaiting its
+ * outcome; `repeat` true for an outcome the venue sent again for a request whose outcome was
+ * already given — never that request's outcome, never `outcome_unknown`, and naming that
+ * request's `method`, `cl_ord_id` and `order_id`; `contradicts` true for a repeat whose
+ * verdict (a success, a refusal, or an unknown effect) differs from the first copy's: the
+ * venue said two things, so query the order; `outcome_unknown` true for an outcome (not a
+ * repeat) whose `code` is 5xx or 408, or not an integer written plainly, or absent beside
+ * words other than "success": the order or cancel may have been acted on, so query it before
+ * sending it again; `success` true for an outcome whose code says success — 0 or 200, as a
+ * number or a string of digits, or no code with no word or "success" — and false for an ack,
+ * a refusal and an unknown outcome: read it rather than the code); frames of no known channel
  * `{"channel":"unrecognized","frame",…}` (with `"answers":"auth:login"` for a late answer
  * to a login of an earlier connection); and
  * `{"channel":"status","state":S,…}` with S one of connected, disconnected, reconnecting,

@@ -72,6 +72,7 @@ fn orders_are_signed_sent_at_once_and_replies_come_in_two_frames_either_ack_styl
             (Some(request_id.as_str()), Some(false))
         );
         assert_eq!((ack_event["message"].as_str(), ack_event["matched"].as_bool()), (Some("accepted"), Some(true)));
+        assert_eq!(ack_event["success"], false, "an ack is no outcome");
         let (outcome, _) = until(&stream, LONG, "outcome", is_channel("order_response"));
         assert_eq!(
             (outcome["request_id"].as_str(), outcome["final"].as_bool()),
@@ -82,6 +83,8 @@ fn orders_are_signed_sent_at_once_and_replies_come_in_two_frames_either_ack_styl
             None => assert_eq!((outcome["code"].as_i64(), outcome["message"].as_str()), (Some(0), Some("success"))),
             Some(m) => assert_eq!((outcome["code"].as_i64(), outcome["message"].as_str()), (Some(400), Some(m))),
         }
+        assert_eq!(outcome["success"], reject.is_none(), "{outcome}");
+        assert_eq!(outcome["outcome_unknown"], false, "{outcome}");
 
         let frame = server.conns()[0].frames()[1].clone();
         assert_eq!(

@@ -10,8 +10,9 @@
 //! an `order_response` carries the venue's frame unchanged and the receive time; each request
 //! gets at most one outcome (`final`, `matched`), and every later outcome for it is a
 //! `repeat`, never matched; only a repeat `contradicts`; a matched reply names its request's
-//! method and ids; a disconnection lists as `unanswered` exactly the requests without an
-//! outcome, oldest first.
+//! method and ids; `success` and `outcome_unknown` only on an outcome, never both (and never
+//! `outcome_unknown` on a repeat); a disconnection lists as `unanswered` exactly the requests
+//! without an outcome, oldest first.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -76,6 +77,10 @@ fuzz_target!(|data: &[u8]| {
             let (is_final, matched, repeat, contradicts) =
                 (flag("final"), flag("matched"), flag("repeat"), flag("contradicts"));
             assert!(!contradicts || repeat, "only a repeat contradicts: {event}");
+            let (success, unknown) = (flag("success"), flag("outcome_unknown"));
+            assert!(!success || is_final, "only an outcome succeeds: {event}");
+            assert!(!(success && unknown), "a success is no unknown outcome: {event}");
+            assert!(!unknown || (is_final && !repeat), "only an outcome (not a repeat) is of unknown effect: {event}");
             assert!(!repeat || (is_final && !matched), "a repeat is a final reply of no request: {event}");
             let request = ids.iter().position(|id| event["request_id"] == id.as_str());
             if matched {

@@ -119,15 +119,22 @@ fn is_ack(frame: &Map<String, Value>) -> bool {
     code_ok && (accepted("status") || accepted("message"))
 }
 
-/// What an outcome's `code` says, read as REST reads a code (`refusal_code`): a success
-/// (none, 0 or 200); a refusal; or an unknown effect (`outcome_unknown`) — a server error or
-/// time-out behind the venue's gateway (5xx, 408: the order or cancel may have been acted
-/// on), or a code that is not an integer written plainly or a string of digits (`1e-400`,
-/// `-0`, `"ok"`: no reader can be sure what it says). An engine taking one of those for a
-/// plain refusal would send the order again.
-fn verdict(code: Option<&Value>) -> pending::Verdict {
+/// What an outcome says, its `code` read as REST reads a code (`refusal_code`): a success
+/// (0 or 200, or no code with no word or "success" — every documented reply carries a code);
+/// a refusal; or an unknown effect (`outcome_unknown`) — a server error or time-out behind
+/// the venue's gateway (5xx, 408: the order or cancel may have been acted on), a code that is
+/// not an integer written plainly or a string of digits (`1e-400`, `-0`, `"ok"`: no reader
+/// can be sure what it says), or no code beside other words ("alo order rejected" with no
+/// code: a refusal by its words, a success by its code, as REST reads a missing code). An
+/// engine taking one of those for a plain refusal would send the order again; taking it for
+/// a success would leave a rejected quote believed resting.
+fn verdict(code: Option<&Value>, message: &str) -> pending::Verdict {
     use crate::endpoints::answer::{code_leaves_outcome_unknown, refusal_code};
+    let no_code = code.is_none_or(Value::is_null);
     match refusal_code(code) {
+        Ok(None) if no_code && !message.is_empty() && !message.eq_ignore_ascii_case("success") => {
+            pending::Verdict::Unknown
+        }
         Ok(None) => pending::Verdict::Success,
         Ok(Some(code)) if !code_leaves_outcome_unknown(code) => pending::Verdict::Refused,
         _ => pending::Verdict::Unknown,
@@ -184,7 +191,7 @@ impl Protocol for Orders {
             return AuthOutcome::Pending;
         }
         let ack = is_ack(&frame);
-        let reply = if ack { pending::Reply::Ack } else { pending::Reply::Outcome(verdict(frame.get("code"))) };
+        let reply = if ack { pending::Reply::Ack } else { pending::Reply::Outcome(verdict(frame.get("code"), message)) };
         let pending::Answer { request, repeat, first, contradicts } = self.state.answered(request_id, reply);
         if let Some(rules) = &self.rules
             && matches!(reply, pending::Reply::Outcome(pending::Verdict::Refused))
@@ -207,6 +214,9 @@ impl Protocol for Orders {
             // disagree (`contradicts`: then the engine looks the order up).
             "contradicts": contradicts,
             "outcome_unknown": !repeat && matches!(reply, pending::Reply::Outcome(pending::Verdict::Unknown)),
+            // What this frame says, read once here so that no engine re-reads codes (0, 200,
+            // "0", none) on its own: an outcome saying the request succeeded.
+            "success": matches!(reply, pending::Reply::Outcome(pending::Verdict::Success)),
             "method": named.map(|r| r.method),
             "cl_ord_id": named.and_then(|r| r.cl_ord_id.as_deref()),
             "order_id": named.and_then(|r| r.order_id),
@@ -391,22 +401,31 @@ mod tests {
 
     #[test]
     fn an_outcome_whose_code_leaves_the_orders_fate_unknown_says_so() {
+        // (frame, outcome_unknown, success)
         let frames = [
-            (r#"{"code":503,"message":"busy","request_id":"r1"}"#, true),
-            (r#"{"code":"408","message":"timeout","request_id":"r1"}"#, true),
-            (r#"{"code":500,"request_id":"r1"}"#, true),
-            (r#"{"code":1e-400,"message":"success","request_id":"r1"}"#, true),
-            (r#"{"code":-0,"message":"success","request_id":"r1"}"#, true),
-            (r#"{"code":"ok","request_id":"r1"}"#, true),
-            (r#"{"code":400,"message":"alo order rejected","request_id":"r1"}"#, false),
-            (r#"{"code":429,"message":"slow down","request_id":"r1"}"#, false),
-            (r#"{"code":0,"message":"success","request_id":"r1"}"#, false),
-            (r#"{"message":"success","request_id":"r1"}"#, false),
-            (r#"{"code":0,"status":"accepted","request_id":"r1"}"#, false),
+            (r#"{"code":503,"message":"busy","request_id":"r1"}"#, true, false),
+            (r#"{"code":"408","message":"timeout","request_id":"r1"}"#, true, false),
+            (r#"{"code":500,"request_id":"r1"}"#, true, false),
+            (r#"{"code":1e-400,"message":"success","request_id":"r1"}"#, true, false),
+            (r#"{"code":-0,"message":"success","request_id":"r1"}"#, true, false),
+            (r#"{"code":"ok","request_id":"r1"}"#, true, false),
+            // No code beside a refusal's words: neither read as a success nor as a refusal.
+            (r#"{"message":"alo order rejected","request_id":"r1"}"#, true, false),
+            (r#"{"code":null,"status":"rejected","request_id":"r1"}"#, true, false),
+            (r#"{"code":400,"message":"alo order rejected","request_id":"r1"}"#, false, false),
+            (r#"{"code":429,"message":"slow down","request_id":"r1"}"#, false, false),
+            (r#"{"code":0,"message":"success","request_id":"r1"}"#, false, true),
+            (r#"{"code":200,"message":"success","request_id":"r1"}"#, false, true),
+            (r#"{"code":"0","message":"ok","request_id":"r1"}"#, false, true),
+            (r#"{"message":"success","request_id":"r1"}"#, false, true),
+            (r#"{"message":"SUCCESS","request_id":"r1"}"#, false, true),
+            (r#"{"request_id":"r1"}"#, false, true),
+            (r#"{"code":0,"status":"accepted","request_id":"r1"}"#, false, false),
         ];
-        for (frame, unknown) in frames {
+        for (frame, unknown, success) in frames {
             let got = events_of(&[frame], &[("r1", "order:new")]);
             assert_eq!(got[0]["outcome_unknown"].as_bool(), Some(unknown), "{frame}");
+            assert_eq!(got[0]["success"].as_bool(), Some(success), "{frame}");
             assert_eq!(got[0]["matched"], true, "{frame}");
         }
         // Sent twice: the first copy says the fate is unknown, the repeat says nothing.
