@@ -129,6 +129,29 @@ seeds = {
              b'{"code":0,"message":"received","request_id":"@1"}', b'{"code":400,"message":"rejected","request_id":"@1"}']),
         (0, [b'{"code":0,"message":"accepted","request_id":"00000000-0000-0000-0000-000000000000"}', b"\x00", b"\x00"]),
     ]],
+    # A hostile venue on the wire: a flags byte (bits 0-1: market, market with a session, order
+    # stream; 4: raw bytes after the upgrade; 8: the upgrade's answer before 0xFE), then text
+    # frames joined by 0xFF; @T is the token, @R the login's request_id, @O the order's.
+    "stream_wire": [
+        b"\x00" + b"\xff".join([
+            b'{"seq":1,"channel":"depth_book","symbol":"BTC-USD","data":{"asks":[["65010","1"]],"bids":[["64990","2"]]}}',
+            b'{"seq":3,"channel":"price","symbol":"BTC-USD","data":{"mark_price":"65000"}}', b"not json", b"\xc3\x28"]),
+        b"\x01" + b"\xff".join([
+            b'{"seq":2,"channel":"order","data":{"id":1,"status":"open","token":"@T"}}',
+            b'{"seq":3,"channel":"balance","data":{"free":"1","echo":"\\u0066uzz-wire-token-7Qx2Lp"}}']),
+        b"\x02" + b"\xff".join([
+            b'{"code":0,"message":"accepted","request_id":"@O"}', b'{"code":400,"message":"alo order rejected @T","request_id":"@O"}',
+            b'{"code":0,"message":"success","request_id":"@R"}', b'{"code":401,"message":"invalid token"}']),
+        # Raw: a ping, a fragmented text message, a binary frame, then a close in mid-message.
+        b"\x04" + b"\x89\x02hi" + b"\x01\x03{\"a" + b"\x80\x02\":" + b"\x82\x01\x00" + b"\x01\x01{" + b"\x88\x02\x03\xe8",
+        # Raw: a frame declaring more than the frame cap.
+        b"\x06" + b"\x81\x7f" + (1 << 40).to_bytes(8, "big") + b"{}",
+        # The upgrade answered in other ways (market streams with a session).
+        b"\x09HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: @ACCEPT\r\n\r\n\xfe"
+        b'{"seq":1,"channel":"price","symbol":"BTC-USD","data":{}}',
+        b"\x09HTTP/1.1 401 Unauthorized\r\nContent-Length: 26\r\n\r\n{\"message\":\"bad @T\"}\xfe",
+        b"\x09HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: wrong\r\n\r\n\xfe",
+    ],
 }
 
 for target, items in seeds.items():

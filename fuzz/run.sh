@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 CARGO_FUZZ_VERSION=0.13.2
 SECONDS_PER_TARGET="${1:-60}"
 [ $# -gt 0 ] && shift
-if [ $# -gt 0 ]; then TARGETS=("$@"); else TARGETS=(challenge order keys certs response sign_body_into stream_push order_replies); fi
+if [ $# -gt 0 ]; then TARGETS=("$@"); else TARGETS=(challenge order keys certs response sign_body_into stream_push order_replies stream_wire); fi
 export CARGO_TERM_COLOR=never RUSTC_BOOTSTRAP=1
 
 if [ "$(cargo fuzz --version 2>/dev/null)" != "cargo-fuzz $CARGO_FUZZ_VERSION" ]; then
