@@ -15,7 +15,8 @@ import java.util.function.ToIntFunction;
 /**
  * An owned libperps handle: {@link #close()} frees it once (later calls do nothing); a
  * {@link Cleaner} frees it if the object becomes unreachable unclosed (the safety net, not the
- * plan: close handles with try-with-resources).
+ * plan: close handles with try-with-resources; a {@link Stream} is closed there and freed on a
+ * thread of its own, not the Cleaner's).
  *
  * <p>Every library call that uses the handle runs inside {@link #use} (most through
  * {@link #takeString} and {@link #checkCode}): it holds the handle's read lock, which
@@ -28,21 +29,36 @@ import java.util.function.ToIntFunction;
 abstract class NativeHandle implements AutoCloseable {
     private static final Cleaner CLEANER = Cleaner.create();
 
-    /** The pointer and how to free it; must not refer to the handle object. */
+    /**
+     * The pointer, how {@link #close()} frees it and what the Cleaner does with it; must not
+     * refer to the handle object. Whoever takes the pointer (getAndSet) is the only one to
+     * free it: close() and the Cleaner racing cannot free it twice.
+     */
     private static final class Owner implements Runnable {
         private final AtomicReference<Pointer> pointer;
         private final Consumer<Pointer> free;
+        private final Consumer<Pointer> collected;
 
-        Owner(Pointer pointer, Consumer<Pointer> free) {
+        Owner(Pointer pointer, Consumer<Pointer> free, Consumer<Pointer> collected) {
             this.pointer = new AtomicReference<>(pointer);
             this.free = free;
+            this.collected = collected;
         }
 
+        /** close(): free now, on the calling thread. */
+        void free() {
+            Pointer p = pointer.getAndSet(null);
+            if (p != null) {
+                free.accept(p);
+            }
+        }
+
+        /** The Cleaner (or close() after free(), finding nothing): the handle was never closed. */
         @Override
         public void run() {
             Pointer p = pointer.getAndSet(null);
             if (p != null) {
-                free.accept(p);
+                collected.accept(p);
             }
         }
     }
@@ -53,7 +69,17 @@ abstract class NativeHandle implements AutoCloseable {
     private final ReentrantReadWriteLock lifetime = new ReentrantReadWriteLock();
 
     NativeHandle(Pointer pointer, Consumer<Pointer> free) {
-        this.owner = new Owner(pointer, free);
+        this(pointer, free, free);
+    }
+
+    /**
+     * {@code collected}: what the Cleaner does with the pointer of a handle that became
+     * unreachable unclosed, on the Cleaner's one thread, which it must not hold for long
+     * ({@link Stream}: close at once, free on a thread of its own). It runs only once no call
+     * is using the handle (every call ends with a reachability fence).
+     */
+    NativeHandle(Pointer pointer, Consumer<Pointer> free, Consumer<Pointer> collected) {
+        this.owner = new Owner(pointer, free, collected);
         this.cleanable = CLEANER.register(this, owner);
     }
 
@@ -148,9 +174,11 @@ abstract class NativeHandle implements AutoCloseable {
         Lock write = lifetime.writeLock();
         write.lock();
         try {
-            cleanable.clean();
+            owner.free(); // here, synchronously; the Cleaner then finds nothing
+            cleanable.clean(); // unregisters it
         } finally {
             write.unlock();
+            Reference.reachabilityFence(this);
         }
     }
 }

@@ -5,6 +5,7 @@ import static perps.PerpsNative.utf8;
 
 import com.sun.jna.Pointer;
 import com.sun.jna.ptr.PointerByReference;
+import java.util.function.Consumer;
 
 /**
  * One of the venue's WebSockets: the market + account stream ({@link Client#openStream}) or the
@@ -19,10 +20,52 @@ import com.sun.jna.ptr.PointerByReference;
  * {@link PerpsCode#STREAM_CLOSED}); then, like every handle's close(), it waits for the calls
  * in flight and frees the stream. Any call after close() throws STREAM_CLOSED. The stream keeps
  * what it needs of its Client and Session: they may be closed first.
+ *
+ * <p>Close streams explicitly (try-with-resources). One left unreachable unclosed is closed by
+ * the {@link java.lang.ref.Cleaner} at once (its connection ends), and freed on a daemon thread
+ * of its own, not the Cleaner's: freeing waits up to about 2 s for the library's I/O thread and
+ * would hold up every other cleanup, as in the Go, Python and C# bindings.
  */
 public final class Stream extends NativeHandle {
+    /**
+     * Tests only (package-private, set by reflection): told "closed" on the Cleaner's thread once
+     * it has closed a collected stream, then "freed" on the thread that freed it.
+     */
+    static volatile Consumer<String> collectedHook;
+
     Stream(Pointer pointer) {
-        super(pointer, LIB::perps_stream_free);
+        super(pointer, LIB::perps_stream_free, Stream::collected);
+    }
+
+    /**
+     * The Cleaner, for a stream never closed: perps_stream_free waits up to about 2 s for the
+     * library's I/O thread, and would hold the Cleaner's one thread (every other handle's
+     * cleanup behind it) that long; so close the stream here (which never waits long and tells
+     * the I/O thread to end), and free it on a daemon thread of its own, as the Go, Python and
+     * C# bindings do. No call is using the stream (it is unreachable), and the pointer was
+     * taken once: close() cannot free it too.
+     */
+    private static void collected(Pointer stream) {
+        LIB.perps_stream_close(stream);
+        tell("closed");
+        Runnable free = () -> {
+            LIB.perps_stream_free(stream);
+            tell("freed");
+        };
+        try {
+            Thread freer = new Thread(free, "perps-stream-free");
+            freer.setDaemon(true);
+            freer.start();
+        } catch (OutOfMemoryError | RuntimeException noThread) {
+            free.run(); // no new thread: free it here rather than leak it (the thread never started)
+        }
+    }
+
+    private static void tell(String event) {
+        Consumer<String> hook = collectedHook;
+        if (hook != null) {
+            hook.accept(event);
+        }
     }
 
     /**
