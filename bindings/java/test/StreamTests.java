@@ -7,18 +7,22 @@
 // partial write: orders written to an order stream the venue has stalled until one no longer
 // fits the socket, whose error names the request by its envelope request_id
 // (PerpsException.getStreamRequestId), the id the "disconnected" event's "unanswered" list
-// names; errors of requests refused unsent have none.
+// names; errors of requests refused unsent have none. A stream never closed: the Cleaner closes
+// it (its connection leaves the venue's list) and it is freed on a daemon thread, not the Cleaner's.
 
 import static java.util.stream.Collectors.toList;
 
+import java.lang.reflect.Field;
 import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import java.util.function.Predicate;
 import perps.Client;
 import perps.PerpsCode;
@@ -64,6 +68,18 @@ final class StreamTests {
 
     static List<BigDecimal> prices(Object side) {
         return ((List<?>) side).stream().map(l -> PerpsTests.dec(((List<?>) l).get(0))).collect(toList());
+    }
+
+    /** The venue's open market-stream connections (admin ws/connections, endpoint ws-stream). */
+    static int marketConnections() throws Exception {
+        return (int) ((List<?>) PerpsTests.json(PerpsTests.admin("ws/connections", null))).stream()
+                .filter(c -> "ws-stream".equals(PerpsTests.obj(c).get("endpoint"))).count();
+    }
+
+    /** Open a market stream, see it connected and drop it unclosed (unreachable once this returns). */
+    static void openAndDrop(Client client) {
+        Stream stream = client.openStream(null, "[{\"channel\":\"price\",\"symbol\":\"BTC-USD\"}]");
+        nextWhere(stream, isStatus("connected"));
     }
 
     static void run() {
@@ -179,6 +195,37 @@ final class StreamTests {
                 PerpsTests.equal(PerpsCode.INVALID_ARGUMENT, e.getCode()); // an account channel needs a session
                 e = PerpsTests.expectThrows(() -> client.openStream(null, "[{\"channel\":\"kline\",\"symbol\":\"BTC-USD\"}]"));
                 PerpsTests.expect(e.getCode() == PerpsCode.INVALID_ARGUMENT && e.getMessage().contains("kline"), "message " + e.getMessage());
+            });
+
+            PerpsTests.test("stream: one never closed is closed by the Cleaner (its connection leaves the venue), freed off its thread", () -> {
+                // Stream.collectedHook (package-private, tests only): "closed" on the thread that
+                // closed a collected stream, then "freed" on the one that freed it.
+                Field hook = Class.forName("perps.Stream").getDeclaredField("collectedHook");
+                hook.setAccessible(true);
+                Map<String, Thread> seenOn = new ConcurrentHashMap<>();
+                hook.set(null, (Consumer<String>) event -> seenOn.put(event, Thread.currentThread()));
+                try {
+                    int before = marketConnections();
+                    openAndDrop(client);
+                    PerpsTests.equal(before + 1, marketConnections());
+                    long deadline = System.nanoTime() + 10_000_000_000L;
+                    while (marketConnections() != before) {
+                        PerpsTests.expect(System.nanoTime() < deadline, "the stream's connection is gone within 10 s");
+                        System.gc();
+                        Thread.sleep(50);
+                    }
+                    while (!seenOn.containsKey("freed")) {
+                        PerpsTests.expect(System.nanoTime() < deadline, "the collected stream freed within 10 s; saw " + seenOn);
+                        Thread.sleep(20);
+                    }
+                    Thread closedOn = seenOn.get("closed");
+                    Thread freedOn = seenOn.get("freed");
+                    PerpsTests.expect(closedOn != null && closedOn.getName().startsWith("Cleaner"), "closed on the Cleaner's thread: " + closedOn);
+                    PerpsTests.expect(freedOn != closedOn && freedOn.isDaemon() && "perps-stream-free".equals(freedOn.getName()),
+                            "freed on a daemon thread of its own: " + freedOn);
+                } finally {
+                    hook.set(null, null);
+                }
             });
         }
 
