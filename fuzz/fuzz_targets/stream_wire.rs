@@ -51,6 +51,9 @@ struct Plan {
 struct Server {
     url: String,
     plan: Mutex<Option<Plan>>,
+    /// The connection threads of the current run, joined before the next: no thread of one
+    /// input outlives it (LeakSanitizer would take a thread still exiting for a leak).
+    serving: Mutex<Vec<std::thread::JoinHandle<()>>>,
 }
 
 fn server() -> &'static Server {
@@ -62,12 +65,12 @@ fn server() -> &'static Server {
             for tcp in listener.incoming().flatten() {
                 let plan = server().plan.lock().unwrap().take();
                 match plan {
-                    Some(plan) => drop(std::thread::spawn(move || serve(tcp, plan))),
+                    Some(plan) => server().serving.lock().unwrap().push(std::thread::spawn(move || serve(tcp, plan))),
                     None => drop(tcp),
                 }
             }
         });
-        Server { url, plan: Mutex::new(None) }
+        Server { url, plan: Mutex::new(None), serving: Mutex::new(Vec::new()) }
     })
 }
 
@@ -222,7 +225,7 @@ fuzz_target!(|data: &[u8]| {
                 "the open's error quotes the token: {}",
                 error.message()
             );
-            server.plan.lock().unwrap().take();
+            end_run(server);
             return;
         }
     };
@@ -262,5 +265,14 @@ fuzz_target!(|data: &[u8]| {
     stream.close();
     drop(stream);
     assert!(closing.elapsed() < Duration::from_secs(3), "closing and freeing took {:?}", closing.elapsed());
-    server.plan.lock().unwrap().take();
+    end_run(server);
 });
+
+/// The plan dropped if no connection took it, and the run's connection threads joined.
+fn end_run(server: &Server) {
+    server.plan.lock().unwrap().take();
+    let threads: Vec<_> = server.serving.lock().unwrap().drain(..).collect();
+    for thread in threads {
+        let _ = thread.join();
+    }
+}
