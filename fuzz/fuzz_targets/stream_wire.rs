@@ -90,22 +90,11 @@ fn replace(bytes: &[u8], from: &str, to: &str) -> Vec<u8> {
     out
 }
 
-/// A server-to-client frame (unmasked) holding `payload`, of opcode `opcode`, final.
-fn frame(opcode: u8, payload: &[u8]) -> Vec<u8> {
-    let mut out = vec![0x80 | opcode];
-    match payload.len() {
-        n if n < 126 => out.push(n as u8),
-        n if n <= 0xffff => {
-            out.push(126);
-            out.extend_from_slice(&(n as u16).to_be_bytes());
-        }
-        n => {
-            out.push(127);
-            out.extend_from_slice(&(n as u64).to_be_bytes());
-        }
-    }
-    out.extend_from_slice(payload);
-    out
+/// A server-to-client text frame (unmasked, final) holding `payload` as it is, valid UTF-8 or
+/// not: tungstenite's frame writer checks nothing of a payload.
+fn text_frame(payload: &[u8], out: &mut Vec<u8>) {
+    use tungstenite::protocol::frame::{Frame, coding::Data, coding::OpCode};
+    let _ = Frame::message(payload.to_vec(), OpCode::Data(Data::Text), true).format(out);
 }
 
 /// The first text frame the client sends (its auth frame, login or order), as JSON.
@@ -171,8 +160,13 @@ fn serve(mut tcp: TcpStream, plan: Plan) {
     }
     let _ = ws.flush();
     let payload = replace(&replace(&replace(&plan.payload, "@T", TOKEN), "@R", &login), "@O", &order);
-    let bytes =
-        if plan.raw { payload } else { payload.split(|&b| b == 0xff).flat_map(|text| frame(0x1, text)).collect() };
+    let bytes = if plan.raw {
+        payload
+    } else {
+        let mut frames = Vec::with_capacity(payload.len() + 64);
+        payload.split(|&b| b == 0xff).for_each(|text| text_frame(text, &mut frames));
+        frames
+    };
     let _ = tcp.write_all(&bytes);
     let _ = tcp.shutdown(Shutdown::Write);
     // Let the client read to the end before the socket goes away.
