@@ -85,10 +85,11 @@ pub extern "C" fn perps_order_stream_open(
 /// verdict (a success, a refusal, or an unknown effect) differs from the first copy's: the
 /// venue said two things, so query the order; `outcome_unknown` true for an outcome (not a
 /// repeat) whose `code` is 5xx or 408, or not an integer written plainly, or absent beside
-/// words other than "success": the order or cancel may have been acted on, so query it before
-/// sending it again; `success` true for an outcome whose code says success — 0 or 200, as a
-/// number or a string of digits, or no code with no word or "success" — and false for an ack,
-/// a refusal and an unknown outcome: read it rather than the code); frames of no known channel
+/// words other than "success" or "ok": the order or cancel may have been acted on, so query
+/// it before sending it again; `success` true for an outcome whose code says success — 0 or
+/// 200, as a number or a string of digits, or no code with no word, "success" or "ok" — and
+/// false for an ack, a refusal and an unknown outcome: read it rather than the code); frames
+/// of no known channel
 /// `{"channel":"unrecognized","frame",…}` (with `"answers":"auth:login"` for a late answer
 /// to a login of an earlier connection); and
 /// `{"channel":"status","state":S,…}` with S one of connected, disconnected, reconnecting,

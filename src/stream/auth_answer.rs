@@ -68,7 +68,9 @@ pub fn judge(frame: &Map<String, Value>, what: &str) -> AuthOutcome {
     }
 }
 
-fn success_word(word: &str) -> bool {
+/// A word that says success when no code does: none, "success" or "ok" ([WJ] reads "ok"). The
+/// order stream reads a codeless outcome's word with it too (`orders::verdict`).
+pub(super) fn success_word(word: &str) -> bool {
     word.is_empty() || word.eq_ignore_ascii_case("success") || word.eq_ignore_ascii_case("ok")
 }
 

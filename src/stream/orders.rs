@@ -120,7 +120,8 @@ fn is_ack(frame: &Map<String, Value>) -> bool {
 }
 
 /// What an outcome says, its `code` read as REST reads a code (`refusal_code`): a success
-/// (0 or 200, or no code with no word or "success" — every documented reply carries a code);
+/// (0 or 200, or no code with no word, "success" or "ok", as the login's answer is read:
+/// `auth_answer::success_word` — every documented reply carries a code);
 /// a refusal; or an unknown effect (`outcome_unknown`) — a server error or time-out behind
 /// the venue's gateway (5xx, 408: the order or cancel may have been acted on), a code that is
 /// not an integer written plainly or a string of digits (`1e-400`, `-0`, `"ok"`: no reader
@@ -132,9 +133,7 @@ fn verdict(code: Option<&Value>, message: &str) -> pending::Verdict {
     use crate::endpoints::answer::{code_leaves_outcome_unknown, refusal_code};
     let no_code = code.is_none_or(Value::is_null);
     match refusal_code(code) {
-        Ok(None) if no_code && !message.is_empty() && !message.eq_ignore_ascii_case("success") => {
-            pending::Verdict::Unknown
-        }
+        Ok(None) if no_code && !super::auth_answer::success_word(message) => pending::Verdict::Unknown,
         Ok(None) => pending::Verdict::Success,
         Ok(Some(code)) if !code_leaves_outcome_unknown(code) => pending::Verdict::Refused,
         _ => pending::Verdict::Unknown,
@@ -191,7 +190,8 @@ impl Protocol for Orders {
             return AuthOutcome::Pending;
         }
         let ack = is_ack(&frame);
-        let reply = if ack { pending::Reply::Ack } else { pending::Reply::Outcome(verdict(frame.get("code"), message)) };
+        let reply =
+            if ack { pending::Reply::Ack } else { pending::Reply::Outcome(verdict(frame.get("code"), message)) };
         let pending::Answer { request, repeat, first, contradicts } = self.state.answered(request_id, reply);
         if let Some(rules) = &self.rules
             && matches!(reply, pending::Reply::Outcome(pending::Verdict::Refused))
@@ -419,6 +419,7 @@ mod tests {
             (r#"{"code":"0","message":"ok","request_id":"r1"}"#, false, true),
             (r#"{"message":"success","request_id":"r1"}"#, false, true),
             (r#"{"message":"SUCCESS","request_id":"r1"}"#, false, true),
+            (r#"{"message":"ok","request_id":"r1"}"#, false, true),
             (r#"{"request_id":"r1"}"#, false, true),
             (r#"{"code":0,"status":"accepted","request_id":"r1"}"#, false, false),
         ];
