@@ -1,0 +1,279 @@
+//! Unit tests of the order stream's protocol: frames written, replies read, outcomes kept.
+
+use super::*;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[test]
+fn the_login_frame_is_what_serde_json_wrote() {
+    for vault in [None, Some("0xVault\"q")] {
+        let state = Arc::new(OrderState::new("sess-1".into(), false));
+        let orders = Orders::new(state, vault.map(str::to_owned));
+        let mut params = json!({ "token": "tok\"\\en" });
+        if let Some(vault) = vault {
+            params["impersonate"] = vault.into();
+        }
+        let expected = json!({
+            "session_id": "sess-1", "request_id": "r-1", "method": "auth:login", "params": params.to_string(),
+        });
+        assert_eq!(orders.login_frame("r-1", "tok\"\\en").as_str(), expected.to_string());
+    }
+}
+
+/// Events for `frames`, where "r1" and "r2" stand for two requests remembered first
+/// (their fresh ids substituted).
+fn events_of(frames: &[&str], pending: &[(&str, &'static str)]) -> Vec<Value> {
+    let state = Arc::new(OrderState::new("s-1".into(), false));
+    let mut ids = Vec::new();
+    for (name, method) in pending {
+        let id = RequestId::fresh().unwrap();
+        state.remember(&id, method, Some("c-1"), None).unwrap();
+        ids.push((*name, id));
+    }
+    let mut orders = Orders::new(state, None);
+    let queue = Queue::default();
+    for frame in frames {
+        let mut frame = frame.to_string();
+        for (name, id) in &ids {
+            frame = frame.replace(&format!("\"{name}\""), &format!("\"{}\"", id.as_str()));
+        }
+        assert!(matches!(orders.on_text(&frame, 5, &queue), AuthOutcome::Pending));
+    }
+    let names = |e: Value| {
+        let mut e = e;
+        for (name, id) in &ids {
+            if e["request_id"] == id.as_str() {
+                e["request_id"] = (*name).into();
+            }
+        }
+        e
+    };
+    std::iter::from_fn(|| queue.pop(Some(Duration::ZERO), None).unwrap())
+        .map(|e| names(serde_json::from_str(&e).unwrap()))
+        .collect()
+}
+
+#[test]
+fn a_refusal_of_an_order_for_its_tick_or_qty_marks_the_symbol_rules_stale() {
+    use crate::client::symbol_rules::SymbolTable;
+    let rules_json = r#"[{"symbol":"BTC-USD","price_tick_decimals":2,"qty_tick_decimals":4,"min_order_qty":"0.0001","max_order_qty":"100","enabled":true}]"#;
+    let cases = [
+        ("order:new", r#"{"code":400,"message":"price 1.001 does not follow price tick 0.01"}"#, true),
+        ("order:new", r#"{"code":400,"message":"invalid order qty"}"#, true),
+        ("order:new", r#"{"code":400,"message":"alo order rejected"}"#, false),
+        ("order:new", r#"{"code":0,"message":"accepted"}"#, false), // an ack
+        ("order:new", r#"{"code":503,"message":"tick service timeout"}"#, false), // fate unknown, not a refusal
+        ("order:cancel", r#"{"code":400,"message":"price tick"}"#, false),
+    ];
+    for (method, reply, stale) in cases {
+        let cache = Arc::new(SymbolCache::new(Duration::from_secs(60)));
+        cache.store_list(SymbolTable::parse(rules_json).unwrap());
+        let state = Arc::new(OrderState::new("s-1".into(), false));
+        let id = RequestId::fresh().unwrap();
+        state.remember(&id, method, Some("c-1"), None).unwrap();
+        let mut orders = Orders::new(state, None).with_rules(Some(cache.clone()));
+        let frame = reply.replace('}', &format!(r#","request_id":"{}"}}"#, id.as_str()));
+        orders.on_text(&frame, 5, &Queue::default());
+        assert_eq!(cache.current().is_none(), stale, "{method} {reply}");
+    }
+}
+
+#[test]
+fn both_ack_styles_then_the_outcome_and_late_frames_unmatched() {
+    let got = events_of(
+        &[
+            r#"{"code":0,"status":"accepted","request_id":"r1"}"#,
+            r#"{"code":0,"message":"accepted","request_id":"r2"}"#,
+            r#"{"code":400,"message":"alo order rejected","request_id":"r1"}"#,
+            r#"{"code":0,"message":"success","request_id":"r2"}"#,
+            r#"{"code":0,"message":"accepted","request_id":"r1"}"#,
+            r#"{"code":0,"message":"success","request_id":"rest-1"}"#,
+            r#"[1,2]"#,
+        ],
+        &[("r1", "order:new"), ("r2", "order:cancel")],
+    );
+    let row = |e: &Value| (e["request_id"].as_str().unwrap().to_owned(), e["final"].as_bool(), e["matched"].as_bool());
+    assert_eq!(row(&got[0]), ("r1".into(), Some(false), Some(true)));
+    assert_eq!(row(&got[1]), ("r2".into(), Some(false), Some(true)));
+    assert_eq!(row(&got[2]), ("r1".into(), Some(true), Some(true)));
+    assert_eq!(got[2]["message"], "alo order rejected");
+    assert_eq!(got[2]["cl_ord_id"], "c-1");
+    assert_eq!(got[2]["method"], "order:new");
+    assert_eq!(row(&got[3]), ("r2".into(), Some(true), Some(true)));
+    assert_eq!(row(&got[4]), ("r1".into(), Some(false), Some(false)), "a late ack is passed through");
+    assert_eq!(row(&got[5]), ("rest-1".into(), Some(true), Some(false)));
+    assert_eq!(got[6]["channel"], "unrecognized");
+    assert_eq!(got.len(), 7);
+}
+
+#[test]
+fn a_second_outcome_is_passed_on_as_a_repeat_never_as_an_orders_outcome() {
+    let got = events_of(
+        &[
+            r#"{"code":0,"status":"accepted","request_id":"r1"}"#,
+            r#"{"code":0,"message":"success","request_id":"r1"}"#,
+            r#"{"code":0,"message":"success","request_id":"r1"}"#,
+            r#"{"code":400,"message":"alo order rejected","request_id":"r1"}"#,
+            r#"{"code":0,"message":"accepted","request_id":"r1"}"#,
+            r#"{"code":0,"message":"success","request_id":"rest-1"}"#,
+            r#"{"code":0,"message":"success","request_id":"r2"}"#,
+        ],
+        &[("r1", "order:new"), ("r2", "order:cancel")],
+    );
+    let row = |e: &Value| {
+        (
+            e["request_id"].as_str().unwrap().to_owned(),
+            e["final"].as_bool().unwrap(),
+            e["matched"].as_bool().unwrap(),
+            e["repeat"].as_bool().unwrap(),
+        )
+    };
+    let rows: Vec<_> = got.iter().map(row).collect();
+    assert_eq!(
+        rows,
+        [
+            ("r1".into(), false, true, false),
+            ("r1".into(), true, true, false),
+            ("r1".into(), true, false, true),
+            ("r1".into(), true, false, true),
+            ("r1".into(), false, false, false),
+            ("rest-1".into(), true, false, false),
+            ("r2".into(), true, true, false),
+        ],
+        "every frame passed on, each outcome after the first marked"
+    );
+    // Unmatched, naming the request its first copy answered; a repeat that says otherwise
+    // contradicts it.
+    assert_eq!(got[3]["method"], "order:new");
+    assert_eq!(got[3]["frame"]["message"], "alo order rejected");
+    let contradicts: Vec<_> = got.iter().map(|e| e["contradicts"].as_bool().unwrap()).collect();
+    assert_eq!(contradicts, [false, false, false, true, false, false, false]);
+    assert!(got.iter().all(|e| e["outcome_unknown"] == false), "a repeat is never outcome_unknown");
+}
+
+#[test]
+fn an_outcome_whose_code_leaves_the_orders_fate_unknown_says_so() {
+    // (frame, outcome_unknown, success)
+    let frames = [
+        (r#"{"code":503,"message":"busy","request_id":"r1"}"#, true, false),
+        (r#"{"code":"408","message":"timeout","request_id":"r1"}"#, true, false),
+        (r#"{"code":500,"request_id":"r1"}"#, true, false),
+        (r#"{"code":1e-400,"message":"success","request_id":"r1"}"#, true, false),
+        (r#"{"code":-0,"message":"success","request_id":"r1"}"#, true, false),
+        (r#"{"code":"ok","request_id":"r1"}"#, true, false),
+        // No code beside a refusal's words: neither read as a success nor as a refusal.
+        (r#"{"message":"alo order rejected","request_id":"r1"}"#, true, false),
+        (r#"{"code":null,"status":"rejected","request_id":"r1"}"#, true, false),
+        (r#"{"code":400,"message":"alo order rejected","request_id":"r1"}"#, false, false),
+        (r#"{"code":429,"message":"slow down","request_id":"r1"}"#, false, false),
+        (r#"{"code":0,"message":"success","request_id":"r1"}"#, false, true),
+        (r#"{"code":200,"message":"success","request_id":"r1"}"#, false, true),
+        (r#"{"code":"0","message":"ok","request_id":"r1"}"#, false, true),
+        (r#"{"message":"success","request_id":"r1"}"#, false, true),
+        (r#"{"message":"SUCCESS","request_id":"r1"}"#, false, true),
+        (r#"{"message":"ok","request_id":"r1"}"#, false, true),
+        (r#"{"request_id":"r1"}"#, false, true),
+        (r#"{"code":0,"status":"accepted","request_id":"r1"}"#, false, false),
+    ];
+    for (frame, unknown, success) in frames {
+        let got = events_of(&[frame], &[("r1", "order:new")]);
+        assert_eq!(got[0]["outcome_unknown"].as_bool(), Some(unknown), "{frame}");
+        assert_eq!(got[0]["success"].as_bool(), Some(success), "{frame}");
+        assert_eq!(got[0]["matched"], true, "{frame}");
+    }
+    // Sent twice: the first copy says the fate is unknown, the repeat says nothing.
+    let frame = r#"{"code":503,"message":"busy","request_id":"r1"}"#;
+    let got = events_of(&[frame, frame], &[("r1", "order:new")]);
+    let flags: Vec<_> = got.iter().map(|e| (e["repeat"].clone(), e["outcome_unknown"].clone())).collect();
+    assert_eq!(flags, [(Value::Bool(false), Value::Bool(true)), (Value::Bool(true), Value::Bool(false))]);
+}
+
+#[test]
+fn an_ack_whose_code_is_not_a_plain_integer_is_a_final_reply_of_unknown_outcome() {
+    // Read as REST reads codes (`venue_code`): `0.0` or `1e-400` is no success code, so
+    // no ack; the frame is the outcome, and one that leaves the order's fate unknown.
+    for code in ["0.0", "1e-400", "-0", r#""-0""#, "2e2", "202.0", "true"] {
+        for word in ["status", "message"] {
+            let frame = format!(r#"{{"code":{code},"{word}":"accepted","request_id":"r1"}}"#);
+            let got = events_of(&[&frame], &[("r1", "order:new")]);
+            assert_eq!((got[0]["final"].as_bool(), got[0]["matched"].as_bool()), (Some(true), Some(true)), "{frame}");
+            assert_eq!(got[0]["outcome_unknown"], true, "{frame}");
+        }
+    }
+}
+
+#[test]
+fn an_ack_under_the_success_code_200_is_no_final_reply() {
+    // 200 is a success code of the venue (its WebSocket auth answers, venue-api.md §6) as
+    // 0 is: an "accepted" ack under it, taken for the outcome, would make the real outcome
+    // (here a rejection) an unmatched second `final` that an engine following its own
+    // requests ignores.
+    let got = events_of(
+        &[
+            r#"{"code":200,"status":"accepted","request_id":"r1"}"#,
+            r#"{"code":"200","message":"accepted","request_id":"r2"}"#,
+            r#"{"code":400,"message":"alo order rejected","request_id":"r1"}"#,
+            r#"{"code":200,"message":"success","request_id":"r2"}"#,
+        ],
+        &[("r1", "order:new"), ("r2", "order:cancel")],
+    );
+    let row = |e: &Value| (e["request_id"].as_str().unwrap().to_owned(), e["final"].as_bool(), e["matched"].as_bool());
+    let rows: Vec<_> = got.iter().map(row).collect();
+    assert_eq!(
+        rows,
+        [
+            ("r1".into(), Some(false), Some(true)),
+            ("r2".into(), Some(false), Some(true)),
+            ("r1".into(), Some(true), Some(true)),
+            ("r2".into(), Some(true), Some(true)),
+        ]
+    );
+}
+
+#[test]
+fn a_login_answered_by_an_ack_is_judged_again_by_its_outcome() {
+    let outcome = |orders: &mut Orders, frame: Value, queue: &Queue| orders.on_text(&frame.to_string(), 5, queue);
+    let queue = Queue::default();
+    let mut orders = Orders::new(Arc::new(OrderState::new("s-1".into(), false)), None);
+    orders.login.sent("L".into());
+    let ack = json!({"code":0,"status":"accepted","request_id":"L"});
+    assert!(matches!(outcome(&mut orders, ack.clone(), &queue), AuthOutcome::Accepted));
+    orders.login.served();
+    assert!(matches!(outcome(&mut orders, ack, &queue), AuthOutcome::Pending), "the ack again");
+    let refusal = json!({"code":401,"message":"invalid token","request_id":"L"});
+    match outcome(&mut orders, refusal.clone(), &queue) {
+        AuthOutcome::Refused(e) => assert!(e.message().contains("auth:login (code 401): invalid token"), "{e}"),
+        _ => panic!("a refusal after the ack must refuse the login"),
+    }
+    assert!(queue.pop(Some(Duration::ZERO), None).unwrap().is_none(), "no event for the login's answers");
+    // Answered: the same frame again no longer refuses, and answers no order.
+    assert!(matches!(outcome(&mut orders, refusal, &queue), AuthOutcome::Pending));
+    let event: Value = serde_json::from_str(&queue.pop(Some(Duration::ZERO), None).unwrap().unwrap()).unwrap();
+    assert_eq!((event["channel"].as_str(), event["answers"].as_str()), (Some("unrecognized"), Some("auth:login")));
+
+    // A success after the ack is silent; "not now" is Unavailable; a login answered
+    // by its outcome at once is not awaited any more.
+    for (answer, want) in [("success", "pending"), ("busy", "unavailable")] {
+        orders.login.sent("L".into());
+        outcome(&mut orders, json!({"code":0,"message":"accepted","request_id":"L"}), &queue);
+        orders.login.served();
+        let code = if answer == "success" { 0 } else { 503 };
+        let got = match outcome(&mut orders, json!({"code":code,"message":answer,"request_id":"L"}), &queue) {
+            AuthOutcome::Pending => "pending",
+            AuthOutcome::Unavailable(_) => "unavailable",
+            _ => "other",
+        };
+        assert_eq!(got, want, "{answer}");
+    }
+    // The ack under the HTTP code for "accepted" is an ack too, followed to its outcome.
+    orders.login.sent("L".into());
+    let ack_202 = json!({"code":202,"status":"accepted","request_id":"L"});
+    assert!(matches!(outcome(&mut orders, ack_202, &queue), AuthOutcome::Accepted));
+    orders.login.served();
+    assert!(matches!(orders.login.current, login::Login::Acked(_)));
+    orders.login.sent("L".into());
+    outcome(&mut orders, json!({"code":0,"message":"success","request_id":"L"}), &queue);
+    orders.login.served();
+    assert!(matches!(orders.login.current, login::Login::Done));
+    assert!(queue.pop(Some(Duration::ZERO), None).unwrap().is_none());
+}
