@@ -628,6 +628,9 @@ char *perps_stream_next(const struct perps_stream *st, int64_t timeout_ms, struc
  * `symbol_rules`, a read of the rules that fails ends the call as in `perps_new_order`
  * (`PERPS_TIMEOUT`, `PERPS_TRANSPORT`, `PERPS_RATE_LIMITED` or `PERPS_BAD_RESPONSE`, the
  * message starting "symbol rules could not be fetched": nothing sent). Never retried.
+ * Not paced by the client option `rate_limit`: the venue's documents do not say whether
+ * order-stream requests draw on the REST credit bucket (README "Pacing"); a refusal for
+ * the rate, if the venue sends one, is the request's outcome like any other refusal.
  */
 char *perps_stream_new_order(const struct perps_stream *st, const char *order_json, struct perps_error **err);
 

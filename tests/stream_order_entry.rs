@@ -1,11 +1,11 @@
 //! Order entry on the order stream against the WebSocket test venue
 //! (`tests/common/ws_server.rs`) on 127.0.0.1: orders signed and sent at once, replies in
-//! two frames in either ack style, late, repeated and unknown frames passed through, the session's
-//! x-session-id, an account event that comes before the ack, orders refused before
-//! sending, and an order unanswered at a disconnect (listed, never resent, its late outcome
-//! matched on the next connection). Split from `tests/streams.rs` (subscriptions, events, supervision) because order
-//! entry is its own concern; `scripts/test.sh` runs it on one CPU with the other stream
-//! tests.
+//! two frames in either ack style, late, repeated and unknown frames passed through, the
+//! session's x-session-id, an account event that comes before the ack, orders refused before
+//! sending, an order unanswered at a disconnect (listed, never resent, its late outcome
+//! matched on the next connection), and stream requests not paced by `rate_limit`. Split
+//! from `tests/streams.rs` (subscriptions, events, supervision) because order entry is its
+//! own concern; `scripts/test.sh` runs it on one CPU with the other stream tests.
 
 #[path = "streams/helpers.rs"]
 mod helpers;
@@ -192,6 +192,22 @@ fn orders_on_a_market_stream_or_a_closed_stream_or_invalid_are_refused_before_se
     let conns = server.conns();
     let order_conn = conns.iter().find(|c| !c.is_market()).unwrap();
     assert_eq!(order_conn.frames().len(), 1, "only the login went out");
+}
+
+#[test]
+fn order_stream_requests_are_not_paced_by_rate_limit() {
+    // README "Pacing": the account's REST bucket allows a burst of 18; with "refuse" a 19th
+    // REST order would fail with RATE_LIMITED. Stream requests are not paced: 40 orders and
+    // 40 cancels in a burst are all written.
+    let server = WsServer::start(Config { silent_orders: true, ..Config::default() });
+    let stream = Stream::open_orders(client(&server.perps_url(), r#"{"rate_limit":"refuse"}"#), session()).unwrap();
+    until(&stream, LONG, "connected", is_status("connected"));
+    for _ in 0..40 {
+        stream.new_order(ORDER).unwrap();
+        stream.cancel_order(r#"{"order_id":4294967299}"#).unwrap();
+    }
+    let written = |method: &str| server.conns()[0].frames().iter().filter(|f| f["method"] == method).count();
+    server.wait_for(LONG, "80 request frames", |_| written("order:new") == 40 && written("order:cancel") == 40);
 }
 
 #[test]

@@ -133,6 +133,9 @@ pub extern "C" fn perps_stream_next(
 /// `symbol_rules`, a read of the rules that fails ends the call as in `perps_new_order`
 /// (`PERPS_TIMEOUT`, `PERPS_TRANSPORT`, `PERPS_RATE_LIMITED` or `PERPS_BAD_RESPONSE`, the
 /// message starting "symbol rules could not be fetched": nothing sent). Never retried.
+/// Not paced by the client option `rate_limit`: the venue's documents do not say whether
+/// order-stream requests draw on the REST credit bucket (README "Pacing"); a refusal for
+/// the rate, if the venue sends one, is the request's outcome like any other refusal.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_stream_new_order(
     st: *const perps_stream,
