@@ -1,6 +1,7 @@
 /*
  * tests/c/fixtures.h: the keys, known answers and payloads that the C and C++ tests share
- * (tests/c/test_core.c, tests/c/test_bad_input.c, tests/cpp/test_hpp.cpp), in one place.
+ * (tests/c/test_core.c, test_session.c, test_wallet.c and test_bad_input.c,
+ * tests/cpp/test_hpp.cpp), in one place.
  *
  * The known answers were computed independently of the library (Python `cryptography`
  * for Ed25519 and deterministic ECDSA, a pure-Python Keccak-256 for EIP-191):
