@@ -113,8 +113,10 @@ bash tests/install/run.sh
 step "independent cross-checks (PyNaCl, eth-account)"
 bash tests/python/run.sh
 
-step "Go binding (cgo): go vet, go test against the sandbox"
-bash bindings/go/run.sh
+step "Go binding (cgo): go vet, go test against the sandbox, under the race detector and cgocheck=2"
+# -race: the binding's handles, finalizers and stream goroutines are shared across goroutines;
+# cgocheck=2: every pointer the binding hands to C is checked for Go pointers C may not keep.
+GODEBUG=cgocheck=2 bash bindings/go/run.sh -race
 
 step "Python binding (ctypes): pytest against the sandbox"
 bash bindings/python/run.sh
