@@ -1,7 +1,7 @@
-"""Independent cross-checks of libperps's Ed25519 body signatures (`v1,{id},{ts},{body}`), through its C ABI (ctypes,
-libperps_ctypes.py). Source of truth, sharing no code with libperps: PyNaCl (libsodium), `nacl.signing`; Ed25519 is
-deterministic, so expected signatures are recomputed and compared byte for byte; base64,
-JSON and UUID from the Python standard library.
+"""Independent cross-checks of libperps's Ed25519 body signatures (`v1,{id},{ts},{body}`), through
+its C ABI (ctypes, libperps_ctypes.py). Source of truth, sharing no code with libperps: PyNaCl
+(libsodium), `nacl.signing`; Ed25519 is deterministic, so expected signatures are recomputed and
+compared byte for byte; base64, JSON and UUID from the Python standard library.
 See also test_body_signature.py, test_evm.py and test_solana.py.
 """
 

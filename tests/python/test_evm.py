@@ -1,8 +1,8 @@
-"""Independent cross-checks of libperps's bsc (EVM) sign-in: EIP-191 personal_sign signatures and EIP-55 addresses, through its C ABI (ctypes,
-libperps_ctypes.py). Source of truth, sharing no code with libperps: eth-account
-(`Account.sign_message(encode_defunct(text=...))`, `Account.recover_message`,
-`Account.from_key`); both sides use RFC 6979 nonces and low s, so signatures are compared byte
-for byte; plus the well-known Hardhat/Anvil key/address vectors.
+"""Independent cross-checks of libperps's bsc (EVM) sign-in: EIP-191 personal_sign signatures and
+EIP-55 addresses, through its C ABI (ctypes, libperps_ctypes.py). Source of truth, sharing no
+code with libperps: eth-account (`Account.sign_message(encode_defunct(text=...))`,
+`Account.recover_message`, `Account.from_key`); both sides use RFC 6979 nonces and low s, so
+signatures are compared byte for byte; plus the well-known Hardhat/Anvil key/address vectors.
 See also test_body_signature.py, test_evm.py and test_solana.py.
 """
 

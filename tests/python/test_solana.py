@@ -1,6 +1,6 @@
-"""Independent cross-checks of libperps's Solana sign-in: Ed25519 over the message, wrapped in JSON + base64, through its C ABI (ctypes,
-libperps_ctypes.py). Source of truth, sharing no code with libperps: PyNaCl (libsodium)
-and the `base58` PyPI package.
+"""Independent cross-checks of libperps's Solana sign-in: Ed25519 over the message, wrapped in JSON
++ base64, through its C ABI (ctypes, libperps_ctypes.py). Source of truth, sharing no code with
+libperps: PyNaCl (libsodium) and the `base58` PyPI package.
 See also test_body_signature.py, test_evm.py and test_solana.py.
 """
 
