@@ -10,6 +10,7 @@ import "C"
 import (
 	"context"
 	"runtime"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -80,6 +81,13 @@ func (c *Client) OpenOrderStream(s *Session) (st *Stream, err error) {
 
 func freeStream(p unsafe.Pointer) { C.perps_stream_free((*C.perps_stream)(p)) }
 
+// freeCollected frees a stream that its finalizer closed, on a goroutine of its own: always
+// freeStream, except in a test that holds the free to show that the finalizer goroutine does
+// not wait for it (export_test.go). Atomic because finalizers run on their own goroutine.
+var freeCollected atomic.Value // func(unsafe.Pointer)
+
+func init() { freeCollected.Store(freeStream) }
+
 // finalize runs only when st is unreachable, so no call can be using it. It runs on the
 // runtime's one finalizer goroutine, which perps_stream_free could hold for up to about 2 s
 // (waiting for the I/O thread) and every other finalizer with it: the stream is closed at
@@ -87,7 +95,7 @@ func freeStream(p unsafe.Pointer) { C.perps_stream_free((*C.perps_stream)(p)) }
 func (st *Stream) finalize() {
 	st.h.finalize(func(p unsafe.Pointer) {
 		C.perps_stream_close((*C.perps_stream)(p))
-		go freeStream(p)
+		go freeCollected.Load().(func(unsafe.Pointer))(p)
 	})
 }
 

@@ -381,6 +381,12 @@ func TestStreamNeverClosedIsClosedByItsFinalizer(t *testing.T) {
 		}
 		return len(listed)
 	}
+	// The free of the collected stream is held until the end of the test: the finalizer
+	// goroutine must not wait for it (perps_stream_free can take about 2 s).
+	freeEntered, release := make(chan struct{}, 1), make(chan struct{})
+	restore := perps.HoldCollectedStreamFrees(func() { freeEntered <- struct{}{} }, release)
+	defer restore()
+	defer close(release)
 	func() {
 		st, err := client.OpenStream(nil, `[{"channel":"price","symbol":"BTC-USD"}]`)
 		if err != nil {
@@ -391,11 +397,35 @@ func TestStreamNeverClosedIsClosedByItsFinalizer(t *testing.T) {
 	if n := connections(); n != 1 {
 		t.Fatalf("%d connections open, want the stream's 1", n)
 	}
-	for deadline := time.Now().Add(10 * time.Second); connections() != 0; {
+	deadline := time.Now().Add(10 * time.Second)
+	for connections() != 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the stream's connection is still open: the finalizer did not close it")
 		}
 		runtime.GC()
 		time.Sleep(50 * time.Millisecond)
+	}
+	select {
+	case <-freeEntered:
+	case <-time.After(time.Until(deadline)):
+		t.Fatal("the collected stream's free never started")
+	}
+	// With that free still held, a finalizer of a later collection runs: the finalizer
+	// goroutine (one for the whole process) is not the one waiting for the free.
+	finalized := make(chan struct{})
+	func() {
+		sentinel := new([64]byte)
+		runtime.SetFinalizer(sentinel, func(*[64]byte) { close(finalized) })
+	}()
+	for {
+		runtime.GC()
+		select {
+		case <-finalized:
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no finalizer ran while the stream's free was held: the finalizer goroutine waits for the free")
+		}
 	}
 }
