@@ -364,22 +364,42 @@ def test_a_signal_interrupting_a_stream_open_in_the_main_thread_leaves_no_connec
         assert seen == [], f"the interrupted open left a connection open: {seen}"
 
 
-def test_a_stream_never_closed_is_closed_when_collected(sandbox):  # noqa: F811
+def test_a_stream_never_closed_is_closed_when_collected(sandbox, monkeypatch):  # noqa: F811
     import gc
 
     def connections():
         with urllib.request.urlopen(sandbox.admin_url + "/ws/connections", timeout=5) as resp:
             return json.loads(resp.read())
 
-    with perps.Client(sandbox.base_url, sandbox.perps_url) as client:
-        stream = client.open_stream(None, [{"channel": "price", "symbol": "BTC-USD"}])
-        next_where(stream, is_status("connected"))
-        assert len(connections()) == 1
-        started = time.monotonic()
-        del stream
-        gc.collect()
-        assert time.monotonic() - started < 0.5, "the collection did not wait for the stream's free"
-        deadline = time.monotonic() + 10
-        while connections():
-            assert time.monotonic() < deadline, "the collected stream's connection is still open"
-            time.sleep(0.05)
+    # The stream's free is held (up to 5 s) as perps_stream_free can be, waiting for the I/O
+    # thread: the thread that drops the last reference must not wait for it.
+    real_free = perps._lib.perps_stream_free
+    freed_on = []
+    release = threading.Event()
+
+    def held_free(ptr):
+        freed_on.append(threading.current_thread())
+        release.wait(5)
+        real_free(ptr)
+
+    monkeypatch.setattr(perps._lib, "perps_stream_free", held_free)  # taken by the stream at its open
+    try:
+        with perps.Client(sandbox.base_url, sandbox.perps_url) as client:
+            stream = client.open_stream(None, [{"channel": "price", "symbol": "BTC-USD"}])
+            next_where(stream, is_status("connected"))
+            assert len(connections()) == 1
+            started = time.monotonic()
+            del stream
+            gc.collect()
+            assert time.monotonic() - started < 0.5, "the collection waited for the stream's free"
+            deadline = time.monotonic() + 10
+            while connections():
+                assert time.monotonic() < deadline, "the collected stream's connection is still open"
+                time.sleep(0.05)
+            while not freed_on:
+                assert time.monotonic() < deadline, "the collected stream was never freed"
+                time.sleep(0.01)
+            assert freed_on[0] is not threading.current_thread(), "freed on the thread that dropped it"
+            assert freed_on[0].name == "perps-stream-free" and freed_on[0].daemon, freed_on[0]
+    finally:
+        release.set()
