@@ -169,9 +169,15 @@ namespace Perps
                 return true;
             }
             Native.perps_stream_close_raw(stream);
-            System.Threading.ThreadPool.UnsafeQueueUserWorkItem(_ => Native.perps_stream_free(stream), null);
+            Action<IntPtr> free = freeCollected;
+            System.Threading.ThreadPool.UnsafeQueueUserWorkItem(_ => free(stream), null);
             return true;
         }
+
+        /// <summary>Frees a stream its finalizer closed, on a thread-pool thread: always
+        /// perps_stream_free, except in the test that replaces it (by reflection) to hold that
+        /// free and show that the finalizer thread does not wait for it.</summary>
+        private static volatile Action<IntPtr> freeCollected = stream => Native.perps_stream_free(stream);
     }
 
     internal sealed class ErrorHandle : SafeHandleZeroOrMinusOneIsInvalid

@@ -190,6 +190,54 @@ static partial class PerpsTests
                     System.Threading.Thread.Sleep(50);
                 }
             });
+
+            Test("stream: the finalizer thread does not wait for a collected stream's free", () =>
+            {
+                // StreamHandle.freeCollected (private; tests only) is replaced by a free held
+                // until the end of the test (at most 60 s), as a slow I/O thread would hold
+                // perps_stream_free for up to about 2 s.
+                var field = typeof(Client).Assembly.GetType("Perps.StreamHandle")
+                    .GetField("freeCollected", System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Static);
+                var plainFree = (Action<IntPtr>)field.GetValue(null);
+                var entered = new ManualResetEventSlim();
+                var release = new ManualResetEventSlim();
+                field.SetValue(null, (Action<IntPtr>)(stream => { entered.Set(); release.Wait(60000); plainFree(stream); }));
+                try
+                {
+                    var opener = new Thread(() =>
+                    {
+                        var stream = client.OpenStream(null, "[{\"channel\":\"price\",\"symbol\":\"BTC-USD\"}]");
+                        NextWhere(stream, x => (string)x["channel"] == "status" && (string)x["state"] == "connected");
+                    });
+                    opener.Start();
+                    opener.Join();
+                    var deadline = DateTime.UtcNow.AddSeconds(10);
+                    while (!entered.IsSet)
+                    {
+                        Expect(DateTime.UtcNow < deadline, "the collected stream's free never started");
+                        GC.Collect();
+                        Thread.Sleep(50);
+                    }
+                    // With that free still held, a finalizer of a later collection runs: the
+                    // finalizer thread (one for the process) is not the one waiting for it.
+                    deadline = DateTime.UtcNow.AddSeconds(5);
+                    var finalized = new ManualResetEventSlim();
+                    var maker = new Thread(() => new FinalizerSentinel(finalized));
+                    maker.Start();
+                    maker.Join();
+                    while (!finalized.IsSet)
+                    {
+                        Expect(DateTime.UtcNow < deadline, "no finalizer ran while the stream's free was held: the finalizer thread waits for it");
+                        GC.Collect();
+                        Thread.Sleep(50);
+                    }
+                }
+                finally
+                {
+                    field.SetValue(null, plainFree);
+                    release.Set();
+                }
+            });
         }
 
         // A write that finds the socket full waits read_timeout_ms; the stalled venue's silence
@@ -237,4 +285,14 @@ static partial class PerpsTests
             });
         }
     }
+}
+
+/// <summary>Sets its event when finalized: shows that the finalizer thread is free.</summary>
+sealed class FinalizerSentinel
+{
+    private readonly ManualResetEventSlim finalized;
+
+    public FinalizerSentinel(ManualResetEventSlim finalized) { this.finalized = finalized; }
+
+    ~FinalizerSentinel() { finalized.Set(); }
 }
