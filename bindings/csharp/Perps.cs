@@ -331,6 +331,20 @@ namespace Perps
             if (secret != null) Array.Clear(secret, 0, secret.Length);
         }
 
+        /// <summary><see cref="Utf8Z"/> for a secret argument, which the caller passes to
+        /// <see cref="Wipe"/> once the call returned.</summary>
+        internal static byte[] SecretUtf8Z(string s)
+        {
+            byte[] bytes = Utf8Z(s);
+            Action<byte[]> seen = secretMade;
+            if (seen != null && bytes != null) seen(bytes);
+            return bytes;
+        }
+
+        /// <summary>Tests only (set by reflection): shown each secret argument's array, so that
+        /// a test can check that every one is zeros once the call has returned.</summary>
+        private static volatile Action<byte[]> secretMade = null;
+
         /// <summary>Copy a borrowed NUL-terminated UTF-8 string (not freed); null for NULL.</summary>
         internal static string CopyUtf8(IntPtr p)
         {
@@ -445,7 +459,7 @@ namespace Perps
         public string Signin(Session session, string chain, string walletPrivateKey, long expiresSeconds)
         {
             IntPtr err = IntPtr.Zero;
-            byte[] chainZ = Interop.Utf8Z(chain), key = Interop.Utf8Z(walletPrivateKey);
+            byte[] chainZ = Interop.Utf8Z(chain), key = Interop.SecretUtf8Z(walletPrivateKey);
             try { return Interop.Take(Native.perps_signin(handle, Session.Of(session), chainZ, key, expiresSeconds, ref err), err); }
             finally { Interop.Wipe(key); }
         }
@@ -572,8 +586,8 @@ namespace Perps
             byte[] token = null, key = null;
             try
             {
-                token = Interop.Utf8Z(apiToken);
-                key = Interop.Utf8Z(ed25519PrivateKey);
+                token = Interop.SecretUtf8Z(apiToken);
+                key = Interop.SecretUtf8Z(ed25519PrivateKey);
                 return new Session(Interop.TakeHandle(Native.perps_session_from_api_key(token, key, ref err), err));
             }
             finally
@@ -736,7 +750,7 @@ namespace Perps
         public static string Address(string chain, string privateKey)
         {
             IntPtr err = IntPtr.Zero;
-            byte[] chainZ = Interop.Utf8Z(chain), key = Interop.Utf8Z(privateKey);
+            byte[] chainZ = Interop.Utf8Z(chain), key = Interop.SecretUtf8Z(privateKey);
             try { return Interop.Take(Native.perps_wallet_address(chainZ, key, ref err), err); }
             finally { Interop.Wipe(key); }
         }
@@ -745,7 +759,7 @@ namespace Perps
         public static string Sign(string chain, string privateKey, string payloadJson)
         {
             IntPtr err = IntPtr.Zero;
-            byte[] chainZ = Interop.Utf8Z(chain), key = Interop.Utf8Z(privateKey);
+            byte[] chainZ = Interop.Utf8Z(chain), key = Interop.SecretUtf8Z(privateKey);
             try { return Interop.Take(Native.perps_wallet_sign(chainZ, key, Interop.Utf8Z(payloadJson), ref err), err); }
             finally { Interop.Wipe(key); }
         }

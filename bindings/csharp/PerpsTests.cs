@@ -231,6 +231,7 @@ static partial class PerpsTests
         TradingTests();
         StreamTests();
         FundingTests();
+        SecretTests();
     }
 
     // ---- the trading loop: every endpoint method, and the error's new fields ----
