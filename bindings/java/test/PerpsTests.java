@@ -291,6 +291,7 @@ public final class PerpsTests {
         tradingTests();
         StreamTests.run();
         FundingTests.run();
+        SecretTests.run();
     }
 
     // ---- the trading loop: every endpoint method, and the error's new fields ----

@@ -14,6 +14,7 @@ import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.function.BiConsumer;
 
 /**
  * The C functions of include/perps.h, one to one, through JNA. Package-private: use
@@ -184,6 +185,14 @@ interface PerpsNative extends Library {
      * {@code String} cannot be wiped: keep keys out of Strings that live long.)
      */
     final class Secret implements AutoCloseable {
+        /**
+         * Tests only (set by reflection, null otherwise): told of each secret when made
+         * ("made": its native copy's bytes; "encoded": the array it was encoded into, now
+         * wiped) and when closed ("closed": its native copy's bytes after the wipe, read
+         * before the memory is freed), so that a test can check that every one is wiped.
+         */
+        static volatile BiConsumer<String, byte[]> hook;
+
         private final Memory memory;
 
         Secret(String s) {
@@ -195,6 +204,11 @@ interface PerpsNative extends Library {
             memory = new Memory(z.length);
             memory.write(0, z, 0, z.length);
             Arrays.fill(z, (byte) 0);
+            BiConsumer<String, byte[]> seen = hook;
+            if (seen != null) {
+                seen.accept("made", memory.getByteArray(0, z.length));
+                seen.accept("encoded", z);
+            }
         }
 
         /** The NUL-terminated copy, or null (a NULL pointer) for a null string. */
@@ -206,6 +220,10 @@ interface PerpsNative extends Library {
         public void close() {
             if (memory != null) {
                 memory.clear();
+                BiConsumer<String, byte[]> seen = hook;
+                if (seen != null) {
+                    seen.accept("closed", memory.getByteArray(0, (int) memory.size()));
+                }
                 memory.close();
             }
         }
