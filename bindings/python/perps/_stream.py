@@ -45,7 +45,10 @@ from ctypes import byref, c_void_p
 from decimal import Decimal
 from typing import Any, AsyncIterator, Dict, Iterator, Optional, Tuple
 
-from . import Code, JsonObject, PerpsError, _call_str, _Handle, _json_text, _lib, _Owner, _refuse_floats, _take_error, _take_string
+from . import JsonObject
+from ._calls import _call_str, _Handle, _json_text, _Owner, _refuse_floats, _take_error, _take_string
+from ._errors import Code, PerpsError
+from ._native import _lib
 
 #: One stream event (README "Streams": ``channel``, ``received_ns``, …).
 Event = Dict[str, Any]

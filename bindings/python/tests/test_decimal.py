@@ -37,7 +37,7 @@ def test_decimal_fields_are_sent_as_the_same_strings():
 
 def test_nested_decimals():
     # Any depth, lists included (the endpoints' objects may nest).
-    assert perps._decimals_as_text("x", {"a": [Decimal("1E+2"), {"b": Decimal("2.50")}], "c": 1.5}) == {
+    assert perps._calls._decimals_as_text("x", {"a": [Decimal("1E+2"), {"b": Decimal("2.50")}], "c": 1.5}) == {
         "a": ["100", {"b": "2.50"}],
         "c": 1.5,
     }
@@ -53,7 +53,7 @@ def test_nested_decimals():
     ],
 )
 def test_decimal_plain_notation(value, text):
-    assert perps._decimal_text("price", value) == text
+    assert perps._calls._decimal_text("price", value) == text
     assert serialized(price=value)["price"] == text
 
 
@@ -61,7 +61,7 @@ def test_decimal_never_goes_through_float():
     with decimal.localcontext() as ctx:
         ctx.prec = 50
         qty = Decimal(1) / Decimal(3)  # 50 digits: a float would keep 17
-    assert perps._decimal_text("qty", qty) == "0." + "3" * 50
+    assert perps._calls._decimal_text("qty", qty) == "0." + "3" * 50
 
 
 @pytest.mark.parametrize("value", [Decimal("NaN"), Decimal("Infinity"), Decimal("-Infinity"), Decimal("sNaN")])
@@ -74,11 +74,11 @@ def test_non_finite_decimals_are_refused(value):
 
 def test_decimal_argument_helper():
     # The one conversion the methods taking a decimal string use (_decimal_arg).
-    assert perps._decimal_arg("price", Decimal("1E+1")) == b"10"
-    assert perps._decimal_arg("price", "10.5") == b"10.5"
-    assert perps._decimal_arg("price", None, optional=True) is None
+    assert perps._calls._decimal_arg("price", Decimal("1E+1")) == b"10"
+    assert perps._calls._decimal_arg("price", "10.5") == b"10.5"
+    assert perps._calls._decimal_arg("price", None, optional=True) is None
     with pytest.raises(TypeError):
-        perps._decimal_arg("price", 10.5)  # floats are not converted
+        perps._calls._decimal_arg("price", 10.5)  # floats are not converted
 
 
 def test_other_objects_are_a_type_error():

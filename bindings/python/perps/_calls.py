@@ -1,0 +1,258 @@
+"""Conversions of Python arguments, calls into the library and their results, and the
+lifetime of the library's handles, shared by ``perps`` and ``perps._stream``."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import ctypes
+import decimal
+import json
+import threading
+from collections.abc import Mapping
+from ctypes import byref, c_void_p
+from typing import Any, Callable, Literal, Optional, TypeVar
+
+from ._errors import Code, PerpsError
+from ._native import _lib
+
+
+# ------------------------------------------------------------------------------------------
+# Conversions
+# ------------------------------------------------------------------------------------------
+
+
+def _arg(name: str, value: Any, optional: bool = False) -> Any:
+    """A str argument as NUL-terminated UTF-8 bytes (None → NULL when optional). Typed Any:
+    the methods rebind their ``str`` parameters to the ``bytes`` these helpers return."""
+    if value is None and optional:
+        return None
+    if isinstance(value, str):
+        value = value.encode("utf-8")
+    elif not isinstance(value, (bytes, bytearray, memoryview)):
+        raise TypeError(f"perps: {name} must be str, not {type(value).__name__}")
+    value = bytes(value)
+    if b"\0" in value:
+        raise PerpsError(Code.INVALID_ARGUMENT, f"{name} contains a NUL character")
+    return value
+
+
+def _i64(name: str, value: Any) -> int:
+    """An int64_t argument: ctypes would silently wrap a larger int, so refuse it."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"perps: {name} must be int, not {type(value).__name__}")
+    if not -(2**63) <= value < 2**63:
+        raise PerpsError(Code.INVALID_ARGUMENT, f"{name} {value} does not fit in 64 bits")
+    return value
+
+
+def _decimal_text(name: str, value: decimal.Decimal) -> str:
+    """A Decimal as the venue's decimal string: plain notation, never an exponent
+    (``Decimal("1E+3")`` → ``"1000"``, ``Decimal("1E-8")`` → ``"0.00000001"``), digits kept as
+    given (``Decimal("0.010")`` → ``"0.010"``). NaN and infinities are refused. Every place
+    that takes a decimal string converts a Decimal through here."""
+    if not value.is_finite():
+        raise PerpsError(Code.INVALID_ARGUMENT, f"{name} is {value}, not a finite decimal")
+    return format(value, "f")
+
+
+def _decimal_arg(name: str, value: Any, optional: bool = False) -> Any:
+    """A decimal-string argument: ``str`` (passed as it is: the library validates it) or
+    :class:`decimal.Decimal` (see :func:`_decimal_text`)."""
+    if isinstance(value, decimal.Decimal):
+        value = _decimal_text(name, value)
+    return _arg(name, value, optional)
+
+
+def _decimals_as_text(name: str, value: Any) -> Any:
+    """``value`` with every Decimal in it (at any depth) replaced by its decimal string;
+    ``name`` is its place ("order.price"), for the message when one is not finite."""
+    if isinstance(value, decimal.Decimal):
+        return _decimal_text(name, value)
+    if isinstance(value, Mapping):
+        return {key: _decimals_as_text(f"{name}.{key}", item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_decimals_as_text(f"{name}[{i}]", item) for i, item in enumerate(value)]
+    return value
+
+
+def _json_text(name: str, value: Any, optional: bool = False) -> Any:
+    """A JSON object argument: text (``str``/bytes, passed as it is) or a mapping, serialised
+    with its Decimal values as decimal strings."""
+    if isinstance(value, Mapping):
+        value = json.dumps(_decimals_as_text(name, value))
+    return _arg(name, value, optional)
+
+
+def _subscriptions_text(value: Any) -> Any:
+    """Stream subscriptions: JSON text (passed as it is: the library checks it strictly) or a
+    list of mappings, serialised."""
+    if isinstance(value, (list, tuple)):
+        value = json.dumps(list(value))
+    return _arg("subscriptions", value)
+
+
+def _refuse_floats(name: str, value: Any) -> None:
+    """Endpoint parameters: a float anywhere in ``value`` is refused (``INVALID_ARGUMENT``,
+    naming its place) rather than written as a JSON number, which cannot say which decimal
+    it means: decimals are str or Decimal, ids and counts int."""
+    if isinstance(value, float):
+        raise PerpsError(
+            Code.INVALID_ARGUMENT,
+            f"{name} is a float ({value!r}): pass a decimal as str or decimal.Decimal, an id or count as int",
+        )
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            _refuse_floats(f"{name}.{key}", item)
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            _refuse_floats(f"{name}[{i}]", item)
+
+
+def _take_error(err):
+    """Turn the perps_error a failing call stored in ``err`` into a PerpsError, and free it."""
+    if not err.value:
+        return PerpsError(Code.PANIC, "libperps reported a failure without an error object")
+
+    def text(borrowed):
+        return None if borrowed is None else borrowed.decode("utf-8", "replace")
+
+    try:
+        return PerpsError(
+            _lib.perps_error_code(err),
+            text(_lib.perps_error_message(err)),
+            _lib.perps_error_http_status(err),
+            text(_lib.perps_error_body(err)),
+            bool(_lib.perps_error_may_have_reached_venue(err)),
+            text(_lib.perps_error_cl_ord_id(err)),
+            text(_lib.perps_error_request_id(err)),
+            _lib.perps_error_retry_after_ms(err),
+            text(_lib.perps_error_stream_request_id(err)),
+        )
+    finally:
+        _lib.perps_error_free(err)
+
+
+def _take_string(ptr):
+    """Copy an owned char* into a str and free it with perps_string_free."""
+    try:
+        return ctypes.string_at(ptr).decode("utf-8")
+    finally:
+        _lib.perps_string_free(ptr)
+
+
+def _call_str(fn, *args):
+    err = c_void_p()
+    ptr = fn(*args, byref(err))
+    if not ptr:
+        raise _take_error(err)
+    return _take_string(ptr)
+
+
+def _call_code(fn, *args):
+    err = c_void_p()
+    if fn(*args, byref(err)) != Code.OK:
+        raise _take_error(err)
+
+
+def _call_handle(fn, *args):
+    err = c_void_p()
+    ptr = fn(*args, byref(err))
+    if not ptr:
+        raise _take_error(err)
+    return ptr
+
+
+_T = TypeVar("_T")
+_opener: Optional[concurrent.futures.ThreadPoolExecutor] = None
+_opener_lock = threading.Lock()
+
+
+def _opened_off_main(open_stream: Callable[[], _T], discard: Callable[[_T], None]) -> _T:
+    """``open_stream()``, run on a helper thread when called from the main thread, where
+    signal handlers run: an exception one raises (KeyboardInterrupt, a SIGTERM handler's) then
+    interrupts only the main thread's wait, and ``discard`` closes what the call still opens.
+    Waiting in the library itself, the exception would come as the call returned, and the
+    stream it opened (a live, subscribed connection counting against the venue's limit of
+    connections per IP) would be left open with nothing to close it."""
+    global _opener
+    if threading.current_thread() is not threading.main_thread():
+        return open_stream()
+    with _opener_lock:
+        if _opener is None:
+            _opener = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="perps-open")
+        job = _opener.submit(open_stream)
+    try:
+        return job.result()
+    except BaseException:
+        if not job.done() or job.exception() is None:  # interrupted: the opened stream is closed
+
+            def discard_opened(done: concurrent.futures.Future[_T]) -> None:
+                if done.exception() is None:
+                    discard(done.result())
+
+            job.add_done_callback(discard_opened)
+        raise
+
+
+class _Handle:
+    """One C handle's lifetime: calls count themselves in and out; close() takes the pointer
+    away, waits for the calls in flight, then frees it exactly once."""
+
+    __slots__ = ("_ptr", "_free", "_kind", "_cond", "_users", "_closed_code")
+
+    def __init__(self, ptr, free, kind, closed_code=Code.INVALID_ARGUMENT):
+        self._ptr = ptr
+        self._free = free
+        self._kind = kind
+        self._cond = threading.Condition(threading.Lock())
+        self._users = 0
+        self._closed_code = closed_code  # raised by a call after close()
+
+    def acquire(self):
+        with self._cond:
+            if self._ptr is None:
+                raise PerpsError(self._closed_code, f"the {self._kind} is closed")
+            self._users += 1
+            return self._ptr
+
+    def release(self):
+        with self._cond:
+            self._users -= 1
+            if self._users == 0:
+                self._cond.notify_all()
+
+    def close(self):
+        with self._cond:
+            ptr, self._ptr = self._ptr, None
+            while self._users:
+                self._cond.wait()
+        if ptr is not None:
+            self._free(ptr)
+
+
+_Self = TypeVar("_Self", bound="_Owner")
+
+
+class _Owner:
+    """Shared close / context-manager / finaliser behaviour of Client and Session (Stream
+    has its own finaliser: it closes the stream and frees it on a thread of its own)."""
+
+    _handle: Optional[_Handle] = None
+
+    def close(self) -> None:
+        """Free the handle after the calls in flight return. Idempotent."""
+        if self._handle is not None:
+            self._handle.close()
+
+    def __enter__(self: _Self) -> _Self:
+        return self
+
+    def __exit__(self, *exc: object) -> Literal[False]:  # never swallows an exception
+        self.close()
+        return False
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: nothing left to report to
+            pass

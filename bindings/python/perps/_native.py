@@ -1,0 +1,174 @@
+"""The C library: which one is loaded, and the signatures of its exports (ctypes)."""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import pathlib
+from ctypes import POINTER, Structure, c_bool, c_char, c_char_p, c_int, c_int64, c_size_t, c_uint16, c_void_p
+from typing import Dict
+
+from . import __version__
+
+
+# ------------------------------------------------------------------------------------------
+# The C library
+# ------------------------------------------------------------------------------------------
+
+SIGN_VERSION_SIZE = 4
+REQUEST_ID_SIZE = 40
+TIMESTAMP_SIZE = 24
+SIGNATURE_SIZE = 96
+
+
+class BodySignature(Structure):
+    """``perps_body_signature``: the four header values in fixed-size fields, filled in place
+    by :meth:`Session.sign_body_into`. Fields read as ``bytes``; :meth:`headers` gives ``str``."""
+
+    _fields_ = [
+        ("version", c_char * SIGN_VERSION_SIZE),
+        ("request_id", c_char * REQUEST_ID_SIZE),
+        ("timestamp", c_char * TIMESTAMP_SIZE),
+        ("signature", c_char * SIGNATURE_SIZE),
+    ]
+
+    def headers(self) -> Dict[str, str]:
+        """The four headers by name, as ``str``."""
+        return {
+            "x-request-sign-version": self.version.decode("ascii"),
+            "x-request-id": self.request_id.decode("ascii"),
+            "x-request-timestamp": self.timestamp.decode("ascii"),
+            "x-request-signature": self.signature.decode("ascii"),
+        }
+
+
+def _soname(version: str) -> str:
+    """The SONAME of the library this binding is made for: ``libperps.so.0.<minor>`` while
+    the version is 0.x (each 0.x minor may change the ABI), ``libperps.so.<major>`` after."""
+    major, minor = version.split(".")[:2]
+    return f"libperps.so.0.{minor}" if major == "0" else f"libperps.so.{major}"
+
+
+SONAME = _soname(__version__)
+
+
+def _open_library() -> tuple[ctypes.CDLL, str]:
+    """Load the library (the order is in the module's docstring); returns it and what was
+    loaded (a path, or the SONAME when the dynamic loader found it)."""
+    env = os.environ.get("PERPS_LIB")
+    here = pathlib.Path(__file__).resolve().parent
+    if env:
+        paths = [pathlib.Path(env)]
+    else:
+        paths = [p for p in [here / "libperps.so"] if p.is_file()]  # bundled by the wheel
+        if len(here.parents) > 2 and (here.parents[2] / "Cargo.toml").is_file():  # a source checkout
+            paths += [p for p in [here.parents[2] / "target" / "release" / "libperps.so"] if p.is_file()]
+    for path in paths[:1]:  # the first that exists; if it does not load, say so
+        try:
+            return ctypes.CDLL(str(path)), str(path)
+        except OSError as e:
+            raise ImportError(f"perps: cannot load {path} ({e}); build it with `make lib` or set PERPS_LIB") from None
+    try:
+        return ctypes.CDLL(SONAME), SONAME
+    except OSError as e:
+        found = ctypes.util.find_library("perps")
+        other = f"; the system has {found}, another ABI version" if found and found != SONAME else ""
+        raise ImportError(
+            f"perps: no libperps found: this binding needs {SONAME} ({e}){other}. Install the "
+            "wheel (it bundles the library), install libperps (make install; ldconfig), "
+            "or set PERPS_LIB to a libperps.so"
+        ) from None
+
+
+def _load() -> tuple[ctypes.CDLL, str]:
+    lib, path = _open_library()
+
+    err = POINTER(c_void_p)  # perps_error **
+    owned = c_void_p  # an owned char*: never c_char_p, which would convert it and leak it
+    code = c_int  # enum perps_code
+
+    def decl(name, restype, *argtypes):
+        fn = getattr(lib, name)
+        fn.restype = restype
+        fn.argtypes = list(argtypes)
+
+    decl("perps_version", c_char_p)  # static
+    decl("perps_string_free", None, c_void_p)
+
+    decl("perps_error_code", code, c_void_p)
+    decl("perps_error_message", c_char_p, c_void_p)  # borrowed from the error
+    decl("perps_error_http_status", c_uint16, c_void_p)
+    decl("perps_error_body", c_char_p, c_void_p)  # borrowed from the error
+    decl("perps_error_may_have_reached_venue", c_bool, c_void_p)
+    decl("perps_error_cl_ord_id", c_char_p, c_void_p)  # borrowed from the error
+    decl("perps_error_request_id", c_char_p, c_void_p)  # borrowed from the error
+    decl("perps_error_retry_after_ms", c_int64, c_void_p)
+    decl("perps_error_stream_request_id", c_char_p, c_void_p)  # borrowed from the error
+    decl("perps_error_free", None, c_void_p)
+
+    decl("perps_client_new", c_void_p, c_char_p, c_char_p, c_char_p, err)
+    decl("perps_client_free", None, c_void_p)
+    decl("perps_client_sync_time", code, c_void_p, POINTER(c_int64), err)
+    decl("perps_prepare_signin", owned, c_void_p, c_void_p, c_char_p, c_char_p, err)
+    decl("perps_login", owned, c_void_p, c_void_p, c_char_p, c_int64, err)
+    decl("perps_signin", owned, c_void_p, c_void_p, c_char_p, c_char_p, c_int64, err)
+    decl("perps_new_order", owned, c_void_p, c_void_p, c_char_p, err)
+    decl("perps_request", owned, c_void_p, c_void_p, c_char_p, c_char_p, c_char_p, err)
+    # The endpoint exports ("the trading loop"), all of one shape:
+    # (client, session or NULL, params_json or NULL, err) -> owned char*.
+    for name in (
+        "perps_cancel_order",
+        "perps_cancel_orders",
+        "perps_change_leverage",
+        "perps_change_margin_mode",
+        "perps_query_order",
+        "perps_query_orders",
+        "perps_query_open_orders",
+        "perps_query_trades",
+        "perps_query_funding_history",
+        "perps_query_positions",
+        "perps_query_balance",
+        "perps_query_position_config",
+        "perps_query_symbol_info",
+        "perps_query_symbol_price",
+        "perps_query_depth_book",
+    ):
+        decl(name, owned, c_void_p, c_void_p, c_char_p, err)
+
+    decl("perps_session_new", c_void_p, err)
+    decl("perps_session_from_api_key", c_void_p, c_char_p, c_char_p, err)
+    decl("perps_session_request_id", owned, c_void_p, err)
+    decl("perps_session_token", owned, c_void_p, err)
+    decl("perps_session_info", owned, c_void_p, err)
+    decl("perps_session_logout", code, c_void_p, err)
+    decl("perps_session_set_session_id", code, c_void_p, c_char_p, err)
+    decl("perps_session_set_impersonate", code, c_void_p, c_char_p, err)
+    decl("perps_session_free", None, c_void_p)
+
+    decl("perps_sign_body", owned, c_void_p, c_char_p, err)
+    decl("perps_sign_body_at", owned, c_void_p, c_char_p, c_char_p, c_int64, err)
+    # const uint8_t *body, size_t len: c_char_p passes a bytes object's buffer without a copy
+    decl("perps_sign_body_into", code, c_void_p, c_char_p, c_size_t, POINTER(BodySignature))
+
+    decl("perps_wallet_address", owned, c_char_p, c_char_p, err)
+    decl("perps_wallet_sign", owned, c_char_p, c_char_p, c_char_p, err)
+    decl("perps_wallet_wrap_solana_signature", owned, c_char_p, c_char_p, c_char_p, c_size_t, err)
+    decl("perps_challenge_verify", owned, c_char_p, c_char_p, c_char_p, c_char_p, c_char_p, c_int64, err)
+    decl("perps_order_serialize", owned, c_char_p, err)
+
+    # Streams: perps_stream_next blocks (up to its timeout) with the GIL released, as every
+    # ctypes call does; perps_stream_close may run on any thread while it blocks.
+    decl("perps_stream_open", c_void_p, c_void_p, c_void_p, c_char_p, err)
+    decl("perps_order_stream_open", c_void_p, c_void_p, c_void_p, err)
+    decl("perps_stream_next", owned, c_void_p, c_int64, err)
+    decl("perps_stream_new_order", owned, c_void_p, c_char_p, err)
+    decl("perps_stream_cancel_order", owned, c_void_p, c_char_p, err)
+    decl("perps_stream_close", None, c_void_p)
+    decl("perps_stream_free", None, c_void_p)
+    return lib, path
+
+
+#: What was loaded: the library's path, or its SONAME when the dynamic loader found it.
+library: str
+_lib, library = _load()
