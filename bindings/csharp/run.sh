@@ -23,7 +23,7 @@ fi
 
 out=target/bindings/csharp
 mkdir -p "$out"
-mcs -nologo -warnaserror+ -target:library -out:"$out/Perps.dll" bindings/csharp/Perps.cs
+mcs -nologo -warnaserror+ -target:library -out:"$out/Perps.dll" bindings/csharp/Perps.cs bindings/csharp/Perps.Api.cs
 mcs -nologo -warnaserror+ -reference:"$out/Perps.dll" -out:"$out/PerpsTests.exe" bindings/csharp/PerpsTests.cs \
   bindings/csharp/PerpsTests.Streams.cs bindings/csharp/PerpsTests.Funding.cs bindings/csharp/PerpsTests.Secrets.cs
 
