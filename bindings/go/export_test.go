@@ -1,18 +1,12 @@
 package perps
 
-import "unsafe"
-
 // Test-only access to the package's internals (compiled into the package by go test alone).
 
-// HoldCollectedStreamFrees makes the free of each stream its finalizer closed call entered,
-// then wait until release is closed before freeing; restore puts the plain free back. It
-// shows that the finalizer goroutine does not wait for perps_stream_free
-// (TestStreamNeverClosedIsClosedByItsFinalizer).
-func HoldCollectedStreamFrees(entered func(), release <-chan struct{}) (restore func()) {
-	freeCollected.Store(func(p unsafe.Pointer) {
-		entered()
-		<-release
-		freeStream(p)
-	})
-	return func() { freeCollected.Store(freeStream) }
+// SetCollectedStreamHook makes hook told each step of the end of a stream its finalizer
+// closed, on the goroutine running it ("closed", "freeing", "freed": collectedHook in
+// stream.go; blocking in "freeing" holds the free); restore empties the hook again. It shows
+// where the finalizer runs each step (TestStreamNeverClosedIsClosedByItsFinalizer).
+func SetCollectedStreamHook(hook func(event string)) (restore func()) {
+	collectedHook.Store(hook)
+	return func() { collectedHook.Store((func(string))(nil)) }
 }

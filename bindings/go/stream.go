@@ -81,12 +81,20 @@ func (c *Client) OpenOrderStream(s *Session) (st *Stream, err error) {
 
 func freeStream(p unsafe.Pointer) { C.perps_stream_free((*C.perps_stream)(p)) }
 
-// freeCollected frees a stream that its finalizer closed, on a goroutine of its own: always
-// freeStream, except in a test that holds the free to show that the finalizer goroutine does
-// not wait for it (export_test.go). Atomic because finalizers run on their own goroutine.
-var freeCollected atomic.Value // func(unsafe.Pointer)
+// collectedHook is for tests only (export_test.go sets it; outside a test it stays empty, and
+// costs a load and a comparison per collected stream). The finalizer's whole point is where
+// each step runs, which no result shows, so the steps tell it: "closed" on the finalizer
+// goroutine once perps_stream_close returned, then "freeing" and "freed" around
+// perps_stream_free on the goroutine that frees the stream. A test can hold the free by
+// blocking in "freeing", as a slow I/O thread would. Atomic because finalizers and the free
+// run on goroutines of their own.
+var collectedHook atomic.Value // func(event string)
 
-func init() { freeCollected.Store(freeStream) }
+func tellCollected(event string) {
+	if hook, _ := collectedHook.Load().(func(string)); hook != nil {
+		hook(event)
+	}
+}
 
 // finalize runs only when st is unreachable, so no call can be using it. It runs on the
 // runtime's one finalizer goroutine, which perps_stream_free could hold for up to about 2 s
@@ -95,7 +103,12 @@ func init() { freeCollected.Store(freeStream) }
 func (st *Stream) finalize() {
 	st.h.finalize(func(p unsafe.Pointer) {
 		C.perps_stream_close((*C.perps_stream)(p))
-		go freeCollected.Load().(func(unsafe.Pointer))(p)
+		tellCollected("closed")
+		go func() {
+			tellCollected("freeing")
+			freeStream(p)
+			tellCollected("freed")
+		}()
 	})
 }
 

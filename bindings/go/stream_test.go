@@ -18,7 +18,9 @@ import (
 	"math/big"
 	"net/http"
 	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -360,8 +362,26 @@ func TestStreamPartlyWrittenFrameNamedByItsEnvelopeRequestID(t *testing.T) {
 	}
 }
 
-// A stream never closed is closed by its finalizer, off the runtime's finalizer goroutine:
-// its connection leaves the venue.
+// goroutineID is the running goroutine's number, from the first line of its stack trace
+// ("goroutine 18 [running]:"): Go has no API for it; tests only compare two of them.
+func goroutineID(t *testing.T) uint64 {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	fields := strings.Fields(string(buf))
+	if len(fields) < 2 || fields[0] != "goroutine" {
+		t.Errorf("no goroutine number in %q", buf)
+		return 0
+	}
+	id, err := strconv.ParseUint(fields[1], 10, 64)
+	if err != nil {
+		t.Errorf("no goroutine number in %q", buf)
+	}
+	return id
+}
+
+// A stream never closed is closed by its finalizer (its connection leaves the venue) and
+// freed on a goroutine of its own: the runtime's one finalizer goroutine returns before
+// perps_stream_free, which can take about 2 s, has finished.
 func TestStreamNeverClosedIsClosedByItsFinalizer(t *testing.T) {
 	sb := startSandbox(t)
 	client, err := perps.NewClient(sb.BaseURL, sb.PerpsURL, "")
@@ -381,12 +401,57 @@ func TestStreamNeverClosedIsClosedByItsFinalizer(t *testing.T) {
 		}
 		return len(listed)
 	}
-	// The free of the collected stream is held until the end of the test: the finalizer
-	// goroutine must not wait for it (perps_stream_free can take about 2 s).
-	freeEntered, release := make(chan struct{}, 1), make(chan struct{})
-	restore := perps.HoldCollectedStreamFrees(func() { freeEntered <- struct{}{} }, release)
+	// The steps of the collected stream's end, in order, each with the goroutine it ran on
+	// (the package's test hook), and a sentinel's finalizer below. The free is held (its
+	// "freeing" step blocks) until the test has seen that sentinel finalized, as a slow I/O
+	// thread would hold perps_stream_free.
+	type step struct {
+		event     string
+		goroutine uint64
+	}
+	var mu sync.Mutex
+	var steps []step
+	record := func(event string) {
+		s := step{event, goroutineID(t)}
+		mu.Lock()
+		defer mu.Unlock()
+		steps = append(steps, s)
+	}
+	snapshot := func() []step {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]step(nil), steps...)
+	}
+	// first waits (until deadline) for the first step named event and returns its index.
+	first := func(event string, deadline time.Time, gc bool) (int, step) {
+		for {
+			seen := snapshot()
+			for i, s := range seen {
+				if s.event == event {
+					return i, s
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q step within the deadline; steps %v", event, seen)
+			}
+			if gc {
+				runtime.GC()
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	releaseFree := func() { releaseOnce.Do(func() { close(release) }) }
+	defer releaseFree()
+	restore := perps.SetCollectedStreamHook(func(event string) {
+		record(event)
+		if event == "freeing" {
+			<-release
+		}
+	})
 	defer restore()
-	defer close(release)
+
 	func() {
 		st, err := client.OpenStream(nil, `[{"channel":"price","symbol":"BTC-USD"}]`)
 		if err != nil {
@@ -405,27 +470,36 @@ func TestStreamNeverClosedIsClosedByItsFinalizer(t *testing.T) {
 		runtime.GC()
 		time.Sleep(50 * time.Millisecond)
 	}
-	select {
-	case <-freeEntered:
-	case <-time.After(time.Until(deadline)):
-		t.Fatal("the collected stream's free never started")
+	closedAt, closed := first("closed", deadline, true)
+	freeingAt, freeing := first("freeing", deadline, false)
+	if freeingAt < closedAt || freeing.goroutine == closed.goroutine {
+		t.Fatalf("steps %v: the free must start after the close, on another goroutine than the finalizer's", snapshot())
 	}
+
 	// With that free still held, a finalizer of a later collection runs: the finalizer
-	// goroutine (one for the whole process) is not the one waiting for the free.
-	finalized := make(chan struct{})
+	// goroutine (one for the whole process, running finalizers one after another: see
+	// runtime.SetFinalizer) has returned from the stream's finalizer, and is the goroutine
+	// that closed the stream.
 	func() {
 		sentinel := new([64]byte)
-		runtime.SetFinalizer(sentinel, func(*[64]byte) { close(finalized) })
+		runtime.SetFinalizer(sentinel, func(*[64]byte) { record("sentinel finalized") })
 	}()
-	for {
-		runtime.GC()
-		select {
-		case <-finalized:
-			return
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no finalizer ran while the stream's free was held: the finalizer goroutine waits for the free")
-		}
+	_, sentinel := first("sentinel finalized", time.Now().Add(10*time.Second), true)
+	if sentinel.goroutine != closed.goroutine {
+		t.Fatalf("steps %v: the stream was closed on goroutine %d, not on the finalizer goroutine (%d)",
+			snapshot(), closed.goroutine, sentinel.goroutine)
+	}
+
+	// Released, the free ends on its goroutine: the whole sequence is closed, freeing (not on
+	// the finalizer goroutine), the finalizer goroutine free again, freed.
+	releaseFree()
+	first("freed", time.Now().Add(10*time.Second), false)
+	all := snapshot()
+	var order []string
+	for _, s := range all {
+		order = append(order, s.event)
+	}
+	if strings.Join(order, ", ") != "closed, freeing, sentinel finalized, freed" || all[3].goroutine != freeing.goroutine {
+		t.Fatalf("steps %v: want closed, freeing, sentinel finalized, freed (freed where freeing)", all)
 	}
 }
