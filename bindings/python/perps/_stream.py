@@ -43,7 +43,7 @@ import threading
 import time
 from ctypes import byref, c_void_p
 from decimal import Decimal
-from typing import Any, AsyncIterator, Dict, Iterator, Optional, Tuple
+from typing import Any, AsyncIterator, Callable, Dict, Iterator, Optional, Tuple
 
 from . import JsonObject
 from ._calls import _call_str, _Handle, _json_text, _Owner, _refuse_floats, _take_error, _take_string
@@ -55,6 +55,28 @@ Event = Dict[str, Any]
 
 _SLICE_MS = 100  # next(): how long one library call may block, so that signals are seen
 _ASYNC_SLICE_S = 0.25  # anext(): the longest a worker thread keeps blocking after a cancel
+
+
+#: Tests only (tests/test_stream.py sets it; None otherwise, which costs a global read per step
+#: of a collected stream's end). Where Stream.__del__ runs each step is its whole point and
+#: shows in no result, so each step tells it, on the thread running it: "closed" once
+#: perps_stream_close returned (on the thread that dropped the last reference), then "freeing"
+#: and "freed" around perps_stream_free (on the thread that frees). A test holds the free by
+#: blocking in "freeing", as a slow I/O thread would.
+_collected_hook: Optional[Callable[[str], None]] = None
+
+
+def _tell_collected(event: str) -> None:
+    hook = _collected_hook
+    if hook is not None:
+        hook(event)
+
+
+def _free_collected(handle: _Handle) -> None:
+    """perps_stream_free of a stream __del__ closed (waits up to about 2 s for its I/O thread)."""
+    _tell_collected("freeing")
+    handle.close()
+    _tell_collected("freed")
 
 
 def _timeout_ms(timeout: float) -> int:
@@ -254,8 +276,9 @@ class Stream(_Owner):
         if handle is None:
             return
         try:
-            threading.Thread(target=handle.close, name="perps-stream-free", daemon=True).start()
-        except Exception:  # interpreter shutdown: no new threads
+            _tell_collected("closed")
+            threading.Thread(target=_free_collected, args=(handle,), name="perps-stream-free", daemon=True).start()
+        except Exception:  # interpreter shutdown: no new threads (nor, perhaps, module globals)
             handle.close()
 
     def _wake_and_end(self) -> Optional[_Handle]:

@@ -365,41 +365,60 @@ def test_a_signal_interrupting_a_stream_open_in_the_main_thread_leaves_no_connec
 
 
 def test_a_stream_never_closed_is_closed_when_collected(sandbox, monkeypatch):  # noqa: F811
+    """Closed on the thread that drops the last reference (its connection leaves the venue),
+    freed on a daemon thread of its own: the dropping thread (an asyncio loop's, say) returns
+    before perps_stream_free, which can take about 2 s, has finished."""
     import gc
 
     def connections():
         with urllib.request.urlopen(sandbox.admin_url + "/ws/connections", timeout=5) as resp:
             return json.loads(resp.read())
 
-    # The stream's free is held (up to 5 s) as perps_stream_free can be, waiting for the I/O
-    # thread: the thread that drops the last reference must not wait for it.
-    real_free = perps._lib.perps_stream_free
-    freed_on = []
-    release = threading.Event()
+    # The steps of the collected stream's end, in order, each with the thread it ran on
+    # (perps._stream._collected_hook, tests only), and this thread's own "dropped" once the
+    # collection has returned and the free has started. The free is held (its "freeing" step
+    # blocks) until "dropped", as a slow I/O thread would hold perps_stream_free, so "freed"
+    # comes after "dropped" only if the collection did not wait for the free. On this thread
+    # the free is not held: a free moved back into __del__ fails on the order, at once.
+    steps = []
+    dropper = threading.current_thread()
+    dropped = threading.Event()
 
-    def held_free(ptr):
-        freed_on.append(threading.current_thread())
-        release.wait(5)
-        real_free(ptr)
+    def record(event):
+        steps.append((event, threading.current_thread()))
+        if event == "freeing" and threading.current_thread() is not dropper:
+            dropped.wait(10)
 
-    monkeypatch.setattr(perps._lib, "perps_stream_free", held_free)  # taken by the stream at its open
+    monkeypatch.setattr(perps._stream, "_collected_hook", record)
     try:
         with perps.Client(sandbox.base_url, sandbox.perps_url) as client:
             stream = client.open_stream(None, [{"channel": "price", "symbol": "BTC-USD"}])
             next_where(stream, is_status("connected"))
             assert len(connections()) == 1
-            started = time.monotonic()
-            del stream
-            gc.collect()
-            assert time.monotonic() - started < 0.5, "the collection waited for the stream's free"
+            # Without automatic collections, the stream is collected here, on this thread,
+            # whether its last reference goes with the del or with a cycle gc.collect() breaks.
+            gc.disable()
+            try:
+                del stream
+                gc.collect()
+            finally:
+                gc.enable()
             deadline = time.monotonic() + 10
+            while not any(event == "freeing" for event, _ in steps):  # the free's thread has started
+                assert time.monotonic() < deadline, f"the collected stream's free never started; steps {steps}"
+                time.sleep(0.01)
+            steps.append(("dropped", dropper))  # the collection has returned: the free must be held still
+            dropped.set()
+            while not any(event == "freed" for event, _ in steps):
+                assert time.monotonic() < deadline, f"the collected stream was never freed; steps {steps}"
+                time.sleep(0.01)
             while connections():
                 assert time.monotonic() < deadline, "the collected stream's connection is still open"
                 time.sleep(0.05)
-            while not freed_on:
-                assert time.monotonic() < deadline, "the collected stream was never freed"
-                time.sleep(0.01)
-            assert freed_on[0] is not threading.current_thread(), "freed on the thread that dropped it"
-            assert freed_on[0].name == "perps-stream-free" and freed_on[0].daemon, freed_on[0]
+            assert [event for event, _ in steps] == ["closed", "freeing", "dropped", "freed"], steps
+            (_, closed_on), (_, freeing_on), _, (_, freed_on) = steps
+            assert closed_on is dropper, f"closed on {closed_on}, not on the thread that dropped it"
+            assert freeing_on is freed_on and freed_on is not dropper, steps
+            assert freed_on.name == "perps-stream-free" and freed_on.daemon, freed_on
     finally:
-        release.set()
+        dropped.set()
