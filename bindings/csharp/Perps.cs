@@ -169,15 +169,33 @@ namespace Perps
                 return true;
             }
             Native.perps_stream_close_raw(stream);
-            Action<IntPtr> free = freeCollected;
-            System.Threading.ThreadPool.UnsafeQueueUserWorkItem(_ => free(stream), null);
+            TellCollected("closed");
+            System.Threading.ThreadPool.UnsafeQueueUserWorkItem(_ => FreeCollected(stream), null);
             return true;
         }
 
-        /// <summary>Frees a stream its finalizer closed, on a thread-pool thread: always
-        /// perps_stream_free, except in the test that replaces it (by reflection) to hold that
-        /// free and show that the finalizer thread does not wait for it.</summary>
-        private static volatile Action<IntPtr> freeCollected = stream => Native.perps_stream_free(stream);
+        /// <summary>perps_stream_free of a stream its finalizer closed, on a thread-pool thread.</summary>
+        private static void FreeCollected(IntPtr stream)
+        {
+            TellCollected("freeing");
+            Native.perps_stream_free(stream);
+            TellCollected("freed");
+        }
+
+        /// <summary>Tests only (PerpsTests.Streams.cs sets it by reflection; null otherwise, which
+        /// costs a field read and a comparison per step of a collected stream's end). Where the
+        /// finalizer runs each step is its whole point and shows in no result, so each step tells
+        /// it, on the thread running it: "closed" once perps_stream_close returned (on the
+        /// finalizer thread), then "freeing" and "freed" around perps_stream_free (on the thread
+        /// that frees). A test holds the free by blocking in "freeing", as a slow I/O thread would.
+        /// It must not throw: it runs on the finalizer thread.</summary>
+        private static volatile Action<string> collectedHook = null;
+
+        private static void TellCollected(string step)
+        {
+            Action<string> hook = collectedHook;
+            if (hook != null) hook(step);
+        }
     }
 
     internal sealed class ErrorHandle : SafeHandleZeroOrMinusOneIsInvalid

@@ -17,6 +17,13 @@ using Perps;
 
 static partial class PerpsTests
 {
+    /// <summary>A thread as a failure message names it: id, name, pool and background flags.</summary>
+    static string Describe(Thread t)
+    {
+        return "thread " + t.ManagedThreadId + (t.Name != null ? " '" + t.Name + "'" : "")
+            + (t.IsThreadPoolThread ? " (pool)" : "") + (t.IsBackground ? " (background)" : "");
+    }
+
     /// <summary>The first event (parsed) for which accept holds, within 5 s; earlier ones are skipped.</summary>
     static Dictionary<string, object> NextWhere(Stream stream, Func<Dictionary<string, object>, bool> accept)
     {
@@ -167,43 +174,35 @@ static partial class PerpsTests
                 Expect(err.Code == PerpsCode.InvalidArgument && err.Message.Contains("kline"), "message " + err.Message);
             });
 
-            Test("stream: one never disposed is closed by its finalizer (its connection leaves the venue)", () =>
+            Test("stream: one never disposed is closed by its finalizer (its connection leaves the venue), freed off its thread", () =>
             {
+                // The steps of the collected stream's end, in order, each with the thread it ran
+                // on (StreamHandle.collectedHook: private, tests only), and a sentinel's
+                // finalizer. The free is held (its "freeing" step blocks, up to 10 s) until the
+                // sentinel is finalized, as a slow I/O thread would hold perps_stream_free: the
+                // sentinel is finalized before "freed" only if the finalizer thread did not wait
+                // for the free. On the thread that closed the stream the free is not held: a free
+                // moved back onto the finalizer thread fails on its thread, at once.
+                var hook = typeof(Client).Assembly.GetType("Perps.StreamHandle")
+                    .GetField("collectedHook", System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Static);
+                var steps = new List<KeyValuePair<string, Thread>>();
+                Func<string> seen = () => { lock (steps) return string.Join(", ", steps.Select(x => x.Key + " on " + Describe(x.Value))); };
+                Func<string, Thread> threadOf = step => { lock (steps) return steps.Where(x => x.Key == step).Select(x => x.Value).FirstOrDefault(); };
+                var sentinelFinalized = new ManualResetEventSlim();
                 Func<int> marketConnections = () => Admin("ws/connections").Split(new[] { "\"ws-stream\"" }, StringSplitOptions.None).Length - 1;
-                int before = marketConnections();
-                // Opened on a thread that then ends, so that no stack slot (Mono scans stacks
-                // conservatively) keeps the stream reachable.
-                var opener = new System.Threading.Thread(() =>
+                // Earlier tests' collected streams, if any, end before the hook is set.
+                GC.Collect();
+                GC.WaitForPendingFinalizers();
+                hook.SetValue(null, (Action<string>)(step =>
                 {
-                    var stream = client.OpenStream(null, "[{\"channel\":\"price\",\"symbol\":\"BTC-USD\"}]");
-                    NextWhere(stream, x => (string)x["channel"] == "status" && (string)x["state"] == "connected");
-                });
-                opener.Start();
-                opener.Join();
-                Equal(before + 1, marketConnections());
-                var deadline = DateTime.UtcNow.AddSeconds(10);
-                while (marketConnections() != before)
-                {
-                    Expect(DateTime.UtcNow < deadline, "the stream's connection is still open: its finalizer did not close it");
-                    GC.Collect();
-                    GC.WaitForPendingFinalizers();
-                    System.Threading.Thread.Sleep(50);
-                }
-            });
-
-            Test("stream: the finalizer thread does not wait for a collected stream's free", () =>
-            {
-                // StreamHandle.freeCollected (private; tests only) is replaced by a free held
-                // until the end of the test (at most 60 s), as a slow I/O thread would hold
-                // perps_stream_free for up to about 2 s.
-                var field = typeof(Client).Assembly.GetType("Perps.StreamHandle")
-                    .GetField("freeCollected", System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Static);
-                var plainFree = (Action<IntPtr>)field.GetValue(null);
-                var entered = new ManualResetEventSlim();
-                var release = new ManualResetEventSlim();
-                field.SetValue(null, (Action<IntPtr>)(stream => { entered.Set(); release.Wait(60000); plainFree(stream); }));
+                    lock (steps) steps.Add(new KeyValuePair<string, Thread>(step, Thread.CurrentThread));
+                    if (step == "freeing" && Thread.CurrentThread != threadOf("closed")) sentinelFinalized.Wait(10000);
+                }));
                 try
                 {
+                    int before = marketConnections();
+                    // Opened on a thread that then ends, so that no stack slot (Mono scans stacks
+                    // conservatively) keeps the stream reachable.
                     var opener = new Thread(() =>
                     {
                         var stream = client.OpenStream(null, "[{\"channel\":\"price\",\"symbol\":\"BTC-USD\"}]");
@@ -211,31 +210,58 @@ static partial class PerpsTests
                     });
                     opener.Start();
                     opener.Join();
+                    Equal(before + 1, marketConnections());
                     var deadline = DateTime.UtcNow.AddSeconds(10);
-                    while (!entered.IsSet)
+                    while (threadOf("freeing") == null)
                     {
-                        Expect(DateTime.UtcNow < deadline, "the collected stream's free never started");
+                        Expect(DateTime.UtcNow < deadline, "the collected stream's free never started; steps: " + seen());
                         GC.Collect();
                         Thread.Sleep(50);
                     }
-                    // With that free still held, a finalizer of a later collection runs: the
-                    // finalizer thread (one for the process) is not the one waiting for it.
-                    deadline = DateTime.UtcNow.AddSeconds(5);
-                    var finalized = new ManualResetEventSlim();
-                    var maker = new Thread(() => new FinalizerSentinel(finalized));
+                    Thread closedOn = threadOf("closed"), freeingOn = threadOf("freeing");
+                    Expect(closedOn != null && freeingOn != closedOn, "the free started on another thread than the close; steps: " + seen());
+
+                    // With that free still held, a finalizer of a later collection runs.
+                    var maker = new Thread(() => new FinalizerSentinel(() =>
+                    {
+                        lock (steps) steps.Add(new KeyValuePair<string, Thread>("sentinel finalized", Thread.CurrentThread));
+                        sentinelFinalized.Set();
+                    }));
                     maker.Start();
                     maker.Join();
-                    while (!finalized.IsSet)
+                    deadline = DateTime.UtcNow.AddSeconds(5);
+                    while (!sentinelFinalized.IsSet)
                     {
-                        Expect(DateTime.UtcNow < deadline, "no finalizer ran while the stream's free was held: the finalizer thread waits for it");
+                        Expect(DateTime.UtcNow < deadline, "no finalizer ran while the stream's free was held: the finalizer thread waits for it; steps: " + seen());
                         GC.Collect();
                         Thread.Sleep(50);
+                    }
+                    deadline = DateTime.UtcNow.AddSeconds(10);
+                    while (threadOf("freed") == null)
+                    {
+                        Expect(DateTime.UtcNow < deadline, "the collected stream was never freed; steps: " + seen());
+                        Thread.Sleep(20);
+                    }
+                    while (marketConnections() != before)
+                    {
+                        Expect(DateTime.UtcNow < deadline, "the stream's connection is still open: its finalizer did not close it");
+                        Thread.Sleep(50);
+                    }
+
+                    lock (steps)
+                    {
+                        Equal("closed, freeing, sentinel finalized, freed", string.Join(", ", steps.Select(x => x.Key)));
+                        // The process has one finalizer thread: the sentinel's finalizer ran on it.
+                        Thread finalizerThread = steps[2].Value, freedOn = steps[3].Value;
+                        Expect(closedOn == finalizerThread, "closed on the finalizer thread; steps: " + seen());
+                        Expect(freedOn == freeingOn && freedOn != finalizerThread && freedOn.IsThreadPoolThread && freedOn.IsBackground,
+                            "freed on a thread-pool thread; steps: " + seen());
                     }
                 }
                 finally
                 {
-                    field.SetValue(null, plainFree);
-                    release.Set();
+                    hook.SetValue(null, null);
+                    sentinelFinalized.Set();
                 }
             });
         }
@@ -287,12 +313,13 @@ static partial class PerpsTests
     }
 }
 
-/// <summary>Sets its event when finalized: shows that the finalizer thread is free.</summary>
+/// <summary>Runs its action when finalized, on the finalizer thread: shows that thread is free,
+/// and which thread it is.</summary>
 sealed class FinalizerSentinel
 {
-    private readonly ManualResetEventSlim finalized;
+    private readonly Action finalized;
 
-    public FinalizerSentinel(ManualResetEventSlim finalized) { this.finalized = finalized; }
+    public FinalizerSentinel(Action finalized) { this.finalized = finalized; }
 
-    ~FinalizerSentinel() { finalized.Set(); }
+    ~FinalizerSentinel() { finalized(); }
 }
