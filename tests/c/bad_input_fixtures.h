@@ -10,15 +10,13 @@
 
 #include "perps.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "fixtures.h"
+#include "loopback.h"
 
 #define MIB10 ((size_t)10 << 20)
 
@@ -74,25 +72,6 @@ static const struct fixture *fixture_named(const char *name) {
         }
     }
     return NULL;
-}
-
-/* A loopback port nothing listens on: bind one, then close it. */
-static int closed_port(void) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in addr;
-    memset(&addr, 0, sizeof addr);
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    int port = 9; /* discard: normally closed, if binding fails */
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&addr, sizeof addr) == 0 &&
-        getsockname(fd, (struct sockaddr *)&addr, &len) == 0) {
-        port = ntohs(addr.sin_port);
-    }
-    if (fd >= 0) {
-        close(fd);
-    }
-    return port;
 }
 
 static int setup_fixtures(void) {

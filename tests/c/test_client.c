@@ -17,19 +17,17 @@
 
 #include "perps.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "ed25519_verify.h"
+#include "loopback.h"
 
 /* Check code, a non-empty message containing `needle` (unless NULL) and the "reached"
  * flag; then free the error. */
@@ -51,65 +49,6 @@ static const char EVM_ADDRESS[] = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
 static const char ORDER[] =
     "{\"symbol\":\"BTC-USD\",\"side\":\"buy\",\"order_type\":\"limit\",\"qty\":\"0.010\",\"price\":\"65000.5\","
     "\"time_in_force\":\"gtc\",\"reduce_only\":false}";
-
-/* ------------------------------------------------------------------------------------ */
-/* Loopback sockets                                                                     */
-/* ------------------------------------------------------------------------------------ */
-
-/* A loopback TCP socket bound to an ephemeral port; listening if `backlog` > 0. */
-static int loopback_socket(int backlog, int *port) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) {
-        return -1;
-    }
-    struct sockaddr_in addr;
-    memset(&addr, 0, sizeof addr);
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    socklen_t len = sizeof addr;
-    if (bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
-        getsockname(fd, (struct sockaddr *)&addr, &len) != 0 || (backlog > 0 && listen(fd, backlog) != 0)) {
-        close(fd);
-        return -1;
-    }
-    *port = ntohs(addr.sin_port);
-    return fd;
-}
-
-/* A port nothing listens on: bind one, then close it. */
-static int closed_port(void) {
-    int port = 0;
-    int fd = loopback_socket(0, &port);
-    if (fd >= 0) {
-        close(fd);
-    }
-    return port;
-}
-
-/* The value of header `name` (case-insensitive) in a raw HTTP request; 0 when absent. */
-static int header_value(const char *request, const char *name, char *out, size_t out_size) {
-    size_t name_len = strlen(name);
-    const char *line = strstr(request, "\r\n");
-    while (line != NULL && line[2] != '\r') {
-        line += 2;
-        if (strncasecmp(line, name, name_len) == 0 && line[name_len] == ':') {
-            const char *value = line + name_len + 1;
-            while (*value == ' ') {
-                value++;
-            }
-            const char *end = strstr(value, "\r\n");
-            if (end == NULL || (size_t)(end - value) >= out_size) {
-                return 0;
-            }
-            memcpy(out, value, (size_t)(end - value));
-            out[end - value] = '\0';
-            return 1;
-        }
-        line = strstr(line, "\r\n");
-    }
-    return 0;
-}
 
 /* ------------------------------------------------------------------------------------ */
 /* Tests                                                                                 */
