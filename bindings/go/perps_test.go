@@ -1,18 +1,12 @@
 package perps_test
 
 import (
-	"bufio"
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/big"
-	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -30,122 +24,6 @@ const (
 	walletAddress = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"
 	order         = `{"symbol":"BTC-USD","side":"buy","order_type":"limit","qty":"0.01","price":"65000","time_in_force":"gtc","reduce_only":false}`
 )
-
-// ---------------------------------------------------------------------------------------
-// The sandbox venue, one per test: target/release/perps-sandbox (or $PERPS_SANDBOX).
-// ---------------------------------------------------------------------------------------
-
-type sandbox struct {
-	BaseURL  string `json:"base_url"`
-	PerpsURL string `json:"perps_url"`
-	AdminURL string `json:"admin_url"`
-}
-
-func startSandbox(t *testing.T) *sandbox {
-	t.Helper()
-	bin := os.Getenv("PERPS_SANDBOX")
-	if bin == "" {
-		bin = filepath.Join("..", "..", "target", "release", "perps-sandbox")
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("sandbox binary %s: %v (build it: cargo build --release -p perps-sandbox)", bin, err)
-	}
-	cmd := exec.Command(bin, "--port", "0", "--exit-on-stdin-eof")
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stdin.Close()
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	line := make(chan string, 1)
-	go func() {
-		text, _ := bufio.NewReader(stdout).ReadString('\n')
-		line <- text
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	var sb sandbox
-	select {
-	case text := <-line:
-		if err := json.Unmarshal([]byte(text), &sb); err != nil || sb.BaseURL == "" {
-			t.Fatalf("sandbox printed %q: %v", text, err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the sandbox did not print its URLs within 10 s")
-	}
-	return &sb
-}
-
-func (sb *sandbox) setFaults(t *testing.T, faults string) {
-	t.Helper()
-	resp, err := http.Post(sb.AdminURL+"/faults", "application/json", strings.NewReader(faults))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != 200 {
-		body, _ := io.ReadAll(resp.Body)
-		t.Fatalf("setting faults %s: HTTP %d %s", faults, resp.StatusCode, body)
-	}
-}
-
-func (sb *sandbox) stats(t *testing.T) map[string]int {
-	t.Helper()
-	resp, err := http.Get(sb.AdminURL + "/stats")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	stats := map[string]int{}
-	if err := json.NewDecoder(resp.Body).Decode(&stats); err != nil {
-		t.Fatal(err)
-	}
-	return stats
-}
-
-// asPerpsError asserts err is a *perps.Error with the code.
-func asPerpsError(t *testing.T, err error, code perps.Code) *perps.Error {
-	t.Helper()
-	var perr *perps.Error
-	if !errors.As(err, &perr) {
-		t.Fatalf("want a *perps.Error %v, got %T %v", code, err, err)
-	}
-	if perr.Code != code {
-		t.Fatalf("want code %v, got %v (%s)", code, perr.Code, perr.Message)
-	}
-	return perr
-}
-
-// signedIn starts a sandbox and returns a client and a session signed in to it with the bsc
-// test wallet; all three are closed when the test ends.
-func signedIn(t *testing.T) (*sandbox, *perps.Client, *perps.Session) {
-	t.Helper()
-	sb := startSandbox(t)
-	client, err := perps.NewClient(sb.BaseURL, sb.PerpsURL, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.Close() })
-	session, err := perps.NewSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = session.Close() })
-	if _, err := client.Signin(session, "bsc", walletKey, 3600); err != nil {
-		t.Fatal(err)
-	}
-	return sb, client, session
-}
 
 // ---------------------------------------------------------------------------------------
 // The flow (this is the README's "Use from Go" snippet)
