@@ -22,7 +22,7 @@ final class FundingTests {
         Map<String, String> credential;
         try {
             // A fresh account: the other tests' positions do not reach it.
-            credential = PerpsTests.flatJson(PerpsTests.admin("api-key", "{}"));
+            credential = TestJson.flat(PerpsTests.admin("api-key", "{}"));
         } catch (Exception e) {
             PerpsTests.test("funding: an API credential from the sandbox", () -> {
                 throw e;
@@ -34,7 +34,7 @@ final class FundingTests {
             PerpsTests.test("funding: a settled payment comes back, exactly, and moves the balance", () -> {
                 client.newOrder(session, "{\"symbol\":\"BTC-USD\",\"side\":\"buy\",\"order_type\":\"market\","
                         + "\"qty\":\"0.0100\",\"time_in_force\":\"ioc\",\"reduce_only\":false}");
-                PerpsTests.equal(0, PerpsTests.rows(client.queryFundingHistory(session, null)).size());
+                PerpsTests.equal(0, TestJson.rows(client.queryFundingHistory(session, null)).size());
                 boolean checked = false;
                 // The sandbox's marks walk every 3 s: a settlement is checked when the mark read
                 // before and after it is the same, and tried again otherwise.
@@ -44,18 +44,18 @@ final class FundingTests {
                     PerpsTests.admin("funding", "{\"symbol\":\"BTC-USD\",\"rate\":\"0.0001\"}");
                     Map<String, Object> after = position(client, session);
                     BigDecimal balanceAfter = balance(client, session);
-                    List<Object> rows = PerpsTests.rows(client.queryFundingHistory(session, "{\"symbol\":\"BTC-USD\"}"));
+                    List<Object> rows = TestJson.rows(client.queryFundingHistory(session, "{\"symbol\":\"BTC-USD\"}"));
                     PerpsTests.equal(attempt, rows.size());
-                    Map<String, Object> row = PerpsTests.obj(rows.get(0)); // newest first
+                    Map<String, Object> row = TestJson.obj(rows.get(0)); // newest first
                     PerpsTests.equal("funding_fee", row.get("txn_type"));
                     PerpsTests.equal("DUSD", row.get("asset"));
-                    BigDecimal paid = PerpsTests.dec(row.get("qty"));
+                    BigDecimal paid = TestJson.dec(row.get("qty"));
                     PerpsTests.equal(0, paid.compareTo(balanceAfter.subtract(balanceBefore)));
                     if (!before.get("mark_price").equals(after.get("mark_price"))) {
                         continue;
                     }
-                    BigDecimal expected = PerpsTests.dec(before.get("qty"))
-                            .multiply(PerpsTests.dec(before.get("mark_price")))
+                    BigDecimal expected = TestJson.dec(before.get("qty"))
+                            .multiply(TestJson.dec(before.get("mark_price")))
                             .multiply(new BigDecimal("0.0001"))
                             .negate()
                             .setScale(9, RoundingMode.HALF_UP); // half away from zero
@@ -70,10 +70,10 @@ final class FundingTests {
                 PerpsTests.admin("funding", "{\"rate\":\"-0.0002\"}");
                 List<Long> all = PerpsTests.ids(client.queryFundingHistory(session, null));
                 PerpsTests.expect(all.size() >= 2, "rows " + all);
-                List<Object> first = PerpsTests.rows(client.queryFundingHistory(session, "{\"limit\":1}"));
+                List<Object> first = TestJson.rows(client.queryFundingHistory(session, "{\"limit\":1}"));
                 PerpsTests.equal(1, first.size());
-                PerpsTests.equal(all.get(0), PerpsTests.dec(PerpsTests.obj(first.get(0)).get("id")).longValueExact());
-                PerpsTests.expect(PerpsTests.dec(PerpsTests.obj(first.get(0)).get("qty")).signum() > 0,
+                PerpsTests.equal(all.get(0), TestJson.dec(TestJson.obj(first.get(0)).get("id")).longValueExact());
+                PerpsTests.expect(TestJson.dec(TestJson.obj(first.get(0)).get("qty")).signum() > 0,
                         "received at a negative rate");
                 List<Long> rest = PerpsTests.ids(client.queryFundingHistory(session, "{\"last_id\":" + all.get(0) + "}"));
                 PerpsTests.equal(all.subList(1, all.size()), rest);
@@ -104,10 +104,10 @@ final class FundingTests {
     }
 
     static Map<String, Object> position(Client client, Session session) {
-        return PerpsTests.obj(PerpsTests.rows(client.queryPositions(session, "{\"symbol\":\"BTC-USD\"}")).get(0));
+        return TestJson.obj(TestJson.rows(client.queryPositions(session, "{\"symbol\":\"BTC-USD\"}")).get(0));
     }
 
     static BigDecimal balance(Client client, Session session) {
-        return PerpsTests.dec(PerpsTests.obj(PerpsTests.json(client.queryBalance(session, null))).get("balance"));
+        return TestJson.dec(TestJson.obj(TestJson.parse(client.queryBalance(session, null))).get("balance"));
     }
 }

@@ -20,7 +20,6 @@ import java.security.Signature;
 import java.security.spec.X509EncodedKeySpec;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
@@ -122,7 +121,7 @@ public final class PerpsTests {
 
             test("one-call sign-in and an order", () -> {
                 client.signin(session, "bsc", WALLET_KEY, 3600);
-                Map<String, String> answer = flatJson(client.newOrder(session, ORDER_JSON));
+                Map<String, String> answer = TestJson.flat(client.newOrder(session, ORDER_JSON));
                 equal("0", answer.get("code"));
                 expect(UUID4.matcher(answer.get("request_id")).matches(), "request_id " + answer.get("request_id"));
             });
@@ -172,7 +171,7 @@ public final class PerpsTests {
             });
 
             test("body signature: JSON of the four headers, UUID v4, 64-byte base64", () -> {
-                Map<String, String> headers = flatJson(session.signBody(ORDER_JSON));
+                Map<String, String> headers = TestJson.flat(session.signBody(ORDER_JSON));
                 equal(4, headers.size());
                 equal("v1", headers.get("x-request-sign-version"));
                 expect(UUID4.matcher(headers.get("x-request-id")).matches(), "x-request-id " + headers.get("x-request-id"));
@@ -184,7 +183,7 @@ public final class PerpsTests {
             test("body signature verifies (Ed25519, exact UTF-8 body bytes)", () -> {
                 String body = "{\"note\":\"café € 😀\"}";
                 String id = "0b4f4a3e-8c1d-4f6e-9a2b-3c4d5e6f7a8b";
-                Map<String, String> h = flatJson(session.signBodyAt(body, id, 1700000000000L));
+                Map<String, String> h = TestJson.flat(session.signBodyAt(body, id, 1700000000000L));
                 equal(id, h.get("x-request-id"));
                 equal("1700000000000", h.get("x-request-timestamp"));
                 byte[] message = ("v1," + id + ",1700000000000," + body).getBytes(StandardCharsets.UTF_8);
@@ -301,14 +300,14 @@ public final class PerpsTests {
 
     /** A price far below the mark, so the moving mark does not fill the order. */
     static String farBid(Client client) {
-        BigDecimal mark = dec(obj(json(client.querySymbolPrice(null, "{\"symbol\":\"BTC-USD\"}"))).get("mark_price"));
+        BigDecimal mark = TestJson.dec(TestJson.obj(TestJson.parse(client.querySymbolPrice(null, "{\"symbol\":\"BTC-USD\"}"))).get("mark_price"));
         return mark.subtract(BigDecimal.valueOf(2000)).setScale(0, RoundingMode.FLOOR).toPlainString();
     }
 
     static List<Long> ids(String listAnswer) {
         List<Long> out = new ArrayList<>();
-        for (Object o : rows(listAnswer)) {
-            out.add(dec(obj(o).get("id")).longValueExact());
+        for (Object o : TestJson.rows(listAnswer)) {
+            out.add(TestJson.dec(TestJson.obj(o).get("id")).longValueExact());
         }
         return out;
     }
@@ -316,137 +315,13 @@ public final class PerpsTests {
     /** The venue's request log (oldest first) for /api/{endpoint}, or every /api/ request. */
     static List<Object> logged(String endpoint) throws Exception {
         List<Object> out = new ArrayList<>();
-        for (Object r : (List<?>) json(admin("requests?last=1000", null))) {
-            String path = (String) obj(r).get("path");
+        for (Object r : (List<?>) TestJson.parse(admin("requests?last=1000", null))) {
+            String path = (String) TestJson.obj(r).get("path");
             if (endpoint == null ? path.contains("/api/") : path.endsWith("/api/" + endpoint)) {
                 out.add(r);
             }
         }
         return out;
-    }
-
-    // ---- JSON: just enough to read the venue's answers (numbers as BigDecimal) ----
-
-    @SuppressWarnings("unchecked")
-    static Map<String, Object> obj(Object v) {
-        return (Map<String, Object>) v;
-    }
-
-    /** A list answer: a bare array, or the result of a {page_size, result, total} envelope. */
-    @SuppressWarnings("unchecked")
-    static List<Object> rows(String answer) {
-        Object v = json(answer);
-        return (List<Object>) (v instanceof List ? v : obj(v).get("result"));
-    }
-
-    /** A decimal the venue may write as a string or a number, exactly. */
-    static BigDecimal dec(Object v) {
-        return v instanceof BigDecimal ? (BigDecimal) v : new BigDecimal((String) v);
-    }
-
-    static Object json(String text) {
-        int[] i = {0};
-        Object v = jsonValue(text, i);
-        jsonSpace(text, i);
-        if (i[0] != text.length()) {
-            throw new IllegalArgumentException("trailing characters in " + text);
-        }
-        return v;
-    }
-
-    static void jsonSpace(String t, int[] i) {
-        while (i[0] < t.length() && Character.isWhitespace(t.charAt(i[0]))) {
-            i[0]++;
-        }
-    }
-
-    static void jsonEat(String t, int[] i, char c) {
-        jsonSpace(t, i);
-        if (i[0] >= t.length() || t.charAt(i[0]) != c) {
-            throw new IllegalArgumentException("expected '" + c + "' at " + i[0] + " in " + t);
-        }
-        i[0]++;
-    }
-
-    static Object jsonValue(String t, int[] i) {
-        jsonSpace(t, i);
-        char c = t.charAt(i[0]);
-        if (c == '{') {
-            Map<String, Object> o = new LinkedHashMap<>();
-            i[0]++;
-            jsonSpace(t, i);
-            if (t.charAt(i[0]) == '}') {
-                i[0]++;
-                return o;
-            }
-            while (true) {
-                String key = (String) jsonValue(t, i);
-                jsonEat(t, i, ':');
-                o.put(key, jsonValue(t, i));
-                jsonSpace(t, i);
-                if (t.charAt(i[0]) == ',') {
-                    i[0]++;
-                    continue;
-                }
-                jsonEat(t, i, '}');
-                return o;
-            }
-        }
-        if (c == '[') {
-            List<Object> a = new ArrayList<>();
-            i[0]++;
-            jsonSpace(t, i);
-            if (t.charAt(i[0]) == ']') {
-                i[0]++;
-                return a;
-            }
-            while (true) {
-                a.add(jsonValue(t, i));
-                jsonSpace(t, i);
-                if (t.charAt(i[0]) == ',') {
-                    i[0]++;
-                    continue;
-                }
-                jsonEat(t, i, ']');
-                return a;
-            }
-        }
-        if (c == '"') {
-            StringBuilder sb = new StringBuilder();
-            i[0]++;
-            while (t.charAt(i[0]) != '"') {
-                char ch = t.charAt(i[0]);
-                if (ch == '\\') {
-                    char e = t.charAt(++i[0]);
-                    if (e == 'u') {
-                        sb.append((char) Integer.parseInt(t.substring(i[0] + 1, i[0] + 5), 16));
-                        i[0] += 4;
-                    } else {
-                        sb.append(e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e == 'b' ? '\b' : e == 'f' ? '\f' : e);
-                    }
-                } else {
-                    sb.append(ch);
-                }
-                i[0]++;
-            }
-            i[0]++;
-            return sb.toString();
-        }
-        int start = i[0];
-        while (i[0] < t.length() && ",]} \n\r\t".indexOf(t.charAt(i[0])) < 0) {
-            i[0]++;
-        }
-        String word = t.substring(start, i[0]);
-        switch (word) {
-            case "null":
-                return null;
-            case "true":
-                return Boolean.TRUE;
-            case "false":
-                return Boolean.FALSE;
-            default:
-                return new BigDecimal(word);
-        }
     }
 
     // ---- the sandbox ----
@@ -460,7 +335,7 @@ public final class PerpsTests {
         if (line == null) {
             throw new IllegalStateException("the sandbox printed nothing");
         }
-        Map<String, String> urls = flatJson(line);
+        Map<String, String> urls = TestJson.flat(line);
         baseUrl = urls.get("base_url");
         perpsUrl = urls.get("perps_url");
         adminUrl = urls.get("admin_url");
@@ -483,7 +358,7 @@ public final class PerpsTests {
     }
 
     static long stat(String name) throws Exception {
-        return Long.parseLong(flatJson(admin("stats", null)).get(name));
+        return Long.parseLong(TestJson.flat(admin("stats", null)).get(name));
     }
 
     // ---- Ed25519 and base58, to check the signature independently ----
@@ -550,71 +425,5 @@ public final class PerpsTests {
             return e;
         }
         throw new AssertionError("expected a PerpsException");
-    }
-
-    /** A flat JSON object (no nesting) as strings; enough for the headers, stats and URL line. */
-    static Map<String, String> flatJson(String text) {
-        Map<String, String> result = new LinkedHashMap<>();
-        int[] i = {0};
-        Runnable ws = () -> {
-            while (i[0] < text.length() && Character.isWhitespace(text.charAt(i[0]))) {
-                i[0]++;
-            }
-        };
-        java.util.function.Consumer<Character> eat = c -> {
-            ws.run();
-            if (i[0] >= text.length() || text.charAt(i[0]) != c) {
-                throw new IllegalArgumentException("expected '" + c + "' at " + i[0] + " in " + text);
-            }
-            i[0]++;
-        };
-        java.util.function.Supplier<String> str = () -> {
-            eat.accept('"');
-            StringBuilder sb = new StringBuilder();
-            while (text.charAt(i[0]) != '"') {
-                char c = text.charAt(i[0]);
-                if (c == '\\') {
-                    char e = text.charAt(++i[0]);
-                    if (e == 'u') {
-                        sb.append((char) Integer.parseInt(text.substring(i[0] + 1, i[0] + 5), 16));
-                        i[0] += 4;
-                    } else {
-                        sb.append(e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e == 'b' ? '\b' : e == 'f' ? '\f' : e);
-                    }
-                } else {
-                    sb.append(c);
-                }
-                i[0]++;
-            }
-            i[0]++;
-            return sb.toString();
-        };
-        eat.accept('{');
-        ws.run();
-        if (text.charAt(i[0]) == '}') {
-            return result;
-        }
-        while (true) {
-            String key = str.get();
-            eat.accept(':');
-            ws.run();
-            if (text.charAt(i[0]) == '"') {
-                result.put(key, str.get());
-            } else {
-                int start = i[0];
-                while (i[0] < text.length() && text.charAt(i[0]) != ',' && text.charAt(i[0]) != '}') {
-                    if (text.charAt(i[0]) == '{' || text.charAt(i[0]) == '[') {
-                        throw new IllegalArgumentException("nested value in " + text);
-                    }
-                    i[0]++;
-                }
-                result.put(key, text.substring(start, i[0]).trim());
-            }
-            ws.run();
-            if (text.charAt(i[0]) == '}') {
-                return result;
-            }
-            eat.accept(',');
-        }
     }
 }

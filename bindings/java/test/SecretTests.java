@@ -28,7 +28,7 @@ final class SecretTests {
         Field hook;
         Map<String, String> credential;
         try {
-            credential = PerpsTests.flatJson(PerpsTests.admin("api-key", "{}"));
+            credential = TestJson.flat(PerpsTests.admin("api-key", "{}"));
             hook = Class.forName("perps.PerpsNative$Secret").getDeclaredField("hook");
             hook.setAccessible(true);
             hook.set(null, (BiConsumer<String, byte[]>) (event, bytes) -> {

@@ -43,7 +43,7 @@ final class StreamTests {
             if (text == null) {
                 continue;
             }
-            Map<String, Object> e = PerpsTests.obj(PerpsTests.json(text));
+            Map<String, Object> e = TestJson.obj(TestJson.parse(text));
             if (accept.test(e)) {
                 return e;
             }
@@ -62,18 +62,18 @@ final class StreamTests {
     }
 
     static Predicate<Map<String, Object>> accountOrder(String clOrdId, String status) {
-        return e -> "order".equals(e.get("channel")) && clOrdId.equals(PerpsTests.obj(e.get("data")).get("cl_ord_id"))
-                && status.equals(PerpsTests.obj(e.get("data")).get("status"));
+        return e -> "order".equals(e.get("channel")) && clOrdId.equals(TestJson.obj(e.get("data")).get("cl_ord_id"))
+                && status.equals(TestJson.obj(e.get("data")).get("status"));
     }
 
     static List<BigDecimal> prices(Object side) {
-        return ((List<?>) side).stream().map(l -> PerpsTests.dec(((List<?>) l).get(0))).collect(toList());
+        return ((List<?>) side).stream().map(l -> TestJson.dec(((List<?>) l).get(0))).collect(toList());
     }
 
     /** The venue's open market-stream connections (admin ws/connections, endpoint ws-stream). */
     static int marketConnections() throws Exception {
-        return (int) ((List<?>) PerpsTests.json(PerpsTests.admin("ws/connections", null))).stream()
-                .filter(c -> "ws-stream".equals(PerpsTests.obj(c).get("endpoint"))).count();
+        return (int) ((List<?>) TestJson.parse(PerpsTests.admin("ws/connections", null))).stream()
+                .filter(c -> "ws-stream".equals(TestJson.obj(c).get("endpoint"))).count();
     }
 
     /** Open a market stream, see it connected and drop it unclosed (unreachable once this returns). */
@@ -99,34 +99,34 @@ final class StreamTests {
                     PerpsTests.equal("market", nextWhere(account, isStatus("connected")).get("stream"));
                     PerpsTests.equal("order", nextWhere(orders, isStatus("connected")).get("stream"));
 
-                    Map<String, Object> sent = PerpsTests.obj(PerpsTests.json(orders.newOrder(PerpsTests.limitBuy(bid, "0.01", ""))));
+                    Map<String, Object> sent = TestJson.obj(TestJson.parse(orders.newOrder(PerpsTests.limitBuy(bid, "0.01", ""))));
                     String requestId = (String) sent.get("request_id");
                     String cl = (String) sent.get("cl_ord_id");
                     PerpsTests.expect(PerpsTests.UUID4.matcher(requestId).matches() && cl.length() >= 26, "sent " + sent);
                     Map<String, Object> ack = nextWhere(orders, responseTo(requestId, false));
                     PerpsTests.equal("accepted", ack.get("message"));
-                    PerpsTests.equal(0, PerpsTests.dec(ack.get("code")).intValueExact());
+                    PerpsTests.equal(0, TestJson.dec(ack.get("code")).intValueExact());
                     Map<String, Object> outcome = nextWhere(orders, responseTo(requestId, true));
                     PerpsTests.equal("success", outcome.get("message"));
                     PerpsTests.equal(cl, outcome.get("cl_ord_id"));
-                    PerpsTests.expect(PerpsTests.dec(outcome.get("received_ns")).compareTo(PerpsTests.dec(ack.get("received_ns"))) >= 0,
+                    PerpsTests.expect(TestJson.dec(outcome.get("received_ns")).compareTo(TestJson.dec(ack.get("received_ns"))) >= 0,
                             "received_ns in order");
 
-                    Map<String, Object> data = PerpsTests.obj(nextWhere(account, accountOrder(cl, "open")).get("data"));
-                    PerpsTests.equal(0, new BigDecimal(bid).compareTo(PerpsTests.dec(data.get("price"))));
-                    PerpsTests.equal(0, new BigDecimal("0.01").compareTo(PerpsTests.dec(data.get("qty"))));
+                    Map<String, Object> data = TestJson.obj(nextWhere(account, accountOrder(cl, "open")).get("data"));
+                    PerpsTests.equal(0, new BigDecimal(bid).compareTo(TestJson.dec(data.get("price"))));
+                    PerpsTests.equal(0, new BigDecimal("0.01").compareTo(TestJson.dec(data.get("qty"))));
                     // The venue's REST view agrees: the order it accepted (signature verified) is ours.
-                    Map<String, Object> rest = PerpsTests.obj(PerpsTests.json(client.queryOrder(session, "{\"cl_ord_id\":\"" + cl + "\"}")));
-                    PerpsTests.equal(PerpsTests.dec(data.get("id")), PerpsTests.dec(rest.get("id")));
+                    Map<String, Object> rest = TestJson.obj(TestJson.parse(client.queryOrder(session, "{\"cl_ord_id\":\"" + cl + "\"}")));
+                    PerpsTests.equal(TestJson.dec(data.get("id")), TestJson.dec(rest.get("id")));
                     PerpsTests.equal("open", rest.get("status"));
 
-                    Map<String, Object> cancel = PerpsTests.obj(PerpsTests.json(orders.cancelOrder("{\"cl_ord_id\":\"" + cl + "\"}")));
+                    Map<String, Object> cancel = TestJson.obj(TestJson.parse(orders.cancelOrder("{\"cl_ord_id\":\"" + cl + "\"}")));
                     String cancelId = (String) cancel.get("request_id");
                     PerpsTests.expect(!cancelId.equals(requestId) && cl.equals(cancel.get("cl_ord_id")), "cancel " + cancel);
                     nextWhere(orders, responseTo(cancelId, false));
                     PerpsTests.equal("success", nextWhere(orders, responseTo(cancelId, true)).get("message"));
                     nextWhere(account, accountOrder(cl, "canceled"));
-                    PerpsTests.equal("canceled", PerpsTests.obj(PerpsTests.json(
+                    PerpsTests.equal("canceled", TestJson.obj(TestJson.parse(
                             client.queryOrder(session, "{\"cl_ord_id\":\"" + cl + "\"}"))).get("status"));
 
                     // Refused before anything is sent.
@@ -179,7 +179,7 @@ final class StreamTests {
                     for (int n = 0; n < 3; n++) { // the snapshot, then pushes (each shuffled by the venue)
                         Map<String, Object> e = nextWhere(stream, x -> "depth_book".equals(x.get("channel")));
                         PerpsTests.equal("XAG-USD", e.get("symbol"));
-                        Map<String, Object> book = PerpsTests.obj(e.get("data"));
+                        Map<String, Object> book = TestJson.obj(e.get("data"));
                         PerpsTests.expect(((List<?>) book.get("bids")).stream().allMatch(l -> ((List<?>) l).get(0) instanceof String),
                                 "prices as the venue's text");
                         List<BigDecimal> bids = prices(book.get("bids"));
@@ -239,12 +239,12 @@ final class StreamTests {
                 String bid = PerpsTests.farBid(client);
                 try (Stream orders = client.openOrderStream(session)) {
                     nextWhere(orders, isStatus("connected"));
-                    String firstId = (String) PerpsTests.obj(PerpsTests.json(orders.newOrder(PerpsTests.limitBuy(bid, "0.01", ""))))
+                    String firstId = (String) TestJson.obj(TestJson.parse(orders.newOrder(PerpsTests.limitBuy(bid, "0.01", ""))))
                             .get("request_id");
                     nextWhere(orders, responseTo(firstId, true));
 
                     // The venue stops reading (its socket stays open): orders until one does not fit.
-                    PerpsTests.expect(Long.parseLong(PerpsTests.flatJson(PerpsTests.admin("ws/stall", "{}")).get("stalled")) >= 1,
+                    PerpsTests.expect(Long.parseLong(TestJson.flat(PerpsTests.admin("ws/stall", "{}")).get("stalled")) >= 1,
                             "a connection stalled");
                     Set<String> written = new HashSet<>();
                     String last = null;
@@ -252,7 +252,7 @@ final class StreamTests {
                     long deadline = System.nanoTime() + 60_000_000_000L;
                     while (written.size() < 50000 && System.nanoTime() < deadline) {
                         try {
-                            last = (String) PerpsTests.obj(PerpsTests.json(orders.newOrder(PerpsTests.limitBuy(bid, "0.01", ""))))
+                            last = (String) TestJson.obj(TestJson.parse(orders.newOrder(PerpsTests.limitBuy(bid, "0.01", ""))))
                                     .get("request_id");
                         } catch (PerpsException failure) {
                             e = failure;

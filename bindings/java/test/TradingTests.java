@@ -47,28 +47,28 @@ final class TradingTests {
         try (Client client = new Client(PerpsTests.baseUrl, PerpsTests.perpsUrl)) {
             PerpsTests.test("public endpoints without a session; depth book sorted", () -> {
                 List<String> symbols = new ArrayList<>();
-                for (Object r : PerpsTests.rows(client.querySymbolInfo(null, null))) {
-                    symbols.add((String) PerpsTests.obj(r).get("symbol"));
+                for (Object r : TestJson.rows(client.querySymbolInfo(null, null))) {
+                    symbols.add((String) TestJson.obj(r).get("symbol"));
                 }
                 for (String want : new String[] {"BTC-USD", "ETH-USD", "XAG-USD"}) {
                     PerpsTests.expect(symbols.contains(want), "symbols " + symbols);
                 }
-                List<Object> xag = PerpsTests.rows(client.querySymbolInfo(null, "{\"symbol\":\"XAG-USD\"}"));
+                List<Object> xag = TestJson.rows(client.querySymbolInfo(null, "{\"symbol\":\"XAG-USD\"}"));
                 PerpsTests.equal(1, xag.size());
-                PerpsTests.equal("XAG-USD", PerpsTests.obj(xag.get(0)).get("symbol"));
-                Map<String, Object> price = PerpsTests.obj(PerpsTests.json(client.querySymbolPrice(null, "{\"symbol\":\"BTC-USD\"}")));
-                PerpsTests.expect(PerpsTests.dec(price.get("mark_price")).signum() > 0, "mark_price " + price);
+                PerpsTests.equal("XAG-USD", TestJson.obj(xag.get(0)).get("symbol"));
+                Map<String, Object> price = TestJson.obj(TestJson.parse(client.querySymbolPrice(null, "{\"symbol\":\"BTC-USD\"}")));
+                PerpsTests.expect(TestJson.dec(price.get("mark_price")).signum() > 0, "mark_price " + price);
                 // XAG-USD's bids (100.04 … 99.95 around the default mark) sort differently as strings.
                 for (String symbol : new String[] {"XAG-USD", "BTC-USD"}) {
                     String text = client.queryDepthBook(null, "{\"symbol\":\"" + symbol + "\"}");
-                    Map<String, Object> book = PerpsTests.obj(PerpsTests.json(text));
+                    Map<String, Object> book = TestJson.obj(TestJson.parse(text));
                     List<BigDecimal> bids = new ArrayList<>();
                     List<BigDecimal> asks = new ArrayList<>();
                     for (Object l : (List<?>) book.get("bids")) {
-                        bids.add(PerpsTests.dec(((List<?>) l).get(0)));
+                        bids.add(TestJson.dec(((List<?>) l).get(0)));
                     }
                     for (Object l : (List<?>) book.get("asks")) {
-                        asks.add(PerpsTests.dec(((List<?>) l).get(0)));
+                        asks.add(TestJson.dec(((List<?>) l).get(0)));
                     }
                     PerpsTests.expect(!bids.isEmpty() && !asks.isEmpty() && bids.get(0).compareTo(asks.get(0)) < 0, "book " + text);
                     for (int i = 1; i < bids.size(); i++) {
@@ -82,7 +82,7 @@ final class TradingTests {
                     List<Object> sent = PerpsTests.logged(name);
                     PerpsTests.expect(!sent.isEmpty(), name + " in the venue's log");
                     for (Object r : sent) {
-                        PerpsTests.expect(!PerpsTests.obj(PerpsTests.obj(r).get("headers")).containsKey("authorization"), name + " sent a bearer token");
+                        PerpsTests.expect(!TestJson.obj(TestJson.obj(r).get("headers")).containsKey("authorization"), name + " sent a bearer token");
                     }
                 }
                 try (Session session = new Session()) {
@@ -94,27 +94,27 @@ final class TradingTests {
                 client.signin(session, "bsc", PerpsTests.WALLET_KEY, 3600);
 
                 PerpsTests.test("trading loop: set-up, order by cl_ord_id, open orders, cancel, NOT_FOUND again", () -> {
-                    PerpsTests.equal(BigDecimal.ZERO, PerpsTests.dec(PerpsTests.obj(PerpsTests.json(client.changeMarginMode(session,
+                    PerpsTests.equal(BigDecimal.ZERO, TestJson.dec(TestJson.obj(TestJson.parse(client.changeMarginMode(session,
                             "{\"symbol\":\"BTC-USD\",\"margin_mode\":\"cross\"}"))).get("code")));
-                    PerpsTests.equal(BigDecimal.ZERO, PerpsTests.dec(PerpsTests.obj(PerpsTests.json(client.changeLeverage(session,
+                    PerpsTests.equal(BigDecimal.ZERO, TestJson.dec(TestJson.obj(TestJson.parse(client.changeLeverage(session,
                             "{\"symbol\":\"BTC-USD\",\"leverage\":10}"))).get("code")));
-                    Map<String, Object> config = PerpsTests.obj(PerpsTests.json(client.queryPositionConfig(session, "{\"symbol\":\"BTC-USD\"}")));
-                    PerpsTests.equal(0, PerpsTests.dec(config.get("leverage")).compareTo(BigDecimal.TEN));
+                    Map<String, Object> config = TestJson.obj(TestJson.parse(client.queryPositionConfig(session, "{\"symbol\":\"BTC-USD\"}")));
+                    PerpsTests.equal(0, TestJson.dec(config.get("leverage")).compareTo(BigDecimal.TEN));
                     PerpsTests.equal("cross", config.get("margin_mode"));
 
                     String bid = PerpsTests.farBid(client);
-                    Map<String, Object> placed = PerpsTests.obj(PerpsTests.json(client.newOrder(session, PerpsTests.limitBuy(bid, "0.01", ""))));
+                    Map<String, Object> placed = TestJson.obj(TestJson.parse(client.newOrder(session, PerpsTests.limitBuy(bid, "0.01", ""))));
                     String cl = (String) placed.get("cl_ord_id");
                     PerpsTests.expect(cl != null && cl.length() >= 26, "cl_ord_id " + cl);
-                    Map<String, Object> order = PerpsTests.obj(PerpsTests.json(client.queryOrder(session, "{\"cl_ord_id\":\"" + cl + "\"}")));
-                    long id = PerpsTests.dec(order.get("id")).longValueExact();
+                    Map<String, Object> order = TestJson.obj(TestJson.parse(client.queryOrder(session, "{\"cl_ord_id\":\"" + cl + "\"}")));
+                    long id = TestJson.dec(order.get("id")).longValueExact();
                     PerpsTests.expect(id > (1L << 32), "id above 2^32: " + id);
                     PerpsTests.equal("open", order.get("status"));
-                    PerpsTests.equal(cl, PerpsTests.obj(PerpsTests.json(client.queryOrder(session, "{\"order_id\":" + id + "}"))).get("cl_ord_id"));
+                    PerpsTests.equal(cl, TestJson.obj(TestJson.parse(client.queryOrder(session, "{\"order_id\":" + id + "}"))).get("cl_ord_id"));
                     PerpsTests.expect(PerpsTests.ids(client.queryOpenOrders(session, "{\"symbol\":\"BTC-USD\"}")).contains(id), "listed as open");
                     PerpsTests.expect(PerpsTests.ids(client.queryOpenOrders(session, null)).contains(id), "listed as open (no filter)");
-                    PerpsTests.equal(BigDecimal.ZERO, PerpsTests.dec(PerpsTests.obj(PerpsTests.json(client.cancelOrder(session, "{\"cl_ord_id\":\"" + cl + "\"}"))).get("code")));
-                    PerpsTests.equal("canceled", PerpsTests.obj(PerpsTests.json(client.queryOrder(session, "{\"order_id\":" + id + "}"))).get("status"));
+                    PerpsTests.equal(BigDecimal.ZERO, TestJson.dec(TestJson.obj(TestJson.parse(client.cancelOrder(session, "{\"cl_ord_id\":\"" + cl + "\"}"))).get("code")));
+                    PerpsTests.equal("canceled", TestJson.obj(TestJson.parse(client.queryOrder(session, "{\"order_id\":" + id + "}"))).get("status"));
                     PerpsTests.expect(!PerpsTests.ids(client.queryOpenOrders(session, null)).contains(id), "no longer open");
                     PerpsTests.expect(PerpsTests.ids(client.queryOrders(session, "{\"symbol\":\"BTC-USD\",\"status\":\"canceled\",\"limit\":50}"))
                             .contains(id), "in the history");
@@ -126,9 +126,9 @@ final class TradingTests {
                     PerpsTests.expect(e.getClOrdId() == null && e.getRetryAfterMs() == -1, "fields " + e);
                     PerpsTests.expect(e.getXRequestId() != null && PerpsTests.UUID4.matcher(e.getXRequestId()).matches(), "x-request-id " + e.getXRequestId());
                     List<Object> cancels = PerpsTests.logged("cancel_order");
-                    Map<String, Object> last = PerpsTests.obj(cancels.get(cancels.size() - 1));
-                    PerpsTests.equal(e.getXRequestId(), PerpsTests.obj(last.get("headers")).get("x-request-id"));
-                    PerpsTests.equal(0, PerpsTests.dec(last.get("status")).compareTo(BigDecimal.valueOf(404)));
+                    Map<String, Object> last = TestJson.obj(cancels.get(cancels.size() - 1));
+                    PerpsTests.equal(e.getXRequestId(), TestJson.obj(last.get("headers")).get("x-request-id"));
+                    PerpsTests.equal(0, TestJson.dec(last.get("status")).compareTo(BigDecimal.valueOf(404)));
 
                     PerpsException get = PerpsTests.expectThrows(() -> client.queryOrder(session, "{\"order_id\":4294967299999}"));
                     PerpsTests.equal(PerpsCode.NOT_FOUND, get.getCode());
@@ -138,28 +138,28 @@ final class TradingTests {
                 PerpsTests.test("fills: market order, trades, positions, balance; batch cancel", () -> {
                     client.newOrder(session, "{\"symbol\":\"BTC-USD\",\"side\":\"buy\",\"order_type\":\"market\","
                             + "\"qty\":\"0.01\",\"time_in_force\":\"ioc\",\"reduce_only\":false}");
-                    List<Object> trades = PerpsTests.rows(client.queryTrades(session, "{\"symbol\":\"BTC-USD\",\"side\":\"buy\"}"));
-                    PerpsTests.expect(!trades.isEmpty() && PerpsTests.dec(PerpsTests.obj(trades.get(0)).get("qty")).signum() > 0, "a fill");
-                    PerpsTests.expect(!PerpsTests.rows(client.queryTrades(session, null)).isEmpty(), "fills without a filter");
+                    List<Object> trades = TestJson.rows(client.queryTrades(session, "{\"symbol\":\"BTC-USD\",\"side\":\"buy\"}"));
+                    PerpsTests.expect(!trades.isEmpty() && TestJson.dec(TestJson.obj(trades.get(0)).get("qty")).signum() > 0, "a fill");
+                    PerpsTests.expect(!TestJson.rows(client.queryTrades(session, null)).isEmpty(), "fills without a filter");
                     boolean longBtc = false;
-                    for (Object p : PerpsTests.rows(client.queryPositions(session, "{\"symbol\":\"BTC-USD\"}"))) {
-                        longBtc |= "BTC-USD".equals(PerpsTests.obj(p).get("symbol")) && PerpsTests.dec(PerpsTests.obj(p).get("qty")).signum() > 0;
+                    for (Object p : TestJson.rows(client.queryPositions(session, "{\"symbol\":\"BTC-USD\"}"))) {
+                        longBtc |= "BTC-USD".equals(TestJson.obj(p).get("symbol")) && TestJson.dec(TestJson.obj(p).get("qty")).signum() > 0;
                     }
                     PerpsTests.expect(longBtc, "a long position");
-                    PerpsTests.expect(!PerpsTests.rows(client.queryPositions(session, null)).isEmpty(), "positions without a filter");
-                    Map<String, Object> balance = PerpsTests.obj(PerpsTests.json(client.queryBalance(session, null)));
-                    PerpsTests.expect(balance.containsKey("equity") && PerpsTests.dec(balance.get("balance")).signum() > 0, "balance " + balance);
+                    PerpsTests.expect(!TestJson.rows(client.queryPositions(session, null)).isEmpty(), "positions without a filter");
+                    Map<String, Object> balance = TestJson.obj(TestJson.parse(client.queryBalance(session, null)));
+                    PerpsTests.expect(balance.containsKey("equity") && TestJson.dec(balance.get("balance")).signum() > 0, "balance " + balance);
 
                     String bid = PerpsTests.farBid(client);
-                    String a = (String) PerpsTests.obj(PerpsTests.json(client.newOrder(session, PerpsTests.limitBuy(bid, "0.01", "")))).get("cl_ord_id");
+                    String a = (String) TestJson.obj(TestJson.parse(client.newOrder(session, PerpsTests.limitBuy(bid, "0.01", "")))).get("cl_ord_id");
                     String b = "java-batch-" + System.nanoTime() % 1000000000L;
                     client.newOrder(session, PerpsTests.limitBuy(bid, "0.01", ",\"cl_ord_id\":\"" + b + "\""));
-                    long aId = PerpsTests.dec(PerpsTests.obj(PerpsTests.json(client.queryOrder(session, "{\"cl_ord_id\":\"" + a + "\"}"))).get("id")).longValueExact();
-                    Object answer = PerpsTests.json(client.cancelOrders(session,
+                    long aId = TestJson.dec(TestJson.obj(TestJson.parse(client.queryOrder(session, "{\"cl_ord_id\":\"" + a + "\"}"))).get("id")).longValueExact();
+                    Object answer = TestJson.parse(client.cancelOrders(session,
                             "{\"order_id_list\":[" + aId + "],\"cl_ord_id_list\":[\"" + b + "\"]}"));
-                    PerpsTests.expect(answer instanceof List || PerpsTests.dec(PerpsTests.obj(answer).get("code")).signum() == 0, "cancel_orders answer " + answer);
+                    PerpsTests.expect(answer instanceof List || TestJson.dec(TestJson.obj(answer).get("code")).signum() == 0, "cancel_orders answer " + answer);
                     for (String c : new String[] {a, b}) {
-                        PerpsTests.equal("canceled", PerpsTests.obj(PerpsTests.json(client.queryOrder(session, "{\"cl_ord_id\":\"" + c + "\"}"))).get("status"));
+                        PerpsTests.equal("canceled", TestJson.obj(TestJson.parse(client.queryOrder(session, "{\"cl_ord_id\":\"" + c + "\"}"))).get("status"));
                     }
                 });
 
@@ -215,7 +215,7 @@ final class TradingTests {
                         long deadline = System.nanoTime() + 10_000_000_000L;
                         while (found == null) {
                             try {
-                                found = PerpsTests.obj(PerpsTests.json(slow.queryOrder(session, "{\"cl_ord_id\":\"" + e.getClOrdId() + "\"}")));
+                                found = TestJson.obj(TestJson.parse(slow.queryOrder(session, "{\"cl_ord_id\":\"" + e.getClOrdId() + "\"}")));
                             } catch (PerpsException notYet) {
                                 PerpsTests.equal(PerpsCode.NOT_FOUND, notYet.getCode());
                                 PerpsTests.expect(System.nanoTime() < deadline, "found within 10 s");
@@ -223,10 +223,10 @@ final class TradingTests {
                             }
                         }
                         PerpsTests.equal("open", found.get("status"));
-                        PerpsTests.equal(0, PerpsTests.dec(found.get("qty")).compareTo(new BigDecimal("0.02")));
+                        PerpsTests.equal(0, TestJson.dec(found.get("qty")).compareTo(new BigDecimal("0.02")));
                         List<Object> orders = PerpsTests.logged("new_order");
                         PerpsTests.equal(ordersBefore + 1, orders.size());
-                        PerpsTests.equal(e.getXRequestId(), PerpsTests.obj(PerpsTests.obj(orders.get(orders.size() - 1)).get("headers")).get("x-request-id"));
+                        PerpsTests.equal(e.getXRequestId(), TestJson.obj(TestJson.obj(orders.get(orders.size() - 1)).get("headers")).get("x-request-id"));
                     }
                 });
 
