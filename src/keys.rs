@@ -266,29 +266,9 @@ mod tests {
         let key = RequestKey::from_signing_key(&SigningKey::from_bytes(&[3; 32]));
         let message: &[u8] = b"v1,123e4567-e89b-42d3-a456-426614174000,1700000000123,{}";
         key.sign_parts(&[message]).unwrap();
-        let mut fds = [0; 2];
-        // SAFETY: plain system calls; the child only signs, writes and exits.
-        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-        let pid = unsafe { libc::fork() };
-        assert!(pid >= 0, "fork failed");
-        if pid == 0 {
-            let r = key.sign_parts(&[message]).map(|s| *s.r_bytes()).unwrap_or([0; 32]);
-            unsafe {
-                libc::write(fds[1], r.as_ptr().cast(), r.len());
-                libc::_exit(0);
-            }
-        }
-        let parent = key.sign_parts(&[message]).unwrap();
-        let mut child = [0u8; 32];
-        let n = unsafe { libc::read(fds[0], child.as_mut_ptr().cast(), child.len()) };
-        let mut status = 0;
-        unsafe {
-            libc::waitpid(pid, &mut status, 0);
-            libc::close(fds[0]);
-            libc::close(fds[1]);
-        }
-        assert_eq!(n, 32, "the child reported its R");
-        assert_ne!(child, [0; 32], "the child could not sign");
-        assert_ne!(*parent.r_bytes(), child, "a forked child signed with the parent's nonce");
+        let (parent, child) = crate::os_random::drawn_in_parent_and_forked_child(|| {
+            key.sign_parts(&[message]).ok().map(|signature| *signature.r_bytes())
+        });
+        assert_ne!(parent, child, "a forked child signed with the parent's nonce");
     }
 }

@@ -108,6 +108,40 @@ fn forks_are_watched() -> bool {
     true
 }
 
+/// What `draw` gives in a child forked now and then in this process: (this process's,
+/// the child's). For the tests that show a fork handing the child fresh randomness (here,
+/// and the nonce's in `keys.rs`). The child does no more than draw, write to a pipe and
+/// `_exit` (a failed draw reports zeros, which fail the test here); this process waits for it.
+#[cfg(all(test, unix))]
+pub(crate) fn drawn_in_parent_and_forked_child<const N: usize>(
+    draw: impl Fn() -> Option<[u8; N]>,
+) -> ([u8; N], [u8; N]) {
+    let mut fds = [0; 2];
+    // SAFETY: plain system calls on a pipe of our own; the child only draws, writes, exits.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        let drawn = draw().unwrap_or([0; N]);
+        unsafe {
+            libc::write(fds[1], drawn.as_ptr().cast(), N);
+            libc::_exit(0);
+        }
+    }
+    let parent = draw().expect("a draw in this process");
+    let mut child = [0u8; N];
+    let n = unsafe { libc::read(fds[0], child.as_mut_ptr().cast(), N) };
+    let mut status = 0;
+    unsafe {
+        libc::waitpid(pid, &mut status, 0);
+        libc::close(fds[0]);
+        libc::close(fds[1]);
+    }
+    assert_eq!(n, N as isize, "the child reported what it drew");
+    assert_ne!(child, [0; N], "the child could not draw");
+    (parent, child)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,29 +178,7 @@ mod tests {
     #[test]
     fn a_forked_child_draws_fresh_bytes() {
         take::<16>().unwrap();
-        let mut fds = [0; 2];
-        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-        let pid = unsafe { libc::fork() };
-        assert!(pid >= 0, "fork failed");
-        if pid == 0 {
-            // The child: no panics, no allocation; report the next id and leave.
-            let id = take::<16>().unwrap_or([0; 16]);
-            unsafe {
-                libc::write(fds[1], id.as_ptr().cast(), id.len());
-                libc::_exit(0);
-            }
-        }
-        let parent = take::<16>().unwrap();
-        let mut child = [0u8; 16];
-        let n = unsafe { libc::read(fds[0], child.as_mut_ptr().cast(), child.len()) };
-        let mut status = 0;
-        unsafe {
-            libc::waitpid(pid, &mut status, 0);
-            libc::close(fds[0]);
-            libc::close(fds[1]);
-        }
-        assert_eq!(n, 16, "the child reported its id");
-        assert_ne!(child, [0; 16], "the child could not draw an id");
+        let (parent, child) = drawn_in_parent_and_forked_child(|| take::<16>().ok());
         assert_ne!(parent, child, "a forked child repeated the parent's request id");
     }
 }
