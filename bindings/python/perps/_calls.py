@@ -8,9 +8,11 @@ import ctypes
 import decimal
 import json
 import threading
+import weakref
+import _thread
 from collections.abc import Mapping
 from ctypes import byref, c_void_p
-from typing import Any, Callable, Literal, Optional, TypeVar
+from typing import Any, Callable, List, Literal, Optional, Tuple, TypeVar
 
 from ._errors import Code, PerpsError
 from ._native import _lib
@@ -194,40 +196,89 @@ def _opened_off_main(open_stream: Callable[[], _T], discard: Callable[[_T], None
         raise
 
 
-class _Handle:
-    """One C handle's lifetime: calls count themselves in and out; close() takes the pointer
-    away, waits for the calls in flight, then frees it exactly once."""
+class _InFlight:
+    """One call's hold on the handles it uses, for as long as it holds its ``mark``::
 
-    __slots__ = ("_ptr", "_free", "_kind", "_cond", "_users", "_closed_code")
+        call = _InFlight(handles)
+        with call.mark:
+            ptr_a, ptr_b = call.pointers()   # counted in: a close() now waits for the call
+            ...                              # the library call
+
+    Why a lock, and this shape: an exception a signal handler raises (Ctrl-C's
+    KeyboardInterrupt) can come at a function's entry, after a call returns or at a backward
+    jump, never inside a C function. The mark is a lock written in C (``_thread.RLock``):
+    the ``with`` statement takes it and gives it back through the lock's own C ``__enter__``
+    and ``__exit__``, so no such exception can come between the end of the call and the
+    release of its mark, as one could at the entry of a context manager's Python
+    ``__exit__`` (leaving the call counted for ever and close() waiting). ``pointers()`` runs
+    inside the ``with``: an exception anywhere in it, or later, still releases the mark.
+    tests/test_interrupts.py tries every such point in turn."""
+
+    __slots__ = ("mark", "_handles", "__weakref__")
+
+    def __init__(self, handles: Tuple[_Handle, ...]) -> None:
+        self.mark = _thread.RLock()
+        self._handles = handles
+
+    def pointers(self) -> List[Any]:
+        """The handles' pointers, in order, once the call is counted in on each; the handle's
+        ``closed_code`` error when one is closed. Call it holding ``mark``."""
+        return [handle._enter(self) for handle in self._handles]
+
+
+class _Handle:
+    """One C handle's lifetime: the calls in flight (each an :class:`_InFlight`, its mark held
+    while it runs); close() takes the pointer away, waits for those calls, then frees it exactly
+    once."""
+
+    __slots__ = ("_ptr", "_free", "_kind", "_lock", "_calls", "_closing", "_closed_code")
 
     def __init__(self, ptr, free, kind, closed_code=Code.INVALID_ARGUMENT):
         self._ptr = ptr
         self._free = free
         self._kind = kind
-        self._cond = threading.Condition(threading.Lock())
-        self._users = 0
+        self._lock = threading.Lock()
+        # The calls that entered; each leaves this set when collected (usually at once, as
+        # its with statement ends). One still here is in flight only while its mark is held.
+        self._calls: weakref.WeakSet[_InFlight] = weakref.WeakSet()
+        self._closing = None  # the pointer close() took away and has not freed yet
         self._closed_code = closed_code  # raised by a call after close()
 
-    def acquire(self):
-        with self._cond:
+    def _enter(self, call: _InFlight) -> Any:
+        with self._lock:
             if self._ptr is None:
                 raise PerpsError(self._closed_code, f"the {self._kind} is closed")
-            self._users += 1
+            self._calls.add(call)
             return self._ptr
 
-    def release(self):
-        with self._cond:
-            self._users -= 1
-            if self._users == 0:
-                self._cond.notify_all()
-
     def close(self):
-        with self._cond:
+        """Take the pointer away (calls entering from now on are refused), wait for the calls
+        in flight, then free it. An exception that interrupts the wait (Ctrl-C) leaves the
+        free to the next close(). A close() on a thread that is itself inside a call on this
+        handle (a signal handler's, say) cannot wait for that call and must not free the
+        handle under it: it returns, and the next close() (or the finaliser) frees it."""
+        with self._lock:
             ptr, self._ptr = self._ptr, None
-            while self._users:
-                self._cond.wait()
-        if ptr is not None:
-            self._free(ptr)
+            if ptr is not None:
+                self._closing = ptr
+            calls = list(self._calls)
+        for call in calls:
+            mark = call.mark
+            if mark._is_owned():
+                return
+            try:
+                mark.acquire()  # returns once the call has released it: the call is over
+            finally:
+                try:
+                    mark.release()
+                except RuntimeError:  # not acquired: interrupted first
+                    pass
+        with self._lock:
+            # Freed under the lock: between taking the pointer and the free, nothing can
+            # interrupt (a later close() finds nothing left to free).
+            ptr, self._closing = self._closing, None
+            if ptr is not None:
+                self._free(ptr)
 
 
 _Self = TypeVar("_Self", bound="_Owner")

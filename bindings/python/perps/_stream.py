@@ -43,10 +43,10 @@ import threading
 import time
 from ctypes import byref, c_void_p
 from decimal import Decimal
-from typing import Any, AsyncIterator, Callable, Dict, Iterator, Optional, Tuple
+from typing import Any, AsyncIterator, Callable, Dict, Iterator, Optional
 
 from . import JsonObject
-from ._calls import _call_str, _Handle, _json_text, _Owner, _refuse_floats, _take_error, _take_string
+from ._calls import _call_str, _Handle, _InFlight, _json_text, _Owner, _refuse_floats, _take_error, _take_string
 from ._errors import Code, PerpsError
 from ._native import _lib
 
@@ -136,13 +136,13 @@ class Stream(_Owner):
         self._awaiting = False
         return self
 
-    def _acquire(self) -> Tuple[_Handle, int]:
-        """Count a call in (release it with the handle's release()); STREAM_CLOSED once
-        closed."""
+    def _in_flight(self) -> _InFlight:
+        """The stream's handle for one call (``call = self._in_flight()``, ``with call.mark:``,
+        ``(ptr,) = call.pointers()``); STREAM_CLOSED once closed."""
         handle = self._handle
         if handle is None:
             raise PerpsError(Code.STREAM_CLOSED, "the stream is closed")
-        return handle, handle.acquire()
+        return _InFlight((handle,))
 
     # -- events ------------------------------------------------------------------------
 
@@ -163,8 +163,7 @@ class Stream(_Owner):
         raises (KeyboardInterrupt, a SIGTERM handler's) then interrupts only that wait: the
         worker's call, which may bring an event, is kept, and the next call takes it. Waiting
         in the library itself, the exception would come as the call returned, and an event it
-        returned would be lost (its text never freed), or a count of calls in flight left up,
-        so that close() would never return."""
+        returned would be lost (its text never freed)."""
         deadline = None if limit_ms is None else time.monotonic() + limit_ms / 1000
         while True:
             job = self._interrupted
@@ -188,8 +187,9 @@ class Stream(_Owner):
                 return text
 
     def _next_text_here(self, limit_ms: Optional[int]) -> Optional[str]:
-        handle, ptr = self._acquire()
-        try:
+        call = self._in_flight()
+        with call.mark:
+            (ptr,) = call.pointers()
             if limit_ms is not None and limit_ms <= _SLICE_MS:
                 return _next_once(ptr, limit_ms)
             deadline = None if limit_ms is None else time.monotonic() + limit_ms / 1000
@@ -200,8 +200,6 @@ class Stream(_Owner):
                 text = _next_once(ptr, wait)
                 if text is not None or (deadline is not None and time.monotonic() >= deadline):
                     return text
-        finally:
-            handle.release()
 
     def next(self, timeout: Optional[float] = None) -> Optional[Event]:
         """The next event as a dict (see :meth:`next_text` for the waiting); None when
@@ -245,12 +243,11 @@ class Stream(_Owner):
 
     def _send(self, export: Any, text: str) -> Dict[str, Any]:
         """Pass one JSON text to an order-stream export; its JSON answer, decoded."""
-        handle, ptr = self._acquire()
-        try:
+        call = self._in_flight()
+        with call.mark:
+            (ptr,) = call.pointers()
             answer: Dict[str, Any] = json.loads(_call_str(export, ptr, text))
             return answer
-        finally:
-            handle.release()
 
     # -- closing -----------------------------------------------------------------------
 
@@ -288,13 +285,12 @@ class Stream(_Owner):
         if handle is None:
             return None
         try:
-            ptr = handle.acquire()
+            call = _InFlight((handle,))
+            with call.mark:
+                (ptr,) = call.pointers()
+                _lib.perps_stream_close(ptr)
         except PerpsError:  # closed already
             return None
-        try:
-            _lib.perps_stream_close(ptr)
-        finally:
-            handle.release()
         return handle
 
     # -- asyncio -----------------------------------------------------------------------
