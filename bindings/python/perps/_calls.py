@@ -12,7 +12,7 @@ import weakref
 import _thread
 from collections.abc import Mapping
 from ctypes import byref, c_void_p
-from typing import Any, Callable, List, Literal, Optional, Tuple, TypeVar
+from typing import Any, Callable, List, Literal, Optional, Set, Tuple, TypeVar
 
 from ._errors import Code, PerpsError
 from ._native import _lib
@@ -226,6 +226,9 @@ class _InFlight:
         return [handle._enter(self) for handle in self._handles]
 
 
+_PRUNE_AT = 16  # a handle forgets its collected calls once it has noted this many
+
+
 class _Handle:
     """One C handle's lifetime: the calls in flight (each an :class:`_InFlight`, its mark held
     while it runs); close() takes the pointer away, waits for those calls, then frees it exactly
@@ -238,9 +241,12 @@ class _Handle:
         self._free = free
         self._kind = kind
         self._lock = threading.Lock()
-        # The calls that entered; each leaves this set when collected (usually at once, as
-        # its with statement ends). One still here is in flight only while its mark is held.
-        self._calls: weakref.WeakSet[_InFlight] = weakref.WeakSet()
+        # Weak references to the calls that entered: one whose call is still alive is in
+        # flight only while its mark is held. Plain references without a callback, pruned
+        # as calls enter: a weakref callback (as in a WeakSet) runs Python code wherever a
+        # call is collected, and an exception a signal handler raised there would be printed
+        # and dropped (a Ctrl-C lost).
+        self._calls: Set[weakref.ref[_InFlight]] = set()
         self._closing = None  # the pointer close() took away and has not freed yet
         self._closed_code = closed_code  # raised by a call after close()
 
@@ -248,7 +254,9 @@ class _Handle:
         with self._lock:
             if self._ptr is None:
                 raise PerpsError(self._closed_code, f"the {self._kind} is closed")
-            self._calls.add(call)
+            if len(self._calls) >= _PRUNE_AT:
+                self._calls = {ref for ref in self._calls if ref() is not None}
+            self._calls.add(weakref.ref(call))
             return self._ptr
 
     def close(self):
@@ -261,7 +269,7 @@ class _Handle:
             ptr, self._ptr = self._ptr, None
             if ptr is not None:
                 self._closing = ptr
-            calls = list(self._calls)
+            calls = [call for call in (ref() for ref in self._calls) if call is not None]
         for call in calls:
             mark = call.mark
             if mark._is_owned():
