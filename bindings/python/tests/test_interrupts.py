@@ -26,7 +26,7 @@ from typing import Callable, Dict, List, Tuple
 
 import perps
 import pytest
-from test_flow import sandbox  # noqa: F401  (the fixture)
+from test_flow import WALLET_KEY, sandbox  # noqa: F401  (sandbox: the fixture)
 from test_stream import signed_in  # noqa: F401  (the fixture)
 
 if sys.version_info < (3, 11):
@@ -306,20 +306,14 @@ print("closed", flush=True)
 """
 
 
-def test_a_real_ctrl_c_in_a_busy_loop_of_calls_ends_it_and_close_returns():
-    # The same, with real signals: a program calling the library in a loop gets SIGINT at a
-    # moment drawn at random (seeded); its KeyboardInterrupt must end the loop, not be lost,
-    # and close() must then return. On the code before, about one program in seven never
-    # printed "closed" (close() waited for ever, or the interrupt was dropped).
+def _interrupted_programs(script: str, args: List[str], runs: int, seed: int) -> None:
+    """Run ``script`` (printing "ready", then calling in a loop until KeyboardInterrupt, then
+    closing and printing "closed") ``runs`` times, each sent SIGINT a seeded random 20-120 ms
+    after "ready"; each must end its loop, close, and print "closed" within 10 s."""
     env = dict(os.environ, PYTHONPATH=os.path.dirname(_PACKAGE))
-    moments = random.Random(20261129)
-    for run in range(40):
-        child = subprocess.Popen(
-            [sys.executable, "-c", _BUSY_LOOP, _ORDER.replace('"0.01"', '"-1"')],
-            stdout=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
+    moments = random.Random(seed)
+    for run in range(runs):
+        child = subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.PIPE, text=True, env=env)
         try:
             assert child.stdout.readline() == "ready\n"
             time.sleep(moments.uniform(0.02, 0.12))
@@ -333,3 +327,38 @@ def test_a_real_ctrl_c_in_a_busy_loop_of_calls_ends_it_and_close_returns():
                 child.kill()
                 child.communicate()
         assert out == "closed\n", f"run {run}: the program did not end its loop and close (output {out!r})"
+
+
+def test_a_real_ctrl_c_in_a_busy_loop_of_calls_ends_it_and_close_returns():
+    # The same, with real signals: a program calling the library in a loop gets SIGINT at a
+    # moment drawn at random (seeded); its KeyboardInterrupt must end the loop, not be lost,
+    # and close() must then return. On the code before, about one program in seven never
+    # printed "closed" (close() waited for ever, or the interrupt was dropped).
+    _interrupted_programs(_BUSY_LOOP, [_ORDER.replace('"0.01"', '"-1"')], runs=40, seed=20261129)
+
+
+_STREAM_LOOP = """
+import perps, sys
+base_url, perps_url, wallet_key = sys.argv[1:4]
+client, session = perps.Client(base_url, perps_url), perps.Session()
+client.signin(session, "bsc", wallet_key, 3600)
+orders = client.open_order_stream(session)
+print("ready", flush=True)
+try:
+    while True:
+        orders.cancel_order({"cl_ord_id": "never-placed"})
+        orders.next(0.01)
+except KeyboardInterrupt:
+    pass
+orders.close()
+session.close()
+client.close()
+print("closed", flush=True)
+"""
+
+
+def test_a_real_ctrl_c_in_a_loop_on_the_order_stream_ends_it_and_close_returns(sandbox):  # noqa: F811
+    # Cancels written and replies read on the main thread (whose waits run on the stream's
+    # worker): 15 programs, one order-stream connection each (the venue allows 30 new ones a
+    # minute).
+    _interrupted_programs(_STREAM_LOOP, [sandbox.base_url, sandbox.perps_url, WALLET_KEY], runs=15, seed=1129)
