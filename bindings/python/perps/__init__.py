@@ -51,7 +51,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from ctypes import byref, c_int64
-from typing import Any, Dict, Optional, Union
+from typing import Any, Callable, Dict, Optional, Tuple, TypeVar, Union
 
 __version__ = "0.1.0"  # the libperps version this binding is made for (Cargo.toml's)
 
@@ -93,7 +93,7 @@ from ._native import (  # noqa: E402  ("X as X": names this module has always ha
 )
 from ._calls import (  # noqa: E402
     _Handle,
-    _InFlight,
+    _holding,
     _Owner,
     _arg,
     _call_code,
@@ -107,13 +107,15 @@ from ._calls import (  # noqa: E402
 )
 
 
-def _using(*owners: Any) -> _InFlight:
-    """The owners' handles for one call: ``call = _using(a, b)``, then ``with call.mark:`` and
-    ``pa, pb = call.pointers()`` (see :class:`perps._calls._InFlight`)."""
+_R = TypeVar("_R")
+
+
+def _using(owners: Tuple[Any, ...], body: Callable[..., _R]) -> _R:
+    """``body(*pointers)`` with the owners' handles held open (see :func:`perps._calls._holding`)."""
     for owner in owners:
         if not isinstance(owner, (Client, Session)):
             raise TypeError(f"perps: expected a Client or Session, not {type(owner).__name__}")
-    return _InFlight(tuple(owner._handle for owner in owners))
+    return _holding(tuple(owner._handle for owner in owners), body)
 
 
 # ------------------------------------------------------------------------------------------
@@ -146,67 +148,44 @@ class Session(_Owner):
         """The request key id: base58 of the session's Ed25519 public key, sent as
         ``requestId`` at sign-in. Not the x-request-id (a fresh UUID per signed request) nor
         the venue's ``request_id`` (a field of its answers)."""
-        call = _using(self)
-        with call.mark:
-            (s,) = call.pointers()
-            return _call_str(_lib.perps_session_request_id, s)
+        return _using((self,), lambda s: _call_str(_lib.perps_session_request_id, s))
 
     def token(self) -> str:
         """The access token (a secret). ``INVALID_STATE`` when the session has none."""
-        call = _using(self)
-        with call.mark:
-            (s,) = call.pointers()
-            return _call_str(_lib.perps_session_token, s)
+        return _using((self,), lambda s: _call_str(_lib.perps_session_token, s))
 
     def info(self) -> Dict[str, Any]:
         """The session's state without secrets, as a dict (request_id, has_token, chain,
         address, alias, token_expires_at, pending_signin, challenge_expires_at)."""
-        call = _using(self)
-        with call.mark:
-            (s,) = call.pointers()
-            return json.loads(_call_str(_lib.perps_session_info, s))
+        return _using((self,), lambda s: json.loads(_call_str(_lib.perps_session_info, s)))
 
     def logout(self) -> None:
         """Forget the token and any pending challenge; the key is kept."""
-        call = _using(self)
-        with call.mark:
-            (s,) = call.pointers()
-            _call_code(_lib.perps_session_logout, s)
+        _using((self,), lambda s: _call_code(_lib.perps_session_logout, s))
 
     def set_session_id(self, value: Optional[Text]) -> None:
         """Set the ``x-session-id`` header of order entry (new_order, cancel_order,
         cancel_orders); None clears it."""
         value = _arg("value", value, optional=True)
-        call = _using(self)
-        with call.mark:
-            (s,) = call.pointers()
-            _call_code(_lib.perps_session_set_session_id, s, value)
+        _using((self,), lambda s: _call_code(_lib.perps_session_set_session_id, s, value))
 
     def set_impersonate(self, value: Optional[Text]) -> None:
         """Set the ``x-impersonate`` header (a vault id the account owns); None clears it."""
         value = _arg("value", value, optional=True)
-        call = _using(self)
-        with call.mark:
-            (s,) = call.pointers()
-            _call_code(_lib.perps_session_set_impersonate, s, value)
+        _using((self,), lambda s: _call_code(_lib.perps_session_set_impersonate, s, value))
 
     def sign_body(self, body: Text) -> Dict[str, str]:
         """Sign ``body`` (str or bytes, byte for byte) with a fresh UUID v4 and the local
         clock; returns the four ``x-request-*`` headers as a dict. No network."""
         body = _arg("body", body)
-        call = _using(self)
-        with call.mark:
-            (s,) = call.pointers()
-            return json.loads(_call_str(_lib.perps_sign_body, s, body))
+        return _using((self,), lambda s: json.loads(_call_str(_lib.perps_sign_body, s, body)))
 
     def sign_body_at(self, body: Text, request_id: Text, timestamp_ms: int) -> Dict[str, str]:
         """``sign_body`` with a caller-chosen x-request-id (hyphenated UUID) and timestamp (ms)."""
         body, request_id = _arg("body", body), _arg("request_id", request_id)
         timestamp_ms = _i64("timestamp_ms", timestamp_ms)
-        call = _using(self)
-        with call.mark:
-            (s,) = call.pointers()
-            return json.loads(_call_str(_lib.perps_sign_body_at, s, body, request_id, timestamp_ms))
+        signed = _using((self,), lambda s: _call_str(_lib.perps_sign_body_at, s, body, request_id, timestamp_ms))
+        return json.loads(signed)
 
     def sign_body_into(self, body: Union[Text, bytearray, memoryview], out: Optional[BodySignature] = None) -> BodySignature:
         """The hot path: sign ``body`` (bytes, may hold any byte; str is encoded) into a
@@ -218,10 +197,7 @@ class Session(_Owner):
             body = bytes(body)
         if out is None:
             out = BodySignature()
-        call = _using(self)
-        with call.mark:
-            (s,) = call.pointers()
-            code = _lib.perps_sign_body_into(s, body, len(body), byref(out))
+        code = _using((self,), lambda s: _lib.perps_sign_body_into(s, body, len(body), byref(out)))
         if code != Code.OK:
             raise PerpsError(code, "perps_sign_body_into failed (NULL pointer, non-UTF-8 body, or RNG)")
         return out
@@ -248,38 +224,28 @@ class Client(_Owner):
     def sync_time(self) -> int:
         """Read the venue's clock and keep the offset; returns venue minus local, in ms."""
         offset = c_int64()
-        call = _using(self)
-        with call.mark:
-            (c,) = call.pointers()
-            _call_code(_lib.perps_client_sync_time, c, byref(offset))
+        _using((self,), lambda c: _call_code(_lib.perps_client_sync_time, c, byref(offset)))
         return offset.value
 
     def prepare_signin(self, session: Session, chain: Text, address: Text) -> str:
         """POST prepare-signin, verify the challenge, keep it in the session. Returns the
         sign-in payload JSON text: pass it unchanged to the wallet (:func:`wallet_sign`)."""
         chain, address = _arg("chain", chain), _arg("address", address)
-        call = _using(self, session)
-        with call.mark:
-            (c, s) = call.pointers()
-            return _call_str(_lib.perps_prepare_signin, c, s, chain, address)
+        return _using((self, session), lambda c, s: _call_str(_lib.perps_prepare_signin, c, s, chain, address))
 
     def login(self, session: Session, signature: Text, expires_seconds: int = 0) -> str:
         """POST login with the pending challenge and the wallet's signature; keep the token.
         ``expires_seconds <= 0``: the venue default. Returns the login result JSON text."""
         signature, expires_seconds = _arg("signature", signature), _i64("expires_seconds", expires_seconds)
-        call = _using(self, session)
-        with call.mark:
-            (c, s) = call.pointers()
-            return _call_str(_lib.perps_login, c, s, signature, expires_seconds)
+        return _using((self, session), lambda c, s: _call_str(_lib.perps_login, c, s, signature, expires_seconds))
 
     def signin(self, session: Session, chain: Text, wallet_key: Text, expires_seconds: int = 0) -> str:
         """All of sign-in with a wallet key held in-process. Returns the login result JSON text."""
         chain, wallet_key = _arg("chain", chain), _arg("wallet_key", wallet_key)
         expires_seconds = _i64("expires_seconds", expires_seconds)
-        call = _using(self, session)
-        with call.mark:
-            (c, s) = call.pointers()
-            return _call_str(_lib.perps_signin, c, s, chain, wallet_key, expires_seconds)
+        return _using(
+            (self, session), lambda c, s: _call_str(_lib.perps_signin, c, s, chain, wallet_key, expires_seconds)
+        )
 
     def new_order(self, session: Session, order: JsonObject) -> str:
         """Validate the order (JSON text, or a dict whose ``qty``/``price`` may be Decimals),
@@ -288,19 +254,13 @@ class Client(_Owner):
         PerpsError with ``may_have_reached_venue``, look the order up by its ``cl_ord_id``
         (:meth:`query_order`) before sending again."""
         order = _json_text("order", order)
-        call = _using(self, session)
-        with call.mark:
-            (c, s) = call.pointers()
-            return _call_str(_lib.perps_new_order, c, s, order)
+        return _using((self, session), lambda c, s: _call_str(_lib.perps_new_order, c, s, order))
 
     def request(self, session: Session, method: Text, path: Text, body: Optional[Text] = None) -> str:
         """Any other endpoint under perps_url (method GET/POST/PUT/DELETE, path from "/");
         a body is signed and sent byte for byte. Never retried. Returns the answer text."""
         method, path, body = _arg("method", method), _arg("path", path), _arg("body", body, optional=True)
-        call = _using(self, session)
-        with call.mark:
-            (c, s) = call.pointers()
-            return _call_str(_lib.perps_request, c, s, method, path, body)
+        return _using((self, session), lambda c, s: _call_str(_lib.perps_request, c, s, method, path, body))
 
     # -- The trading loop: one method per venue endpoint --------------------------------
     # ``params``: a dict or JSON object text of the endpoint's parameters (see perps.h;
@@ -312,14 +272,8 @@ class Client(_Owner):
         _refuse_floats("params", params)
         params = _json_text("params", params, optional=True)
         if public and session is None:
-            call = _using(self)
-            with call.mark:
-                (c,) = call.pointers()
-                return _call_str(fn, c, None, params)
-        call = _using(self, session)
-        with call.mark:
-            (c, s) = call.pointers()
-            return _call_str(fn, c, s, params)
+            return _using((self,), lambda c: _call_str(fn, c, None, params))
+        return _using((self, session), lambda c, s: _call_str(fn, c, s, params))
 
     def cancel_order(self, session: Session, params: JsonObject) -> str:
         """POST /api/cancel_order: ``{"order_id": int}`` or ``{"cl_ord_id": str}``."""
@@ -398,11 +352,10 @@ class Client(_Owner):
         owners = (self,) if session is None else (self, session)
 
         def open_stream() -> Stream:
-            call = _using(*owners)
-            with call.mark:
-                ptrs = call.pointers()
-                c, s = ptrs[0], (ptrs[1] if session is not None else None)
+            def opened(c: Any, s: Any = None) -> Stream:  # s: None without a session
                 return Stream._adopt(_call_handle(_lib.perps_stream_open, c, s, subscriptions))
+
+            return _using(owners, opened)
 
         return _opened_off_main(open_stream, Stream.close)
 
@@ -411,10 +364,7 @@ class Client(_Owner):
         ``session_id`` is the session's ``x-session-id`` when set (REST orders sent with it
         then report here). Returns once logged in (blocking, as :meth:`open_stream`)."""
         def open_stream() -> Stream:
-            call = _using(self, session)
-            with call.mark:
-                (c, s) = call.pointers()
-                return Stream._adopt(_call_handle(_lib.perps_order_stream_open, c, s))
+            return _using((self, session), lambda c, s: Stream._adopt(_call_handle(_lib.perps_order_stream_open, c, s)))
 
         return _opened_off_main(open_stream, Stream.close)
 

@@ -197,7 +197,8 @@ def _opened_off_main(open_stream: Callable[[], _T], discard: Callable[[_T], None
 
 
 class _InFlight:
-    """One call's hold on the handles it uses, for as long as it holds its ``mark``::
+    """One call's hold on the handles it uses, for as long as it holds its ``mark``, as
+    :func:`_holding` (the one place a call takes it) does::
 
         call = _InFlight(handles)
         with call.mark:
@@ -224,6 +225,18 @@ class _InFlight:
         """The handles' pointers, in order, once the call is counted in on each; the handle's
         ``closed_code`` error when one is closed. Call it holding ``mark``."""
         return [handle._enter(self) for handle in self._handles]
+
+
+_R = TypeVar("_R")
+
+
+def _holding(handles: Tuple[_Handle, ...], body: Callable[..., _R]) -> _R:
+    """``body(*pointers)``, the handles' pointers in order, with the call counted in on each
+    (:class:`_InFlight`): a close() waits for it. The handle's ``closed_code`` error when one
+    is closed."""
+    call = _InFlight(handles)
+    with call.mark:
+        return body(*call.pointers())
 
 
 _PRUNE_AT = 16  # a handle forgets its collected calls once it has noted this many

@@ -43,16 +43,17 @@ import threading
 import time
 from ctypes import byref, c_void_p
 from decimal import Decimal
-from typing import Any, AsyncIterator, Callable, Dict, Iterator, Optional
+from typing import Any, AsyncIterator, Callable, Dict, Iterator, Optional, TypeVar
 
 from . import JsonObject
-from ._calls import _call_str, _Handle, _InFlight, _json_text, _Owner, _refuse_floats, _take_error, _take_string
+from ._calls import _call_str, _Handle, _holding, _json_text, _Owner, _refuse_floats, _take_error, _take_string
 from ._errors import Code, PerpsError
 from ._native import _lib
 
 #: One stream event (README "Streams": ``channel``, ``received_ns``, …).
 Event = Dict[str, Any]
 
+_R = TypeVar("_R")
 _SLICE_MS = 100  # next(): how long one library call may block, so that signals are seen
 _ASYNC_SLICE_S = 0.25  # anext(): the longest a worker thread keeps blocking after a cancel
 
@@ -136,13 +137,13 @@ class Stream(_Owner):
         self._awaiting = False
         return self
 
-    def _in_flight(self) -> _InFlight:
-        """The stream's handle for one call (``call = self._in_flight()``, ``with call.mark:``,
-        ``(ptr,) = call.pointers()``); STREAM_CLOSED once closed."""
+    def _holding(self, body: Callable[[Any], _R]) -> _R:
+        """``body(ptr)`` with the stream held open (:func:`perps._calls._holding`);
+        STREAM_CLOSED once closed."""
         handle = self._handle
         if handle is None:
             raise PerpsError(Code.STREAM_CLOSED, "the stream is closed")
-        return _InFlight((handle,))
+        return _holding((handle,), body)
 
     # -- events ------------------------------------------------------------------------
 
@@ -187,9 +188,7 @@ class Stream(_Owner):
                 return text
 
     def _next_text_here(self, limit_ms: Optional[int]) -> Optional[str]:
-        call = self._in_flight()
-        with call.mark:
-            (ptr,) = call.pointers()
+        def wait_for_text(ptr: Any) -> Optional[str]:
             if limit_ms is not None and limit_ms <= _SLICE_MS:
                 return _next_once(ptr, limit_ms)
             deadline = None if limit_ms is None else time.monotonic() + limit_ms / 1000
@@ -200,6 +199,8 @@ class Stream(_Owner):
                 text = _next_once(ptr, wait)
                 if text is not None or (deadline is not None and time.monotonic() >= deadline):
                     return text
+
+        return self._holding(wait_for_text)
 
     def next(self, timeout: Optional[float] = None) -> Optional[Event]:
         """The next event as a dict (see :meth:`next_text` for the waiting); None when
@@ -243,11 +244,8 @@ class Stream(_Owner):
 
     def _send(self, export: Any, text: str) -> Dict[str, Any]:
         """Pass one JSON text to an order-stream export; its JSON answer, decoded."""
-        call = self._in_flight()
-        with call.mark:
-            (ptr,) = call.pointers()
-            answer: Dict[str, Any] = json.loads(_call_str(export, ptr, text))
-            return answer
+        answer: Dict[str, Any] = json.loads(self._holding(lambda ptr: _call_str(export, ptr, text)))
+        return answer
 
     # -- closing -----------------------------------------------------------------------
 
@@ -285,10 +283,7 @@ class Stream(_Owner):
         if handle is None:
             return None
         try:
-            call = _InFlight((handle,))
-            with call.mark:
-                (ptr,) = call.pointers()
-                _lib.perps_stream_close(ptr)
+            _holding((handle,), _lib.perps_stream_close)
         except PerpsError:  # closed already
             return None
         return handle
