@@ -28,7 +28,9 @@ Conventions:
   An exception a signal handler raises (Ctrl-C) never leaves a call counted in flight,
   wherever it lands; a ``close()`` it interrupts leaves the free to the next ``close()``,
   and one made by a signal handler while its own thread is inside a call on that handle
-  returns at once and leaves the free to the next ``close()`` or the collector.
+  returns at once and leaves the free to the next ``close()`` or the collector. What a
+  call it interrupts had just handed over (a string, an error, a handle) is still freed:
+  each comes as a ``perps._native.Owned``, freed if dropped untaken.
   Both are safe to share between threads (ctypes releases the GIL during each call).
 * Every string the library returns is copied into Python and freed with
   ``perps_string_free`` at once (which overwrites it). Strings passed in are UTF-8; one

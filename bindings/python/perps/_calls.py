@@ -4,18 +4,17 @@ lifetime of the library's handles, shared by ``perps`` and ``perps._stream``."""
 from __future__ import annotations
 
 import concurrent.futures
-import ctypes
 import decimal
 import json
 import threading
 import weakref
 import _thread
 from collections.abc import Mapping
-from ctypes import byref, c_void_p
+from ctypes import byref, c_char_p, c_void_p
 from typing import Any, Callable, List, Literal, Optional, Set, Tuple, TypeVar
 
 from ._errors import Code, PerpsError
-from ._native import _lib
+from ._native import Disowned, OwnedError, _lib
 
 
 # ------------------------------------------------------------------------------------------
@@ -110,9 +109,12 @@ def _refuse_floats(name: str, value: Any) -> None:
             _refuse_floats(f"{name}[{i}]", item)
 
 
-def _take_error(err):
-    """Turn the perps_error a failing call stored in ``err`` into a PerpsError, and free it."""
+def _take_error(err: c_void_p) -> PerpsError:
+    """Turn the perps_error a failing call stored in ``err`` into a PerpsError, and free it.
+    Disowned, then freed, with no point between where a signal handler could run (see
+    :class:`_native.OwnedString`); interrupted before, ``err`` frees it when collected."""
     if not err.value:
+        err.__class__ = Disowned
         return PerpsError(Code.PANIC, "libperps reported a failure without an error object")
 
     def text(borrowed):
@@ -131,36 +133,54 @@ def _take_error(err):
             text(_lib.perps_error_stream_request_id(err)),
         )
     finally:
+        err.__class__ = Disowned
         _lib.perps_error_free(err)
 
 
-def _take_string(ptr):
-    """Copy an owned char* into a str and free it with perps_string_free."""
+def _take_string(ptr: c_void_p) -> str:
+    """Copy an owned char* into a str and free it with perps_string_free (which wipes it).
+    Read through ``c_char_p.from_buffer`` (C, where ``ctypes.string_at`` is Python code a
+    signal handler could interrupt on entry); disowned, then freed, with no point between
+    (see :class:`_native.OwnedString`)."""
     try:
-        return ctypes.string_at(ptr).decode("utf-8")
+        data = c_char_p.from_buffer(ptr).value
     finally:
+        ptr.__class__ = Disowned
         _lib.perps_string_free(ptr)
+    assert data is not None  # not NULL: the callers checked
+    return data.decode("utf-8")
 
 
-def _call_str(fn, *args):
-    err = c_void_p()
+def _call_str(fn, *args) -> str:
+    """``fn(*args, &err)`` for an export that returns an owned string: the string, or the
+    error raised. Whatever interrupts it, the string and the error are freed (see
+    :class:`_native.OwnedString`): each is disowned only as it is freed, or when it is NULL."""
+    err: c_void_p = OwnedError()
     ptr = fn(*args, byref(err))
     if not ptr:
+        ptr.__class__ = Disowned
         raise _take_error(err)
+    err.__class__ = Disowned
     return _take_string(ptr)
 
 
-def _call_code(fn, *args):
-    err = c_void_p()
+def _call_code(fn, *args) -> None:
+    err: c_void_p = OwnedError()
     if fn(*args, byref(err)) != Code.OK:
         raise _take_error(err)
+    err.__class__ = Disowned
 
 
-def _call_handle(fn, *args):
-    err = c_void_p()
+def _call_handle(fn, *args) -> c_void_p:
+    """``fn(*args, &err)`` for an export that returns a handle: the handle, still owned (an
+    ``Owned`` that frees it if collected untaken), for a :class:`_Handle` to keep; or the
+    error raised."""
+    err: c_void_p = OwnedError()
     ptr = fn(*args, byref(err))
     if not ptr:
+        ptr.__class__ = Disowned
         raise _take_error(err)
+    err.__class__ = Disowned
     return ptr
 
 
@@ -245,7 +265,9 @@ _PRUNE_AT = 16  # a handle forgets its collected calls once it has noted this ma
 class _Handle:
     """One C handle's lifetime: the calls in flight (each an :class:`_InFlight`, its mark held
     while it runs); close() takes the pointer away, waits for those calls, then frees it exactly
-    once."""
+    once. The pointer is the ``Owned`` the library's call returned, kept as it came: until
+    close() disowns and frees it, it frees itself if dropped (an interrupt between the call
+    and this handle, say)."""
 
     __slots__ = ("_ptr", "_free", "_kind", "_lock", "_calls", "_closing", "_closed_code")
 
@@ -299,6 +321,7 @@ class _Handle:
             # interrupt (a later close() finds nothing left to free).
             ptr, self._closing = self._closing, None
             if ptr is not None:
+                ptr.__class__ = Disowned  # then freed: nothing can interrupt between (Owned)
                 self._free(ptr)
 
 

@@ -7,7 +7,7 @@ import ctypes.util
 import os
 import pathlib
 from ctypes import POINTER, Structure, c_bool, c_char, c_char_p, c_int, c_int64, c_size_t, c_uint16, c_void_p
-from typing import Dict
+from typing import Callable, Dict
 
 from . import __version__
 
@@ -41,6 +41,66 @@ class BodySignature(Structure):
             "x-request-timestamp": self.timestamp.decode("ascii"),
             "x-request-signature": self.signature.decode("ascii"),
         }
+
+
+class Owned(c_void_p):
+    """Something the library handed over, as ctypes hands it to the binding (the restype of
+    the export, or the ``err`` a call writes through): freed when it is collected untaken, by
+    the ``_free`` of its kind (wiping it where the library wipes).
+
+    Why: an exception a signal handler raises (Ctrl-C's KeyboardInterrupt) can come just as a
+    call returns, before the binding's code has the result in hand. The result is then
+    dropped unseen; as a plain address (an int) what it named was never freed: a string with
+    a token in it never wiped, a session with its key. Taking it first makes it
+    :class:`Disowned`, in a step no signal handler can interrupt (an assignment to
+    ``__class__``, done in C), then frees it (``_calls._take_string``, ``_calls._take_error``,
+    ``_calls._Handle.close``): on the normal path this ``__del__`` never runs. It must not:
+    Python code in a finaliser can run a signal handler, whose exception is printed and
+    dropped (a Ctrl-C lost)."""
+
+    __slots__ = ()
+    _free: Callable[[c_void_p], None]  # each kind's, set once the library is loaded
+
+    def __del__(self) -> None:
+        if self.value:
+            self._free(self)
+
+
+class OwnedString(Owned):
+    """An owned ``char*``: ``perps_string_free``."""
+
+    __slots__ = ()
+
+
+class OwnedError(Owned):
+    """An owned ``perps_error*``, as a call stores it through ``perps_error **err``:
+    ``perps_error_free``. A call that succeeds leaves it NULL, and the caller disowns it then."""
+
+    __slots__ = ()
+
+
+class OwnedClient(Owned):
+    """A ``perps_client*``: ``perps_client_free``."""
+
+    __slots__ = ()
+
+
+class OwnedSession(Owned):
+    """A ``perps_session*``: ``perps_session_free`` (which wipes its key and token)."""
+
+    __slots__ = ()
+
+
+class OwnedStream(Owned):
+    """A ``perps_stream*``: ``perps_stream_free`` (which closes it first)."""
+
+    __slots__ = ()
+
+
+class Disowned(c_void_p):
+    """What an :class:`Owned` becomes once taken: the same address, no finaliser."""
+
+    __slots__ = ()
 
 
 def _soname(version: str) -> str:
@@ -84,8 +144,8 @@ def _open_library() -> tuple[ctypes.CDLL, str]:
 def _load() -> tuple[ctypes.CDLL, str]:
     lib, path = _open_library()
 
-    err = POINTER(c_void_p)  # perps_error **
-    owned = c_void_p  # an owned char*: never c_char_p, which would convert it and leak it
+    err = POINTER(c_void_p)  # perps_error **, passed as byref(OwnedError())
+    owned = OwnedString  # an owned char*: never c_char_p, which would convert it and leak it
     code = c_int  # enum perps_code
 
     def decl(name, restype, *argtypes):
@@ -107,7 +167,7 @@ def _load() -> tuple[ctypes.CDLL, str]:
     decl("perps_error_stream_request_id", c_char_p, c_void_p)  # borrowed from the error
     decl("perps_error_free", None, c_void_p)
 
-    decl("perps_client_new", c_void_p, c_char_p, c_char_p, c_char_p, err)
+    decl("perps_client_new", OwnedClient, c_char_p, c_char_p, c_char_p, err)
     decl("perps_client_free", None, c_void_p)
     decl("perps_client_sync_time", code, c_void_p, POINTER(c_int64), err)
     decl("perps_prepare_signin", owned, c_void_p, c_void_p, c_char_p, c_char_p, err)
@@ -136,8 +196,8 @@ def _load() -> tuple[ctypes.CDLL, str]:
     ):
         decl(name, owned, c_void_p, c_void_p, c_char_p, err)
 
-    decl("perps_session_new", c_void_p, err)
-    decl("perps_session_from_api_key", c_void_p, c_char_p, c_char_p, err)
+    decl("perps_session_new", OwnedSession, err)
+    decl("perps_session_from_api_key", OwnedSession, c_char_p, c_char_p, err)
     decl("perps_session_request_id", owned, c_void_p, err)
     decl("perps_session_token", owned, c_void_p, err)
     decl("perps_session_info", owned, c_void_p, err)
@@ -159,13 +219,18 @@ def _load() -> tuple[ctypes.CDLL, str]:
 
     # Streams: perps_stream_next blocks (up to its timeout) with the GIL released, as every
     # ctypes call does; perps_stream_close may run on any thread while it blocks.
-    decl("perps_stream_open", c_void_p, c_void_p, c_void_p, c_char_p, err)
-    decl("perps_order_stream_open", c_void_p, c_void_p, c_void_p, err)
+    decl("perps_stream_open", OwnedStream, c_void_p, c_void_p, c_char_p, err)
+    decl("perps_order_stream_open", OwnedStream, c_void_p, c_void_p, err)
     decl("perps_stream_next", owned, c_void_p, c_int64, err)
     decl("perps_stream_new_order", owned, c_void_p, c_char_p, err)
     decl("perps_stream_cancel_order", owned, c_void_p, c_char_p, err)
     decl("perps_stream_close", None, c_void_p)
     decl("perps_stream_free", None, c_void_p)
+    OwnedString._free = lib.perps_string_free
+    OwnedError._free = lib.perps_error_free
+    OwnedClient._free = lib.perps_client_free
+    OwnedSession._free = lib.perps_session_free
+    OwnedStream._free = lib.perps_stream_free
     return lib, path
 
 

@@ -48,7 +48,7 @@ from typing import Any, AsyncIterator, Callable, Dict, Iterator, Optional, TypeV
 from . import JsonObject
 from ._calls import _call_str, _Handle, _holding, _json_text, _Owner, _refuse_floats, _take_error, _take_string
 from ._errors import Code, PerpsError
-from ._native import _lib
+from ._native import Disowned, OwnedError, _lib
 
 #: One stream event (README "Streams": ``channel``, ``received_ns``, …).
 Event = Dict[str, Any]
@@ -96,14 +96,16 @@ def _decode(text: str) -> Event:
 
 def _next_once(ptr: int, timeout_ms: int) -> Optional[str]:
     """One perps_stream_next: the event's text, or None when the time passed first."""
-    err = c_void_p()
+    err: c_void_p = OwnedError()  # both freed if an interrupt drops them untaken (see _native.OwnedString)
     result = _lib.perps_stream_next(ptr, timeout_ms, byref(err))
     if not result:
+        result.__class__ = Disowned
         if err.value:
             raise _take_error(err)
+        err.__class__ = Disowned
         return None
-    text: str = _take_string(result)
-    return text
+    err.__class__ = Disowned
+    return _take_string(result)
 
 
 class Stream(_Owner):
@@ -126,7 +128,7 @@ class Stream(_Owner):
         raise TypeError("perps: open a stream with Client.open_stream or Client.open_order_stream")
 
     @classmethod
-    def _adopt(cls, ptr: int) -> Stream:
+    def _adopt(cls, ptr: c_void_p) -> Stream:
         self = cls.__new__(cls)
         self._handle = _Handle(ptr, _lib.perps_stream_free, "stream", Code.STREAM_CLOSED)
         self._lock = threading.Lock()  # guards _worker and _closed

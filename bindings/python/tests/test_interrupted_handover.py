@@ -1,0 +1,162 @@
+"""What the library hands over as a call returns (a string, an error, a new session or
+client) is freed whatever interrupts the binding's code around it: an exception a signal
+handler raises (Ctrl-C) at any point where CPython runs handlers, including the end of the
+call itself, before the binding has the result in hand. Before, that result was a plain
+address until the binding took it, and one dropped there was never freed (a token in a
+string never wiped, a session's key neither).
+
+The points are tried one per run, as in test_interrupts.py (whose injector this uses); a
+ledger follows every pointer the library made and how it was freed: by the binding, or by the
+finaliser of an ``Owned`` dropped untaken (``perps._native.Owned``)."""
+
+from __future__ import annotations
+
+import gc
+import sys
+import time
+from typing import Callable, Dict, List, Tuple
+
+import perps
+import pytest
+
+if sys.version_info < (3, 11):
+    pytest.skip("the points where CPython runs signal handlers are modelled on 3.11's bytecode", allow_module_level=True)
+
+from test_interrupts import Injected, _Injector, _no_calls_noted  # noqa: E402
+from test_flow import sandbox  # noqa: E402,F401  (the fixture signed_in needs)
+from test_stream import signed_in  # noqa: E402,F401  (the fixture)
+
+
+class _Ledger:
+    """What the library handed over in one run (strings and errors; handles too when their
+    kinds are followed), and how the binding freed each: explicitly (the binding called the
+    kind's free export), or by the finaliser of one an interrupt dropped untaken (the
+    ``_free`` of its ``Owned`` class)."""
+
+    _STRINGS_AND_ERRORS = {"perps_string_free": "OwnedString", "perps_error_free": "OwnedError"}
+
+    def __init__(self, monkeypatch, producers: List[str], kinds: Dict[str, str] = _STRINGS_AND_ERRORS) -> None:
+        """``kinds``: the free export of each kind of pointer followed, and its ``Owned`` class."""
+        self.made: List[int] = []
+        self.freed: List[int] = []
+        self.finalised: List[int] = []
+        lib = perps._native._lib
+        for name in producers:
+            monkeypatch.setattr(lib, name, self._producing(getattr(lib, name)))
+        for free, owned_name in kinds.items():
+            owned = getattr(perps._native, owned_name)
+            monkeypatch.setattr(lib, free, self._freeing(getattr(lib, free), self.freed))
+            monkeypatch.setattr(owned, "_free", staticmethod(self._freeing(owned._free, self.finalised)))
+
+    def _producing(self, export):
+        def producing(*args):
+            result = export(*args)
+            made = [result.value, args[-1]._obj.value]  # the string, the error (through byref)
+            self.made.extend(address for address in made if address)
+            return result
+
+        return producing
+
+    @staticmethod
+    def _freeing(free, into: List[int]):
+        def freeing(pointer) -> None:
+            into.append(pointer.value)
+            free(pointer)
+
+        return freeing
+
+    def settle(self, n: int) -> None:
+        """After a run, its exception and traceback dropped: every string and error made was
+        freed exactly once."""
+        gc.collect()
+        assert sorted(self.made) == sorted(self.freed + self.finalised), (
+            f"point {n}: made {self.made}, freed {self.freed}, freed when collected {self.finalised}"
+        )
+        self.made.clear()
+        self.freed.clear()
+        self.finalised.clear()
+
+
+def _interrupt_everywhere_ledgered(ledger: _Ledger, make: Callable[[], Tuple[list, Callable[[], object]]]) -> Tuple[int, int]:
+    """As :func:`_interrupt_everywhere`: for n = 0, 1, …, make the owners and the call, and run
+    the call with an exception injected at point n; the ledger is settled after each run, the
+    exception and its traceback dropped, and the owners closed. Returns the runs interrupted,
+    and the frees the finalisers made; the run the call survives must need none (on the
+    normal path the binding frees everything itself: a finaliser running Python code there
+    could drop a Ctrl-C)."""
+    interrupted = finalised = 0
+    for n in range(10000):
+        owners, call = make()
+        injector = _Injector(n)
+        sys.settrace(injector)
+        try:
+            call()
+        except (Injected, perps.PerpsError):
+            pass
+        finally:
+            sys.settrace(None)
+        finalised += len(ledger.finalised)
+        if not injector.fired:
+            assert not ledger.finalised, "the normal path left a string or an error to a finaliser"
+        for owner in owners:
+            owner.close()
+        ledger.settle(n)
+        if not injector.fired:
+            return interrupted, finalised
+        interrupted += 1
+    raise AssertionError("more than 10,000 points")
+
+
+def test_an_interrupt_as_a_call_returns_still_frees_its_string(monkeypatch):
+    # Before: the string a call returned was a plain address until the binding's code took
+    # it, and an exception at the end of the call (or at the entry of the code that copies
+    # and frees it) dropped it unfreed, a token in it never wiped.
+    ledger = _Ledger(monkeypatch, ["perps_session_info"])
+
+    def make():
+        session = perps.Session()
+        return [session], session.info
+
+    interrupted, finalised = _interrupt_everywhere_ledgered(ledger, make)
+    assert interrupted >= 35 and finalised >= 2
+
+
+def test_an_interrupt_as_a_call_fails_still_frees_its_error(monkeypatch):
+    ledger = _Ledger(monkeypatch, ["perps_order_serialize"])
+    interrupted, finalised = _interrupt_everywhere_ledgered(ledger, lambda: ([], lambda: perps.order_serialize("{}")))
+    assert interrupted >= 35 and finalised >= 2
+
+
+def test_an_interrupt_as_a_session_or_a_client_is_made_still_frees_it(monkeypatch):
+    # Before: a handle was a plain address until the Session or Client held it, and an
+    # exception at the end of the call that made it dropped it unfreed (a session's key
+    # never wiped). The owners each run made are closed after it.
+    kinds = {**_Ledger._STRINGS_AND_ERRORS, "perps_session_free": "OwnedSession", "perps_client_free": "OwnedClient"}
+    for producer, make_one, floor in (
+        ("perps_session_new", perps.Session, 10),
+        ("perps_client_new", lambda: perps.Client("http://127.0.0.1:9", "http://127.0.0.1:9"), 25),
+    ):
+        ledger = _Ledger(monkeypatch, [producer], kinds)
+
+        def make():
+            made: list = []
+            return made, lambda: made.append(make_one())
+
+        interrupted, finalised = _interrupt_everywhere_ledgered(ledger, make)
+        assert interrupted >= floor and finalised >= 1, producer
+
+
+def test_an_interrupt_as_the_stream_hands_over_an_event_still_frees_it(monkeypatch, signed_in):  # noqa: F811
+    _, client, session = signed_in
+    with client.open_order_stream(session) as orders:
+        ledger = _Ledger(monkeypatch, ["perps_stream_cancel_order", "perps_stream_next"])
+
+        def make():
+            orders.cancel_order({"cl_ord_id": "never-placed"})  # its replies: events to hand over
+            time.sleep(0.1)
+            ledger.settle(-1)
+            _no_calls_noted(orders)
+            return [], lambda: orders.next_text(0)
+
+        interrupted, finalised = _interrupt_everywhere_ledgered(ledger, make)
+        assert interrupted >= 35 and finalised >= 2
