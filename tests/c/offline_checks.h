@@ -1,6 +1,6 @@
 /*
  * tests/c/offline_checks.h: checks shared by the offline C tests (test_core.c,
- * test_session.c, test_wallet.c).
+ * test_session.c, test_wallet.c), and json_string to scripted_server.h (test_trading.c).
  * Include once per program, after check.h; `static inline` as check.h, for the same reason.
  */
 

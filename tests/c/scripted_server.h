@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "loopback.h"
+#include "offline_checks.h"
 
 #define MAX_REQUEST 16384
 
@@ -56,21 +57,9 @@ static int last_header(const char *name, char *out, size_t out_size) {
 
 /* The value of "key":"..." in the last request's body; 0 when absent. */
 static int last_body_string(const char *key, char *out, size_t out_size) {
-    char needle[64];
-    snprintf(needle, sizeof needle, "\"%s\":\"", key);
-    int found = 0;
     pthread_mutex_lock(&server.lock);
     const char *body = strstr(server.last, "\r\n\r\n");
-    const char *at = body ? strstr(body, needle) : NULL;
-    if (at != NULL) {
-        at += strlen(needle);
-        const char *end = strchr(at, '"');
-        if (end != NULL && (size_t)(end - at) < out_size) {
-            memcpy(out, at, (size_t)(end - at));
-            out[end - at] = '\0';
-            found = 1;
-        }
-    }
+    int found = body != NULL && json_string(body, key, out, out_size);
     pthread_mutex_unlock(&server.lock);
     return found;
 }
