@@ -112,7 +112,7 @@ def _refuse_floats(name: str, value: Any) -> None:
 def _take_error(err: c_void_p) -> PerpsError:
     """Turn the perps_error a failing call stored in ``err`` into a PerpsError, and free it.
     Disowned, then freed, with no point between where a signal handler could run (see
-    :class:`_native.OwnedString`); interrupted before, ``err`` frees it when collected."""
+    :class:`_native.Owned`); interrupted before, ``err`` frees it when collected."""
     if not err.value:
         err.__class__ = Disowned
         return PerpsError(Code.PANIC, "libperps reported a failure without an error object")
@@ -141,7 +141,7 @@ def _take_string(ptr: c_void_p) -> str:
     """Copy an owned char* into a str and free it with perps_string_free (which wipes it).
     Read through ``c_char_p.from_buffer`` (C, where ``ctypes.string_at`` is Python code a
     signal handler could interrupt on entry); disowned, then freed, with no point between
-    (see :class:`_native.OwnedString`)."""
+    (see :class:`_native.Owned`)."""
     try:
         data = c_char_p.from_buffer(ptr).value
     finally:
@@ -154,7 +154,7 @@ def _take_string(ptr: c_void_p) -> str:
 def _call_str(fn, *args) -> str:
     """``fn(*args, &err)`` for an export that returns an owned string: the string, or the
     error raised. Whatever interrupts it, the string and the error are freed (see
-    :class:`_native.OwnedString`): each is disowned only as it is freed, or when it is NULL."""
+    :class:`_native.Owned`): each is disowned only as it is freed, or when it is NULL."""
     err: c_void_p = OwnedError()
     ptr = fn(*args, byref(err))
     if not ptr:

@@ -96,7 +96,7 @@ def _decode(text: str) -> Event:
 
 def _next_once(ptr: int, timeout_ms: int) -> Optional[str]:
     """One perps_stream_next: the event's text, or None when the time passed first."""
-    err: c_void_p = OwnedError()  # both freed if an interrupt drops them untaken (see _native.OwnedString)
+    err: c_void_p = OwnedError()  # both freed if an interrupt drops them untaken (see _native.Owned)
     result = _lib.perps_stream_next(ptr, timeout_ms, byref(err))
     if not result:
         result.__class__ = Disowned
