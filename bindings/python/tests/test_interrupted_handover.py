@@ -149,12 +149,12 @@ def test_an_interrupt_as_a_session_or_a_client_is_made_still_frees_it(monkeypatc
 def test_an_interrupt_as_the_stream_hands_over_an_event_still_frees_it(monkeypatch, signed_in):  # noqa: F811
     _, client, session = signed_in
     with client.open_order_stream(session) as orders:
-        ledger = _Ledger(monkeypatch, ["perps_stream_cancel_order", "perps_stream_next"])
+        for _ in range(100):  # their replies (at least one each): events to hand over, one a run
+            orders.cancel_order({"cl_ord_id": "never-placed"})
+        time.sleep(0.5)
+        ledger = _Ledger(monkeypatch, ["perps_stream_next"])
 
         def make():
-            orders.cancel_order({"cl_ord_id": "never-placed"})  # its replies: events to hand over
-            time.sleep(0.1)
-            ledger.settle(-1)
             _no_calls_noted(orders)
             return [], lambda: orders.next_text(0)
 
