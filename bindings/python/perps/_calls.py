@@ -329,8 +329,12 @@ _Self = TypeVar("_Self", bound="_Owner")
 
 
 class _Owner:
-    """Shared close / context-manager / finaliser behaviour of Client and Session (Stream
-    has its own finaliser: it closes the stream and frees it on a thread of its own)."""
+    """Shared close and context-manager behaviour of Client and Session. No finaliser: one
+    never closed is freed when collected by its handle's ``Owned`` pointer (a call in flight
+    holds that pointer, so none can be). A finaliser here would run Python code at every
+    collection, closed or not, where a signal handler's exception is printed and dropped (a
+    Ctrl-C lost); a closed one now runs none. (Stream has its own finaliser: it closes the
+    stream and frees it on a thread of its own.)"""
 
     _handle: Optional[_Handle] = None
 
@@ -345,9 +349,3 @@ class _Owner:
     def __exit__(self, *exc: object) -> Literal[False]:  # never swallows an exception
         self.close()
         return False
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:  # interpreter shutdown: nothing left to report to
-            pass

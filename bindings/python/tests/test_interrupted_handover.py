@@ -22,7 +22,7 @@ import pytest
 if sys.version_info < (3, 11):
     pytest.skip("the points where CPython runs signal handlers are modelled on 3.11's bytecode", allow_module_level=True)
 
-from test_interrupts import Injected, _Injector, _no_calls_noted  # noqa: E402
+from test_interrupts import _PACKAGE, Injected, _Injector, _no_calls_noted  # noqa: E402
 from test_flow import sandbox  # noqa: E402,F401  (the fixture signed_in needs)
 from test_stream import signed_in  # noqa: E402,F401  (the fixture)
 
@@ -127,11 +127,14 @@ def test_an_interrupt_as_a_call_fails_still_frees_its_error(monkeypatch):
     assert interrupted >= 35 and finalised >= 2
 
 
+_HANDLES = {"perps_session_free": "OwnedSession", "perps_client_free": "OwnedClient"}
+
+
 def test_an_interrupt_as_a_session_or_a_client_is_made_still_frees_it(monkeypatch):
     # Before: a handle was a plain address until the Session or Client held it, and an
     # exception at the end of the call that made it dropped it unfreed (a session's key
     # never wiped). The owners each run made are closed after it.
-    kinds = {**_Ledger._STRINGS_AND_ERRORS, "perps_session_free": "OwnedSession", "perps_client_free": "OwnedClient"}
+    kinds = {**_Ledger._STRINGS_AND_ERRORS, **_HANDLES}
     for producer, make_one, floor in (
         ("perps_session_new", perps.Session, 10),
         ("perps_client_new", lambda: perps.Client("http://127.0.0.1:9", "http://127.0.0.1:9"), 25),
@@ -160,3 +163,36 @@ def test_an_interrupt_as_the_stream_hands_over_an_event_still_frees_it(monkeypat
 
         interrupted, finalised = _interrupt_everywhere_ledgered(ledger, make)
         assert interrupted >= 35 and finalised >= 2
+
+
+def test_a_session_or_a_client_never_closed_is_freed_when_collected(monkeypatch):
+    ledger = _Ledger(monkeypatch, ["perps_session_new", "perps_client_new"], _HANDLES)
+    perps.Session()
+    perps.Client("http://127.0.0.1:9", "http://127.0.0.1:9")
+    session = perps.Session()
+    session.sign_body("{}")
+    del session
+    gc.collect()
+    assert len(ledger.made) == 3 and sorted(ledger.made) == sorted(ledger.freed + ledger.finalised)
+
+
+def test_collecting_a_closed_session_or_client_runs_no_python_code():
+    # Python code run by a finaliser can run a signal handler, whose exception is printed and
+    # dropped (a Ctrl-C lost): a closed Session or Client is collected without any.
+    session, client = perps.Session(), perps.Client("http://127.0.0.1:9", "http://127.0.0.1:9")
+    session.sign_body("{}")
+    session.close()
+    client.close()
+    ran: List[str] = []
+
+    def profile(frame, event, arg) -> None:
+        if event == "call" and frame.f_code.co_filename.startswith(_PACKAGE):
+            ran.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        del session, client
+        gc.collect()
+    finally:
+        sys.setprofile(None)
+    assert ran == []
