@@ -139,9 +139,9 @@ def _take_error(err: c_void_p) -> PerpsError:
 
 def _take_string(ptr: c_void_p) -> str:
     """Copy an owned char* into a str and free it with perps_string_free (which wipes it).
-    Read through ``c_char_p.from_buffer`` (C, where ``ctypes.string_at`` is Python code a
-    signal handler could interrupt on entry); disowned, then freed, with no point between
-    (see :class:`_native.Owned`)."""
+    Read through ``c_char_p.from_buffer`` (all in C: no Python frame, unlike
+    ``ctypes.string_at``); disowned, then freed, with no point between (see
+    :class:`_native.Owned`)."""
     try:
         data = c_char_p.from_buffer(ptr).value
     finally:
@@ -333,8 +333,8 @@ class _Owner:
     never closed is freed when collected by its handle's ``Owned`` pointer (a call in flight
     holds that pointer, so none can be). A finaliser here would run Python code at every
     collection, closed or not, where a signal handler's exception is printed and dropped (a
-    Ctrl-C lost); a closed one now runs none. (Stream has its own finaliser: it closes the
-    stream and frees it on a thread of its own.)"""
+    Ctrl-C lost); a closed one now runs none. Stream too: one never closed is closed and
+    freed by its ``OwnedStream``'s finaliser (``perps._stream._collected``)."""
 
     _handle: Optional[_Handle] = None
 

@@ -56,7 +56,9 @@ class Owned(c_void_p):
     ``__class__``, done in C), then frees it (``_calls._take_string``, ``_calls._take_error``,
     ``_calls._Handle.close``): on the normal path this ``__del__`` never runs. It must not:
     Python code in a finaliser can run a signal handler, whose exception is printed and
-    dropped (a Ctrl-C lost)."""
+    dropped (a Ctrl-C lost). (A Python trace or profile function, a debugger's, runs between
+    any two steps, and a handler with it: under one, an interrupt between the disown and the
+    free can still leave one unfreed.)"""
 
     __slots__ = ()
     _free: Callable[[c_void_p], None]  # each kind's, set once the library is loaded
@@ -92,9 +94,15 @@ class OwnedSession(Owned):
 
 
 class OwnedStream(Owned):
-    """A ``perps_stream*``: ``perps_stream_free`` (which closes it first)."""
+    """A ``perps_stream*``. One collected untaken is a stream never closed: ``_collected``
+    (``perps._stream._collected``) closes it at once and frees it on a thread of its own."""
 
     __slots__ = ()
+    _collected: Callable[[c_void_p], None]  # set by perps._stream
+
+    def __del__(self) -> None:
+        if self.value:
+            self._collected(self)
 
 
 class Disowned(c_void_p):
@@ -230,7 +238,6 @@ def _load() -> tuple[ctypes.CDLL, str]:
     OwnedError._free = lib.perps_error_free
     OwnedClient._free = lib.perps_client_free
     OwnedSession._free = lib.perps_session_free
-    OwnedStream._free = lib.perps_stream_free
     return lib, path
 
 

@@ -48,7 +48,7 @@ from typing import Any, AsyncIterator, Callable, Dict, Iterator, Optional, TypeV
 from . import JsonObject
 from ._calls import _call_str, _Handle, _holding, _json_text, _Owner, _refuse_floats, _take_error, _take_string
 from ._errors import Code, PerpsError
-from ._native import Disowned, OwnedError, _lib
+from ._native import Disowned, OwnedError, OwnedStream, _lib
 
 #: One stream event (README "Streams": ``channel``, ``received_ns``, …).
 Event = Dict[str, Any]
@@ -59,7 +59,7 @@ _ASYNC_SLICE_S = 0.25  # anext(): the longest a worker thread keeps blocking aft
 
 
 #: Tests only (tests/test_stream.py sets it; None otherwise, which costs a global read per step
-#: of a collected stream's end). Where Stream.__del__ runs each step is its whole point and
+#: of a collected stream's end). Where _collected runs each step is its whole point and
 #: shows in no result, so each step tells it, on the thread running it: "closed" once
 #: perps_stream_close returned (on the thread that dropped the last reference), then "freeing"
 #: and "freed" around perps_stream_free (on the thread that frees). A test holds the free by
@@ -73,11 +73,28 @@ def _tell_collected(event: str) -> None:
         hook(event)
 
 
-def _free_collected(handle: _Handle) -> None:
-    """perps_stream_free of a stream __del__ closed (waits up to about 2 s for its I/O thread)."""
+def _collected(stream: c_void_p) -> None:
+    """The finaliser of a stream never closed (``OwnedStream``: a closed one's pointer is
+    disowned, and collecting it runs nothing): closed at once, on the thread that dropped the
+    last reference (its connection leaves the venue), and freed (which may wait up to about
+    2 s for the library's I/O thread) on a thread of its own, not on that thread (an asyncio
+    loop's, say). No call can be in flight: each holds the pointer."""
+    _lib.perps_stream_close(stream)
+    _tell_collected("closed")
+    address = Disowned(stream.value)
+    try:
+        threading.Thread(target=_free_collected, args=(address,), name="perps-stream-free", daemon=True).start()
+    except Exception:  # interpreter shutdown: no new threads
+        _lib.perps_stream_free(address)
+
+
+def _free_collected(stream: c_void_p) -> None:
     _tell_collected("freeing")
-    handle.close()
+    _lib.perps_stream_free(stream)
     _tell_collected("freed")
+
+
+OwnedStream._collected = staticmethod(_collected)
 
 
 def _timeout_ms(timeout: float) -> int:
@@ -254,41 +271,23 @@ class Stream(_Owner):
     def close(self) -> None:
         """Close the stream from any thread: a ``next`` blocked in another thread returns at
         once (``STREAM_CLOSED``); then wait for the calls in flight and free the stream (the
-        library waits at most about 2 s for its I/O thread). Idempotent."""
-        handle = self._wake_and_end()
+        library waits at most about 2 s for its I/O thread). Idempotent; after a close an
+        exception interrupted, the next one frees the stream."""
+        handle = self._handle
         if handle is None:
             return
-        handle.close()  # the calls in flight return at once now; then perps_stream_free, exactly once
+        try:
+            # perps_stream_close: wakes the calls blocked in perps_stream_next, ends the I/O
+            # thread. STREAM_CLOSED once the handle's pointer is taken (closed already).
+            _holding((handle,), _lib.perps_stream_close)
+        except PerpsError:
+            pass
+        handle.close()  # waits for the calls in flight (returning at once now), then frees: once
         with self._lock:
             self._closed = True
             worker, self._worker = self._worker, None
         if worker is not None:
             worker.shutdown(wait=False)  # its slice in progress has returned STREAM_CLOSED
-
-    def __del__(self) -> None:
-        """A stream never closed, collected: closed at once, and freed (which may wait up to
-        about 2 s for the library's I/O thread) on a thread of its own, not on the thread that
-        dropped the last reference (an asyncio loop's, say)."""
-        handle = self._wake_and_end()
-        if handle is None:
-            return
-        try:
-            _tell_collected("closed")
-            threading.Thread(target=_free_collected, args=(handle,), name="perps-stream-free", daemon=True).start()
-        except Exception:  # interpreter shutdown: no new threads (nor, perhaps, module globals)
-            handle.close()
-
-    def _wake_and_end(self) -> Optional[_Handle]:
-        """perps_stream_close (it wakes the calls blocked in perps_stream_next and ends the
-        I/O thread); the handle to free, or None when closed already."""
-        handle = self._handle
-        if handle is None:
-            return None
-        try:
-            _holding((handle,), _lib.perps_stream_close)
-        except PerpsError:  # closed already
-            return None
-        return handle
 
     # -- asyncio -----------------------------------------------------------------------
 

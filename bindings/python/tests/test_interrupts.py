@@ -266,6 +266,29 @@ def test_interrupted_stream_calls_never_stay_in_flight(signed_in):  # noqa: F811
         assert orders._handle._ptr is None and not orders._handle._closing
 
 
+def test_a_stream_close_an_interrupt_cut_short_is_finished_by_the_next(signed_in):  # noqa: F811
+    # Points one by one until an exception lands after close() took the pointer away and
+    # before it freed it; the next close() must free it. (Before, a stream's next close()
+    # found it closed and returned: it was freed only when collected, on whatever thread.)
+    _, client, session = signed_in
+    orders = client.open_order_stream(session)
+    handle = orders._handle
+    for n in range(1000):
+        injector = _Injector(n)
+        sys.settrace(injector)
+        try:
+            orders.close()
+        except Injected:
+            pass
+        finally:
+            sys.settrace(None)
+        if handle._closing is not None or not injector.fired:
+            break
+    assert handle._closing is not None, "no run was cut short between taking the pointer and freeing it"
+    orders.close()
+    assert handle._ptr is None and handle._closing is None and orders._closed
+
+
 def test_close_from_inside_a_call_on_its_own_thread_frees_later_not_under_the_call():
     # A signal handler that closes the session while this thread is inside a call on it,
     # just before the library is called: close() cannot wait for that call (this thread runs
