@@ -203,13 +203,9 @@ def test_a_session_or_a_client_never_closed_is_freed_when_collected(monkeypatch)
     assert len(ledger.made) == 3 and sorted(ledger.made) == sorted(ledger.freed + ledger.finalised)
 
 
-def test_collecting_a_closed_session_or_client_runs_no_python_code():
-    # Python code run by a finaliser can run a signal handler, whose exception is printed and
-    # dropped (a Ctrl-C lost): a closed Session or Client is collected without any.
-    session, client = perps.Session(), perps.Client("http://127.0.0.1:9", "http://127.0.0.1:9")
-    session.sign_body("{}")
-    session.close()
-    client.close()
+def _binding_code_run_collecting(owners: list) -> List[str]:
+    """The binding's functions entered while the last references to ``owners`` go and the
+    collector runs (``owners`` is emptied: the caller must hold no other reference)."""
     ran: List[str] = []
 
     def profile(frame, event, arg) -> None:
@@ -218,30 +214,28 @@ def test_collecting_a_closed_session_or_client_runs_no_python_code():
 
     sys.setprofile(profile)
     try:
-        del session, client
+        owners.clear()
         gc.collect()
     finally:
         sys.setprofile(None)
-    assert ran == []
+    return ran
+
+
+def test_collecting_a_closed_session_or_client_runs_no_python_code():
+    # Python code run by a finaliser can run a signal handler, whose exception is printed and
+    # dropped (a Ctrl-C lost): a closed Session or Client is collected without any.
+    owners = [perps.Session(), perps.Client("http://127.0.0.1:9", "http://127.0.0.1:9")]
+    owners[0].sign_body("{}")
+    for owner in owners:
+        owner.close()
+    assert _binding_code_run_collecting(owners) == []
 
 
 def test_collecting_a_closed_stream_runs_no_python_code(signed_in):  # noqa: F811
     _, client, session = signed_in
-    orders = client.open_order_stream(session)
-    orders.close()
-    ran: List[str] = []
-
-    def profile(frame, event, arg) -> None:
-        if event == "call" and frame.f_code.co_filename.startswith(_PACKAGE):
-            ran.append(frame.f_code.co_name)
-
-    sys.setprofile(profile)
-    try:
-        del orders
-        gc.collect()
-    finally:
-        sys.setprofile(None)
-    assert ran == []
+    owners = [client.open_order_stream(session)]
+    owners[0].close()
+    assert _binding_code_run_collecting(owners) == []
 
 
 def test_an_untaken_string_is_freed_through_the_real_finaliser():
