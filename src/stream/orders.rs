@@ -119,6 +119,22 @@ fn is_ack(frame: &Map<String, Value>) -> bool {
     code_ok && (accepted("status") || accepted("message"))
 }
 
+/// `event` (a JSON object's text) with `"frame":` the venue's frame byte for byte as sent and
+/// `"received_ns"` added: its numbers as written (serde_json reads some decimals one unit in
+/// the last place off and would write that back: 1e-199 came out 9.999999999999999e-200) and
+/// its keys in the venue's order. The frame was read as a JSON object, so it is one.
+fn with_frame_as_sent(mut event: String, frame: &str, received_ns: i64) -> String {
+    debug_assert!(event.ends_with('}'));
+    event.pop();
+    event.reserve(frame.len() + 48);
+    event.push_str(",\"frame\":");
+    event.push_str(frame.trim());
+    event.push_str(",\"received_ns\":");
+    event.push_str(&received_ns.to_string());
+    event.push('}');
+    event
+}
+
 /// What an outcome says, its `code` read as REST reads a code (`refusal_code`): a success
 /// (0 or 200, or no code with no word, "success" or "ok", as the login's answer is read:
 /// `auth_answer::success_word` — every documented reply carries a code);
@@ -221,9 +237,7 @@ impl Protocol for Orders {
             "cl_ord_id": named.and_then(|r| r.cl_ord_id.as_deref()),
             "order_id": named.and_then(|r| r.order_id),
         });
-        event["frame"] = Value::Object(frame);
-        event["received_ns"] = received_ns.into();
-        queue.push_quoting_venue(event.to_string());
+        queue.push_quoting_venue(with_frame_as_sent(event.to_string(), text, received_ns));
         AuthOutcome::Pending
     }
 

@@ -277,3 +277,26 @@ fn a_login_answered_by_an_ack_is_judged_again_by_its_outcome() {
     assert!(matches!(orders.login.current, login::Login::Done));
     assert!(queue.pop(Some(Duration::ZERO), None).unwrap().is_none());
 }
+
+#[test]
+fn an_order_response_carries_the_venues_frame_byte_for_byte() {
+    // serde_json reads 1e-199 one unit in the last place off; written back from its Value
+    // the frame said 9.999999999999999e-200 (found by the order_replies fuzz target). Keys
+    // stay in the venue's order, numbers as written.
+    let state = Arc::new(OrderState::new("s-1".into(), false));
+    let id = RequestId::fresh().unwrap();
+    state.remember(&id, "order:new", Some("c-1"), None).unwrap();
+    let mut orders = Orders::new(state, None);
+    let queue = Queue::default();
+    let frame = format!(
+        r#"{{"request_id":"{}","code":1e-199,"message":"success","data":{{"price":65000.10,"z":1,"a":2}}}}"#,
+        id.as_str()
+    );
+    assert!(matches!(orders.on_text(&format!(" {frame}\n"), 5, &queue), AuthOutcome::Pending));
+    let event = queue.pop(Some(Duration::ZERO), None).unwrap().unwrap();
+    assert!(event.contains(&format!("\"frame\":{frame},")), "{event}");
+    let parsed: Value = serde_json::from_str(&event).unwrap();
+    assert_eq!(parsed["frame"], serde_json::from_str::<Value>(&frame).unwrap());
+    assert_eq!((parsed["channel"].as_str(), parsed["received_ns"].as_i64()), (Some("order_response"), Some(5)));
+    assert_eq!(parsed["matched"], true);
+}
