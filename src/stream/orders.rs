@@ -218,7 +218,7 @@ impl Protocol for Orders {
         }
         // A repeat names the request its first copy answered.
         let named = request.as_ref().or(first.as_ref());
-        let mut event = json!({
+        let event = json!({
             "channel": "order_response",
             "request_id": request_id,
             "code": frame.get("code").cloned().unwrap_or(Value::Null),
