@@ -279,7 +279,7 @@ class Stream(_Owner):
         try:
             # perps_stream_close: wakes the calls blocked in perps_stream_next, ends the I/O
             # thread. STREAM_CLOSED once the handle's pointer is taken (closed already).
-            _holding((handle,), _lib.perps_stream_close)
+            self._holding(_lib.perps_stream_close)
         except PerpsError:
             pass
         handle.close()  # waits for the calls in flight (returning at once now), then frees: once
