@@ -337,8 +337,9 @@ char *perps_signin(const struct perps_client *c, const struct perps_session *s, 
  * "cl_ord_id":…}` = submitted). **Never retried**: on `PERPS_TIMEOUT`/`PERPS_TRANSPORT`
  * check `perps_error_may_have_reached_venue`, and look the order up by
  * `perps_error_cl_ord_id(e)` (`perps_query_order`) before sending again. HTTP 200 with a
- * `code` other than 0 or 200 → `PERPS_API_ERROR` (5xx or 408: may have reached the venue);
- * a `code` that is not an integer written plainly (`0.0`, `1e-400`, `-0`) →
+ * `code` other than 0 or 200 → `PERPS_API_ERROR` (5xx or 408: may have reached the venue),
+ * and so is `"success": false` with no code; a `code` that is not an integer written
+ * plainly (`0.0`, `1e-400`, `-0`), or a success code beside `"success": false` →
  * `PERPS_BAD_RESPONSE`, may have reached the venue.
  */
 char *perps_new_order(const struct perps_client *c, const struct perps_session *s, const char *order_json, struct perps_error **err);
@@ -736,15 +737,15 @@ char *perps_query_trades(const struct perps_client *c, const struct perps_sessio
  * in the documents). `params_json` (all optional, or NULL): `symbol`, `start`, `end`
  * (ISO-8601, read and sent as for `perps_query_orders`; start not after end), `last_id`
  * (int64 cursor: rows come newest first and `last_id` pages toward older ones), `limit`
- * (1..500). Returns the venue's JSON as sent: a bare array live, or the page envelope
- * `{"page_size","result":[…],"total"}` of the other lists. Free the result with
- * `perps_string_free`.
+ * (1..500). Returns the venue's JSON as sent (`null` as `[]`): a bare array live, or the
+ * page envelope `{"page_size","result":[…],"total"}` of the other lists. Free the result
+ * with `perps_string_free`.
  */
 char *perps_query_funding_history(const struct perps_client *c, const struct perps_session *s, const char *params_json, struct perps_error **err);
 
 /**
  * GET `/api/query_positions` (bearer). `params_json` (optional, or NULL): `symbol`.
- * Returns the venue's JSON (positions with a signed `qty`: negative is short).
+ * Returns the venue's JSON (positions with a signed `qty`: negative is short; `null` as `[]`).
  * Free the result with `perps_string_free`.
  */
 char *perps_query_positions(const struct perps_client *c, const struct perps_session *s, const char *params_json, struct perps_error **err);
@@ -764,9 +765,9 @@ char *perps_query_position_config(const struct perps_client *c, const struct per
 
 /**
  * GET `/api/query_symbol_info` (public: `s` may be NULL; no token is sent). `params_json`
- * (optional, or NULL): `symbol`; without it, every symbol. Returns the venue's JSON. With
- * the client option `symbol_rules`, a call without a symbol also refreshes the client's
- * symbol rules ("on demand" refresh). Free the result with `perps_string_free`.
+ * (optional, or NULL): `symbol`; without it, every symbol. Returns the venue's JSON (`null`
+ * as `[]`). With the client option `symbol_rules`, a call without a symbol also refreshes
+ * the client's symbol rules ("on demand" refresh). Free the result with `perps_string_free`.
  */
 char *perps_query_symbol_info(const struct perps_client *c, const struct perps_session *s, const char *params_json, struct perps_error **err);
 

@@ -287,6 +287,19 @@ fn answers_come_back_as_the_venue_sent_them() {
         assert_eq!(got, answer, "{name}");
         assert_eq!(rogue.seen().len(), 1);
     }
+    // `null` from an endpoint documented to answer a bare array is its empty list (Go
+    // encodes an empty slice as null); from any other, an answer of the wrong shape.
+    for name in ["query_positions", "query_funding_history", "query_symbol_info"] {
+        let rogue = Rogue::start(|_, _| json(200, " null\n"));
+        let client = client_at(&rogue.url(), FAST);
+        assert_eq!(call(&client, Some(&api_session(SEED)), name, None).unwrap(), "[]", "{name}");
+    }
+    for name in ["query_balance", "query_open_orders", "query_orders"] {
+        let rogue = Rogue::start(|_, _| json(200, "null"));
+        let client = client_at(&rogue.url(), FAST);
+        let f = expect(call(&client, Some(&api_session(SEED)), name, None), PERPS_BAD_RESPONSE, true);
+        assert!(f.message.contains("neither a JSON object nor an array"), "{name}: {f:?}");
+    }
 }
 
 #[test]

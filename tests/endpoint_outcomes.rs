@@ -268,6 +268,44 @@ fn a_code_is_read_as_a_plain_integer_or_a_string_of_digits() {
 }
 
 #[test]
+fn a_refusal_stated_by_success_false_or_in_msg_is_read_on_every_path() {
+    let session = api_session(SEED);
+    // `"success": false` with no code: a refusal (never an order reported placed), with the
+    // venue's words; not reached, as a refusal by code.
+    let rogue = Rogue::start(|_, _| json(200, r#"{"success":false,"message":"insufficient balance","asks":[]}"#));
+    let client = client_at(&rogue.url(), FAST);
+    for result in on_every_path(&client, &session) {
+        let f = expect(result, PERPS_API_ERROR, false);
+        assert!(f.message.contains(r#"refused ("success": false, no code): insufficient balance"#), "{f:?}");
+    }
+    // The reason under `msg` (as the venue's WebSocket answers write it) or `error`.
+    for key in ["msg", "error"] {
+        let text = format!(r#"{{"code":400,"{key}":"order already filled","asks":[]}}"#);
+        let rogue = Rogue::start(move |_, _| json(200, &text));
+        let client = client_at(&rogue.url(), FAST);
+        for result in on_every_path(&client, &session) {
+            let f = expect(result, PERPS_API_ERROR, false);
+            assert!(f.message.contains("refused with code 400: order already filled"), "{key}: {f:?}");
+        }
+    }
+    // A success code beside `"success": false`: ambiguous, its outcome unknown.
+    let text = r#"{"code":0,"success":false,"message":"success","asks":[],"bids":[]}"#;
+    let rogue = Rogue::start(move |_, _| json(200, text));
+    let client = client_at(&rogue.url(), FAST);
+    for result in on_every_path(&client, &session) {
+        let f = expect(result, PERPS_BAD_RESPONSE, true);
+        assert!(f.message.contains("ambiguous"), "{f:?}");
+    }
+    // `"success": true` is no refusal.
+    let text = r#"{"success":true,"message":"success","request_id":"r","asks":[],"bids":[]}"#;
+    let rogue = Rogue::start(move |_, _| json(200, text));
+    let client = client_at(&rogue.url(), FAST);
+    for result in on_every_path(&client, &session) {
+        result.unwrap();
+    }
+}
+
+#[test]
 fn perps_request_returns_any_json_the_venue_answers_and_plain_text_to_a_read() {
     // Arrays are answers (funding history, recent trades, cancel_orders' `[]`; venue-api.md
     // §1.3–1.5), as is `/api/health`'s plain `OK` to a GET: returned exactly as sent.

@@ -287,6 +287,36 @@ fn login_answers_the_client_cannot_use_keep_no_token() {
 }
 
 #[test]
+fn a_login_refused_in_a_2xx_answer_gives_the_venues_reason() {
+    // `"success": false` (prepare-signin's way of refusing, seed spec "Errors") or a refusal
+    // code under HTTP 200: PERPS_API_ERROR with the venue's reason, never "no token" and
+    // never the body; a word shaped like a token is cut out of the reason.
+    const SECRET: &str = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJlLXNlY3JldA";
+    let cases = [
+        (r#"{"success":false,"message":"invalid wallet signature"}"#.to_owned(), None, "invalid wallet signature"),
+        (r#"{"success":false,"msg":"nonce already used"}"#.to_owned(), None, "nonce already used"),
+        (r#"{"code":401,"message":"bad wallet signature"}"#.to_owned(), Some(401), "bad wallet signature"),
+        (format!(r#"{{"success":false,"message":"refused {SECRET}","token":"{SECRET}"}}"#), None, "refused"),
+    ];
+    for (answer, venue_code, reason) in cases {
+        let mut venue = ScriptedVenue::honest();
+        let text = answer.clone();
+        venue.login = Box::new(move |_| json(200, &text));
+        let rogue = start_venue(venue);
+        let session = Session::new();
+        let f = expect(prepare_login(&client_at(&rogue.url(), FAST), &session), PERPS_API_ERROR, false);
+        assert!(f.message.starts_with("login: the venue refused") && f.message.contains(reason), "{answer}: {f:?}");
+        match venue_code {
+            Some(code) => assert!(f.message.contains(&format!("code {code}")), "{f:?}"),
+            None => assert!(f.message.contains(r#""success": false"#), "{f:?}"),
+        }
+        assert!(!f.message.contains(SECRET) && f.body.is_none(), "{f:?}");
+        assert_eq!(f.http_status, 200);
+        assert_eq!(session.info()["has_token"], false);
+    }
+}
+
+#[test]
 fn clock_sync_answers_the_client_cannot_use() {
     // A good sync first; then every unusable answer leaves the offset as it was.
     let now = Arc::new(AtomicI64::new(0));

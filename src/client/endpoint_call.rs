@@ -6,10 +6,10 @@
 
 use super::trading::{Account, Outgoing};
 use super::{Client, guarded};
-use crate::endpoints::answer::{self, Refusal};
+use crate::endpoints::answer;
 use crate::endpoints::params::Params;
 use crate::endpoints::{Auth, Endpoint, Shape, Verb};
-use crate::error::{Code, Error, Result};
+use crate::error::{Error, Result};
 use crate::redact::CallSecrets;
 use crate::session::Session;
 use ureq::http::Method;
@@ -75,6 +75,7 @@ impl Client {
         let exchanged = self.exchange(&outgoing)?;
         let shaped = match spec.shape {
             Shape::AsSent => answer::check(&exchanged.reply.body).map(|()| None),
+            Shape::List => answer::check_list(&exchanged.reply.body),
             Shape::DepthBook => answer::sort_depth_book(&exchanged.reply.body).map(Some),
         };
         match shaped {
@@ -82,17 +83,7 @@ impl Client {
             Ok(None) => Ok(exchanged.reply.body),
             // The venue's "not found" may come as a code under HTTP 200 (a 200 can carry a
             // code): the same answer as its HTTP 404, so an engine's look-up reads it alike.
-            Err(Refusal::Code(code, message)) => Err(exchanged.refused(
-                Error::new(
-                    if code == 404 { Code::NotFound } else { Code::ApiError },
-                    answer::refused_with_code(spec.name, code, &exchanged.quoted(&message)),
-                )
-                .with_venue_code(code)
-                .reached_venue(answer::code_leaves_outcome_unknown(code)),
-            )),
-            Err(Refusal::Shape(why)) => {
-                Err(exchanged.refused(Error::bad_response(format!("{}: {why}", spec.name)).reached_venue(true)))
-            }
+            Err(refusal) => Err(exchanged.refusal(spec.name, refusal, true)),
         }
     }
 }

@@ -4,6 +4,7 @@
 use super::answers::{self, refusal, venue_reason};
 use super::{Client, guarded, json_object, require_2xx};
 use crate::challenge::{self, Expected, Pins, Rejection};
+use crate::endpoints::answer::Refusal;
 use crate::error::{Code, Error, Result};
 use crate::redact::CallSecrets;
 use crate::session::{DEFAULT_TOKEN_SECONDS, Login, PendingSignin, Session, check_token};
@@ -133,6 +134,13 @@ impl Client {
             Error::bad_response("login: the venue's answer is not a JSON object (body withheld: it may hold the token)")
                 .with_status(reply.status)
         })?;
+        // A refusal the answer states (`"success": false`, as prepare-signin refuses, or a
+        // refusal code): the venue's reason, as for a non-2xx answer, rather than "no token".
+        match crate::endpoints::answer::stated(answer.get("code"), answer.get("success"), "") {
+            Err(Refusal::Code(code, _)) => return Err(login_refused(&reply, secrets, Some(code))),
+            Err(Refusal::Unsuccessful(_)) => return Err(login_refused(&reply, secrets, None)),
+            Ok(()) | Err(Refusal::Shape(_)) => {}
+        }
         let login = check_login_answer(&answer, &pending, now, expires_seconds).map_err(|e| {
             // The body holds the token: never attach it to an error.
             e.with_status(reply.status)
@@ -158,14 +166,31 @@ impl Client {
 /// login may hold a token we do not know, so it cannot be redacted as the session's is).
 /// The reason is quoted only after every word shaped like a token is cut out of it.
 fn login_refusal(reply: &super::Reply, secrets: &CallSecrets<'_>) -> Error {
+    refusal(&super::Reply { body: without_tokens(&reply.body, secrets), ..reply.clone() }, "login")
+}
+
+/// A 2xx login answer that states a refusal (by `code`, or by `"success": false` with no
+/// code): `PERPS_API_ERROR` with the venue's code and reason, quoted as `login_refusal`
+/// quotes it, and never the body.
+fn login_refused(reply: &super::Reply, secrets: &CallSecrets<'_>, code: Option<i64>) -> Error {
+    use crate::endpoints::answer::{refused_unsuccessful, refused_with_code};
+    let words = venue_reason(&without_tokens(&reply.body, secrets)).unwrap_or_default();
+    let error = match code {
+        Some(code) => Error::new(Code::ApiError, refused_with_code("login", code, &words)).with_venue_code(code),
+        None => Error::new(Code::ApiError, refused_unsuccessful("login", &words)),
+    };
+    error.with_status(reply.status)
+}
+
+/// `body` with the call's secrets and every word shaped like a token cut out.
+fn without_tokens(body: &str, secrets: &CallSecrets<'_>) -> String {
     let mut tokens = crate::redact::Secrets::new();
-    for word in reply.body.split(|c: char| !(c.is_ascii_alphanumeric() || "-_.".contains(c))) {
+    for word in body.split(|c: char| !(c.is_ascii_alphanumeric() || "-_.".contains(c))) {
         if looks_like_a_token(word) {
             tokens.add(word);
         }
     }
-    let body = tokens.redact(&secrets.redact(&reply.body)).into_owned();
-    refusal(&super::Reply { body, ..reply.clone() }, "login")
+    tokens.redact(&secrets.redact(body)).into_owned()
 }
 
 /// A JWT (three base64url segments) or a long opaque credential.

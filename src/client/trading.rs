@@ -9,6 +9,7 @@ use super::symbol_rules::is_rules_error;
 use super::transport::Reply;
 use super::{Client, guarded, json_object, require_2xx, sent_tracker};
 use crate::body_sign::BodySignature;
+use crate::endpoints::answer::{self, Refusal};
 use crate::error::{Code, Error, Result, excerpt, venue_words};
 use crate::order;
 use crate::redact::CallSecrets;
@@ -69,6 +70,28 @@ impl Exchanged<'_> {
             error.with_status(self.reply.status).with_body(self.secrets.redact(&self.reply.body).into_owned()),
             self.signature.as_ref(),
         )
+    }
+
+    /// The error for what a 2xx answer's `code` or `success` refused (`answer::stated`):
+    /// `PERPS_API_ERROR` with the venue's code and words — `PERPS_NOT_FOUND` for code 404
+    /// when `not_found` (an endpoint call's look-up reads it as its HTTP 404) — which may
+    /// have reached the venue only for a code that leaves the outcome unknown (5xx, 408); or
+    /// `PERPS_BAD_RESPONSE` for an answer of another shape (a code that is no plain integer,
+    /// a success code beside `"success": false`), whose outcome is unknown.
+    pub fn refusal(&self, what: &str, refusal: Refusal, not_found: bool) -> Error {
+        let error = match refusal {
+            Refusal::Shape(why) => Error::bad_response(format!("{what}: {why}")).reached_venue(true),
+            Refusal::Code(code, words) => Error::new(
+                if code == 404 && not_found { Code::NotFound } else { Code::ApiError },
+                answer::refused_with_code(what, code, &self.quoted(&words)),
+            )
+            .with_venue_code(code)
+            .reached_venue(answer::code_leaves_outcome_unknown(code)),
+            Refusal::Unsuccessful(words) => {
+                Error::new(Code::ApiError, answer::refused_unsuccessful(what, &self.quoted(&words)))
+            }
+        };
+        self.refused(error)
     }
 
     /// Venue text quoted in a message: redacted of the call's secrets, then `venue_words`.
@@ -286,22 +309,10 @@ fn check_code(exchanged: &Exchanged, what: &str) -> Result<serde_json::Map<Strin
         let error = Error::bad_response(format!("{what}: {}", crate::endpoints::answer::CODE_TWICE));
         return Err(exchanged.refused(error.reached_venue(true)));
     }
-    match crate::endpoints::answer::refusal_code(answer.get("code")) {
-        Ok(None) => Ok(answer),
-        // Of another shape (0.5, "ok"…): the answer has the wrong shape and the order's fate
-        // is unknown, so it is not reported as a refusal.
-        Err(why) => Err(exchanged.refused(Error::bad_response(format!("{what}: {why}")).reached_venue(true))),
-        Ok(Some(code)) => {
-            let message = answer.get("message").and_then(|m| m.as_str()).unwrap_or("");
-            Err(exchanged.refused(
-                Error::new(
-                    Code::ApiError,
-                    crate::endpoints::answer::refused_with_code(what, code, &exchanged.quoted(message)),
-                )
-                .with_venue_code(code)
-                .reached_venue(crate::endpoints::answer::code_leaves_outcome_unknown(code)),
-            ))
-        }
+    let words = crate::endpoints::answer::words(&answer);
+    match crate::endpoints::answer::stated(answer.get("code"), answer.get("success"), words) {
+        Ok(()) => Ok(answer),
+        Err(refusal) => Err(exchanged.refusal(what, refusal, false)),
     }
 }
 

@@ -5,7 +5,8 @@
 //! an object envelope or a bare array for lists, `[]` or `{code,message,request_id}` for
 //! `cancel_orders` — and an object's `code`, when present, is 0 or 200 (else
 //! `PERPS_API_ERROR`, or `PERPS_BAD_RESPONSE` for a code that is not a plain integer),
-//! read by [`venue_code`] as every REST answer's `code` is. The one change:
+//! read by [`venue_code`] as every REST answer's `code` is, and it does not say
+//! `"success": false` ([`stated`]). The one change:
 //! `query_depth_book`'s levels come back sorted by
 //! decimal value, bids high to low and asks low to high, compared exactly (never as
 //! floats), each level kept as the venue wrote it.
@@ -22,9 +23,44 @@ use std::fmt;
 pub enum Refusal {
     /// Not JSON, or not an object or array, or a depth book that cannot be sorted.
     Shape(String),
-    /// A well-formed refusal: the venue's `code` and `message`.
+    /// A well-formed refusal: the venue's `code` and its words ([`words`]).
     Code(i64, String),
+    /// `"success": false` with no code: a refusal the venue states without a code, and its
+    /// words ([`stated`]).
+    Unsuccessful(String),
 }
+
+/// What an answer states of itself, by its `code` ([`refusal_code`]) and its `success`:
+/// `Ok(())` no refusal; a refusal by code; with no code, a refusal by `"success": false`,
+/// the way prepare-signin refuses (seed spec, "Errors"), which a venue may use for any
+/// answer — an order so refused must not be reported placed; `Refusal::Shape` for a code
+/// of another shape, or a success code beside `"success": false` (the answer contradicts
+/// itself: its outcome is unknown). `words` is the venue's reason, kept with a refusal.
+pub fn stated(code: Option<&Value>, success: Option<&Value>, words: &str) -> Result<(), Refusal> {
+    let unsuccessful = success == Some(&Value::Bool(false));
+    match refusal_code(code).map_err(Refusal::Shape)? {
+        Some(code) => Err(Refusal::Code(code, words.to_owned())),
+        None if !unsuccessful => Ok(()),
+        None if code.is_none_or(Value::is_null) => Err(Refusal::Unsuccessful(words.to_owned())),
+        None => Err(Refusal::Shape(SUCCESS_BOTH_WAYS.to_owned())),
+    }
+}
+
+const SUCCESS_BOTH_WAYS: &str =
+    "the venue's answer has a success \"code\" and \"success\": false: its outcome is ambiguous";
+
+/// The venue's reason in an answer object: its `message`, else `msg` (the venue's WebSocket
+/// answers write `msg`, venue-api.md §2.2), else `error`; the first that is a non-empty
+/// string. Empty when there is none.
+pub fn words(answer: &serde_json::Map<String, Value>) -> &str {
+    REASON_KEYS
+        .iter()
+        .find_map(|key| answer.get(*key).and_then(Value::as_str).filter(|words| !words.trim().is_empty()))
+        .unwrap_or("")
+}
+
+/// Where an answer's reason may be, first first.
+const REASON_KEYS: [&str; 3] = ["message", "msg", "error"];
 
 /// The `code` of a REST answer — the one reading every REST answer's code goes through
 /// (endpoint calls, the depth book, `new_order`, `perps_request`). The venue and its
@@ -97,6 +133,14 @@ pub fn refused_with_code(what: &str, code: i64, words: &str) -> String {
     }
 }
 
+/// The message of a refusal by `"success": false` with no code, as [`refused_with_code`].
+pub fn refused_unsuccessful(what: &str, words: &str) -> String {
+    match words {
+        "" => format!("{what}: the venue refused (\"success\": false, no code)"),
+        words => format!("{what}: the venue refused (\"success\": false, no code): {words}"),
+    }
+}
+
 /// Why an answer that names `code` twice is refused: JSON readers disagree on which of two
 /// equal keys counts (serde_json keeps the last, cJSON and many others the first), so the
 /// library and its caller's reader could see different outcomes of one request — an order
@@ -122,17 +166,34 @@ pub fn check(body: &str) -> Result<(), Refusal> {
         Head::Other => Err(Refusal::Shape("the answer is neither a JSON object nor an array".to_owned())),
         Head::List => Ok(()),
         Head::Object { code_twice: true, .. } => Err(Refusal::Shape(CODE_TWICE.to_owned())),
-        Head::Object { code, message, .. } => match refusal_code(code.as_ref()).map_err(Refusal::Shape)? {
-            Some(code) => Err(Refusal::Code(code, message.unwrap_or_default())),
-            None => Ok(()),
-        },
+        Head::Object { code, success, reasons, .. } => {
+            stated(code.as_ref(), success.as_ref(), reasons.into_iter().flatten().next().as_deref().unwrap_or(""))
+        }
     }
 }
+
+/// [`check`] for an endpoint documented to answer a bare array (`Shape::List`): `null` is
+/// the empty list, `Some("[]")`; anything else as `check` reads it (`None`: as sent).
+pub fn check_list(body: &str) -> Result<Option<String>, Refusal> {
+    if body.trim_matches(JSON_SPACE) == "null" {
+        return Ok(Some("[]".to_owned()));
+    }
+    check(body).map(|()| None)
+}
+
+/// The white space JSON allows around a value (RFC 8259 §2).
+const JSON_SPACE: [char; 4] = [' ', '\t', '\n', '\r'];
 
 /// The top of an answer: what `check` needs, nothing more.
 enum Head {
     List,
-    Object { code: Option<Value>, message: Option<String>, code_twice: bool },
+    /// `reasons`: the non-empty strings under [`REASON_KEYS`], in that order.
+    Object {
+        code: Option<Value>,
+        success: Option<Value>,
+        reasons: [Option<String>; 3],
+        code_twice: bool,
+    },
     Other,
 }
 
@@ -146,17 +207,22 @@ impl<'de> Visitor<'de> for HeadVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Head, A::Error> {
-        let (mut code, mut message, mut code_twice) = (None, None, false);
+        let (mut code, mut success, mut reasons, mut code_twice) = (None, None, [None, None, None], false);
         while let Some(crate::json_entries::Key(key)) = map.next_key()? {
-            match key.as_ref() {
-                "code" => code_twice |= code.replace(map.next_value::<Value>()?).is_some(),
-                "message" => message = map.next_value::<Value>()?.as_str().map(str::to_owned),
+            let reason = REASON_KEYS.iter().position(|name| *name == key.as_ref());
+            match (key.as_ref(), reason) {
+                ("code", _) => code_twice |= code.replace(map.next_value::<Value>()?).is_some(),
+                ("success", _) => success = Some(map.next_value::<Value>()?),
+                (_, Some(i)) => {
+                    let words = map.next_value::<Value>()?;
+                    reasons[i] = words.as_str().filter(|words| !words.trim().is_empty()).map(str::to_owned);
+                }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
             }
         }
-        Ok(Head::Object { code, message, code_twice })
+        Ok(Head::Object { code, success, reasons, code_twice })
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Head, A::Error> {
@@ -200,11 +266,10 @@ pub fn sort_depth_book(body: &str) -> Result<String, Refusal> {
     }
     let field = |name: &str| entries.iter().find(|(k, _)| k == name).map(|(_, v)| *v);
     // A raw value is valid JSON: it parses.
-    let code = field("code").map(|code| serde_json::from_str::<Value>(code.get()).unwrap_or(Value::Null));
-    if let Some(code) = refusal_code(code.as_ref()).map_err(Refusal::Shape)? {
-        let message = field("message").and_then(|m| serde_json::from_str::<String>(m.get()).ok());
-        return Err(Refusal::Code(code, message.unwrap_or_default()));
-    }
+    let value = |name: &str| field(name).map(|raw| serde_json::from_str::<Value>(raw.get()).unwrap_or(Value::Null));
+    let reason =
+        REASON_KEYS.iter().find_map(|key| value(key)?.as_str().filter(|w| !w.trim().is_empty()).map(str::to_owned));
+    stated(value("code").as_ref(), value("success").as_ref(), reason.as_deref().unwrap_or(""))?;
     let has_book = |entries: &RawEntries<'_>| entries.iter().any(|(k, _)| k == "bids" || k == "asks");
     let mut out = String::with_capacity(body.len() + 8);
     if has_book(&entries) {
@@ -345,126 +410,4 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for Entries<'a> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn answers_are_checked_not_rewritten() {
-        assert_eq!(check(r#"{"code":0,"message":"success","request_id":"r"}"#), Ok(()));
-        assert_eq!(check("[]"), Ok(()));
-        assert_eq!(check(r#"{"page_size":1,"result":[{"id":1}],"total":1}"#), Ok(()));
-        assert_eq!(check(r#"{"code":400,"message":"bad"}"#), Err(Refusal::Code(400, "bad".into())));
-        for twice in [r#"{"code":0,"code":400}"#, r#"{"code":400,"code":0}"#, r#"{"code":0,"\u0063ode":0}"#] {
-            assert_eq!(check(twice), Err(Refusal::Shape(CODE_TWICE.into())), "{twice}");
-            assert!(code_twice(twice), "{twice}");
-            let book = format!("{},\"bids\":[],\"asks\":[]}}", twice.trim_end_matches('}'));
-            assert_eq!(sort_depth_book(&book), Err(Refusal::Shape(CODE_TWICE.into())), "{book}");
-        }
-        assert!(!code_twice(r#"{"code":0,"data":{"code":1}}"#));
-        assert_eq!(
-            refused_with_code("cancel_order", 4294967296, ""),
-            "cancel_order: the venue refused with code 4294967296"
-        );
-        assert_eq!(refused_with_code("x", 400, "bad"), "x: the venue refused with code 400: bad");
-        assert!(matches!(check(r#"{"code":0.5}"#), Err(Refusal::Shape(m)) if m.contains("not an integer")));
-        assert!(matches!(check("\"ok\""), Err(Refusal::Shape(_))));
-        assert!(matches!(check("{"), Err(Refusal::Shape(_))));
-        assert!(matches!(check("{} x"), Err(Refusal::Shape(_))));
-    }
-
-    #[test]
-    fn codes_are_read_as_plain_integers_or_strings_of_digits() {
-        let read = |text: &str| venue_code(Some(&serde_json::from_str(text).unwrap()));
-        for (text, code) in [
-            ("0", 0),
-            ("400", 400),
-            ("-1", -1),
-            ("\"0\"", 0),
-            ("\"400\"", 400),
-            ("\"-1\"", -1),
-            ("\"007\"", 7),
-            ("9223372036854775807", i64::MAX),
-            ("\"-9223372036854775808\"", i64::MIN),
-        ] {
-            assert_eq!(read(text), Ok(Some(code)), "{text}");
-        }
-        assert_eq!(venue_code(None), Ok(None));
-        assert_eq!(read("null"), Ok(None));
-        for bad in [
-            // Not written as a plain integer, whatever its value: never a success.
-            "1e-400",
-            "-0",
-            "-0.0",
-            "0.0",
-            "0e0",
-            "0E5",
-            "200.0",
-            "2e2",
-            "400.0",
-            "4e2",
-            "\"-0\"",
-            "\"-000\"",
-            "0.5",
-            "1e300",
-            "9223372036854775808",
-            "18446744073709551615",
-            "\"\"",
-            "\"-\"",
-            "\"+1\"",
-            "\" 0\"",
-            "\"0.0\"",
-            "\"9223372036854775808\"",
-            "\"ok\"",
-            "true",
-            "[0]",
-            "{\"code\":0}",
-        ] {
-            assert!(read(bad).is_err_and(|m| m.contains("\"code\" is not an integer")), "{bad}");
-        }
-        // The same reading for every answer: `check` and the depth book.
-        assert_eq!(check(r#"{"code":"0","message":"success"}"#), Ok(()));
-        for unplain in
-            [r#"{"code":0.0}"#, r#"{"code":1e-400}"#, r#"{"code":-0}"#, r#"{"code":"-0"}"#, r#"{"code":4e2}"#]
-        {
-            assert!(matches!(check(unplain), Err(Refusal::Shape(m)) if m.contains("not an integer")), "{unplain}");
-            let book = format!("{},\"bids\":[],\"asks\":[]}}", unplain.trim_end_matches('}'));
-            assert!(matches!(sort_depth_book(&book), Err(Refusal::Shape(_))), "{book}");
-        }
-        assert_eq!(check(r#"{"code":null,"message":"success"}"#), Ok(()));
-        assert_eq!(check(r#"{"code":"400","message":"bad"}"#), Err(Refusal::Code(400, "bad".into())));
-        // 200, as the WebSocket auth answers write success: an accepted order is never
-        // reported as refused and unsent.
-        assert_eq!(check(r#"{"code":200,"message":"success"}"#), Ok(()));
-        assert_eq!(check(r#"{"code":"200"}"#), Ok(()));
-        assert_eq!(check(r#"{"code":201,"message":"created"}"#), Err(Refusal::Code(201, "created".into())));
-        assert!(sort_depth_book(r#"{"code":"0","asks":[],"bids":[]}"#).is_ok());
-        assert!(sort_depth_book(r#"{"code":null,"asks":[],"bids":[]}"#).is_ok());
-        assert!(sort_depth_book(r#"{"code":200,"asks":[],"bids":[]}"#).is_ok());
-        assert_eq!(sort_depth_book(r#"{"code":"3","message":"no"}"#), Err(Refusal::Code(3, "no".into())));
-        assert!(
-            matches!(sort_depth_book(r#"{"code":"x","asks":[]}"#), Err(Refusal::Shape(m)) if m.ends_with(r#"(\"x\")"#))
-        );
-    }
-
-    #[test]
-    fn depth_levels_are_sorted_by_value_and_keep_their_text() {
-        let body = r#"{"asks":[["10.25","1"],["9.5","2"],[9.75,3]],"bids":[["9","1"],["10","2"],["8.99999","3"]],"symbol":"X","extra":{"a":1}}"#;
-        let sorted = sort_depth_book(body).unwrap();
-        assert_eq!(
-            sorted,
-            r#"{"asks":[["9.5","2"],[9.75,3],["10.25","1"]],"bids":[["10","2"],["9","1"],["8.99999","3"]],"symbol":"X","extra":{"a":1}}"#
-        );
-        let wrapped = format!(r#"{{"code":0,"data":{body}}}"#);
-        assert!(sort_depth_book(&wrapped).unwrap().contains(r#""asks":[["9.5","2"],[9.75,3],["10.25","1"]]"#));
-        assert!(
-            matches!(sort_depth_book(r#"{"asks":[["x","1"]],"bids":[]}"#), Err(Refusal::Shape(m)) if m.contains("level 0 of \"asks\""))
-        );
-        assert!(matches!(sort_depth_book(r#"{"symbol":"X"}"#), Err(Refusal::Shape(_))));
-        assert_eq!(sort_depth_book(r#"{"code":3,"message":"no"}"#), Err(Refusal::Code(3, "no".into())));
-        // Levels as objects, spaces, escaped keys: sorted, kept.
-        assert_eq!(
-            sort_depth_book(r#"{"b\u0069ds":[ {"price":"1","qty":"1"} , {"price":2,"qty":"1"} ]}"#).unwrap(),
-            r#"{"bids":[{"price":2,"qty":"1"},{"price":"1","qty":"1"}]}"#
-        );
-    }
-}
+mod tests;

@@ -80,6 +80,10 @@ pub enum Shape {
     AsSent,
     /// `query_depth_book`: both sides sorted best first by decimal value.
     DepthBook,
+    /// As sent, for an endpoint documented to answer a bare array: `null` is returned as
+    /// `[]`, the empty list a venue may encode as `null` (Go's encoding of an empty slice)
+    /// — an engine reconciling no positions must not get an error.
+    List,
 }
 
 #[derive(Debug)]
@@ -167,6 +171,9 @@ impl Endpoint {
         const fn get(name: &'static str, auth: Auth, params: &'static [Param], rule: Rule) -> Spec {
             Spec { name, verb: Verb::Get, auth, params, rule, shape: Shape::AsSent }
         }
+        const fn list(spec: Spec) -> Spec {
+            Spec { shape: Shape::List, ..spec }
+        }
         static CANCEL_ORDER: Spec = post(
             "cancel_order",
             &[optional("order_id", OrderId), optional("cl_ord_id", ClOrdId)],
@@ -229,7 +236,7 @@ impl Endpoint {
         // which the sandbox applies too — a larger page is refused here rather than cut
         // short by the venue without a word. The answer is returned as sent: a bare array
         // live ([WJ]), the page envelope of the other lists accepted as well (§6).
-        static QUERY_FUNDING_HISTORY: Spec = get(
+        static QUERY_FUNDING_HISTORY: Spec = list(get(
             "query_funding_history",
             Auth::Bearer,
             &[
@@ -240,14 +247,15 @@ impl Endpoint {
                 optional("limit", Limit(500)),
             ],
             Rule::StartBeforeEnd,
-        );
-        static QUERY_POSITIONS: Spec = get("query_positions", Auth::Bearer, &[optional("symbol", Symbol)], Rule::None);
+        ));
+        static QUERY_POSITIONS: Spec =
+            list(get("query_positions", Auth::Bearer, &[optional("symbol", Symbol)], Rule::None));
         static QUERY_BALANCE: Spec = get("query_balance", Auth::Bearer, &[], Rule::None);
         static QUERY_POSITION_CONFIG: Spec =
             get("query_position_config", Auth::Bearer, &[required("symbol", Symbol)], Rule::None);
         // The documents require `symbol`; live clients call it without one for every symbol.
         static QUERY_SYMBOL_INFO: Spec =
-            get("query_symbol_info", Auth::Public, &[optional("symbol", Symbol)], Rule::None);
+            list(get("query_symbol_info", Auth::Public, &[optional("symbol", Symbol)], Rule::None));
         static QUERY_SYMBOL_PRICE: Spec =
             get("query_symbol_price", Auth::Public, &[required("symbol", Symbol)], Rule::None);
         // `limit` is undocumented but sent by live clients; passed through.

@@ -159,9 +159,9 @@ pub extern "C" fn perps_query_trades(
 /// in the documents). `params_json` (all optional, or NULL): `symbol`, `start`, `end`
 /// (ISO-8601, read and sent as for `perps_query_orders`; start not after end), `last_id`
 /// (int64 cursor: rows come newest first and `last_id` pages toward older ones), `limit`
-/// (1..500). Returns the venue's JSON as sent: a bare array live, or the page envelope
-/// `{"page_size","result":[…],"total"}` of the other lists. Free the result with
-/// `perps_string_free`.
+/// (1..500). Returns the venue's JSON as sent (`null` as `[]`): a bare array live, or the
+/// page envelope `{"page_size","result":[…],"total"}` of the other lists. Free the result
+/// with `perps_string_free`.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_query_funding_history(
     c: *const perps_client,
@@ -173,7 +173,7 @@ pub extern "C" fn perps_query_funding_history(
 }
 
 /// GET `/api/query_positions` (bearer). `params_json` (optional, or NULL): `symbol`.
-/// Returns the venue's JSON (positions with a signed `qty`: negative is short).
+/// Returns the venue's JSON (positions with a signed `qty`: negative is short; `null` as `[]`).
 /// Free the result with `perps_string_free`.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_query_positions(
@@ -211,9 +211,9 @@ pub extern "C" fn perps_query_position_config(
 }
 
 /// GET `/api/query_symbol_info` (public: `s` may be NULL; no token is sent). `params_json`
-/// (optional, or NULL): `symbol`; without it, every symbol. Returns the venue's JSON. With
-/// the client option `symbol_rules`, a call without a symbol also refreshes the client's
-/// symbol rules ("on demand" refresh). Free the result with `perps_string_free`.
+/// (optional, or NULL): `symbol`; without it, every symbol. Returns the venue's JSON (`null`
+/// as `[]`). With the client option `symbol_rules`, a call without a symbol also refreshes
+/// the client's symbol rules ("on demand" refresh). Free the result with `perps_string_free`.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_query_symbol_info(
     c: *const perps_client,

@@ -1,0 +1,136 @@
+//! Tests of `endpoints::answer`.
+use super::*;
+
+#[test]
+fn answers_are_checked_not_rewritten() {
+    assert_eq!(check(r#"{"code":0,"message":"success","request_id":"r"}"#), Ok(()));
+    assert_eq!(check("[]"), Ok(()));
+    assert_eq!(check(r#"{"page_size":1,"result":[{"id":1}],"total":1}"#), Ok(()));
+    assert_eq!(check(r#"{"code":400,"message":"bad"}"#), Err(Refusal::Code(400, "bad".into())));
+    for twice in [r#"{"code":0,"code":400}"#, r#"{"code":400,"code":0}"#, r#"{"code":0,"\u0063ode":0}"#] {
+        assert_eq!(check(twice), Err(Refusal::Shape(CODE_TWICE.into())), "{twice}");
+        assert!(code_twice(twice), "{twice}");
+        let book = format!("{},\"bids\":[],\"asks\":[]}}", twice.trim_end_matches('}'));
+        assert_eq!(sort_depth_book(&book), Err(Refusal::Shape(CODE_TWICE.into())), "{book}");
+    }
+    assert!(!code_twice(r#"{"code":0,"data":{"code":1}}"#));
+    assert_eq!(
+        refused_with_code("cancel_order", 4294967296, ""),
+        "cancel_order: the venue refused with code 4294967296"
+    );
+    assert_eq!(refused_with_code("x", 400, "bad"), "x: the venue refused with code 400: bad");
+    assert!(matches!(check(r#"{"code":0.5}"#), Err(Refusal::Shape(m)) if m.contains("not an integer")));
+    assert!(matches!(check("\"ok\""), Err(Refusal::Shape(_))));
+    assert!(matches!(check("{"), Err(Refusal::Shape(_))));
+    assert!(matches!(check("{} x"), Err(Refusal::Shape(_))));
+}
+
+#[test]
+fn codes_are_read_as_plain_integers_or_strings_of_digits() {
+    let read = |text: &str| venue_code(Some(&serde_json::from_str(text).unwrap()));
+    for (text, code) in [
+        ("0", 0),
+        ("400", 400),
+        ("-1", -1),
+        ("\"0\"", 0),
+        ("\"400\"", 400),
+        ("\"-1\"", -1),
+        ("\"007\"", 7),
+        ("9223372036854775807", i64::MAX),
+        ("\"-9223372036854775808\"", i64::MIN),
+    ] {
+        assert_eq!(read(text), Ok(Some(code)), "{text}");
+    }
+    assert_eq!(venue_code(None), Ok(None));
+    assert_eq!(read("null"), Ok(None));
+    for bad in [
+        // Not written as a plain integer, whatever its value: never a success.
+        "1e-400",
+        "-0",
+        "-0.0",
+        "0.0",
+        "0e0",
+        "0E5",
+        "200.0",
+        "2e2",
+        "400.0",
+        "4e2",
+        "\"-0\"",
+        "\"-000\"",
+        "0.5",
+        "1e300",
+        "9223372036854775808",
+        "18446744073709551615",
+        "\"\"",
+        "\"-\"",
+        "\"+1\"",
+        "\" 0\"",
+        "\"0.0\"",
+        "\"9223372036854775808\"",
+        "\"ok\"",
+        "true",
+        "[0]",
+        "{\"code\":0}",
+    ] {
+        assert!(read(bad).is_err_and(|m| m.contains("\"code\" is not an integer")), "{bad}");
+    }
+    // The same reading for every answer: `check` and the depth book.
+    assert_eq!(check(r#"{"code":"0","message":"success"}"#), Ok(()));
+    for unplain in [r#"{"code":0.0}"#, r#"{"code":1e-400}"#, r#"{"code":-0}"#, r#"{"code":"-0"}"#, r#"{"code":4e2}"#] {
+        assert!(matches!(check(unplain), Err(Refusal::Shape(m)) if m.contains("not an integer")), "{unplain}");
+        let book = format!("{},\"bids\":[],\"asks\":[]}}", unplain.trim_end_matches('}'));
+        assert!(matches!(sort_depth_book(&book), Err(Refusal::Shape(_))), "{book}");
+    }
+    assert_eq!(check(r#"{"code":null,"message":"success"}"#), Ok(()));
+    assert_eq!(check(r#"{"code":"400","message":"bad"}"#), Err(Refusal::Code(400, "bad".into())));
+    // 200, as the WebSocket auth answers write success: an accepted order is never
+    // reported as refused and unsent.
+    assert_eq!(check(r#"{"code":200,"message":"success"}"#), Ok(()));
+    assert_eq!(check(r#"{"code":"200"}"#), Ok(()));
+    assert_eq!(check(r#"{"code":201,"message":"created"}"#), Err(Refusal::Code(201, "created".into())));
+    assert!(sort_depth_book(r#"{"code":"0","asks":[],"bids":[]}"#).is_ok());
+    assert!(sort_depth_book(r#"{"code":null,"asks":[],"bids":[]}"#).is_ok());
+    assert!(sort_depth_book(r#"{"code":200,"asks":[],"bids":[]}"#).is_ok());
+    assert_eq!(sort_depth_book(r#"{"code":"3","message":"no"}"#), Err(Refusal::Code(3, "no".into())));
+    assert!(
+        matches!(sort_depth_book(r#"{"code":"x","asks":[]}"#), Err(Refusal::Shape(m)) if m.ends_with(r#"(\"x\")"#))
+    );
+}
+
+#[test]
+fn success_false_with_no_code_is_a_refusal_and_beside_a_success_code_ambiguous() {
+    let unsuccessful = |words: &str| Err(Refusal::Unsuccessful(words.into()));
+    assert_eq!(check(r#"{"success":false,"msg":"no"}"#), unsuccessful("no"));
+    assert_eq!(check(r#"{"code":null,"success":false,"message":" ","error":"e"}"#), unsuccessful("e"));
+    assert_eq!(check(r#"{"success":false,"code":"400","message":"bad"}"#), Err(Refusal::Code(400, "bad".into())));
+    for ambiguous in [r#"{"code":"200","success":false}"#, r#"{"success":false,"code":0}"#] {
+        assert!(matches!(check(ambiguous), Err(Refusal::Shape(m)) if m.contains("ambiguous")), "{ambiguous}");
+    }
+    // Only the boolean false states a refusal.
+    for fine in [r#"{"success":true}"#, r#"{"success":"false"}"#, r#"{"success":null,"code":0}"#] {
+        assert_eq!(check(fine), Ok(()), "{fine}");
+    }
+    assert_eq!(sort_depth_book(r#"{"success":false,"msg":"no"}"#), Err(Refusal::Unsuccessful("no".into())));
+}
+
+#[test]
+fn depth_levels_are_sorted_by_value_and_keep_their_text() {
+    let body = r#"{"asks":[["10.25","1"],["9.5","2"],[9.75,3]],"bids":[["9","1"],["10","2"],["8.99999","3"]],"symbol":"X","extra":{"a":1}}"#;
+    let sorted = sort_depth_book(body).unwrap();
+    assert_eq!(
+        sorted,
+        r#"{"asks":[["9.5","2"],[9.75,3],["10.25","1"]],"bids":[["10","2"],["9","1"],["8.99999","3"]],"symbol":"X","extra":{"a":1}}"#
+    );
+    let wrapped = format!(r#"{{"code":0,"data":{body}}}"#);
+    assert!(sort_depth_book(&wrapped).unwrap().contains(r#""asks":[["9.5","2"],[9.75,3],["10.25","1"]]"#));
+    assert!(
+        matches!(sort_depth_book(r#"{"asks":[["x","1"]],"bids":[]}"#), Err(Refusal::Shape(m)) if m.contains("level 0 of \"asks\""))
+    );
+    assert!(matches!(sort_depth_book(r#"{"symbol":"X"}"#), Err(Refusal::Shape(_))));
+    assert_eq!(sort_depth_book(r#"{"code":3,"message":"no"}"#), Err(Refusal::Code(3, "no".into())));
+    // Levels as objects, spaces, escaped keys: sorted, kept.
+    assert_eq!(
+        sort_depth_book(r#"{"b\u0069ds":[ {"price":"1","qty":"1"} , {"price":2,"qty":"1"} ]}"#).unwrap(),
+        r#"{"bids":[{"price":2,"qty":"1"},{"price":"1","qty":"1"}]}"#
+    );
+}
