@@ -75,6 +75,8 @@ impl Secrets {
             runs.extend(text.windows(RUN).map(|w| <[u8; RUN]>::try_from(w).expect("a window of RUN bytes")));
         }
         runs.sort_unstable();
+        // The sort's scratch on the stack held runs of the secret.
+        crate::wipe::wipe_stack();
         runs.dedup();
         // The old table is wiped as it drops.
         self.runs = runs;
@@ -125,6 +127,7 @@ impl Secrets {
         runs.extend_from_slice(&self.runs);
         runs.extend_from_slice(&other.runs);
         runs.sort_unstable();
+        crate::wipe::wipe_stack(); // as in `add`
         runs.dedup();
         let filter = match (self.filter.is_empty(), other.filter.is_empty()) {
             (true, _) => other.filter.clone(),
