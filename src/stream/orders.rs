@@ -105,7 +105,8 @@ impl Orders {
     }
 }
 
-/// An "accepted" ack, whichever key the venue puts the word under, and under no code or a
+/// An "accepted" ack, whichever key the venue puts the word under (`status` or `message`,
+/// venue-api.md §2.3, or `msg`, the key of its ws-stream answers, §2.2), and under no code or a
 /// success code: 0, 200 (the venue's other success code, venue-api.md §6) or 202 (the HTTP
 /// code for "accepted"), read by `venue_code` as REST reads codes. An ack taken for the
 /// outcome would make the real outcome a second `final` reply, passed on unmatched. A code
@@ -116,7 +117,7 @@ fn is_ack(frame: &Map<String, Value>) -> bool {
     let accepted =
         |key: &str| frame.get(key).and_then(Value::as_str).is_some_and(|s| s.eq_ignore_ascii_case("accepted"));
     let code_ok = matches!(venue_code(frame.get("code")), Ok(None | Some(0 | 200 | 202)));
-    code_ok && (accepted("status") || accepted("message"))
+    code_ok && (accepted("status") || accepted("message") || accepted("msg"))
 }
 
 /// `event` (a JSON object's text) with `"frame":` the venue's frame byte for byte as sent and
@@ -188,8 +189,9 @@ impl Protocol for Orders {
             }
         };
         let request_id = frame.get("request_id").and_then(Value::as_str);
+        // The venue's words: `message` as documented, `msg` as its ws-stream answers write them.
         let message =
-            frame.get("message").and_then(Value::as_str).or(frame.get("status").and_then(Value::as_str)).unwrap_or("");
+            ["message", "msg", "status"].iter().find_map(|key| frame.get(*key).and_then(Value::as_str)).unwrap_or("");
         let state = &self.state;
         if let Some(outcome) = self.login.answer(&frame, request_id, || state.has_unanswered()) {
             return outcome;

@@ -107,6 +107,28 @@ fn both_ack_styles_then_the_outcome_and_late_frames_unmatched() {
 }
 
 #[test]
+fn an_ack_and_an_outcome_with_their_words_under_msg_are_read_as_under_message() {
+    // `msg`, the key of the venue's ws-stream answers: an ack there taken for the outcome
+    // would report a rejected post-only order as resting, its rejection a mere repeat.
+    let got = events_of(
+        &[
+            r#"{"code":0,"msg":"accepted","request_id":"r1"}"#,
+            r#"{"code":400,"msg":"alo order rejected","request_id":"r1"}"#,
+        ],
+        &[("r1", "order:new")],
+    );
+    let row = |e: &Value| (e["final"].as_bool(), e["success"].as_bool(), e["repeat"].as_bool());
+    assert_eq!(row(&got[0]), (Some(false), Some(false), Some(false)), "the ack");
+    assert_eq!(row(&got[1]), (Some(true), Some(false), Some(false)), "the outcome");
+    assert_eq!(got[1]["message"], "alo order rejected");
+    assert_eq!(got.len(), 2);
+    // With no code, the words under `msg` decide as under `message`: a rejection there was
+    // read as "no code, no word", a success.
+    let got = events_of(&[r#"{"msg":"alo order rejected","request_id":"r1"}"#], &[("r1", "order:new")]);
+    assert_eq!((got[0]["success"].as_bool(), got[0]["outcome_unknown"].as_bool()), (Some(false), Some(true)));
+}
+
+#[test]
 fn a_second_outcome_is_passed_on_as_a_repeat_never_as_an_orders_outcome() {
     let got = events_of(
         &[
@@ -193,7 +215,7 @@ fn an_ack_whose_code_is_not_a_plain_integer_is_a_final_reply_of_unknown_outcome(
     // Read as REST reads codes (`venue_code`): `0.0` or `1e-400` is no success code, so
     // no ack; the frame is the outcome, and one that leaves the order's fate unknown.
     for code in ["0.0", "1e-400", "-0", r#""-0""#, "2e2", "202.0", "true"] {
-        for word in ["status", "message"] {
+        for word in ["status", "message", "msg"] {
             let frame = format!(r#"{{"code":{code},"{word}":"accepted","request_id":"r1"}}"#);
             let got = events_of(&[&frame], &[("r1", "order:new")]);
             assert_eq!((got[0]["final"].as_bool(), got[0]["matched"].as_bool()), (Some(true), Some(true)), "{frame}");
