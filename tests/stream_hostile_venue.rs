@@ -231,14 +231,19 @@ fn a_json_ping_is_answered_with_a_json_pong_and_still_passed_on() {
     let url = venue(move |_, mut ws| {
         read_json(&mut ws);
         ws.send(Message::text(r#"{"ping":1764000000}"#)).unwrap();
-        let answer = read_json(&mut ws);
-        tx.send(answer).unwrap();
+        tx.send(read_json(&mut ws)).unwrap();
+        // Beside other keys too, as public clients answer it; a ping that is no number or
+        // string is not answered (the next frame the venue reads is the next pong).
+        ws.send(Message::text(r#"{"ping":[1]}"#)).unwrap();
+        ws.send(Message::text(r#"{"ping":"p-2","time":"2026-11-29T00:00:00Z"}"#)).unwrap();
+        tx.send(read_json(&mut ws)).unwrap();
         hold(ws, Duration::from_secs(3));
     });
     let stream = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap();
     let (event, _) = until(&stream, LONG, "the ping frame", is_channel("unrecognized"));
     assert_eq!(event["frame"], json!({ "ping": 1764000000 }));
     assert_eq!(rx.recv_timeout(LONG).unwrap(), json!({ "pong": 1764000000 }));
+    assert_eq!(rx.recv_timeout(LONG).unwrap(), json!({ "pong": "p-2" }));
 }
 
 #[test]

@@ -135,14 +135,18 @@ pub(super) fn end_reason(close_reason: &Option<VenueClose>, error: &Error) -> St
 }
 
 /// The answer to a JSON-level ping (`{"ping":x}` → `{"pong":x}`): not in the venue's
-/// documents, but some servers send it and public clients ([KU], [NB]) answer it. The frame
-/// itself is still passed on (as `unrecognized`).
+/// documents, but some servers send it and public clients ([KU], [NB]) answer it — any
+/// object with a number or string under `ping`, beside other keys too (`{"ping":1,"time":…}`).
+/// The frame itself is still passed on (as `unrecognized`).
 fn json_pong(text: &str) -> Option<String> {
     if text.len() > 256 || !text.contains("\"ping\"") {
         return None;
     }
     match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(frame)) if frame.len() == 1 => Some(json!({ "pong": frame.get("ping")? }).to_string()),
+        Ok(Value::Object(frame)) => match frame.get("ping")? {
+            ping @ (Value::Number(_) | Value::String(_)) => Some(json!({ "pong": ping }).to_string()),
+            _ => None,
+        },
         _ => None,
     }
 }
