@@ -44,7 +44,9 @@ pub(crate) fn rng_failed(e: getrandom::Error) -> Error {
 
 /// The Ed25519 key that signs request bodies; its public key in base58 is the `requestId`.
 pub struct RequestKey {
-    expanded: ExpandedSecretKey,
+    /// On the heap: moving the key (into a session, the session into its handle) copies a
+    /// pointer, not the key, so no moved-from copy is left on a stack.
+    expanded: Box<ExpandedSecretKey>,
     verifying: VerifyingKey,
     request_id: String,
 }
@@ -52,14 +54,17 @@ pub struct RequestKey {
 impl RequestKey {
     /// A fresh temporary key from the operating system's RNG.
     pub fn generate() -> Result<Self> {
-        let mut seed = Zeroizing::new([0u8; 32]);
-        getrandom::fill(&mut seed[..]).map_err(rng_failed)?;
-        Ok(Self::from_signing_key(&SigningKey::from_bytes(&seed)))
+        // The copies the seed and the expansion leave on the stack are overwritten after.
+        crate::wipe::then_wipe_stack(|| {
+            let mut seed = Zeroizing::new([0u8; 32]);
+            getrandom::fill(&mut seed[..]).map_err(rng_failed)?;
+            Ok(Self::from_signing_key(&SigningKey::from_bytes(&seed)))
+        })
     }
 
     /// Import an Ed25519 private key given as text (see [`parse_ed25519_secret`]).
     pub fn from_text(text: &str) -> Result<Self> {
-        Ok(Self::from_signing_key(&parse_ed25519_secret(text)?))
+        crate::wipe::then_wipe_stack(|| Ok(Self::from_signing_key(&parse_ed25519_secret(text)?)))
     }
 
     pub fn from_signing_key(key: &SigningKey) -> Self {
@@ -67,7 +72,7 @@ impl RequestKey {
         // copy of the hash behind).
         let mut hash = Wiped::<64>::new();
         Sha512::new_with_prefix(key.as_bytes()).finalize_into((&mut hash.0).into());
-        let expanded = ExpandedSecretKey::from_bytes(&hash.0);
+        let expanded = Box::new(ExpandedSecretKey::from_bytes(&hash.0));
         let verifying = key.verifying_key();
         let request_id = bs58::encode(verifying.as_bytes()).into_string();
         // Choose the curve build and run its self-test now, not inside the first signature.
@@ -82,6 +87,13 @@ impl RequestKey {
 
     pub fn verifying_key(&self) -> &VerifyingKey {
         &self.verifying
+    }
+
+    /// Where the expanded secret key is (address and length), without its bytes: for the
+    /// constant-time test, which marks that memory secret for valgrind.
+    #[doc(hidden)]
+    pub fn secret_region(&self) -> (*const u8, usize) {
+        ((&*self.expanded as *const ExpandedSecretKey).cast(), size_of::<ExpandedSecretKey>())
     }
 
     /// A hedged Ed25519 signature (see the module's doc) of the concatenation of `parts`,

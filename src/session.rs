@@ -90,7 +90,13 @@ impl Session {
         check_token(token)?;
         let mut session = Session::with_key(RequestKey::from_text(private_key)?);
         session.key_secrets.add(private_key);
-        session.key_secrets.add_ed25519(&crate::keys::parse_ed25519_secret(private_key)?);
+        // The key's forms are worked out on the stack: overwritten after (`wipe_stack`).
+        let parsed = crate::wipe::then_wipe_stack(|| {
+            let key = crate::keys::parse_ed25519_secret(private_key)?;
+            session.key_secrets.add_ed25519(&key);
+            Ok::<(), crate::error::Error>(())
+        });
+        parsed?;
         session.set_login(
             &mut session.write(),
             Some(Login {

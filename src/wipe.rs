@@ -27,13 +27,28 @@ const STACK_WIPE_BYTES: usize = 8 * 1024;
 /// Overwrite the stack just below the caller's frame, where the calls it has made with
 /// secrets, now returned, left copies. Later values built there and moved to the heap carry
 /// whatever bytes they do not set (an enum's unused bytes, padding), and the heap block is
-/// freed unwiped: in a release build two such blocks held runs of the token
-/// (`tests/stream_token_wiped.rs`), left by sorting a redaction table.
+/// freed unwiped: in a release build such blocks held runs of the token
+/// (`tests/stream_token_wiped.rs`), left by sorting a redaction table, and of the session's
+/// expanded key (`tests/key_residue.rs`), left by its import.
 #[inline(never)]
 pub(crate) fn wipe_stack() {
     let mut below = [0u8; STACK_WIPE_BYTES];
     wipe(&mut below);
     std::hint::black_box(&below);
+}
+
+/// `make()`, then the stack it used overwritten ([`wipe_stack`]): for work whose locals hold
+/// secrets (a key's import and expansion, a wallet's signature) and whose result holds them
+/// on the heap only, if at all. `make` runs in a frame of its own, below this one, so that
+/// all it left is below the caller's frame when the wipe runs.
+pub(crate) fn then_wipe_stack<T>(make: impl FnOnce() -> T) -> T {
+    #[inline(never)]
+    fn below<T>(make: impl FnOnce() -> T) -> T {
+        make()
+    }
+    let made = below(make);
+    wipe_stack();
+    made
 }
 
 /// A secret buffer of `N` bytes, aligned for whole-word wiping, wiped when dropped.

@@ -58,21 +58,24 @@ impl fmt::Display for Chain {
 
 /// The address a wallet private key controls (EIP-55 for bsc, base58 for solana).
 pub fn address(chain: Chain, private_key: &str) -> Result<String> {
-    match chain {
+    // The key's copies on the stack (parsing, the public key's computation) are overwritten
+    // after: values later moved to the heap would carry them (`wipe::wipe_stack`).
+    crate::wipe::then_wipe_stack(|| match chain {
         Chain::Bsc => Ok(evm::WalletKey::parse(private_key)?.address()),
         Chain::Solana => Ok(solana::WalletKey::parse(private_key)?.address()),
-    }
+    })
 }
 
 /// The login `signature` for the decoded sign-in payload JSON (it must hold `message`).
 pub fn sign_login(chain: Chain, private_key: &str, payload_json: &str) -> Result<String> {
-    match chain {
+    // As in `address`.
+    crate::wipe::then_wipe_stack(|| match chain {
         Chain::Bsc => {
             let message = payload_message(payload_json)?;
             Ok(evm::WalletKey::parse(private_key)?.personal_sign(message.as_bytes()))
         }
         Chain::Solana => solana::WalletKey::parse(private_key)?.login_signature(payload_json),
-    }
+    })
 }
 
 /// The `message` string of a sign-in payload.

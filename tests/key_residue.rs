@@ -1,0 +1,148 @@
+//! The session's request-signing key leaves no copy in freed heap memory: not its seed, nor
+//! its expanded forms (the secret scalar, clamped or reduced, and the nonce prefix). A key
+//! expanded on the stack leaves copies there; a value later built on that stack and moved to
+//! the heap carries whatever bytes it does not set (an enum's unused bytes, padding), and the
+//! heap block is freed unwiped. In a release build that put the scalar and the prefix into a
+//! freed session (`Arc<Session>`) and into the stream opener's channel slot; the key is now
+//! kept on the heap and the stack below its import overwritten (`wipe::then_wipe_stack`).
+//!
+//! This binary's allocator scans every block freed by any thread but the scripted venue's
+//! while a session is made from an API credential through the C ABI, signs 100 bodies,
+//! opens an order stream, sends 20 orders on it, and everything is freed. One test in its
+//! own binary (its own process): threads of another test could leave key bytes on stacks
+//! that later threads reuse. The forms looked for are written out below, computed outside
+//! this process: computed here they would be on this process's stacks themselves. CI runs
+//! it in debug and in release (`scripts/test.sh`).
+
+#[path = "streams/helpers.rs"]
+mod helpers;
+#[path = "streams/scripted_venue.rs"]
+mod scripted_venue;
+
+use helpers::*;
+use perps::ffi::error::perps_error_free;
+use perps::ffi::session::{perps_session_free, perps_session_from_api_key};
+use perps::ffi::sign::perps_sign_body;
+use perps::ffi::strings::perps_string_free;
+use perps::stream::Stream;
+use scripted_venue::*;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::ffi::CString;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// `SEED_B58` (RFC 8032 §7.1 test 1) and its expansion, SHA-512 of the seed: the scalar
+/// (`h[0..32]`, as hashed, clamped, and reduced mod ℓ as a `Scalar` keeps it) and the nonce
+/// prefix (`h[32..64]`).
+const KEY_FORMS: [&str; 5] = [
+    "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60",
+    "357c83864f2833cb427a2ef1c00a013cfdff2768d980c0a3a520f006904de90f",
+    "307c83864f2833cb427a2ef1c00a013cfdff2768d980c0a3a520f006904de94f",
+    "7c2cac12e69be96ae9065065462385e8fcff2768d980c0a3a520f006904de90f",
+    "9b4f0afe280b746a778684e75442502057b7473a03f08f96f5a38e9287e01f8f",
+];
+
+/// Every 8-byte run of every form, sorted (set once, before the scan; never freed).
+static RUNS: std::sync::OnceLock<Vec<[u8; 8]>> = std::sync::OnceLock::new();
+static SCANNING: AtomicBool = AtomicBool::new(false);
+static FOUND: AtomicUsize = AtomicUsize::new(0);
+/// The sizes of the first blocks found, for the failure's message.
+static FOUND_SIZES: [AtomicUsize; 4] = [const { AtomicUsize::new(0) }; 4];
+
+thread_local! {
+    /// The scripted venue's threads: their blocks are not the library's.
+    static VENUE: Cell<bool> = const { Cell::new(false) };
+}
+
+fn holds_key(block: &[u8]) -> bool {
+    let Some(runs) = RUNS.get() else { return false };
+    block.windows(8).any(|w| runs.binary_search_by(|run| run.as_slice().cmp(w)).is_ok())
+}
+
+struct Scanning;
+
+unsafe impl GlobalAlloc for Scanning {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if SCANNING.load(Ordering::Relaxed) && !VENUE.try_with(Cell::get).unwrap_or(true) && layout.size() < 1 << 20 {
+            // SAFETY: the block is still ours until System.dealloc below.
+            let block = unsafe { std::slice::from_raw_parts(ptr, layout.size()) };
+            if holds_key(block) {
+                let n = FOUND.fetch_add(1, Ordering::Relaxed);
+                if let Some(size) = FOUND_SIZES.get(n) {
+                    size.store(block.len(), Ordering::Relaxed);
+                }
+            }
+        }
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // A block moved by realloc is freed with its bytes: scanned as a dealloc.
+        let new = unsafe { System.alloc(Layout::from_size_align_unchecked(new_size, layout.align())) };
+        if !new.is_null() {
+            unsafe {
+                std::ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size));
+                self.dealloc(ptr, layout);
+            }
+        }
+        new
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Scanning = Scanning;
+
+fn unhex(text: &str) -> Vec<u8> {
+    (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap()).collect()
+}
+
+#[test]
+fn a_session_signing_and_trading_on_a_stream_leaves_no_copy_of_its_key_in_freed_memory() {
+    let mut runs: Vec<[u8; 8]> = KEY_FORMS
+        .iter()
+        .flat_map(|form| unhex(form).windows(8).map(|w| w.try_into().unwrap()).collect::<Vec<_>>())
+        .collect();
+    runs.sort_unstable();
+    RUNS.set(runs).unwrap();
+    let orders = venue(|_, mut ws| {
+        VENUE.with(|v| v.set(true));
+        let login = read_json(&mut ws);
+        send(&mut ws, &logged_in(login["request_id"].as_str().unwrap()));
+        for _ in 0..20 {
+            let order = read_json(&mut ws);
+            let id = order["request_id"].as_str().unwrap().to_owned();
+            send(&mut ws, &format!(r#"{{"code":0,"message":"success","request_id":"{id}"}}"#));
+        }
+        hold(ws, Duration::from_secs(3));
+    });
+    let client = client(&orders, "{}");
+    let (token, key, body) =
+        (CString::new(TOKEN).unwrap(), CString::new(SEED_B58).unwrap(), CString::new("{}").unwrap());
+    FOUND.store(0, Ordering::SeqCst);
+    SCANNING.store(true, Ordering::SeqCst);
+    let mut err = std::ptr::null_mut();
+    let handle = perps_session_from_api_key(token.as_ptr(), key.as_ptr(), &mut err);
+    assert!(!handle.is_null() && err.is_null());
+    for _ in 0..100 {
+        let headers = perps_sign_body(handle, body.as_ptr(), &mut err);
+        assert!(!headers.is_null());
+        perps_string_free(headers);
+    }
+    // The same key, as a Rust caller holds a session.
+    let session = std::sync::Arc::new(perps::session::Session::from_api_key(TOKEN, SEED_B58).unwrap());
+    let stream = Stream::open_orders(client, session).unwrap();
+    for _ in 0..20 {
+        stream.new_order(ORDER).unwrap();
+    }
+    let outcomes = drain(&stream, Duration::from_millis(300));
+    drop(stream);
+    perps_session_free(handle);
+    perps_error_free(err);
+    SCANNING.store(false, Ordering::SeqCst);
+    assert_eq!(outcomes.iter().filter(|e| e["final"] == true).count(), 20, "{outcomes:?}");
+    let sizes: Vec<usize> = FOUND_SIZES.iter().map(|s| s.load(Ordering::SeqCst)).filter(|&s| s > 0).collect();
+    assert_eq!(FOUND.load(Ordering::SeqCst), 0, "heap blocks freed with key bytes in them (sizes {sizes:?})");
+}
