@@ -14,11 +14,14 @@
 //! this process: computed here they would be on this process's stacks themselves. CI runs
 //! it in debug and in release (`scripts/test.sh`).
 
+#[path = "common/freed_scan.rs"]
+mod freed_scan;
 #[path = "streams/helpers.rs"]
 mod helpers;
 #[path = "streams/scripted_venue.rs"]
 mod scripted_venue;
 
+use freed_scan::FreedScan;
 use helpers::*;
 use perps::ffi::error::perps_error_free;
 use perps::ffi::session::{perps_session_free, perps_session_from_api_key};
@@ -26,7 +29,6 @@ use perps::ffi::sign::perps_sign_body;
 use perps::ffi::strings::perps_string_free;
 use perps::stream::Stream;
 use scripted_venue::*;
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::ffi::CString;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -60,40 +62,21 @@ fn holds_key(block: &[u8]) -> bool {
     block.windows(8).any(|w| runs.binary_search_by(|run| run.as_slice().cmp(w)).is_ok())
 }
 
-struct Scanning;
+fn scanning() -> bool {
+    SCANNING.load(Ordering::Relaxed) && !VENUE.try_with(Cell::get).unwrap_or(true)
+}
 
-unsafe impl GlobalAlloc for Scanning {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if SCANNING.load(Ordering::Relaxed) && !VENUE.try_with(Cell::get).unwrap_or(true) && layout.size() < 1 << 20 {
-            // SAFETY: the block is still ours until System.dealloc below.
-            let block = unsafe { std::slice::from_raw_parts(ptr, layout.size()) };
-            if holds_key(block) {
-                let n = FOUND.fetch_add(1, Ordering::Relaxed);
-                if let Some(size) = FOUND_SIZES.get(n) {
-                    size.store(block.len(), Ordering::Relaxed);
-                }
-            }
+fn look(block: &[u8]) {
+    if holds_key(block) {
+        let n = FOUND.fetch_add(1, Ordering::Relaxed);
+        if let Some(size) = FOUND_SIZES.get(n) {
+            size.store(block.len(), Ordering::Relaxed);
         }
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // A block moved by realloc is freed with its bytes: scanned as a dealloc.
-        let new = unsafe { System.alloc(Layout::from_size_align_unchecked(new_size, layout.align())) };
-        if !new.is_null() {
-            unsafe {
-                std::ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size));
-                self.dealloc(ptr, layout);
-            }
-        }
-        new
     }
 }
 
 #[global_allocator]
-static ALLOCATOR: Scanning = Scanning;
+static ALLOCATOR: FreedScan = FreedScan { scanning, look };
 
 fn unhex(text: &str) -> Vec<u8> {
     (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap()).collect()

@@ -7,20 +7,20 @@
 //! words of its token and keys (`perps::redact::Secrets`). (Copies beyond the library — tungstenite's write buffer holds the
 //! frame masked, the kernel's socket buffers — are not its to wipe.)
 
+#[path = "common/freed_scan.rs"]
+mod freed_scan;
 #[path = "streams/helpers.rs"]
 mod helpers;
 #[path = "streams/scripted_venue.rs"]
 mod scripted_venue;
 
+use freed_scan::FreedScan;
 use helpers::*;
 use perps::stream::Stream;
 use scripted_venue::*;
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
-
-struct Scanning;
 
 static SCANNING: AtomicBool = AtomicBool::new(false);
 static FOUND: AtomicUsize = AtomicUsize::new(0);
@@ -45,35 +45,18 @@ fn holds_token(block: &[u8]) -> bool {
             .any(|secret| secret.windows(8).any(|run| block.windows(8).any(|w| w == run)))
 }
 
-unsafe impl GlobalAlloc for Scanning {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if SCANNING.load(Ordering::Relaxed) && !VENUE.try_with(Cell::get).unwrap_or(true) && layout.size() < 1 << 20 {
-            // SAFETY: the block is still ours until System.dealloc below.
-            let block = unsafe { std::slice::from_raw_parts(ptr, layout.size()) };
-            if holds_token(block) {
-                FOUND.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // A block moved by realloc is freed with its bytes: scanned as a dealloc.
-        let new = unsafe { System.alloc(Layout::from_size_align_unchecked(new_size, layout.align())) };
-        if !new.is_null() {
-            unsafe {
-                std::ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size));
-                self.dealloc(ptr, layout);
-            }
-        }
-        new
+fn scanning() -> bool {
+    SCANNING.load(Ordering::Relaxed) && !VENUE.try_with(Cell::get).unwrap_or(true)
+}
+
+fn look(block: &[u8]) {
+    if holds_token(block) {
+        FOUND.fetch_add(1, Ordering::Relaxed);
     }
 }
 
 #[global_allocator]
-static ALLOCATOR: Scanning = Scanning;
+static ALLOCATOR: FreedScan = FreedScan { scanning, look };
 
 fn venue_thread() {
     VENUE.with(|v| v.set(true));
