@@ -106,14 +106,17 @@ impl Secrets {
 
     /// A wallet private key as the caller gave it, and its canonical forms.
     pub fn add_wallet_key(&mut self, text: &str) {
-        self.add(text);
-        let digits = text.trim().trim_start_matches("0x").trim_start_matches("0X");
-        if let Some(bytes) = crate::keys::decode_hex(digits) {
-            self.add_bytes(&bytes);
-        }
-        if let Ok(key) = crate::keys::parse_ed25519_secret(text) {
-            self.add_ed25519(&key);
-        }
+        // Parsing it leaves the key on the stack: overwritten after (`wipe::then_wipe_stack`).
+        crate::wipe::then_wipe_stack(|| {
+            self.add(text);
+            let digits = text.trim().trim_start_matches("0x").trim_start_matches("0X");
+            if let Some(bytes) = crate::keys::decode_hex(digits) {
+                self.add_bytes(&bytes);
+            }
+            if let Ok(key) = crate::keys::parse_ed25519_secret(text) {
+                self.add_ed25519(&key);
+            }
+        })
     }
 
     /// One shared table for the secrets of both: `a` itself when the two are one table.

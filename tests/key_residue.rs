@@ -8,7 +8,8 @@
 //!
 //! This binary's allocator scans every block freed by any thread but the scripted venue's
 //! while a session is made from an API credential through the C ABI, signs 100 bodies,
-//! opens an order stream, sends 20 orders on it, and everything is freed. One test in its
+//! opens an order stream, sends 20 orders on it, the same seed serves as a Solana wallet's
+//! key (its address, a login signature), and everything is freed. One test in its
 //! own binary (its own process): threads of another test could leave key bytes on stacks
 //! that later threads reuse. The forms looked for are written out below, computed outside
 //! this process: computed here they would be on this process's stacks themselves. CI runs
@@ -27,6 +28,7 @@ use perps::ffi::error::perps_error_free;
 use perps::ffi::session::{perps_session_free, perps_session_from_api_key};
 use perps::ffi::sign::perps_sign_body;
 use perps::ffi::strings::perps_string_free;
+use perps::ffi::wallet::{perps_wallet_address, perps_wallet_sign};
 use perps::stream::Stream;
 use scripted_venue::*;
 use std::cell::Cell;
@@ -44,6 +46,9 @@ const KEY_FORMS: [&str; 5] = [
     "7c2cac12e69be96ae9065065462385e8fcff2768d980c0a3a520f006904de90f",
     "9b4f0afe280b746a778684e75442502057b7473a03f08f96f5a38e9287e01f8f",
 ];
+
+/// A sign-in payload for another key's session (a wallet never signs its own `requestId`).
+const PAYLOAD: &str = r#"{"message":"standx.com wants you to sign in","requestId":"11111111111111111111111111111111"}"#;
 
 /// Every 8-byte run of every form, sorted (set once, before the scan; never freed).
 static RUNS: std::sync::OnceLock<Vec<[u8; 8]>> = std::sync::OnceLock::new();
@@ -122,6 +127,16 @@ fn a_session_signing_and_trading_on_a_stream_leaves_no_copy_of_its_key_in_freed_
     }
     let outcomes = drain(&stream, Duration::from_millis(300));
     drop(stream);
+    // The same seed as a Solana wallet's key: its address, and the login signature of a
+    // sign-in payload (the wallet key's parsing, expansion and signature).
+    let (solana, payload) = (CString::new("solana").unwrap(), CString::new(PAYLOAD).unwrap());
+    for _ in 0..10 {
+        let address = perps_wallet_address(solana.as_ptr(), key.as_ptr(), &mut err);
+        let signature = perps_wallet_sign(solana.as_ptr(), key.as_ptr(), payload.as_ptr(), &mut err);
+        assert!(!address.is_null() && !signature.is_null());
+        perps_string_free(address);
+        perps_string_free(signature);
+    }
     perps_session_free(handle);
     perps_error_free(err);
     SCANNING.store(false, Ordering::SeqCst);
