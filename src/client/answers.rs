@@ -79,7 +79,7 @@ pub(crate) fn venue_reason(body: &str) -> Option<String> {
         return None;
     }
     if let Ok(Value::Object(answer)) = serde_json::from_str::<Value>(body) {
-        return ["message", "msg", "error"]
+        return crate::endpoints::answer::REASON_KEYS
             .iter()
             .find_map(|name| answer.get(*name).and_then(Value::as_str))
             .filter(|m| !m.trim().is_empty())

@@ -60,7 +60,7 @@ pub fn words(answer: &serde_json::Map<String, Value>) -> &str {
 }
 
 /// Where an answer's reason may be, first first.
-const REASON_KEYS: [&str; 3] = ["message", "msg", "error"];
+pub(crate) const REASON_KEYS: [&str; 3] = ["message", "msg", "error"];
 
 /// The `code` of a REST answer — the one reading every REST answer's code goes through
 /// (endpoint calls, the depth book, `new_order`, `perps_request`). The venue and its
@@ -166,9 +166,7 @@ pub fn check(body: &str) -> Result<(), Refusal> {
         Head::Other => Err(Refusal::Shape("the answer is neither a JSON object nor an array".to_owned())),
         Head::List => Ok(()),
         Head::Object { code_twice: true, .. } => Err(Refusal::Shape(CODE_TWICE.to_owned())),
-        Head::Object { code, success, reasons, .. } => {
-            stated(code.as_ref(), success.as_ref(), reasons.into_iter().flatten().next().as_deref().unwrap_or(""))
-        }
+        Head::Object { code, success, reasons, .. } => stated(code.as_ref(), success.as_ref(), words(&reasons)),
     }
 }
 
@@ -187,11 +185,11 @@ const JSON_SPACE: [char; 4] = [' ', '\t', '\n', '\r'];
 /// The top of an answer: what `check` needs, nothing more.
 enum Head {
     List,
-    /// `reasons`: the non-empty strings under [`REASON_KEYS`], in that order.
+    /// `reasons`: the entries under [`REASON_KEYS`], for [`words`].
     Object {
         code: Option<Value>,
         success: Option<Value>,
-        reasons: [Option<String>; 3],
+        reasons: serde_json::Map<String, Value>,
         code_twice: bool,
     },
     Other,
@@ -207,15 +205,13 @@ impl<'de> Visitor<'de> for HeadVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Head, A::Error> {
-        let (mut code, mut success, mut reasons, mut code_twice) = (None, None, [None, None, None], false);
+        let (mut code, mut success, mut reasons, mut code_twice) = (None, None, serde_json::Map::new(), false);
         while let Some(crate::json_entries::Key(key)) = map.next_key()? {
-            let reason = REASON_KEYS.iter().position(|name| *name == key.as_ref());
-            match (key.as_ref(), reason) {
-                ("code", _) => code_twice |= code.replace(map.next_value::<Value>()?).is_some(),
-                ("success", _) => success = Some(map.next_value::<Value>()?),
-                (_, Some(i)) => {
-                    let words = map.next_value::<Value>()?;
-                    reasons[i] = words.as_str().filter(|words| !words.trim().is_empty()).map(str::to_owned);
+            match key.as_ref() {
+                "code" => code_twice |= code.replace(map.next_value::<Value>()?).is_some(),
+                "success" => success = Some(map.next_value::<Value>()?),
+                reason if REASON_KEYS.contains(&reason) => {
+                    reasons.insert(reason.to_owned(), map.next_value::<Value>()?);
                 }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
@@ -267,9 +263,8 @@ pub fn sort_depth_book(body: &str) -> Result<String, Refusal> {
     let field = |name: &str| entries.iter().find(|(k, _)| k == name).map(|(_, v)| *v);
     // A raw value is valid JSON: it parses.
     let value = |name: &str| field(name).map(|raw| serde_json::from_str::<Value>(raw.get()).unwrap_or(Value::Null));
-    let reason =
-        REASON_KEYS.iter().find_map(|key| value(key)?.as_str().filter(|w| !w.trim().is_empty()).map(str::to_owned));
-    stated(value("code").as_ref(), value("success").as_ref(), reason.as_deref().unwrap_or(""))?;
+    let reasons = REASON_KEYS.iter().filter_map(|key| Some((key.to_string(), value(key)?))).collect();
+    stated(value("code").as_ref(), value("success").as_ref(), words(&reasons))?;
     let has_book = |entries: &RawEntries<'_>| entries.iter().any(|(k, _)| k == "bids" || k == "asks");
     let mut out = String::with_capacity(body.len() + 8);
     if has_book(&entries) {
