@@ -44,6 +44,14 @@ pub struct Secrets {
     short: Vec<Zeroizing<String>>,
 }
 
+/// Sort the runs (for the binary search) and drop repeats. The sort runs in a frame of its
+/// own whose stack is overwritten after (`wipe::then_wipe_stack`): its scratch there held runs
+/// of the secrets, which values later moved to the heap would carry.
+fn sort_and_dedup(runs: &mut Vec<[u8; RUN]>) {
+    crate::wipe::then_wipe_stack(|| runs.sort_unstable());
+    runs.dedup();
+}
+
 impl std::fmt::Debug for Secrets {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Secrets").field("runs", &self.runs.len()).finish_non_exhaustive()
@@ -74,10 +82,7 @@ impl Secrets {
         for text in [secret.as_bytes(), lower.as_bytes()] {
             runs.extend(text.windows(RUN).map(|w| <[u8; RUN]>::try_from(w).expect("a window of RUN bytes")));
         }
-        runs.sort_unstable();
-        // The sort's scratch on the stack held runs of the secret.
-        crate::wipe::wipe_stack();
-        runs.dedup();
+        sort_and_dedup(&mut runs);
         // The old table is wiped as it drops.
         self.runs = runs;
         self.filter = vec![0; (1 << FILTER_BITS) / 64];
@@ -129,9 +134,7 @@ impl Secrets {
         let mut runs = Zeroizing::new(Vec::with_capacity(self.runs.len() + other.runs.len()));
         runs.extend_from_slice(&self.runs);
         runs.extend_from_slice(&other.runs);
-        runs.sort_unstable();
-        crate::wipe::wipe_stack(); // as in `add`
-        runs.dedup();
+        sort_and_dedup(&mut runs);
         let filter = match (self.filter.is_empty(), other.filter.is_empty()) {
             (true, _) => other.filter.clone(),
             (_, true) => self.filter.clone(),

@@ -88,15 +88,16 @@ impl Session {
     /// A session for a web-site API credential: its token and Ed25519 private key.
     pub fn from_api_key(token: &str, private_key: &str) -> Result<Session> {
         check_token(token)?;
-        let mut session = Session::with_key(RequestKey::from_text(private_key)?);
-        session.key_secrets.add(private_key);
-        // The key's forms are worked out on the stack: overwritten after (`wipe_stack`).
-        let parsed = crate::wipe::then_wipe_stack(|| {
-            let key = crate::keys::parse_ed25519_secret(private_key)?;
-            session.key_secrets.add_ed25519(&key);
-            Ok::<(), crate::error::Error>(())
-        });
-        parsed?;
+        let mut key_secrets = Secrets::new();
+        key_secrets.add(private_key);
+        // Parsed once, for signing and for its text forms, in a frame whose stack is
+        // overwritten after (`wipe::then_wipe_stack`): the key's copies are left there.
+        let key = crate::wipe::then_wipe_stack(|| {
+            let parsed = crate::keys::parse_ed25519_secret(private_key)?;
+            key_secrets.add_ed25519(&parsed);
+            Ok::<_, crate::error::Error>(RequestKey::from_signing_key(&parsed))
+        })?;
+        let session = Session { key, key_secrets, state: RwLock::new(State::default()) };
         session.set_login(
             &mut session.write(),
             Some(Login {
