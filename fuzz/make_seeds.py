@@ -84,13 +84,15 @@ seeds = {
              # Found by CI (29b8096): an input repeating the library's own error wording is not a leaked key.
              "\u00a0 Ed25519 private key is not valid base58 (or hex, or a JSON a"],
     "response": [b"\x00" + b'{"code":0,"message":"success"}', b"\x00" + b'{"code":10001,"message":"no"}', b"\x00[]",
-                 b"\x00" + b'{"code":"0"}',
+                 b"\x00" + b'{"code":"0"}', b"\x00" + b'{"success":false,"message":"insufficient balance"}',
+                 b"\x00" + b'{"code":0,"success":false}', b"\x00" + b'{"success":false,"msg":"the venue refused with code 500"}',
                  b"\x01HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{\"code\":0}",
                  b"\x01HTTP/1.1 500 Internal Server Error\r\nContent-Length: 2\r\n\r\n{}",
                  b"\x01HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\na\r\n{\"code\":0}\r\n0\r\n\r\n",
                  b"\x01HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:1/\r\nContent-Length: 0\r\n\r\n",
                  b"\x02" + json.dumps({"token": "tok", "chain": "bsc", "address": BSC_ADDRESS}).encode(),
                  b"\x02" + json.dumps({"token": "a.eyJleHAiOjQxMDI0NDQ4MDB9.c", "chain": "bsc", "address": BSC_ADDRESS.lower()}).encode(),
+                 b'\x02{"success":false,"message":"signature expired"}', b'\x02{"code":"10002","msg":"no"}',
                  b'\x03{"success":true,"signedData":"@@CHALLENGE@@"}', b'\x03{"success":false}',
                  b"\x041700000000", b"\x04 1700000000\n", b"\x049223372036854775807", b"\x05" + certs.encode()],
     # Market-stream frames (venue-api.md §2.2) joined by 0xFF, several per input so that

@@ -9,8 +9,9 @@
 //! Invariants: no panic; every failure has a documented code and the flag the README's
 //! table gives; the request was sent exactly once (never retried: the server closes every
 //! connection, so no read meets a kept-alive connection it closed); an order's success
-//! returns the venue's body unchanged (less a byte-order mark before it); a login failure
-//! never carries the answer's body.
+//! returns the venue's body unchanged (less a byte-order mark before it) and never says
+//! `"success": false`, which is a refusal that did not place it; a login failure never
+//! carries the answer's body.
 #![no_main]
 
 #[path = "common.rs"]
@@ -215,6 +216,9 @@ fn check_order(result: Result<String, common::Failure>, body: Option<&[u8]>) {
                 _ => false,
             };
             assert!(code.is_none_or(success), "success with code {code:?}");
+            // `"success": false` is a refusal, with or without a code.
+            let stated = value.as_object().unwrap().get("success");
+            assert_ne!(stated, Some(&serde_json::Value::Bool(false)), "a success that says it failed");
         }
         Err(f) => match f.code {
             // The request was read in full before any answer: everything but a refusal
@@ -222,6 +226,18 @@ fn check_order(result: Result<String, common::Failure>, body: Option<&[u8]>) {
             PERPS_BAD_RESPONSE | PERPS_TRANSPORT | PERPS_TIMEOUT => assert!(f.reached, "{f:?}"),
             // A refusal did not place the order, unless its code is a server error or a
             // time-out behind the gateway (5xx, 408): then its effect is unknown.
+            // A refusal by `"success": false` with no code did not place it.
+            PERPS_API_ERROR if refused_without_code(&f.message) => {
+                assert!(!f.reached, "{f:?}");
+                let object = body.and_then(|b| {
+                    let b = b.strip_prefix("\u{feff}".as_bytes()).unwrap_or(b);
+                    serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(b).ok()
+                });
+                if let Some(object) = object {
+                    assert_eq!(object.get("success"), Some(&serde_json::Value::Bool(false)), "{f:?}");
+                    assert!(object.get("code").is_none_or(serde_json::Value::is_null), "{f:?}");
+                }
+            }
             PERPS_API_ERROR => assert_eq!(f.reached, refusal_code_leaves_outcome_unknown(&f.message), "{f:?}"),
             PERPS_HTTP_STATUS => {
                 assert!(!(200..300).contains(&f.http_status), "{f:?}");
@@ -231,6 +247,13 @@ fn check_order(result: Result<String, common::Failure>, body: Option<&[u8]>) {
         },
     }
     assert_eq!(hits(), 1, "the order was sent exactly once");
+}
+
+/// Whether the message says the refusal was `"success": false` with no code (the library's
+/// words come before the venue's, so the first "the venue refused" is the library's).
+fn refused_without_code(message: &str) -> bool {
+    let (_, after) = message.split_once("the venue refused").expect("a refusal says so");
+    after.starts_with(" (\"success\": false, no code)")
 }
 
 /// From the message ("…refused with code N…"): whether code N is 5xx or 408.
@@ -279,8 +302,16 @@ fuzz_target!(|data: &[u8]| {
                     assert_eq!(info["has_token"], true);
                 }
                 Err(f) => {
-                    in_codes(&f, &[PERPS_BAD_RESPONSE, PERPS_VERIFICATION_FAILED]);
+                    in_codes(&f, &[PERPS_API_ERROR, PERPS_BAD_RESPONSE, PERPS_VERIFICATION_FAILED]);
                     assert!(f.body.is_none(), "a login answer never rides in an error: {f:?}");
+                    if f.code == PERPS_API_ERROR {
+                        // Only an answer that states a refusal: `"success": false` or a code.
+                        let b = input.strip_prefix("\u{feff}".as_bytes()).unwrap_or(input);
+                        let object: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(b).unwrap();
+                        let unsuccessful = object.get("success") == Some(&serde_json::Value::Bool(false));
+                        let coded = object.get("code").is_some_and(|c| !c.is_null());
+                        assert!(unsuccessful || coded, "{f:?}");
+                    }
                     // The README fixes the flag of a bad 2xx answer for trading requests only;
                     // for sign-in it is true for a body over the cap or not UTF-8, else false.
                     assert!(f.code == PERPS_BAD_RESPONSE || !f.reached, "{f:?}");
