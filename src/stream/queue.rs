@@ -239,9 +239,19 @@ impl Queue {
     }
 
     /// The I/O thread has ended for good: `next` gives the queued events, then this error.
-    pub fn finish(&self, error: Error) {
+    /// `status` (the `failed` event) is queued last under the same lock, so that a caller
+    /// that has seen it is refused new requests as "ended", never told the stream is
+    /// reconnecting.
+    pub fn finish(&self, status: Option<String>, error: Error) {
+        let status = status.map(|event| self.redacted(event));
         let error = self.redact_error(error);
         let mut state = self.lock();
+        if let Some((event, withheld)) = status
+            && !state.closed
+        {
+            mark_overflow(&mut state);
+            state.events.push_back((if withheld { Kind::Notice } else { Kind::Status }, event));
+        }
         state.terminal = Some(error);
         self.changed(&state, true);
         drop(state);
@@ -330,7 +340,7 @@ mod tests {
     fn close_wakes_a_waiting_pop_and_finish_reports_after_the_queue() {
         let queue = Arc::new(Queue::default());
         queue.push(Kind::Data, "{}".into());
-        queue.finish(Error::new(Code::TokenExpired, "expired"));
+        queue.finish(None, Error::new(Code::TokenExpired, "expired"));
         assert_eq!(queue.pop(None, None).unwrap().as_deref(), Some("{}"));
         let e = queue.pop(None, None).unwrap_err();
         assert_eq!(e.code(), Code::StreamClosed);
@@ -394,7 +404,7 @@ mod tests {
             assert!(started.elapsed() < Duration::from_secs(20), "events left in the queue");
             std::thread::sleep(Duration::from_millis(1));
         }
-        queue.finish(Error::new(Code::Transport, "done"));
+        queue.finish(None, Error::new(Code::Transport, "done"));
         let mut every = Vec::new();
         for _ in 0..consumers {
             let mine = done_rx.recv_timeout(Duration::from_secs(20)).expect("every consumer is woken by finish");

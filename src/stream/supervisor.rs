@@ -36,7 +36,7 @@
 //!
 //! Nothing here ever runs caller code: events go to the queue that `next` reads.
 
-use super::events::Queue;
+use super::events::{self, Queue};
 use super::limits::{self, Backoff};
 use super::reader::{End, VenueClose, end_reason, read_available};
 use super::serving::serve;
@@ -177,13 +177,10 @@ pub fn start(ctx: Context, proto: Box<dyn Protocol>, shared: Arc<Shared>) -> Res
     }
 }
 
-/// The terminal event and error.
+/// The terminal event and error, together (`Queue::finish`).
 fn fail(shared: &Shared, error: Error) {
-    shared.status(
-        "failed",
-        json!({ "code": error.code() as i32, "code_name": error.code().name(), "message": error.message() }),
-    );
-    shared.queue.finish(error);
+    let fields = json!({ "code": error.code() as i32, "code_name": error.code().name(), "message": error.message() });
+    shared.queue.finish(Some(events::status("failed", fields)), error);
 }
 
 fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mpsc::Sender<Result<()>>) {
