@@ -564,8 +564,9 @@ enum perps_code perps_sign_body_into(const struct perps_session *s, const uint8_
  * (bad subscriptions, naming the entry), `PERPS_INVALID_STATE` (session without token),
  * `PERPS_TOKEN_EXPIRED`, `PERPS_TRANSPORT`/`PERPS_TIMEOUT`, `PERPS_HTTP_STATUS` (handshake
  * refused: the status, body and, for a 429 or 503, `perps_error_retry_after_ms`),
- * `PERPS_API_ERROR` (auth refused; or answered with a code that says "not now",
- * 5xx, 408 or 429, which on a later reconnection is retried instead), `PERPS_STREAM_LIMIT`.
+ * `PERPS_API_ERROR` (auth refused, on channel `auth` or plainly on another: README; or
+ * answered with a code that says "not now", 5xx, 408 or 429, which on a later
+ * reconnection is retried instead), `PERPS_STREAM_LIMIT`.
  * Free with `perps_stream_free`.
  */
 struct perps_stream *perps_stream_open(const struct perps_client *c, const struct perps_session *s, const char *subscriptions_json, struct perps_error **err);

@@ -34,8 +34,9 @@ pub struct perps_stream {
 /// (bad subscriptions, naming the entry), `PERPS_INVALID_STATE` (session without token),
 /// `PERPS_TOKEN_EXPIRED`, `PERPS_TRANSPORT`/`PERPS_TIMEOUT`, `PERPS_HTTP_STATUS` (handshake
 /// refused: the status, body and, for a 429 or 503, `perps_error_retry_after_ms`),
-/// `PERPS_API_ERROR` (auth refused; or answered with a code that says "not now",
-/// 5xx, 408 or 429, which on a later reconnection is retried instead), `PERPS_STREAM_LIMIT`.
+/// `PERPS_API_ERROR` (auth refused, on channel `auth` or plainly on another: README; or
+/// answered with a code that says "not now", 5xx, 408 or 429, which on a later
+/// reconnection is retried instead), `PERPS_STREAM_LIMIT`.
 /// Free with `perps_stream_free`.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_stream_open(

@@ -68,6 +68,21 @@ pub fn judge(frame: &Map<String, Value>, what: &str) -> AuthOutcome {
     }
 }
 
+/// Whether `frame` plainly states a refusal (in `data` or at the top level, as [`judge`]
+/// reads it): a code written as a plain integer that is not success (0, 200, 202),
+/// `"success": false`, or a non-empty `error`. A frame that answers no request by its name or
+/// channel is taken for an authentication's answer only so: words alone, a code not written
+/// as an integer, or a success code may be a welcome or a notice of another kind.
+pub fn states_refusal(frame: &Map<String, Value>) -> bool {
+    let fields = frame.get("data").and_then(Value::as_object);
+    let field = |name: &str| fields.and_then(|d| d.get(name)).or_else(|| frame.get(name)).filter(|v| !v.is_null());
+    // A `status` written as an integer is a code, as `judge` reads it.
+    let code = field("code").or_else(|| field("status").filter(|s| matches!(venue_code(Some(s)), Ok(Some(_)))));
+    matches!(venue_code(code), Ok(Some(code)) if !matches!(code, 0 | 200 | 202))
+        || field("success") == Some(&Value::Bool(false))
+        || field("error").is_some_and(|e| !is_empty(e))
+}
+
 /// A word that says success when no code does: none, "success" or "ok" ([WJ] reads "ok"). The
 /// order stream reads a codeless outcome's word with it too (`orders::verdict`).
 pub(super) fn success_word(word: &str) -> bool {
@@ -127,6 +142,29 @@ mod tests {
             AuthOutcome::Refused(e) => Err(e.message().to_owned()),
             AuthOutcome::Unavailable(e) => Err(format!("unavailable: {}", e.message())),
             AuthOutcome::Pending => Err("pending".into()),
+        }
+    }
+
+    #[test]
+    fn only_a_plainly_stated_refusal_is_one_without_the_auth_channel() {
+        for (frame, refusal) in [
+            (json!({"channel":"error","data":{"code":401,"msg":"token expired"}}), true),
+            (json!({"code":"403"}), true),
+            (json!({"status":401,"message":"unauthorized"}), true),
+            (json!({"data":{"success":false}}), true),
+            (json!({"error":"token expired"}), true),
+            (json!({"code":503,"msg":"busy"}), true),
+            (json!({"code":0,"msg":"connected"}), false),
+            (json!({"code":200}), false),
+            (json!({"code":202,"status":"accepted"}), false),
+            (json!({"code":"connected"}), false),
+            (json!({"code":401.0}), false),
+            (json!({"message":"token expired"}), false),
+            (json!({"error":""}), false),
+            (json!({"error":null,"success":true}), false),
+            (json!({"status":"error"}), false),
+        ] {
+            assert_eq!(states_refusal(frame.as_object().unwrap()), refusal, "{frame}");
         }
     }
 

@@ -78,11 +78,21 @@ impl Market {
         frame
     }
 
-    /// While the auth answer is awaited: the answer's meaning, if `text` is the answer (a
-    /// frame of channel "auth", whatever the types of its other fields).
+    /// While the auth answer is awaited: the answer's meaning, if `text` is the answer — a
+    /// frame of channel "auth", whatever the types of its other fields, or a refusal on
+    /// another channel or none (`auth_answer::states_refusal`: `{"channel":"error","data":
+    /// {"code":401,…}}`), which can only be the auth frame's, since nothing else has been sent
+    /// yet (subscriptions follow the answer). Taking it for the answer ends the stream with
+    /// the venue's reason rather than timing out and reconnecting into the same refusal. A
+    /// success on another channel (a welcome) is no answer, and neither is a push.
     fn auth_answer(&mut self, text: &str) -> Option<AuthOutcome> {
         let Ok(Value::Object(frame)) = serde_json::from_str::<Value>(text) else { return None };
-        if frame.get("channel").and_then(Value::as_str) != Some("auth") {
+        let answer = match frame.get("channel").and_then(Value::as_str) {
+            Some("auth") => true,
+            Some(channel) if PUBLIC_CHANNELS.contains(&channel) || ACCOUNT_CHANNELS.contains(&channel) => false,
+            _ => super::auth_answer::states_refusal(&frame),
+        };
+        if !answer {
             return None;
         }
         if let Some(seq) = super::json::lenient_int(frame.get("seq")) {

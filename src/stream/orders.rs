@@ -12,8 +12,9 @@
 //! whose code leaves the request's effect unknown (5xx, 408, or a code that is no plain
 //! integer) says so with `"outcome_unknown": true`, as REST says "may have reached the venue".
 //!
-//! The login may be answered the same way: an "accepted" ack lets the connection be served
-//! (the open does not wait for more), but the login's `request_id` is kept, and the frame
+//! The login may be answered the same way: an "accepted" ack (or a success that does not
+//! carry the login's `request_id`) lets the connection be served (the open does not wait for
+//! more), but the login's `request_id` is kept, and the frame
 //! that later carries it is the login's outcome, judged as the first answer would have been:
 //! success is taken silently (no event: it answers no order), a refusal ends the stream as a
 //! refused login does, and "not now" (5xx, 408, 429) replaces the connection. A refusal

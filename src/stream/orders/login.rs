@@ -5,7 +5,11 @@
 //! ambiguity written down here.
 //!
 //! A login may be answered by an "accepted" ack first (the connection is then served), and
-//! later by its outcome. The outcome normally carries the login's `request_id`; a frame
+//! later by its outcome. A success that does not carry the login's `request_id` (a frame with
+//! a success code and no `request_id`, or the market stream's auth answer) is taken the same
+//! way: it may be the venue's welcome rather than the login's answer, so the frame that later
+//! carries the login's `request_id` is still its outcome. The outcome normally carries the
+//! login's `request_id`; a frame
 //! without one is the login's outcome only when it reads as a refusal of a login, because
 //! taking a refusal for an order's reply would leave the engine believing it is logged in
 //! while every order it sends is refused:
@@ -98,13 +102,23 @@ impl Logins {
     ) -> Option<AuthOutcome> {
         match &self.current {
             // Its request_id, or none at all (nothing else is awaited before the login is
-            // answered; some servers leave it out of the answer).
+            // answered; some servers leave it out of the answer) on a frame with a code or of
+            // the market stream's auth answer (`{"channel":"auth","data":{"code":200}}`).
             Login::Sent(login)
-                if request_id.is_none_or(|id| id == login) && (request_id.is_some() || frame.contains_key("code")) =>
+                if request_id.is_none_or(|id| id == login)
+                    && (request_id.is_some()
+                        || frame.contains_key("code")
+                        || frame.get("channel").and_then(Value::as_str) == Some("auth")) =>
             {
                 let outcome = judge(frame, LOGIN);
+                // A success without the login's request_id may be a welcome of the venue's
+                // (`{"code":0,"message":"connected"}`): it serves the connection as an ack
+                // does, and the frame that later carries the login's request_id is still
+                // judged as its outcome, so that a refusal after it is not missed.
                 self.current = match outcome {
-                    AuthOutcome::Accepted if super::is_ack(frame) => Login::Acked(login.clone()),
+                    AuthOutcome::Accepted if request_id.is_none() || super::is_ack(frame) => {
+                        Login::Acked(login.clone())
+                    }
                     _ => Login::Done,
                 };
                 Some(outcome)
@@ -228,6 +242,39 @@ mod tests {
         logins.lost();
         assert!(logins.answer(refusal, None, || false).is_none());
         assert!(logins.is_ours("L") && !logins.is_ours("M"));
+    }
+
+    #[test]
+    fn a_success_without_the_logins_request_id_serves_the_connection_but_leaves_its_outcome_awaited() {
+        for welcome in [
+            json!({"code":0,"message":"connected"}),
+            json!({"seq":1,"channel":"auth","data":{"code":200,"msg":"success"}}),
+        ] {
+            let mut logins = Logins::new();
+            logins.sent("L".into());
+            let first = logins.answer(welcome.as_object().unwrap(), None, || false);
+            assert!(matches!(first, Some(AuthOutcome::Accepted)), "{welcome}");
+            logins.served();
+            assert!(matches!(logins.current, Login::Acked(_)), "{welcome}");
+            let refusal = json!({"code":401,"message":"invalid token","request_id":"L"});
+            let outcome = logins.answer(refusal.as_object().unwrap(), Some("L"), || false);
+            assert!(matches!(outcome, Some(AuthOutcome::Refused(_))), "{welcome}");
+            assert!(matches!(logins.current, Login::Done));
+        }
+        // With its request_id, a success is the outcome: nothing more is awaited.
+        let mut logins = Logins::new();
+        logins.sent("L".into());
+        let success = json!({"code":0,"message":"success","request_id":"L"});
+        assert!(matches!(
+            logins.answer(success.as_object().unwrap(), Some("L"), || false),
+            Some(AuthOutcome::Accepted)
+        ));
+        assert!(matches!(logins.current, Login::Done));
+        // A market-stream refusal without a request_id is the login's refusal.
+        let mut logins = Logins::new();
+        logins.sent("L".into());
+        let refusal = json!({"channel":"auth","data":{"code":401,"msg":"invalid token"}});
+        assert!(matches!(logins.answer(refusal.as_object().unwrap(), None, || false), Some(AuthOutcome::Refused(_))));
     }
 
     #[test]
