@@ -78,6 +78,54 @@ fn a_venue_that_requires_symbol_is_read_symbol_by_symbol() {
 }
 
 #[test]
+fn a_symbol_the_list_leaves_out_is_asked_for_on_its_own_before_an_order_is_refused() {
+    // The documents call `symbol` required: a venue may read it as a filter and answer the
+    // whole list with `[]`, or list some symbols only.
+    for list in ["[]".to_owned(), format!("[{BTC}]")] {
+        let answer = list.clone();
+        let rogue = requiring_symbol(move || json(200, &answer));
+        let client = client_at(&rogue.url(), r#"{"symbol_rules":true}"#);
+        let s = session();
+        new_order(&client, &s, &order("ETH-USD", "1.5")).expect("ETH-USD's own rules allow it");
+        assert_eq!(targets(&rogue), ["query_symbol_info", "query_symbol_info?symbol=ETH-USD", "new_order"], "{list}");
+        // Its rules are kept and refuse what they should, with no read and no send.
+        let f = new_order(&client, &s, &order("ETH-USD", "1.0005")).unwrap_err();
+        assert_eq!(f.code, PERPS_INVALID_ORDER, "{f:?}");
+        assert!(f.message.contains("off the lot of ETH-USD: quantities step by 0.001"), "{f:?}");
+        assert_eq!(rogue.seen().len(), 3, "{list}: {:?}", targets(&rogue));
+        // A symbol neither read lists: refused, unsent, naming both reads.
+        let f = new_order(&client, &s, &order("SOL-USD", "1")).unwrap_err();
+        assert_eq!(f.code, PERPS_INVALID_ORDER, "{f:?}");
+        assert!(f.message.contains("\"SOL-USD\" is not listed by the venue"), "{f:?}");
+        assert!(f.message.contains("query_symbol_info for \"SOL-USD\" lists no such symbol"), "{f:?}");
+        assert_eq!(targets(&rogue)[3..], ["query_symbol_info", "query_symbol_info?symbol=SOL-USD"], "{list}");
+        assert_eq!(rogue.count("/new_order"), 1);
+    }
+
+    // The symbol's own read refused with a 4xx: the venue has no such symbol.
+    let rogue = Rogue::start(|seen, _| match seen.target.split_once("symbol=") {
+        _ if !seen.path().ends_with("/query_symbol_info") => json(200, ACCEPTED),
+        None => json(200, &format!("[{BTC}]")),
+        Some(_) => json(404, r#"{"code":404,"message":"symbol not found"}"#),
+    });
+    let client = client_at(&rogue.url(), r#"{"symbol_rules":true}"#);
+    let f = new_order(&client, &session(), &order("SOL-USD", "1")).unwrap_err();
+    assert_eq!(f.code, PERPS_INVALID_ORDER, "{f:?}");
+    assert!(f.message.contains("\"SOL-USD\" is not listed") && f.message.contains("symbol not found"), "{f:?}");
+    // Refused otherwise (a 5xx): the rules could not be fetched, and nothing was sent.
+    let rogue = Rogue::start(|seen, _| match seen.target.split_once("symbol=") {
+        _ if !seen.path().ends_with("/query_symbol_info") => json(200, ACCEPTED),
+        None => json(200, "[]"),
+        Some(_) => json(503, r#"{"message":"maintenance"}"#),
+    });
+    let client = client_at(&rogue.url(), r#"{"symbol_rules":true}"#);
+    let f = new_order(&client, &session(), &order("BTC-USD", "1")).unwrap_err();
+    assert_eq!(f.code, PERPS_BAD_RESPONSE, "{f:?}");
+    assert!(!f.may_have_reached_venue && f.message.contains("NOT sent") && f.message.contains("\"BTC-USD\""), "{f:?}");
+    assert_eq!(rogue.count("/new_order"), 0);
+}
+
+#[test]
 fn a_list_refused_with_a_4xx_code_under_http_200_is_read_symbol_by_symbol() {
     // The same refusal as above, sent the other way the venue refuses: HTTP 200 with a code
     // (a number or a string of digits).

@@ -2,7 +2,7 @@
 //! read them again.
 //!
 //! The rules are read at the first order, then kept. They are read again when an order names
-//! a symbol they lack, when an order would be refused by a rule older than
+//! a symbol they lack (the list, then, if the list still lacks it, that symbol alone), when an order would be refused by a rule older than
 //! `symbol_rules_max_age_ms` (the venue may have loosened it: a refusal is never made on
 //! stale rules, and an order that passes costs nothing), at the next order after the venue
 //! refuses one with a tick or order-qty error (over REST or the order stream), and on demand
@@ -142,7 +142,7 @@ impl SymbolCache {
                 return wait_for(&flight, deadline);
             }
             if let Some(current) = self.current()
-                && self.answers_better(&current, seen, symbol)
+                && answers_better(&current, seen, &target, symbol)
             {
                 return Ok(current);
             }
@@ -162,16 +162,24 @@ impl SymbolCache {
         landing.outcome = Some(outcome.clone());
         outcome
     }
+}
 
-    /// Whether `current`, kept after the caller found `seen` wanting, is newer for `symbol`:
-    /// a new whole list is; symbol by symbol, only a newer read of that symbol is.
-    fn answers_better(&self, current: &Arc<SymbolTable>, seen: Option<&Arc<SymbolTable>>, symbol: &str) -> bool {
-        match seen {
-            None => true,
-            Some(seen) if Arc::ptr_eq(seen, current) => false,
-            Some(_) if !self.per_symbol() => true,
-            Some(seen) => current.read_at(symbol) > seen.read_at(symbol),
-        }
+/// Whether `current`, kept after the caller found `seen` wanting, is newer for what `target`
+/// reads: for the whole list, any table kept since is; for one symbol, only a newer read of
+/// that symbol is.
+fn answers_better(
+    current: &Arc<SymbolTable>,
+    seen: Option<&Arc<SymbolTable>>,
+    target: &Target<'_>,
+    symbol: &str,
+) -> bool {
+    match seen {
+        None => true,
+        Some(seen) if Arc::ptr_eq(seen, current) => false,
+        Some(seen) => match target {
+            Target::List => true,
+            Target::Symbol(_) => current.read_at(symbol) > seen.read_at(symbol),
+        },
     }
 }
 

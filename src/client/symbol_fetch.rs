@@ -44,17 +44,40 @@ impl Client {
             verdict = table.check(order);
             deadline = Some(again);
         }
+        // The whole list, just read, lacks the symbol. The documents call `symbol` required:
+        // a venue may answer the list with `[]` or some symbols only. The symbol is asked for
+        // on its own before the order is refused as unlisted; a venue that refuses that read
+        // with a 4xx says it has no such symbol.
+        let mut venue_says = None;
+        if matches!(verdict, Verdict::Unknown) && !cache.per_symbol() {
+            let at = deadline.unwrap_or_else(|| Instant::now() + self.total_timeout);
+            let read = cache
+                .read_once(Target::Symbol(symbol), symbol, Some(&table), at, || self.read_symbol(cache, symbol, at));
+            match read {
+                Ok(read) => {
+                    table = read;
+                    verdict = table.check(order);
+                }
+                Err(error) if is_a_refusal(&error) => venue_says = Some(error.message().to_owned()),
+                Err(error) => return Err(symbol_unavailable(error, symbol)),
+            }
+            deadline = Some(at);
+        }
         match verdict {
             Verdict::Allowed => Ok(deadline),
             Verdict::Refused(message) => Err(Error::invalid_order(message)),
             Verdict::Unknown => {
                 let listed: Vec<&str> = table.symbols().take(12).collect();
+                let alone = match venue_says {
+                    Some(refusal) => format!("its query_symbol_info for \"{}\" refused: {refusal}", excerpt(symbol)),
+                    None => format!("its query_symbol_info for \"{}\" lists no such symbol", excerpt(symbol)),
+                };
                 let source = if cache.per_symbol() {
-                    format!("its query_symbol_info for \"{}\" lists no such symbol", excerpt(symbol))
+                    alone
                 } else if listed.is_empty() {
-                    "it lists none".to_owned()
+                    format!("its list names none, and {alone}")
                 } else {
-                    format!("it lists {}", listed.join(", "))
+                    format!("its list names {}, and {alone}", listed.join(", "))
                 };
                 Err(Error::invalid_order(format!(
                     "symbol \"{}\" is not listed by the venue (symbol rules; {source})",
@@ -91,8 +114,7 @@ impl Client {
         let answer = self
             .endpoint_answer(Endpoint::QuerySymbolInfo, None, None, &CallSecrets::none(), Some(deadline))
             .inspect_err(|error| {
-                let refusal = error.venue_code().unwrap_or(error.http_status());
-                if (400..500).contains(&refusal) && !matches!(refusal, 408 | 429) {
+                if is_a_refusal(error) {
                     cache.set_per_symbol();
                 }
             })?;
@@ -114,6 +136,13 @@ impl Client {
     }
 }
 
+/// A 4xx refusal (as an HTTP status or the `code` of a 200 answer), except 408 and 429, which
+/// say "later", not "not like this".
+fn is_a_refusal(error: &Error) -> bool {
+    let refusal = error.venue_code().unwrap_or(error.http_status());
+    (400..500).contains(&refusal) && !matches!(refusal, 408 | 429)
+}
+
 fn symbol_table(answer: String) -> Result<SymbolTable> {
     SymbolTable::parse(&answer)
         .map_err(|why| Error::bad_response(format!("query_symbol_info: {why}")).with_body(answer).reached_venue(false))
@@ -133,6 +162,15 @@ fn rules_unavailable(cache: &SymbolCache, error: Error, symbol: &str) -> Error {
     } else {
         "the venue's symbol list".to_owned()
     };
+    not_fetched(&what, error)
+}
+
+/// As `rules_unavailable`, for the read of one symbol a list without it led to.
+fn symbol_unavailable(error: Error, symbol: &str) -> Error {
+    not_fetched(&format!("the rules of \"{}\", which the venue's symbol list lacks", excerpt(symbol)), error)
+}
+
+fn not_fetched(what: &str, error: Error) -> Error {
     let code = match error.code() {
         code @ (Code::Timeout | Code::Transport | Code::RateLimited | Code::InvalidArgument | Code::Panic) => code,
         _ => Code::BadResponse,

@@ -83,12 +83,14 @@ impl SymbolTable {
                     .transpose()
             };
             // `enabled` (documents) or `status: "trading"` (a live client); absent: enabled.
+            // A status word of no known meaning leaves the order to the venue: refusing it
+            // here would block trading on a word ("open", "TRADING") the venue meant as yes.
             let enabled = match field("enabled").map(RawValue::get) {
                 Some("true" | "\"true\"") => true,
                 Some("false" | "\"false\"") => false,
                 _ => field("status")
                     .and_then(|v| serde_json::from_str::<String>(v.get()).ok())
-                    .is_none_or(|s| s == "trading"),
+                    .is_none_or(|status| !says_closed(&status)),
             };
             let rule = SymbolRule {
                 enabled,
@@ -184,6 +186,30 @@ fn symbol_list(body: &str) -> Option<Vec<&RawValue>> {
     serde_json::from_str(inner.get()).ok()
 }
 
+/// A symbol `status` that says no order is taken: halted, suspended, delisted and the like
+/// (any case, `_` or `-` or a space between words).
+fn says_closed(status: &str) -> bool {
+    const CLOSED: &[&str] = &[
+        "halt",
+        "halted",
+        "suspend",
+        "suspended",
+        "disabled",
+        "delisted",
+        "delisting",
+        "closed",
+        "paused",
+        "maintenance",
+        "inactive",
+        "offline",
+        "stopped",
+        "settled",
+        "expired",
+    ];
+    let word = status.trim().to_ascii_lowercase().replace(['-', ' '], "_");
+    CLOSED.contains(&word.as_str())
+}
+
 /// Whether a venue refusal of an order may be about its symbol's rules, which the venue may
 /// have changed: the price or qty tick (`… not follow price tick`) or the order qty's bounds
 /// (`invalid order qty`, venue-api.md §3.1, §4.5). The rules are then read again before the
@@ -202,6 +228,26 @@ mod tests {
         {"symbol":"XAG-USD","price_tick_decimals":"3","qty_tick_decimals":1,"min_order_qty":0.5,"max_order_qty":1e4,"enabled":"true"},
         {"symbol":"OLD-USD","price_tick_decimals":2,"qty_tick_decimals":2,"status":"halted"}
     ]"#;
+
+    #[test]
+    fn a_status_word_disables_a_symbol_only_when_it_says_closed() {
+        let enabled = |status: &str| {
+            let info = format!(r#"[{{"symbol":"X","status":{}}}]"#, serde_json::json!(status));
+            SymbolTable::parse(&info).unwrap().rule("X").unwrap().enabled
+        };
+        for open in ["trading", "TRADING", "open", "active", "Trading", "normal", "reduce_only", "pre-open", ""] {
+            assert!(enabled(open), "{open}");
+        }
+        for closed in ["halted", "HALTED", "Suspended", "delisted", "Delisting", "maintenance", " paused ", "settled"] {
+            assert!(!enabled(closed), "{closed}");
+        }
+        // `enabled` wins over the status word either way.
+        let table = SymbolTable::parse(
+            r#"[{"symbol":"A","enabled":false,"status":"trading"},{"symbol":"B","enabled":true,"status":"halted"}]"#,
+        )
+        .unwrap();
+        assert_eq!((table.rule("A").unwrap().enabled, table.rule("B").unwrap().enabled), (false, true));
+    }
 
     fn order(fields: &str) -> OrderBody {
         crate::order::validate(&format!(
