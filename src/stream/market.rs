@@ -118,7 +118,7 @@ impl Market {
             }
         };
         match event {
-            Ok(event) => queue.push(Kind::Data, event),
+            Ok(event) => deliver(queue, push.channel, event),
             Err(error) => queue.push(Kind::Notice, events::bad_frame(&error, text)),
         }
         Some(())
@@ -145,7 +145,7 @@ impl Market {
             Some(FastData::Raw(raw)) => raw.get(),
             None => "null",
         };
-        queue.push(Kind::Data, push_event(known, push.seq, symbol, data, received_ns));
+        deliver(queue, known, push_event(known, push.seq, symbol, data, received_ns));
         Some(())
     }
 }
@@ -226,7 +226,7 @@ impl Protocol for Market {
             (_, Some(data)) => data.get(),
             (_, None) => "null",
         };
-        queue.push(Kind::Data, push_event(known, push.seq, symbol, data, received_ns));
+        deliver(queue, known, push_event(known, push.seq, symbol, data, received_ns));
         AuthOutcome::Pending
     }
 
@@ -237,6 +237,19 @@ impl Protocol for Market {
 
     fn on_disconnect(&mut self) -> Value {
         json!({})
+    }
+}
+
+/// Queue a push's event. An account push (`order`, `position`, `balance`, `trade`: a few per
+/// fill) is redacted of the session's secrets first, as every frame that quotes the venue is:
+/// an order's data may echo what it was sent, and engines log these events. Public pushes —
+/// market data, about no one's account, up to hundreds of thousands a second — are passed as
+/// sent.
+fn deliver(queue: &Queue, channel: &str, event: String) {
+    if ACCOUNT_CHANNELS.contains(&channel) {
+        queue.push_quoting_venue(event);
+    } else {
+        queue.push(Kind::Data, event);
     }
 }
 

@@ -1,0 +1,77 @@
+//! The session's token echoed by a hostile venue inside pushes on the market stream's known
+//! channels (a venue on 127.0.0.1 that is not ours): an account push (`order`, `position`,
+//! `balance`, `trade`) is redacted as every frame that quotes the venue is, the token written
+//! plainly or JSON-escaped; a public push (market data) is passed as sent, byte for byte.
+
+#[path = "streams/helpers.rs"]
+mod helpers;
+#[path = "streams/scripted_venue.rs"]
+mod scripted_venue;
+
+use helpers::*;
+use perps::stream::Stream;
+use scripted_venue::*;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+const SUBSCRIPTIONS: &str = r#"[{"channel":"order"},{"channel":"balance"},{"channel":"price","symbol":"BTC-USD"}]"#;
+
+/// Each character of `TOKEN` as a JSON escape.
+fn escaped_token() -> String {
+    TOKEN.chars().map(|c| format!("\\u{:04x}", c as u32)).collect()
+}
+
+#[test]
+fn an_account_push_that_echoes_the_token_is_redacted_and_a_public_push_is_passed_as_sent() {
+    let escaped = escaped_token();
+    let order_push = json!({ "seq": 2, "channel": "order", "data": {
+        "id": 7, "cl_ord_id": "c-1", "symbol": "BTC-USD", "status": "open", "remark": format!("by {TOKEN}") } })
+    .to_string();
+    let balance_push =
+        format!(r#"{{"seq":3,"channel":"balance","data":{{"token":"DUSD","free":"1","note":"session {escaped}"}}}}"#);
+    let price_push = json!({ "seq": 4, "channel": "price", "symbol": "BTC-USD", "data": {
+        "symbol": "BTC-USD", "mark_price": "65000.1", "note": format!("for {TOKEN}") } })
+    .to_string();
+    let plain_order =
+        json!({ "seq": 5, "channel": "order", "data": { "id": 8, "cl_ord_id": "c-2", "status": "filled" } })
+            .to_string();
+    let frames = vec![order_push, balance_push, price_push.clone(), plain_order];
+    let url = venue(move |_, mut ws| {
+        read_json(&mut ws);
+        send(&mut ws, r#"{"seq":1,"channel":"auth","data":{"code":0,"msg":"success"}}"#);
+        read_json(&mut ws); // the price subscription
+        for frame in &frames {
+            send(&mut ws, frame);
+        }
+        hold(ws, Duration::from_secs(3));
+    });
+    let stream = Stream::open_market(client(&url, "{}"), Some(session()), SUBSCRIPTIONS).unwrap();
+    let mut pushes: Vec<Value> = Vec::new();
+    let deadline = std::time::Instant::now() + LONG;
+    let mut raw_price = None;
+    while pushes.len() < 4 {
+        assert!(std::time::Instant::now() < deadline, "{pushes:#?}");
+        let Some(text) = stream.next(Some(SECOND)).unwrap() else { continue };
+        let event: Value = serde_json::from_str(&text).unwrap();
+        if event["channel"] == "price" {
+            raw_price = Some(text.clone());
+        }
+        if event["channel"] != "status" {
+            pushes.push(event);
+        }
+    }
+    let channels: Vec<&str> = pushes.iter().map(|e| e["channel"].as_str().unwrap()).collect();
+    assert_eq!(channels, ["order", "balance", "price", "order"], "nothing withheld or reordered: {pushes:#?}");
+    assert_eq!(pushes[0]["data"]["remark"], "by <redacted>", "{}", pushes[0]);
+    assert_eq!(pushes[0]["data"]["cl_ord_id"], "c-1", "the rest of the push as sent");
+    assert_eq!(pushes[1]["data"]["note"], "session <redacted>", "{}", pushes[1]);
+    assert_eq!(pushes[1]["data"]["token"], "DUSD");
+    for push in [&pushes[0], &pushes[1]] {
+        let text = push.to_string();
+        assert!(!text.contains(&TOKEN[..8]) && !text.contains(&escaped_token()[..24]), "{text}");
+    }
+    // A push with no secret in it is untouched; a public push is the venue's market data, as sent.
+    assert_eq!(pushes[3]["data"], json!({ "id": 8, "cl_ord_id": "c-2", "status": "filled" }));
+    let price_data: Value = serde_json::from_str::<Value>(&price_push).unwrap()["data"].clone();
+    assert_eq!(pushes[2]["data"], price_data, "{}", raw_price.unwrap());
+}
