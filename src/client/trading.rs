@@ -305,8 +305,8 @@ fn order_answer(exchanged: &Exchanged, cl_ord_id: &str) -> Result<String> {
 fn check_code(exchanged: &Exchanged, what: &str) -> Result<serde_json::Map<String, serde_json::Value>> {
     let answer =
         json_object(&exchanged.reply, what, exchanged.secrets).map_err(|e| exchanged.refused(e.reached_venue(true)))?;
-    if crate::endpoints::answer::code_twice(&exchanged.reply.body) {
-        let error = Error::bad_response(format!("{what}: {}", crate::endpoints::answer::CODE_TWICE));
+    if let Some(key) = crate::endpoints::answer::outcome_named_twice(&exchanged.reply.body) {
+        let error = Error::bad_response(format!("{what}: {}", crate::endpoints::answer::named_twice_message(key)));
         return Err(exchanged.refused(error.reached_venue(true)));
     }
     let words = crate::endpoints::answer::words(&answer);

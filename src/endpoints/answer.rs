@@ -19,7 +19,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 /// Why an answer is refused.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Refusal {
     /// Not JSON, or not an object or array, or a depth book that cannot be sorted.
     Shape(String),
@@ -141,22 +141,33 @@ pub fn refused_unsuccessful(what: &str, words: &str) -> String {
     }
 }
 
-/// Why an answer that names `code` twice is refused: JSON readers disagree on which of two
-/// equal keys counts (serde_json keeps the last, cJSON and many others the first), so the
-/// library and its caller's reader could see different outcomes of one request — an order
-/// reported refused and unsent (and placed again) that the caller's reader sees accepted, or
-/// the reverse. The answer is ambiguous, not the venue's: `PERPS_BAD_RESPONSE`.
-pub const CODE_TWICE: &str = "the venue's answer names \"code\" more than once: its outcome is ambiguous";
+/// The keys that state an answer's outcome ([`stated`]).
+const OUTCOME_KEYS: [&str; 2] = ["code", "success"];
 
-/// Whether the top-level object of `body` names `code` more than once (however its key is
-/// escaped). False for text that is not a JSON object: other checks refuse it.
-pub fn code_twice(body: &str) -> bool {
+/// Why an answer that names `key` (`code` or `success`) twice is refused: JSON readers
+/// disagree on which of two equal keys counts (serde_json keeps the last, cJSON and many
+/// others the first), so the library and its caller's reader could see different outcomes of
+/// one request — an order reported refused and unsent (and placed again) that the caller's
+/// reader sees accepted, or the reverse. The answer is ambiguous, not the venue's:
+/// `PERPS_BAD_RESPONSE`.
+pub fn named_twice_message(key: &str) -> String {
+    format!("the venue's answer names \"{key}\" more than once: its outcome is ambiguous")
+}
+
+/// Which key that states the outcome (`code`, `success`) the top-level object of `body`
+/// names more than once (however its key is escaped), if any. `None` for text that is not a
+/// JSON object: other checks refuse it.
+pub fn outcome_named_twice(body: &str) -> Option<&'static str> {
     let mut de = serde_json::Deserializer::from_str(body);
-    matches!(de.deserialize_any(HeadVisitor), Ok(Head::Object { code_twice: true, .. }))
+    match de.deserialize_any(HeadVisitor) {
+        Ok(Head::Object { twice, .. }) => twice,
+        _ => None,
+    }
 }
 
 /// Check an answer: JSON object or array; an object's `code` ([`venue_code`]), when
-/// present, a success ([`is_success_code`]), and named once ([`CODE_TWICE`]).
+/// present, a success ([`is_success_code`]), and `code` and `success` each named once
+/// ([`named_twice_message`]).
 pub fn check(body: &str) -> Result<(), Refusal> {
     let not_json = |e: serde_json::Error| Refusal::Shape(format!("the answer is not JSON: {e}"));
     let mut de = serde_json::Deserializer::from_str(body);
@@ -165,7 +176,7 @@ pub fn check(body: &str) -> Result<(), Refusal> {
     match head {
         Head::Other => Err(Refusal::Shape("the answer is neither a JSON object nor an array".to_owned())),
         Head::List => Ok(()),
-        Head::Object { code_twice: true, .. } => Err(Refusal::Shape(CODE_TWICE.to_owned())),
+        Head::Object { twice: Some(key), .. } => Err(Refusal::Shape(named_twice_message(key))),
         Head::Object { code, success, reasons, .. } => stated(code.as_ref(), success.as_ref(), words(&reasons)),
     }
 }
@@ -190,7 +201,8 @@ enum Head {
         code: Option<Value>,
         success: Option<Value>,
         reasons: serde_json::Map<String, Value>,
-        code_twice: bool,
+        /// The first of `OUTCOME_KEYS` found named a second time.
+        twice: Option<&'static str>,
     },
     Other,
 }
@@ -205,11 +217,12 @@ impl<'de> Visitor<'de> for HeadVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Head, A::Error> {
-        let (mut code, mut success, mut reasons, mut code_twice) = (None, None, serde_json::Map::new(), false);
+        let (mut code, mut success, mut reasons, mut twice) = (None, None, serde_json::Map::new(), None);
         while let Some(crate::json_entries::Key(key)) = map.next_key()? {
             match key.as_ref() {
-                "code" => code_twice |= code.replace(map.next_value::<Value>()?).is_some(),
-                "success" => success = Some(map.next_value::<Value>()?),
+                "code" if code.replace(map.next_value::<Value>()?).is_some() => twice = twice.or(Some("code")),
+                "success" if success.replace(map.next_value::<Value>()?).is_some() => twice = twice.or(Some("success")),
+                "code" | "success" => {}
                 reason if REASON_KEYS.contains(&reason) => {
                     reasons.insert(reason.to_owned(), map.next_value::<Value>()?);
                 }
@@ -218,7 +231,7 @@ impl<'de> Visitor<'de> for HeadVisitor {
                 }
             }
         }
-        Ok(Head::Object { code, success, reasons, code_twice })
+        Ok(Head::Object { code, success, reasons, twice })
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Head, A::Error> {
@@ -257,8 +270,10 @@ pub fn sort_depth_book(body: &str) -> Result<String, Refusal> {
     let entries: RawEntries<'_> = serde_json::from_str::<Entries<'_>>(body)
         .map_err(|e| Refusal::Shape(format!("the depth book is not a JSON object: {}", excerpt(&e.to_string()))))?
         .0;
-    if entries.iter().filter(|(k, _)| k == "code").count() > 1 {
-        return Err(Refusal::Shape(CODE_TWICE.to_owned()));
+    for key in OUTCOME_KEYS {
+        if entries.iter().filter(|(k, _)| k == key).count() > 1 {
+            return Err(Refusal::Shape(named_twice_message(key)));
+        }
     }
     let field = |name: &str| entries.iter().find(|(k, _)| k == name).map(|(_, v)| *v);
     // A raw value is valid JSON: it parses.

@@ -7,13 +7,21 @@ fn answers_are_checked_not_rewritten() {
     assert_eq!(check("[]"), Ok(()));
     assert_eq!(check(r#"{"page_size":1,"result":[{"id":1}],"total":1}"#), Ok(()));
     assert_eq!(check(r#"{"code":400,"message":"bad"}"#), Err(Refusal::Code(400, "bad".into())));
-    for twice in [r#"{"code":0,"code":400}"#, r#"{"code":400,"code":0}"#, r#"{"code":0,"\u0063ode":0}"#] {
-        assert_eq!(check(twice), Err(Refusal::Shape(CODE_TWICE.into())), "{twice}");
-        assert!(code_twice(twice), "{twice}");
+    for (twice, key) in [
+        (r#"{"code":0,"code":400}"#, "code"),
+        (r#"{"code":400,"code":0}"#, "code"),
+        (r#"{"code":0,"\u0063ode":0}"#, "code"),
+        (r#"{"success":true,"success":false}"#, "success"),
+        (r#"{"success":false,"code":0,"\u0073uccess":true}"#, "success"),
+        (r#"{"success":true,"code":0,"success":true}"#, "success"),
+    ] {
+        let ambiguous = Refusal::Shape(named_twice_message(key));
+        assert_eq!(check(twice), Err(ambiguous.clone()), "{twice}");
+        assert_eq!(outcome_named_twice(twice), Some(key), "{twice}");
         let book = format!("{},\"bids\":[],\"asks\":[]}}", twice.trim_end_matches('}'));
-        assert_eq!(sort_depth_book(&book), Err(Refusal::Shape(CODE_TWICE.into())), "{book}");
+        assert_eq!(sort_depth_book(&book), Err(ambiguous), "{book}");
     }
-    assert!(!code_twice(r#"{"code":0,"data":{"code":1}}"#));
+    assert_eq!(outcome_named_twice(r#"{"code":0,"success":true,"data":{"code":1,"success":false}}"#), None);
     assert_eq!(
         refused_with_code("cancel_order", 4294967296, ""),
         "cancel_order: the venue refused with code 4294967296"
