@@ -147,15 +147,35 @@ fn with_frame_as_sent(mut event: String, frame: &str, received_ns: i64) -> Strin
 /// code: a refusal by its words, a success by its code, as REST reads a missing code). An
 /// engine taking one of those for a plain refusal would send the order again; taking it for
 /// a success would leave a rejected quote believed resting.
-fn verdict(code: Option<&Value>, message: &str) -> pending::Verdict {
-    use crate::endpoints::answer::{code_leaves_outcome_unknown, refusal_code};
+///
+/// `success` is read as REST reads it (`endpoints::answer::stated`): `"success": false` with
+/// no code is a refusal, and beside a success code it makes the outcome unknown (the frame
+/// contradicts itself). So does a frame that names `code` or `success` twice
+/// (`endpoints::answer::outcome_named_twice`): readers keeping the first or the last copy
+/// would disagree on it.
+fn verdict(frame: &Map<String, Value>, text: &str, message: &str) -> pending::Verdict {
+    use crate::endpoints::answer::{code_leaves_outcome_unknown, outcome_named_twice, refusal_code};
+    if may_name_twice(text) && outcome_named_twice(text).is_some() {
+        return pending::Verdict::Unknown;
+    }
+    let code = frame.get("code");
     let no_code = code.is_none_or(Value::is_null);
+    let unsuccessful = frame.get("success") == Some(&Value::Bool(false));
     match refusal_code(code) {
+        Ok(None) if unsuccessful && no_code => pending::Verdict::Refused,
+        Ok(None) if unsuccessful => pending::Verdict::Unknown,
         Ok(None) if no_code && !super::auth_answer::success_word(message) => pending::Verdict::Unknown,
         Ok(None) => pending::Verdict::Success,
         Ok(Some(code)) if !code_leaves_outcome_unknown(code) => pending::Verdict::Refused,
         _ => pending::Verdict::Unknown,
     }
+}
+
+/// A quick look before the full one (`outcome_named_twice`, a second parse of the frame):
+/// whether `text` can name `code` or `success` twice — either written out twice, or a key
+/// hidden behind an escape.
+fn may_name_twice(text: &str) -> bool {
+    text.contains("\\u") || text.matches("\"code\"").nth(1).is_some() || text.matches("\"success\"").nth(1).is_some()
 }
 
 impl Protocol for Orders {
@@ -209,8 +229,7 @@ impl Protocol for Orders {
             return AuthOutcome::Pending;
         }
         let ack = is_ack(&frame);
-        let reply =
-            if ack { pending::Reply::Ack } else { pending::Reply::Outcome(verdict(frame.get("code"), message)) };
+        let reply = if ack { pending::Reply::Ack } else { pending::Reply::Outcome(verdict(&frame, text, message)) };
         let pending::Answer { request, repeat, first, contradicts } = self.state.answered(request_id, reply);
         if let Some(rules) = &self.rules
             && matches!(reply, pending::Reply::Outcome(pending::Verdict::Refused))

@@ -196,6 +196,16 @@ fn an_outcome_whose_code_leaves_the_orders_fate_unknown_says_so() {
         (r#"{"message":"ok","request_id":"r1"}"#, false, true),
         (r#"{"request_id":"r1"}"#, false, true),
         (r#"{"code":0,"status":"accepted","request_id":"r1"}"#, false, false),
+        // `success` as REST reads it: false with no code is a refusal; beside a success code
+        // the frame contradicts itself.
+        (r#"{"success":false,"message":"alo order rejected","request_id":"r1"}"#, false, false),
+        (r#"{"code":0,"success":false,"message":"success","request_id":"r1"}"#, true, false),
+        (r#"{"code":0,"success":true,"message":"success","request_id":"r1"}"#, false, true),
+        // `code` or `success` named twice: readers disagree on it.
+        (r#"{"code":0,"code":400,"message":"success","request_id":"r1"}"#, true, false),
+        (r#"{"code":400,"\u0063ode":0,"message":"success","request_id":"r1"}"#, true, false),
+        (r#"{"code":0,"success":false,"success":true,"request_id":"r1"}"#, true, false),
+        (r#"{"code":0,"message":"success","note":"\u0063ode","request_id":"r1"}"#, false, true),
     ];
     for (frame, unknown, success) in frames {
         let got = events_of(&[frame], &[("r1", "order:new")]);
