@@ -46,8 +46,12 @@ pub(super) enum Login {
     /// Sent and not answered: the next frame with its `request_id` (or with none) answers it.
     Sent(String),
     /// Answered only by an "accepted" ack: the connection is served, and the frame that comes
-    /// later with its `request_id` (or a refusal without one) is its outcome.
-    Acked(String),
+    /// later with its `request_id` (or a refusal without one) is its outcome. `unaddressed`:
+    /// the "ack" was a success without the login's `request_id` (possibly a welcome, possibly
+    /// the login's own answer): then a frame without `request_id` is taken for the login's
+    /// refusal only when it can answer the login alone, as while orders await their outcome
+    /// (module docs) — a coded notice after a login answered so must not end the stream.
+    Acked { request_id: String, unaddressed: bool },
 }
 
 /// The login of the current connection, and the `request_id`s of the stream's logins.
@@ -117,13 +121,13 @@ impl Logins {
                 // judged as its outcome, so that a refusal after it is not missed.
                 self.current = match outcome {
                     AuthOutcome::Accepted if request_id.is_none() || super::is_ack(frame) => {
-                        Login::Acked(login.clone())
+                        Login::Acked { request_id: login.clone(), unaddressed: request_id.is_none() }
                     }
                     _ => Login::Done,
                 };
                 Some(outcome)
             }
-            Login::Acked(login) if request_id == Some(login.as_str()) => {
+            Login::Acked { request_id: login, .. } if request_id == Some(login.as_str()) => {
                 if super::is_ack(frame) {
                     // The ack again: the outcome is still to come.
                     return Some(AuthOutcome::Pending);
@@ -134,8 +138,9 @@ impl Logins {
                     outcome => outcome,
                 })
             }
-            Login::Acked(_) if request_id.is_none() => {
-                let outcome = unaddressed_refusal(frame, orders_pending)?;
+            Login::Acked { unaddressed, .. } if request_id.is_none() => {
+                let strict = *unaddressed;
+                let outcome = unaddressed_refusal(frame, || strict || orders_pending())?;
                 self.current = Login::Done;
                 Some(outcome)
             }
@@ -255,11 +260,31 @@ mod tests {
             let first = logins.answer(welcome.as_object().unwrap(), None, || false);
             assert!(matches!(first, Some(AuthOutcome::Accepted)), "{welcome}");
             logins.served();
-            assert!(matches!(logins.current, Login::Acked(_)), "{welcome}");
+            assert!(matches!(logins.current, Login::Acked { unaddressed: true, .. }), "{welcome}");
             let refusal = json!({"code":401,"message":"invalid token","request_id":"L"});
             let outcome = logins.answer(refusal.as_object().unwrap(), Some("L"), || false);
             assert!(matches!(outcome, Some(AuthOutcome::Refused(_))), "{welcome}");
             assert!(matches!(logins.current, Login::Done));
+        }
+        // After a success without its request_id, a frame without one is the login's refusal
+        // only when it can answer the login alone: a coded notice is passed on.
+        let welcomed = || {
+            let mut logins = Logins::new();
+            logins.sent("L".into());
+            let welcome = json!({"code":0,"message":"success"});
+            logins.answer(welcome.as_object().unwrap(), None, || false);
+            logins.served();
+            logins
+        };
+        for (frame, taken) in [
+            (json!({"code":1001,"message":"maintenance at 02:00"}), false),
+            (json!({"code":403,"message":"forbidden"}), false),
+            (json!({"code":401,"message":"invalid token"}), true),
+            (json!({"error":"jwt expired"}), true),
+        ] {
+            let outcome = welcomed().answer(frame.as_object().unwrap(), None, || false);
+            assert_eq!(matches!(outcome, Some(AuthOutcome::Refused(_))), taken, "{frame}");
+            assert_eq!(outcome.is_none(), !taken, "{frame}");
         }
         // With its request_id, a success is the outcome: nothing more is awaited.
         let mut logins = Logins::new();
