@@ -140,8 +140,8 @@ fn json_pings_from_a_venue_that_never_reads_do_not_stall_the_stream() {
     let mut pings = 0;
     loop {
         // Not `until`: it would keep (and on failure print) every ping.
-        let event = stream.next(Some(Duration::from_secs(60).saturating_sub(started.elapsed()))).unwrap();
-        let Some(event) = event else { panic!("no push within 60 s; {pings} pings came") };
+        let event = stream.next(Some(Duration::from_secs(90).saturating_sub(started.elapsed()))).unwrap();
+        let Some(event) = event else { panic!("no push within 90 s; {pings} pings came") };
         let event: serde_json::Value = serde_json::from_str(&event).unwrap();
         if event["channel"] == "price" {
             break;
@@ -149,7 +149,11 @@ fn json_pings_from_a_venue_that_never_reads_do_not_stall_the_stream() {
         pings += usize::from(event["channel"] == "unrecognized");
     }
     let took = started.elapsed();
-    assert!(took < Duration::from_secs(20), "the push came {took:?} after {pings} pings");
+    // The defect's stall is a write timeout per pong: hours for these pings. The bound is
+    // wide because a debug build reads and passes on 28 MiB of pings: 22 s on a machine of
+    // two cores also running fuzzers and another test suite (the five tests of this file
+    // take 22–28 s together in idle CI runs).
+    assert!(took < Duration::from_secs(45), "the push came {took:?} after {pings} pings");
 }
 
 #[test]
