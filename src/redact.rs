@@ -6,8 +6,11 @@
 //!
 //! A run of 8 bytes is what `tests/secrets.rs` scans for: a secret echoed in part (a token
 //! cut by the venue, or by the 40-character excerpt of a message) is caught as well as a
-//! whole one. Hex secrets are matched in either case. Over-redaction is harmless: the same
-//! 8 bytes in an unrelated place (a JWT header shared by every token) are replaced too.
+//! whole one. Hex secrets are matched in either case. Over-redaction costs little in an
+//! error's words: the same 8 bytes in an unrelated place (a JWT header shared by every token)
+//! are replaced too. It would corrupt data, though: 8 bytes of a key's hex form are often 8
+//! decimal digits, which a number in a venue frame can spell. So the streams redact the
+//! venue's frames handed on as data of the tokens they sent alone (`stream::queue::Tables`).
 
 use crate::error::Error;
 use ed25519_dalek::SigningKey;

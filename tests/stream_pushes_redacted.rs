@@ -2,6 +2,8 @@
 //! channels (a venue on 127.0.0.1 that is not ours): an account push (`order`, `position`,
 //! `balance`, `trade`) is redacted as every frame that quotes the venue is, the token written
 //! plainly or JSON-escaped; a public push (market data) is passed as sent, byte for byte.
+//! And the venue's data is never taken for a secret: numbers and ids that happen to spell 8
+//! bytes of the API key's hex form come through as sent, on both streams.
 
 #[path = "streams/helpers.rs"]
 mod helpers;
@@ -74,4 +76,39 @@ fn an_account_push_that_echoes_the_token_is_redacted_and_a_public_push_is_passed
     assert_eq!(pushes[3]["data"], json!({ "id": 8, "cl_ord_id": "c-2", "status": "filled" }));
     let price_data: Value = serde_json::from_str::<Value>(&price_push).unwrap()["data"].clone();
     assert_eq!(pushes[2]["data"], price_data, "{}", raw_price.unwrap());
+}
+
+/// An API credential whose key's hex form is "1212…12": every run of 8 bytes of it is 8
+/// decimal digits, as about two keys in three have at least one.
+fn digit_key_session() -> std::sync::Arc<perps::session::Session> {
+    let key = bs58::encode([0x12u8; 32]).into_string();
+    std::sync::Arc::new(perps::session::Session::from_api_key(TOKEN, &key).unwrap())
+}
+
+#[test]
+fn numbers_that_spell_part_of_the_keys_hex_form_are_the_venues_data_not_a_secret() {
+    // An order push whose id, quantity and text hold "12121212" (a run of the key's hex form).
+    let push = r#"{"seq":2,"channel":"order","data":{"id":1212121212,"qty":"0.12121212","cl_ord_id":"c-12121212","status":"open"}}"#;
+    let url = venue(move |_, mut ws| {
+        read_json(&mut ws);
+        send(&mut ws, r#"{"seq":1,"channel":"auth","data":{"code":0,"msg":"success"}}"#);
+        send(&mut ws, push);
+        hold(ws, Duration::from_secs(3));
+    });
+    let stream =
+        Stream::open_market(client(&url, "{}"), Some(digit_key_session()), r#"[{"channel":"order"}]"#).unwrap();
+    let (event, before) = until(&stream, LONG, "the push", is_channel("order"));
+    assert!(!before.iter().any(|e| e["state"] == "error"), "not withheld: {before:#?}");
+    let sent: Value = serde_json::from_str(push).unwrap();
+    assert_eq!(event["data"], sent["data"], "{event}");
+
+    // An order's outcome on the order stream, its order id spelling the same run.
+    let reply = r#"{"code":0,"message":"success","request_id":"RID","order_id":1212121212}"#.to_owned();
+    let url = order_venue(logged_in, vec![reply]);
+    let stream = Stream::open_orders(client(&url, "{}"), digit_key_session()).unwrap();
+    stream.new_order(ORDER).unwrap();
+    let (outcome, before) = until(&stream, LONG, "the outcome", is_channel("order_response"));
+    assert!(!before.iter().any(|e| e["state"] == "error"), "not withheld: {before:#?}");
+    assert_eq!(outcome["frame"]["order_id"], 1212121212_i64, "{outcome}");
+    assert_eq!(outcome["success"], true, "{outcome}");
 }

@@ -11,7 +11,7 @@
 //!   request's effect unknown — `orders.rs`);
 //! - everything about the connection: `{"channel":"status","state",…,"received_ns"}`.
 
-pub use super::queue::{Kind, Queue};
+pub use super::queue::{Kind, Queue, Tables};
 use crate::error::Error;
 use serde_json::{Value, json};
 use std::time::{SystemTime, UNIX_EPOCH};

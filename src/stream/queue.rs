@@ -5,10 +5,14 @@
 //! sends), do not fit they are counted, and a `{"state":"overflow","dropped":N}` status event
 //! marks the place where they were lost — nothing disappears silently.
 //!
-//! Redaction: every status event and notice, every event that quotes the venue's words (an
-//! order reply, a frame of no known channel) and the terminal error pass through the
-//! stream's secrets (`crate::redact`: the session's token and key), as REST errors do. Pushes
-//! on the known channels are the venue's data, passed as sent.
+//! Redaction: every status event and notice and the terminal error pass through the
+//! stream's secrets (`crate::redact`: the session's token and key), as REST errors do. An
+//! event that hands on a frame of the venue (an order reply, an account push, a frame of no
+//! known channel) passes through the secrets the stream sent the venue — its tokens — alone:
+//! the venue can echo only what it was sent, and the key's hex forms, runs of 8 bytes of
+//! which are often 8 decimal digits, would otherwise match numbers and hex ids in the venue's
+//! data one event in about a million (an order id, a price, `received_ns`) and corrupt it, or
+//! withhold an order's outcome. Public pushes are the venue's market data, passed as sent.
 //!
 //! How a caller waits for the next event: `queue/waiting.rs`.
 
@@ -78,8 +82,18 @@ pub struct Queue {
     signal_rx: UnixStream,
     /// Where the other callers sleep.
     ready: Condvar,
-    /// The secrets redacted out of status events, venue words and the terminal error.
-    secrets: Mutex<Option<Arc<Secrets>>>,
+    /// The secrets redacted out of events (`Tables`).
+    secrets: Mutex<Option<Tables>>,
+}
+
+/// The stream's secrets, as of its current connection.
+#[derive(Clone)]
+pub struct Tables {
+    /// Out of status events, notices and the terminal error: the session's token and key.
+    pub all: Arc<Secrets>,
+    /// Out of the venue's frames handed on as data events: what the stream sent the venue
+    /// (its token), which is all the venue can echo.
+    pub sent: Arc<Secrets>,
 }
 
 impl Default for Queue {
@@ -136,25 +150,26 @@ impl Queue {
 
     /// The secrets to redact from now on (the stream's session, at each connection: its
     /// token may have been refreshed).
-    pub fn set_secrets(&self, secrets: Arc<Secrets>) {
-        *self.secrets.lock().unwrap_or_else(PoisonError::into_inner) = Some(secrets);
+    pub fn set_secrets(&self, tables: Tables) {
+        *self.secrets.lock().unwrap_or_else(PoisonError::into_inner) = Some(tables);
     }
 
-    fn current_secrets(&self) -> Option<Arc<Secrets>> {
+    fn current_secrets(&self) -> Option<Tables> {
         self.secrets.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     pub fn redact_error(&self, error: Error) -> Error {
         match self.current_secrets() {
-            Some(secrets) => secrets.redact_error(error),
+            Some(tables) => tables.all.redact_error(error),
             None => error,
         }
     }
 
-    /// `event` redacted; one that is no longer JSON after it (a secret inside an escape) is
-    /// withheld, and a notice says so.
-    fn redacted(&self, event: String) -> (String, bool) {
-        let Some(secrets) = self.current_secrets() else { return (event, false) };
+    /// `event` redacted of `which` secrets; one that is no longer JSON after it (a secret
+    /// inside an escape) is withheld, and a notice says so.
+    fn redacted(&self, event: String, which: fn(&Tables) -> &Arc<Secrets>) -> (String, bool) {
+        let Some(tables) = self.current_secrets() else { return (event, false) };
+        let secrets = which(&tables);
         let std::borrow::Cow::Owned(redacted) = secrets.redact(&event) else { return (event, false) };
         if serde_json::from_str::<serde::de::IgnoredAny>(&redacted).is_ok() {
             return (redacted, false);
@@ -166,10 +181,10 @@ impl Queue {
         (notice, true)
     }
 
-    /// A data event that quotes the venue's words (an order reply, a frame of no known
-    /// channel): redacted first.
+    /// A data event that hands on a frame of the venue (an order reply, an account push, a
+    /// frame of no known channel): redacted first of what the stream sent the venue.
     pub fn push_quoting_venue(&self, event: String) {
-        match self.redacted(event) {
+        match self.redacted(event, |tables| &tables.sent) {
             (event, false) => self.push_event(Kind::Data, event),
             (notice, true) => self.push_event(Kind::Notice, notice),
         }
@@ -179,7 +194,7 @@ impl Queue {
         match kind {
             Kind::Data => self.push_event(kind, event),
             _ => {
-                let (event, withheld) = self.redacted(event);
+                let (event, withheld) = self.redacted(event, |tables| &tables.all);
                 self.push_event(if withheld { Kind::Notice } else { kind }, event);
             }
         }
@@ -243,7 +258,7 @@ impl Queue {
     /// that has seen it is refused new requests as "ended", never told the stream is
     /// reconnecting.
     pub fn finish(&self, status: Option<String>, error: Error) {
-        let status = status.map(|event| self.redacted(event));
+        let status = status.map(|event| self.redacted(event, |tables| &tables.all));
         let error = self.redact_error(error);
         let mut state = self.lock();
         if let Some((event, withheld)) = status

@@ -36,7 +36,7 @@
 //!
 //! Nothing here ever runs caller code: events go to the queue that `next` reads.
 
-use super::events::{self, Queue};
+use super::events::{self, Queue, Tables};
 use super::limits::{self, Backoff};
 use super::reader::{End, VenueClose, end_reason, read_available};
 use super::serving::serve;
@@ -197,23 +197,31 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
         }
         None => fail(shared, error),
     };
-    // The redaction table of the token the last connection sent.
-    let mut last_table: Option<Arc<Secrets>> = None;
+    // The redaction tables of the last connection (its token may still be quoted).
+    let mut last_tables: Option<Tables> = None;
     while !shared.is_closing() {
         let token = match &ctx.session {
             Some(session) => {
                 // What venue text must never show back, as of this connection (a refreshed
                 // token): the tables taken around the read of the token (another thread may
-                // sign in again between the two), and the last connection's (its token may
-                // still be quoted), joined where they differ.
+                // sign in again between the two), and the last connection's, joined where
+                // they differ; and, for the venue's frames, the token this connection sends.
                 let before = session.secrets();
                 let token = session.usable_token(ctx.client.venue_now_ms().div_euclid(1000));
-                let table = Secrets::joined(before, session.secrets());
-                shared.queue.set_secrets(match &last_table {
-                    Some(last) => Secrets::joined(last.clone(), table.clone()),
-                    None => table.clone(),
+                let all = Secrets::joined(before, session.secrets());
+                let mut sent = Secrets::new();
+                if let Ok(token) = &token {
+                    sent.add(token);
+                }
+                let tables = Tables { all, sent: Arc::new(sent) };
+                shared.queue.set_secrets(match &last_tables {
+                    Some(last) => Tables {
+                        all: Secrets::joined(last.all.clone(), tables.all.clone()),
+                        sent: Secrets::joined(last.sent.clone(), tables.sent.clone()),
+                    },
+                    None => tables.clone(),
                 });
-                last_table = Some(table);
+                last_tables = Some(tables);
                 match token {
                     Ok(token) => Some(token),
                     Err(error) => return give_up(&mut opened, error),
