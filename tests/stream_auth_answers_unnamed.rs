@@ -55,7 +55,7 @@ fn a_market_auth_refused_on_another_channel_fails_the_open_with_the_venues_reaso
         r#"{"channel":"error","data":{"code":401,"msg":"token expired"}}"#,
         r#"{"seq":1,"channel":"error","data":{"code":"401","message":"token expired"}}"#,
         r#"{"code":401,"msg":"token expired"}"#,
-        r#"{"type":"error","status":403,"message":"token expired"}"#,
+        r#"{"type":"error","code":403,"message":"token expired"}"#,
         r#"{"channel":"error","data":{"success":false,"error":"token expired"}}"#,
         r#"{"error":"token expired"}"#,
     ] {
@@ -78,6 +78,10 @@ fn a_welcome_or_notice_before_the_market_auth_answer_is_passed_on_not_taken_for_
         r#"{"message":"hello"}"#,
         r#"{"code":"connected"}"#,
         r#"{"channel":"notice","data":{"code":200,"msg":"maintenance at 02:00"}}"#,
+        r#"{"channel":"notice","data":{"code":503,"msg":"maintenance at 02:00"}}"#,
+        r#"{"event":"welcome","error":0,"msg":"connected"}"#,
+        r#"{"channel":"system","status":1,"msg":"hello"}"#,
+        r#"{"code":1001,"msg":"maintenance soon"}"#,
     ];
     // Each before the success: the open succeeds and every notice is an `unrecognized` event.
     let (url, _) = market_venue(

@@ -68,19 +68,29 @@ pub fn judge(frame: &Map<String, Value>, what: &str) -> AuthOutcome {
     }
 }
 
-/// Whether `frame` plainly states a refusal (in `data` or at the top level, as [`judge`]
-/// reads it): a code written as a plain integer that is not success (0, 200, 202),
-/// `"success": false`, or a non-empty `error`. A frame that answers no request by its name or
-/// channel is taken for an authentication's answer only so: words alone, a code not written
-/// as an integer, or a success code may be a welcome or a notice of another kind.
+/// Whether `frame`, which is not on the `auth` channel, plainly states a refusal of an
+/// authentication: on no channel or an `error` channel (a frame on another named channel —
+/// `notice`, `system` — is the venue's notice, whatever its code), a code written as an
+/// integer that is an HTTP error (400 to 599, in `data` or at the top level, as [`judge`]
+/// reads it), `"success": false`, or an `error` that is a non-empty string or object. Words
+/// alone, a code of another kind (`1`, `1001`: a notice's), a code not written as an
+/// integer, a number or `false` under `error`, or a success code may be a welcome or a
+/// notice of another kind.
 pub fn states_refusal(frame: &Map<String, Value>) -> bool {
+    let on_error_channel =
+        frame.get("channel").and_then(Value::as_str).is_none_or(|channel| channel.eq_ignore_ascii_case("error"));
+    if !on_error_channel || frame.get("channel").is_some_and(|c| !c.is_string() && !c.is_null()) {
+        return false;
+    }
     let fields = frame.get("data").and_then(Value::as_object);
     let field = |name: &str| fields.and_then(|d| d.get(name)).or_else(|| frame.get(name)).filter(|v| !v.is_null());
-    // A `status` written as an integer is a code, as `judge` reads it.
-    let code = field("code").or_else(|| field("status").filter(|s| matches!(venue_code(Some(s)), Ok(Some(_)))));
-    matches!(venue_code(code), Ok(Some(code)) if !matches!(code, 0 | 200 | 202))
+    matches!(venue_code(field("code")), Ok(Some(400..=599)))
         || field("success") == Some(&Value::Bool(false))
-        || field("error").is_some_and(|e| !is_empty(e))
+        || field("error").is_some_and(|e| match e {
+            Value::String(text) => !text.trim().is_empty(),
+            Value::Object(fields) => !fields.is_empty(),
+            _ => false,
+        })
 }
 
 /// A word that says success when no code does: none, "success" or "ok" ([WJ] reads "ok"). The
@@ -149,11 +159,20 @@ mod tests {
     fn only_a_plainly_stated_refusal_is_one_without_the_auth_channel() {
         for (frame, refusal) in [
             (json!({"channel":"error","data":{"code":401,"msg":"token expired"}}), true),
+            (json!({"channel":"ERROR","code":403}), true),
             (json!({"code":"403"}), true),
-            (json!({"status":401,"message":"unauthorized"}), true),
             (json!({"data":{"success":false}}), true),
             (json!({"error":"token expired"}), true),
+            (json!({"error":{"code":"E_AUTH"}}), true),
             (json!({"code":503,"msg":"busy"}), true),
+            // Notices and welcomes: another named channel, a code of another kind, a status.
+            (json!({"channel":"notice","data":{"code":503,"msg":"maintenance at 02:00"}}), false),
+            (json!({"channel":"system","status":1,"msg":"hello"}), false),
+            (json!({"event":"welcome","error":0,"msg":"connected"}), false),
+            (json!({"error":false}), false),
+            (json!({"code":1001,"msg":"maintenance soon"}), false),
+            (json!({"status":401,"message":"unauthorized"}), false),
+            (json!({"channel":7,"code":401}), false),
             (json!({"code":0,"msg":"connected"}), false),
             (json!({"code":200}), false),
             (json!({"code":202,"status":"accepted"}), false),
