@@ -231,6 +231,9 @@ impl Protocol for Orders {
         let ack = is_ack(&frame);
         let reply = if ack { pending::Reply::Ack } else { pending::Reply::Outcome(verdict(&frame, text, message)) };
         let pending::Answer { request, repeat, first, contradicts } = self.state.answered(request_id, reply);
+        if request.is_some() {
+            self.login.order_answered();
+        }
         if let Some(rules) = &self.rules
             && matches!(reply, pending::Reply::Outcome(pending::Verdict::Refused))
             && request.as_ref().is_some_and(|r| r.method == "order:new")

@@ -30,9 +30,14 @@ use super::super::supervisor::AuthOutcome;
 use crate::endpoints::answer::venue_code;
 use serde_json::{Map, Value};
 use std::collections::VecDeque;
+use std::time::{Duration, Instant};
 
 /// The login as its answers name it.
 const LOGIN: &str = "the order stream's auth:login";
+
+/// How long a login taken from a success without its `request_id` still waits for a frame
+/// that carries it (as [WJ] waits for a login's answer).
+const UNADDRESSED_WINDOW: Duration = Duration::from_secs(10);
 
 /// How many of the stream's logins are remembered by their `request_id` (one per connection):
 /// a late answer comes soon after its connection was lost, so a few are ample.
@@ -46,12 +51,14 @@ pub(super) enum Login {
     /// Sent and not answered: the next frame with its `request_id` (or with none) answers it.
     Sent(String),
     /// Answered only by an "accepted" ack: the connection is served, and the frame that comes
-    /// later with its `request_id` (or a refusal without one) is its outcome. `unaddressed`:
-    /// the "ack" was a success without the login's `request_id` (possibly a welcome, possibly
-    /// the login's own answer): then a frame without `request_id` is taken for the login's
-    /// refusal only when it can answer the login alone, as while orders await their outcome
-    /// (module docs) — a coded notice after a login answered so must not end the stream.
-    Acked { request_id: String, unaddressed: bool },
+    /// later with its `request_id` (or a refusal without one) is its outcome. `unaddressed`
+    /// (when it came): the "ack" was a success without the login's `request_id` (possibly a
+    /// welcome, possibly the login's own answer, which may never be followed by another).
+    /// Then a frame without `request_id` is taken for the login's refusal only when it can
+    /// answer the login alone, as while orders await their outcome (module docs) — a coded
+    /// notice must not end the stream — and only until [`UNADDRESSED_WINDOW`] has passed or
+    /// an order was answered (the venue serves the connection: it is logged in).
+    Acked { request_id: String, unaddressed: Option<Instant> },
 }
 
 /// The login of the current connection, and the `request_id`s of the stream's logins.
@@ -83,6 +90,14 @@ impl Logins {
         }
     }
 
+    /// An order of the stream was answered: a login taken from a success without its
+    /// `request_id` is confirmed (the venue serves the connection), and no longer awaited.
+    pub(super) fn order_answered(&mut self) {
+        if let Login::Acked { unaddressed: Some(_), .. } = self.current {
+            self.current = Login::Done;
+        }
+    }
+
     /// The connection is lost: its login's answer means nothing on the next connection, which
     /// logs in again (a late one is recognised by `is_ours`).
     pub(super) fn lost(&mut self) {
@@ -104,6 +119,11 @@ impl Logins {
         request_id: Option<&str>,
         orders_pending: impl FnOnce() -> bool,
     ) -> Option<AuthOutcome> {
+        if let Login::Acked { unaddressed: Some(since), .. } = self.current
+            && since.elapsed() >= UNADDRESSED_WINDOW
+        {
+            self.current = Login::Done;
+        }
         match &self.current {
             // Its request_id, or none at all (nothing else is awaited before the login is
             // answered; some servers leave it out of the answer) on a frame with a code or of
@@ -121,7 +141,7 @@ impl Logins {
                 // judged as its outcome, so that a refusal after it is not missed.
                 self.current = match outcome {
                     AuthOutcome::Accepted if request_id.is_none() || super::is_ack(frame) => {
-                        Login::Acked { request_id: login.clone(), unaddressed: request_id.is_none() }
+                        Login::Acked { request_id: login.clone(), unaddressed: request_id.is_none().then(Instant::now) }
                     }
                     _ => Login::Done,
                 };
@@ -139,7 +159,7 @@ impl Logins {
                 })
             }
             Login::Acked { unaddressed, .. } if request_id.is_none() => {
-                let strict = *unaddressed;
+                let strict = unaddressed.is_some();
                 let outcome = unaddressed_refusal(frame, || strict || orders_pending())?;
                 self.current = Login::Done;
                 Some(outcome)
@@ -260,7 +280,7 @@ mod tests {
             let first = logins.answer(welcome.as_object().unwrap(), None, || false);
             assert!(matches!(first, Some(AuthOutcome::Accepted)), "{welcome}");
             logins.served();
-            assert!(matches!(logins.current, Login::Acked { unaddressed: true, .. }), "{welcome}");
+            assert!(matches!(logins.current, Login::Acked { unaddressed: Some(_), .. }), "{welcome}");
             let refusal = json!({"code":401,"message":"invalid token","request_id":"L"});
             let outcome = logins.answer(refusal.as_object().unwrap(), Some("L"), || false);
             assert!(matches!(outcome, Some(AuthOutcome::Refused(_))), "{welcome}");
@@ -286,6 +306,23 @@ mod tests {
             assert_eq!(matches!(outcome, Some(AuthOutcome::Refused(_))), taken, "{frame}");
             assert_eq!(outcome.is_none(), !taken, "{frame}");
         }
+        // No longer once an order was answered, or once the window has passed: then even a
+        // refusal of the token without request_id is another frame's (passed on).
+        let token_refusal = json!({"code":401,"message":"invalid token"});
+        let mut logins = welcomed();
+        logins.order_answered();
+        assert!(matches!(logins.current, Login::Done));
+        assert!(logins.answer(token_refusal.as_object().unwrap(), None, || false).is_none());
+        let mut logins = welcomed();
+        if let Login::Acked { unaddressed: Some(since), .. } = &mut logins.current {
+            *since -= UNADDRESSED_WINDOW;
+        }
+        assert!(logins.answer(token_refusal.as_object().unwrap(), None, || false).is_none());
+        assert!(matches!(logins.current, Login::Done));
+        // A gateway's ack stays awaited whatever orders are answered.
+        let mut logins = acked();
+        logins.order_answered();
+        assert!(matches!(logins.current, Login::Acked { unaddressed: None, .. }));
         // With its request_id, a success is the outcome: nothing more is awaited.
         let mut logins = Logins::new();
         logins.sent("L".into());

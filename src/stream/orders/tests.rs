@@ -302,7 +302,7 @@ fn a_login_answered_by_an_ack_is_judged_again_by_its_outcome() {
     let ack_202 = json!({"code":202,"status":"accepted","request_id":"L"});
     assert!(matches!(outcome(&mut orders, ack_202, &queue), AuthOutcome::Accepted));
     orders.login.served();
-    assert!(matches!(orders.login.current, login::Login::Acked { unaddressed: false, .. }));
+    assert!(matches!(orders.login.current, login::Login::Acked { unaddressed: None, .. }));
     orders.login.sent("L".into());
     outcome(&mut orders, json!({"code":0,"message":"success","request_id":"L"}), &queue);
     orders.login.served();
