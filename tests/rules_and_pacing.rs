@@ -92,26 +92,26 @@ fn symbol_rules_refuse_locally_and_refresh_when_they_should() {
     refused(order("OLD-USD", "1", "1"), "\"OLD-USD\" is disabled");
     assert_eq!((venue.fetches(), venue.orders()), (1, 2), "nothing sent for a refused order");
 
-    // An unknown symbol: the list is fetched again once, then the symbol on its own (this
-    // venue answers it with the whole list), then the order is refused.
+    // An unknown symbol: read once more (the symbol alone: this venue answers with its whole
+    // list), then the order is refused.
     refused(order("SOL-USD", "1", "100"), "\"SOL-USD\" is not listed by the venue");
-    assert_eq!((venue.fetches(), venue.orders()), (3, 2));
+    assert_eq!((venue.fetches(), venue.orders()), (2, 2));
     // It is listed now: the next unknown-symbol fetch finds it.
     *venue.symbols.lock().unwrap() = SYMBOLS.replace(
         r#"{"symbol":"OLD-USD""#,
         r#"{"symbol":"SOL-USD","price_tick_decimals":3,"qty_tick_decimals":2,"min_order_qty":"0.01"},{"symbol":"OLD-USD""#,
     );
     new_order(&client, &session, &order("SOL-USD", "1", "100.125")).unwrap();
-    assert_eq!((venue.fetches(), venue.orders()), (4, 3));
+    assert_eq!((venue.fetches(), venue.orders()), (3, 3));
 
     // A tick error from the venue marks the list stale: the next order fetches it first.
     venue.tick_error.store(true, Ordering::SeqCst);
     let f = expect(new_order(&client, &session, &order("BTC-USD", "1", "65000")), PERPS_HTTP_STATUS, false);
     assert!(f.body.unwrap().contains("price tick"));
     venue.tick_error.store(false, Ordering::SeqCst);
-    assert_eq!((venue.fetches(), venue.orders()), (4, 4));
+    assert_eq!((venue.fetches(), venue.orders()), (3, 4));
     new_order(&client, &session, &order("BTC-USD", "1", "65000")).unwrap();
-    assert_eq!((venue.fetches(), venue.orders()), (5, 5));
+    assert_eq!((venue.fetches(), venue.orders()), (4, 5));
 
     // On demand: perps_query_symbol_info without a symbol replaces the list; with one, not.
     *venue.symbols.lock().unwrap() = SYMBOLS.replace(r#""max_order_qty":"10""#, r#""max_order_qty":"20""#);
@@ -119,12 +119,12 @@ fn symbol_rules_refuse_locally_and_refresh_when_they_should() {
     refused(order("BTC-USD", "15", "65000"), "above the maximum order quantity of BTC-USD: 10");
     call(&client, None, "query_symbol_info", None).unwrap();
     new_order(&client, &session, &order("BTC-USD", "15", "65000")).unwrap();
-    assert_eq!((venue.fetches(), venue.orders()), (7, 6));
+    assert_eq!((venue.fetches(), venue.orders()), (6, 6));
 
     // Off by default: no fetch, the venue decides.
     let plain = client_at(&venue.rogue.url(), FAST);
     new_order(&plain, &session, &order("NEW-USD", "0.123456", "1.23456")).unwrap();
-    assert_eq!((venue.fetches(), venue.orders()), (7, 7));
+    assert_eq!((venue.fetches(), venue.orders()), (6, 7));
 }
 
 #[test]
@@ -160,13 +160,13 @@ fn concurrent_orders_share_one_fetch_of_the_symbol_list() {
         outcome.unwrap();
     }
     assert_eq!((rogue.count("query_symbol_info"), rogue.count("new_order")), (1, 6));
-    // Orders for a symbol the list lacks: the list fetched again, then the symbol on its own,
-    // each once for all of them, not once each.
+    // Orders for a symbol the list lacks: read again (the symbol alone) once for all of
+    // them, not once each.
     for outcome in burst(&order("SOL-USD", "1", "100")) {
         let f = expect(outcome, PERPS_INVALID_ORDER, false);
         assert!(f.message.contains("\"SOL-USD\" is not listed by the venue"), "{f:?}");
     }
-    assert_eq!((rogue.count("query_symbol_info"), rogue.count("new_order")), (3, 6));
+    assert_eq!((rogue.count("query_symbol_info"), rogue.count("new_order")), (2, 6));
 }
 
 #[test]

@@ -88,18 +88,34 @@ fn a_symbol_the_list_leaves_out_is_asked_for_on_its_own_before_an_order_is_refus
         let s = session();
         new_order(&client, &s, &order("ETH-USD", "1.5")).expect("ETH-USD's own rules allow it");
         assert_eq!(targets(&rogue), ["query_symbol_info", "query_symbol_info?symbol=ETH-USD", "new_order"], "{list}");
+        // The list is not the whole one: BTC-USD (listed or not) and every other symbol are
+        // read alone from now on, never the list again.
+        new_order(&client, &s, &order("BTC-USD", "0.01")).unwrap();
+        assert_eq!(
+            targets(&rogue)[3..],
+            ["query_symbol_info?symbol=BTC-USD", "new_order"][usize::from(list != "[]")..]
+        );
+        let read = rogue.seen().len();
         // Its rules are kept and refuse what they should, with no read and no send.
         let f = new_order(&client, &s, &order("ETH-USD", "1.0005")).unwrap_err();
         assert_eq!(f.code, PERPS_INVALID_ORDER, "{f:?}");
         assert!(f.message.contains("off the lot of ETH-USD: quantities step by 0.001"), "{f:?}");
-        assert_eq!(rogue.seen().len(), 3, "{list}: {:?}", targets(&rogue));
+        assert_eq!(rogue.seen().len(), read, "{list}: {:?}", targets(&rogue));
         // A symbol neither read lists: refused, unsent, naming both reads.
         let f = new_order(&client, &s, &order("SOL-USD", "1")).unwrap_err();
         assert_eq!(f.code, PERPS_INVALID_ORDER, "{f:?}");
         assert!(f.message.contains("\"SOL-USD\" is not listed by the venue"), "{f:?}");
         assert!(f.message.contains("query_symbol_info for \"SOL-USD\" lists no such symbol"), "{f:?}");
-        assert_eq!(targets(&rogue)[3..], ["query_symbol_info", "query_symbol_info?symbol=SOL-USD"], "{list}");
-        assert_eq!(rogue.count("/new_order"), 1);
+        assert_eq!(targets(&rogue)[read..], ["query_symbol_info?symbol=SOL-USD"], "{list}");
+        assert_eq!(rogue.count("/new_order"), 2);
+        // Orders alternating between the symbols read cost no read at all.
+        let reads = rogue.count("/query_symbol_info");
+        for _ in 0..3 {
+            new_order(&client, &s, &order("ETH-USD", "1.5")).unwrap();
+            new_order(&client, &s, &order("BTC-USD", "0.01")).unwrap();
+        }
+        assert_eq!(rogue.count("/query_symbol_info"), reads, "{list}: {:?}", targets(&rogue));
+        assert_eq!(rogue.count("/new_order"), 8);
     }
 
     // The symbol's own read refused with a 4xx: the venue has no such symbol.

@@ -2,7 +2,7 @@
 //! read them again.
 //!
 //! The rules are read at the first order, then kept. They are read again when an order names
-//! a symbol they lack (the list, then, if the list still lacks it, that symbol alone), when an order would be refused by a rule older than
+//! a symbol they lack (that symbol alone, merged into the table), when an order would be refused by a rule older than
 //! `symbol_rules_max_age_ms` (the venue may have loosened it: a refusal is never made on
 //! stale rules, and an order that passes costs nothing), at the next order after the venue
 //! refuses one with a tick or order-qty error (over REST or the order stream), and on demand
@@ -12,7 +12,8 @@
 //! HTTP status or as the `code` of an HTTP 200 answer: the documents call `symbol` required,
 //! while a live client calls it without one) is remembered
 //! as one that needs per-symbol reads; each order's symbol is then read on its own and merged
-//! into the table.
+//! into the table. So is a venue whose list, just read, lacked a symbol that a read of it
+//! alone found (a list of some symbols only, or `[]`).
 //!
 //! One read of a kind at a time: calls that need the list (or the same symbol) while it is
 //! being read wait for that read and share its outcome, failure included, each within its

@@ -14,9 +14,9 @@ use std::time::Instant;
 
 impl Client {
     /// Check an order against the symbol rules when they are on: read first when there are
-    /// none (or they are stale); read again once when the order's symbol is not in them, or
-    /// when a rule older than `symbol_rules_max_age_ms` would refuse it. A read starts the
-    /// call's one `total_timeout_ms`; `Ok(Some(deadline))`: the check read the rules (or
+    /// none (or they are stale); read again when a rule older than `symbol_rules_max_age_ms`
+    /// would refuse it; read the order's symbol alone when the rules lack it. A read starts
+    /// the call's one `total_timeout_ms`; `Ok(Some(deadline))`: the check read the rules (or
     /// waited for a read), and the order has until `deadline`. `Ok(None)`: no read, and no
     /// clock read either (the path of an order the kept rules allow).
     pub(crate) fn check_symbol_rules(&self, order: &OrderBody) -> Result<Option<Instant>> {
@@ -31,25 +31,24 @@ impl Client {
             }
         };
         let mut verdict = table.check(order);
-        let read_again = deadline.is_none()
-            && match &verdict {
-                Verdict::Allowed => false,
-                Verdict::Unknown => true,
-                // A refusal is never made on stale rules: the venue may have loosened them.
-                Verdict::Refused(_) => cache.too_old(&table, symbol),
-            };
-        if read_again {
+        // A refusal is never made on stale rules: the venue may have loosened them.
+        if deadline.is_none() && matches!(verdict, Verdict::Refused(_)) && cache.too_old(&table, symbol) {
             let again = Instant::now() + self.total_timeout;
             table = self.read_rules(cache, symbol, Some(&table), again).map_err(unavailable)?;
             verdict = table.check(order);
             deadline = Some(again);
         }
-        // The whole list, just read, lacks the symbol. The documents call `symbol` required:
-        // a venue may answer the list with `[]` or some symbols only. The symbol is asked for
-        // on its own before the order is refused as unlisted; a venue that refuses that read
-        // with a 4xx says it has no such symbol.
+        // The rules lack the symbol. It is asked for on its own (one read), not by reading the
+        // whole list again: the documents call `symbol` required, so a venue may answer the
+        // list with `[]` or some symbols only, and a symbol listed since is found this way
+        // too. A symbol that a list read just now lacked, found on its own, shows that the
+        // list is not the whole one: from then on symbols are read one at a time (the list
+        // read again would drop what was merged). A venue that refuses the read with a 4xx
+        // says it has no such symbol. Not read twice: a per-symbol read just now was this one.
         let mut venue_says = None;
-        if matches!(verdict, Verdict::Unknown) && !cache.per_symbol() {
+        let read_alone_now = cache.per_symbol() && deadline.is_some();
+        if matches!(verdict, Verdict::Unknown) && !read_alone_now {
+            let list_read_now = deadline.is_some();
             let at = deadline.unwrap_or_else(|| Instant::now() + self.total_timeout);
             let read = cache
                 .read_once(Target::Symbol(symbol), symbol, Some(&table), at, || self.read_symbol(cache, symbol, at));
@@ -57,6 +56,9 @@ impl Client {
                 Ok(read) => {
                     table = read;
                     verdict = table.check(order);
+                    if list_read_now && !matches!(verdict, Verdict::Unknown) {
+                        cache.set_per_symbol();
+                    }
                 }
                 Err(error) if is_a_refusal(&error) => venue_says = Some(error.message().to_owned()),
                 Err(error) => return Err(symbol_unavailable(error, symbol)),
@@ -156,7 +158,7 @@ fn symbol_table(answer: String) -> Result<SymbolTable> {
 fn rules_unavailable(cache: &SymbolCache, error: Error, symbol: &str) -> Error {
     let what = if cache.per_symbol() {
         format!(
-            "the rules of \"{}\"; this venue refuses to list every symbol, so they are read one symbol at a time",
+            "the rules of \"{}\"; this venue does not list every symbol, so they are read one symbol at a time",
             excerpt(symbol)
         )
     } else {
