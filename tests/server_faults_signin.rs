@@ -317,6 +317,23 @@ fn a_login_refused_in_a_2xx_answer_gives_the_venues_reason() {
 }
 
 #[test]
+fn a_login_answer_naming_success_or_code_twice_is_ambiguous_and_keeps_no_token() {
+    // A token beside `"success"` or `"code"` written twice: a reader keeping the first copy
+    // sees a refusal, one keeping the last a login. PERPS_BAD_RESPONSE, the body withheld.
+    for twice in [r#""success":false,"success":true"#, r#""code":401,"code":0"#, r#""code":0,"\u0063ode":401"#] {
+        let answer = format!(r#"{{{twice},"token":"login-token-9c1d","chain":"bsc","address":"{BSC_ADDRESS}"}}"#);
+        let mut venue = ScriptedVenue::honest();
+        venue.login = Box::new(move |_| json(200, &answer));
+        let rogue = start_venue(venue);
+        let session = Session::new();
+        let f = expect(prepare_login(&client_at(&rogue.url(), FAST), &session), PERPS_BAD_RESPONSE, false);
+        assert!(f.message.contains("more than once") && f.message.starts_with("login: "), "{twice}: {f:?}");
+        assert!(f.body.is_none() && !f.message.contains("login-token"), "{f:?}");
+        assert_eq!(session.info()["has_token"], false, "{twice}");
+    }
+}
+
+#[test]
 fn clock_sync_answers_the_client_cannot_use() {
     // A good sync first; then every unusable answer leaves the offset as it was.
     let now = Arc::new(AtomicI64::new(0));

@@ -45,6 +45,14 @@ impl Client {
         let reply = self.post_to_auth(&url, body.as_bytes())?;
         let reply = require_2xx(reply, "prepare-signin", secrets)?;
         let answer = json_object(&reply, "prepare-signin", secrets)?;
+        if let Some(key) = crate::endpoints::answer::outcome_named_twice(&reply.body) {
+            return Err(Error::bad_response(format!(
+                "prepare-signin: {}",
+                crate::endpoints::answer::named_twice_message(key)
+            ))
+            .with_status(reply.status)
+            .with_body(answers::redacted(reply, secrets).body));
+        }
         if answer.get("success") != Some(&Value::Bool(true)) {
             let reply = answers::redacted(reply, secrets);
             let quoted = venue_reason(&reply.body).map(|r| format!(": \"{r}\"")).unwrap_or_default();
@@ -134,6 +142,13 @@ impl Client {
             Error::bad_response("login: the venue's answer is not a JSON object (body withheld: it may hold the token)")
                 .with_status(reply.status)
         })?;
+        // `code` or `success` named twice: readers keeping the first or the last copy disagree
+        // on whether this is a login (the body, which may hold the token, is withheld).
+        if let Some(key) = crate::endpoints::answer::outcome_named_twice(&reply.body) {
+            let why = crate::endpoints::answer::named_twice_message(key);
+            return Err(Error::bad_response(format!("login: {why} (body withheld: it may hold the token)"))
+                .with_status(reply.status));
+        }
         // A refusal the answer states (`"success": false`, as prepare-signin refuses, or a
         // refusal code): the venue's reason, as for a non-2xx answer, rather than "no token".
         match crate::endpoints::answer::stated(answer.get("code"), answer.get("success"), "") {

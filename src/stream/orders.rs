@@ -151,13 +151,10 @@ fn with_frame_as_sent(mut event: String, frame: &str, received_ns: i64) -> Strin
 /// `success` is read as REST reads it (`endpoints::answer::stated`): `"success": false` with
 /// no code is a refusal, and beside a success code it makes the outcome unknown (the frame
 /// contradicts itself). So does a frame that names `code` or `success` twice
-/// (`endpoints::answer::outcome_named_twice`): readers keeping the first or the last copy
-/// would disagree on it.
-fn verdict(frame: &Map<String, Value>, text: &str, message: &str) -> pending::Verdict {
-    use crate::endpoints::answer::{code_leaves_outcome_unknown, outcome_named_twice, refusal_code};
-    if may_name_twice(text) && outcome_named_twice(text).is_some() {
-        return pending::Verdict::Unknown;
-    }
+/// ([`names_outcome_twice`], before this): readers keeping the first or the last copy would
+/// disagree on it.
+fn verdict(frame: &Map<String, Value>, message: &str) -> pending::Verdict {
+    use crate::endpoints::answer::{code_leaves_outcome_unknown, refusal_code};
     let code = frame.get("code");
     let no_code = code.is_none_or(Value::is_null);
     let unsuccessful = frame.get("success") == Some(&Value::Bool(false));
@@ -171,9 +168,14 @@ fn verdict(frame: &Map<String, Value>, text: &str, message: &str) -> pending::Ve
     }
 }
 
-/// A quick look before the full one (`outcome_named_twice`, a second parse of the frame):
-/// whether `text` can name `code` or `success` twice — either written out twice, or a key
-/// hidden behind an escape.
+/// Whether the frame names `code` or `success` twice: then it is no ack, and its outcome is
+/// unknown ([`verdict`]). A quick look first, so that the second parse of the frame
+/// (`outcome_named_twice`) runs only for a frame that can: one with either written out
+/// twice, or a key hidden behind an escape.
+fn names_outcome_twice(text: &str) -> bool {
+    may_name_twice(text) && crate::endpoints::answer::outcome_named_twice(text).is_some()
+}
+
 fn may_name_twice(text: &str) -> bool {
     text.contains("\\u") || text.matches("\"code\"").nth(1).is_some() || text.matches("\"success\"").nth(1).is_some()
 }
@@ -228,8 +230,13 @@ impl Protocol for Orders {
             queue.push_quoting_venue(unrecognized::answering(text, "auth:login", received_ns));
             return AuthOutcome::Pending;
         }
-        let ack = is_ack(&frame);
-        let reply = if ack { pending::Reply::Ack } else { pending::Reply::Outcome(verdict(&frame, text, message)) };
+        let twice = names_outcome_twice(text);
+        let ack = !twice && is_ack(&frame);
+        let reply = match (ack, twice) {
+            (true, _) => pending::Reply::Ack,
+            (false, true) => pending::Reply::Outcome(pending::Verdict::Unknown),
+            (false, false) => pending::Reply::Outcome(verdict(&frame, message)),
+        };
         let pending::Answer { request, repeat, first, contradicts } = self.state.answered(request_id, reply);
         if request.is_some() {
             self.login.order_answered();

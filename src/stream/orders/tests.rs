@@ -205,6 +205,8 @@ fn an_outcome_whose_code_leaves_the_orders_fate_unknown_says_so() {
         (r#"{"code":0,"code":400,"message":"success","request_id":"r1"}"#, true, false),
         (r#"{"code":400,"\u0063ode":0,"message":"success","request_id":"r1"}"#, true, false),
         (r#"{"code":0,"success":false,"success":true,"request_id":"r1"}"#, true, false),
+        // Named twice, an "ack" is no ack either: a final reply of unknown outcome.
+        (r#"{"code":400,"status":"accepted","code":0,"request_id":"r1"}"#, true, false),
         (r#"{"code":0,"message":"success","note":"\u0063ode","request_id":"r1"}"#, false, true),
     ];
     for (frame, unknown, success) in frames {
