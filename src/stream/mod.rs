@@ -234,6 +234,11 @@ impl Stream {
         let frame = orders::order_frame(&state.session_id, request_id.as_str(), method, &signature, params);
         let mut link = self.shared.link_for_writing();
         let Some(conn) = link.conn.as_mut() else {
+            // The stream may have ended since `order_state` looked (its I/O thread takes the
+            // connection out first): then "reconnecting" would mislead.
+            if let Some(why) = self.shared.queue.why_ended() {
+                return Err(Error::new(Code::StreamClosed, format!("{why}: the order was not sent")));
+            }
             return Err(Error::new(
                 Code::Transport,
                 "the order stream is not connected (it is reconnecting; see its status events): the order was not sent",
