@@ -179,3 +179,18 @@ fn a_login_refused_after_a_welcome_without_its_request_id_ends_the_stream() {
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(connections.load(Ordering::SeqCst), 1, "no reconnect loop");
 }
+
+#[test]
+fn an_auth_answer_naming_its_code_twice_is_no_login_whichever_copy_says_success() {
+    // Readers keeping the first copy see a refusal, those keeping the last a login.
+    let answer = r#"{"seq":1,"channel":"auth","data":{"code":401,"code":200,"msg":"success"}}"#;
+    let (url, _) = market_venue(move |_| vec![answer.to_owned()], false);
+    let error = Stream::open_market(client(&url, "{}"), Some(session()), ACCOUNT).unwrap_err();
+    assert_eq!(error.code(), Code::ApiError, "{error}");
+    assert!(error.message().contains("\"code\" more than once"), "{error}");
+
+    let login = |id: &str| format!(r#"{{"code":401,"code":0,"message":"success","request_id":"{id}"}}"#);
+    let error = Stream::open_orders(client(&order_venue(login, vec![]), "{}"), session()).unwrap_err();
+    assert_eq!(error.code(), Code::ApiError, "{error}");
+    assert!(error.message().contains("auth:login") && error.message().contains("more than once"), "{error}");
+}

@@ -93,6 +93,34 @@ pub fn states_refusal(frame: &Map<String, Value>) -> bool {
         })
 }
 
+/// [`judge`] of a frame whose text (`text`) may name `code` or `success` twice: such an
+/// answer is refused, whatever either copy says — readers keeping the first or the last copy
+/// disagree on whether it is a login (as REST refuses such answers).
+pub fn judge_text(frame: &Map<String, Value>, text: &str, what: &str) -> AuthOutcome {
+    match named_twice(text) {
+        Some(key) => AuthOutcome::Refused(Error::new(
+            Code::ApiError,
+            format!("the venue refused {what}: {}", crate::endpoints::answer::named_twice_message(key)),
+        )),
+        None => judge(frame, what),
+    }
+}
+
+/// The key (`code`, `success`) that `text` names twice at the top level or in its `data`
+/// object, where [`judge`] reads them too.
+fn named_twice(text: &str) -> Option<&'static str> {
+    use crate::endpoints::answer::outcome_named_twice;
+    #[derive(serde::Deserialize)]
+    struct WithData<'a> {
+        #[serde(borrow, default)]
+        data: Option<&'a serde_json::value::RawValue>,
+    }
+    outcome_named_twice(text).or_else(|| {
+        let data = serde_json::from_str::<WithData<'_>>(text).ok()?.data?;
+        outcome_named_twice(data.get())
+    })
+}
+
 /// A word that says success when no code does: none, "success" or "ok" ([WJ] reads "ok"). The
 /// order stream reads a codeless outcome's word with it too (`orders::verdict`).
 pub(super) fn success_word(word: &str) -> bool {
@@ -153,6 +181,25 @@ mod tests {
             AuthOutcome::Unavailable(e) => Err(format!("unavailable: {}", e.message())),
             AuthOutcome::Pending => Err("pending".into()),
         }
+    }
+
+    #[test]
+    fn an_answer_naming_code_or_success_twice_is_refused_whichever_copy_says_success() {
+        for text in [
+            r#"{"channel":"auth","data":{"code":401,"code":200}}"#,
+            r#"{"channel":"auth","data":{"code":200,"\u0063ode":401,"msg":"success"}}"#,
+            r#"{"channel":"auth","data":{"code":0,"success":false,"success":true}}"#,
+            r#"{"request_id":"r","code":0,"code":401,"message":"success"}"#,
+        ] {
+            let frame: Map<String, Value> = serde_json::from_str(text).unwrap();
+            match judge_text(&frame, text, "the auth frame") {
+                AuthOutcome::Refused(e) => assert!(e.message().contains("more than once"), "{text}: {e}"),
+                _ => panic!("{text} was not refused"),
+            }
+        }
+        let once = r#"{"channel":"auth","data":{"code":200,"msg":"success"},"code":200}"#;
+        let frame: Map<String, Value> = serde_json::from_str(once).unwrap();
+        assert!(matches!(judge_text(&frame, once, "the auth frame"), AuthOutcome::Accepted), "one in data, one on top");
     }
 
     #[test]

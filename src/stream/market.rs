@@ -98,7 +98,7 @@ impl Market {
         if let Some(seq) = super::json::lenient_int(frame.get("seq")) {
             self.seq.observe(seq);
         }
-        Some(super::auth_answer::judge(&frame, "the stream's auth frame"))
+        Some(super::auth_answer::judge_text(&frame, text, "the stream's auth frame"))
     }
 }
 

@@ -216,7 +216,7 @@ impl Protocol for Orders {
         let message =
             ["message", "msg", "status"].iter().find_map(|key| frame.get(*key).and_then(Value::as_str)).unwrap_or("");
         let state = &self.state;
-        if let Some(outcome) = self.login.answer(&frame, request_id, || state.has_unanswered()) {
+        if let Some(outcome) = self.login.answer(&frame, text, request_id, || state.has_unanswered()) {
             return outcome;
         }
         let Some(request_id) = request_id else {

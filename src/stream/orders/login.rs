@@ -25,7 +25,7 @@
 //!   "signature" or a 5xx may be an order's (orders are body-signed; a 403 is also the
 //!   venue's "signature has expired" for a request's clock) and is passed on as it is.
 
-use super::super::auth_answer::judge;
+use super::super::auth_answer::judge_text;
 use super::super::supervisor::AuthOutcome;
 use crate::endpoints::answer::venue_code;
 use serde_json::{Map, Value};
@@ -113,12 +113,16 @@ impl Logins {
     /// The login's answer, when `frame` is one: its outcome as the supervisor acts on it.
     /// Once the connection is served (the login acked), success is `Pending`: nothing to do.
     /// `orders_pending`: whether orders of the stream await their outcome (module docs).
+    /// `text`: the frame as sent (an answer naming `code` or `success` twice is refused:
+    /// `auth_answer::judge_text`).
     pub(super) fn answer(
         &mut self,
         frame: &Map<String, Value>,
+        text: &str,
         request_id: Option<&str>,
         orders_pending: impl FnOnce() -> bool,
     ) -> Option<AuthOutcome> {
+        let judge = |frame: &Map<String, Value>| judge_text(frame, text, LOGIN);
         if let Login::Acked { unaddressed: Some(since), .. } = self.current
             && since.elapsed() >= UNADDRESSED_WINDOW
         {
@@ -134,7 +138,7 @@ impl Logins {
                         || frame.contains_key("code")
                         || frame.get("channel").and_then(Value::as_str) == Some("auth")) =>
             {
-                let outcome = judge(frame, LOGIN);
+                let outcome = judge(frame);
                 // A success without the login's request_id may be a welcome of the venue's
                 // (`{"code":0,"message":"connected"}`): it serves the connection as an ack
                 // does, and the frame that later carries the login's request_id is still
@@ -153,14 +157,14 @@ impl Logins {
                     return Some(AuthOutcome::Pending);
                 }
                 self.current = Login::Done;
-                Some(match judge(frame, LOGIN) {
+                Some(match judge(frame) {
                     AuthOutcome::Accepted => AuthOutcome::Pending,
                     outcome => outcome,
                 })
             }
             Login::Acked { unaddressed, .. } if request_id.is_none() => {
                 let strict = unaddressed.is_some();
-                let outcome = unaddressed_refusal(frame, || strict || orders_pending())?;
+                let outcome = unaddressed_refusal(frame, judge(frame), || strict || orders_pending())?;
                 self.current = Login::Done;
                 Some(outcome)
             }
@@ -171,8 +175,11 @@ impl Logins {
 
 /// A frame without `request_id`, judged as the awaited login's outcome when it reads as a
 /// refusal of a login (module docs); `None` when it does not.
-fn unaddressed_refusal(frame: &Map<String, Value>, orders_pending: impl FnOnce() -> bool) -> Option<AuthOutcome> {
-    let outcome = judge(frame, LOGIN);
+fn unaddressed_refusal(
+    frame: &Map<String, Value>,
+    outcome: AuthOutcome,
+    orders_pending: impl FnOnce() -> bool,
+) -> Option<AuthOutcome> {
     if matches!(outcome, AuthOutcome::Accepted | AuthOutcome::Pending) {
         return None;
     }
@@ -209,7 +216,10 @@ mod tests {
         let mut logins = Logins::new();
         logins.sent("L".into());
         let ack = json!({"code":0,"status":"accepted","request_id":"L"});
-        assert!(matches!(logins.answer(ack.as_object().unwrap(), Some("L"), || false), Some(AuthOutcome::Accepted)));
+        assert!(matches!(
+            logins.answer(ack.as_object().unwrap(), "", Some("L"), || false),
+            Some(AuthOutcome::Accepted)
+        ));
         logins.served();
         logins
     }
@@ -218,7 +228,7 @@ mod tests {
     /// the login's".
     fn taken(frame: Value, orders_pending: bool) -> &'static str {
         let mut logins = acked();
-        match logins.answer(frame.as_object().unwrap(), None, || orders_pending) {
+        match logins.answer(frame.as_object().unwrap(), "", None, || orders_pending) {
             Some(AuthOutcome::Refused(_)) => "refused",
             Some(AuthOutcome::Unavailable(_)) => "unavailable",
             Some(_) => "other",
@@ -260,12 +270,15 @@ mod tests {
         // Answered by its outcome: nothing is awaited any more.
         let mut logins = acked();
         let success = json!({"code":0,"message":"success","request_id":"L"});
-        assert!(matches!(logins.answer(success.as_object().unwrap(), Some("L"), || false), Some(AuthOutcome::Pending)));
-        assert!(logins.answer(refusal, None, || false).is_none());
+        assert!(matches!(
+            logins.answer(success.as_object().unwrap(), "", Some("L"), || false),
+            Some(AuthOutcome::Pending)
+        ));
+        assert!(logins.answer(refusal, "", None, || false).is_none());
         // Lost: the next connection's login is another.
         let mut logins = acked();
         logins.lost();
-        assert!(logins.answer(refusal, None, || false).is_none());
+        assert!(logins.answer(refusal, "", None, || false).is_none());
         assert!(logins.is_ours("L") && !logins.is_ours("M"));
     }
 
@@ -277,12 +290,12 @@ mod tests {
         ] {
             let mut logins = Logins::new();
             logins.sent("L".into());
-            let first = logins.answer(welcome.as_object().unwrap(), None, || false);
+            let first = logins.answer(welcome.as_object().unwrap(), "", None, || false);
             assert!(matches!(first, Some(AuthOutcome::Accepted)), "{welcome}");
             logins.served();
             assert!(matches!(logins.current, Login::Acked { unaddressed: Some(_), .. }), "{welcome}");
             let refusal = json!({"code":401,"message":"invalid token","request_id":"L"});
-            let outcome = logins.answer(refusal.as_object().unwrap(), Some("L"), || false);
+            let outcome = logins.answer(refusal.as_object().unwrap(), "", Some("L"), || false);
             assert!(matches!(outcome, Some(AuthOutcome::Refused(_))), "{welcome}");
             assert!(matches!(logins.current, Login::Done));
         }
@@ -292,7 +305,7 @@ mod tests {
             let mut logins = Logins::new();
             logins.sent("L".into());
             let welcome = json!({"code":0,"message":"success"});
-            logins.answer(welcome.as_object().unwrap(), None, || false);
+            logins.answer(welcome.as_object().unwrap(), "", None, || false);
             logins.served();
             logins
         };
@@ -302,7 +315,7 @@ mod tests {
             (json!({"code":401,"message":"invalid token"}), true),
             (json!({"error":"jwt expired"}), true),
         ] {
-            let outcome = welcomed().answer(frame.as_object().unwrap(), None, || false);
+            let outcome = welcomed().answer(frame.as_object().unwrap(), "", None, || false);
             assert_eq!(matches!(outcome, Some(AuthOutcome::Refused(_))), taken, "{frame}");
             assert_eq!(outcome.is_none(), !taken, "{frame}");
         }
@@ -312,12 +325,12 @@ mod tests {
         let mut logins = welcomed();
         logins.order_answered();
         assert!(matches!(logins.current, Login::Done));
-        assert!(logins.answer(token_refusal.as_object().unwrap(), None, || false).is_none());
+        assert!(logins.answer(token_refusal.as_object().unwrap(), "", None, || false).is_none());
         let mut logins = welcomed();
         if let Login::Acked { unaddressed: Some(since), .. } = &mut logins.current {
             *since -= UNADDRESSED_WINDOW;
         }
-        assert!(logins.answer(token_refusal.as_object().unwrap(), None, || false).is_none());
+        assert!(logins.answer(token_refusal.as_object().unwrap(), "", None, || false).is_none());
         assert!(matches!(logins.current, Login::Done));
         // A gateway's ack stays awaited whatever orders are answered.
         let mut logins = acked();
@@ -328,7 +341,7 @@ mod tests {
         logins.sent("L".into());
         let success = json!({"code":0,"message":"success","request_id":"L"});
         assert!(matches!(
-            logins.answer(success.as_object().unwrap(), Some("L"), || false),
+            logins.answer(success.as_object().unwrap(), "", Some("L"), || false),
             Some(AuthOutcome::Accepted)
         ));
         assert!(matches!(logins.current, Login::Done));
@@ -336,7 +349,10 @@ mod tests {
         let mut logins = Logins::new();
         logins.sent("L".into());
         let refusal = json!({"channel":"auth","data":{"code":401,"msg":"invalid token"}});
-        assert!(matches!(logins.answer(refusal.as_object().unwrap(), None, || false), Some(AuthOutcome::Refused(_))));
+        assert!(matches!(
+            logins.answer(refusal.as_object().unwrap(), "", None, || false),
+            Some(AuthOutcome::Refused(_))
+        ));
     }
 
     #[test]
