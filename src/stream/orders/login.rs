@@ -212,14 +212,17 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn acked() -> Logins {
+    /// A login "L" sent, then `frame` (with `request_id` as read from it) as its first answer.
+    fn first_answer(frame: Value, request_id: Option<&str>) -> (Logins, Option<AuthOutcome>) {
         let mut logins = Logins::new();
         logins.sent("L".into());
-        let ack = json!({"code":0,"status":"accepted","request_id":"L"});
-        assert!(matches!(
-            logins.answer(ack.as_object().unwrap(), "", Some("L"), || false),
-            Some(AuthOutcome::Accepted)
-        ));
+        let outcome = logins.answer(frame.as_object().unwrap(), "", request_id, || false);
+        (logins, outcome)
+    }
+
+    fn acked() -> Logins {
+        let (mut logins, outcome) = first_answer(json!({"code":0,"status":"accepted","request_id":"L"}), Some("L"));
+        assert!(matches!(outcome, Some(AuthOutcome::Accepted)));
         logins.served();
         logins
     }
@@ -288,9 +291,7 @@ mod tests {
             json!({"code":0,"message":"connected"}),
             json!({"seq":1,"channel":"auth","data":{"code":200,"msg":"success"}}),
         ] {
-            let mut logins = Logins::new();
-            logins.sent("L".into());
-            let first = logins.answer(welcome.as_object().unwrap(), "", None, || false);
+            let (mut logins, first) = first_answer(welcome.clone(), None);
             assert!(matches!(first, Some(AuthOutcome::Accepted)), "{welcome}");
             logins.served();
             assert!(matches!(logins.current, Login::Acked { unaddressed: Some(_), .. }), "{welcome}");
@@ -302,10 +303,7 @@ mod tests {
         // After a success without its request_id, a frame without one is the login's refusal
         // only when it can answer the login alone: a coded notice is passed on.
         let welcomed = || {
-            let mut logins = Logins::new();
-            logins.sent("L".into());
-            let welcome = json!({"code":0,"message":"success"});
-            logins.answer(welcome.as_object().unwrap(), "", None, || false);
+            let (mut logins, _) = first_answer(json!({"code":0,"message":"success"}), None);
             logins.served();
             logins
         };
@@ -337,22 +335,12 @@ mod tests {
         logins.order_answered();
         assert!(matches!(logins.current, Login::Acked { unaddressed: None, .. }));
         // With its request_id, a success is the outcome: nothing more is awaited.
-        let mut logins = Logins::new();
-        logins.sent("L".into());
-        let success = json!({"code":0,"message":"success","request_id":"L"});
-        assert!(matches!(
-            logins.answer(success.as_object().unwrap(), "", Some("L"), || false),
-            Some(AuthOutcome::Accepted)
-        ));
+        let (logins, outcome) = first_answer(json!({"code":0,"message":"success","request_id":"L"}), Some("L"));
+        assert!(matches!(outcome, Some(AuthOutcome::Accepted)));
         assert!(matches!(logins.current, Login::Done));
         // A market-stream refusal without a request_id is the login's refusal.
-        let mut logins = Logins::new();
-        logins.sent("L".into());
-        let refusal = json!({"channel":"auth","data":{"code":401,"msg":"invalid token"}});
-        assert!(matches!(
-            logins.answer(refusal.as_object().unwrap(), "", None, || false),
-            Some(AuthOutcome::Refused(_))
-        ));
+        let (_, outcome) = first_answer(json!({"channel":"auth","data":{"code":401,"msg":"invalid token"}}), None);
+        assert!(matches!(outcome, Some(AuthOutcome::Refused(_))));
     }
 
     #[test]
