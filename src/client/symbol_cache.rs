@@ -2,11 +2,13 @@
 //! read them again.
 //!
 //! The rules are read at the first order, then kept. They are read again when an order names
-//! a symbol they lack (that symbol alone, merged into the table), when an order would be refused by a rule older than
-//! `symbol_rules_max_age_ms` (the venue may have loosened it: a refusal is never made on
-//! stale rules, and an order that passes costs nothing), at the next order after the venue
-//! refuses one with a tick or order-qty error (over REST or the order stream), and on demand
-//! (`perps_query_symbol_info` without a symbol).
+//! a symbol they lack (that symbol alone, merged into the table), when an order would be
+//! refused by a rule older than `symbol_rules_max_age_ms` (the venue may have loosened it: a
+//! refusal is never made on stale rules, and an order that passes costs nothing), after the
+//! venue refuses an order with a tick or order-qty error (over REST or the order stream: every
+//! rule read before that is read again at the next order of its symbol — the whole list, or,
+//! symbol by symbol, that symbol), and on demand (`perps_query_symbol_info` without a
+//! symbol).
 //!
 //! A venue that refuses the whole list (a 4xx to `query_symbol_info` without `symbol`, as an
 //! HTTP status or as the `code` of an HTTP 200 answer: the documents call `symbol` required,
@@ -56,10 +58,16 @@ impl Flight {
 #[derive(Debug)]
 pub struct SymbolCache {
     table: RwLock<Option<Arc<SymbolTable>>>,
-    /// Set after a tick or order-qty refusal: the next order reads the rules first.
-    stale: AtomicBool,
-    /// Set when the venue refused the whole list with a 4xx (status or code): read symbol by
-    /// symbol.
+    /// When the venue last refused an order with a tick or order-qty error: every rule read
+    /// before it is stale, and the next order of its symbol reads it again first (the whole
+    /// list, or, from a venue read symbol by symbol, that symbol: each symbol's rules are
+    /// read again as it is next used, not only the next order's).
+    stale_since: Mutex<Option<Instant>>,
+    /// Whether `stale_since` was ever set (most clients never see such a refusal: their
+    /// orders do not take the lock).
+    ever_stale: AtomicBool,
+    /// Set when the venue refused the whole list with a 4xx (status or code), or when a
+    /// symbol a list read lacked was found by a read of it alone: read symbol by symbol.
     per_symbol: AtomicBool,
     /// Rules older than this are read again before they refuse an order.
     max_age: Duration,
@@ -70,26 +78,33 @@ impl SymbolCache {
     pub fn new(max_age: Duration) -> SymbolCache {
         SymbolCache {
             table: RwLock::new(None),
-            stale: AtomicBool::new(false),
+            stale_since: Mutex::new(None),
+            ever_stale: AtomicBool::new(false),
             per_symbol: AtomicBool::new(false),
             max_age,
             flights: Mutex::new(Vec::new()),
         }
     }
 
-    /// The current table, unless there is none yet or it is stale.
+    /// The current table, if any (stale rules in it included: [`is_stale`](Self::is_stale)).
     pub fn current(&self) -> Option<Arc<SymbolTable>> {
-        if self.stale.load(Ordering::Relaxed) {
-            return None;
-        }
         self.table.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Whether `symbol`'s rules in `table` were read before the venue's last tick or
+    /// order-qty refusal. A symbol the table lacks is not stale: it is missing.
+    pub fn is_stale(&self, table: &SymbolTable, symbol: &str) -> bool {
+        if !self.ever_stale.load(Ordering::Acquire) {
+            return false;
+        }
+        let since = *self.stale_since.lock().unwrap_or_else(PoisonError::into_inner);
+        since.is_some_and(|since| table.read_at(symbol).is_some_and(|at| at < since))
     }
 
     /// Keep a whole list, in place of whatever was kept.
     pub fn store_list(&self, table: SymbolTable) -> Arc<SymbolTable> {
         let table = Arc::new(table);
         *self.table.write().unwrap_or_else(PoisonError::into_inner) = Some(table.clone());
-        self.stale.store(false, Ordering::Relaxed);
         table
     }
 
@@ -101,12 +116,14 @@ impl SymbolCache {
             None => table,
         });
         *kept = Some(merged.clone());
-        self.stale.store(false, Ordering::Relaxed);
         merged
     }
 
+    /// The venue refused an order with a tick or order-qty error: every rule read until now
+    /// is read again before it is next used.
     pub fn mark_stale(&self) {
-        self.stale.store(true, Ordering::Relaxed);
+        *self.stale_since.lock().unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
+        self.ever_stale.store(true, Ordering::Release);
     }
 
     /// Whether the venue refused the whole list, so that rules are read symbol by symbol.
@@ -144,6 +161,7 @@ impl SymbolCache {
             }
             if let Some(current) = self.current()
                 && answers_better(&current, seen, &target, symbol)
+                && !self.is_stale(&current, symbol)
             {
                 return Ok(current);
             }

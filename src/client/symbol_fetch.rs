@@ -12,6 +12,15 @@ use crate::redact::CallSecrets;
 use std::sync::Arc;
 use std::time::Instant;
 
+/// What a check of an order's symbol rules read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Read {
+    /// The whole list (`query_symbol_info` without a symbol).
+    List,
+    /// The order's symbol alone.
+    Symbol,
+}
+
 impl Client {
     /// Check an order against the symbol rules when they are on: read first when there are
     /// none (or they are stale); read again when a rule older than `symbol_rules_max_age_ms`
@@ -23,20 +32,22 @@ impl Client {
         let Some(cache) = &self.symbols else { return Ok(None) };
         let symbol = order.field("symbol").unwrap_or("");
         let unavailable = |error| rules_unavailable(cache, error, symbol);
-        let (mut table, mut deadline) = match cache.current() {
-            Some(table) => (table, None),
-            None => {
+        // `read`: what this call read (or waited for), `None` while it read nothing.
+        let (mut table, mut deadline, mut read) = match cache.current() {
+            Some(table) if !cache.is_stale(&table, symbol) => (table, None, None),
+            seen => {
                 let deadline = Instant::now() + self.total_timeout;
-                (self.read_rules(cache, symbol, None, deadline).map_err(unavailable)?, Some(deadline))
+                let (table, read) = self.read_rules(cache, symbol, seen.as_ref(), deadline).map_err(unavailable)?;
+                (table, Some(deadline), Some(read))
             }
         };
         let mut verdict = table.check(order);
         // A refusal is never made on stale rules: the venue may have loosened them.
-        if deadline.is_none() && matches!(verdict, Verdict::Refused(_)) && cache.too_old(&table, symbol) {
+        if read.is_none() && matches!(verdict, Verdict::Refused(_)) && cache.too_old(&table, symbol) {
             let again = Instant::now() + self.total_timeout;
-            table = self.read_rules(cache, symbol, Some(&table), again).map_err(unavailable)?;
+            let (newer, kind) = self.read_rules(cache, symbol, Some(&table), again).map_err(unavailable)?;
+            (table, read, deadline) = (newer, Some(kind), Some(again));
             verdict = table.check(order);
-            deadline = Some(again);
         }
         // The rules lack the symbol. It is asked for on its own (one read), not by reading the
         // whole list again: the documents call `symbol` required, so a venue may answer the
@@ -44,19 +55,18 @@ impl Client {
         // too. A symbol that a list read just now lacked, found on its own, shows that the
         // list is not the whole one: from then on symbols are read one at a time (the list
         // read again would drop what was merged). A venue that refuses the read with a 4xx
-        // says it has no such symbol. Not read twice: a per-symbol read just now was this one.
+        // says it has no such symbol. Not read twice: a read of the symbol alone just now (by
+        // this call, or one it waited for) was this one.
         let mut venue_says = None;
-        let read_alone_now = cache.per_symbol() && deadline.is_some();
-        if matches!(verdict, Verdict::Unknown) && !read_alone_now {
-            let list_read_now = deadline.is_some();
+        if matches!(verdict, Verdict::Unknown) && read != Some(Read::Symbol) {
             let at = deadline.unwrap_or_else(|| Instant::now() + self.total_timeout);
-            let read = cache
+            let alone = cache
                 .read_once(Target::Symbol(symbol), symbol, Some(&table), at, || self.read_symbol(cache, symbol, at));
-            match read {
-                Ok(read) => {
-                    table = read;
+            match alone {
+                Ok(newer) => {
+                    table = newer;
                     verdict = table.check(order);
-                    if list_read_now && !matches!(verdict, Verdict::Unknown) {
+                    if read == Some(Read::List) && !matches!(verdict, Verdict::Unknown) {
                         cache.set_per_symbol();
                     }
                 }
@@ -89,23 +99,27 @@ impl Client {
         }
     }
 
-    /// Read the rules `symbol` needs: the whole list, or, from a venue that refuses it, that
-    /// symbol's rules alone. `seen`: the table the caller found wanting (`None`: none).
+    /// Read the rules `symbol` needs: the whole list, or, from a venue read symbol by symbol,
+    /// that symbol's rules alone; and which of the two it was (decided by this call's own
+    /// reads: another thread may switch the venue to per-symbol reads meanwhile). `seen`:
+    /// the table the caller found wanting (`None`: none).
     fn read_rules(
         &self,
         cache: &SymbolCache,
         symbol: &str,
         seen: Option<&Arc<SymbolTable>>,
         deadline: Instant,
-    ) -> Result<Arc<SymbolTable>> {
+    ) -> Result<(Arc<SymbolTable>, Read)> {
         if !cache.per_symbol() {
             match cache.read_once(Target::List, symbol, seen, deadline, || self.read_list(cache, deadline)) {
                 // The venue refused the whole list (this read, or the one it waited for).
                 Err(_) if cache.per_symbol() => {}
-                outcome => return outcome,
+                outcome => return outcome.map(|table| (table, Read::List)),
             }
         }
-        cache.read_once(Target::Symbol(symbol), symbol, seen, deadline, || self.read_symbol(cache, symbol, deadline))
+        cache
+            .read_once(Target::Symbol(symbol), symbol, seen, deadline, || self.read_symbol(cache, symbol, deadline))
+            .map(|table| (table, Read::Symbol))
     }
 
     /// `query_symbol_info` without a symbol: keep the list. A 4xx refusal (except 408 and 429,
@@ -167,9 +181,9 @@ fn rules_unavailable(cache: &SymbolCache, error: Error, symbol: &str) -> Error {
     not_fetched(&what, error)
 }
 
-/// As `rules_unavailable`, for the read of one symbol a list without it led to.
+/// As `rules_unavailable`, for the read of one symbol that the kept rules lack.
 fn symbol_unavailable(error: Error, symbol: &str) -> Error {
-    not_fetched(&format!("the rules of \"{}\", which the venue's symbol list lacks", excerpt(symbol)), error)
+    not_fetched(&format!("the rules of \"{}\", which the rules kept so far lack", excerpt(symbol)), error)
 }
 
 fn not_fetched(what: &str, error: Error) -> Error {

@@ -74,7 +74,7 @@ fn a_refusal_of_an_order_for_its_tick_or_qty_marks_the_symbol_rules_stale() {
         let mut orders = Orders::new(state, None).with_rules(Some(cache.clone()));
         let frame = reply.replace('}', &format!(r#","request_id":"{}"}}"#, id.as_str()));
         orders.on_text(&frame, 5, &Queue::default());
-        assert_eq!(cache.current().is_none(), stale, "{method} {reply}");
+        assert_eq!(cache.is_stale(&cache.current().unwrap(), "BTC-USD"), stale, "{method} {reply}");
     }
 }
 
