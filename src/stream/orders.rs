@@ -238,7 +238,9 @@ impl Protocol for Orders {
             (false, false) => pending::Reply::Outcome(verdict(&frame, message)),
         };
         let pending::Answer { request, repeat, first, contradicts } = self.state.answered(request_id, reply);
-        if request.is_some() {
+        // An order the venue carried out shows the connection logged in; a refusal does not
+        // (it may be the token's), nor does a gateway's ack.
+        if request.is_some() && matches!(reply, pending::Reply::Outcome(pending::Verdict::Success)) {
             self.login.order_answered();
         }
         if let Some(rules) = &self.rules

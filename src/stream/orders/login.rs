@@ -57,7 +57,7 @@ pub(super) enum Login {
     /// Then a frame without `request_id` is taken for the login's refusal only when it can
     /// answer the login alone, as while orders await their outcome (module docs) — a coded
     /// notice must not end the stream — and only until [`UNADDRESSED_WINDOW`] has passed or
-    /// an order was answered (the venue serves the connection: it is logged in).
+    /// an order succeeded (the venue serves the connection: it is logged in).
     Acked { request_id: String, unaddressed: Option<Instant> },
 }
 
@@ -90,7 +90,7 @@ impl Logins {
         }
     }
 
-    /// An order of the stream was answered: a login taken from a success without its
+    /// An order of the stream succeeded: a login taken from a success without its
     /// `request_id` is confirmed (the venue serves the connection), and no longer awaited.
     pub(super) fn order_answered(&mut self) {
         if let Login::Acked { unaddressed: Some(_), .. } = self.current {
@@ -317,7 +317,7 @@ mod tests {
             assert_eq!(matches!(outcome, Some(AuthOutcome::Refused(_))), taken, "{frame}");
             assert_eq!(outcome.is_none(), !taken, "{frame}");
         }
-        // No longer once an order was answered, or once the window has passed: then even a
+        // No longer once an order succeeded, or once the window has passed: then even a
         // refusal of the token without request_id is another frame's (passed on).
         let token_refusal = json!({"code":401,"message":"invalid token"});
         let mut logins = welcomed();

@@ -313,6 +313,32 @@ fn a_login_answered_by_an_ack_is_judged_again_by_its_outcome() {
 }
 
 #[test]
+fn only_an_order_carried_out_confirms_a_login_taken_from_a_success_without_its_request_id() {
+    // A welcome (a success without the login's request_id), then an order refused for the
+    // token: the login's refusal that follows with its request_id still ends the stream. After
+    // an order that succeeded, the login is confirmed and no longer awaited.
+    for (order_outcome, login_still_awaited) in
+        [(json!({"code":401,"message":"invalid token"}), true), (json!({"code":0,"message":"success"}), false)]
+    {
+        let state = Arc::new(OrderState::new("s-1".into(), false));
+        let id = RequestId::fresh().unwrap();
+        state.remember(&id, "order:new", Some("c-1"), None).unwrap();
+        let mut orders = Orders::new(state, None);
+        let queue = Queue::default();
+        orders.login.sent("L".into());
+        orders.on_text(r#"{"code":0,"message":"connected"}"#, 5, &queue);
+        orders.login.served();
+        let mut reply = order_outcome.clone();
+        reply["request_id"] = id.as_str().into();
+        orders.on_text(&reply.to_string(), 6, &queue);
+        assert_eq!(orders.login_awaited(), login_still_awaited, "after {order_outcome}");
+        let login_refusal = r#"{"code":401,"message":"invalid token","request_id":"L"}"#;
+        let refused = matches!(orders.on_text(login_refusal, 7, &queue), AuthOutcome::Refused(_));
+        assert_eq!(refused, login_still_awaited, "after {order_outcome}");
+    }
+}
+
+#[test]
 fn an_order_response_carries_the_venues_frame_byte_for_byte() {
     // serde_json reads 1e-199 one unit in the last place off; written back from its Value
     // the frame said 9.999999999999999e-200 (found by the order_replies fuzz target). Keys
