@@ -143,8 +143,10 @@ impl Client {
                 .with_status(reply.status)
         })?;
         // `code` or `success` named twice: readers keeping the first or the last copy disagree
-        // on whether this is a login (the body, which may hold the token, is withheld).
-        if let Some(key) = crate::endpoints::answer::outcome_named_twice(&reply.body) {
+        // on whether this is a login; `token`, `chain` or `address` twice: on which token, or
+        // for which wallet (the body, which may hold the token, is withheld).
+        const LOGIN_KEYS: [&str; 5] = ["code", "success", "token", "chain", "address"];
+        if let Some(key) = crate::endpoints::answer::key_named_twice(&reply.body, &LOGIN_KEYS) {
             let why = crate::endpoints::answer::named_twice_message(key);
             return Err(Error::bad_response(format!("login: {why} (body withheld: it may hold the token)"))
                 .with_status(reply.status));

@@ -165,6 +165,14 @@ pub fn outcome_named_twice(body: &str) -> Option<&'static str> {
     }
 }
 
+/// Which of `keys` the top-level object of `body` names more than once (however its key is
+/// escaped), if any: for answers where more than the outcome matters (a login's `token`,
+/// `chain`, `address`). `None` for text that is not a JSON object.
+pub fn key_named_twice(body: &str, keys: &[&'static str]) -> Option<&'static str> {
+    let entries = serde_json::from_str::<Entries<'_>>(body).ok()?.0;
+    keys.iter().copied().find(|key| entries.iter().filter(|(k, _)| k == key).count() > 1)
+}
+
 /// Check an answer: JSON object or array; an object's `code` ([`venue_code`]), when
 /// present, a success ([`is_success_code`]), and `code` and `success` each named once
 /// ([`named_twice_message`]).
