@@ -241,8 +241,9 @@ impl Protocol for Market {
 }
 
 /// Queue a push's event. An account push (`order`, `position`, `balance`, `trade`: a few per
-/// fill) is redacted of the session's secrets first, as every frame that quotes the venue is:
-/// an order's data may echo what it was sent, and engines log these events. Public pushes —
+/// fill) is redacted first of the tokens the stream sent, as every frame of the venue handed
+/// on as data is (`Queue::push_quoting_venue`): an order's data may echo what the venue was
+/// sent, and engines log these events. Public pushes —
 /// market data, about no one's account, up to hundreds of thousands a second — are passed as
 /// sent.
 fn deliver(queue: &Queue, channel: &str, event: String) {

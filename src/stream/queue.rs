@@ -46,6 +46,9 @@ struct State {
     closed: bool,
     /// The I/O thread ended for good with this error (after its `failed` event).
     terminal: Option<Error>,
+    /// The I/O thread is ending the stream with this error (`ending`): new requests are
+    /// refused as ended while it closes the connection, before `terminal` is set.
+    ending: Option<Error>,
     /// While a connection is set up (`hold`): its events other than status, kept for after
     /// its `connected` / `reconnected` event (`release`).
     held: Option<Held>,
@@ -283,20 +286,34 @@ impl Queue {
         self.wake_watcher();
     }
 
-    /// Why the stream can take no more requests: closed by the caller, or ended for good by
-    /// the I/O thread (`finish`); `None` while it runs.
+    /// The I/O thread is about to end the stream for good with `error` (its connection is
+    /// still being closed; `finish` follows): from now on requests are refused as ended,
+    /// never told that the stream is reconnecting.
+    pub fn ending(&self, error: &Error) {
+        let error = self.redact_error(error.clone());
+        self.lock().ending = Some(error);
+    }
+
+    /// Why the stream can take no more requests: closed by the caller, or ended (or being
+    /// ended) for good by the I/O thread (`ending`, `finish`); `None` while it runs.
     pub fn why_ended(&self) -> Option<String> {
-        why_ended(&self.lock())
+        let state = self.lock();
+        why_ended(&state).or_else(|| state.ending.as_ref().map(ended))
     }
 }
 
-/// `Queue::why_ended` under the lock: the words of `PERPS_STREAM_CLOSED` too (`take`).
+/// Why `next` gives no more events: closed, or ended (`finish`: its events are queued). Not
+/// while it is only `ending`: the events of its end are still to come. The words of
+/// `PERPS_STREAM_CLOSED` (`take`).
 fn why_ended(state: &State) -> Option<String> {
     if state.closed {
         return Some("the stream is closed (perps_stream_close)".to_owned());
     }
-    let error = state.terminal.as_ref()?;
-    Some(format!("the stream has ended: {}: {}", error.code().name(), error.message()))
+    state.terminal.as_ref().map(ended)
+}
+
+fn ended(error: &Error) -> String {
+    format!("the stream has ended: {}: {}", error.code().name(), error.message())
 }
 
 /// The next event, or why there will be none; `None` when the queue is just empty. Once
@@ -370,6 +387,22 @@ mod tests {
         queue.close();
         assert_eq!(waiter.join().unwrap().unwrap_err().code(), Code::StreamClosed);
         assert_eq!(queue.pop(Some(Duration::from_millis(1)), None).unwrap_err().code(), Code::StreamClosed);
+    }
+
+    #[test]
+    fn a_stream_being_ended_refuses_requests_but_still_delivers_the_events_of_its_end() {
+        let queue = Queue::default();
+        assert!(queue.why_ended().is_none());
+        queue.ending(&Error::new(Code::ApiError, "refused"));
+        // Requests: refused as ended (`why_ended`), never "reconnecting".
+        assert!(queue.why_ended().unwrap().contains("PERPS_API_ERROR: refused"));
+        // `next`: nothing yet, not the end; then the events of the end, then the end.
+        assert_eq!(queue.pop(Some(Duration::ZERO), None).unwrap(), None);
+        queue.push(Kind::Status, status("disconnected", json!({})));
+        queue.finish(Some(status("failed", json!({}))), Error::new(Code::ApiError, "refused"));
+        assert!(queue.pop(None, None).unwrap().unwrap().contains("\"disconnected\""));
+        assert!(queue.pop(None, None).unwrap().unwrap().contains("\"failed\""));
+        assert_eq!(queue.pop(None, None).unwrap_err().code(), Code::StreamClosed);
     }
 
     /// Many producers and consumers, consumers in `pop` with or without a time limit: every
