@@ -140,8 +140,10 @@ typedef enum perps_code {
    */
   PERPS_RATE_LIMITED = 14,
   /**
-   * The stream was closed by `perps_stream_close`, or has ended after its terminal
-   * `{"channel":"status","state":"failed"}` event (e.g. an expired token).
+   * The stream was closed by `perps_stream_close`, or has ended for good (e.g. an expired
+   * token): `perps_stream_next` gives it after the terminal
+   * `{"channel":"status","state":"failed"}` event; a request, as soon as the stream is
+   * ending (its `disconnected` and `failed` events are still to be read).
    */
   PERPS_STREAM_CLOSED = 15,
   /**
@@ -622,8 +624,9 @@ char *perps_stream_next(const struct perps_stream *st, int64_t timeout_ms, struc
  * `PERPS_INVALID_ORDER` (the order, or the symbol rules, refuse it: nothing sent),
  * `PERPS_INVALID_STATE` (a market stream; or 100,000 requests of
  * the stream already awaiting their outcome, none yet listed `unanswered`: nothing sent),
- * `PERPS_STREAM_CLOSED` (closed, or ended after its `failed` event: nothing sent; the
- * message names the cause), `PERPS_TRANSPORT` (not connected, or the connection closing,
+ * `PERPS_STREAM_CLOSED` (closed, or ended or ending for good: nothing sent; the message
+ * names the cause; `perps_stream_next` still gives the `disconnected` and `failed` events
+ * of the end, the `unanswered` list included), `PERPS_TRANSPORT` (not connected, or the connection closing,
  * e.g. after the venue's Close frame: nothing sent; or the write failed:
  * `perps_error_may_have_reached_venue` is true, and the message names the frame's
  * `request_id`, the one the `unanswered` list of the `disconnected` event names); with

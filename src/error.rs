@@ -38,7 +38,8 @@ pub enum Code {
     NotFound = 13,
     /// Refused locally by the client's rate limiter; nothing was sent.
     RateLimited = 14,
-    /// The stream was closed (`perps_stream_close`), or ended after its terminal event.
+    /// The stream was closed (`perps_stream_close`), or has ended (or is ending) for good:
+    /// `next` gives the events of its end (`disconnected`, `failed`) before this.
     StreamClosed = 15,
     /// A new WebSocket connection would break the venue's connection limits (10 open per
     /// IP, 30 new per minute; counted in this process); nothing was sent.

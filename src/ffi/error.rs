@@ -47,8 +47,10 @@ pub enum perps_code {
     /// `perps_error_retry_after_ms` says when a request would be allowed. The venue's own
     /// HTTP 429 is `PERPS_HTTP_STATUS` with status 429.
     PERPS_RATE_LIMITED = 14,
-    /// The stream was closed by `perps_stream_close`, or has ended after its terminal
-    /// `{"channel":"status","state":"failed"}` event (e.g. an expired token).
+    /// The stream was closed by `perps_stream_close`, or has ended for good (e.g. an expired
+    /// token): `perps_stream_next` gives it after the terminal
+    /// `{"channel":"status","state":"failed"}` event; a request, as soon as the stream is
+    /// ending (its `disconnected` and `failed` events are still to be read).
     PERPS_STREAM_CLOSED = 15,
     /// Opening a WebSocket would break the venue's connection limits (10 open per IP, 30
     /// new per minute, counted across this process per venue host); nothing was sent.

@@ -126,8 +126,9 @@ pub extern "C" fn perps_stream_next(
 /// `PERPS_INVALID_ORDER` (the order, or the symbol rules, refuse it: nothing sent),
 /// `PERPS_INVALID_STATE` (a market stream; or 100,000 requests of
 /// the stream already awaiting their outcome, none yet listed `unanswered`: nothing sent),
-/// `PERPS_STREAM_CLOSED` (closed, or ended after its `failed` event: nothing sent; the
-/// message names the cause), `PERPS_TRANSPORT` (not connected, or the connection closing,
+/// `PERPS_STREAM_CLOSED` (closed, or ended or ending for good: nothing sent; the message
+/// names the cause; `perps_stream_next` still gives the `disconnected` and `failed` events
+/// of the end, the `unanswered` list included), `PERPS_TRANSPORT` (not connected, or the connection closing,
 /// e.g. after the venue's Close frame: nothing sent; or the write failed:
 /// `perps_error_may_have_reached_venue` is true, and the message names the frame's
 /// `request_id`, the one the `unanswered` list of the `disconnected` event names); with

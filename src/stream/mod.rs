@@ -233,12 +233,13 @@ impl Stream {
         let signature = session.sign_body_now(params.as_bytes(), self.client.venue_now_ms())?;
         let frame = orders::order_frame(&state.session_id, request_id.as_str(), method, &signature, params);
         let mut link = self.shared.link_for_writing();
+        // The stream may have ended, or begun to end, since `order_state` looked (a read under
+        // the link found the login refused): nothing is written to it then, and
+        // "reconnecting" would mislead.
+        if let Some(why) = self.shared.queue.why_ended() {
+            return Err(Error::new(Code::StreamClosed, format!("{why}: the order was not sent")));
+        }
         let Some(conn) = link.conn.as_mut() else {
-            // The stream may have ended since `order_state` looked (its I/O thread takes the
-            // connection out first): then "reconnecting" would mislead.
-            if let Some(why) = self.shared.queue.why_ended() {
-                return Err(Error::new(Code::StreamClosed, format!("{why}: the order was not sent")));
-            }
             return Err(Error::new(
                 Code::Transport,
                 "the order stream is not connected (it is reconnecting; see its status events): the order was not sent",

@@ -122,7 +122,12 @@ pub(super) fn read_served(conn: &mut Connection, reader: &mut Reader, shared: &S
     let Reader { proto, last_inbound, close_reason, .. } = reader;
     match read_available(conn, proto.as_mut(), shared, last_inbound, close_reason, more) {
         Ok(AuthOutcome::Pending | AuthOutcome::Accepted) => None,
-        Ok(AuthOutcome::Refused(error)) => Some(End::Refused(error)),
+        Ok(AuthOutcome::Refused(error)) => {
+            // Said at once, under the link this read holds: no request is written to the
+            // connection from here on, as the stream ends (`Queue::ending`).
+            shared.queue.ending(&error);
+            Some(End::Refused(error))
+        }
         Ok(AuthOutcome::Unavailable(error)) => Some(End::Lost(error.message().to_owned())),
         Err(error) => Some(End::Lost(end_reason(close_reason, &error))),
     }

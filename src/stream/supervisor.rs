@@ -314,11 +314,6 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
         let started = Instant::now();
         let (ended, served) = serve(shared, proto, settings);
         proto = served;
-        // A refusal ends the stream: said before the connection leaves the link, so that a
-        // request finding none is refused as ended, not told the stream is reconnecting.
-        if let Some(error) = &ended.refused {
-            shared.queue.ending(error);
-        }
         // Out of the link: from here on no order is written to this connection.
         let old = std::mem::take(&mut *shared.link());
         // The watched descriptor held the socket open too: now only `old` does.
