@@ -138,3 +138,83 @@ fn after_a_tick_refusal_each_symbols_rules_are_read_again_at_its_next_order() {
     new_order(&client, &s, &order("ETH-USD", "3000.25")).unwrap();
     assert_eq!(rogue.count("/query_symbol_info"), 5, "{:?}", targets(&rogue));
 }
+
+#[test]
+fn a_stale_symbol_its_own_read_no_longer_lists_is_refused_as_unlisted_not_on_its_old_rules() {
+    // Read symbol by symbol; BTC-USD's tick refusal makes its rules stale; read again, the
+    // venue lists it no more: the order is refused as unlisted (its old rules are dropped, not
+    // kept stale and read again at every order).
+    let listed = Arc::new(AtomicBool::new(true));
+    let tick_refusal = Arc::new(AtomicBool::new(false));
+    let (listing, refusing) = (listed.clone(), tick_refusal.clone());
+    let rogue = Rogue::start(move |seen, _| {
+        if !seen.path().ends_with("/query_symbol_info") {
+            if refusing.swap(false, Ordering::SeqCst) {
+                return json(400, r#"{"code":400,"message":"price not follow price tick"}"#);
+            }
+            return json(200, ACCEPTED);
+        }
+        match seen.target.split_once("symbol=") {
+            Some((_, "BTC-USD")) if listing.load(Ordering::SeqCst) => json(200, &rules("BTC-USD", 2)),
+            Some((_, "ETH-USD")) => json(200, &rules("ETH-USD", 2)),
+            _ => json(200, "[]"),
+        }
+    });
+    let client = client_at(&rogue.url());
+    let s = session();
+    new_order(&client, &s, &order("ETH-USD", "3000.25")).unwrap();
+    new_order(&client, &s, &order("BTC-USD", "65000.50")).unwrap();
+    listed.store(false, Ordering::SeqCst);
+    tick_refusal.store(true, Ordering::SeqCst);
+    new_order(&client, &s, &order("BTC-USD", "65000.5")).unwrap_err();
+    let reads = rogue.count("/query_symbol_info");
+    for price in ["65000.505", "65001"] {
+        let f = new_order(&client, &s, &order("BTC-USD", price)).unwrap_err();
+        assert_eq!(f.code, PERPS_INVALID_ORDER, "{f:?}");
+        assert!(f.message.contains("\"BTC-USD\" is not listed by the venue"), "{price}: {f:?}");
+    }
+    // One read per order, as for any symbol the rules lack; ETH-USD's rules are read again
+    // once, as stale, then kept.
+    assert_eq!(rogue.count("/query_symbol_info"), reads + 2, "{:?}", targets(&rogue));
+    new_order(&client, &s, &order("ETH-USD", "3000.25")).unwrap();
+    new_order(&client, &s, &order("ETH-USD", "3000.25")).unwrap();
+    assert_eq!(rogue.count("/query_symbol_info"), reads + 3, "{:?}", targets(&rogue));
+}
+
+#[test]
+fn rules_whose_request_was_sent_before_a_tick_refusal_are_stale_though_they_land_after_it() {
+    // The on-demand refresh (`perps_query_symbol_info` without a symbol) is slow; while it is
+    // on its way the venue refuses an order for its tick. The list it brings was asked for
+    // before the refusal: the next order reads the rules again.
+    let tick_refusal = Arc::new(AtomicBool::new(false));
+    let slow_list = Arc::new(AtomicBool::new(false));
+    let (refusing, slow) = (tick_refusal.clone(), slow_list.clone());
+    let rogue = Rogue::start(move |seen, _| {
+        if !seen.path().ends_with("/query_symbol_info") {
+            if refusing.swap(false, Ordering::SeqCst) {
+                return json(400, r#"{"code":400,"message":"price not follow price tick"}"#);
+            }
+            return json(200, ACCEPTED);
+        }
+        let mut steps = Vec::new();
+        if slow.swap(false, Ordering::SeqCst) {
+            steps.push(Step::Sleep(Duration::from_millis(400)));
+        }
+        steps.extend(json(200, &rules("BTC-USD", 2)));
+        steps
+    });
+    let client = client_at(&rogue.url());
+    let s = session();
+    new_order(&client, &s, &order("BTC-USD", "65000.50")).unwrap();
+    slow_list.store(true, Ordering::SeqCst);
+    std::thread::scope(|scope| {
+        let refresh = scope.spawn(|| common::abi::call(&client, None, "query_symbol_info", None));
+        std::thread::sleep(Duration::from_millis(100));
+        tick_refusal.store(true, Ordering::SeqCst);
+        new_order(&client, &s, &order("BTC-USD", "65000.5")).unwrap_err();
+        refresh.join().unwrap().expect("the refresh");
+    });
+    let reads = rogue.count("/query_symbol_info");
+    new_order(&client, &s, &order("BTC-USD", "65000.5")).unwrap();
+    assert_eq!(rogue.count("/query_symbol_info"), reads + 1, "read again: {:?}", targets(&rogue));
+}

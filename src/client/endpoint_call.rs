@@ -22,6 +22,7 @@ impl Client {
     pub fn call(&self, endpoint: Endpoint, session: Option<&Session>, params_json: Option<&str>) -> Result<String> {
         // Account calls run with the session's secrets (venue text quoted in an error is
         // redacted of them); public calls hold none.
+        let sent = std::time::Instant::now();
         let answer = match session {
             Some(s) => guarded(s, None, |secrets| self.endpoint_answer(endpoint, session, params_json, secrets, None))?,
             None => self.endpoint_answer(endpoint, None, params_json, &CallSecrets::none(), None)?,
@@ -32,7 +33,7 @@ impl Client {
         {
             // An answer that is not a symbol list is still the caller's answer; the rules
             // keep the list they had.
-            let _ = self.keep_symbols(&answer);
+            let _ = self.keep_symbols(&answer, sent);
         }
         Ok(answer)
     }

@@ -23,7 +23,7 @@
 
 use super::symbol_rules::SymbolTable;
 use crate::error::{Code, Error, Result};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
@@ -58,14 +58,14 @@ impl Flight {
 #[derive(Debug)]
 pub struct SymbolCache {
     table: RwLock<Option<Arc<SymbolTable>>>,
-    /// When the venue last refused an order with a tick or order-qty error: every rule read
-    /// before it is stale, and the next order of its symbol reads it again first (the whole
-    /// list, or, from a venue read symbol by symbol, that symbol: each symbol's rules are
-    /// read again as it is next used, not only the next order's).
-    stale_since: Mutex<Option<Instant>>,
-    /// Whether `stale_since` was ever set (most clients never see such a refusal: their
-    /// orders do not take the lock).
-    ever_stale: AtomicBool,
+    /// When the venue last refused an order with a tick or order-qty error, in nanoseconds
+    /// after `base` plus one (0: never): every rule read (its request sent) before it is
+    /// stale, and the next order of its symbol reads it again first (the whole list, or,
+    /// from a venue read symbol by symbol, that symbol: each symbol's rules are read again as
+    /// it is next used, not only the next order's). An atomic: every order reads it.
+    stale_since: AtomicU64,
+    /// The origin of `stale_since`.
+    base: Instant,
     /// Set when the venue refused the whole list with a 4xx (status or code), or when a
     /// symbol a list read lacked was found by a read of it alone: read symbol by symbol.
     per_symbol: AtomicBool,
@@ -78,8 +78,8 @@ impl SymbolCache {
     pub fn new(max_age: Duration) -> SymbolCache {
         SymbolCache {
             table: RwLock::new(None),
-            stale_since: Mutex::new(None),
-            ever_stale: AtomicBool::new(false),
+            stale_since: AtomicU64::new(0),
+            base: Instant::now(),
             per_symbol: AtomicBool::new(false),
             max_age,
             flights: Mutex::new(Vec::new()),
@@ -94,11 +94,13 @@ impl SymbolCache {
     /// Whether `symbol`'s rules in `table` were read before the venue's last tick or
     /// order-qty refusal. A symbol the table lacks is not stale: it is missing.
     pub fn is_stale(&self, table: &SymbolTable, symbol: &str) -> bool {
-        if !self.ever_stale.load(Ordering::Acquire) {
-            return false;
-        }
-        let since = *self.stale_since.lock().unwrap_or_else(PoisonError::into_inner);
-        since.is_some_and(|since| table.read_at(symbol).is_some_and(|at| at < since))
+        let since = self.stale_since.load(Ordering::Acquire);
+        since != 0 && table.read_at(symbol).is_some_and(|at| self.nanos(at) < since)
+    }
+
+    /// `at` as `stale_since` counts (a time before `base` as 0).
+    fn nanos(&self, at: Instant) -> u64 {
+        at.checked_duration_since(self.base).map_or(0, |d| d.as_nanos().min(u128::from(u64::MAX - 1)) as u64 + 1)
     }
 
     /// Keep a whole list, in place of whatever was kept.
@@ -108,13 +110,20 @@ impl SymbolCache {
         table
     }
 
-    /// Keep the rules of the symbols `table` lists, and the others as they were.
-    pub fn merge(&self, table: SymbolTable) -> Arc<SymbolTable> {
+    /// Keep the rules of the symbols `table` (the answer to a read of `asked` alone) lists,
+    /// and the others as they were — but not `asked` when the answer lacks it: its old rules
+    /// would be kept (stale, read again at every order) though the venue no longer lists it.
+    pub fn merge(&self, table: SymbolTable, asked: &str) -> Arc<SymbolTable> {
         let mut kept = self.table.write().unwrap_or_else(PoisonError::into_inner);
-        let merged = Arc::new(match kept.as_deref() {
+        let lacks_asked = table.rule(asked).is_none();
+        let mut merged = match kept.as_deref() {
             Some(old) => old.merged(table),
             None => table,
-        });
+        };
+        if lacks_asked {
+            merged = merged.without(asked);
+        }
+        let merged = Arc::new(merged);
         *kept = Some(merged.clone());
         merged
     }
@@ -122,8 +131,7 @@ impl SymbolCache {
     /// The venue refused an order with a tick or order-qty error: every rule read until now
     /// is read again before it is next used.
     pub fn mark_stale(&self) {
-        *self.stale_since.lock().unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
-        self.ever_stale.store(true, Ordering::Release);
+        self.stale_since.store(self.nanos(Instant::now()), Ordering::Release);
     }
 
     /// Whether the venue refused the whole list, so that rules are read symbol by symbol.
@@ -313,11 +321,11 @@ mod tests {
         let cache = SymbolCache::new(DEFAULT_MAX_AGE);
         cache.set_per_symbol();
         let deadline = Instant::now() + Duration::from_secs(5);
-        let seen = cache.merge(SymbolTable::parse(r#"[{"symbol":"BTC-USD"}]"#).unwrap());
-        cache.merge(SymbolTable::parse(r#"[{"symbol":"SOL-USD"}]"#).unwrap());
+        let seen = cache.merge(SymbolTable::parse(r#"[{"symbol":"BTC-USD"}]"#).unwrap(), "BTC-USD");
+        cache.merge(SymbolTable::parse(r#"[{"symbol":"SOL-USD"}]"#).unwrap(), "SOL-USD");
         let eth = SymbolTable::parse(r#"[{"symbol":"ETH-USD"}]"#).unwrap();
-        let table =
-            cache.read_once(Target::Symbol("ETH-USD"), "ETH-USD", Some(&seen), deadline, || Ok(cache.merge(eth)));
+        let table = cache
+            .read_once(Target::Symbol("ETH-USD"), "ETH-USD", Some(&seen), deadline, || Ok(cache.merge(eth, "ETH-USD")));
         assert_eq!(table.unwrap().symbols().collect::<Vec<_>>(), ["BTC-USD", "SOL-USD", "ETH-USD"]);
     }
 

@@ -127,6 +127,7 @@ impl Client {
     /// whether an HTTP status says it or the `code` of an HTTP 200 answer does (a 200 can
     /// carry a code: `venue-api.md` §3.1).
     fn read_list(&self, cache: &SymbolCache, deadline: Instant) -> Result<Arc<SymbolTable>> {
+        let sent = Instant::now();
         let answer = self
             .endpoint_answer(Endpoint::QuerySymbolInfo, None, None, &CallSecrets::none(), Some(deadline))
             .inspect_err(|error| {
@@ -134,21 +135,23 @@ impl Client {
                     cache.set_per_symbol();
                 }
             })?;
-        Ok(cache.store_list(symbol_table(answer)?))
+        Ok(cache.store_list(symbol_table(answer, sent)?))
     }
 
     /// `query_symbol_info` for one symbol: merge its rules into the table.
     fn read_symbol(&self, cache: &SymbolCache, symbol: &str, deadline: Instant) -> Result<Arc<SymbolTable>> {
         let params = serde_json::json!({ "symbol": symbol }).to_string();
+        let sent = Instant::now();
         let answer =
             self.endpoint_answer(Endpoint::QuerySymbolInfo, None, Some(&params), &CallSecrets::none(), Some(deadline))?;
-        Ok(cache.merge(symbol_table(answer)?))
+        Ok(cache.merge(symbol_table(answer, sent)?, symbol))
     }
 
-    /// Read a `query_symbol_info` answer (all symbols) into the symbol-rules cache.
-    pub(super) fn keep_symbols(&self, answer: &str) -> std::result::Result<Arc<SymbolTable>, String> {
+    /// Read a `query_symbol_info` answer (all symbols), to a request sent at `sent`, into the
+    /// symbol-rules cache.
+    pub(super) fn keep_symbols(&self, answer: &str, sent: Instant) -> std::result::Result<Arc<SymbolTable>, String> {
         let cache = self.symbols.as_ref().ok_or("symbol rules are off")?;
-        Ok(cache.store_list(SymbolTable::parse(answer)?))
+        Ok(cache.store_list(SymbolTable::parse_read_at(answer, sent)?))
     }
 }
 
@@ -159,8 +162,10 @@ fn is_a_refusal(error: &Error) -> bool {
     (400..500).contains(&refusal) && !matches!(refusal, 408 | 429)
 }
 
-fn symbol_table(answer: String) -> Result<SymbolTable> {
-    SymbolTable::parse(&answer)
+/// The rules in an answer to a request sent at `sent`: they are as old as that (a rule the
+/// venue changed while the answer was on its way is no newer for arriving later).
+fn symbol_table(answer: String, sent: Instant) -> Result<SymbolTable> {
+    SymbolTable::parse_read_at(&answer, sent)
         .map_err(|why| Error::bad_response(format!("query_symbol_info: {why}")).with_body(answer).reached_venue(false))
 }
 

@@ -127,6 +127,11 @@ impl SymbolTable {
         SymbolTable { rules }
     }
 
+    /// This table without `symbol`'s rules.
+    pub fn without(self, symbol: &str) -> SymbolTable {
+        SymbolTable { rules: self.rules.into_iter().filter(|(r, _)| r.symbol != symbol).collect() }
+    }
+
     /// Check a validated order.
     pub fn check(&self, order: &OrderBody) -> Verdict {
         let symbol = order.field("symbol").unwrap_or("");
@@ -212,8 +217,10 @@ fn says_closed(status: &str) -> bool {
 
 /// Whether a venue refusal of an order may be about its symbol's rules, which the venue may
 /// have changed: the price or qty tick (`… not follow price tick`) or the order qty's bounds
-/// (`invalid order qty`, venue-api.md §3.1, §4.5). The rules are then read again before the
-/// next order. (A refusal of another kind that matches costs one read, nothing more.)
+/// (`invalid order qty`, venue-api.md §3.1, §4.5). Every rule read before it is then read
+/// again at its symbol's next order (`SymbolCache::mark_stale`). (A refusal of another kind
+/// that matches costs a read: of the list once, or, from a venue read symbol by symbol, one
+/// per symbol ordered afterwards — nothing more.)
 pub fn is_rules_error(text: &str) -> bool {
     let text = text.to_ascii_lowercase();
     text.contains("tick") || text.contains("order qty")
