@@ -38,6 +38,25 @@ fn rules(symbol: &str, price_decimals: u32) -> String {
     )
 }
 
+/// A venue that answers `query_symbol_info` with `rules_read(the symbol asked for, if any)`
+/// and accepts orders, but refuses the next one for its tick once the returned flag is set.
+fn tick_refusing_venue(
+    rules_read: impl Fn(Option<&str>) -> Vec<Step> + Send + Sync + 'static,
+) -> (Rogue, Arc<AtomicBool>) {
+    let tick_refusal = Arc::new(AtomicBool::new(false));
+    let refusing = tick_refusal.clone();
+    let rogue = Rogue::start(move |seen, _| {
+        if seen.path().ends_with("/query_symbol_info") {
+            return rules_read(seen.target.split_once("symbol=").map(|(_, symbol)| symbol));
+        }
+        if refusing.swap(false, Ordering::SeqCst) {
+            return json(400, r#"{"code":400,"message":"price not follow price tick"}"#);
+        }
+        json(200, ACCEPTED)
+    });
+    (rogue, tick_refusal)
+}
+
 fn targets(rogue: &Rogue) -> Vec<String> {
     rogue.seen().iter().map(|s| s.target.trim_start_matches("/perps/api/").to_owned()).collect()
 }
@@ -92,20 +111,11 @@ fn after_a_tick_refusal_each_symbols_rules_are_read_again_at_its_next_order() {
     // refuses an order for it; the next orders of ETH-USD and of BTC-USD each read their
     // symbol again first, and the BTC-USD order off the new tick is refused locally.
     let btc_decimals = Arc::new(Mutex::new(2u32));
-    let tick_refusal = Arc::new(AtomicBool::new(false));
-    let (decimals, refusing) = (btc_decimals.clone(), tick_refusal.clone());
-    let rogue = Rogue::start(move |seen, _| {
-        if !seen.path().ends_with("/query_symbol_info") {
-            if refusing.swap(false, Ordering::SeqCst) {
-                return json(400, r#"{"code":400,"message":"price not follow price tick"}"#);
-            }
-            return json(200, ACCEPTED);
-        }
-        match seen.target.split_once("symbol=") {
-            None => json(200, "[]"),
-            Some((_, "BTC-USD")) => json(200, &rules("BTC-USD", *decimals.lock().unwrap())),
-            Some((_, symbol)) => json(200, &rules(symbol, 2)),
-        }
+    let decimals = btc_decimals.clone();
+    let (rogue, tick_refusal) = tick_refusing_venue(move |asked| match asked {
+        None => json(200, "[]"),
+        Some("BTC-USD") => json(200, &rules("BTC-USD", *decimals.lock().unwrap())),
+        Some(symbol) => json(200, &rules(symbol, 2)),
     });
     let client = client_at(&rogue.url());
     let s = session();
@@ -145,20 +155,11 @@ fn a_stale_symbol_its_own_read_no_longer_lists_is_refused_as_unlisted_not_on_its
     // venue lists it no more: the order is refused as unlisted (its old rules are dropped, not
     // kept stale and read again at every order).
     let listed = Arc::new(AtomicBool::new(true));
-    let tick_refusal = Arc::new(AtomicBool::new(false));
-    let (listing, refusing) = (listed.clone(), tick_refusal.clone());
-    let rogue = Rogue::start(move |seen, _| {
-        if !seen.path().ends_with("/query_symbol_info") {
-            if refusing.swap(false, Ordering::SeqCst) {
-                return json(400, r#"{"code":400,"message":"price not follow price tick"}"#);
-            }
-            return json(200, ACCEPTED);
-        }
-        match seen.target.split_once("symbol=") {
-            Some((_, "BTC-USD")) if listing.load(Ordering::SeqCst) => json(200, &rules("BTC-USD", 2)),
-            Some((_, "ETH-USD")) => json(200, &rules("ETH-USD", 2)),
-            _ => json(200, "[]"),
-        }
+    let listing = listed.clone();
+    let (rogue, tick_refusal) = tick_refusing_venue(move |asked| match asked {
+        Some("BTC-USD") if listing.load(Ordering::SeqCst) => json(200, &rules("BTC-USD", 2)),
+        Some("ETH-USD") => json(200, &rules("ETH-USD", 2)),
+        _ => json(200, "[]"),
     });
     let client = client_at(&rogue.url());
     let s = session();
@@ -186,16 +187,9 @@ fn rules_whose_request_was_sent_before_a_tick_refusal_are_stale_though_they_land
     // The on-demand refresh (`perps_query_symbol_info` without a symbol) is slow; while it is
     // on its way the venue refuses an order for its tick. The list it brings was asked for
     // before the refusal: the next order reads the rules again.
-    let tick_refusal = Arc::new(AtomicBool::new(false));
     let slow_list = Arc::new(AtomicBool::new(false));
-    let (refusing, slow) = (tick_refusal.clone(), slow_list.clone());
-    let rogue = Rogue::start(move |seen, _| {
-        if !seen.path().ends_with("/query_symbol_info") {
-            if refusing.swap(false, Ordering::SeqCst) {
-                return json(400, r#"{"code":400,"message":"price not follow price tick"}"#);
-            }
-            return json(200, ACCEPTED);
-        }
+    let slow = slow_list.clone();
+    let (rogue, tick_refusal) = tick_refusing_venue(move |_| {
         let mut steps = Vec::new();
         if slow.swap(false, Ordering::SeqCst) {
             steps.push(Step::Sleep(Duration::from_millis(400)));
