@@ -152,34 +152,38 @@ fn after_a_tick_refusal_each_symbols_rules_are_read_again_at_its_next_order() {
 #[test]
 fn a_stale_symbol_its_own_read_no_longer_lists_is_refused_as_unlisted_not_on_its_old_rules() {
     // Read symbol by symbol; BTC-USD's tick refusal makes its rules stale; read again, the
-    // venue lists it no more: the order is refused as unlisted (its old rules are dropped, not
-    // kept stale and read again at every order).
-    let listed = Arc::new(AtomicBool::new(true));
-    let listing = listed.clone();
-    let (rogue, tick_refusal) = tick_refusing_venue(move |asked| match asked {
-        Some("BTC-USD") if listing.load(Ordering::SeqCst) => json(200, &rules("BTC-USD", 2)),
-        Some("ETH-USD") => json(200, &rules("ETH-USD", 2)),
-        _ => json(200, "[]"),
-    });
-    let client = client_at(&rogue.url());
-    let s = session();
-    new_order(&client, &s, &order("ETH-USD", "3000.25")).unwrap();
-    new_order(&client, &s, &order("BTC-USD", "65000.50")).unwrap();
-    listed.store(false, Ordering::SeqCst);
-    tick_refusal.store(true, Ordering::SeqCst);
-    new_order(&client, &s, &order("BTC-USD", "65000.5")).unwrap_err();
-    let reads = rogue.count("/query_symbol_info");
-    for price in ["65000.505", "65001"] {
-        let f = new_order(&client, &s, &order("BTC-USD", price)).unwrap_err();
-        assert_eq!(f.code, PERPS_INVALID_ORDER, "{f:?}");
-        assert!(f.message.contains("\"BTC-USD\" is not listed by the venue"), "{price}: {f:?}");
+    // venue lists it no more (`[]`, or a 404 "symbol not found"): the order is refused as
+    // unlisted (its old rules are dropped, not kept stale and read again at every order).
+    for delisted in [json(200, "[]"), json(404, r#"{"code":404,"message":"symbol not found"}"#)] {
+        let listed = Arc::new(AtomicBool::new(true));
+        let listing = listed.clone();
+        let answer = delisted.clone();
+        let (rogue, tick_refusal) = tick_refusing_venue(move |asked| match asked {
+            Some("BTC-USD") if listing.load(Ordering::SeqCst) => json(200, &rules("BTC-USD", 2)),
+            Some("BTC-USD") => answer.clone(),
+            Some("ETH-USD") => json(200, &rules("ETH-USD", 2)),
+            _ => json(200, "[]"),
+        });
+        let client = client_at(&rogue.url());
+        let s = session();
+        new_order(&client, &s, &order("ETH-USD", "3000.25")).unwrap();
+        new_order(&client, &s, &order("BTC-USD", "65000.50")).unwrap();
+        listed.store(false, Ordering::SeqCst);
+        tick_refusal.store(true, Ordering::SeqCst);
+        new_order(&client, &s, &order("BTC-USD", "65000.5")).unwrap_err();
+        let reads = rogue.count("/query_symbol_info");
+        for price in ["65000.505", "65001"] {
+            let f = new_order(&client, &s, &order("BTC-USD", price)).unwrap_err();
+            assert_eq!(f.code, PERPS_INVALID_ORDER, "{f:?}");
+            assert!(f.message.contains("\"BTC-USD\" is not listed by the venue"), "{price}: {f:?}");
+        }
+        // One read per order, as for any symbol the rules lack; ETH-USD's rules are read again
+        // once, as stale, then kept.
+        assert_eq!(rogue.count("/query_symbol_info"), reads + 2, "{:?}", targets(&rogue));
+        new_order(&client, &s, &order("ETH-USD", "3000.25")).unwrap();
+        new_order(&client, &s, &order("ETH-USD", "3000.25")).unwrap();
+        assert_eq!(rogue.count("/query_symbol_info"), reads + 3, "{:?}", targets(&rogue));
     }
-    // One read per order, as for any symbol the rules lack; ETH-USD's rules are read again
-    // once, as stale, then kept.
-    assert_eq!(rogue.count("/query_symbol_info"), reads + 2, "{:?}", targets(&rogue));
-    new_order(&client, &s, &order("ETH-USD", "3000.25")).unwrap();
-    new_order(&client, &s, &order("ETH-USD", "3000.25")).unwrap();
-    assert_eq!(rogue.count("/query_symbol_info"), reads + 3, "{:?}", targets(&rogue));
 }
 
 #[test]

@@ -51,7 +51,7 @@ namespace Perps
         NotFound = 13,
         /// <summary>Refused by the client's rate limiter (option rate_limit); nothing was sent.</summary>
         RateLimited = 14,
-        /// <summary>The stream was closed (Stream.Close), or has ended after its "failed" event.</summary>
+        /// <summary>The stream was closed (Stream.Close), or has ended for good (Next: after its "failed" event; a request: as soon as it is ending).</summary>
         StreamClosed = 15,
         /// <summary>A new WebSocket would break the venue's connection limits; nothing was sent.</summary>
         StreamLimit = 16,

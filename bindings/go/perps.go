@@ -97,7 +97,7 @@ const (
 	RNG                Code = C.PERPS_RNG
 	NotFound           Code = C.PERPS_NOT_FOUND     // HTTP 404 from an endpoint call: the order is gone (or not visible yet)
 	RateLimited        Code = C.PERPS_RATE_LIMITED  // refused by the client's rate limiter; nothing was sent
-	StreamClosed       Code = C.PERPS_STREAM_CLOSED // the stream was closed, or ended after its "failed" event
+	StreamClosed       Code = C.PERPS_STREAM_CLOSED // the stream was closed, or ended for good (next: after its "failed" event; a request: as soon as it is ending)
 	StreamLimit        Code = C.PERPS_STREAM_LIMIT  // a new WebSocket would break the venue's connection limits; nothing sent
 	Panic              Code = C.PERPS_PANIC
 )

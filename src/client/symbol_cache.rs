@@ -110,17 +110,19 @@ impl SymbolCache {
         table
     }
 
-    /// Keep the rules of the symbols `table` (the answer to a read of `asked` alone) lists,
-    /// and the others as they were — but not `asked` when the answer lacks it: its old rules
-    /// would be kept (stale, read again at every order) though the venue no longer lists it.
-    pub fn merge(&self, table: SymbolTable, asked: &str) -> Arc<SymbolTable> {
+    /// Keep the rules of the symbols `table` (the answer to a read of `asked` alone, sent at
+    /// `sent`; empty for a 4xx refusal of it) lists, and the others as they were — but not
+    /// `asked` when the answer does not name it (in any case) and the rule kept for it was
+    /// read no later: kept, it would stay stale (read again at every order) though the venue
+    /// no longer lists it.
+    pub fn merge(&self, table: SymbolTable, asked: &str, sent: Instant) -> Arc<SymbolTable> {
         let mut kept = self.table.write().unwrap_or_else(PoisonError::into_inner);
-        let lacks_asked = table.rule(asked).is_none();
+        let lacks_asked = !table.names(asked);
         let mut merged = match kept.as_deref() {
             Some(old) => old.merged(table),
             None => table,
         };
-        if lacks_asked {
+        if lacks_asked && merged.read_at(asked).is_some_and(|at| at <= sent) {
             merged = merged.without(asked);
         }
         let merged = Arc::new(merged);
@@ -131,7 +133,8 @@ impl SymbolCache {
     /// The venue refused an order with a tick or order-qty error: every rule read until now
     /// is read again before it is next used.
     pub fn mark_stale(&self) {
-        self.stale_since.store(self.nanos(Instant::now()), Ordering::Release);
+        // The latest mark wins, whichever thread stores last.
+        self.stale_since.fetch_max(self.nanos(Instant::now()), Ordering::AcqRel);
     }
 
     /// Whether the venue refused the whole list, so that rules are read symbol by symbol.
@@ -296,6 +299,24 @@ mod tests {
     }
 
     #[test]
+    fn a_symbol_its_own_read_lacks_is_dropped_unless_a_later_read_listed_it() {
+        let (earlier, later) = (Instant::now(), Instant::now() + Duration::from_secs(1));
+        let btc = |at| SymbolTable::parse_read_at(r#"[{"symbol":"BTC-USD"},{"symbol":"ETH-USD"}]"#, at).unwrap();
+        let symbols = |table: &SymbolTable| table.symbols().map(str::to_owned).collect::<Vec<_>>();
+        // Read at `earlier`, asked again at `later`: the answer lacks it, so it goes.
+        let cache = SymbolCache::new(DEFAULT_MAX_AGE);
+        cache.store_list(btc(earlier));
+        assert_eq!(symbols(&cache.merge(SymbolTable::default(), "BTC-USD", later)), ["ETH-USD"]);
+        // Listed by a read sent later than the one that lacks it (answers land out of
+        // order): it stays. Named in another case: it was answered, and stays.
+        let cache = SymbolCache::new(DEFAULT_MAX_AGE);
+        cache.store_list(btc(later));
+        assert_eq!(symbols(&cache.merge(SymbolTable::default(), "BTC-USD", earlier)), ["BTC-USD", "ETH-USD"]);
+        let lower = SymbolTable::parse_read_at(r#"[{"symbol":"btc-usd"}]"#, later).unwrap();
+        assert!(cache.merge(lower, "BTC-USD", later).rule("BTC-USD").is_some());
+    }
+
+    #[test]
     fn a_waiter_gives_up_at_its_own_deadline() {
         let cache = SymbolCache::new(DEFAULT_MAX_AGE);
         let started = std::sync::Barrier::new(2);
@@ -321,11 +342,12 @@ mod tests {
         let cache = SymbolCache::new(DEFAULT_MAX_AGE);
         cache.set_per_symbol();
         let deadline = Instant::now() + Duration::from_secs(5);
-        let seen = cache.merge(SymbolTable::parse(r#"[{"symbol":"BTC-USD"}]"#).unwrap(), "BTC-USD");
-        cache.merge(SymbolTable::parse(r#"[{"symbol":"SOL-USD"}]"#).unwrap(), "SOL-USD");
+        let seen = cache.merge(SymbolTable::parse(r#"[{"symbol":"BTC-USD"}]"#).unwrap(), "BTC-USD", Instant::now());
+        cache.merge(SymbolTable::parse(r#"[{"symbol":"SOL-USD"}]"#).unwrap(), "SOL-USD", Instant::now());
         let eth = SymbolTable::parse(r#"[{"symbol":"ETH-USD"}]"#).unwrap();
-        let table = cache
-            .read_once(Target::Symbol("ETH-USD"), "ETH-USD", Some(&seen), deadline, || Ok(cache.merge(eth, "ETH-USD")));
+        let table = cache.read_once(Target::Symbol("ETH-USD"), "ETH-USD", Some(&seen), deadline, || {
+            Ok(cache.merge(eth, "ETH-USD", Instant::now()))
+        });
         assert_eq!(table.unwrap().symbols().collect::<Vec<_>>(), ["BTC-USD", "SOL-USD", "ETH-USD"]);
     }
 

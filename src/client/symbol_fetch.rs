@@ -31,13 +31,27 @@ impl Client {
     pub(crate) fn check_symbol_rules(&self, order: &OrderBody) -> Result<Option<Instant>> {
         let Some(cache) = &self.symbols else { return Ok(None) };
         let symbol = order.field("symbol").unwrap_or("");
-        let unavailable = |error| rules_unavailable(cache, error, symbol);
+        // The venue's refusal of a read of the symbol alone that says it has no such symbol.
+        let mut venue_says = None;
+        // Read the rules `symbol` needs (`read_rules`). A 4xx it returns refused a read of the
+        // symbol alone (a list so refused makes it read the symbol); one that says there is no
+        // such symbol leaves the table without it, so that it reads as unknown, and the
+        // refusal says why.
+        let mut read_now =
+            |seen: Option<&Arc<SymbolTable>>, deadline: Instant| match self.read_rules(cache, symbol, seen, deadline) {
+                Ok(read) => Ok(read),
+                Err(error) if says_no_such_symbol(&error) => {
+                    venue_says = Some(error.message().to_owned());
+                    Ok((cache.current().unwrap_or_default(), Read::Symbol))
+                }
+                Err(error) => Err(rules_unavailable(cache, error, symbol)),
+            };
         // `read`: what this call read (or waited for), `None` while it read nothing.
         let (mut table, mut deadline, mut read) = match cache.current() {
             Some(table) if !cache.is_stale(&table, symbol) => (table, None, None),
             seen => {
                 let deadline = Instant::now() + self.total_timeout;
-                let (table, read) = self.read_rules(cache, symbol, seen.as_ref(), deadline).map_err(unavailable)?;
+                let (table, read) = read_now(seen.as_ref(), deadline)?;
                 (table, Some(deadline), Some(read))
             }
         };
@@ -45,7 +59,7 @@ impl Client {
         // A refusal is never made on stale rules: the venue may have loosened them.
         if read.is_none() && matches!(verdict, Verdict::Refused(_)) && cache.too_old(&table, symbol) {
             let again = Instant::now() + self.total_timeout;
-            let (newer, kind) = self.read_rules(cache, symbol, Some(&table), again).map_err(unavailable)?;
+            let (newer, kind) = read_now(Some(&table), again)?;
             (table, read, deadline) = (newer, Some(kind), Some(again));
             verdict = table.check(order);
         }
@@ -57,7 +71,6 @@ impl Client {
         // read again would drop what was merged). A venue that refuses the read with a 4xx
         // says it has no such symbol. Not read twice: a read of the symbol alone just now (by
         // this call, or one it waited for) was this one.
-        let mut venue_says = None;
         if matches!(verdict, Verdict::Unknown) && read != Some(Read::Symbol) {
             let at = deadline.unwrap_or_else(|| Instant::now() + self.total_timeout);
             let alone = cache
@@ -70,7 +83,7 @@ impl Client {
                         cache.set_per_symbol();
                     }
                 }
-                Err(error) if is_a_refusal(&error) => venue_says = Some(error.message().to_owned()),
+                Err(error) if says_no_such_symbol(&error) => venue_says = Some(error.message().to_owned()),
                 Err(error) => return Err(symbol_unavailable(error, symbol)),
             }
             deadline = Some(at);
@@ -142,9 +155,15 @@ impl Client {
     fn read_symbol(&self, cache: &SymbolCache, symbol: &str, deadline: Instant) -> Result<Arc<SymbolTable>> {
         let params = serde_json::json!({ "symbol": symbol }).to_string();
         let sent = Instant::now();
-        let answer =
-            self.endpoint_answer(Endpoint::QuerySymbolInfo, None, Some(&params), &CallSecrets::none(), Some(deadline))?;
-        Ok(cache.merge(symbol_table(answer, sent)?, symbol))
+        let answer = self
+            .endpoint_answer(Endpoint::QuerySymbolInfo, None, Some(&params), &CallSecrets::none(), Some(deadline))
+            .inspect_err(|error| {
+                // The venue has no such symbol (any more): its kept rules go.
+                if says_no_such_symbol(error) {
+                    cache.merge(SymbolTable::default(), symbol, sent);
+                }
+            })?;
+        Ok(cache.merge(symbol_table(answer, sent)?, symbol, sent))
     }
 
     /// Read a `query_symbol_info` answer (all symbols), to a request sent at `sent`, into the
@@ -160,6 +179,20 @@ impl Client {
 fn is_a_refusal(error: &Error) -> bool {
     let refusal = error.venue_code().unwrap_or(error.http_status());
     (400..500).contains(&refusal) && !matches!(refusal, 408 | 429)
+}
+
+/// A refusal of a read of one symbol that says the venue has no such symbol: a 404 (as an
+/// HTTP status or a code), or a 4xx whose words say the symbol is not found, does not exist,
+/// is unknown or invalid. Another 4xx ("symbol is required") says the read failed, not that
+/// the symbol is missing.
+fn says_no_such_symbol(error: &Error) -> bool {
+    let refusal = error.venue_code().unwrap_or(error.http_status());
+    // The venue's own words (the message also holds the library's, e.g. a 401's hint).
+    let words = error.body().and_then(super::answers::venue_reason).unwrap_or_default().to_ascii_lowercase();
+    let about_the_symbol = ["not found", "not exist", "unknown", "invalid", "no such", "not listed"]
+        .iter()
+        .any(|phrase| words.contains(phrase));
+    refusal == 404 || (is_a_refusal(error) && about_the_symbol)
 }
 
 /// The rules in an answer to a request sent at `sent`: they are as old as that (a rule the

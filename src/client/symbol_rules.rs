@@ -121,10 +121,22 @@ impl SymbolTable {
     /// This table with the symbols of `newer` (an answer for some symbols only) replaced or
     /// added, each with its own time of reading.
     pub fn merged(&self, newer: SymbolTable) -> SymbolTable {
-        let mut rules: Vec<(SymbolRule, Instant)> =
-            self.rules.iter().filter(|(r, _)| newer.rule(&r.symbol).is_none()).cloned().collect();
-        rules.extend(newer.rules);
+        let mut rules = self.rules.clone();
+        for (rule, at) in newer.rules {
+            match rules.iter_mut().find(|(kept, _)| kept.symbol == rule.symbol) {
+                // Answers land out of order: a rule read later than this one stays.
+                Some((_, kept_at)) if *kept_at > at => {}
+                Some(kept) => *kept = (rule, at),
+                None => rules.push((rule, at)),
+            }
+        }
         SymbolTable { rules }
+    }
+
+    /// Whether the table names `symbol`, in any case (a venue's answer for one symbol that
+    /// names it otherwise — `btc-usd` — still answers for it).
+    pub fn names(&self, symbol: &str) -> bool {
+        self.rules.iter().any(|(r, _)| r.symbol.eq_ignore_ascii_case(symbol))
     }
 
     /// This table without `symbol`'s rules.
@@ -332,11 +344,16 @@ mod tests {
             SymbolTable::parse_read_at(r#"[{"symbol":"BTC-USD","qty_tick_decimals":3},{"symbol":"SOL-USD"}]"#, later)
                 .unwrap();
         let merged = table.merged(newer);
-        assert_eq!(merged.symbols().collect::<Vec<_>>(), ["XAG-USD", "OLD-USD", "BTC-USD", "SOL-USD"]);
+        assert_eq!(merged.symbols().collect::<Vec<_>>(), ["BTC-USD", "XAG-USD", "OLD-USD", "SOL-USD"]);
         assert_eq!(merged.rule("BTC-USD").unwrap().qty_tick_decimals, Some(3), "the newer rule replaces the older");
         assert_eq!(
             (merged.read_at("BTC-USD"), merged.read_at("XAG-USD"), merged.read_at("ETH-USD")),
             (Some(later), Some(then), None)
         );
+        // An answer read earlier, landing later, leaves the later rule in place.
+        let late =
+            merged.merged(SymbolTable::parse_read_at(r#"[{"symbol":"BTC-USD","qty_tick_decimals":1}]"#, then).unwrap());
+        assert_eq!(late.rule("BTC-USD").unwrap().qty_tick_decimals, Some(3));
+        assert_eq!(late.read_at("BTC-USD"), Some(later));
     }
 }

@@ -24,7 +24,13 @@ pub(super) fn serve(
 ) -> (Ended, Box<dyn Protocol>) {
     shared.link().reader = Some(Reader::new(proto));
     let mut ended = serve_reader(shared, settings);
-    let reader = shared.link().reader.take().expect("serve put the reader in the link and alone takes it");
+    let mut reader = shared.link().reader.take().expect("serve put the reader in the link and alone takes it");
+    // A caller reading on this thread's CPU may have found the end (a refused login, which
+    // marked the stream as ending) after the I/O thread's last look, while it ended the
+    // connection on a timer (idle, rotation): what the caller found is how it ended.
+    if let Some(end) = reader.ended.take() {
+        ended = end.into();
+    }
     ended.close = reader.close_reason;
     (ended, reader.proto)
 }

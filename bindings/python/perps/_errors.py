@@ -25,7 +25,7 @@ class Code(IntEnum):
     RNG = 12
     NOT_FOUND = 13  # the venue's HTTP 404 from an endpoint call: the order is gone (or not visible yet)
     RATE_LIMITED = 14  # refused by the client's rate limiter (option rate_limit); nothing sent
-    STREAM_CLOSED = 15  # the stream was closed (Stream.close), or ended after its "failed" event
+    STREAM_CLOSED = 15  # the stream was closed (Stream.close), or ended for good (next: after its "failed" event; a request: as soon as it is ending)
     STREAM_LIMIT = 16  # a new WebSocket would break the venue's connection limits; nothing sent
     PANIC = 99
 

@@ -19,7 +19,7 @@ public enum PerpsCode {
     NOT_FOUND(13),
     /** Refused by the client's rate limiter (option rate_limit); nothing was sent. */
     RATE_LIMITED(14),
-    /** The stream was closed ({@link Stream#close()}), or has ended after its "failed" event. */
+    /** The stream was closed ({@link Stream#close()}), or has ended for good (next: after its "failed" event; a request: as soon as it is ending). */
     STREAM_CLOSED(15),
     /** A new WebSocket would break the venue's connection limits (counted in this process); nothing sent. */
     STREAM_LIMIT(16),
