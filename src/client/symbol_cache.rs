@@ -103,21 +103,28 @@ impl SymbolCache {
         at.checked_duration_since(self.base).map_or(0, |d| d.as_nanos().min(u128::from(u64::MAX - 1)) as u64 + 1)
     }
 
-    /// Keep a whole list, in place of whatever was kept.
-    pub fn store_list(&self, table: SymbolTable) -> Arc<SymbolTable> {
-        let table = Arc::new(table);
-        *self.table.write().unwrap_or_else(PoisonError::into_inner) = Some(table.clone());
+    /// Keep a whole list (its request sent at `sent`) in place of what was kept — but for
+    /// rules read after `sent` (a symbol read alone while the list was on its way), which
+    /// stay: answers land out of order.
+    pub fn store_list(&self, table: SymbolTable, sent: Instant) -> Arc<SymbolTable> {
+        let mut kept = self.table.write().unwrap_or_else(PoisonError::into_inner);
+        let table = match kept.as_deref() {
+            Some(old) => Arc::new(table.merged(old.read_after(sent))),
+            None => Arc::new(table),
+        };
+        *kept = Some(table.clone());
         table
     }
 
     /// Keep the rules of the symbols `table` (the answer to a read of `asked` alone, sent at
-    /// `sent`; empty for a 4xx refusal of it) lists, and the others as they were — but not
-    /// `asked` when the answer does not name it (in any case) and the rule kept for it was
-    /// read no later: kept, it would stay stale (read again at every order) though the venue
+    /// `sent`; empty for a 4xx refusal of it) lists, `asked` under that name whatever its
+    /// case in the answer, and the others as they were — but not `asked` when the answer does
+    /// not name it and the rule kept for it was read no later: kept, it would stay stale (read again at every order) though the venue
     /// no longer lists it.
     pub fn merge(&self, table: SymbolTable, asked: &str, sent: Instant) -> Arc<SymbolTable> {
         let mut kept = self.table.write().unwrap_or_else(PoisonError::into_inner);
-        let lacks_asked = !table.names(asked);
+        let table = table.named_as(asked);
+        let lacks_asked = table.rule(asked).is_none();
         let mut merged = match kept.as_deref() {
             Some(old) => old.merged(table),
             None => table,
@@ -278,7 +285,7 @@ mod tests {
                     scope.spawn(|| {
                         cache.read_once(Target::List, "BTC-USD", None, deadline, || {
                             reads.fetch_add(1, Ordering::SeqCst);
-                            Ok(cache.store_list(SymbolTable::parse(LIST).unwrap()))
+                            Ok(cache.store_list(SymbolTable::parse(LIST).unwrap(), Instant::now()))
                         })
                     })
                 })
@@ -292,7 +299,7 @@ mod tests {
         // The read is over: the next call reads again.
         let table = cache.read_once(Target::List, "BTC-USD", None, deadline, || {
             reads.fetch_add(1, Ordering::SeqCst);
-            Ok(cache.store_list(SymbolTable::parse(LIST).unwrap()))
+            Ok(cache.store_list(SymbolTable::parse(LIST).unwrap(), Instant::now()))
         });
         assert!(table.unwrap().rule("ETH-USD").is_some());
         assert_eq!(reads.load(Ordering::SeqCst), 2);
@@ -305,15 +312,42 @@ mod tests {
         let symbols = |table: &SymbolTable| table.symbols().map(str::to_owned).collect::<Vec<_>>();
         // Read at `earlier`, asked again at `later`: the answer lacks it, so it goes.
         let cache = SymbolCache::new(DEFAULT_MAX_AGE);
-        cache.store_list(btc(earlier));
+        cache.store_list(btc(earlier), earlier);
         assert_eq!(symbols(&cache.merge(SymbolTable::default(), "BTC-USD", later)), ["ETH-USD"]);
         // Listed by a read sent later than the one that lacks it (answers land out of
         // order): it stays. Named in another case: it was answered, and stays.
         let cache = SymbolCache::new(DEFAULT_MAX_AGE);
-        cache.store_list(btc(later));
+        cache.store_list(btc(later), later);
         assert_eq!(symbols(&cache.merge(SymbolTable::default(), "BTC-USD", earlier)), ["BTC-USD", "ETH-USD"]);
-        let lower = SymbolTable::parse_read_at(r#"[{"symbol":"btc-usd"}]"#, later).unwrap();
-        assert!(cache.merge(lower, "BTC-USD", later).rule("BTC-USD").is_some());
+        let lower = SymbolTable::parse_read_at(r#"[{"symbol":"btc-usd","qty_tick_decimals":1}]"#, later).unwrap();
+        let merged = cache.merge(lower, "BTC-USD", later);
+        assert_eq!(merged.rule("BTC-USD").unwrap().qty_tick_decimals, Some(1), "kept under the order's name");
+        assert!(merged.rule("btc-usd").is_none());
+    }
+
+    #[test]
+    fn a_list_keeps_the_rules_read_after_its_request_was_sent() {
+        let (sent, later) = (Instant::now(), Instant::now() + Duration::from_secs(1));
+        let cache = SymbolCache::new(DEFAULT_MAX_AGE);
+        // SOL-USD read alone while the list (which lacks it, and has BTC-USD's older rule)
+        // was on its way.
+        cache.merge(
+            SymbolTable::parse_read_at(r#"[{"symbol":"SOL-USD"},{"symbol":"BTC-USD","qty_tick_decimals":3}]"#, later)
+                .unwrap(),
+            "SOL-USD",
+            later,
+        );
+        let list = cache.store_list(
+            SymbolTable::parse_read_at(r#"[{"symbol":"BTC-USD","qty_tick_decimals":2},{"symbol":"ETH-USD"}]"#, sent)
+                .unwrap(),
+            sent,
+        );
+        assert!(list.rule("SOL-USD").is_some() && list.rule("ETH-USD").is_some());
+        assert_eq!(list.rule("BTC-USD").unwrap().qty_tick_decimals, Some(3), "the later rule stays");
+        // A list sent after them replaces them.
+        let newest = later + Duration::from_secs(1);
+        let list = cache.store_list(SymbolTable::parse_read_at(r#"[{"symbol":"ETH-USD"}]"#, newest).unwrap(), newest);
+        assert_eq!(list.symbols().collect::<Vec<_>>(), ["ETH-USD"]);
     }
 
     #[test]

@@ -40,7 +40,7 @@ impl Client {
         let mut read_now =
             |seen: Option<&Arc<SymbolTable>>, deadline: Instant| match self.read_rules(cache, symbol, seen, deadline) {
                 Ok(read) => Ok(read),
-                Err(error) if says_no_such_symbol(&error) => {
+                Err(error) if says_no_such_symbol(&error, symbol) => {
                     venue_says = Some(error.message().to_owned());
                     Ok((cache.current().unwrap_or_default(), Read::Symbol))
                 }
@@ -83,7 +83,7 @@ impl Client {
                         cache.set_per_symbol();
                     }
                 }
-                Err(error) if says_no_such_symbol(&error) => venue_says = Some(error.message().to_owned()),
+                Err(error) if says_no_such_symbol(&error, symbol) => venue_says = Some(error.message().to_owned()),
                 Err(error) => return Err(symbol_unavailable(error, symbol)),
             }
             deadline = Some(at);
@@ -148,7 +148,7 @@ impl Client {
                     cache.set_per_symbol();
                 }
             })?;
-        Ok(cache.store_list(symbol_table(answer, sent)?))
+        Ok(cache.store_list(symbol_table(answer, sent)?, sent))
     }
 
     /// `query_symbol_info` for one symbol: merge its rules into the table.
@@ -159,7 +159,7 @@ impl Client {
             .endpoint_answer(Endpoint::QuerySymbolInfo, None, Some(&params), &CallSecrets::none(), Some(deadline))
             .inspect_err(|error| {
                 // The venue has no such symbol (any more): its kept rules go.
-                if says_no_such_symbol(error) {
+                if says_no_such_symbol(error, symbol) {
                     cache.merge(SymbolTable::default(), symbol, sent);
                 }
             })?;
@@ -170,7 +170,7 @@ impl Client {
     /// symbol-rules cache.
     pub(super) fn keep_symbols(&self, answer: &str, sent: Instant) -> std::result::Result<Arc<SymbolTable>, String> {
         let cache = self.symbols.as_ref().ok_or("symbol rules are off")?;
-        Ok(cache.store_list(SymbolTable::parse_read_at(answer, sent)?))
+        Ok(cache.store_list(SymbolTable::parse_read_at(answer, sent)?, sent))
     }
 }
 
@@ -181,18 +181,24 @@ fn is_a_refusal(error: &Error) -> bool {
     (400..500).contains(&refusal) && !matches!(refusal, 408 | 429)
 }
 
-/// A refusal of a read of one symbol that says the venue has no such symbol: a 404 (as an
-/// HTTP status or a code), or a 4xx whose words say the symbol is not found, does not exist,
-/// is unknown or invalid. Another 4xx ("symbol is required") says the read failed, not that
-/// the symbol is missing.
-fn says_no_such_symbol(error: &Error) -> bool {
+/// A refusal of a read of `symbol` alone that says the venue has no such symbol: the venue's
+/// 404 (as an HTTP status or a code; not a web server's page, which a wrong path prefix
+/// brings), or a 4xx whose words name the symbol (or "symbol", "instrument") and say it is
+/// not found, does not exist, is unknown, invalid or not listed. Another refusal ("symbol is
+/// required", "invalid params", a 401 or 403) says the read failed, not that the symbol is
+/// missing.
+fn says_no_such_symbol(error: &Error, symbol: &str) -> bool {
     let refusal = error.venue_code().unwrap_or(error.http_status());
-    // The venue's own words (the message also holds the library's, e.g. a 401's hint).
+    if !is_a_refusal(error) || matches!(refusal, 401 | 403) || error.message().contains("a web server's page") {
+        return false;
+    }
+    // The venue's own words (the message also holds the library's).
     let words = error.body().and_then(super::answers::venue_reason).unwrap_or_default().to_ascii_lowercase();
-    let about_the_symbol = ["not found", "not exist", "unknown", "invalid", "no such", "not listed"]
+    let names_it = ["symbol", "instrument", &symbol.to_ascii_lowercase()].iter().any(|name| words.contains(name));
+    let missing = ["not found", "not exist", "unknown", "invalid", "no such", "not listed", "delisted"]
         .iter()
         .any(|phrase| words.contains(phrase));
-    refusal == 404 || (is_a_refusal(error) && about_the_symbol)
+    refusal == 404 || (names_it && missing)
 }
 
 /// The rules in an answer to a request sent at `sent`: they are as old as that (a rule the
@@ -240,4 +246,45 @@ fn not_fetched(what: &str, error: Error) -> Error {
         unavailable = unavailable.with_retry_after_ms(ms);
     }
     unavailable
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The error of a `query_symbol_info?symbol=BTC-USD` answered `status` with `body`.
+    fn answered(status: u16, body: &str) -> Error {
+        Error::new(Code::HttpStatus, format!("/api/query_symbol_info: the venue answered HTTP {status}"))
+            .with_status(status)
+            .with_body(body)
+    }
+
+    #[test]
+    fn only_a_refusal_about_the_symbol_says_there_is_no_such_symbol() {
+        for (error, none) in [
+            (answered(404, r#"{"code":404,"message":"not found"}"#), true),
+            (answered(400, r#"{"code":400,"message":"symbol not found"}"#), true),
+            (answered(400, r#"{"message":"BTC-USD does not exist"}"#), true),
+            (answered(422, r#"{"msg":"invalid symbol"}"#), true),
+            (Error::new(Code::ApiError, "refused").with_venue_code(404), true),
+            // A refusal for another reason: the read failed, the symbol may well exist.
+            (answered(400, r#"{"code":400,"message":"invalid params"}"#), false),
+            (answered(400, r#"{"code":400,"message":"symbol is required"}"#), false),
+            (answered(400, r#"{"message":"Unknown error"}"#), false),
+            (answered(401, r#"{"message":"invalid symbol token"}"#), false),
+            (answered(403, r#"{"message":"symbol not found"}"#), false),
+            (answered(429, r#"{"message":"symbol not found"}"#), false),
+            (answered(503, r#"{"message":"symbol not found"}"#), false),
+            (
+                Error::new(
+                    Code::HttpStatus,
+                    "the venue answered HTTP 404 (a web server's page, not the venue's answer)",
+                )
+                .with_status(404),
+                false,
+            ),
+        ] {
+            assert_eq!(says_no_such_symbol(&error, "BTC-USD"), none, "{error:?}");
+        }
+    }
 }

@@ -133,10 +133,21 @@ impl SymbolTable {
         SymbolTable { rules }
     }
 
-    /// Whether the table names `symbol`, in any case (a venue's answer for one symbol that
-    /// names it otherwise — `btc-usd` — still answers for it).
-    pub fn names(&self, symbol: &str) -> bool {
-        self.rules.iter().any(|(r, _)| r.symbol.eq_ignore_ascii_case(symbol))
+    /// This table (a venue's answer for `asked` alone) with a symbol named `asked` in another
+    /// case (`btc-usd`) named as asked: it answers for it, and is kept under the name the
+    /// orders use.
+    pub fn named_as(mut self, asked: &str) -> SymbolTable {
+        for (rule, _) in &mut self.rules {
+            if rule.symbol != asked && rule.symbol.eq_ignore_ascii_case(asked) {
+                rule.symbol = asked.to_owned();
+            }
+        }
+        self
+    }
+
+    /// The rules of this table read after `at`.
+    pub fn read_after(&self, at: Instant) -> SymbolTable {
+        SymbolTable { rules: self.rules.iter().filter(|(_, read)| *read > at).cloned().collect() }
     }
 
     /// This table without `symbol`'s rules.

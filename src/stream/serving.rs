@@ -27,8 +27,12 @@ pub(super) fn serve(
     let mut reader = shared.link().reader.take().expect("serve put the reader in the link and alone takes it");
     // A caller reading on this thread's CPU may have found the end (a refused login, which
     // marked the stream as ending) after the I/O thread's last look, while it ended the
-    // connection on a timer (idle, rotation): what the caller found is how it ended.
-    if let Some(end) = reader.ended.take() {
+    // connection on a timer (idle, rotation): what the caller found is how it ended — but a
+    // refusal, which has marked the stream as ending, always wins (a caller may read a Close
+    // frame after the I/O thread read the refusal).
+    if let Some(end) = reader.ended.take()
+        && ended.refused.is_none()
+    {
         ended = end.into();
     }
     ended.close = reader.close_reason;

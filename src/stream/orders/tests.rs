@@ -67,7 +67,7 @@ fn a_refusal_of_an_order_for_its_tick_or_qty_marks_the_symbol_rules_stale() {
     ];
     for (method, reply, stale) in cases {
         let cache = Arc::new(SymbolCache::new(Duration::from_secs(60)));
-        cache.store_list(SymbolTable::parse(rules_json).unwrap());
+        cache.store_list(SymbolTable::parse(rules_json).unwrap(), std::time::Instant::now());
         let state = Arc::new(OrderState::new("s-1".into(), false));
         let id = RequestId::fresh().unwrap();
         state.remember(&id, method, Some("c-1"), None).unwrap();
