@@ -181,24 +181,36 @@ fn is_a_refusal(error: &Error) -> bool {
     (400..500).contains(&refusal) && !matches!(refusal, 408 | 429)
 }
 
-/// A refusal of a read of `symbol` alone that says the venue has no such symbol: the venue's
-/// 404 (as an HTTP status or a code; not a web server's page, which a wrong path prefix
-/// brings), or a 4xx whose words name the symbol (or "symbol", "instrument") and say it is
-/// not found, does not exist, is unknown, invalid or not listed. Another refusal ("symbol is
-/// required", "invalid params", a 401 or 403) says the read failed, not that the symbol is
-/// missing.
+/// A refusal of a read of `symbol` alone that says the venue has no such symbol: a 4xx
+/// whose words tie a missing word to the symbol ("symbol not found", "unknown symbol",
+/// "invalid symbol", "BTC-USD does not exist"). Anything else ("symbol is required", "invalid
+/// params: symbol", "unknown field `symbol`", a bare 404 "not found" — which a gateway's
+/// wrong route gives too —, a 401 or 403) says the read failed, not that the symbol is
+/// missing: the order is then not sent because the rules could not be fetched, never
+/// refused as unlisted on a guess.
 fn says_no_such_symbol(error: &Error, symbol: &str) -> bool {
     let refusal = error.venue_code().unwrap_or(error.http_status());
-    if !is_a_refusal(error) || matches!(refusal, 401 | 403) || error.message().contains("a web server's page") {
+    if !is_a_refusal(error) || matches!(refusal, 401 | 403) {
         return false;
     }
     // The venue's own words (the message also holds the library's).
     let words = error.body().and_then(super::answers::venue_reason).unwrap_or_default().to_ascii_lowercase();
-    let names_it = ["symbol", "instrument", &symbol.to_ascii_lowercase()].iter().any(|name| words.contains(name));
-    let missing = ["not found", "not exist", "unknown", "invalid", "no such", "not listed", "delisted"]
-        .iter()
-        .any(|phrase| words.contains(phrase));
-    refusal == 404 || (names_it && missing)
+    const ABOUT_A_REQUEST: [&str; 6] = ["required", "param", "field", "missing", "format", "route"];
+    const TIED: [&str; 9] = [
+        "symbol not found",
+        "symbol does not exist",
+        "symbol not exist",
+        "unknown symbol",
+        "invalid symbol",
+        "no such symbol",
+        "symbol not listed",
+        "symbol is delisted",
+        "symbol delisted",
+    ];
+    const MISSING: [&str; 5] = ["not found", "does not exist", "not exist", "not listed", "delisted"];
+    let named = words.contains(&symbol.to_ascii_lowercase());
+    !ABOUT_A_REQUEST.iter().any(|word| words.contains(word))
+        && (TIED.iter().any(|phrase| words.contains(phrase)) || (named && MISSING.iter().any(|m| words.contains(m))))
 }
 
 /// The rules in an answer to a request sent at `sent`: they are as old as that (a rule the
@@ -262,12 +274,18 @@ mod tests {
     #[test]
     fn only_a_refusal_about_the_symbol_says_there_is_no_such_symbol() {
         for (error, none) in [
-            (answered(404, r#"{"code":404,"message":"not found"}"#), true),
-            (answered(400, r#"{"code":400,"message":"symbol not found"}"#), true),
+            (answered(404, r#"{"code":404,"message":"symbol not found"}"#), true),
+            (answered(400, r#"{"code":400,"message":"Symbol Not Found"}"#), true),
             (answered(400, r#"{"message":"BTC-USD does not exist"}"#), true),
             (answered(422, r#"{"msg":"invalid symbol"}"#), true),
-            (Error::new(Code::ApiError, "refused").with_venue_code(404), true),
+            (answered(400, r#"{"error":"unknown symbol BTC-USD"}"#), true),
             // A refusal for another reason: the read failed, the symbol may well exist.
+            (answered(404, r#"{"code":404,"message":"not found"}"#), false),
+            (answered(404, r#"{"message":"no Route matched with those values"}"#), false),
+            (Error::new(Code::ApiError, "refused").with_venue_code(404), false),
+            (answered(400, r#"{"code":400,"message":"invalid params: symbol is required"}"#), false),
+            (answered(400, r#"{"message":"unknown field `symbol`"}"#), false),
+            (answered(400, r#"{"message":"Invalid parameter 'symbol'"}"#), false),
             (answered(400, r#"{"code":400,"message":"invalid params"}"#), false),
             (answered(400, r#"{"code":400,"message":"symbol is required"}"#), false),
             (answered(400, r#"{"message":"Unknown error"}"#), false),
