@@ -37,15 +37,15 @@ impl Client {
         // symbol alone (a list so refused makes it read the symbol); one that says there is no
         // such symbol leaves the table without it, so that it reads as unknown, and the
         // refusal says why.
-        let mut read_now =
-            |seen: Option<&Arc<SymbolTable>>, deadline: Instant| match self.read_rules(cache, symbol, seen, deadline) {
+        let mut read_now = |seen: Option<&Arc<SymbolTable>>, deadline: Instant| -> Result<(Arc<SymbolTable>, Read)> {
+            match self.read_rules(cache, symbol, seen, deadline) {
                 Ok(read) => Ok(read),
-                Err(error) if says_no_such_symbol(&error, symbol) => {
-                    venue_says = Some(error.message().to_owned());
+                Err(error) => {
+                    no_such_symbol_or(error, symbol, &mut venue_says, |error| rules_unavailable(cache, error, symbol))?;
                     Ok((cache.current().unwrap_or_default(), Read::Symbol))
                 }
-                Err(error) => Err(rules_unavailable(cache, error, symbol)),
-            };
+            }
+        };
         // `read`: what this call read (or waited for), `None` while it read nothing.
         let (mut table, mut deadline, mut read) = match cache.current() {
             Some(table) if !cache.is_stale(&table, symbol) => (table, None, None),
@@ -83,8 +83,9 @@ impl Client {
                         cache.set_per_symbol();
                     }
                 }
-                Err(error) if says_no_such_symbol(&error, symbol) => venue_says = Some(error.message().to_owned()),
-                Err(error) => return Err(symbol_unavailable(error, symbol)),
+                Err(error) => {
+                    no_such_symbol_or(error, symbol, &mut venue_says, |error| symbol_unavailable(error, symbol))?;
+                }
             }
             deadline = Some(at);
         }
@@ -179,6 +180,22 @@ impl Client {
 fn is_a_refusal(error: &Error) -> bool {
     let refusal = error.venue_code().unwrap_or(error.http_status());
     (400..500).contains(&refusal) && !matches!(refusal, 408 | 429)
+}
+
+/// A failed read of the rules: the venue's word that it has no such symbol
+/// ([`says_no_such_symbol`]), kept in `venue_says` (the check goes on with rules that lack
+/// it), or the order's error (`unavailable`: nothing was sent).
+fn no_such_symbol_or(
+    error: Error,
+    symbol: &str,
+    venue_says: &mut Option<String>,
+    unavailable: impl FnOnce(Error) -> Error,
+) -> Result<()> {
+    if !says_no_such_symbol(&error, symbol) {
+        return Err(unavailable(error));
+    }
+    *venue_says = Some(error.message().to_owned());
+    Ok(())
 }
 
 /// A refusal of a read of `symbol` alone that says the venue has no such symbol: a 4xx

@@ -169,7 +169,11 @@ pub fn outcome_named_twice(body: &str) -> Option<&'static str> {
 /// escaped), if any: for answers where more than the outcome matters (a login's `token`,
 /// `chain`, `address`). `None` for text that is not a JSON object.
 pub fn key_named_twice(body: &str, keys: &[&'static str]) -> Option<&'static str> {
-    let entries = serde_json::from_str::<Entries<'_>>(body).ok()?.0;
+    named_twice_in(&serde_json::from_str::<Entries<'_>>(body).ok()?.0, keys)
+}
+
+/// The first of `keys` that `entries` (one object's, keys unescaped) name more than once.
+fn named_twice_in(entries: &RawEntries<'_>, keys: &[&'static str]) -> Option<&'static str> {
     keys.iter().copied().find(|key| entries.iter().filter(|(k, _)| k == key).count() > 1)
 }
 
@@ -278,10 +282,8 @@ pub fn sort_depth_book(body: &str) -> Result<String, Refusal> {
     let entries: RawEntries<'_> = serde_json::from_str::<Entries<'_>>(body)
         .map_err(|e| Refusal::Shape(format!("the depth book is not a JSON object: {}", excerpt(&e.to_string()))))?
         .0;
-    for key in OUTCOME_KEYS {
-        if entries.iter().filter(|(k, _)| k == key).count() > 1 {
-            return Err(Refusal::Shape(named_twice_message(key)));
-        }
+    if let Some(key) = named_twice_in(&entries, &OUTCOME_KEYS) {
+        return Err(Refusal::Shape(named_twice_message(key)));
     }
     let field = |name: &str| entries.iter().find(|(k, _)| k == name).map(|(_, v)| *v);
     // A raw value is valid JSON: it parses.

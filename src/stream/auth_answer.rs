@@ -22,8 +22,7 @@ use serde_json::{Map, Value};
 /// `what`: the frame that was answered, as the refusal names it.
 pub fn judge(frame: &Map<String, Value>, what: &str) -> AuthOutcome {
     let data = frame.get("data").filter(|d| !d.is_null());
-    let fields = data.and_then(Value::as_object);
-    let field = |name: &str| fields.and_then(|d| d.get(name)).or_else(|| frame.get(name)).filter(|v| !v.is_null());
+    let field = |name: &str| field(frame, name);
     // A `status` that is a number, or a string of digits, is a code (when there is no `code`);
     // otherwise a word.
     let status = field("status");
@@ -77,13 +76,12 @@ pub fn judge(frame: &Map<String, Value>, what: &str) -> AuthOutcome {
 /// integer, a number or `false` under `error`, or a success code may be a welcome or a
 /// notice of another kind.
 pub fn states_refusal(frame: &Map<String, Value>) -> bool {
-    let on_error_channel =
-        frame.get("channel").and_then(Value::as_str).is_none_or(|channel| channel.eq_ignore_ascii_case("error"));
-    if !on_error_channel || frame.get("channel").is_some_and(|c| !c.is_string() && !c.is_null()) {
-        return false;
+    match frame.get("channel") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(channel)) if channel.eq_ignore_ascii_case("error") => {}
+        Some(_) => return false,
     }
-    let fields = frame.get("data").and_then(Value::as_object);
-    let field = |name: &str| fields.and_then(|d| d.get(name)).or_else(|| frame.get(name)).filter(|v| !v.is_null());
+    let field = |name: &str| field(frame, name);
     matches!(venue_code(field("code")), Ok(Some(400..=599)))
         || field("success") == Some(&Value::Bool(false))
         || field("error").is_some_and(|e| match e {
@@ -119,6 +117,13 @@ fn named_twice(text: &str) -> Option<&'static str> {
         let data = serde_json::from_str::<WithData<'_>>(text).ok()?.data?;
         outcome_named_twice(data.get())
     })
+}
+
+/// An answer's field as the sources place it: in `data` when that is an object, else at the
+/// top level; `null` as absent.
+fn field<'a>(frame: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
+    let in_data = frame.get("data").and_then(Value::as_object).and_then(|data| data.get(name));
+    in_data.or_else(|| frame.get(name)).filter(|v| !v.is_null())
 }
 
 /// A word that says success when no code does: none, "success" or "ok" ([WJ] reads "ok"). The

@@ -230,13 +230,14 @@ impl Protocol for Orders {
             queue.push_quoting_venue(unrecognized::answering(text, "auth:login", received_ns));
             return AuthOutcome::Pending;
         }
-        let twice = names_outcome_twice(text);
-        let ack = !twice && is_ack(&frame);
-        let reply = match (ack, twice) {
-            (true, _) => pending::Reply::Ack,
-            (false, true) => pending::Reply::Outcome(pending::Verdict::Unknown),
-            (false, false) => pending::Reply::Outcome(verdict(&frame, message)),
+        let reply = if names_outcome_twice(text) {
+            pending::Reply::Outcome(pending::Verdict::Unknown)
+        } else if is_ack(&frame) {
+            pending::Reply::Ack
+        } else {
+            pending::Reply::Outcome(verdict(&frame, message))
         };
+        let ack = matches!(reply, pending::Reply::Ack);
         let pending::Answer { request, repeat, first, contradicts } = self.state.answered(request_id, reply);
         // An order the venue carried out shows the connection logged in; a refusal does not
         // (it may be the token's), nor does a gateway's ack.
