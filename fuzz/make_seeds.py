@@ -90,6 +90,12 @@ seeds = {
                  b"\x01HTTP/1.1 500 Internal Server Error\r\nContent-Length: 2\r\n\r\n{}",
                  b"\x01HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\na\r\n{\"code\":0}\r\n0\r\n\r\n",
                  b"\x01HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:1/\r\nContent-Length: 0\r\n\r\n",
+                 # A change's answer with no code that does not say success; another cl_ord_id;
+                 # a time-out and a refusal whose code is a server error (outcome unknown).
+                 b"\x00" + b'{"message":"alo order rejected","request_id":"r"}', b"\x00" + b'{"success":true,"msg":"placed"}', b"\x00" + b'{"success":true}',
+                 b"\x00" + b'{"code":0,"cl_ord_id":"venue-1"}', b"\x00" + b'{"code":0,"cl_ord_id":"fuzz-1"}',
+                 b"\x01HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n",
+                 b"\x01HTTP/1.1 400 Bad Request\r\nContent-Length: 14\r\n\r\n{\"code\":\"503\"}",
                  b"\x02" + json.dumps({"token": "tok", "chain": "bsc", "address": BSC_ADDRESS}).encode(),
                  b"\x02" + json.dumps({"token": "a.eyJleHAiOjQxMDI0NDQ4MDB9.c", "chain": "bsc", "address": BSC_ADDRESS.lower()}).encode(),
                  b'\x02{"success":false,"message":"signature expired"}', b'\x02{"code":"10002","msg":"no"}',

@@ -127,8 +127,9 @@ typedef enum perps_code {
    * The venue's HTTP 404 from one of the endpoint calls (`perps_cancel_order`,
    * `perps_query_order`, …): "order not found" — already gone, or not visible yet (a new
    * order can stay unknown for up to ~10 s). Only a venue-shaped 404 (a JSON, text or empty
-   * body): an HTML page, or the bare text "404 page not found" (a proxy's or web server's
-   * page, e.g. for a wrong URL or path prefix), says nothing about the order and is
+   * body): an HTML page, the bare text "404 page not found", or a gateway's words that no
+   * route matched ("no route", `route_not_found`, "no endpoint"…: a proxy's or web
+   * server's answer, e.g. for a wrong URL or path prefix), says nothing about the order and is
    * `PERPS_HTTP_STATUS`. Also the venue's `code` 404 in an HTTP 200 answer of those calls.
    * `perps_new_order` and `perps_request` report every 404 as `PERPS_HTTP_STATUS`.
    */
@@ -341,8 +342,9 @@ char *perps_signin(const struct perps_client *c, const struct perps_session *s, 
  * `perps_error_cl_ord_id(e)` (`perps_query_order`) before sending again. HTTP 200 with a
  * `code` other than 0 or 200 → `PERPS_API_ERROR` (5xx or 408: may have reached the venue),
  * and so is `"success": false` with no code; a `code` that is not an integer written
- * plainly (`0.0`, `1e-400`, `-0`), or a success code beside `"success": false` →
- * `PERPS_BAD_RESPONSE`, may have reached the venue.
+ * plainly (`0.0`, `1e-400`, `-0`), a success code beside `"success": false`, no code beside
+ * words other than "success" or "ok" (`{"message":"alo order rejected"}`), or a `cl_ord_id`
+ * other than the one sent → `PERPS_BAD_RESPONSE`, may have reached the venue.
  */
 char *perps_new_order(const struct perps_client *c, const struct perps_session *s, const char *order_json, struct perps_error **err);
 

@@ -289,15 +289,26 @@ fn answers_come_back_as_the_venue_sent_them() {
     }
     // `null` from an endpoint documented to answer a bare array is its empty list (Go
     // encodes an empty slice as null); from any other, an answer of the wrong shape.
-    for name in ["query_positions", "query_funding_history", "query_symbol_info"] {
+    for name in [
+        "query_positions",
+        "query_funding_history",
+        "query_symbol_info",
+        "query_open_orders",
+        "query_orders",
+        "query_trades",
+    ] {
         let rogue = Rogue::start(|_, _| json(200, " null\n"));
         let client = client_at(&rogue.url(), FAST);
         assert_eq!(call(&client, Some(&api_session(SEED)), name, None).unwrap(), "[]", "{name}");
     }
-    for name in ["query_balance", "query_open_orders", "query_orders"] {
+    for (name, params) in [
+        ("query_balance", None),
+        ("query_position_config", Some(r#"{"symbol":"BTC-USD"}"#)),
+        ("cancel_orders", Some(r#"{"order_id_list":[1]}"#)),
+    ] {
         let rogue = Rogue::start(|_, _| json(200, "null"));
         let client = client_at(&rogue.url(), FAST);
-        let f = expect(call(&client, Some(&api_session(SEED)), name, None), PERPS_BAD_RESPONSE, true);
+        let f = expect(call(&client, Some(&api_session(SEED)), name, params), PERPS_BAD_RESPONSE, true);
         assert!(f.message.contains("neither a JSON object nor an array"), "{name}: {f:?}");
     }
 }

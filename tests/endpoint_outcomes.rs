@@ -27,6 +27,14 @@ fn venue_refusals_map_to_their_codes_with_the_ids_sent() {
         // not found", which would make an engine resend a live order.
         (404, &[], "\n <html>404 page not found</html>", PERPS_HTTP_STATUS, false),
         (404, &["Content-Type: text/html; charset=utf-8"], "404 page not found", PERPS_HTTP_STATUS, false),
+        // A gateway's or a framework's word that no route matched (Kong, Envoy, a server's
+        // "no endpoint"): not the venue's word on the order either.
+        (404, &[], r#"{"message":"no Route matched with those values"}"#, PERPS_HTTP_STATUS, false),
+        (404, &["Content-Type: text/plain"], "route_not_found", PERPS_HTTP_STATUS, false),
+        (404, &[], r#"{"code":404,"message":"no endpoint /api/cancel_order"}"#, PERPS_HTTP_STATUS, false),
+        // A time-out, or a refusal whose code is a server error: the outcome is open.
+        (408, &[], r#"{"code":408,"message":"request timeout"}"#, PERPS_HTTP_STATUS, true),
+        (400, &[], r#"{"code":503,"message":"upstream busy"}"#, PERPS_HTTP_STATUS, true),
         (429, &["Retry-After: 2"], r#"{"code":429,"message":"rate limit"}"#, PERPS_HTTP_STATUS, false),
         (400, &[], r#"{"code":400,"message":"bad"}"#, PERPS_HTTP_STATUS, false),
         (401, &[], "", PERPS_HTTP_STATUS, false),

@@ -188,9 +188,11 @@ fn check_order(result: Result<String, common::Failure>, body: Option<&[u8]>) {
             if let Some(body) = body {
                 // A UTF-8 byte-order mark before the JSON is dropped (RFC 8259 §8.1).
                 let body = body.strip_prefix("\u{feff}".as_bytes()).unwrap_or(body);
-                // The venue's answer, with the order's cl_ord_id added when its object lacks one.
+                // The venue's answer, with the order's cl_ord_id added when its object lacks one;
+                // one that names it names the one sent.
                 let object: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(body).unwrap();
-                if object.contains_key("cl_ord_id") {
+                if let Some(named) = object.get("cl_ord_id") {
+                    assert_eq!(named.as_str(), Some(CL_ORD_ID), "an answer naming another cl_ord_id");
                     assert_eq!(answer.as_bytes(), body, "an order's answer is returned unchanged");
                 } else {
                     let text = std::str::from_utf8(body).unwrap().trim_end();
@@ -219,6 +221,22 @@ fn check_order(result: Result<String, common::Failure>, body: Option<&[u8]>) {
             // `"success": false` is a refusal, with or without a code.
             let stated = value.as_object().unwrap().get("success");
             assert_ne!(stated, Some(&serde_json::Value::Bool(false)), "a success that says it failed");
+            // With no code, nothing may say otherwise: `success` absent or true, and words of
+            // success or none.
+            if code.is_none_or(serde_json::Value::is_null) {
+                let object = value.as_object().unwrap();
+                let words = ["message", "msg", "error"]
+                    .iter()
+                    .find_map(|k| object.get(*k).and_then(|w| w.as_str()).filter(|w| !w.trim().is_empty()))
+                    .unwrap_or("")
+                    .trim();
+                let plain = |s: &serde_json::Value| s.is_null() || *s == serde_json::Value::Bool(true);
+                assert!(stated.is_none_or(plain), "success with \"success\": {stated:?}");
+                assert!(
+                    words.is_empty() || words.eq_ignore_ascii_case("success") || words.eq_ignore_ascii_case("ok"),
+                    "a success with no code whose words say otherwise: {words:?}"
+                );
+            }
         }
         Err(f) => match f.code {
             // The request was read in full before any answer: everything but a refusal
@@ -239,9 +257,12 @@ fn check_order(result: Result<String, common::Failure>, body: Option<&[u8]>) {
                 }
             }
             PERPS_API_ERROR => assert_eq!(f.reached, refusal_code_leaves_outcome_unknown(&f.message), "{f:?}"),
+            // Refused, unless a server error or a time-out leaves it open: 5xx, 408, or a
+            // body whose code says so.
             PERPS_HTTP_STATUS => {
                 assert!(!(200..300).contains(&f.http_status), "{f:?}");
-                assert_eq!(f.reached, f.http_status >= 500, "{f:?}");
+                let open = f.http_status >= 500 || f.http_status == 408 || body_code_leaves_outcome_unknown(&f);
+                assert_eq!(f.reached, open, "{f:?}");
             }
             other => panic!("undocumented outcome {other:?}: {f:?}"),
         },
@@ -262,6 +283,25 @@ fn refusal_code_leaves_outcome_unknown(message: &str) -> bool {
     let digits: String = after.chars().take_while(|c| c.is_ascii_digit() || *c == '-').collect();
     let code: i64 = digits.parse().expect("the code is an integer");
     (500..=599).contains(&code) || code == 408
+}
+
+/// Whether the error's body is a JSON object whose `code` — an integer written plainly, or a
+/// string of digits — is 5xx or 408.
+fn body_code_leaves_outcome_unknown(f: &common::Failure) -> bool {
+    let Some(Ok(serde_json::Value::Object(object))) =
+        f.body.as_deref().map(|b| serde_json::from_str::<serde_json::Value>(b.trim()))
+    else {
+        return false;
+    };
+    let code = match object.get("code") {
+        Some(serde_json::Value::Number(n)) => n.as_i64(),
+        Some(serde_json::Value::String(s)) => {
+            let digits = s.strip_prefix('-').unwrap_or(s);
+            (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then(|| s.parse::<i64>().ok()).flatten()
+        }
+        _ => None,
+    };
+    code.is_some_and(|code| (500..=599).contains(&code) || code == 408)
 }
 
 fn in_codes(f: &common::Failure, codes: &[perps_code]) {

@@ -13,12 +13,13 @@ use crate::redact::CallSecrets;
 use serde_json::Value;
 
 /// A non-2xx answer is `PERPS_HTTP_STATUS` carrying the status and body.
-pub(super) fn require_2xx(reply: Reply, what: &str, secrets: &CallSecrets<'_>) -> Result<Reply> {
+/// `now_ms`: the venue's clock, for a `Retry-After` date ([`refusal`]).
+pub(super) fn require_2xx(reply: Reply, what: &str, secrets: &CallSecrets<'_>, now_ms: i64) -> Result<Reply> {
     if (200..300).contains(&reply.status) {
         return Ok(reply);
     }
     let reply = redacted(reply, secrets);
-    let error = refusal(&reply, what);
+    let error = refusal(&reply, what, now_ms);
     Err(error.with_body(reply.body))
 }
 
@@ -36,8 +37,16 @@ pub(super) fn redacted(reply: Reply, secrets: &CallSecrets<'_>) -> Reply {
 ///
 /// Whether the venue may have acted on the request: not for 3xx/4xx (it refused), possibly
 /// for 5xx, and also for 1xx: an informational or protocol-switch answer that is all the
-/// venue ever sent means it read the request and did not refuse it.
-pub(super) fn refusal(reply: &Reply, what: &str) -> Error {
+/// venue ever sent means it read the request and did not refuse it. Nor for a 4xx whose own
+/// words leave the outcome open: HTTP 408 (a time-out: venue-api.md §3.1 lists 408 among the
+/// venue's codes, which a gateway may answer once the request went on behind it), or a body
+/// whose `code` is a server error or a time-out (`answer::code_leaves_outcome_unknown`) —
+/// the same code under HTTP 200 may have reached the venue, and "not reached" would have an
+/// engine place the order again.
+///
+/// `now_ms`: the venue's clock (`Client::venue_now_ms`), against which a `Retry-After`
+/// written as a date — the venue's — is read.
+pub(super) fn refusal(reply: &Reply, what: &str, now_ms: i64) -> Error {
     let status = reply.status;
     let reason = venue_reason(&reply.body);
     let hint = match status {
@@ -60,15 +69,22 @@ pub(super) fn refusal(reply: &Reply, what: &str) -> Error {
     let quoted = reason.map(|r| format!(": \"{r}\"")).unwrap_or_default();
     let error = Error::new(Code::HttpStatus, format!("{what}: the venue answered HTTP {status}{hint}{quoted}"))
         .with_status(status)
-        .reached_venue(!(200..500).contains(&status));
+        .reached_venue(!(200..500).contains(&status) || status == 408 || body_code_leaves_outcome_unknown(&reply.body));
     // 429 and 503 may say how long to wait (seconds or an HTTP date).
     match (status, &reply.retry_after) {
-        (429 | 503, Some(value)) => match super::retry_after::millis(value, crate::body_sign::now_ms()) {
+        (429 | 503, Some(value)) => match super::retry_after::millis(value, now_ms) {
             Some(ms) => error.with_retry_after_ms(ms),
             None => error,
         },
         _ => error,
     }
+}
+
+/// Whether a refusal's JSON body names a `code` that leaves its outcome unknown (5xx, 408).
+fn body_code_leaves_outcome_unknown(body: &str) -> bool {
+    let Ok(Value::Object(answer)) = serde_json::from_str::<Value>(body.trim()) else { return false };
+    crate::endpoints::answer::venue_code(answer.get("code"))
+        .is_ok_and(|code| code.is_some_and(crate::endpoints::answer::code_leaves_outcome_unknown))
 }
 
 /// The venue's reason in an answer (`error::venue_words`): the `message` string of a JSON object (the
@@ -93,13 +109,34 @@ pub(crate) fn venue_reason(body: &str) -> Option<String> {
 
 /// Whether an answer is a web server's or a proxy's page rather than the venue's answer
 /// (JSON, plain text or empty), as for a wrong URL or path prefix: an HTML page
-/// (`Content-Type: text/html`, or a body that starts with '<'), or the bare text Go's
-/// net/http answers for a path it has no route for ("404 page not found").
+/// (`Content-Type: text/html`, or a body that starts with '<'), the bare text Go's
+/// net/http answers for a path it has no route for ("404 page not found"), or words that
+/// say no route matched the request ([`says_no_route`]).
 pub(super) fn is_web_server_page(reply: &Reply) -> bool {
     let media_type = |value: &str| value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
     reply.content_type.as_deref().is_some_and(|value| media_type(value) == "text/html")
         || reply.body.trim_start().starts_with('<')
         || reply.body.trim().eq_ignore_ascii_case("404 page not found")
+        || says_no_route(&reply.body)
+}
+
+/// Words of a gateway or web framework that found no route for the request — Kong's
+/// `{"message":"no Route matched with those values"}`, Envoy's `route_not_found`, a server's
+/// "no endpoint /api/x" — rather than the venue's word on an order: such a 404, during a
+/// deployment or with a wrong path prefix, says nothing about the order, and taking it for
+/// "order not found" would have an engine forget a live order (or place it again).
+fn says_no_route(body: &str) -> bool {
+    const NO_ROUTE: [&str; 7] = [
+        "no route",
+        "route not found",
+        "route_not_found",
+        "no endpoint",
+        "endpoint not found",
+        "no handler",
+        "no such path",
+    ];
+    let body = body.to_ascii_lowercase();
+    NO_ROUTE.iter().any(|words| body.contains(words))
 }
 
 /// The venue's refusal of a stale `x-request-timestamp` (HTTP 403 "signature has expired").
@@ -142,9 +179,12 @@ mod tests {
             html(Some("text/html; charset=utf-8"), "404 page not found"),
             html(Some(" Text/HTML"), ""),
             html(Some("text/plain; charset=utf-8"), "404 page not found\n"),
+            html(Some("application/json"), r#"{"message":"no Route matched with those values"}"#),
+            html(None, "route_not_found"),
+            html(None, r#"{"code":404,"message":"no endpoint /api/cancel_order"}"#),
         ] {
             assert!(is_web_server_page(&page), "{page:?}");
-            let e = refusal(&page, "/api/query_order");
+            let e = refusal(&page, "/api/query_order", 0);
             assert!(
                 e.message()
                     .contains("the URL or its path prefix may be wrong; check the client's base_url and perps_url"),
@@ -160,27 +200,37 @@ mod tests {
             html(Some("text/htmlx"), "not found"),
         ] {
             assert!(!is_web_server_page(&venue), "{venue:?}");
-            assert!(refusal(&venue, "x").message().contains("HTTP 404 (not found)"));
+            assert!(refusal(&venue, "x", 0).message().contains("HTTP 404 (not found)"));
         }
     }
 
     #[test]
     fn the_venue_reason_is_quoted_with_a_hint() {
-        let e = refusal(&reply(403, r#"{"code":403,"message":"signature has expired"}"#), "/api/new_order");
+        let e = refusal(&reply(403, r#"{"code":403,"message":"signature has expired"}"#), "/api/new_order", 0);
         assert!(e.message().contains("perps_client_sync_time"), "{}", e.message());
         assert!(e.message().ends_with(": \"signature has expired\""), "{}", e.message());
-        let e = refusal(&reply(403, r#"{"code":403,"message":"Invalid signature"}"#), "x");
+        let e = refusal(&reply(403, r#"{"code":403,"message":"Invalid signature"}"#), "x", 0);
         assert!(!e.message().contains("sync_time") && e.message().contains("Invalid signature"));
-        let e = refusal(&reply(502, "<html>Bad Gateway</html>\nmore"), "x");
+        let e = refusal(&reply(502, "<html>Bad Gateway</html>\nmore"), "x", 0);
         assert!(e.message().ends_with(": \"<html>Bad Gateway</html>\"") && e.may_have_reached_venue());
-        assert_eq!(refusal(&reply(400, ""), "x").message(), "x: the venue answered HTTP 400");
-        assert_eq!(refusal(&reply(400, "[1,2]"), "x").message(), "x: the venue answered HTTP 400");
-        assert!(refusal(&reply(101, ""), "x").may_have_reached_venue());
-        assert!(!refusal(&reply(404, ""), "x").may_have_reached_venue());
+        assert_eq!(refusal(&reply(400, ""), "x", 0).message(), "x: the venue answered HTTP 400");
+        assert_eq!(refusal(&reply(400, "[1,2]"), "x", 0).message(), "x: the venue answered HTTP 400");
+        assert!(refusal(&reply(101, ""), "x", 0).may_have_reached_venue());
+        assert!(!refusal(&reply(404, ""), "x", 0).may_have_reached_venue());
+        // A time-out, or a body naming a server error or a time-out: the outcome is open.
+        assert!(refusal(&reply(408, ""), "x", 0).may_have_reached_venue());
+        for body in [r#"{"code":503,"message":"busy"}"#, r#"{"code":"408"}"#, r#"{"code":500}"#] {
+            assert!(refusal(&reply(400, body), "x", 0).may_have_reached_venue(), "{body}");
+        }
+        for body in [r#"{"code":400}"#, r#"{"code":5e2}"#, "500", r#"[{"code":500}]"#] {
+            assert!(!refusal(&reply(400, body), "x", 0).may_have_reached_venue(), "{body}");
+        }
         // The venue's whole reason up to 200 characters, escaped; beyond, cut and marked.
         let long = format!(r#"{{"message":"{}\n\u202e"}}"#, "é".repeat(60));
-        assert!(refusal(&reply(400, &long), "x").message().ends_with(&format!("\"{}\\n\\u{{202e}}\"", "é".repeat(60))));
+        assert!(
+            refusal(&reply(400, &long), "x", 0).message().ends_with(&format!("\"{}\\n\\u{{202e}}\"", "é".repeat(60)))
+        );
         let longer = format!(r#"{{"message":"{}"}}"#, "é".repeat(300));
-        assert!(refusal(&reply(400, &longer), "x").message().ends_with(&format!("\"{}…\"", "é".repeat(200))));
+        assert!(refusal(&reply(400, &longer), "x", 0).message().ends_with(&format!("\"{}…\"", "é".repeat(200))));
     }
 }

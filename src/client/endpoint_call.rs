@@ -74,8 +74,9 @@ impl Client {
         let body = body.as_deref().map(str::as_bytes);
         let outgoing = Outgoing { method, target: &target, body, account, secrets, not_found: true, deadline };
         let exchanged = self.exchange(&outgoing)?;
+        let answering = if spec.auth == Auth::Signed { answer::Answering::Change } else { answer::Answering::Read };
         let shaped = match spec.shape {
-            Shape::AsSent => answer::check(&exchanged.reply.body).map(|()| None),
+            Shape::AsSent => answer::check(&exchanged.reply.body, answering).map(|()| None),
             Shape::List => answer::check_list(&exchanged.reply.body),
             Shape::DepthBook => answer::sort_depth_book(&exchanged.reply.body).map(Some),
         };

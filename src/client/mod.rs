@@ -150,7 +150,7 @@ impl Client {
         }
         let reply =
             self.send(self.base_host, Method::GET, &format!("{}/v1/offchain/certs", self.base_url), &[], None)?;
-        let reply = require_2xx(reply, "certs", secrets)?;
+        let reply = require_2xx(reply, "certs", secrets, self.venue_now_ms())?;
         let certs = Arc::new(CertSet::parse(&reply.body).map_err(|e| {
             let reply = answers::redacted(reply, secrets);
             e.with_status(reply.status).with_body(reply.body)

@@ -43,7 +43,7 @@ impl Client {
         let url = format!("{}/v1/offchain/prepare-signin?chain={}", self.base_url, chain.as_str());
         let body = json!({ "address": address, "requestId": session.request_id() }).to_string();
         let reply = self.post_to_auth(&url, body.as_bytes())?;
-        let reply = require_2xx(reply, "prepare-signin", secrets)?;
+        let reply = require_2xx(reply, "prepare-signin", secrets, self.venue_now_ms())?;
         let answer = json_object(&reply, "prepare-signin", secrets)?;
         if let Some(key) = crate::endpoints::answer::outcome_named_twice(&reply.body) {
             return Err(Error::bad_response(format!(
@@ -135,7 +135,7 @@ impl Client {
         let url = format!("{}/v1/offchain/login?chain={}", self.base_url, pending.chain.as_str());
         let reply = self.post_to_auth(&url, body.as_bytes())?;
         if !(200..300).contains(&reply.status) {
-            return Err(login_refusal(&reply, secrets));
+            return Err(login_refusal(&reply, secrets, self.venue_now_ms()));
         }
         // Not through `json_object`: that attaches the body, and a cut answer can hold the token.
         let answer: serde_json::Map<String, Value> = serde_json::from_str(&reply.body).map_err(|_| {
@@ -182,8 +182,8 @@ impl Client {
 /// A non-2xx login answer: its status and the venue's reason, never its body (an answer to
 /// login may hold a token we do not know, so it cannot be redacted as the session's is).
 /// The reason is quoted only after every word shaped like a token is cut out of it.
-fn login_refusal(reply: &super::Reply, secrets: &CallSecrets<'_>) -> Error {
-    refusal(&super::Reply { body: without_tokens(&reply.body, secrets), ..reply.clone() }, "login")
+fn login_refusal(reply: &super::Reply, secrets: &CallSecrets<'_>, now_ms: i64) -> Error {
+    refusal(&super::Reply { body: without_tokens(&reply.body, secrets), ..reply.clone() }, "login", now_ms)
 }
 
 /// A 2xx login answer that states a refusal (by `code`, or by `"success": false` with no

@@ -9,7 +9,7 @@ use super::symbol_rules::is_rules_error;
 use super::transport::Reply;
 use super::{Client, guarded, json_object, require_2xx, sent_tracker};
 use crate::body_sign::BodySignature;
-use crate::endpoints::answer::{self, Refusal};
+use crate::endpoints::answer::{self, Answering, Refusal};
 use crate::error::{Code, Error, Result, excerpt, venue_words};
 use crate::order;
 use crate::redact::CallSecrets;
@@ -235,7 +235,7 @@ impl Client {
             .map_err(|e| if sent_tracker::request_bytes_sent() { with_request_id(e, signature.as_ref()) } else { e })?;
         self.pause_on_429(&paced.limits, &reply);
         let not_found = outgoing.not_found && reply.status == 404 && !is_web_server_page(&reply);
-        let reply = require_2xx(reply, path, outgoing.secrets).map_err(|e| {
+        let reply = require_2xx(reply, path, outgoing.secrets, self.venue_now_ms()).map_err(|e| {
             let e = if not_found { e.with_code(Code::NotFound) } else { e };
             with_request_id(e, signature.as_ref())
         })?;
@@ -249,7 +249,7 @@ impl Client {
         let reply =
             self.send(self.perps_host, Method::GET, &format!("{}/api/kline/time", self.perps_url), &[], None)?;
         let finished = crate::body_sign::now_ms();
-        let reply = require_2xx(reply, "kline/time", &CallSecrets::none())?;
+        let reply = require_2xx(reply, "kline/time", &CallSecrets::none(), self.venue_now_ms())?;
         let venue_ms = super::venue_time::millis(&reply.body).map_err(|why| {
             Error::bad_response(format!("kline/time: {why}")).with_status(reply.status).with_body(reply.body.clone())
         })?;
@@ -262,22 +262,31 @@ impl Client {
 }
 
 /// A 2xx answer to `perps_request`, returned as the venue sent it. A JSON object's `code`,
-/// when present, must be a success (judged by `endpoints::answer::refusal_code`). Any other
-/// JSON is the venue's answer as it is: several endpoints answer an array (funding history,
+/// when present, must be a success (judged by `endpoints::answer::refusal_code`); a change's
+/// object without one must not say otherwise (`answer::stated_for_change`). Any other JSON
+/// is the venue's answer as it is: several endpoints answer an array (funding history,
 /// recent trades, funding rates, `cancel_orders`' `[]`; venue-api.md §1.3–1.5), and
 /// `perps_request` is the only way to some of them. Plain text (`/api/health` answers `OK`)
-/// is returned for a GET only, and never a web page (a wrong URL's): a POST, PUT or DELETE
-/// answered with no JSON leaves its effect unknown, so it is `PERPS_BAD_RESPONSE` that may
-/// have reached the venue.
+/// and bare numbers (`/api/kline/time`) are returned for a GET only, and never a web page (a
+/// wrong URL's): a POST, PUT or DELETE answered with neither an object nor an array (no
+/// JSON, `null`, `false`, `"rate limited"`) leaves its effect unknown, so it is
+/// `PERPS_BAD_RESPONSE` that may have reached the venue.
 fn venue_result(exchanged: &Exchanged, what: &str, read: bool) -> Result<String> {
     let reply = &exchanged.reply;
-    let is_object = reply.body.trim_start().starts_with('{');
-    if is_object {
-        check_code(exchanged, what)?;
-    } else if serde_json::from_str::<serde::de::IgnoredAny>(&reply.body).is_err()
-        && (!read || is_web_server_page(reply))
-    {
-        let error = Error::bad_response(format!("{what}: the venue's answer is not JSON"))
+    let text = reply.body.trim_start();
+    if text.starts_with('{') {
+        check_code(exchanged, what, if read { Answering::Read } else { Answering::Change })?;
+        return Ok(reply.body.clone());
+    }
+    let json = serde_json::from_str::<serde::de::IgnoredAny>(&reply.body).is_ok();
+    let refused = match (read, json) {
+        (true, false) if is_web_server_page(reply) => Some("the venue's answer is not JSON"),
+        (false, false) => Some("the venue's answer is not JSON"),
+        (false, true) if !text.starts_with('[') => Some("the venue's answer is neither a JSON object nor an array"),
+        _ => None,
+    };
+    if let Some(why) = refused {
+        let error = Error::bad_response(format!("{what}: {why}"))
             .with_status(reply.status)
             .with_body(exchanged.secrets.redact(&reply.body).into_owned());
         return Err(exchanged.refused(error.reached_venue(true)));
@@ -286,13 +295,25 @@ fn venue_result(exchanged: &Exchanged, what: &str, read: bool) -> Result<String>
 }
 
 /// The order's answer, with its `cl_ord_id` added when the venue's object lacks one
-/// (`{"code":0,"message":"success","request_id":…,"cl_ord_id":…}`); otherwise the venue's
-/// text unchanged.
+/// (`{"code":0,"message":"success","request_id":…,"cl_ord_id":…}`); the venue's text
+/// unchanged when it names the one sent. An answer naming another (`null`, `""`, an id of
+/// the venue's, two of them) contradicts the order's identity: the caller would look the
+/// order up, or cancel it, by an id it was not sent with. Its outcome is unknown:
+/// `PERPS_BAD_RESPONSE`, which may have reached the venue, carrying the id sent (and the
+/// venue's body), so the order is looked up by both before anything is sent again.
 fn order_answer(exchanged: &Exchanged, cl_ord_id: &str) -> Result<String> {
-    let answer = check_code(exchanged, "new_order")?;
+    let answer = check_code(exchanged, "new_order", Answering::Change)?;
     let body = &exchanged.reply.body;
-    if answer.contains_key("cl_ord_id") {
-        return Ok(body.clone());
+    if let Some(named) = answer.get("cl_ord_id") {
+        if named.as_str() == Some(cl_ord_id) && answer::key_named_twice(body, &["cl_ord_id"]).is_none() {
+            return Ok(body.clone());
+        }
+        let error = Error::bad_response(format!(
+            "new_order: the venue's answer names a cl_ord_id ({}) other than the one sent ({cl_ord_id}), or names it \
+             twice: its outcome is unknown; look the order up by both before sending it again",
+            excerpt(&named.to_string())
+        ));
+        return Err(exchanged.refused(error.reached_venue(true)));
     }
     let trimmed = body.trim_end();
     let head = trimmed.strip_suffix('}').expect("a JSON object ends with '}'");
@@ -301,8 +322,13 @@ fn order_answer(exchanged: &Exchanged, cl_ord_id: &str) -> Result<String> {
     Ok(format!("{head}{separator}\"cl_ord_id\":{quoted}}}"))
 }
 
-/// Parse the answer as a JSON object and check its `code`.
-fn check_code(exchanged: &Exchanged, what: &str) -> Result<serde_json::Map<String, serde_json::Value>> {
+/// Parse the answer as a JSON object and check its `code` (for a change, a missing one too:
+/// `answer::stated_for_change`).
+fn check_code(
+    exchanged: &Exchanged,
+    what: &str,
+    answering: Answering,
+) -> Result<serde_json::Map<String, serde_json::Value>> {
     let answer =
         json_object(&exchanged.reply, what, exchanged.secrets).map_err(|e| exchanged.refused(e.reached_venue(true)))?;
     if let Some(key) = crate::endpoints::answer::outcome_named_twice(&exchanged.reply.body) {
@@ -310,7 +336,11 @@ fn check_code(exchanged: &Exchanged, what: &str) -> Result<serde_json::Map<Strin
         return Err(exchanged.refused(error.reached_venue(true)));
     }
     let words = crate::endpoints::answer::words(&answer);
-    match crate::endpoints::answer::stated(answer.get("code"), answer.get("success"), words) {
+    let stated = match answering {
+        Answering::Read => answer::stated(answer.get("code"), answer.get("success"), words),
+        Answering::Change => answer::stated_for_change(answer.get("code"), answer.get("success"), words),
+    };
+    match stated {
         Ok(()) => Ok(answer),
         Err(refusal) => Err(exchanged.refusal(what, refusal, false)),
     }

@@ -197,7 +197,9 @@ impl Endpoint {
             &[optional("order_id", OrderId), optional("cl_ord_id", ClOrdId)],
             Rule::AnyOf(&["order_id", "cl_ord_id"]),
         );
-        static QUERY_ORDERS: Spec = get(
+        // The lists of orders and trades come in the page envelope ({page_size,result,total})
+        // or, as the other lists, as a bare array: `null` is the empty list for them too.
+        static QUERY_ORDERS: Spec = list(get(
             "query_orders",
             Auth::Bearer,
             &[
@@ -210,14 +212,14 @@ impl Endpoint {
                 optional("limit", Limit(500)),
             ],
             Rule::StartBeforeEnd,
-        );
-        static QUERY_OPEN_ORDERS: Spec = get(
+        ));
+        static QUERY_OPEN_ORDERS: Spec = list(get(
             "query_open_orders",
             Auth::Bearer,
             &[optional("symbol", Symbol), optional("limit", Limit(1200))],
             Rule::None,
-        );
-        static QUERY_TRADES: Spec = get(
+        ));
+        static QUERY_TRADES: Spec = list(get(
             "query_trades",
             Auth::Bearer,
             &[
@@ -229,7 +231,7 @@ impl Endpoint {
                 optional("limit", Limit(500)),
             ],
             Rule::StartBeforeEnd,
-        );
+        ));
         // Funding payments (venue-api.md §1.4, §4.9: the public funding rates come back empty
         // live, so market makers reconcile funding with this). The documents give no page
         // size; 500 is the maximum of the two other `last_id`-paged lists (orders, trades),

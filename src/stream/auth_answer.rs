@@ -15,7 +15,7 @@
 //! says beside them. The refusal quotes the venue's words (`venue_words`).
 
 use super::supervisor::AuthOutcome;
-use crate::endpoints::answer::venue_code;
+use crate::endpoints::answer::{success_word, venue_code};
 use crate::error::{Code, Error, venue_words};
 use serde_json::{Map, Value};
 
@@ -124,12 +124,6 @@ fn named_twice(text: &str) -> Option<&'static str> {
 fn field<'a>(frame: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
     let in_data = frame.get("data").and_then(Value::as_object).and_then(|data| data.get(name));
     in_data.or_else(|| frame.get(name)).filter(|v| !v.is_null())
-}
-
-/// A word that says success when no code does: none, "success" or "ok" ([WJ] reads "ok"). The
-/// order stream reads a codeless outcome's word with it too (`orders::verdict`).
-pub(super) fn success_word(word: &str) -> bool {
-    word.is_empty() || word.eq_ignore_ascii_case("success") || word.eq_ignore_ascii_case("ok")
 }
 
 /// The gateway's ack (`{"code":0,"status":"accepted"}`, venue-api.md §2.3).

@@ -139,7 +139,7 @@ fn with_frame_as_sent(mut event: String, frame: &str, received_ns: i64) -> Strin
 
 /// What an outcome says, its `code` read as REST reads a code (`refusal_code`): a success
 /// (0 or 200, or no code with no word, "success" or "ok", as the login's answer is read:
-/// `auth_answer::success_word` — every documented reply carries a code);
+/// `endpoints::answer::success_word` — every documented reply carries a code);
 /// a refusal; or an unknown effect (`outcome_unknown`) — a server error or time-out behind
 /// the venue's gateway (5xx, 408: the order or cancel may have been acted on), a code that is
 /// not an integer written plainly or a string of digits (`1e-400`, `-0`, `"ok"`: no reader
@@ -161,7 +161,7 @@ fn verdict(frame: &Map<String, Value>, message: &str) -> pending::Verdict {
     match refusal_code(code) {
         Ok(None) if unsuccessful && no_code => pending::Verdict::Refused,
         Ok(None) if unsuccessful => pending::Verdict::Unknown,
-        Ok(None) if no_code && !super::auth_answer::success_word(message) => pending::Verdict::Unknown,
+        Ok(None) if no_code && !crate::endpoints::answer::success_word(message) => pending::Verdict::Unknown,
         Ok(None) => pending::Verdict::Success,
         Ok(Some(code)) if !code_leaves_outcome_unknown(code) => pending::Verdict::Refused,
         _ => pending::Verdict::Unknown,

@@ -1,6 +1,48 @@
 //! Tests of `endpoints::answer`.
 use super::*;
 
+/// The check of a read's answer.
+fn check(body: &str) -> Result<(), Refusal> {
+    super::check(body, Answering::Read)
+}
+
+#[test]
+fn a_change_answered_with_no_code_is_a_success_only_when_nothing_says_otherwise() {
+    let change = |body: &str| super::check(body, Answering::Change);
+    for fine in [
+        "{}",
+        "[]",
+        r#"{"request_id":"r"}"#,
+        r#"{"message":"success","request_id":"r"}"#,
+        r#"{"code":null,"msg":"OK"}"#,
+        r#"{"success":true,"message":"success"}"#,
+        r#"{"code":0,"message":"order placed"}"#,
+        r#"{"message":" "}"#,
+    ] {
+        assert_eq!(change(fine), Ok(()), "{fine}");
+    }
+    for unknown in [
+        r#"{"message":"order not found","request_id":"r"}"#,
+        r#"{"code":null,"message":"alo order rejected"}"#,
+        r#"{"error":"insufficient margin"}"#,
+        r#"{"success":"false","message":"x"}"#,
+        r#"{"success":"false"}"#,
+        r#"{"success":1}"#,
+        r#"{"success":true,"status":"x","message":"order placed"}"#,
+    ] {
+        assert!(
+            matches!(change(unknown), Err(Refusal::Shape(m)) if m.contains("no \"code\" and does not say success")),
+            "{unknown}: {:?}",
+            change(unknown)
+        );
+        // A read's answer has no code to give (an order object): only a change's is judged so.
+        assert_eq!(check(unknown), Ok(()), "{unknown}");
+    }
+    // What the answer states by its code or `"success": false` is read as for a read.
+    assert_eq!(change(r#"{"code":400,"message":"bad"}"#), Err(Refusal::Code(400, "bad".into())));
+    assert_eq!(change(r#"{"success":false,"msg":"no"}"#), Err(Refusal::Unsuccessful("no".into())));
+}
+
 #[test]
 fn answers_are_checked_not_rewritten() {
     assert_eq!(check(r#"{"code":0,"message":"success","request_id":"r"}"#), Ok(()));
