@@ -87,6 +87,25 @@ fn a_change_answered_with_json_of_no_object_or_array_has_an_unknown_outcome() {
 }
 
 #[test]
+fn a_change_answered_with_an_array_naming_a_refusal_has_an_unknown_outcome() {
+    for body in [r#"[{"order_id":1,"code":500,"message":"busy"}]"#, r#"[{"cl_ord_id":"a","error":"order not found"}]"#]
+    {
+        let (_rogue, client) = answering(body);
+        let session = api_session(SEED);
+        let params = Some(r#"{"order_id_list":[1]}"#);
+        unknown(call(&client, Some(&session), "cancel_orders", params), "does not say success", body);
+        let sent = request(&client, &session, "POST", "/api/cancel_orders", Some(r#"{"order_id_list":[1]}"#));
+        unknown(sent, "does not say success", body);
+    }
+    // The documented `[]`, and per-order statuses without an error, are the venue's answer.
+    for body in ["[]", r#"[{"order_id":1,"status":"canceled"}]"#] {
+        let (_rogue, client) = answering(body);
+        let params = Some(r#"{"order_id_list":[1]}"#);
+        assert_eq!(call(&client, Some(&api_session(SEED)), "cancel_orders", params).unwrap(), body);
+    }
+}
+
+#[test]
 fn an_order_answer_naming_another_cl_ord_id_has_an_unknown_outcome() {
     // The venue's own id, null, empty, a number: the caller would look the order up, or
     // cancel it, by an id it was not sent with. The error names the one sent.
@@ -101,6 +120,14 @@ fn an_order_answer_naming_another_cl_ord_id_has_an_unknown_outcome() {
         json(200, &format!(r#"{{"code":0,"cl_ord_id":"x","cl_ord_id":"{}"}}"#, sent_cl_ord_id(seen)))
     });
     let client = client_at(&rogue.url(), FAST);
-    unknown(new_order(&client, &api_session(SEED), ORDER), "names it twice", "twice");
+    unknown(new_order(&client, &api_session(SEED), ORDER), "names a cl_ord_id twice", "twice");
     assert_eq!(rogue.seen().len(), 1, "never retried");
+    // An order placed through perps_request, its body naming its cl_ord_id: the same rule.
+    let (_rogue, client) = answering(r#"{"code":0,"cl_ord_id":"venue-said"}"#);
+    let body = r#"{"symbol":"BTC-USD","cl_ord_id":"mine-1"}"#;
+    let f =
+        unknown(request(&client, &api_session(SEED), "POST", "/api/new_order", Some(body)), "other than", "request");
+    assert_eq!(f.cl_ord_id.as_deref(), Some("mine-1"));
+    let (_rogue, client) = answering(r#"{"code":0,"cl_ord_id":"mine-1"}"#);
+    assert!(request(&client, &api_session(SEED), "POST", "/api/new_order", Some(body)).is_ok());
 }

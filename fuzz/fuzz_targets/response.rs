@@ -221,21 +221,35 @@ fn check_order(result: Result<String, common::Failure>, body: Option<&[u8]>) {
             // `"success": false` is a refusal, with or without a code.
             let stated = value.as_object().unwrap().get("success");
             assert_ne!(stated, Some(&serde_json::Value::Bool(false)), "a success that says it failed");
-            // With no code, nothing may say otherwise: `success` absent or true, and words of
-            // success or none.
+            // With no code, nothing may say otherwise: `success` absent, null or true; every
+            // word under `message`, `msg`, `status` absent, null, blank, "success" or "ok";
+            // nothing under `error`, `errors`, `err`.
             if code.is_none_or(serde_json::Value::is_null) {
+                use serde_json::Value;
                 let object = value.as_object().unwrap();
-                let words = ["message", "msg", "error"]
-                    .iter()
-                    .find_map(|k| object.get(*k).and_then(|w| w.as_str()).filter(|w| !w.trim().is_empty()))
-                    .unwrap_or("")
-                    .trim();
-                let plain = |s: &serde_json::Value| s.is_null() || *s == serde_json::Value::Bool(true);
+                let plain = |s: &Value| s.is_null() || *s == Value::Bool(true);
                 assert!(stated.is_none_or(plain), "success with \"success\": {stated:?}");
-                assert!(
-                    words.is_empty() || words.eq_ignore_ascii_case("success") || words.eq_ignore_ascii_case("ok"),
-                    "a success with no code whose words say otherwise: {words:?}"
-                );
+                for key in ["message", "msg", "status"] {
+                    let fine = match object.get(key) {
+                        None | Some(Value::Null) => true,
+                        Some(Value::String(w)) => {
+                            let w = w.trim();
+                            w.is_empty() || w.eq_ignore_ascii_case("success") || w.eq_ignore_ascii_case("ok")
+                        }
+                        Some(_) => false,
+                    };
+                    assert!(fine, "a success with no code whose {key} says otherwise: {:?}", object.get(key));
+                }
+                for key in ["error", "errors", "err"] {
+                    let none = match object.get(key) {
+                        None | Some(Value::Null) | Some(Value::Bool(false)) => true,
+                        Some(Value::String(e)) => e.trim().is_empty(),
+                        Some(Value::Array(items)) => items.is_empty(),
+                        Some(Value::Object(fields)) => fields.is_empty(),
+                        Some(_) => false,
+                    };
+                    assert!(none, "a success with no code naming an error under {key}: {:?}", object.get(key));
+                }
             }
         }
         Err(f) => match f.code {
@@ -258,10 +272,13 @@ fn check_order(result: Result<String, common::Failure>, body: Option<&[u8]>) {
             }
             PERPS_API_ERROR => assert_eq!(f.reached, refusal_code_leaves_outcome_unknown(&f.message), "{f:?}"),
             // Refused, unless a server error or a time-out leaves it open: 5xx, 408, or a
-            // body whose code says so.
+            // body whose code says so (not under 401, 403, 429: refused before anything).
             PERPS_HTTP_STATUS => {
                 assert!(!(200..300).contains(&f.http_status), "{f:?}");
-                let open = f.http_status >= 500 || f.http_status == 408 || body_code_leaves_outcome_unknown(&f);
+                let refused_first = matches!(f.http_status, 401 | 403 | 429);
+                let open = f.http_status >= 500
+                    || f.http_status == 408
+                    || (!refused_first && body_code_leaves_outcome_unknown(&f));
                 assert_eq!(f.reached, open, "{f:?}");
             }
             other => panic!("undocumented outcome {other:?}: {f:?}"),

@@ -182,11 +182,11 @@ impl Client {
         let cl_ord_id = is_new_order(&method, path).then(|| body.and_then(named_cl_ord_id)).flatten();
         let outgoing =
             Outgoing { method, target: path, body, account: Some(account), secrets, not_found: false, deadline: None };
-        self.exchange(&outgoing).and_then(|exchanged| venue_result(&exchanged, path, read)).map_err(|error| {
-            match cl_ord_id {
-                Some(id) => error.with_cl_ord_id(id),
-                None => error,
-            }
+        let sent_id = cl_ord_id.as_deref();
+        let result = self.exchange(&outgoing).and_then(|exchanged| venue_result(&exchanged, path, read, sent_id));
+        result.map_err(|error| match cl_ord_id {
+            Some(id) => error.with_cl_ord_id(id),
+            None => error,
         })
     }
 
@@ -234,7 +234,12 @@ impl Client {
             .send_within(outgoing.method.clone(), &url, &headers, outgoing.body, paced.time_left, &pace_again)
             .map_err(|e| if sent_tracker::request_bytes_sent() { with_request_id(e, signature.as_ref()) } else { e })?;
         self.pause_on_429(&paced.limits, &reply);
-        let not_found = outgoing.not_found && reply.status == 404 && !is_web_server_page(&reply);
+        // The venue's "not found" only: not a web server's page, nor a 404 whose body says its
+        // outcome is open (`{"code":500}`): an engine takes NOT_FOUND for "gone".
+        let not_found = outgoing.not_found
+            && reply.status == 404
+            && !is_web_server_page(&reply)
+            && !super::answers::leaves_outcome_open(&reply);
         let reply = require_2xx(reply, path, outgoing.secrets, self.venue_now_ms()).map_err(|e| {
             let e = if not_found { e.with_code(Code::NotFound) } else { e };
             with_request_id(e, signature.as_ref())
@@ -263,20 +268,31 @@ impl Client {
 
 /// A 2xx answer to `perps_request`, returned as the venue sent it. A JSON object's `code`,
 /// when present, must be a success (judged by `endpoints::answer::refusal_code`); a change's
-/// object without one must not say otherwise (`answer::stated_for_change`). Any other JSON
-/// is the venue's answer as it is: several endpoints answer an array (funding history,
-/// recent trades, funding rates, `cancel_orders`' `[]`; venue-api.md §1.3–1.5), and
-/// `perps_request` is the only way to some of them. Plain text (`/api/health` answers `OK`)
-/// and bare numbers (`/api/kline/time`) are returned for a GET only, and never a web page (a
-/// wrong URL's): a POST, PUT or DELETE answered with neither an object nor an array (no
-/// JSON, `null`, `false`, `"rate limited"`) leaves its effect unknown, so it is
-/// `PERPS_BAD_RESPONSE` that may have reached the venue.
-fn venue_result(exchanged: &Exchanged, what: &str, read: bool) -> Result<String> {
+/// answer, object or array, is judged in full (`endpoints::change_answer`), and an order's
+/// must not name a `cl_ord_id` other than the one its body names (`cl_ord_id`, as
+/// [`order_answer`]). Any other JSON is the venue's answer as it is: several endpoints answer
+/// an array (funding history, recent trades, funding rates, `cancel_orders`' `[]`;
+/// venue-api.md §1.3–1.5), and `perps_request` is the only way to some of them. Plain text
+/// (`/api/health` answers `OK`) and bare numbers (`/api/kline/time`) are returned for a GET
+/// only, and never a web page (a wrong URL's): a POST, PUT or DELETE answered with neither an
+/// object nor an array (no JSON, `null`, `false`, `"rate limited"`) leaves its effect
+/// unknown, so it is `PERPS_BAD_RESPONSE` that may have reached the venue.
+fn venue_result(exchanged: &Exchanged, what: &str, read: bool, cl_ord_id: Option<&str>) -> Result<String> {
     let reply = &exchanged.reply;
     let text = reply.body.trim_start();
     if text.starts_with('{') {
-        check_code(exchanged, what, if read { Answering::Read } else { Answering::Change })?;
+        let answer = check_code(exchanged, what, if read { Answering::Read } else { Answering::Change })?;
+        if let Some(sent) = cl_ord_id {
+            names_the_cl_ord_id_sent(exchanged, &answer, sent, what)?;
+        }
         return Ok(reply.body.clone());
+    }
+    if !read
+        && text.starts_with('[')
+        && let Ok(answer) = serde_json::from_str::<serde_json::Value>(&reply.body)
+        && let Err(refusal) = crate::endpoints::change_answer::judge(&answer, &reply.body)
+    {
+        return Err(exchanged.refusal(what, refusal, false));
     }
     let json = serde_json::from_str::<serde::de::IgnoredAny>(&reply.body).is_ok();
     let refused = match (read, json) {
@@ -304,16 +320,8 @@ fn venue_result(exchanged: &Exchanged, what: &str, read: bool) -> Result<String>
 fn order_answer(exchanged: &Exchanged, cl_ord_id: &str) -> Result<String> {
     let answer = check_code(exchanged, "new_order", Answering::Change)?;
     let body = &exchanged.reply.body;
-    if let Some(named) = answer.get("cl_ord_id") {
-        if named.as_str() == Some(cl_ord_id) && answer::key_named_twice(body, &["cl_ord_id"]).is_none() {
-            return Ok(body.clone());
-        }
-        let error = Error::bad_response(format!(
-            "new_order: the venue's answer names a cl_ord_id ({}) other than the one sent ({cl_ord_id}), or names it \
-             twice: its outcome is unknown; look the order up by both before sending it again",
-            excerpt(&named.to_string())
-        ));
-        return Err(exchanged.refused(error.reached_venue(true)));
+    if names_the_cl_ord_id_sent(exchanged, &answer, cl_ord_id, "new_order")? {
+        return Ok(body.clone());
     }
     let trimmed = body.trim_end();
     let head = trimmed.strip_suffix('}').expect("a JSON object ends with '}'");
@@ -322,8 +330,34 @@ fn order_answer(exchanged: &Exchanged, cl_ord_id: &str) -> Result<String> {
     Ok(format!("{head}{separator}\"cl_ord_id\":{quoted}}}"))
 }
 
-/// Parse the answer as a JSON object and check its `code` (for a change, a missing one too:
-/// `answer::stated_for_change`).
+/// Whether an order's answer names its `cl_ord_id`: `Ok(false)` when it names none, `Ok(true)`
+/// when it names the one sent, once; an answer naming another (or it twice) is
+/// `PERPS_BAD_RESPONSE` that may have reached the venue (see [`order_answer`]).
+fn names_the_cl_ord_id_sent(
+    exchanged: &Exchanged,
+    answer: &serde_json::Map<String, serde_json::Value>,
+    sent: &str,
+    what: &str,
+) -> Result<bool> {
+    let Some(named) = answer.get("cl_ord_id") else { return Ok(false) };
+    let twice = answer::key_named_twice(&exchanged.reply.body, &["cl_ord_id"]).is_some();
+    if named.as_str() == Some(sent) && !twice {
+        return Ok(true);
+    }
+    let named = match named {
+        serde_json::Value::String(id) => format!("\"{}\"", venue_words(id)),
+        other => venue_words(&other.to_string()),
+    };
+    let why = if twice { "names a cl_ord_id twice" } else { "names a cl_ord_id other than the one sent" };
+    let error = Error::bad_response(format!(
+        "{what}: the venue's answer {why} ({named}; sent {sent}): its outcome is unknown; look the order up by \
+         both before sending it again"
+    ));
+    Err(exchanged.refused(error.reached_venue(true)))
+}
+
+/// Parse the answer as a JSON object and check its `code` (a change's answer is judged in
+/// full: `endpoints::change_answer`).
 fn check_code(
     exchanged: &Exchanged,
     what: &str,
@@ -335,10 +369,9 @@ fn check_code(
         let error = Error::bad_response(format!("{what}: {}", crate::endpoints::answer::named_twice_message(key)));
         return Err(exchanged.refused(error.reached_venue(true)));
     }
-    let words = crate::endpoints::answer::words(&answer);
     let stated = match answering {
-        Answering::Read => answer::stated(answer.get("code"), answer.get("success"), words),
-        Answering::Change => answer::stated_for_change(answer.get("code"), answer.get("success"), words),
+        Answering::Read => answer::stated(answer.get("code"), answer.get("success"), answer::words(&answer)),
+        Answering::Change => crate::endpoints::change_answer::judge_object(&answer, Some(&exchanged.reply.body)),
     };
     match stated {
         Ok(()) => Ok(answer),

@@ -49,37 +49,9 @@ pub fn stated(code: Option<&Value>, success: Option<&Value>, words: &str) -> Res
 const SUCCESS_BOTH_WAYS: &str =
     "the venue's answer has a success \"code\" and \"success\": false: its outcome is ambiguous";
 
-/// [`stated`] for the answer to a change (an order, a cancel, a leverage or margin change):
-/// every documented answer to one carries a `code` (`{code,message,request_id}`,
-/// venue-api.md §1.3), so one with none (or `null`) is a success only when nothing in it
-/// says otherwise: no words, or a word of success ([`success_word`]), and a `success` that
-/// is absent or `true`. Anything else (`{"message":"alo order rejected"}`,
-/// `{"error":"insufficient margin"}`, `{"success":true,"status":"rejected"}`, a `success`
-/// that is no boolean) is a refusal by its words and a success by its missing code: its
-/// outcome is unknown (`Refusal::Shape`), as the order stream reads the same reply
-/// (`stream::orders::verdict`). Reporting it placed would leave a rejected quote believed
-/// resting; reporting it refused would have it sent again.
-pub fn stated_for_change(code: Option<&Value>, success: Option<&Value>, words: &str) -> Result<(), Refusal> {
-    stated(code, success, words)?;
-    if code.is_some_and(|code| !code.is_null()) {
-        return Ok(());
-    }
-    let success_or_none = success.is_none_or(|s| s.is_null() || *s == Value::Bool(true));
-    if success_or_none && success_word(words.trim()) {
-        return Ok(());
-    }
-    let said = match (words.trim(), success) {
-        ("", Some(success)) => format!("\"success\": {}", excerpt(&success.to_string())),
-        (words, _) => format!("\"{}\"", crate::error::venue_words(words)),
-    };
-    Err(Refusal::Shape(format!(
-        "the venue's answer has no \"code\" and does not say success ({said}): its outcome is unknown"
-    )))
-}
-
 /// A word that says success where no code does: none, "success" or "ok" ([WJ] reads "ok").
-/// Read for a REST change's answer ([`stated_for_change`]), the order stream's outcomes and
-/// the streams' auth answers alike.
+/// Read for the answer to a change (`change_answer`, REST and the order stream alike) and
+/// the streams' auth answers.
 pub fn success_word(word: &str) -> bool {
     word.is_empty() || word.eq_ignore_ascii_case("success") || word.eq_ignore_ascii_case("ok")
 }
@@ -212,8 +184,8 @@ fn named_twice_in(entries: &RawEntries<'_>, keys: &[&'static str]) -> Option<&'s
     keys.iter().copied().find(|key| entries.iter().filter(|(k, _)| k == key).count() > 1)
 }
 
-/// Whether an answer is to a read or to a change: a change's answer without a `code` is
-/// read by [`stated_for_change`].
+/// Whether an answer is to a read or to a change: a change's answer is judged in full
+/// (`change_answer::judge`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Answering {
     Read,
@@ -221,8 +193,9 @@ pub enum Answering {
 }
 
 /// Check an answer: JSON object or array; an object's `code` ([`venue_code`]), when
-/// present, a success ([`is_success_code`]) — for a change, a missing one is read by
-/// [`stated_for_change`] — and `code` and `success` each named once ([`named_twice_message`]).
+/// present, a success ([`is_success_code`]) — a change's answer is judged in full, its
+/// missing code too (`change_answer::judge`) — and `code` and `success` each named once
+/// ([`named_twice_message`]).
 pub fn check(body: &str, answering: Answering) -> Result<(), Refusal> {
     let not_json = |e: serde_json::Error| Refusal::Shape(format!("the answer is not JSON: {e}"));
     let mut de = serde_json::Deserializer::from_str(body);
@@ -230,12 +203,13 @@ pub fn check(body: &str, answering: Answering) -> Result<(), Refusal> {
     de.end().map_err(not_json)?;
     match head {
         Head::Other => Err(Refusal::Shape("the answer is neither a JSON object nor an array".to_owned())),
-        Head::List => Ok(()),
         Head::Object { twice: Some(key), .. } => Err(Refusal::Shape(named_twice_message(key))),
-        Head::Object { code, success, reasons, .. } => match answering {
-            Answering::Read => stated(code.as_ref(), success.as_ref(), words(&reasons)),
-            Answering::Change => stated_for_change(code.as_ref(), success.as_ref(), words(&reasons)),
-        },
+        _ if answering == Answering::Change => {
+            let answer = serde_json::from_str::<Value>(body).map_err(not_json)?;
+            super::change_answer::judge(&answer, body)
+        }
+        Head::List => Ok(()),
+        Head::Object { code, success, reasons, .. } => stated(code.as_ref(), success.as_ref(), words(&reasons)),
     }
 }
 

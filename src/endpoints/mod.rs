@@ -7,6 +7,7 @@
 //! clients disagree, both forms are accepted).
 
 pub mod answer;
+pub mod change_answer;
 pub mod params;
 pub mod query;
 

@@ -138,13 +138,13 @@ fn with_frame_as_sent(mut event: String, frame: &str, received_ns: i64) -> Strin
 }
 
 /// What an outcome says, its `code` read as REST reads a code (`refusal_code`): a success
-/// (0 or 200, or no code with no word, "success" or "ok", as the login's answer is read:
-/// `endpoints::answer::success_word` — every documented reply carries a code);
-/// a refusal; or an unknown effect (`outcome_unknown`) — a server error or time-out behind
-/// the venue's gateway (5xx, 408: the order or cancel may have been acted on), a code that is
-/// not an integer written plainly or a string of digits (`1e-400`, `-0`, `"ok"`: no reader
-/// can be sure what it says), or no code beside other words ("alo order rejected" with no
-/// code: a refusal by its words, a success by its code, as REST reads a missing code). An
+/// (0 or 200, or no code and nothing that says otherwise: [`says_otherwise`] — every
+/// documented reply carries a code); a refusal; or an unknown effect (`outcome_unknown`) — a
+/// server error or time-out behind the venue's gateway (5xx, 408: the order or cancel may
+/// have been acted on), a code that is not an integer written plainly or a string of digits
+/// (`1e-400`, `-0`, `"ok"`: no reader can be sure what it says), or no code beside other
+/// words or an error ("alo order rejected" with no code: a refusal by its words, a success by
+/// its code, as REST reads the answer to a change). An
 /// engine taking one of those for a plain refusal would send the order again; taking it for
 /// a success would leave a rejected quote believed resting.
 ///
@@ -153,7 +153,7 @@ fn with_frame_as_sent(mut event: String, frame: &str, received_ns: i64) -> Strin
 /// contradicts itself). So does a frame that names `code` or `success` twice
 /// ([`names_outcome_twice`], before this): readers keeping the first or the last copy would
 /// disagree on it.
-fn verdict(frame: &Map<String, Value>, message: &str) -> pending::Verdict {
+fn verdict(frame: &Map<String, Value>, text: &str) -> pending::Verdict {
     use crate::endpoints::answer::{code_leaves_outcome_unknown, refusal_code};
     let code = frame.get("code");
     let no_code = code.is_none_or(Value::is_null);
@@ -161,11 +161,19 @@ fn verdict(frame: &Map<String, Value>, message: &str) -> pending::Verdict {
     match refusal_code(code) {
         Ok(None) if unsuccessful && no_code => pending::Verdict::Refused,
         Ok(None) if unsuccessful => pending::Verdict::Unknown,
-        Ok(None) if no_code && !crate::endpoints::answer::success_word(message) => pending::Verdict::Unknown,
+        Ok(None) if no_code && says_otherwise(frame, text) => pending::Verdict::Unknown,
         Ok(None) => pending::Verdict::Success,
         Ok(Some(code)) if !code_leaves_outcome_unknown(code) => pending::Verdict::Refused,
         _ => pending::Verdict::Unknown,
     }
+}
+
+/// Whether an outcome with no code says other than success anywhere — words other than
+/// "success" or "ok" under `message`, `msg` or `status`, an error named, a `success` that is
+/// no boolean, a nested outcome, one of those keys named twice — read as REST reads the answer
+/// to a change (`endpoints::change_answer`).
+fn says_otherwise(frame: &Map<String, Value>, text: &str) -> bool {
+    crate::endpoints::change_answer::judge_object(frame, Some(text)).is_err()
 }
 
 /// Whether the frame names `code` or `success` twice: then it is no ack, and its outcome is
@@ -235,7 +243,7 @@ impl Protocol for Orders {
         } else if is_ack(&frame) {
             pending::Reply::Ack
         } else {
-            pending::Reply::Outcome(verdict(&frame, message))
+            pending::Reply::Outcome(verdict(&frame, text))
         };
         let ack = matches!(reply, pending::Reply::Ack);
         let pending::Answer { request, repeat, first, contradicts } = self.state.answered(request_id, reply);

@@ -186,6 +186,14 @@ fn an_outcome_whose_code_leaves_the_orders_fate_unknown_says_so() {
         // No code beside a refusal's words: neither read as a success nor as a refusal.
         (r#"{"message":"alo order rejected","request_id":"r1"}"#, true, false),
         (r#"{"code":null,"status":"rejected","request_id":"r1"}"#, true, false),
+        // Read as REST reads a change's answer: every word, an error named, a `success` that
+        // is no boolean, a reason named twice.
+        (r#"{"request_id":"r1","error":"insufficient margin"}"#, true, false),
+        (r#"{"message":"","msg":"alo order rejected","request_id":"r1"}"#, true, false),
+        (r#"{"success":"false","request_id":"r1"}"#, true, false),
+        (r#"{"success":true,"status":"rejected","request_id":"r1"}"#, true, false),
+        (r#"{"message":"alo order rejected","message":"success","request_id":"r1"}"#, true, false),
+        (r#"{"success":true,"message":"success","request_id":"r1"}"#, false, true),
         (r#"{"code":400,"message":"alo order rejected","request_id":"r1"}"#, false, false),
         (r#"{"code":429,"message":"slow down","request_id":"r1"}"#, false, false),
         (r#"{"code":0,"message":"success","request_id":"r1"}"#, false, true),
