@@ -35,6 +35,10 @@ fn venue_refusals_map_to_their_codes_with_the_ids_sent() {
         // A time-out, or a refusal whose code is a server error: the outcome is open.
         (408, &[], r#"{"code":408,"message":"request timeout"}"#, PERPS_HTTP_STATUS, true),
         (400, &[], r#"{"code":503,"message":"upstream busy"}"#, PERPS_HTTP_STATUS, true),
+        // A 404 whose body says the outcome is open is no "order not found".
+        (404, &[], r#"{"code":500,"message":"internal"}"#, PERPS_HTTP_STATUS, true),
+        (404, &[], r#"{"code":"503"}"#, PERPS_HTTP_STATUS, true),
+        (403, &[], r#"{"code":408,"message":"signature has expired"}"#, PERPS_HTTP_STATUS, false),
         (429, &["Retry-After: 2"], r#"{"code":429,"message":"rate limit"}"#, PERPS_HTTP_STATUS, false),
         (400, &[], r#"{"code":400,"message":"bad"}"#, PERPS_HTTP_STATUS, false),
         (401, &[], "", PERPS_HTTP_STATUS, false),
@@ -77,7 +81,7 @@ fn venue_refusals_map_to_their_codes_with_the_ids_sent() {
             if code == PERPS_API_ERROR {
                 assert!(f.message.contains("code 10001") && f.message.contains("position not found"), "{f:?}");
             }
-            if status == 404 && code == PERPS_HTTP_STATUS {
+            if status == 404 && code == PERPS_HTTP_STATUS && !reached {
                 assert!(f.message.contains("the URL or its path prefix may be wrong"), "{f:?}");
             }
         }

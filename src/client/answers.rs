@@ -38,11 +38,11 @@ pub(super) fn redacted(reply: Reply, secrets: &CallSecrets<'_>) -> Reply {
 /// Whether the venue may have acted on the request: not for 3xx/4xx (it refused), possibly
 /// for 5xx, and also for 1xx: an informational or protocol-switch answer that is all the
 /// venue ever sent means it read the request and did not refuse it. Nor for a 4xx whose own
-/// words leave the outcome open: HTTP 408 (a time-out: venue-api.md §3.1 lists 408 among the
-/// venue's codes, which a gateway may answer once the request went on behind it), or a body
-/// whose `code` is a server error or a time-out (`answer::code_leaves_outcome_unknown`) —
-/// the same code under HTTP 200 may have reached the venue, and "not reached" would have an
-/// engine place the order again.
+/// words leave the outcome open ([`leaves_outcome_open`]): HTTP 408 (a time-out: venue-api.md
+/// §3.1 lists 408 among the venue's codes, which a gateway may answer once the request went
+/// on behind it), or a body whose `code` is a server error or a time-out
+/// (`answer::code_leaves_outcome_unknown`) — the same code under HTTP 200 may have reached
+/// the venue, and "not reached" would have an engine place the order again.
 ///
 /// `now_ms`: the venue's clock (`Client::venue_now_ms`), against which a `Retry-After`
 /// written as a date — the venue's — is read.
@@ -57,6 +57,10 @@ pub(super) fn refusal(reply: &Reply, what: &str, now_ms: i64) -> Error {
             " (the request's timestamp is outside the venue's window: call perps_client_sync_time, then send again)"
         }
         403 => " (signature or permission refused)",
+        408 => " (a time-out: the venue may have acted on the request)",
+        400..=499 if leaves_outcome_open(reply) => {
+            " (its code is a server error or a time-out: the venue may have acted on the request)"
+        }
         404 if is_web_server_page(reply) => {
             " (a web server's page, not the venue's answer: the URL or its path prefix may be wrong; \
              check the client's base_url and perps_url)"
@@ -69,7 +73,7 @@ pub(super) fn refusal(reply: &Reply, what: &str, now_ms: i64) -> Error {
     let quoted = reason.map(|r| format!(": \"{r}\"")).unwrap_or_default();
     let error = Error::new(Code::HttpStatus, format!("{what}: the venue answered HTTP {status}{hint}{quoted}"))
         .with_status(status)
-        .reached_venue(!(200..500).contains(&status) || status == 408 || body_code_leaves_outcome_unknown(&reply.body));
+        .reached_venue(leaves_outcome_open(reply));
     // 429 and 503 may say how long to wait (seconds or an HTTP date).
     match (status, &reply.retry_after) {
         (429 | 503, Some(value)) => match super::retry_after::millis(value, now_ms) {
@@ -78,6 +82,17 @@ pub(super) fn refusal(reply: &Reply, what: &str, now_ms: i64) -> Error {
         },
         _ => error,
     }
+}
+
+/// Whether a non-2xx answer leaves the request's outcome open ([`refusal`]): 1xx and 5xx,
+/// HTTP 408, or a body whose `code` is a server error or a time-out — except under 401, 403
+/// and 429, which refuse a request before it is acted on (its token, its signature or
+/// timestamp, its rate), whatever code their body writes.
+pub(super) fn leaves_outcome_open(reply: &Reply) -> bool {
+    let status = reply.status;
+    !(200..500).contains(&status)
+        || status == 408
+        || (!matches!(status, 401 | 403 | 429) && body_code_leaves_outcome_unknown(&reply.body))
 }
 
 /// Whether a refusal's JSON body names a `code` that leaves its outcome unknown (5xx, 408).
@@ -117,16 +132,19 @@ pub(super) fn is_web_server_page(reply: &Reply) -> bool {
     reply.content_type.as_deref().is_some_and(|value| media_type(value) == "text/html")
         || reply.body.trim_start().starts_with('<')
         || reply.body.trim().eq_ignore_ascii_case("404 page not found")
-        || says_no_route(&reply.body)
+        || venue_reason(&reply.body).is_some_and(|reason| says_no_route(&reason))
 }
 
-/// Words of a gateway or web framework that found no route for the request — Kong's
-/// `{"message":"no Route matched with those values"}`, Envoy's `route_not_found`, a server's
-/// "no endpoint /api/x" — rather than the venue's word on an order: such a 404, during a
-/// deployment or with a wrong path prefix, says nothing about the order, and taking it for
-/// "order not found" would have an engine forget a live order (or place it again).
-fn says_no_route(body: &str) -> bool {
-    const NO_ROUTE: [&str; 7] = [
+/// Whether the reason of an answer (its `message`, `msg` or `error`, or its first line:
+/// [`venue_reason`], never text it merely echoes) is a gateway's or web framework's that found
+/// no route for the request — Kong's `{"message":"no Route matched with those values"}`,
+/// Envoy's `route_not_found`, Fastify's "Route POST:/api/x not found", Express's "Cannot POST
+/// /api/x", an ingress's "default backend - 404", a server's "no endpoint /api/x" — rather
+/// than the venue's word on an order: such a 404, during a deployment or with a wrong path
+/// prefix, says nothing about the order, and taking it for "order not found" would have an
+/// engine forget a live order (or place it again).
+fn says_no_route(reason: &str) -> bool {
+    const NO_ROUTE: [&str; 8] = [
         "no route",
         "route not found",
         "route_not_found",
@@ -134,9 +152,14 @@ fn says_no_route(body: &str) -> bool {
         "endpoint not found",
         "no handler",
         "no such path",
+        "default backend",
     ];
-    let body = body.to_ascii_lowercase();
-    NO_ROUTE.iter().any(|words| body.contains(words))
+    let reason = reason.to_ascii_lowercase();
+    let cannot =
+        ["get", "post", "put", "delete"].iter().any(|method| reason.starts_with(&format!("cannot {method} /")));
+    NO_ROUTE.iter().any(|words| reason.contains(words))
+        || (reason.starts_with("route ") && reason.contains("not found"))
+        || cannot
 }
 
 /// The venue's refusal of a stale `x-request-timestamp` (HTTP 403 "signature has expired").
@@ -182,6 +205,9 @@ mod tests {
             html(Some("application/json"), r#"{"message":"no Route matched with those values"}"#),
             html(None, "route_not_found"),
             html(None, r#"{"code":404,"message":"no endpoint /api/cancel_order"}"#),
+            html(None, r#"{"message":"Route POST:/api/cancel_order not found","error":"Not Found"}"#),
+            html(None, "Cannot POST /api/cancel_order"),
+            html(None, "default backend - 404"),
         ] {
             assert!(is_web_server_page(&page), "{page:?}");
             let e = refusal(&page, "/api/query_order", 0);
@@ -198,6 +224,9 @@ mod tests {
             html(Some("text/plain"), "order not found"),
             html(None, ""),
             html(Some("text/htmlx"), "not found"),
+            // Echoed text is not the reason: a cl_ord_id may spell anything.
+            html(None, r#"{"message":"order not found","cl_ord_id":"x-route_not_found"}"#),
+            html(None, r#"{"code":404,"message":"no such order"}"#),
         ] {
             assert!(!is_web_server_page(&venue), "{venue:?}");
             assert!(refusal(&venue, "x", 0).message().contains("HTTP 404 (not found)"));
@@ -224,6 +253,10 @@ mod tests {
         }
         for body in [r#"{"code":400}"#, r#"{"code":5e2}"#, "500", r#"[{"code":500}]"#] {
             assert!(!refusal(&reply(400, body), "x", 0).may_have_reached_venue(), "{body}");
+        }
+        // 401, 403 and 429 refuse before anything is acted on, whatever code the body writes.
+        for status in [401, 403, 429] {
+            assert!(!refusal(&reply(status, r#"{"code":500}"#), "x", 0).may_have_reached_venue(), "{status}");
         }
         // The venue's whole reason up to 200 characters, escaped; beyond, cut and marked.
         let long = format!(r#"{{"message":"{}\n\u202e"}}"#, "é".repeat(60));
