@@ -22,6 +22,7 @@ mod handshake;
 mod json;
 mod limits;
 mod market;
+mod no_sigpipe;
 mod orders;
 mod push_scan;
 mod push_serde;

@@ -8,6 +8,7 @@
 //! holds the connection's lock while waiting, and a write that meets a full send buffer waits
 //! with `poll`, bounded by the reply timeout and cut short by the stream's `close`.
 
+use super::no_sigpipe::NoSigPipe;
 use super::settings::StreamSettings;
 use super::venue_close::MAX_CLOSE_FRAME;
 use crate::error::{Code, Error, Result};
@@ -28,7 +29,8 @@ pub(crate) const MAX_UNSENT_BYTES: usize = 4 << 20;
 /// The byte stream under the WebSocket: plain TCP (loopback `ws://`) or TLS.
 enum Layer {
     Plain(TcpStream),
-    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+    /// Over a stream that never raises SIGPIPE (`no_sigpipe`).
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, NoSigPipe>>),
 }
 
 /// The byte stream, and while the handshake runs, the deadline every read and write keeps.
@@ -79,7 +81,7 @@ impl Socket {
     pub fn tcp(&self) -> &TcpStream {
         match &self.layer {
             Layer::Plain(tcp) => tcp,
-            Layer::Tls(tls) => &tls.sock,
+            Layer::Tls(tls) => &tls.sock.0,
         }
     }
 
@@ -296,7 +298,7 @@ pub fn connect(
         })?;
         let tls_connection = rustls::ClientConnection::new(settings.tls()?, name)
             .map_err(|e| Error::new(Code::Transport, format!("TLS set-up failed: {e}")))?;
-        Layer::Tls(Box::new(rustls::StreamOwned::new(tls_connection, tcp)))
+        Layer::Tls(Box::new(rustls::StreamOwned::new(tls_connection, NoSigPipe(tcp))))
     } else {
         Layer::Plain(tcp)
     };
