@@ -52,3 +52,25 @@ fn an_ipv4_mapped_ipv6_url_is_the_same_host_as_its_ipv4_address() {
     }
     assert_eq!(server.accepted(), 2, "only the market streams connected");
 }
+
+#[test]
+fn a_stream_waiting_out_its_backoff_holds_no_connection_slot() {
+    // One slot: the market stream's connection drops and it waits 3 s before reconnecting.
+    // Meanwhile it has no connection, so the order stream may open in its place; the market
+    // stream then waits for a slot, saying so once, and takes it when the order stream ends.
+    let server = WsServer::start(Config::default());
+    let options = r#"{"stream_max_connections":1,"stream_reconnect_min_ms":3000,"stream_reconnect_max_ms":3000}"#;
+    let client = client(&server.perps_url(), options);
+    let market = Stream::open_market(client.clone(), None, r#"[{"channel":"price","symbol":"BTC-USD"}]"#).unwrap();
+    until(&market, LONG, "connected", is_status("connected"));
+    server.drop_all();
+    until(&market, LONG, "disconnected", is_status("disconnected"));
+    let orders = Stream::open_orders(client, session()).expect("the slot is free during the backoff");
+    until(&orders, LONG, "connected", is_status("connected"));
+    // The market stream's backoff ends: no slot. One `reconnecting` event for the wait.
+    std::thread::sleep(std::time::Duration::from_secs(5));
+    drop(orders);
+    let (_, before) = until(&market, LONG, "reconnected", is_status("reconnected"));
+    let waits = before.iter().filter(|e| e["reason"] == "the venue's connection limit").count();
+    assert_eq!(waits, 1, "one event for the wait, not one every 500 ms: {before:?}");
+}

@@ -44,9 +44,11 @@ pub(super) fn read_out(conn: &mut Connection, proto: &mut dyn Protocol, shared: 
             return;
         }
         // The grace bounds the whole read-out, however much the venue still sends: a venue
-        // that keeps the socket full (`more`) must not hold the replacement back.
+        // that keeps the socket full (`more`) must not hold the replacement back. Without
+        // outcomes to wait for, what already arrived (`more`: beyond one pass of reads) is
+        // still read: pushes of many symbols, or account fills, queued behind it.
         let left = deadline.saturating_duration_since(Instant::now());
-        if !proto.awaits_outcomes() || shared.is_closing() || left.is_zero() {
+        if (!proto.awaits_outcomes() && !more) || shared.is_closing() || left.is_zero() {
             return;
         }
         if more {

@@ -206,12 +206,18 @@ impl Shared {
         while matches!((&self.wake_rx).read(&mut buf), Ok(n) if n > 0) {}
     }
 
-    /// Sleep up to `d`, or until `close`.
+    /// Sleep up to `d`, or until `close` (or another wake). A signal that interrupts the
+    /// wait (EINTR: SIGCHLD, a profiler's timer, any the host's handlers catch on this
+    /// thread) does not end it: the backoff between reconnections is kept whole.
     pub(super) fn sleep(&self, d: Duration) {
-        if !self.is_closing() {
-            poll_fds(None, self.wake_rx.as_raw_fd(), d);
-            self.drain_wake();
+        let until = Instant::now() + d;
+        while !self.is_closing() {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() || poll_fds(None, self.wake_rx.as_raw_fd(), left) {
+                break;
+            }
         }
+        self.drain_wake();
     }
 
     pub(super) fn status(&self, state: &str, fields: Value) {
@@ -277,8 +283,9 @@ pub(super) fn note_affinity(io_cpu: &AtomicI32) {
     io_cpu.store(cpu, Ordering::Relaxed);
 }
 
-/// Wait until `socket` (if any) or `wake` is readable, or `timeout` passes.
-pub(super) fn poll_fds(socket: Option<RawFd>, wake: RawFd, timeout: Duration) {
+/// Wait until `socket` (if any) or `wake` is readable, or `timeout` passes (or a signal
+/// interrupts the wait). Whether one of them is ready.
+pub(super) fn poll_fds(socket: Option<RawFd>, wake: RawFd, timeout: Duration) -> bool {
     let mut fds = [
         libc::pollfd { fd: wake, events: libc::POLLIN, revents: 0 },
         libc::pollfd { fd: socket.unwrap_or(-1), events: libc::POLLIN, revents: 0 },
@@ -287,5 +294,59 @@ pub(super) fn poll_fds(socket: Option<RawFd>, wake: RawFd, timeout: Duration) {
     // Rounded up: waking a little early would only spin.
     let ms = timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
     // SAFETY: `count` valid pollfd entries for the duration of the call.
-    unsafe { libc::poll(fds.as_mut_ptr(), count, ms) };
+    unsafe { libc::poll(fds.as_mut_ptr(), count, ms) > 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use std::sync::Arc;
+
+    extern "C" fn ignore(_: libc::c_int) {}
+
+    #[test]
+    fn a_signal_does_not_cut_a_sleep_short() {
+        // A handler (not SIG_IGN): the signal is delivered, and interrupts `poll` with EINTR.
+        // SA_RESTART is set, yet `poll` is never restarted (signal(7)).
+        // SAFETY: a handler that does nothing, for a signal nothing else in the tests uses.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = ignore as *const () as usize;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigaction(libc::SIGURG, &action, std::ptr::null_mut());
+        }
+        let shared = Arc::new(Shared::new().unwrap());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let sleeper = std::thread::spawn({
+            let shared = shared.clone();
+            move || {
+                // SAFETY: the calling thread's own id.
+                tx.send(unsafe { libc::pthread_self() }).unwrap();
+                let started = Instant::now();
+                shared.sleep(Duration::from_millis(400));
+                started.elapsed()
+            }
+        });
+        let thread = rx.recv().unwrap();
+        for _ in 0..5 {
+            std::thread::sleep(Duration::from_millis(40));
+            // SAFETY: the sleeping thread is alive until joined below.
+            unsafe { libc::pthread_kill(thread, libc::SIGURG) };
+        }
+        let slept = sleeper.join().unwrap();
+        assert!(slept >= Duration::from_millis(400), "slept {slept:?} of 400 ms");
+        // A close still ends it at once.
+        let sleeper = std::thread::spawn({
+            let shared = shared.clone();
+            move || {
+                let started = Instant::now();
+                shared.sleep(Duration::from_secs(30));
+                started.elapsed()
+            }
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        shared.close();
+        assert!(sleeper.join().unwrap() < Duration::from_secs(5));
+    }
 }

@@ -199,6 +199,8 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
     };
     // The redaction tables of the last connection (its token may still be quoted).
     let mut last_tables: Option<Tables> = None;
+    // Whether the last attempt waited for a connection slot (its `reconnecting` event said so).
+    let mut waiting_for_a_slot = false;
     while !shared.is_closing() {
         let token = match &ctx.session {
             Some(session) => {
@@ -242,14 +244,20 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
                     limits::Refusal::TooManyNew(wait) => wait.max(Duration::from_millis(10)),
                     limits::Refusal::TooManyOpen => Duration::from_millis(500),
                 };
-                shared.status(
-                    "reconnecting",
-                    json!({ "attempt": backoff.attempt(), "delay_ms": wait.as_millis() as u64, "reason": "the venue's connection limit" }),
-                );
+                // Once per wait for a slot, not every 500 ms: status events are never dropped,
+                // and an engine that does not read this stream meanwhile must not pile them up.
+                if !waiting_for_a_slot {
+                    shared.status(
+                        "reconnecting",
+                        json!({ "attempt": backoff.attempt(), "delay_ms": wait.as_millis() as u64, "reason": "the venue's connection limit" }),
+                    );
+                    waiting_for_a_slot = true;
+                }
                 shared.sleep(wait);
                 continue;
             }
         };
+        waiting_for_a_slot = false;
         // The connection's events wait for its status event (`Queue::hold`).
         shared.queue.hold();
         let established = establish(ctx, proto.as_mut(), shared, token.as_deref().map(String::as_str));
@@ -328,6 +336,9 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
             let _ = conn.ws.close(None);
             let _ = conn.ws.flush();
         }
+        // The connection's slot is free from here: a stream waiting out its backoff holds
+        // none, so it never keeps the caller's own streams from opening.
+        drop(old._permit);
         if shared.is_closing() {
             break;
         }
@@ -367,7 +378,15 @@ fn establish(
     token: Option<&str>,
 ) -> std::result::Result<Connection, SetupError> {
     let settings = ctx.settings();
-    let mut on_socket = |tcp: &TcpStream| *lock(&shared.handshake) = tcp.try_clone().ok();
+    let mut on_socket = |tcp: &TcpStream| {
+        *lock(&shared.handshake) = tcp.try_clone().ok();
+        // A `close` that came while the name was resolved or the socket connected found no
+        // socket to shut: shut it here, before a TLS handshake and an upgrade open a venue
+        // connection nobody will read (and spend one of the minute's new connections).
+        if shared.is_closing() {
+            let _ = tcp.shutdown(std::net::Shutdown::Both);
+        }
+    };
     let connected = transport::connect(&ctx.url, settings, shared.closed_signal(), &mut on_socket);
     lock(&shared.handshake).take();
     let mut conn = connected.map_err(|e| match e.code() {
