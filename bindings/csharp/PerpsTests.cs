@@ -229,6 +229,8 @@ static partial class PerpsTests
         });
 
         TradingTests();
+        HeaderTests();
+        OfflineTests();
         StreamTests();
         FundingTests();
         SecretTests();

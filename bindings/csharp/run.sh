@@ -26,7 +26,7 @@ mkdir -p "$out"
 mcs -nologo -warnaserror+ -target:library -out:"$out/Perps.dll" bindings/csharp/Perps.cs bindings/csharp/Perps.Api.cs
 mcs -nologo -warnaserror+ -reference:"$out/Perps.dll" -out:"$out/PerpsTests.exe" bindings/csharp/PerpsTests.cs \
   bindings/csharp/PerpsTests.Trading.cs bindings/csharp/PerpsTests.Streams.cs bindings/csharp/PerpsTests.Funding.cs \
-  bindings/csharp/PerpsTests.Secrets.cs
+  bindings/csharp/PerpsTests.Secrets.cs bindings/csharp/PerpsTests.Headers.cs bindings/csharp/PerpsTests.Offline.cs
 
 # [DllImport("perps")] resolves to libperps.so through LD_LIBRARY_PATH. LC_ALL=C: the binding
 # must not depend on the locale, so run where a default-charset bug would show (ASCII).
