@@ -50,11 +50,16 @@ if [[ ${#packages[@]} -gt 0 ]]; then
     apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=600 "${packages[@]}" >/dev/null
 fi
 
-step "versions: the Python binding is made for libperps $VERSION (SONAME libperps.so.$SOVERSION)"
+step "versions: the bindings are made for libperps $VERSION (SONAME libperps.so.$SOVERSION)"
+# Each binding compares this constant with the loaded library's perps_version() at load time.
 py_version=$(sed -n 's/^__version__ = "\([^"]*\)".*/\1/p' bindings/python/perps/__init__.py)
 [[ "$py_version" == "$VERSION" ]] ||
     die "bindings/python/perps/__init__.py has __version__ $py_version, Cargo.toml $VERSION"
 echo "ok: Python __version__ $py_version"
+cs_version=$(sed -n 's/.*public const string BindingVersion = "\([^"]*\)";.*/\1/p' bindings/csharp/Perps.Api.cs)
+[[ "$cs_version" == "$VERSION" ]] ||
+    die "bindings/csharp/Perps.Api.cs has Library.BindingVersion $cs_version, Cargo.toml $VERSION"
+echo "ok: C# Library.BindingVersion $cs_version"
 
 # The packages are built for glibc $GLIBC and newer (manylinux2014), not for this machine's own
 # glibc: zig links them (cargo-zigbuild, pinned, from PyPI, in target/zig-tools). PERPS_GLIBC=host

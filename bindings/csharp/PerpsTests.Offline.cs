@@ -1,15 +1,21 @@
-// The offline helpers of the C# binding (part of PerpsTests), each against an independent truth:
+// The offline helpers and the load-time ABI check of the C# binding (part of PerpsTests), each
+// against an independent truth:
 //  - Wallet.WrapSolanaSignature: a raw signature computed outside the library (Python
 //    `cryptography`, tests/c/fixtures.h SOL_RAW_SIG) wrapped into the known login signature,
 //    whose JSON carries the payload, message, signature and key; refused when it does not verify;
 //  - Challenge.Verify: the shared challenge fixture (tests/c/fixtures.h CHALLENGE_JWS, made and
 //    verified with `cryptography` by tests/python/test_challenge.py: an ES256 JWS by the key
 //    whose public key is P-256's generator point, the certs' key) gives back its payload, and is
-//    refused expired, for another wallet or session key, or with its signature changed.
+//    refused expired, for another wallet or session key, or with its signature changed;
+//  - AbiCheck (Native's static constructor): the version rule on inputs that must be refused,
+//    the message naming both versions and the path; the library loaded here agrees with
+//    Library.BindingVersion. run.sh also runs this program against a libperps of another 0.x
+//    minor (ExpectAbiRefusal), which must be refused before any call.
 
 using System;
 using System.Collections.Generic;
 using System.Linq;
+using System.Reflection;
 using System.Text;
 using Perps;
 
@@ -101,5 +107,54 @@ static partial class PerpsTests
             }
             Equal(PerpsCode.BadResponse, Throws(() => Challenge.Verify(ChallengeJws, "not json", requestId, "bsc", WalletAddress, ChallengeNow)).Code);
         });
+
+        Test("ABI check: the version rule, the refusal's words, and the library loaded here", () =>
+        {
+            var check = typeof(Client).Assembly.GetType("Perps.AbiCheck");
+            Func<string, string, bool> compatible = (b, l) =>
+                (bool)check.GetMethod("Compatible", BindingFlags.NonPublic | BindingFlags.Static).Invoke(null, new object[] { b, l });
+            Func<string, string, string, string> refusal = (b, l, p) =>
+                (string)check.GetMethod("Refusal", BindingFlags.NonPublic | BindingFlags.Static).Invoke(null, new object[] { b, l, p });
+            foreach (var ok in new[] { "0.1.0/0.1.0", "0.1.0/0.1.7", "0.1.3/0.1.0", "1.2.0/1.2.0", "1.2.0/1.5.1", "0.1.0/0.1.1-rc.1" })
+                Expect(compatible(ok.Split('/')[0], ok.Split('/')[1]), ok + " compatible");
+            foreach (var bad in new[] { "0.1.0/0.2.0", "0.2.0/0.1.0", "0.1.0/1.1.0", "1.2.0/1.1.9", "1.2.0/2.2.0", "0.1.0/", "0.1.0/0.1", "0.1.0/x.1.0" })
+                Expect(!compatible(bad.Split('/')[0], bad.Split('/')[1]), bad + " refused");
+            string why = refusal("0.1.0", "0.2.0", "/usr/lib/x86_64-linux-gnu/libperps.so");
+            foreach (var words in new[] { "libperps 0.2.0", "libperps 0.1.0", "/usr/lib/x86_64-linux-gnu/libperps.so", "0.1.x", "LD_LIBRARY_PATH" })
+                Expect(why != null && why.Contains(words), "refusal names " + words + ": " + why);
+            Expect(refusal("0.1.0", "0.1.9", "here") == null, "no refusal for a patch release");
+            // The library these tests run against: built from the same Cargo.toml.
+            Equal(Library.BindingVersion, Library.Version);
+            string loaded = (string)check.GetMethod("LoadedFrom", BindingFlags.NonPublic | BindingFlags.Static).Invoke(null, null);
+            Expect(loaded.Contains("/libperps.so"), "loaded from " + loaded);
+        });
+    }
+
+    /// <summary>run.sh: this program against a libperps of another 0.x minor (a stand-in with
+    /// perps_version alone): the first call must throw, naming both versions and the file,
+    /// and so must every later one. Prints "N passed, N failed".</summary>
+    static int ExpectAbiRefusal(string libraryVersion, string libraryPath)
+    {
+        for (int attempt = 1; attempt <= 2; attempt++)
+        {
+            Test("ABI refusal of libperps " + libraryVersion + " (call " + attempt + ")", () =>
+            {
+                try
+                {
+                    string v = Library.Version;
+                    throw new Exception("the binding used libperps " + v);
+                }
+                catch (TypeInitializationException e)
+                {
+                    var inner = e.InnerException as DllNotFoundException;
+                    Expect(inner != null, "a DllNotFoundException inside: " + e.InnerException);
+                    foreach (var words in new[] { "libperps " + libraryVersion, "libperps " + Library.BindingVersion, libraryPath })
+                        Expect(inner.Message.Contains(words), "the message names " + words + ": " + inner.Message);
+                    Console.WriteLine("     " + inner.Message);
+                }
+            });
+        }
+        Console.WriteLine(passed + " passed, " + failed + " failed");
+        return failed == 0 ? 0 : 1;
     }
 }
