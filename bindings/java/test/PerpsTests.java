@@ -288,6 +288,8 @@ public final class PerpsTests {
         });
 
         TradingTests.run();
+        HeaderTests.run();
+        OfflineTests.run();
         StreamTests.run();
         FundingTests.run();
         SecretTests.run();
