@@ -60,6 +60,10 @@ cs_version=$(sed -n 's/.*public const string BindingVersion = "\([^"]*\)";.*/\1/
 [[ "$cs_version" == "$VERSION" ]] ||
     die "bindings/csharp/Perps.Api.cs has Library.BindingVersion $cs_version, Cargo.toml $VERSION"
 echo "ok: C# Library.BindingVersion $cs_version"
+java_version=$(sed -n 's/.*public static final String BINDING_VERSION = "\([^"]*\)";.*/\1/p' bindings/java/src/perps/Perps.java)
+[[ "$java_version" == "$VERSION" ]] ||
+    die "bindings/java/src/perps/Perps.java has BINDING_VERSION $java_version, Cargo.toml $VERSION"
+echo "ok: Java Perps.BINDING_VERSION $java_version"
 
 # The packages are built for glibc $GLIBC and newer (manylinux2014), not for this machine's own
 # glibc: zig links them (cargo-zigbuild, pinned, from PyPI, in target/zig-tools). PERPS_GLIBC=host

@@ -1,13 +1,18 @@
-// The offline helpers of the Java binding (run by PerpsTests, with its harness), each against
-// an independent truth:
+// The offline helpers and the load-time ABI check of the Java binding (run by PerpsTests, with
+// its harness), each against an independent truth:
 //  - Wallet.wrapSolanaSignature: a raw signature made by the JDK's own Ed25519 with the RFC 8032
 //    test key, wrapped into the known login signature (tests/c/fixtures.h SOL_LOGIN_SIG), whose
 //    JSON carries the payload, message, signature and key; refused when it does not verify;
 //  - Challenge.verify: the shared challenge fixture (tests/c/fixtures.h CHALLENGE_JWS, made and
 //    verified with `cryptography` by tests/python/test_challenge.py), whose ES256 signature the
 //    JDK verifies here with P-256's published generator point (the certs' key), gives back its
-//    payload, and is refused expired, for another wallet or session key, or altered.
+//    payload, and is refused expired, for another wallet or session key, or altered;
+//  - AbiCheck (before PerpsNative.LIB's first use): the version rule on inputs that must be
+//    refused, the message naming both versions and the file; the library loaded here agrees
+//    with Perps.BINDING_VERSION. run.sh also runs PerpsTests against a libperps of another 0.x
+//    minor (expectAbiRefusal), which must be refused before any call.
 
+import java.lang.reflect.Method;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.security.AlgorithmParameters;
@@ -27,6 +32,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import perps.Challenge;
+import perps.Perps;
 import perps.PerpsCode;
 import perps.PerpsException;
 import perps.Session;
@@ -75,6 +81,12 @@ final class OfflineTests {
             out[i] = (byte) TestJson.dec(list.get(i)).intValueExact();
         }
         return out;
+    }
+
+    static Object call(String method, Class<?>[] types, Object... args) throws Exception {
+        Method m = Class.forName("perps.AbiCheck").getDeclaredMethod(method, types);
+        m.setAccessible(true);
+        return m.invoke(null, args);
     }
 
     static void run() {
@@ -146,6 +158,55 @@ final class OfflineTests {
             }
             PerpsTests.equal(PerpsCode.BAD_RESPONSE, PerpsTests.expectThrows(() -> Challenge.verify(CHALLENGE_JWS,
                     "not json", requestId, "bsc", PerpsTests.WALLET_ADDRESS, CHALLENGE_NOW)).getCode());
+        });
+
+        PerpsTests.test("ABI check: the version rule, the refusal's words, and the library loaded here", () -> {
+            Class<?>[] two = {String.class, String.class};
+            Class<?>[] three = {String.class, String.class, String.class};
+            for (String ok : new String[] {"0.1.0/0.1.0", "0.1.0/0.1.7", "0.1.3/0.1.0", "1.2.0/1.2.0", "1.2.0/1.5.1",
+                "0.1.0/0.1.1-rc.1"}) {
+                String[] v = ok.split("/");
+                PerpsTests.equal(Boolean.TRUE, call("compatible", two, v[0], v[1]));
+            }
+            for (String bad : new String[] {"0.1.0/0.2.0", "0.2.0/0.1.0", "0.1.0/1.1.0", "1.2.0/1.1.9", "1.2.0/2.2.0",
+                "0.1.0/", "0.1.0/0.1", "0.1.0/x.1.0"}) {
+                String[] v = bad.split("/", -1);
+                PerpsTests.equal(Boolean.FALSE, call("compatible", two, v[0], v[1]));
+            }
+            String why = (String) call("refusal", three, "0.1.0", "0.2.0", "/usr/lib/x86_64-linux-gnu/libperps.so");
+            for (String words : new String[] {"libperps 0.2.0", "libperps 0.1.0", "/usr/lib/x86_64-linux-gnu/libperps.so",
+                "0.1.x", "jna.library.path"}) {
+                PerpsTests.expect(why != null && why.contains(words), "the refusal names " + words + ": " + why);
+            }
+            PerpsTests.expect(call("refusal", three, "0.1.0", "0.1.9", "here") == null, "no refusal for a patch release");
+            // The library these tests run against: built from the same Cargo.toml.
+            PerpsTests.equal(Perps.BINDING_VERSION, Perps.version());
+        });
+    }
+
+    /**
+     * run.sh: PerpsTests against a libperps of another 0.x minor (a stand-in with perps_version
+     * alone, on jna.library.path): the first call must throw UnsatisfiedLinkError naming both
+     * versions and the file, and every later one a LinkageError too.
+     */
+    static void expectAbiRefusal(String libraryVersion, String libraryPath) {
+        PerpsTests.test("ABI refusal of libperps " + libraryVersion + ": the first call", () -> {
+            try {
+                throw new AssertionError("the binding used libperps " + Perps.version());
+            } catch (UnsatisfiedLinkError e) {
+                for (String words : new String[] {"libperps " + libraryVersion, "libperps " + Perps.BINDING_VERSION,
+                    libraryPath}) {
+                    PerpsTests.expect(e.getMessage().contains(words), "the message names " + words + ": " + e.getMessage());
+                }
+                System.out.println("     " + e.getMessage());
+            }
+        });
+        PerpsTests.test("ABI refusal of libperps " + libraryVersion + ": a later call", () -> {
+            try {
+                throw new AssertionError("the binding used libperps " + Perps.version());
+            } catch (LinkageError e) {
+                System.out.println("     " + e);
+            }
         });
     }
 }
