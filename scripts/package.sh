@@ -144,6 +144,11 @@ jar --create --file "dist/perps-$VERSION.jar" --manifest "$WORK/java/MANIFEST.MF
     -C "$WORK/java/classes" . -C "$WORK/java/native" .
 jna_version=$(unzip -p "$JNA_JAR" META-INF/MANIFEST.MF | sed -n 's/^Bundle-Version: *\([0-9.]*\).*/\1/p')
 [[ -n "$jna_version" ]] || die "no Bundle-Version in $JNA_JAR"
+# The POM depends on the JNA the jar is built (and bindings/java/run.sh tests it) with, and the
+# README names that version to Maven users: they must agree, or the README is updated first.
+readme_jna=$(sed -n 's/.*`net\.java\.dev\.jna:jna:\([0-9.]*\)`.*/\1/p' README.md)
+[[ "$readme_jna" == "$jna_version" ]] ||
+    die "$JNA_JAR is JNA $jna_version, but README.md says the POM brings net.java.dev.jna:jna:${readme_jna:-?}: update README.md (\"Use from Java\") or build with that JNA (JNA_JAR=...)"
 sed -e "s/@VERSION@/$VERSION/g" -e "s/@JNA_VERSION@/$jna_version/g" bindings/java/pom.xml.in >"dist/perps-$VERSION.pom"
 jar --list --file "dist/perps-$VERSION.jar" | grep -v '/$' | sed 's/^/  /'
 echo "  POM: libperps:perps:$VERSION, depends on net.java.dev.jna:jna:$jna_version"
