@@ -81,8 +81,10 @@ NATIVE_STATIC_LIBS ?= -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
 
 LIB_DEST   := $(DESTDIR)$(LIBDIR)
 INC_DEST   := $(DESTDIR)$(INCLUDEDIR)
-# The C++17 layer's parts: perps.hpp includes them from perps/ beside it.
-HPP_PARTS  := $(wildcard include/perps/*.hpp)
+# The C++17 layer's parts: perps.hpp includes them from perps/ beside it, these four by
+# name (listed, not globbed: a stray file in include/perps/ is never installed, and a part
+# missing from the checkout stops `make install`).
+HPP_PARTS  := include/perps/error.hpp include/perps/session.hpp include/perps/client.hpp include/perps/stream.hpp
 PC_DEST    := $(DESTDIR)$(PKGCONFIGDIR)
 CMAKE_DEST := $(DESTDIR)$(CMAKEDIR)
 BIN_DEST   := $(DESTDIR)$(BINDIR)

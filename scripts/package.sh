@@ -50,11 +50,20 @@ if [[ ${#packages[@]} -gt 0 ]]; then
     apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=600 "${packages[@]}" >/dev/null
 fi
 
-step "versions: the Python binding is made for libperps $VERSION (SONAME libperps.so.$SOVERSION)"
+step "versions: the bindings are made for libperps $VERSION (SONAME libperps.so.$SOVERSION)"
+# Each binding compares this constant with the loaded library's perps_version() at load time.
 py_version=$(sed -n 's/^__version__ = "\([^"]*\)".*/\1/p' bindings/python/perps/__init__.py)
 [[ "$py_version" == "$VERSION" ]] ||
     die "bindings/python/perps/__init__.py has __version__ $py_version, Cargo.toml $VERSION"
 echo "ok: Python __version__ $py_version"
+cs_version=$(sed -n 's/.*public const string BindingVersion = "\([^"]*\)";.*/\1/p' bindings/csharp/Perps.Api.cs)
+[[ "$cs_version" == "$VERSION" ]] ||
+    die "bindings/csharp/Perps.Api.cs has Library.BindingVersion $cs_version, Cargo.toml $VERSION"
+echo "ok: C# Library.BindingVersion $cs_version"
+java_version=$(sed -n 's/.*public static final String BINDING_VERSION = "\([^"]*\)";.*/\1/p' bindings/java/src/perps/Perps.java)
+[[ "$java_version" == "$VERSION" ]] ||
+    die "bindings/java/src/perps/Perps.java has BINDING_VERSION $java_version, Cargo.toml $VERSION"
+echo "ok: Java Perps.BINDING_VERSION $java_version"
 
 # The packages are built for glibc $GLIBC and newer (manylinux2014), not for this machine's own
 # glibc: zig links them (cargo-zigbuild, pinned, from PyPI, in target/zig-tools). PERPS_GLIBC=host
@@ -135,6 +144,11 @@ jar --create --file "dist/perps-$VERSION.jar" --manifest "$WORK/java/MANIFEST.MF
     -C "$WORK/java/classes" . -C "$WORK/java/native" .
 jna_version=$(unzip -p "$JNA_JAR" META-INF/MANIFEST.MF | sed -n 's/^Bundle-Version: *\([0-9.]*\).*/\1/p')
 [[ -n "$jna_version" ]] || die "no Bundle-Version in $JNA_JAR"
+# The POM depends on the JNA the jar is built (and bindings/java/run.sh tests it) with, and the
+# README names that version to Maven users: they must agree, or the README is updated first.
+readme_jna=$(sed -n 's/.*`net\.java\.dev\.jna:jna:\([0-9.]*\)`.*/\1/p' README.md)
+[[ "$readme_jna" == "$jna_version" ]] ||
+    die "$JNA_JAR is JNA $jna_version, but README.md says the POM brings net.java.dev.jna:jna:${readme_jna:-?}: update README.md (\"Use from Java\") or build with that JNA (JNA_JAR=...)"
 sed -e "s/@VERSION@/$VERSION/g" -e "s/@JNA_VERSION@/$jna_version/g" bindings/java/pom.xml.in >"dist/perps-$VERSION.pom"
 jar --list --file "dist/perps-$VERSION.jar" | grep -v '/$' | sed 's/^/  /'
 echo "  POM: libperps:perps:$VERSION, depends on net.java.dev.jna:jna:$jna_version"

@@ -14,6 +14,76 @@ namespace Perps
     {
         /// <summary>"MAJOR.MINOR.PATCH" (a static string in the library: not freed).</summary>
         public static string Version { get { return Interop.CopyUtf8(Native.perps_version()); } }
+
+        /// <summary>The libperps version this binding is made for: Cargo.toml's (scripts/package.sh
+        /// refuses to package a binding whose constant differs, and stamps the assembly and the
+        /// NuGet package with the same). The library loaded must have a compatible ABI
+        /// (<see cref="AbiCheck"/>), else the first call throws.</summary>
+        public const string BindingVersion = "0.1.0";
+    }
+
+    /// <summary>The check that the libperps loaded has the ABI of the one this binding is made
+    /// for. [DllImport("perps")] loads any libperps.so (beside Perps.dll, on LD_LIBRARY_PATH, the
+    /// system's unversioned symlink), not the SONAME libperps.so.0.MINOR a C program records;
+    /// while the version is 0.x every minor release may change the ABI, so another 0.minor could
+    /// run with the wrong structs and codes. Native's static constructor runs it before any
+    /// call.</summary>
+    internal static class AbiCheck
+    {
+        /// <summary>MAJOR and MINOR of "MAJOR.MINOR.PATCH[-pre][+build]", or null.</summary>
+        internal static int[] MajorMinor(string version)
+        {
+            var m = version == null ? null
+                : System.Text.RegularExpressions.Regex.Match(version, @"^(\d{1,9})\.(\d{1,9})\.\d{1,9}([-+].*)?$");
+            if (m == null || !m.Success) return null;
+            return new[] { int.Parse(m.Groups[1].Value), int.Parse(m.Groups[2].Value) };
+        }
+
+        /// <summary>Whether a libperps of version <paramref name="library"/> serves a binding made
+        /// for <paramref name="binding"/>: the same 0.minor while the version is 0.x (each 0.x
+        /// minor may break the ABI, as the SONAME libperps.so.0.MINOR says), the same major and at
+        /// least the binding's minor from 1.0 on (minor releases only add).</summary>
+        internal static bool Compatible(string binding, string library)
+        {
+            int[] b = MajorMinor(binding), l = MajorMinor(library);
+            if (b == null || l == null || b[0] != l[0]) return false;
+            return b[0] == 0 ? l[1] == b[1] : l[1] >= b[1];
+        }
+
+        /// <summary>Why the library cannot be used (both versions, where it was loaded from and
+        /// what to do), or null when it can.</summary>
+        internal static string Refusal(string binding, string library, string loadedFrom)
+        {
+            if (Compatible(binding, library)) return null;
+            int[] b = MajorMinor(binding);
+            string needed = b == null ? "libperps " + binding
+                : b[0] == 0 ? "libperps 0." + b[1] + ".x" : "libperps " + b[0] + ".x, x >= " + b[1];
+            return "libperps " + library + " was loaded (from " + loadedFrom + "), but this binding (Perps.dll) is made for "
+                + "libperps " + binding + " and needs " + needed + ": another version has another ABI. Put the "
+                + "libperps.so of the Perps package beside Perps.dll (searched first), or one of " + needed
+                + " first on LD_LIBRARY_PATH, or remove or upgrade the one loaded.";
+        }
+
+        /// <summary>The libperps files mapped into this process (Linux's /proc/self/maps), or
+        /// "an unknown path".</summary>
+        internal static string LoadedFrom()
+        {
+            try
+            {
+                var found = new System.Collections.Generic.List<string>();
+                foreach (string line in System.IO.File.ReadAllLines("/proc/self/maps"))
+                {
+                    int slash = line.IndexOf('/');
+                    if (slash < 0) continue;
+                    string path = line.Substring(slash);
+                    if (System.IO.Path.GetFileName(path).StartsWith("libperps", StringComparison.Ordinal) && !found.Contains(path))
+                        found.Add(path);
+                }
+                if (found.Count > 0) return string.Join(", ", found);
+            }
+            catch (Exception) { }
+            return "an unknown path";
+        }
     }
 
     /// <summary>The venue: its two base URLs, HTTP settings, one connection pool, the cached

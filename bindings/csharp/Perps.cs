@@ -222,6 +222,16 @@ namespace Perps
         private const string Lib = "perps";
         private const CallingConvention Cdecl = CallingConvention.Cdecl;
 
+        /// <summary>Before any call: refuse a libperps of another ABI (AbiCheck). The exception
+        /// reaches the caller as a TypeInitializationException whose InnerException is a
+        /// DllNotFoundException naming both versions; every later call throws it again.</summary>
+        static Native()
+        {
+            string library = Interop.CopyUtf8(perps_version());
+            string refusal = AbiCheck.Refusal(Library.BindingVersion, library, AbiCheck.LoadedFrom());
+            if (refusal != null) throw new DllNotFoundException(refusal);
+        }
+
         [DllImport(Lib, CallingConvention = Cdecl)] internal static extern void perps_string_free(IntPtr s);
         [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_version();
 

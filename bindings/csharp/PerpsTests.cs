@@ -1,6 +1,8 @@
 // Tests of the C# binding against the sandbox venue, which this program starts itself.
 //
 //   mono PerpsTests.exe PATH/TO/perps-sandbox
+//   mono PerpsTests.exe --expect-abi-refusal VERSION PATH   (with LD_LIBRARY_PATH on a libperps of
+//                                                           another ABI: PerpsTests.Offline.cs)
 //
 // Prints one line per test and closes with "N passed, N failed"; exits 1 on any failure.
 
@@ -42,6 +44,7 @@ static partial class PerpsTests
 
     static int Main(string[] args)
     {
+        if (args.Length == 3 && args[0] == "--expect-abi-refusal") return ExpectAbiRefusal(args[1], args[2]);
         if (args.Length != 1)
         {
             Console.Error.WriteLine("usage: mono PerpsTests.exe PATH/TO/perps-sandbox");
@@ -229,6 +232,8 @@ static partial class PerpsTests
         });
 
         TradingTests();
+        HeaderTests();
+        OfflineTests();
         StreamTests();
         FundingTests();
         SecretTests();

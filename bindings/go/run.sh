@@ -46,6 +46,15 @@ for f in "${needed[@]}"; do
 done
 export PERPS_SANDBOX="$sandbox"
 
+# The header by angle brackets only: with #include "perps.h", cgo's C compiler looks first
+# beside its temporary copy of the Go file, where a stray perps.h wins over the one -I or
+# pkg-config names (commit 265a8a3). Every .go file of the package, tests included.
+if quoted=$(find "$here" -name '*.go' -exec grep -nHE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"perps[^"]*"' {} +); then
+    echo "$quoted" >&2
+    echo "run.sh: include the header as #include <perps.h>, never in quotes" >&2
+    exit 1
+fi
+
 # Everything Go writes stays under target/; nothing is downloaded (the module has no deps).
 export GOCACHE="$root/target/go/cache" GOPATH="$root/target/go/path" GOPROXY=off GOFLAGS=-mod=readonly
 export CGO_ENABLED=1

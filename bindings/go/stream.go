@@ -3,7 +3,7 @@ package perps
 // Streams: the venue's two WebSockets (README "Streams"), read by polling the library.
 
 /*
-#include "perps.h"
+#include <perps.h> // angle brackets: found only through -I (in-tree) or pkg-config, never a stray copy beside cgo's temporary files
 */
 import "C"
 

@@ -34,3 +34,17 @@ javac -Xlint:all -Werror -encoding UTF-8 --release 17 -cp "$JNA_JAR" -d "$out/cl
 # not depend on the locale, so run where a default-charset bug would show (US-ASCII).
 LC_ALL=C java -Djna.library.path="$PWD/target/release" -cp "$JNA_JAR:$out/classes" \
   PerpsTests "$PWD/target/release/perps-sandbox"
+
+# A libperps of another 0.x minor, for the load-time ABI check: a stand-in exporting only
+# perps_version, which answers the next minor (Cargo.toml's version is the binding's). Found
+# first, instead of the real one, it must be refused before any call.
+version=$(sed -n 's/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n 1)
+minor=${version#*.}
+minor=${minor%%.*}
+other="${version%%.*}.$((minor + 1)).0"
+mkdir -p "$out/other-abi"
+printf 'const char *perps_version(void) { return "%s"; }\n' "$other" >"$out/other-abi/version.c"
+cc -shared -fPIC -o "$out/other-abi/libperps.so" "$out/other-abi/version.c"
+echo "--- libperps $other on jna.library.path: refused"
+LC_ALL=C java -Djna.library.path="$PWD/$out/other-abi" -cp "$JNA_JAR:$out/classes" \
+  PerpsTests --expect-abi-refusal "$other" "$PWD/$out/other-abi/libperps.so"

@@ -78,6 +78,38 @@ static const char CERTS[] PERPS_FIXTURE =
     "\"x\":\"axfR8uEsQkf4vOblY6RA8ncDfYEt6zOg9KE5RdiYwpY\","
     "\"y\":\"T-NC4v4af5uO5-tKfA-eFivOM1drMV7Oy7ZAaDe_UfU\"}]}";
 
+/* A sign-in challenge (prepare-signin's signedData, a compact ES256 JWS) signed by the key whose
+ * private scalar is 1, so that CERTS (the generator point) verifies it: published and
+ * reproducible, made byte for byte by RFC 6979 deterministic ECDSA in
+ * tests/python/test_challenge.py, which verifies it with `cryptography` (OpenSSL) too. Its
+ * payload (CHALLENGE_PAYLOAD, what perps_challenge_verify returns) signs in the EVM test
+ * wallet (EVM_ADDRESS) for the RFC 8032 key's requestId (ED_REQUEST_ID), issued at
+ * 1700000000, expiring at 1700000180; CHALLENGE_NOW is inside. */
+static const int64_t CHALLENGE_NOW PERPS_FIXTURE = 1700000060;
+static const int64_t CHALLENGE_EXP PERPS_FIXTURE = 1700000180;
+static const char CHALLENGE_JWS[] PERPS_FIXTURE =
+    "eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6ImsxIn0."
+    "eyJkb21haW4iOiJ2ZW51ZS5leGFtcGxlIiwidXJpIjoiaHR0cHM6Ly92ZW51ZS5leGFtcGxlIiwic3RhdGVtZW50"
+    "IjoiU2lnbiBpbiB0byB0aGUgdGVzdCB2ZW51ZS4iLCJ2ZXJzaW9uIjoiMSIsImNoYWluSWQiOjU2LCJub25jZSI6"
+    "Im4wbmNlMTcwMDAwMDAwMCIsImFkZHJlc3MiOiIweGYzOUZkNmU1MWFhZDg4RjZGNGNlNmFCODgyNzI3OWNmZkZi"
+    "OTIyNjYiLCJyZXF1ZXN0SWQiOiJGVmVuM1g2Njl4THpzaTZOMlY5MURvaXl6SHpnMXVBZ3FpVDhqWjluUzk2WiIs"
+    "Imlzc3VlZEF0IjoiMjAyMy0xMS0xNFQyMjoxMzoyMFoiLCJtZXNzYWdlIjoidmVudWUuZXhhbXBsZSB3YW50cyB5"
+    "b3UgdG8gc2lnbiBpbiB3aXRoIHlvdXIgRXRoZXJldW0gYWNjb3VudDpcbjB4ZjM5RmQ2ZTUxYWFkODhGNkY0Y2U2"
+    "YUI4ODI3Mjc5Y2ZmRmI5MjI2NlxuXG5TaWduIGluIHRvIHRoZSB0ZXN0IHZlbnVlLlxuXG5VUkk6IGh0dHBzOi8v"
+    "dmVudWUuZXhhbXBsZVxuVmVyc2lvbjogMVxuQ2hhaW4gSUQ6IDU2XG5Ob25jZTogbjBuY2UxNzAwMDAwMDAwXG5J"
+    "c3N1ZWQgQXQ6IDIwMjMtMTEtMTRUMjI6MTM6MjBaXG5SZXF1ZXN0IElEOiBGVmVuM1g2Njl4THpzaTZOMlY5MURv"
+    "aXl6SHpnMXVBZ3FpVDhqWjluUzk2WiIsImlhdCI6MTcwMDAwMDAwMCwiZXhwIjoxNzAwMDAwMTgwfQ."
+    "j7s3-ScJacb5e3lu0q5TJvr3MyTNNtntLIbHb2cXwRmNDXskIyMRLeiCP5nHfuSuH6ljHcKZ-BJD3epZ1fBxbw";
+static const char CHALLENGE_PAYLOAD[] PERPS_FIXTURE =
+    "{\"domain\":\"venue.example\",\"uri\":\"https://venue.example\",\"statement\":\"Sign in to t"
+    "he test venue.\",\"version\":\"1\",\"chainId\":56,\"nonce\":\"n0nce1700000000\",\"address\":"
+    "\"0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266\",\"requestId\":\"FVen3X669xLzsi6N2V91DoiyzHzg1"
+    "uAgqiT8jZ9nS96Z\",\"issuedAt\":\"2023-11-14T22:13:20Z\",\"message\":\"venue.example wants yo"
+    "u to sign in with your Ethereum account:\\n0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266\\n\\nS"
+    "ign in to the test venue.\\n\\nURI: https://venue.example\\nVersion: 1\\nChain ID: 56\\nNonc"
+    "e: n0nce1700000000\\nIssued At: 2023-11-14T22:13:20Z\\nRequest ID: FVen3X669xLzsi6N2V91Doiyz"
+    "Hzg1uAgqiT8jZ9nS96Z\",\"iat\":1700000000,\"exp\":1700000180}";
+
 /* A valid limit order in the documented field order. */
 static const char ORDER[] PERPS_FIXTURE =
     "{\"symbol\":\"BTC-USD\",\"side\":\"buy\",\"order_type\":\"limit\",\"qty\":\"0.01\",\"price\":\"65000\","

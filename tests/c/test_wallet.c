@@ -270,6 +270,34 @@ static void test_wallet_wrap_solana_signature(void) {
 static void test_challenge_verify(void) {
     perps_error *err = NULL;
     static const char addr[] = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
+
+    /* A challenge that verifies (fixtures.h, made and checked independently): the payload
+     * comes back unchanged, and err stays NULL. */
+    char *payload = perps_challenge_verify(CHALLENGE_JWS, CERTS, ED_REQUEST_ID, "bsc", EVM_ADDRESS, CHALLENGE_NOW, &err);
+    CHECK(err == NULL && payload != NULL && strcmp(payload, CHALLENGE_PAYLOAD) == 0);
+    perps_string_free(payload);
+    payload = perps_challenge_verify(CHALLENGE_JWS, CERTS, ED_REQUEST_ID, "bsc", EVM_ADDRESS, CHALLENGE_NOW, NULL);
+    CHECK(payload != NULL && strcmp(payload, CHALLENGE_PAYLOAD) == 0);
+    perps_string_free(payload);
+    /* The same challenge when it has expired, for another session's key or wallet, or with
+     * one signature byte changed: refused. */
+    CHECK(perps_challenge_verify(CHALLENGE_JWS, CERTS, ED_REQUEST_ID, "bsc", EVM_ADDRESS, CHALLENGE_EXP, &err) == NULL);
+    EXPECT_ERROR(err, PERPS_VERIFICATION_FAILED, "expired");
+    err = NULL;
+    CHECK(perps_challenge_verify(CHALLENGE_JWS, CERTS, "8bK4GzmYb2Xc7m9vHuJnWWwvQ6RkU2z3t1ePqAa7sXYZ", "bsc",
+                                 EVM_ADDRESS, CHALLENGE_NOW, &err) == NULL);
+    EXPECT_ERROR(err, PERPS_VERIFICATION_FAILED, "requestId");
+    err = NULL;
+    CHECK(perps_challenge_verify(CHALLENGE_JWS, CERTS, ED_REQUEST_ID, "bsc", "0x1111111111111111111111111111111111111111",
+                                 CHALLENGE_NOW, &err) == NULL);
+    EXPECT_ERROR(err, PERPS_VERIFICATION_FAILED, "address");
+    err = NULL;
+    char tampered[sizeof CHALLENGE_JWS];
+    memcpy(tampered, CHALLENGE_JWS, sizeof tampered);
+    tampered[sizeof tampered - 5] = tampered[sizeof tampered - 5] == 'A' ? 'B' : 'A'; /* in the signature */
+    CHECK(perps_challenge_verify(tampered, CERTS, ED_REQUEST_ID, "bsc", EVM_ADDRESS, CHALLENGE_NOW, &err) == NULL);
+    EXPECT_ERROR(err, PERPS_VERIFICATION_FAILED, "signature");
+    err = NULL;
     /* {"alg":"ES256","typ":"JWT"} . {"exp":1} . 64 zero bytes */
     static const char zero_sig_jws[] =
         "eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCJ9.eyJleHAiOjF9."

@@ -278,6 +278,19 @@ static void test_orders_and_challenges() {
     EXPECT_ERROR(perps::order_serialize(std::string(ORDER) + '\0' + "garbage"), PERPS_INVALID_ARGUMENT,
                  "order_json contains a NUL byte");
 
+    // A challenge that verifies (fixtures.h: signed by the key whose public key is CERTS'
+    // generator point, checked independently by tests/python/test_challenge.py), for the session
+    // whose request key is the RFC 8032 key: its payload back unchanged; expired or for another
+    // wallet: refused.
+    std::string request_id = perps::Session::from_api_key("tok", ED_SEED_B58).request_id();
+    CHECK(request_id == ED_REQUEST_ID);
+    CHECK(perps::challenge_verify(CHALLENGE_JWS, CERTS, request_id, "bsc", EVM_ADDRESS, CHALLENGE_NOW) ==
+          CHALLENGE_PAYLOAD);
+    EXPECT_ERROR(perps::challenge_verify(CHALLENGE_JWS, CERTS, request_id, "bsc", EVM_ADDRESS, CHALLENGE_EXP),
+                 PERPS_VERIFICATION_FAILED, "expired");
+    EXPECT_ERROR(perps::challenge_verify(CHALLENGE_JWS, CERTS, request_id, "bsc",
+                                         "0x1111111111111111111111111111111111111111", CHALLENGE_NOW),
+                 PERPS_VERIFICATION_FAILED, "address");
     EXPECT_ERROR(perps::challenge_verify("not.a.jws", CERTS, ED_REQUEST_ID, "bsc", EVM_ADDRESS),
                  PERPS_VERIFICATION_FAILED, nullptr);
     EXPECT_ERROR(perps::challenge_verify("not.a.jws", "not json", ED_REQUEST_ID, "bsc", EVM_ADDRESS, 1700000000),

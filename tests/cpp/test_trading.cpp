@@ -9,7 +9,8 @@
  * the order stream (the venue stalled, orders until one no longer fits the socket) whose
  * error names the request by its envelope request_id (perps::Error::stream_request_id), the
  * id the `disconnected` event's `unanswered` list names, and none for an order refused
- * unsent.
+ * unsent; sync_time measuring the venue's clock (set 2 min ahead: an order refused until
+ * then, accepted after).
  *
  *   test_trading BASE_URL PERPS_URL ADMIN_URL
  *
@@ -382,6 +383,26 @@ static void test_partly_written_frame(const perps::Session &session) {
               std::to_string(down["unanswered"].items.size()) + " unanswered");
 }
 
+// sync_time against the venue's clock: a small offset on the same machine; with the venue's
+// clock set 2 min ahead (beyond its 30 s timestamp window) an order is refused until sync_time
+// measures that offset, then accepted; the clock is put back whatever happens.
+static void test_sync_time(const perps::Session &session) {
+    perps::Client client(g_base_url, g_perps_url);
+    std::int64_t offset = client.sync_time();
+    CHECK_CTX(std::llabs(offset) <= 1500, std::to_string(offset) + " ms");
+    struct ClockBack {
+        ~ClockBack() { admin("POST", "clock", R"({"offset_ms":0})"); }
+    } clock_back;
+    CHECK(mini_json::parse(admin("POST", "clock", R"({"offset_ms":120000})"))["offset_ms"].int64() == 120000);
+    std::string order = limit_buy(far_bid(client), "0.01");
+    if (auto e = ERROR_OF(client.new_order(session, order), PERPS_HTTP_STATUS)) {
+        CHECK_CTX(e->http_status() >= 400 && e->http_status() < 500, e->what());
+    }
+    offset = client.sync_time();
+    CHECK_CTX(std::llabs(offset - 120000) <= 1500, std::to_string(offset) + " ms, the venue is 120000 ms ahead");
+    CHECK(mini_json::parse(client.new_order(session, order))["code"].int64() == 0);
+}
+
 int main(int argc, char **argv) {
     if (argc != 4 || !parse_admin_url(argv[3])) {
         std::cerr << "usage: " << argv[0] << " BASE_URL PERPS_URL ADMIN_URL\n";
@@ -401,6 +422,7 @@ int main(int argc, char **argv) {
         run("timeout", [&] { test_timeout_then_found(session); });
         run("rate limited", [&] { test_rate_limited(session); });
         run("partly written frame", [&] { test_partly_written_frame(session); });
+        run("sync_time", [&] { test_sync_time(session); });
     } catch (const perps::Error &e) {
         check_at(false, "sign-in", __LINE__, std::string(perps::code_name(e.code())) + ": " + e.what());
     }

@@ -4,7 +4,9 @@
 # places an order against the sandbox venue of the tarball (bin/perps-sandbox):
 #   - C/C++ tarball unpacked into an empty prefix: the layout and SONAME; the C example built
 #     with README's pkg-config link line (run path, no LD_LIBRARY_PATH); a CMake project with
-#     find_package(perps CONFIG): perps::perps (C, C++), perps::perps_static; the version rule;
+#     find_package(perps CONFIG): perps::perps and perps::perps_static (C, C++; the C++ programs
+#     ask for C++14 and the targets' cxx_std_17 raises them, the C ones stay C11), the version
+#     rule; a CMake project with C alone enabled, linking both targets;
 #   - Python: the wheel into a fresh virtual environment (no environment variable: the library
 #     inside the wheel is loaded), the program checked with mypy --strict, the wheel's
 #     platform tag checked with auditwheel; the package from source (pip install
@@ -178,6 +180,7 @@ unset PKG_CONFIG_PATH
 
 step "C/C++: CMake, find_package(perps CONFIG) with CMAKE_PREFIX_PATH=$PREFIX"
 cmake -S "$HERE/cmake" -B "$TMP/cmake" -DCMAKE_PREFIX_PATH="$PREFIX" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
     -DPERPS_VERSION="$VERSION" -DPERPS_NEXT_MINOR=$((MINOR + 1)) -DPERPS_EXAMPLES="$ROOT/examples-c" >"$TMP/log" ||
     { cat "$TMP/log"; die "cmake configure"; }
 grep -E 'perps|refuse' "$TMP/log"
@@ -194,6 +197,42 @@ echo "--- C++, perps::perps"
 cat "$TMP/log"
 grep -qF 'order placed: {"code":0' "$TMP/log" || die "signin_order_cpp placed no order"
 ok "C++, perps::perps"
+if grep -q 'NEEDED.*libperps' <<<"$(objdump -p "$TMP/cmake/signin_order_cpp_static")"; then
+    die "signin_order_cpp_static (perps::perps_static) needs a shared libperps"
+fi
+run_flow "C++, perps::perps_static" "$TMP/cmake/signin_order_cpp_static" "$BASE_URL" "$PERPS_URL" solana
+
+# The compile lines (compile_commands.json, one "command" per source file): the C++ programs
+# ask for C++14 and get C++17 from the targets' cxx_std_17; the C programs stay C11, no C++
+# flag. $1: the build directory, $2: the source file's name, $3: the -std flag it must have.
+compiled_with() {
+    python3 - "$1/compile_commands.json" "$2" "$3" <<'EOF_PY' || die "the compile lines in $1"
+import json, os, sys
+path, name, flag = sys.argv[1:]
+entries = [e for e in json.load(open(path)) if os.path.basename(e["file"]) == name]
+if not entries:
+    sys.exit(f"{path}: no compile line for {name}")
+for e in entries:
+    words = e["command"].split() if "command" in e else e["arguments"]
+    if flag not in words:
+        sys.exit(f"{name} compiled without {flag}: {' '.join(words)}")
+    if "++" not in flag and any(w.startswith("-std=") and "++" in w for w in words):
+        sys.exit(f"{name} (C) compiled with a C++ flag: {' '.join(words)}")
+print(f"{len(entries)} compile line(s) of {name}: {flag}")
+EOF_PY
+}
+compiled_with "$TMP/cmake" signin_order.cpp -std=c++17
+compiled_with "$TMP/cmake" signin_order.c -std=c11
+ok "perps::perps and perps::perps_static: C++ compiled as C++17 (asked for 14), C as C11"
+
+step "C: CMake, a project with C alone (no C++ enabled), perps::perps and perps::perps_static"
+cmake -S "$HERE/cmake_c" -B "$TMP/cmake_c" -DCMAKE_PREFIX_PATH="$PREFIX" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DPERPS_VERSION="$VERSION" -DPERPS_EXAMPLES="$ROOT/examples-c" \
+    >"$TMP/log" 2>&1 || { cat "$TMP/log"; die "cmake configure (C alone)"; }
+cmake --build "$TMP/cmake_c" -j 2 >"$TMP/log" 2>&1 || { cat "$TMP/log"; die "cmake --build (C alone)"; }
+compiled_with "$TMP/cmake_c" signin_order.c -std=c11
+run_flow "C alone, perps::perps" "$TMP/cmake_c/signin_order_c_shared" "$BASE_URL" "$PERPS_URL" bsc
+run_flow "C alone, perps::perps_static" "$TMP/cmake_c/signin_order_c_static" "$BASE_URL" "$PERPS_URL" solana
 
 # --- Python -------------------------------------------------------------------------------
 pip_quiet=(--disable-pip-version-check -q)

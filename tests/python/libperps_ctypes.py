@@ -88,6 +88,7 @@ def _load():
     decl("perps_wallet_address", c_void_p, c_char_p, c_char_p, ERR_OUT)
     decl("perps_wallet_sign", c_void_p, c_char_p, c_char_p, c_char_p, ERR_OUT)
     decl("perps_wallet_wrap_solana_signature", c_void_p, c_char_p, c_char_p, c_char_p, c_size_t, ERR_OUT)
+    decl("perps_challenge_verify", c_void_p, c_char_p, c_char_p, c_char_p, c_char_p, c_char_p, c_int64, ERR_OUT)
     return lib
 
 
@@ -192,4 +193,16 @@ def wallet_sign(chain, key, payload_json):
 def wrap_solana_signature(payload_json, address, signature):
     return _call_str(
         LIB.perps_wallet_wrap_solana_signature, _b(payload_json), _b(address), signature, len(signature)
+    )
+
+
+def challenge_verify(signed_data, certs_json, request_id, chain, address, now_unix_secs):
+    return _call_str(
+        LIB.perps_challenge_verify,
+        _b(signed_data),
+        _b(certs_json),
+        _b(request_id),
+        _b(chain),
+        _b(address),
+        now_unix_secs,
     )

@@ -1,6 +1,8 @@
 // Tests of the Java binding against the sandbox venue, which this program starts itself.
 //
 //   java -cp jna.jar:classes -Djna.library.path=target/release PerpsTests PATH/TO/perps-sandbox
+//   java ... -Djna.library.path=DIR PerpsTests --expect-abi-refusal VERSION PATH   (DIR holding a
+//                                  libperps of another ABI: OfflineTests.java)
 //
 // Prints one line per test and closes with "N passed, N failed"; exits 1 on any failure.
 
@@ -67,6 +69,11 @@ public final class PerpsTests {
     }
 
     public static void main(String[] args) throws Exception {
+        if (args.length == 3 && args[0].equals("--expect-abi-refusal")) {
+            OfflineTests.expectAbiRefusal(args[1], args[2]);
+            System.out.println(passed + " passed, " + failed + " failed");
+            System.exit(failed == 0 ? 0 : 1);
+        }
         if (args.length != 1) {
             System.err.println("usage: java PerpsTests PATH/TO/perps-sandbox");
             System.exit(2);
@@ -288,6 +295,8 @@ public final class PerpsTests {
         });
 
         TradingTests.run();
+        HeaderTests.run();
+        OfflineTests.run();
         StreamTests.run();
         FundingTests.run();
         SecretTests.run();

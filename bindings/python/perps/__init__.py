@@ -16,6 +16,10 @@ Which library is loaded (:data:`library`), the first that applies:
    loader's search (``ldconfig``'s cache, ``LD_LIBRARY_PATH``): ``pip install
    bindings/python`` installs the Python code only, for a system-installed library.
 
+Whichever it is, its ``perps_version()`` must be of this binding's ABI (``__version__``'s
+0.minor while the version is 0.x): another is refused before any other symbol is used, with
+an ``ImportError`` naming both versions and the file (``perps._native.abi_refusal``).
+
 Conventions:
 
 * A failing call raises :class:`PerpsError` (``code`` as a :class:`Code`, ``message``,

@@ -6,8 +6,9 @@ import ctypes
 import ctypes.util
 import os
 import pathlib
+import re
 from ctypes import POINTER, Structure, c_bool, c_char, c_char_p, c_int, c_int64, c_size_t, c_uint16, c_void_p
-from typing import Callable, Dict
+from typing import Callable, Dict, Optional, Tuple
 
 from . import __version__
 
@@ -149,8 +150,50 @@ def _open_library() -> tuple[ctypes.CDLL, str]:
         ) from None
 
 
+def _major_minor(version: str) -> Optional[Tuple[int, int]]:
+    """MAJOR and MINOR of "MAJOR.MINOR.PATCH[-pre][+build]", or None."""
+    m = re.fullmatch(r"(\d{1,9})\.(\d{1,9})\.\d{1,9}([-+].*)?", version)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def abi_compatible(binding: str, library: str) -> bool:
+    """Whether a libperps of version ``library`` serves a binding made for ``binding``: the same
+    0.minor while the version is 0.x (each 0.x minor may break the ABI, as the SONAME
+    ``libperps.so.0.<minor>`` says), the same major and at least the binding's minor from 1.0
+    on (minor releases only add)."""
+    b, lib = _major_minor(binding), _major_minor(library)
+    if b is None or lib is None or b[0] != lib[0]:
+        return False
+    return lib[1] == b[1] if b[0] == 0 else lib[1] >= b[1]
+
+
+def abi_refusal(binding: str, library: str, loaded_from: str) -> Optional[str]:
+    """Why a libperps of version ``library``, loaded from ``loaded_from``, cannot serve this
+    binding (both versions, the file, what to do), or None when it can."""
+    if abi_compatible(binding, library):
+        return None
+    b = _major_minor(binding)
+    if b is None:
+        needed = f"libperps {binding}"
+    else:
+        needed = f"libperps 0.{b[1]}.x" if b[0] == 0 else f"libperps {b[0]}.x, x >= {b[1]}"
+    return (
+        f"perps: libperps {library} was loaded (from {loaded_from}), but this binding is made for libperps "
+        f"{binding} and needs {needed}: another version has another ABI. Set PERPS_LIB to a libperps.so of "
+        f"{needed}, install the wheel (it carries its own), or remove or upgrade the one loaded."
+    )
+
+
 def _load() -> tuple[ctypes.CDLL, str]:
     lib, path = _open_library()
+    # Before any other symbol is looked up: a PERPS_LIB path (or a stray copy) may be another
+    # ABI version, which the SONAME would have kept out.
+    lib.perps_version.restype = c_char_p
+    lib.perps_version.argtypes = []
+    version = (lib.perps_version() or b"?").decode("ascii", "replace")
+    refusal = abi_refusal(__version__, version, path)
+    if refusal is not None:
+        raise ImportError(refusal)
 
     err = POINTER(c_void_p)  # perps_error **, passed as byref(OwnedError())
     owned = OwnedString  # an owned char*: never c_char_p, which would convert it and leak it

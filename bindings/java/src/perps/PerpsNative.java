@@ -37,7 +37,8 @@ import java.util.function.BiConsumer;
  * </ul>
  */
 interface PerpsNative extends Library {
-    PerpsNative LIB = Native.load("perps", PerpsNative.class);
+    /** The library, its ABI checked against the binding's version before any call (AbiCheck). */
+    PerpsNative LIB = AbiCheck.verified(Native.load("perps", PerpsNative.class));
 
     /**
      * C {@code size_t}. Not {@code long} (right only where size_t is 64 bits), not
