@@ -126,11 +126,13 @@ typedef enum perps_code {
   /**
    * The venue's HTTP 404 from one of the endpoint calls (`perps_cancel_order`,
    * `perps_query_order`, …): "order not found" — already gone, or not visible yet (a new
-   * order can stay unknown for up to ~10 s). Only a venue-shaped 404 (a JSON, text or empty
-   * body): an HTML page, the bare text "404 page not found", or a gateway's words that no
-   * route matched ("no route", `route_not_found`, "no endpoint"…: a proxy's or web
-   * server's answer, e.g. for a wrong URL or path prefix), says nothing about the order and is
-   * `PERPS_HTTP_STATUS`. Also the venue's `code` 404 in an HTTP 200 answer of those calls.
+   * order can stay unknown for up to ~10 s). On positive evidence only: the 404's JSON
+   * `code` is 404, or its text names an order and says it is missing ("order not found",
+   * "unknown order", "no such order"). Any other 404 — an empty body, a bare "Not Found",
+   * an HTML page, a gateway's words that no route matched (a proxy's or web server's
+   * answer, e.g. for a wrong URL or path prefix, or during a deployment) — says nothing
+   * about the order, which may be live, and is `PERPS_HTTP_STATUS`. Also the venue's
+   * `code` 404 in an HTTP 200 answer of those calls.
    * `perps_new_order` and `perps_request` report every 404 as `PERPS_HTTP_STATUS`.
    */
   PERPS_NOT_FOUND = 13,

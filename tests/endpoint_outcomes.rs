@@ -22,7 +22,8 @@ fn venue_refusals_map_to_their_codes_with_the_ids_sent() {
     let cases: Vec<(u16, &[&str], &str, perps_code, bool)> = vec![
         (404, &[], r#"{"code":404,"message":"order not found"}"#, PERPS_NOT_FOUND, false),
         (404, &["Content-Type: text/plain"], "order not found", PERPS_NOT_FOUND, false),
-        (404, &[], "", PERPS_NOT_FOUND, false),
+        (404, &[], r#"{"detail":"Order not found"}"#, PERPS_NOT_FOUND, false),
+        (404, &[], r#"{"code":"404","message":"Not Found"}"#, PERPS_NOT_FOUND, false),
         // A web server's page (a wrong URL or path prefix, a proxy): not the venue's "order
         // not found", which would make an engine resend a live order.
         (404, &[], "\n <html>404 page not found</html>", PERPS_HTTP_STATUS, false),
@@ -84,6 +85,19 @@ fn venue_refusals_map_to_their_codes_with_the_ids_sent() {
             if status == 404 && code == PERPS_HTTP_STATUS && !reached {
                 assert!(f.message.contains("the URL or its path prefix may be wrong"), "{f:?}");
             }
+        }
+    }
+    // A 404 that says nothing of an order — an empty body (Envoy, Caddy), a framework's bare
+    // "Not Found" (AWS API Gateway, FastAPI, Spring) — is no "order not found": the order may
+    // be live behind a gateway in a deployment.
+    for body in ["", r#"{"message":"Not Found"}"#, r#"{"detail":"Not Found"}"#, r#"{"status":404,"error":"Not Found"}"#]
+    {
+        for (name, params) in [("cancel_order", r#"{"order_id":1}"#), ("query_order", r#"{"order_id":1}"#)] {
+            let text = body.to_owned();
+            let rogue = Rogue::start(move |_, _| vec![Step::Write(response(404, &[], text.as_bytes()))]);
+            let client = client_at(&rogue.url(), FAST);
+            let f = expect(call(&client, Some(&api_session(SEED)), name, Some(params)), PERPS_HTTP_STATUS, false);
+            assert_eq!((f.http_status, f.body.as_deref().unwrap_or("")), (404, body), "{name}");
         }
     }
     // Retry-After as an HTTP date, ten seconds ahead of now.
