@@ -222,7 +222,8 @@ fn check_order(result: Result<String, common::Failure>, body: Option<&[u8]>) {
             let stated = value.as_object().unwrap().get("success");
             assert_ne!(stated, Some(&serde_json::Value::Bool(false)), "a success that says it failed");
             // With no code, nothing may say otherwise: `success` absent, null or true; every
-            // word under `message`, `msg`, `status` absent, null, blank, "success" or "ok";
+            // word under `message`, `msg`, `status` absent, null, blank, "success", "ok" or
+            // "accepted";
             // nothing under `error`, `errors`, `err`.
             if code.is_none_or(serde_json::Value::is_null) {
                 use serde_json::Value;
@@ -234,7 +235,10 @@ fn check_order(result: Result<String, common::Failure>, body: Option<&[u8]>) {
                         None | Some(Value::Null) => true,
                         Some(Value::String(w)) => {
                             let w = w.trim();
-                            w.is_empty() || w.eq_ignore_ascii_case("success") || w.eq_ignore_ascii_case("ok")
+                            w.is_empty()
+                                || w.eq_ignore_ascii_case("success")
+                                || w.eq_ignore_ascii_case("ok")
+                                || w.eq_ignore_ascii_case("accepted")
                         }
                         Some(_) => false,
                     };

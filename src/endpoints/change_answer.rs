@@ -4,8 +4,9 @@
 //! Every documented answer to a change carries a code (`{code,message,request_id}`,
 //! venue-api.md §1.3, §2.3), and the code decides. One with none (or `null`) is a success
 //! only when nothing in it says otherwise: a `success` absent, `null` or `true`; words under
-//! `message`, `msg` and `status` absent, `null`, empty, "success" or "ok" — every one of them,
-//! not only the first; nothing under `error`, `errors` or `err` (absent, `null`, `false` or
+//! `message`, `msg` and `status` absent, `null`, empty, "success", "ok" or "accepted" (what a
+//! REST success means: submitted, venue-api.md §1.3; on the order stream such a frame is the
+//! gateway's ack, read before this) — every one of them, not only the first; nothing under `error`, `errors` or `err` (absent, `null`, `false` or
 //! empty); an outcome nested under `data` or `result` (one naming `code` or `success`) a
 //! success too; and none of those keys named twice (readers keeping the first or the last
 //! copy would disagree). Anything else (`{"message":"alo order rejected"}`,
@@ -78,7 +79,7 @@ pub fn says_otherwise(object: &Map<String, Value>) -> Option<String> {
     }
     let word_says_otherwise = |value: &Value| match value {
         Value::Null => false,
-        Value::String(text) => !success_word(text.trim()),
+        Value::String(text) => !(success_word(text.trim()) || text.trim().eq_ignore_ascii_case("accepted")),
         _ => true,
     };
     if let Some((key, value)) =
@@ -143,6 +144,7 @@ mod tests {
             r#"[{"order_id":1,"status":"canceled"},{"cl_ord_id":"a","code":0}]"#,
             // A code decides: the words beside it are the venue's to choose.
             r#"{"code":0,"message":"order placed","status":"accepted"}"#,
+            r#"{"status":"accepted","request_id":"r"}"#,
         ] {
             assert_eq!(change(fine), Ok(()), "{fine}");
         }

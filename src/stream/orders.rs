@@ -118,7 +118,12 @@ fn is_ack(frame: &Map<String, Value>) -> bool {
     let accepted =
         |key: &str| frame.get(key).and_then(Value::as_str).is_some_and(|s| s.eq_ignore_ascii_case("accepted"));
     let code_ok = matches!(venue_code(frame.get("code")), Ok(None | Some(0 | 200 | 202)));
-    code_ok && (accepted("status") || accepted("message") || accepted("msg"))
+    // With no code, nothing else may say otherwise (`{"msg":"accepted","error":"insufficient
+    // margin"}`): such a frame is an outcome of unknown effect ([`verdict`]), not an ack after
+    // which an outcome would be awaited in vain.
+    let no_code = frame.get("code").is_none_or(Value::is_null);
+    let contradicted = || crate::endpoints::change_answer::says_otherwise(frame).is_some();
+    code_ok && (accepted("status") || accepted("message") || accepted("msg")) && !(no_code && contradicted())
 }
 
 /// `event` (a JSON object's text) with `"frame":` the venue's frame byte for byte as sent and

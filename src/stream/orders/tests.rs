@@ -193,6 +193,9 @@ fn an_outcome_whose_code_leaves_the_orders_fate_unknown_says_so() {
         (r#"{"success":"false","request_id":"r1"}"#, true, false),
         (r#"{"success":true,"status":"rejected","request_id":"r1"}"#, true, false),
         (r#"{"message":"alo order rejected","message":"success","request_id":"r1"}"#, true, false),
+        // With no code, an "accepted" beside an error or other words is no ack.
+        (r#"{"msg":"accepted","error":"insufficient margin","request_id":"r1"}"#, true, false),
+        (r#"{"message":"accepted","status":"rejected","request_id":"r1"}"#, true, false),
         (r#"{"success":true,"message":"success","request_id":"r1"}"#, false, true),
         (r#"{"code":400,"message":"alo order rejected","request_id":"r1"}"#, false, false),
         (r#"{"code":429,"message":"slow down","request_id":"r1"}"#, false, false),
