@@ -206,18 +206,26 @@ impl Shared {
         while matches!((&self.wake_rx).read(&mut buf), Ok(n) if n > 0) {}
     }
 
-    /// Sleep up to `d`, or until `close` (or another wake). A signal that interrupts the
-    /// wait (EINTR: SIGCHLD, a profiler's timer, any the host's handlers catch on this
-    /// thread) does not end it: the backoff between reconnections is kept whole.
+    /// Sleep `d`, or until `close`. Nothing else ends it early: not a wake a caller left
+    /// (a connection it found ended: there is none during a sleep), nor a signal that
+    /// interrupts the wait (EINTR: SIGCHLD, a profiler's timer, any the host's handlers catch
+    /// on this thread). The backoff between reconnections is kept whole.
     pub(super) fn sleep(&self, d: Duration) {
         let until = Instant::now() + d;
         while !self.is_closing() {
             let left = until.saturating_duration_since(Instant::now());
-            if left.is_zero() || poll_fds(None, self.wake_rx.as_raw_fd(), left) {
+            if left.is_zero() {
                 break;
             }
+            let polled = Instant::now();
+            let woken = poll_fds(None, self.wake_rx.as_raw_fd(), left);
+            if !woken && polled.elapsed() < Duration::from_millis(1) && left > Duration::from_millis(1) {
+                // `poll` came back at once with nothing ready: interrupted, or failing. A short
+                // pause rather than a spin (a close still ends the sleep within it).
+                std::thread::sleep(left.min(Duration::from_millis(10)));
+            }
+            self.drain_wake();
         }
-        self.drain_wake();
     }
 
     pub(super) fn status(&self, state: &str, fields: Value) {
@@ -306,7 +314,7 @@ mod tests {
     extern "C" fn ignore(_: libc::c_int) {}
 
     #[test]
-    fn a_signal_does_not_cut_a_sleep_short() {
+    fn a_signal_or_a_callers_wake_does_not_cut_a_sleep_short() {
         // A handler (not SIG_IGN): the signal is delivered, and interrupts `poll` with EINTR.
         // SA_RESTART is set, yet `poll` is never restarted (signal(7)).
         // SAFETY: a handler that does nothing, for a signal nothing else in the tests uses.
@@ -334,6 +342,8 @@ mod tests {
             // SAFETY: the sleeping thread is alive until joined below.
             unsafe { libc::pthread_kill(thread, libc::SIGURG) };
         }
+        // Nor does a wake a caller leaves (a connection it found ended).
+        shared.wake_io();
         let slept = sleeper.join().unwrap();
         assert!(slept >= Duration::from_millis(400), "slept {slept:?} of 400 ms");
         // A close still ends it at once.

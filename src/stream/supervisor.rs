@@ -199,8 +199,8 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
     };
     // The redaction tables of the last connection (its token may still be quoted).
     let mut last_tables: Option<Tables> = None;
-    // Whether the last attempt waited for a connection slot (its `reconnecting` event said so).
-    let mut waiting_for_a_slot = false;
+    // Since when the last `reconnecting` event said the stream waits for a connection slot.
+    let mut waiting_for_a_slot: Option<Instant> = None;
     while !shared.is_closing() {
         let token = match &ctx.session {
             Some(session) => {
@@ -244,20 +244,21 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
                     limits::Refusal::TooManyNew(wait) => wait.max(Duration::from_millis(10)),
                     limits::Refusal::TooManyOpen => Duration::from_millis(500),
                 };
-                // Once per wait for a slot, not every 500 ms: status events are never dropped,
-                // and an engine that does not read this stream meanwhile must not pile them up.
-                if !waiting_for_a_slot {
+                // Once per wait for a slot, and again every 30 s while it lasts, not every 500 ms:
+                // status events are never dropped, and an engine that does not read this stream
+                // meanwhile must not pile them up.
+                if waiting_for_a_slot.is_none_or(|since| since.elapsed() >= SLOT_WAIT_REPORTED_EVERY) {
                     shared.status(
                         "reconnecting",
                         json!({ "attempt": backoff.attempt(), "delay_ms": wait.as_millis() as u64, "reason": "the venue's connection limit" }),
                     );
-                    waiting_for_a_slot = true;
+                    waiting_for_a_slot = Some(Instant::now());
                 }
                 shared.sleep(wait);
                 continue;
             }
         };
-        waiting_for_a_slot = false;
+        waiting_for_a_slot = None;
         // The connection's events wait for its status event (`Queue::hold`).
         shared.queue.hold();
         let established = establish(ctx, proto.as_mut(), shared, token.as_deref().map(String::as_str));
@@ -332,9 +333,11 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
                 // outcomes of orders sent on it) is read before it is closed.
                 super::rotation::read_out(&mut conn, proto.as_mut(), shared, settings);
             }
-            // A polite close where the socket can take it; never waited for.
+            // A polite close where the socket can take it; never waited for. Then the socket
+            // is shut, whoever still holds a descriptor of it: its slot is freed below.
             let _ = conn.ws.close(None);
             let _ = conn.ws.flush();
+            let _ = conn.ws.get_ref().tcp().shutdown(std::net::Shutdown::Both);
         }
         // The connection's slot is free from here: a stream waiting out its backoff holds
         // none, so it never keeps the caller's own streams from opening.
@@ -363,6 +366,9 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
         }
     }
 }
+
+/// How often a stream still waiting for a connection slot says so again.
+const SLOT_WAIT_REPORTED_EVERY: Duration = Duration::from_secs(30);
 
 fn merge(into: &mut Value, from: Value) {
     if let (Value::Object(into), Value::Object(from)) = (into, from) {
