@@ -352,8 +352,11 @@ class Stream(_Owner):
         return self.aiter()
 
     async def aclose(self) -> None:
-        """:meth:`close` without blocking the event loop (it runs in the loop's executor)."""
-        await asyncio.get_running_loop().run_in_executor(None, self.close)
+        """:meth:`close` without blocking the event loop (it runs in the loop's executor).
+        Cancelled, it raises CancelledError at once and the close still completes there."""
+        # Shielded: unshielded, a cancel while the close waits in the executor's queue would
+        # drop it, and the stream would stay open until collected.
+        await asyncio.shield(asyncio.get_running_loop().run_in_executor(None, self.close))
 
     async def __aenter__(self) -> Stream:
         return self
