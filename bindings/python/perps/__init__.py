@@ -351,7 +351,7 @@ class Client(_Owner):
         ``{"channel": C, "symbol": S}`` (C one of price, depth_book, public_trade) and, with a
         session, ``{"channel": C}`` (C one of order, position, balance, trade), or that list
         as JSON text. ``session=None``: public channels only. Returns once connected,
-        authenticated and subscribed (blocking: from asyncio, run it in an executor). In the
+        authenticated and subscribed (blocking: from asyncio, :meth:`aopen_stream`). In the
         main thread the open runs on a helper thread: an exception a signal handler raises
         (Ctrl-C) interrupts it at once, and the stream it still opens is closed."""
         subscriptions = _subscriptions_text(subscriptions)
@@ -373,6 +373,19 @@ class Client(_Owner):
             return _using((self, session), lambda c, s: Stream._adopt(_call_handle(_lib.perps_order_stream_open, c, s)))
 
         return _opened_off_main(open_stream, Stream.close)
+
+    async def aopen_stream(self, session: Optional[Session], subscriptions: Subscriptions) -> Stream:
+        """:meth:`open_stream` for asyncio: the open runs in the loop's default executor,
+        the loop running meanwhile; same parameters, result and errors (subscriptions are
+        serialised at the call). Cancelled (``task.cancel()``, ``asyncio.wait_for``), it
+        raises CancelledError at once and leaves no stream open: the one its open still makes
+        is closed."""
+        text = _subscriptions_text(subscriptions)
+        return await _aopened(lambda: self.open_stream(session, text))
+
+    async def aopen_order_stream(self, session: Session) -> Stream:
+        """:meth:`open_order_stream` for asyncio, as :meth:`aopen_stream`."""
+        return await _aopened(lambda: self.open_order_stream(session))
 
 
 # ------------------------------------------------------------------------------------------
@@ -432,4 +445,4 @@ def order_serialize(order: JsonObject) -> str:
 
 
 # The stream class lives in its own module; it uses the helpers above.
-from ._stream import Stream  # noqa: E402  (after the helpers it imports)
+from ._stream import Stream, _aopened  # noqa: E402  (after the helpers it imports)

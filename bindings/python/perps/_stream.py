@@ -31,6 +31,18 @@ stream's own worker thread (one per stream, made at the first ``anext``, so stre
 starve the loop's default executor) in slices of at most 250 ms. Cancelling ``anext`` returns
 at once and loses nothing: the slice in progress is kept, and an event it brings is the result
 of the next ``anext``. Only one ``anext`` may wait on a stream at a time.
+
+The other blocking calls have awaitable variants that run them in the loop's default executor:
+``Client.aopen_stream`` / ``Client.aopen_order_stream`` (connect, TLS, auth, subscribe),
+:meth:`Stream.anew_order` / :meth:`Stream.acancel_order` (a write; with the client option
+``symbol_rules``, a rules read that may take up to ``total_timeout_ms``) and
+:meth:`Stream.aclose`. Errors are the sync calls' own. Cancelling one returns at once, but a
+call already running cannot be recalled: a cancelled ``aopen_*`` closes the stream its open
+still makes (nothing is left connected), and a cancelled ``anew_order`` / ``acancel_order``
+has an unknown outcome — the frame may have been written, or may be written after the
+cancellation (the venue's replies then come as events as usual). Look such an order up by its
+``cl_ord_id``: set it in the order yourself, since the dict naming it is lost with the
+cancelled call.
 """
 
 from __future__ import annotations
@@ -266,6 +278,37 @@ class Stream(_Owner):
         answer: Dict[str, Any] = json.loads(self._holding(lambda ptr: _call_str(export, ptr, text)))
         return answer
 
+    async def anew_order(self, order: JsonObject) -> Dict[str, Any]:
+        """:meth:`new_order` for asyncio: the same order, result and errors, without blocking
+        the event loop (a rules read with ``symbol_rules`` on can take up to the client's
+        ``total_timeout_ms``). The order is serialised at the call: a dict changed while the
+        call waits changes nothing. Calls awaited one after another are sent in that order;
+        calls awaited at once (from several tasks) run side by side, in no set order.
+
+        Cancelled (``task.cancel()``, ``asyncio.wait_for``), it raises CancelledError at once,
+        but the call cannot be recalled: before the executor started it, nothing is sent;
+        once started, it goes on, and the order may be sent after the cancellation. Which
+        happened cannot be told here, so the outcome is unknown: look the order up by its
+        ``cl_ord_id`` (:meth:`Client.query_order`, or the ``order_response`` / account events
+        that name it) before sending it again. Give the order its own ``cl_ord_id`` for that:
+        the dict that would name a generated one is lost with the cancelled call."""
+        return await self._asend(_lib.perps_stream_new_order, _json_text("order", order))
+
+    async def acancel_order(self, params: JsonObject) -> Dict[str, Any]:
+        """:meth:`cancel_order` for asyncio (same parameters, result and errors). Cancelled,
+        as :meth:`anew_order`: the cancel may still be sent; its replies come as events."""
+        _refuse_floats("params", params)
+        return await self._asend(_lib.perps_stream_cancel_order, _json_text("params", params))
+
+    async def _asend(self, export: Any, text: str) -> Dict[str, Any]:
+        # The loop's default executor, not the stream's own worker: that worker runs anext's
+        # slices (up to 250 ms each) back to back while a reader waits, so an order queued
+        # behind one would wait for it; on the executor orders go out at once, beside the
+        # reading. Not shielded: a call the executor has not started when the task is
+        # cancelled is dropped unsent; one already running goes on, its answer dropped (a
+        # dict: nothing to free; an error is not logged).
+        return await asyncio.get_running_loop().run_in_executor(None, self._send, export, text)
+
     # -- closing -----------------------------------------------------------------------
 
     def close(self) -> None:
@@ -363,3 +406,74 @@ class Stream(_Owner):
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+# -- opening from asyncio (Client.aopen_stream, Client.aopen_order_stream) --------------------
+
+
+class _Handover:
+    """A stream open running off the event loop, and who gets the stream: the coroutine that
+    awaits it, or — once that has given up (cancelled) — nobody, and then it is closed, on
+    whichever side finds it: the open's thread when it finishes after the give-up, or the
+    coroutine when the open had finished and only its result was still on the way."""
+
+    __slots__ = ("_lock", "_abandoned", "_opened")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._abandoned = False
+        self._opened: Optional[Stream] = None  # opened and handed over, not yet taken
+
+    def run(self, open_stream: Callable[[], Stream]) -> Optional[Stream]:
+        """On the executor's thread: the open, unless given up before it began."""
+        if self._abandoned:
+            return None  # no connection made at all
+        stream = open_stream()
+        with self._lock:
+            if not self._abandoned:
+                self._opened = stream
+                return stream
+        stream.close()  # given up while it opened: closed here, off the loop
+        return None
+
+    def abandon(self) -> Optional[Stream]:
+        """On the loop, when the awaiting coroutine will not return the stream: from now on
+        the open closes what it makes. The stream when it was already made (the caller must
+        close it), else None."""
+        with self._lock:
+            self._abandoned = True
+            stream, self._opened = self._opened, None
+        return stream
+
+
+def _close_off_loop(stream: Stream) -> None:
+    """``stream.close()`` (up to about 2 s) on a thread of its own, not the event loop's; a
+    non-daemon one, so an interpreter ending meanwhile waits for the close."""
+    try:
+        threading.Thread(target=stream.close, name="perps-stream-close").start()
+    except Exception:  # interpreter shutdown: no new threads
+        stream.close()
+
+
+async def _aopened(open_stream: Callable[[], Stream]) -> Stream:
+    """``open_stream()`` (a blocking open: connect, TLS, auth, subscribe) for asyncio: run in
+    the loop's default executor (the stream has no worker of its own yet, and ``asyncio.run``
+    waits for that executor as it ends, so an open still running then is closed, not cut
+    off), the loop running meanwhile. Its errors are raised as they are.
+
+    The awaiting task cancelled (``asyncio.wait_for`` too), CancelledError comes at once and
+    no stream is left open (:class:`_Handover`): an open not yet started never starts (the
+    executor drops it, or ``run`` sees the give-up), one in progress closes its stream as it
+    returns, and one that had just returned has its stream closed on a thread here. Not
+    shielded, so that cancelling the await cancels an open the executor has not started."""
+    handover = _Handover()
+    job = asyncio.get_running_loop().run_in_executor(None, handover.run, open_stream)
+    try:
+        stream = await job
+    except BaseException:  # cancelled, or the open failed (then nothing was opened)
+        opened = handover.abandon()
+        if opened is not None:
+            _close_off_loop(opened)
+        raise
+    assert stream is not None  # None only once abandoned, and then the await raised
+    return stream
