@@ -126,9 +126,11 @@ typedef enum perps_code {
   /**
    * The venue's HTTP 404 from one of the endpoint calls (`perps_cancel_order`,
    * `perps_query_order`, …): "order not found" — already gone, or not visible yet (a new
-   * order can stay unknown for up to ~10 s). On positive evidence only: the 404's JSON
-   * `code` is 404, or its text names an order and says it is missing ("order not found",
-   * "unknown order", "no such order"). Any other 404 — an empty body, a bare "Not Found",
+   * order can stay unknown for up to ~10 s). On positive evidence only: the 404's reason
+   * (`message`, `msg`, `error`, `detail`, or a text's first line) names an order, outside
+   * any path, and says it is missing ("order not found", "unknown order", "no such
+   * order"), or its JSON `code` is 404 with no words. Any other 404 — an empty body, a bare
+   * "Not Found", a path echoed back,
    * an HTML page, a gateway's words that no route matched (a proxy's or web server's
    * answer, e.g. for a wrong URL or path prefix, or during a deployment) — says nothing
    * about the order, which may be live, and is `PERPS_HTTP_STATUS`. Also the venue's

@@ -23,7 +23,7 @@ fn venue_refusals_map_to_their_codes_with_the_ids_sent() {
         (404, &[], r#"{"code":404,"message":"order not found"}"#, PERPS_NOT_FOUND, false),
         (404, &["Content-Type: text/plain"], "order not found", PERPS_NOT_FOUND, false),
         (404, &[], r#"{"detail":"Order not found"}"#, PERPS_NOT_FOUND, false),
-        (404, &[], r#"{"code":"404","message":"Not Found"}"#, PERPS_NOT_FOUND, false),
+        (404, &[], r#"{"code":"404"}"#, PERPS_NOT_FOUND, false),
         // A web server's page (a wrong URL or path prefix, a proxy): not the venue's "order
         // not found", which would make an engine resend a live order.
         (404, &[], "\n <html>404 page not found</html>", PERPS_HTTP_STATUS, false),
@@ -88,10 +88,16 @@ fn venue_refusals_map_to_their_codes_with_the_ids_sent() {
         }
     }
     // A 404 that says nothing of an order — an empty body (Envoy, Caddy), a framework's bare
-    // "Not Found" (AWS API Gateway, FastAPI, Spring) — is no "order not found": the order may
+    // "Not Found" (AWS API Gateway, FastAPI, Spring, with a code 404 or not), one that only
+    // echoes the request's path (`/api/cancel_order`) — is no "order not found": the order may
     // be live behind a gateway in a deployment.
-    for body in ["", r#"{"message":"Not Found"}"#, r#"{"detail":"Not Found"}"#, r#"{"status":404,"error":"Not Found"}"#]
-    {
+    // (More shapes in `order_not_found`'s unit test.)
+    for body in [
+        "",
+        r#"{"code":404,"message":"Not Found"}"#,
+        r#"{"status":404,"error":"Not Found","path":"/api/cancel_order"}"#,
+        "Endpoint POST /api/cancel_order not found",
+    ] {
         for (name, params) in [("cancel_order", r#"{"order_id":1}"#), ("query_order", r#"{"order_id":1}"#)] {
             let text = body.to_owned();
             let rogue = Rogue::start(move |_, _| vec![Step::Write(response(404, &[], text.as_bytes()))]);

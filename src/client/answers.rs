@@ -95,29 +95,6 @@ pub(super) fn leaves_outcome_open(reply: &Reply) -> bool {
         || (!matches!(status, 401 | 403 | 429) && body_code_leaves_outcome_unknown(&reply.body))
 }
 
-/// Whether a 404 is the venue's "order not found" (venue-api.md §1.3, §3.1: HTTP 404 "order
-/// not found" for an order gone or not visible yet), on positive evidence only: its JSON
-/// `code` is 404, or its text names an order and says it is missing ("order not found",
-/// "unknown order", "order does not exist", "no such order"). An engine takes
-/// `PERPS_NOT_FOUND` for "gone" and stops managing the order, so a 404 that says nothing of
-/// one — an empty body (Envoy, Caddy), a framework's bare "Not Found" (AWS API Gateway,
-/// FastAPI's `{"detail":"Not Found"}`, Spring), a web server's page, a gateway's "no route"
-/// ([`is_web_server_page`]) — during a deployment or behind a wrong path prefix is
-/// `PERPS_HTTP_STATUS` instead: the order may be live. So is a 404 whose body leaves the
-/// outcome open (`{"code":500}`).
-pub(super) fn says_order_not_found(reply: &Reply) -> bool {
-    if reply.status != 404 || is_web_server_page(reply) || leaves_outcome_open(reply) {
-        return false;
-    }
-    let coded_404 = match serde_json::from_str::<Value>(reply.body.trim()) {
-        Ok(Value::Object(answer)) => crate::endpoints::answer::venue_code(answer.get("code")) == Ok(Some(404)),
-        _ => false,
-    };
-    let text = reply.body.to_ascii_lowercase();
-    const MISSING: [&str; 6] = ["not found", "not_found", "not exist", "notexist", "no such", "unknown"];
-    coded_404 || (text.contains("order") && MISSING.iter().any(|words| text.contains(words)))
-}
-
 /// Whether a refusal's JSON body names a `code` that leaves its outcome unknown (5xx, 408).
 fn body_code_leaves_outcome_unknown(body: &str) -> bool {
     let Ok(Value::Object(answer)) = serde_json::from_str::<Value>(body.trim()) else { return false };
@@ -256,29 +233,8 @@ mod tests {
     }
 
     #[test]
-    fn only_the_venues_word_on_an_order_is_order_not_found() {
-        for venue in [
-            r#"{"code":404,"message":"order not found"}"#,
-            r#"{"code":"404","message":"Not Found"}"#,
-            "order not found",
-            r#"{"detail":"Order not found"}"#,
-            r#"{"message":"unknown order"}"#,
-            r#"{"msg":"order does not exist"}"#,
-        ] {
-            assert!(says_order_not_found(&reply(404, venue)), "{venue}");
-        }
-        for other in [
-            "",
-            r#"{"message":"Not Found"}"#,
-            r#"{"detail":"Not Found"}"#,
-            r#"{"message":"no Route matched with those values"}"#,
-            "<html>order not found</html>",
-            r#"{"code":500,"message":"order not found"}"#,
-        ] {
-            assert!(!says_order_not_found(&reply(404, other)), "{other}");
-        }
-        assert!(!says_order_not_found(&reply(400, "order not found")));
-        // The reason is the first non-empty one: an empty `message` hides no `msg`.
+    fn the_first_non_empty_reason_is_quoted() {
+        // An empty `message` hides no `msg`.
         assert_eq!(venue_reason(r#"{"message":"","msg":"busy"}"#).as_deref(), Some("busy"));
     }
 

@@ -4,6 +4,7 @@
 mod answers;
 mod deadline_tcp;
 mod endpoint_call;
+mod order_not_found;
 pub mod options;
 pub mod pacing;
 pub mod per_ip_limit;

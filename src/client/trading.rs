@@ -234,9 +234,9 @@ impl Client {
             .send_within(outgoing.method.clone(), &url, &headers, outgoing.body, paced.time_left, &pace_again)
             .map_err(|e| if sent_tracker::request_bytes_sent() { with_request_id(e, signature.as_ref()) } else { e })?;
         self.pause_on_429(&paced.limits, &reply);
-        // The venue's "order not found" only (`answers::says_order_not_found`): an engine takes
-        // NOT_FOUND for "gone".
-        let not_found = outgoing.not_found && super::answers::says_order_not_found(&reply);
+        // The venue's "order not found" only (`order_not_found`): an engine takes NOT_FOUND
+        // for "gone".
+        let not_found = outgoing.not_found && super::order_not_found::says_order_not_found(&reply);
         let reply = require_2xx(reply, path, outgoing.secrets, self.venue_now_ms()).map_err(|e| {
             let e = if not_found { e.with_code(Code::NotFound) } else { e };
             with_request_id(e, signature.as_ref())
