@@ -69,7 +69,7 @@ pub fn judge_object(object: &Map<String, Value>, body: Option<&str>) -> Result<(
 }
 
 /// What in a codeless answer says other than success, if anything.
-pub fn says_otherwise(object: &Map<String, Value>) -> Option<String> {
+fn says_otherwise(object: &Map<String, Value>) -> Option<String> {
     let quoted = |key: &str, value: &Value| match value {
         Value::String(text) => format!("{key}: \"{}\"", venue_words(text.trim())),
         other => format!("{key}: {}", venue_words(&other.to_string())),

@@ -113,16 +113,17 @@ impl Orders {
 /// outcome would make the real outcome a second `final` reply, passed on unmatched. A code
 /// that is not a plain integer (`0.0`, `-0`, `1e-400`) is no ack: the frame is a `final`
 /// reply marked `outcome_unknown` ([`verdict`]), never taken for "accepted".
-fn is_ack(frame: &Map<String, Value>) -> bool {
+fn is_ack(frame: &Map<String, Value>, text: &str) -> bool {
     use crate::endpoints::answer::venue_code;
     let accepted =
         |key: &str| frame.get(key).and_then(Value::as_str).is_some_and(|s| s.eq_ignore_ascii_case("accepted"));
     let code_ok = matches!(venue_code(frame.get("code")), Ok(None | Some(0 | 200 | 202)));
     // With no code, nothing else may say otherwise (`{"msg":"accepted","error":"insufficient
-    // margin"}`): such a frame is an outcome of unknown effect ([`verdict`]), not an ack after
-    // which an outcome would be awaited in vain.
+    // margin"}`, a word named twice, a refusal nested under `data`): such a frame is an outcome
+    // of unknown effect ([`verdict`]), not an ack after which an outcome would be awaited in
+    // vain. Judged as a codeless answer to a change is (`change_answer`).
     let no_code = frame.get("code").is_none_or(Value::is_null);
-    let contradicted = || crate::endpoints::change_answer::says_otherwise(frame).is_some();
+    let contradicted = || crate::endpoints::change_answer::judge_object(frame, Some(text)).is_err();
     code_ok && (accepted("status") || accepted("message") || accepted("msg")) && !(no_code && contradicted())
 }
 
@@ -245,7 +246,7 @@ impl Protocol for Orders {
         }
         let reply = if names_outcome_twice(text) {
             pending::Reply::Outcome(pending::Verdict::Unknown)
-        } else if is_ack(&frame) {
+        } else if is_ack(&frame, text) {
             pending::Reply::Ack
         } else {
             pending::Reply::Outcome(verdict(&frame, text))

@@ -144,7 +144,7 @@ impl Logins {
                 // does, and the frame that later carries the login's request_id is still
                 // judged as its outcome, so that a refusal after it is not missed.
                 self.current = match outcome {
-                    AuthOutcome::Accepted if request_id.is_none() || super::is_ack(frame) => {
+                    AuthOutcome::Accepted if request_id.is_none() || super::is_ack(frame, text) => {
                         Login::Acked { request_id: login.clone(), unaddressed: request_id.is_none().then(Instant::now) }
                     }
                     _ => Login::Done,
@@ -152,7 +152,7 @@ impl Logins {
                 Some(outcome)
             }
             Login::Acked { request_id: login, .. } if request_id == Some(login.as_str()) => {
-                if super::is_ack(frame) {
+                if super::is_ack(frame, text) {
                     // The ack again: the outcome is still to come.
                     return Some(AuthOutcome::Pending);
                 }

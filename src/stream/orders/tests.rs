@@ -196,6 +196,8 @@ fn an_outcome_whose_code_leaves_the_orders_fate_unknown_says_so() {
         // With no code, an "accepted" beside an error or other words is no ack.
         (r#"{"msg":"accepted","error":"insufficient margin","request_id":"r1"}"#, true, false),
         (r#"{"message":"accepted","status":"rejected","request_id":"r1"}"#, true, false),
+        (r#"{"msg":"rejected","msg":"accepted","request_id":"r1"}"#, true, false),
+        (r#"{"status":"accepted","data":{"code":400},"request_id":"r1"}"#, true, false),
         (r#"{"success":true,"message":"success","request_id":"r1"}"#, false, true),
         (r#"{"code":400,"message":"alo order rejected","request_id":"r1"}"#, false, false),
         (r#"{"code":429,"message":"slow down","request_id":"r1"}"#, false, false),
