@@ -42,7 +42,9 @@ still makes (nothing is left connected), and a cancelled ``anew_order`` / ``acan
 has an unknown outcome — the frame may have been written, or may be written after the
 cancellation (the venue's replies then come as events as usual). Look such an order up by its
 ``cl_ord_id``: set it in the order yourself, since the dict naming it is lost with the
-cancelled call.
+cancelled call. An ``aopen_*`` still in flight when its loop is closed without being
+cancelled first (``loop.close()`` directly; ``asyncio.run`` cancels and waits) leaves its
+stream to be closed when the coroutine is collected.
 """
 
 from __future__ import annotations
@@ -303,8 +305,10 @@ class Stream(_Owner):
     async def _asend(self, export: Any, text: str) -> Dict[str, Any]:
         # The loop's default executor, not the stream's own worker: that worker runs anext's
         # slices (up to 250 ms each) back to back while a reader waits, so an order queued
-        # behind one would wait for it; on the executor orders go out at once, beside the
-        # reading. Not shielded: a call the executor has not started when the task is
+        # behind one would wait for it. The default executor is shared, though (its threads,
+        # min(32, CPUs + 4), also run aopen_*, aclose, the loop's name look-ups and the
+        # caller's to_thread): an order may wait there for a free thread — a program that
+        # opens many streams at once may give the loop an executor of its own size. Not shielded: a call the executor has not started when the task is
         # cancelled is dropped unsent; one already running goes on, its answer dropped (a
         # dict: nothing to free; an error is not logged).
         return await asyncio.get_running_loop().run_in_executor(None, self._send, export, text)
