@@ -117,16 +117,20 @@ static int cancel_everything(const char *when) {
 
 /* Compare the venue's open orders and position (REST) with what the streams told us. Orders
  * open at the venue that we do not track are cancelled; a quote of ours that the venue has
- * not listed FORGET_AFTER_MISSES times in a row ended without the streams telling us, and
- * is forgotten. With `adopt`, the venue's position replaces the streamed one (after a
+ * not listed FORGET_AFTER_MISSES times in a row may have ended without the streams telling
+ * us: it is looked up by cl_ord_id (check_unknown) before its side is quoted again. With `adopt`, the venue's position replaces the streamed one (after a
  * connection loss the position channel may have missed a fill). Returns the number of open
  * orders the venue lists, or -1 when it could not be read. */
 static int reconcile(const char *when, int adopt) {
     perps_error *err = NULL;
     char *open = checked("query_open_orders", perps_query_open_orders(client, session, "{\"symbol\":\"BTC-USD\"}", &err), &err);
     char *positions = open ? checked("query_positions", perps_query_positions(client, session, "{\"symbol\":\"BTC-USD\"}", &err), &err) : NULL;
-    if (positions == NULL) {
+    if (positions == NULL || json_list(open) == NULL || json_list(positions) == NULL) {
+        if (positions != NULL) { /* answered, but in a shape this example cannot read: no list */
+            printf("  reconcile: an answer without a list of orders or positions: skipped\n");
+        }
         perps_string_free(open);
+        perps_string_free(positions);
         return -1;
     }
     char params[2048] = "{\"order_id_list\":[", cl_ord_id[64], id[32], qty[40] = "0";
@@ -147,8 +151,10 @@ static int reconcile(const char *when, int adopt) {
         if (q->state == RESTING || q->state == CANCELLING) { /* not PLACING: it may not rest yet */
             q->misses = listed[i] ? 0 : q->misses + 1;
             if (q->misses >= FORGET_AFTER_MISSES) {
-                printf("  reconcile: %s %s not open at the venue %d times in a row: forgotten\n", q->name, q->cl_ord_id, q->misses);
-                forget(q);
+                /* Not forgotten on a list's word (the venue can list an order seconds late):
+                 * looked up by cl_ord_id, which says at once whether it ended. */
+                printf("  reconcile: %s %s not open at the venue %d times in a row\n", q->name, q->cl_ord_id, q->misses);
+                fate_unknown(q, q->cl_ord_id, "not listed");
             }
         }
     }
@@ -201,7 +207,7 @@ static void check_unknown(struct quote *q) {
         return;
     }
     *last = now_ms();
-    char params[96], status[16] = "";
+    char params[96], status[24] = "";
     snprintf(params, sizeof params, "{\"cl_ord_id\":\"%s\"}", q->cl_ord_id);
     perps_error *err = NULL;
     char *order = perps_query_order(client, session, params, &err);
@@ -219,8 +225,8 @@ static void check_unknown(struct quote *q) {
     perps_string_free(order);
     /* Forgotten only once it has ended: any other status ("open", "new", "partially_filled",
      * a word we do not know) may rest, and is cancelled. */
-    if (strcmp(status, "filled") == 0 || strcmp(status, "canceled") == 0 || strcmp(status, "rejected") == 0 ||
-        strcmp(status, "expired") == 0) {
+    if (strcmp(status, "filled") == 0 || strcmp(status, "canceled") == 0 || strcmp(status, "cancelled") == 0 ||
+        strcmp(status, "rejected") == 0 || strcmp(status, "expired") == 0) {
         printf("  unknown  %s %s: the venue says %s\n", q->name, q->cl_ord_id, status);
         forget(q);
         return;

@@ -133,7 +133,9 @@ static const struct request *overdue_request(long long deadline_ms) {
 /* The order of `q` (cl_ord_id) may or may not be at the venue: look it up before quoting. */
 static void fate_unknown(struct quote *q, const char *cl_ord_id, const char *why) {
     printf("  unknown  %s %s (%s): look it up by cl_ord_id before quoting this side again\n", q->name, cl_ord_id, why);
-    snprintf(q->cl_ord_id, sizeof q->cl_ord_id, "%s", cl_ord_id);
+    if (cl_ord_id != q->cl_ord_id) { /* (copying a string onto itself would be undefined) */
+        snprintf(q->cl_ord_id, sizeof q->cl_ord_id, "%s", cl_ord_id);
+    }
     q->state = UNKNOWN;
     q->unknown_ms = now_ms();
 }
@@ -212,7 +214,10 @@ static void on_book(const char *data) {
         !json_text(json_first(json_first(json_member(data, "asks"))), top_ask, sizeof top_ask)) {
         return; /* a side is empty: no mid to quote around (the book goes stale, quoting stops) */
     }
-    long long b = to_ticks(top_bid, PRICE_DECIMALS), a = to_ticks(top_ask, PRICE_DECIMALS);
+    long long b, a;
+    if (!ticks_of(top_bid, PRICE_DECIMALS, &b) || !ticks_of(top_ask, PRICE_DECIMALS, &a) || b <= 0) {
+        return; /* not a plain positive decimal ("6.5e4", "null", ""): no price to quote around */
+    }
     if (b >= a) {
         return; /* crossed: not a price to quote around */
     }
@@ -241,7 +246,7 @@ static void print_live(void) {
 
 /* order (account channel): the venue's order object, on every change of one of our orders. */
 static void on_order(const char *data) {
-    char cl_ord_id[64], status[16], side[8], filled[32], avg[32];
+    char cl_ord_id[64], status[24], side[8], filled[32], avg[32];
     json_get(data, "cl_ord_id", cl_ord_id, sizeof cl_ord_id);
     json_get(data, "status", status, sizeof status);
     struct quote *q = quote_by_cl_ord_id(cl_ord_id);
@@ -254,7 +259,8 @@ static void on_order(const char *data) {
         if (q != NULL) {
             forget(q);
         }
-    } else if (q != NULL && (strcmp(status, "canceled") == 0 || strcmp(status, "rejected") == 0)) {
+    } else if (q != NULL && (strcmp(status, "canceled") == 0 || strcmp(status, "cancelled") == 0 ||
+                             strcmp(status, "rejected") == 0 || strcmp(status, "expired") == 0)) {
         if (!request_pending_for(cl_ord_id)) { /* not our doing, or its reply went missing */
             printf("  %s %s %s (account stream)\n", status, q->name, cl_ord_id);
         }
@@ -358,9 +364,11 @@ static void on_reply(const char *e) {
         if (ours) {
             forget(q);
         }
-    } else { /* e.g. "order not found": it filled first; its order event says so */
-        printf("  cancel   %s %s refused: %s \"%s\" (code %s): the account stream tells how it ended\n", q->name,
-               r->cl_ord_id, then, message, code);
+    } else { /* e.g. "order not found": it filled first, or is not listed yet; or a 429, a 400 */
+        printf("  cancel   %s %s refused: %s \"%s\" (code %s)\n", q->name, r->cl_ord_id, then, message, code);
+        if (ours) { /* it may still rest, priced from an old book: look it up (and cancel it by REST) */
+            fate_unknown(q, r->cl_ord_id, "its cancel was refused");
+        }
     }
     r->id[0] = '\0';
 }

@@ -74,8 +74,14 @@ int main(int argc, char **argv) {
     if (placed != NULL) {
         json_get(placed, "cl_ord_id", cl_ord_id, sizeof cl_ord_id);
         printf("2. placed at once (no slow venue this time): %s\n", placed);
-    } else if (perps_error_code(err) == PERPS_TIMEOUT || perps_error_code(err) == PERPS_TRANSPORT) {
-        printf("2. %s: %s\n", perps_error_code(err) == PERPS_TIMEOUT ? "TIMEOUT" : "TRANSPORT", perps_error_message(err));
+    } else if (perps_error_code(err) == PERPS_TIMEOUT || perps_error_code(err) == PERPS_TRANSPORT ||
+               perps_error_may_have_reached_venue(err)) {
+        /* Whatever the code (a time-out, a lost connection, a 5xx, an answer of unknown
+         * outcome): what decides is whether the order may have reached the venue. */
+        printf("2. %s: %s\n", perps_error_code(err) == PERPS_TIMEOUT     ? "TIMEOUT"
+                              : perps_error_code(err) == PERPS_TRANSPORT ? "TRANSPORT"
+                                                                         : "failed",
+               perps_error_message(err));
         printf("   may have reached the venue: %s; cl_ord_id %s; x-request-id %s\n",
                perps_error_may_have_reached_venue(err) ? "yes" : "no",
                perps_error_cl_ord_id(err) ? perps_error_cl_ord_id(err) : "(none)",

@@ -9,28 +9,43 @@
 
 #include <stdio.h>
 
-/* A decimal ("65000.10", 64999.5) as an integer number of ticks of 10^-decimals; digits
- * beyond the tick are dropped. Exact: no floating point. */
-static inline long long to_ticks(const char *decimal, int decimals) {
+/* A plain decimal ("65000.10", "-0.5", "64999") as an integer number of ticks of
+ * 10^-decimals, digits beyond the tick dropped; 1 when it is one, 0 for anything else —
+ * empty, "null", an exponent ("6.5e4"), a second '.', a sign alone, more than 15 digits
+ * (which, scaled to the tick, could overflow). Exact: no floating point. */
+static inline int ticks_of(const char *decimal, int decimals, long long *out) {
     long long ticks = 0;
-    int negative = *decimal == '-', fraction = -1;
+    int negative = *decimal == '-', fraction = -1, digits = 0;
     for (const char *p = decimal + negative; *p != '\0'; p++) {
-        if (*p == '.') {
+        if (*p == '.' && fraction < 0) {
             fraction = 0;
             continue;
         }
-        if (*p < '0' || *p > '9' || fraction == decimals) {
-            break;
+        if (*p < '0' || *p > '9' || ++digits > 15) {
+            return 0;
+        }
+        if (fraction == decimals) {
+            continue; /* beyond the tick */
         }
         ticks = ticks * 10 + (*p - '0');
         if (fraction >= 0) {
             fraction++;
         }
     }
+    if (digits == 0) {
+        return 0;
+    }
     for (int i = fraction < 0 ? 0 : fraction; i < decimals; i++) {
         ticks *= 10;
     }
-    return negative ? -ticks : ticks;
+    *out = negative ? -ticks : ticks;
+    return 1;
+}
+
+/* ticks_of, with 0 for what is not a plain decimal. */
+static inline long long to_ticks(const char *decimal, int decimals) {
+    long long ticks = 0;
+    return ticks_of(decimal, decimals, &ticks) ? ticks : 0;
 }
 
 /* Ticks back to a plain decimal string. */

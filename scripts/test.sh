@@ -147,7 +147,7 @@ step "trading-loop examples against the sandbox, under valgrind: an order that t
 RUNNER="valgrind --quiet --error-exitcode=1 --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect" \
   bash examples-c/market_maker.sh
 
-step "the market maker again with the order stream's faults, under valgrind: outcomes sent twice ignored, an order placed behind a 503 found and cancelled, one never placed taken as such, one acked in other words then refused (a contradicting repeat) looked up and taken as never placed, cancels left unanswered by a dropped connection looked up; nothing left open, fills as the sandbox counts"
+step "the market maker again with the order stream's faults, under valgrind: outcomes sent twice ignored, an order placed behind a 503 found and cancelled, one never placed taken as such, one acked in other words then refused (a contradicting repeat) looked up and taken as never placed, refused cancels looked up and done by REST, cancels left unanswered by a dropped connection looked up; nothing left open, fills as the sandbox counts"
 RUNNER="valgrind --quiet --error-exitcode=1 --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect" \
   bash examples-c/market_maker.sh --faults
 
