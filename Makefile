@@ -19,7 +19,6 @@
 #
 # `make install` builds the library and the sandbox venue, then installs
 #   $(PREFIX)/include/perps.h, perps.hpp        the C header and the C++17 layer
-#   $(PREFIX)/include/perps/*.hpp               the C++17 layer's parts (perps.hpp includes them)
 #   $(PREFIX)/lib/libperps.a                    static library
 #   $(PREFIX)/lib/libperps.so.X.Y.Z             shared library, SONAME libperps.so.$(SOVERSION)
 #   $(PREFIX)/lib/libperps.so.$(SOVERSION) -> .so.X.Y.Z   what programs load at run time
@@ -81,10 +80,6 @@ NATIVE_STATIC_LIBS ?= -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
 
 LIB_DEST   := $(DESTDIR)$(LIBDIR)
 INC_DEST   := $(DESTDIR)$(INCLUDEDIR)
-# The C++17 layer's parts: perps.hpp includes them from perps/ beside it, these four by
-# name (listed, not globbed: a stray file in include/perps/ is never installed, and a part
-# missing from the checkout stops `make install`).
-HPP_PARTS  := include/perps/error.hpp include/perps/session.hpp include/perps/client.hpp include/perps/stream.hpp
 PC_DEST    := $(DESTDIR)$(PKGCONFIGDIR)
 CMAKE_DEST := $(DESTDIR)$(CMAKEDIR)
 BIN_DEST   := $(DESTDIR)$(BINDIR)
@@ -123,9 +118,8 @@ build-dir:
 	@echo "$(BUILD_DIR)"
 
 install: lib sandbox
-	$(INSTALL) -d "$(INC_DEST)/perps" "$(LIB_DEST)" "$(PC_DEST)" "$(CMAKE_DEST)" "$(BIN_DEST)"
+	$(INSTALL) -d "$(INC_DEST)" "$(LIB_DEST)" "$(PC_DEST)" "$(CMAKE_DEST)" "$(BIN_DEST)"
 	$(INSTALL) -m 644 include/perps.h include/perps.hpp "$(INC_DEST)/"
-	$(INSTALL) -m 644 $(HPP_PARTS) "$(INC_DEST)/perps/"
 	$(INSTALL) -m 644 "$(BUILD_DIR)/libperps.a" "$(LIB_DEST)/libperps.a"
 	$(INSTALL) -m 755 "$(BUILD_DIR)/libperps.so" "$(LIB_DEST)/libperps.so.$(VERSION)"
 	ln -sfn "libperps.so.$(VERSION)" "$(LIB_DEST)/$(SONAME)"
@@ -147,9 +141,8 @@ install: lib sandbox
 	chmod 644 "$(CMAKE_DEST)/perpsConfig.cmake" "$(CMAKE_DEST)/perpsConfigVersion.cmake"
 
 uninstall:
-	rm -f "$(INC_DEST)/perps.h" "$(INC_DEST)/perps.hpp" $(patsubst include/%,"$(INC_DEST)/%",$(HPP_PARTS)) \
-	    "$(LIB_DEST)/libperps.a" \
+	rm -f "$(INC_DEST)/perps.h" "$(INC_DEST)/perps.hpp" "$(LIB_DEST)/libperps.a" \
 	    "$(LIB_DEST)/libperps.so.$(VERSION)" "$(LIB_DEST)/$(SONAME)" \
 	    "$(LIB_DEST)/libperps.so" "$(PC_DEST)/perps.pc" "$(BIN_DEST)/perps-sandbox" \
 	    "$(CMAKE_DEST)/perpsConfig.cmake" "$(CMAKE_DEST)/perpsConfigVersion.cmake"
-	rmdir "$(CMAKE_DEST)" "$(INC_DEST)/perps" 2>/dev/null || true
+	rmdir "$(CMAKE_DEST)" 2>/dev/null || true

@@ -65,7 +65,7 @@ step "make install PREFIX=$PREFIX"
 make --no-print-directory install PREFIX="$PREFIX"
 
 step "installed layout"
-for f in include/perps.h include/perps.hpp include/perps/{error,session,client,stream}.hpp lib/libperps.a "lib/libperps.so.$VERSION" lib/pkgconfig/perps.pc \
+for f in include/perps.h include/perps.hpp lib/libperps.a "lib/libperps.so.$VERSION" lib/pkgconfig/perps.pc \
     lib/cmake/perps/perpsConfig.cmake lib/cmake/perps/perpsConfigVersion.cmake bin/perps-sandbox; do
     [[ -f "$PREFIX/$f" && ! -L "$PREFIX/$f" ]] || die "$PREFIX/$f is not an installed file"
 done

@@ -127,7 +127,7 @@ PREFIX="$TMP/prefix"
 step "C/C++: $(basename "$TARBALL") unpacked into $PREFIX"
 mkdir -p "$PREFIX"
 tar -xzf "$TARBALL" -C "$PREFIX" --strip-components=1
-for f in include/perps.h include/perps.hpp include/perps/{error,session,client,stream}.hpp lib/libperps.a "lib/libperps.so.$VERSION" lib/pkgconfig/perps.pc \
+for f in include/perps.h include/perps.hpp lib/libperps.a "lib/libperps.so.$VERSION" lib/pkgconfig/perps.pc \
     lib/cmake/perps/perpsConfig.cmake lib/cmake/perps/perpsConfigVersion.cmake bin/perps-sandbox; do
     [[ -f "$PREFIX/$f" && ! -L "$PREFIX/$f" ]] || die "the tarball has no file $f"
 done
