@@ -4,8 +4,8 @@
  * just enough JSON to read a field of their answers. tests/c/run.sh names the admin URL in
  * PERPS_TEST_SANDBOX_ADMIN_URL; call parse_admin_url on it first.
  *
- * Included once by a test program (test_funding.c, test_stream_partly_sent.c), after
- * _POSIX_C_SOURCE is defined.
+ * Included once by a test program (test_funding.c, test_stream_partly_sent.c,
+ * test_trading_venue.c), after _POSIX_C_SOURCE is defined and after check.h.
  */
 #ifndef PERPS_TESTS_C_SANDBOX_ADMIN_H
 #define PERPS_TESTS_C_SANDBOX_ADMIN_H
@@ -124,6 +124,33 @@ static inline int field(const char *from, const char *name, char *out, size_t ou
     }
     memcpy(out, at, len);
     out[len] = '\0';
+    return 1;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* A fresh account                                                                         */
+/* ------------------------------------------------------------------------------------ */
+
+/* A client (`options_json`, NULL for none) and a session of a fresh account on the sandbox
+ * tests/c/run.sh names in PERPS_TEST_SANDBOX_{BASE,PERPS,ADMIN}_URL (the same venue serves
+ * every run of a program). 0 when the environment does not name it, said on stderr for
+ * `program`, which then exits 2. Where the account or a handle could not be made, a check
+ * fails and the handle is NULL; the caller frees both. */
+static inline int sandbox_account(const char *program, const char *options_json, perps_client **c, perps_session **s) {
+    const char *base = getenv("PERPS_TEST_SANDBOX_BASE_URL");
+    const char *perps = getenv("PERPS_TEST_SANDBOX_PERPS_URL");
+    *c = NULL;
+    *s = NULL;
+    if (base == NULL || perps == NULL || !parse_admin_url(getenv("PERPS_TEST_SANDBOX_ADMIN_URL"))) {
+        fprintf(stderr, "%s: set PERPS_TEST_SANDBOX_{BASE,PERPS,ADMIN}_URL (tests/c/run.sh does)\n", program);
+        return 0;
+    }
+    char credential[2048], token[1024], key[128];
+    CHECK(admin("POST", "api-key", "{}", credential, sizeof credential));
+    CHECK(field(credential, "token", token, sizeof token) && field(credential, "private_key", key, sizeof key));
+    *c = perps_client_new(base, perps, options_json, NULL);
+    *s = perps_session_from_api_key(token, key, NULL);
+    CHECK(*c != NULL && *s != NULL);
     return 1;
 }
 

@@ -166,19 +166,11 @@ static void test_refused_before_sending(perps_client *c, perps_session *s) {
 }
 
 int main(void) {
-    const char *base = getenv("PERPS_TEST_SANDBOX_BASE_URL");
-    const char *perps = getenv("PERPS_TEST_SANDBOX_PERPS_URL");
-    if (base == NULL || perps == NULL || !parse_admin_url(getenv("PERPS_TEST_SANDBOX_ADMIN_URL"))) {
-        fprintf(stderr, "test_funding: set PERPS_TEST_SANDBOX_{BASE,PERPS,ADMIN}_URL (tests/c/run.sh does)\n");
+    perps_client *c;
+    perps_session *s;
+    if (!sandbox_account("test_funding", NULL, &c, &s)) {
         return 2;
     }
-    /* A fresh account for each run (the same venue serves every run of this program). */
-    char credential[2048], token[1024], key[128];
-    CHECK(admin("POST", "api-key", "{}", credential, sizeof credential));
-    CHECK(field(credential, "token", token, sizeof token) && field(credential, "private_key", key, sizeof key));
-    perps_client *c = perps_client_new(base, perps, NULL, NULL);
-    perps_session *s = perps_session_from_api_key(token, key, NULL);
-    CHECK(c != NULL && s != NULL);
     if (c != NULL && s != NULL) {
         test_settled_funding(c, s);
         test_refused_before_sending(c, s);

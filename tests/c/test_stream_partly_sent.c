@@ -152,22 +152,13 @@ static void test_a_partly_written_frame_is_named_by_its_envelope_request_id(perp
 }
 
 int main(void) {
-    const char *base = getenv("PERPS_TEST_SANDBOX_BASE_URL");
-    const char *perps = getenv("PERPS_TEST_SANDBOX_PERPS_URL");
-    if (base == NULL || perps == NULL || !parse_admin_url(getenv("PERPS_TEST_SANDBOX_ADMIN_URL"))) {
-        fprintf(stderr, "test_stream_partly_sent: set PERPS_TEST_SANDBOX_{BASE,PERPS,ADMIN}_URL (tests/c/run.sh does)\n");
-        return 2;
-    }
-    /* A fresh account for each run (the same venue serves every run of this program). */
-    char credential[2048], token[1024], key[128];
-    CHECK(admin("POST", "api-key", "{}", credential, sizeof credential));
-    CHECK(field(credential, "token", token, sizeof token) && field(credential, "private_key", key, sizeof key));
     /* A write that finds the socket full waits read_timeout_ms; the stalled venue's silence
      * must not end the connection first (stream_idle_timeout_ms). */
-    perps_client *c =
-        perps_client_new(base, perps, "{\"read_timeout_ms\":2000,\"stream_idle_timeout_ms\":120000}", NULL);
-    perps_session *s = perps_session_from_api_key(token, key, NULL);
-    CHECK(c != NULL && s != NULL);
+    perps_client *c;
+    perps_session *s;
+    if (!sandbox_account("test_stream_partly_sent", "{\"read_timeout_ms\":2000,\"stream_idle_timeout_ms\":120000}", &c, &s)) {
+        return 2;
+    }
     if (c != NULL && s != NULL) {
         test_errors_without_a_written_frame(c, s);
         test_a_partly_written_frame_is_named_by_its_envelope_request_id(c, s);

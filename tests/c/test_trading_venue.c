@@ -210,18 +210,11 @@ static void test_orders_and_trades(perps_client *c, perps_session *s) {
 }
 
 int main(void) {
-    const char *base = getenv("PERPS_TEST_SANDBOX_BASE_URL");
-    const char *perps = getenv("PERPS_TEST_SANDBOX_PERPS_URL");
-    if (base == NULL || perps == NULL || !parse_admin_url(getenv("PERPS_TEST_SANDBOX_ADMIN_URL"))) {
-        fprintf(stderr, "test_trading_venue: set PERPS_TEST_SANDBOX_{BASE,PERPS,ADMIN}_URL (tests/c/run.sh does)\n");
+    perps_client *c;
+    perps_session *s;
+    if (!sandbox_account("test_trading_venue", NULL, &c, &s)) {
         return 2;
     }
-    char credential[2048], token[1024], key[128];
-    CHECK(admin("POST", "api-key", "{}", credential, sizeof credential));
-    CHECK(field(credential, "token", token, sizeof token) && field(credential, "private_key", key, sizeof key));
-    perps_client *c = perps_client_new(base, perps, NULL, NULL);
-    perps_session *s = perps_session_from_api_key(token, key, NULL);
-    CHECK(c != NULL && s != NULL);
     if (c != NULL && s != NULL) {
         test_position_config(c, s);
         test_orders_and_trades(c, s);
