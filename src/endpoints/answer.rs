@@ -204,12 +204,19 @@ pub fn check(body: &str, answering: Answering) -> Result<(), Refusal> {
     match head {
         Head::Other => Err(Refusal::Shape("the answer is neither a JSON object nor an array".to_owned())),
         Head::Object { twice: Some(key), .. } => Err(Refusal::Shape(named_twice_message(key))),
-        _ if answering == Answering::Change => {
+        // A code decides for a change too (`change_answer::judge_object` reads the same): the
+        // documented answer, read once.
+        Head::Object { code, success, reasons, .. }
+            if answering == Answering::Read || code.as_ref().is_some_and(|code| !code.is_null()) =>
+        {
+            stated(code.as_ref(), success.as_ref(), words(&reasons))
+        }
+        Head::List if answering == Answering::Read => Ok(()),
+        // A change's answer without a code, or a list: judged in full.
+        _ => {
             let answer = serde_json::from_str::<Value>(body).map_err(not_json)?;
             super::change_answer::judge(&answer, body)
         }
-        Head::List => Ok(()),
-        Head::Object { code, success, reasons, .. } => stated(code.as_ref(), success.as_ref(), words(&reasons)),
     }
 }
 
