@@ -84,6 +84,9 @@ pub struct StreamOptions {
     /// venue host: open connections at once, and new connections in any 60 s.
     pub max_connections: usize,
     pub connects_per_minute: usize,
+    /// An order-stream request whose outcome has not come this long after its frame was
+    /// written is reported by a `request_timeout` event, its fate unknown (`None`: never).
+    pub request_timeout: Option<Duration>,
 }
 
 impl Default for StreamOptions {
@@ -98,6 +101,7 @@ impl Default for StreamOptions {
             reconnect_max: Duration::from_secs(30),
             max_connections: 10,
             connects_per_minute: 30,
+            request_timeout: Some(Duration::from_secs(10)),
         }
     }
 }
@@ -154,6 +158,7 @@ const KNOWN: &[&str] = &[
     "stream_reconnect_max_ms",
     "stream_max_connections",
     "stream_connects_per_minute",
+    "stream_request_timeout_ms",
 ];
 
 /// Longest `cl_ord_id_prefix`: with the 26-character generated part, ids stay within 42
@@ -310,6 +315,15 @@ fn parse_stream_options(map: &serde_json::Map<String, Value>, stream: &mut Strea
     }
     if let Some(v) = map.get("stream_connects_per_minute") {
         stream.connects_per_minute = positive(v, "stream_connects_per_minute", 100_000)? as usize;
+    }
+    if let Some(v) = map.get("stream_request_timeout_ms") {
+        // 0: no deadline (the engine keeps its own).
+        stream.request_timeout = match v.as_u64() {
+            Some(0) => None,
+            _ => Some(millis(v, "stream_request_timeout_ms").map_err(|_| {
+                Error::invalid_argument("stream_request_timeout_ms must be an integer from 0 (none) to 3600000")
+            })?),
+        };
     }
     Ok(())
 }

@@ -50,8 +50,11 @@ pub struct perps_client {
 /// an order), `cl_ord_id_prefix` ("": up to 16 letters, digits, '-' or '_' put before every
 /// generated `cl_ord_id`), and the stream options `stream_url`, `order_stream_url`,
 /// `max_frame_bytes`, `stream_idle_timeout_ms`, `stream_rotate_after_ms`,
-/// `stream_reconnect_min_ms`, `stream_reconnect_max_ms`, `stream_max_connections` and
-/// `stream_connects_per_minute` (README "Client options"). Unknown options are refused.
+/// `stream_reconnect_min_ms`, `stream_reconnect_max_ms`, `stream_max_connections`,
+/// `stream_connects_per_minute` and `stream_request_timeout_ms` (10000: an order-stream
+/// request with no outcome that long after it was written is reported by a `request_timeout`
+/// status event, its fate unknown; 0: never) (README "Client options"). Unknown options are
+/// refused.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_client_new(
     base_url: *const c_char,

@@ -9,7 +9,8 @@
 //!   passed on, `contradicts` when it says otherwise than the first;
 //!   `outcome_unknown`: an outcome whose code, 5xx or 408 or no plain integer, leaves the
 //!   request's effect unknown — `orders.rs`);
-//! - everything about the connection: `{"channel":"status","state",…,"received_ns"}`.
+//! - everything about the connection: `{"channel":"status","state",…,"received_ns"}`, and an
+//!   order-stream request past its deadline: `"state":"request_timeout"` (`orders/deadlines.rs`).
 
 pub use super::queue::{Kind, Queue, Tables};
 use crate::error::Error;

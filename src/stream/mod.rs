@@ -103,7 +103,8 @@ impl Stream {
             Some(id) => (id, true),
             None => (orders::fresh_request_id()?, false),
         };
-        let state = Arc::new(OrderState::new(session_id, from_session));
+        let request_timeout = client.stream_settings().options.request_timeout;
+        let state = Arc::new(OrderState::new(session_id, from_session).with_request_timeout(request_timeout));
         let protocol =
             Box::new(orders::Orders::new(state.clone(), options.impersonate).with_rules(client.symbol_cache()));
         let settings = client.stream_settings();
@@ -250,7 +251,11 @@ impl Stream {
         // and under the link, so that a disconnection (which takes the connection out of the
         // link first) lists it `unanswered` only if it was written to that connection.
         // Refused, unsent, when the requests awaiting their outcome are at their bound.
-        state.remember(request_id, method, cl_ord_id, order_id)?;
+        let deadline_is_first = state.remember(request_id, method, cl_ord_id, order_id)?;
+        if deadline_is_first {
+            // The I/O thread may be asleep past this request's deadline (`stream_request_timeout_ms`).
+            self.shared.wake_io();
+        }
         let Err(failure) = conn.try_send_text(frame) else { return Ok(()) };
         // The connection is broken or closing: let the I/O thread see it at once and replace
         // it. The shutdown also keeps what tungstenite still buffers of the frame from ever

@@ -33,6 +33,7 @@ use crate::client::symbol_rules::is_rules_error;
 use crate::error::{Error, Result};
 use serde_json::{Map, Value, json};
 
+mod deadlines;
 mod login;
 mod pending;
 mod requests;
@@ -301,10 +302,33 @@ impl Protocol for Orders {
         json!({ "unanswered": self.state.report_unanswered() })
     }
 
-    /// Those sent on this connection: the requests of earlier ones were all listed
-    /// `unanswered` when their connection ended, and are not awaited on this one.
+    /// Those sent on this connection and not past their deadline: the requests of earlier
+    /// ones were all listed `unanswered` when their connection ended, and are not awaited on
+    /// this one.
     fn awaits_outcomes(&self) -> bool {
         self.state.awaits_unreported()
+    }
+
+    /// A `request_timeout` event for each request whose outcome has not come within
+    /// `stream_request_timeout_ms` (`deadlines.rs`): reported once, its fate unknown; a late
+    /// outcome is still matched to it.
+    fn on_timers(&mut self, now: std::time::Instant, queue: &Queue) -> Option<std::time::Instant> {
+        let (timed_out, next) = self.state.expire(now);
+        let timeout_ms = self.state.request_timeout().map_or(0, |t| t.as_millis() as u64);
+        for pending::TimedOut { request_id, request } in timed_out {
+            let fields = json!({
+                "stream": "order",
+                "request_id": request_id,
+                "method": request.method,
+                "cl_ord_id": request.cl_ord_id.as_deref(),
+                "order_id": request.order_id,
+                "acked": request.acked,
+                "timeout_ms": timeout_ms,
+                "outcome_unknown": true,
+            });
+            queue.push(super::events::Kind::Status, super::events::status("request_timeout", fields));
+        }
+        next
     }
 }
 

@@ -55,7 +55,7 @@ fn serve_reader(shared: &Shared, settings: &StreamSettings) -> Ended {
             note_affinity(&shared.io_cpu);
             affinity_noted = Some(Instant::now());
         }
-        let (fd, last_inbound, unsent_since) = {
+        let (fd, last_inbound, unsent_since, timer_due) = {
             let mut link = shared.link();
             let Link { conn: Some(conn), reader: Some(reader), .. } = &mut *link else {
                 return Ended::lost("the connection was dropped");
@@ -74,7 +74,8 @@ fn serve_reader(shared: &Shared, settings: &StreamSettings) -> Ended {
                 // connection's end at the next read.
                 conn.send_ping_now();
             }
-            (conn.fd(), reader.last_inbound, conn.unsent_since())
+            let timer_due = reader.proto.on_timers(Instant::now(), &shared.queue);
+            (conn.fd(), reader.last_inbound, conn.unsent_since(), timer_due)
         };
         if shared.is_closing() {
             return Ended::lost("closed by the caller");
@@ -109,6 +110,7 @@ fn serve_reader(shared: &Shared, settings: &StreamSettings) -> Ended {
         if !more {
             let wake_at = idle_deadline.min(rotate_at).min(ping_due(last_inbound, last_ping).max(now));
             let wake_at = unsent_deadline.map_or(wake_at, |deadline| wake_at.min(deadline));
+            let wake_at = timer_due.map_or(wake_at, |due| wake_at.min(due.max(now)));
             // A caller asleep on the socket reads what wakes it, and one busy-polling `next`
             // on this CPU reads what is there at each call (`ReadForCaller`): the I/O thread
             // then sleeps on its timers alone, not to be woken by every frame too, and looks

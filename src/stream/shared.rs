@@ -196,8 +196,8 @@ impl Shared {
     }
 
     /// Wake the I/O thread from its `poll` (`close`, a caller that found the connection
-    /// ended or stops reading it).
-    fn wake_io(&self) {
+    /// ended or stops reading it, a request whose deadline the thread must now keep).
+    pub(super) fn wake_io(&self) {
         let _ = (&self.wake_tx).write(&[1]);
     }
 

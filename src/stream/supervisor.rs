@@ -84,6 +84,11 @@ pub trait Protocol: Send + 'static {
     fn awaits_outcomes(&self) -> bool {
         false
     }
+    /// Act on the protocol's own timers due by `now` (queueing their events); when it must be
+    /// called next (`None`: no timer set).
+    fn on_timers(&mut self, _now: Instant, _queue: &Queue) -> Option<Instant> {
+        None
+    }
 }
 
 /// Everything the I/O thread needs besides its protocol.

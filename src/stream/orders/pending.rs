@@ -10,11 +10,13 @@
 //! remembered, so that an outcome the venue sends twice is passed on as a repeat, never as
 //! an order's outcome.
 
+use super::deadlines::Deadlines;
 use crate::body_sign::REQUEST_ID_LEN;
 use crate::error::{Code, Error, Result};
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 /// Requests waiting for their outcome, at most this many. Beyond it, the oldest request
 /// already reported `unanswered` is forgotten (its late outcome, if any, is then passed on
@@ -104,8 +106,11 @@ pub(super) struct Request {
     pub(super) method: &'static str,
     pub(super) cl_ord_id: Option<Box<str>>,
     pub(super) order_id: Option<i64>,
-    /// Listed `unanswered` in a `disconnected` event: the engine knows its fate is unknown.
+    /// Listed `unanswered` in a `disconnected` event, or reported by a `request_timeout`
+    /// event: the engine knows its fate is unknown.
     pub(super) reported: bool,
+    /// The venue's "accepted" ack came.
+    pub(super) acked: bool,
 }
 
 /// What an outcome says of its request, as an engine acts on it.
@@ -157,9 +162,11 @@ struct Pending {
     finished: VecDeque<u128>,
     finished_by_key: HashMap<u128, (Request, Verdict), BuildHasherDefault<FoldHasher>>,
     /// How many of `by_id` are not yet `reported`: the requests sent on the current
-    /// connection (every disconnection reports all it leaves), counted so that a rotation's
-    /// read-out can ask at each pass without a scan.
+    /// connection (every disconnection reports all it leaves) and not yet past their deadline,
+    /// counted so that a rotation's read-out can ask at each pass without a scan.
     unreported: usize,
+    /// When each request's outcome is due (`stream_request_timeout_ms`).
+    deadlines: Deadlines,
 }
 
 impl Pending {
@@ -174,6 +181,24 @@ impl Pending {
             let by_id = &self.by_id;
             self.order.retain(|key| by_id.contains_key(key));
         }
+        let by_id = &self.by_id;
+        self.deadlines.compact(by_id.len(), |key| by_id.contains_key(&key));
+    }
+
+    /// The requests whose deadline has passed by `now` and that are not reported yet: now
+    /// reported (the caller emits their `request_timeout` events).
+    fn expire(&mut self, now: Instant) -> Vec<(u128, Request)> {
+        let mut expired = Vec::new();
+        while let Some(key) = self.deadlines.pop_due(now) {
+            if let Some(request) = self.by_id.get_mut(&key)
+                && !request.reported
+            {
+                request.reported = true;
+                self.unreported -= 1;
+                expired.push((key, request.clone()));
+            }
+        }
+        expired
     }
 
     /// Room for one more request: the oldest one already reported `unanswered` is forgotten.
@@ -187,6 +212,7 @@ impl Pending {
     }
 
     /// The `request_id`s of the requests still waiting for their outcome, oldest first.
+    #[cfg(test)]
     fn awaited(&self) -> Vec<String> {
         self.order.iter().filter(|key| self.by_id.contains_key(*key)).map(|&key| text_of(key)).collect()
     }
@@ -220,9 +246,21 @@ pub struct OrderState {
     max_pending: usize,
 }
 
+/// A request past its deadline, reported by a `request_timeout` event.
+pub(super) struct TimedOut {
+    pub(super) request_id: String,
+    pub(super) request: Request,
+}
+
 impl OrderState {
     pub fn new(session_id: String, from_session: bool) -> OrderState {
         OrderState { session_id, from_session, pending: Mutex::new(Pending::default()), max_pending: MAX_PENDING }
+    }
+
+    /// Each request's outcome is due this long after its frame is written (`None`: never).
+    pub fn with_request_timeout(self, timeout: Option<Duration>) -> OrderState {
+        self.pending().deadlines = Deadlines::new(timeout);
+        self
     }
 
     #[cfg(test)]
@@ -237,14 +275,16 @@ impl OrderState {
 
     /// Remember a request before its frame is written (its reply may come before the write
     /// returns). Refused when [`MAX_PENDING`] requests already await their outcome: the
-    /// request must then not be sent (`PERPS_INVALID_STATE`, not reached).
+    /// request must then not be sent (`PERPS_INVALID_STATE`, not reached). `Ok(true)`: its
+    /// deadline is now the only one, and the I/O thread must be woken to keep it
+    /// (`Deadlines::start`).
     pub fn remember(
         &self,
         id: &RequestId,
         method: &'static str,
         cl_ord_id: Option<&str>,
         order_id: Option<i64>,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let mut pending = self.pending();
         if pending.by_id.len() >= self.max_pending && !pending.make_room() {
             return Err(Error::new(
@@ -256,9 +296,25 @@ impl OrderState {
                 ),
             ));
         }
-        let request = Request { method, cl_ord_id: cl_ord_id.map(Box::from), order_id, reported: false };
+        let request = Request { method, cl_ord_id: cl_ord_id.map(Box::from), order_id, reported: false, acked: false };
         pending.insert(id.key, request);
-        Ok(())
+        Ok(pending.deadlines.start(id.key, Instant::now()))
+    }
+
+    /// The requests fallen due by `now` and not yet reported, now reported; and when the next
+    /// deadline falls due (the I/O thread wakes then).
+    pub(super) fn expire(&self, now: Instant) -> (Vec<TimedOut>, Option<Instant>) {
+        let mut pending = self.pending();
+        let expired = pending.expire(now);
+        let next = pending.deadlines.next();
+        let timed_out =
+            expired.into_iter().map(|(key, request)| TimedOut { request_id: text_of(key), request }).collect();
+        (timed_out, next)
+    }
+
+    /// `stream_request_timeout_ms`, as the events report it.
+    pub(super) fn request_timeout(&self) -> Option<Duration> {
+        self.pending().deadlines.timeout()
     }
 
     pub fn forget(&self, id: &RequestId) {
@@ -273,7 +329,13 @@ impl OrderState {
         let Some(key) = key_of(request_id) else { return Answer::none() };
         let mut pending = self.pending();
         let verdict = match reply {
-            Reply::Ack => return Answer { request: pending.by_id.get(&key).cloned(), ..Answer::none() },
+            Reply::Ack => {
+                let request = pending.by_id.get_mut(&key).map(|request| {
+                    request.acked = true;
+                    request.clone()
+                });
+                return Answer { request, ..Answer::none() };
+            }
             Reply::Outcome(verdict) => verdict,
         };
         match pending.remove(key) {
@@ -295,13 +357,24 @@ impl OrderState {
         !self.pending().by_id.is_empty()
     }
 
-    /// The requests still waiting for their outcome, oldest first, for a `disconnected`
-    /// event: from now on, each may make room for a new request when the table is full.
+    /// The requests still waiting for their outcome that no event has reported yet (those
+    /// the ended connection leaves, but for any past their deadline), oldest first, for a
+    /// `disconnected` event: from now on, each may make room for a new request when the
+    /// table is full. Those reported earlier are not listed again on every disconnection.
     pub(super) fn report_unanswered(&self) -> Vec<String> {
         let mut pending = self.pending();
-        pending.by_id.values_mut().for_each(|request| request.reported = true);
+        let pending = &mut *pending;
+        let mut listed = Vec::with_capacity(pending.unreported);
+        for &key in &pending.order {
+            if let Some(request) = pending.by_id.get_mut(&key)
+                && !request.reported
+            {
+                request.reported = true;
+                listed.push(text_of(key));
+            }
+        }
         pending.unreported = 0;
-        pending.awaited()
+        listed
     }
 
     /// Whether a request not yet listed `unanswered` waits for its outcome: one sent on the
@@ -318,157 +391,4 @@ impl OrderState {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const ACK: Reply = Reply::Ack;
-    const DONE: Reply = Reply::Outcome(Verdict::Success);
-
-    #[test]
-    fn only_the_exact_text_of_a_request_id_matches_it() {
-        let id = RequestId::fresh().unwrap();
-        let text = id.as_str();
-        assert_eq!(key_of(text), Some(id.key));
-        assert_eq!(text_of(id.key), text);
-        let upper = text.to_ascii_uppercase();
-        let simple = text.replace('-', "");
-        let braced = format!("{{{text}}}");
-        let moved = format!("{}-{}", &text[..7], &text[8..]);
-        for other in [upper.as_str(), simple.as_str(), braced.as_str(), moved.as_str(), "", "r1"] {
-            if other != text {
-                assert_eq!(key_of(other), None, "{other}");
-            }
-        }
-        // The table: remembered, found by its text, forgotten after the outcome.
-        let state = OrderState::new("s".into(), false);
-        state.remember(&id, "order:new", None, Some(7)).unwrap();
-        assert_eq!(state.unanswered(), vec![text.to_owned()]);
-        state.forget(&id);
-        assert!(state.unanswered().is_empty());
-    }
-
-    #[test]
-    fn a_request_beyond_the_bound_is_refused_and_none_is_forgotten() {
-        let state = OrderState::new("s".into(), false).with_max_pending(3);
-        let ids: Vec<RequestId> = (0..5).map(|_| RequestId::fresh().unwrap()).collect();
-        for id in &ids[..3] {
-            state.remember(id, "order:new", None, None).unwrap();
-        }
-        for (id, method) in [(&ids[3], "order:new"), (&ids[4], "order:cancel")] {
-            let e = state.remember(id, method, Some("c-9"), None).unwrap_err();
-            assert_eq!(e.code(), Code::InvalidState);
-            assert!(!e.may_have_reached_venue());
-            assert!(e.message().contains("3 requests awaiting their outcome"), "{}", e.message());
-            assert!(e.message().contains(&format!("this {method} was not sent")), "{}", e.message());
-        }
-        let first_three: Vec<&str> = ids[..3].iter().map(RequestId::as_str).collect();
-        assert_eq!(state.unanswered(), first_three, "every request sent is still awaited, in order");
-        // An outcome makes room again.
-        assert!(state.answered(ids[0].as_str(), DONE).request.is_some());
-        state.remember(&ids[3], "order:new", None, None).unwrap();
-        assert_eq!(state.unanswered().len(), 3);
-        assert_eq!(MAX_PENDING, OrderState::new("s".into(), false).max_pending);
-    }
-
-    #[test]
-    fn a_rotation_awaits_only_the_requests_of_the_current_connection() {
-        let state = OrderState::new("s".into(), false).with_max_pending(3);
-        let ids: Vec<RequestId> = (0..7).map(|_| RequestId::fresh().unwrap()).collect();
-        assert!(!state.awaits_unreported());
-        state.remember(&ids[0], "order:new", None, None).unwrap();
-        state.remember(&ids[1], "order:new", None, None).unwrap();
-        assert!(state.answered(ids[0].as_str(), ACK).request.is_some(), "an ack");
-        assert!(state.awaits_unreported(), "acked, its outcome still awaited");
-        assert!(state.answered(ids[0].as_str(), DONE).request.is_some());
-        assert!(state.awaits_unreported(), "the second still awaited");
-        // The connection ends: what it leaves is listed, and awaited on no later connection.
-        assert_eq!(state.report_unanswered(), vec![ids[1].as_str().to_owned()]);
-        assert!(!state.awaits_unreported());
-        // The next connection's requests are, whatever becomes of the earlier ones.
-        state.remember(&ids[2], "order:new", None, None).unwrap();
-        assert!(state.awaits_unreported());
-        assert!(state.answered(ids[1].as_str(), DONE).request.is_some(), "a late outcome");
-        assert!(state.awaits_unreported());
-        state.forget(&ids[2]);
-        assert!(!state.awaits_unreported(), "a request not sent is not awaited");
-        // A full table forgets a reported request to make room; the count holds.
-        for id in &ids[3..6] {
-            state.remember(id, "order:new", None, None).unwrap();
-        }
-        assert_eq!(state.report_unanswered().len(), 3);
-        assert!(!state.awaits_unreported());
-        state.remember(&ids[6], "order:new", None, None).unwrap();
-        assert_eq!(state.unanswered().len(), 3, "the oldest reported one made room");
-        assert!(state.awaits_unreported());
-        assert!(state.answered(ids[6].as_str(), DONE).request.is_some());
-        assert!(!state.awaits_unreported());
-    }
-
-    #[test]
-    fn a_full_table_forgets_the_oldest_request_already_reported_unanswered() {
-        let state = OrderState::new("s".into(), false).with_max_pending(3);
-        let ids: Vec<RequestId> = (0..6).map(|_| RequestId::fresh().unwrap()).collect();
-        let text = |at: &[usize]| at.iter().map(|&i| ids[i].as_str().to_owned()).collect::<Vec<_>>();
-        for id in &ids[..2] {
-            state.remember(id, "order:new", None, None).unwrap();
-        }
-        // A disconnection lists the first two: the engine reconciles them.
-        assert_eq!(state.report_unanswered(), text(&[0, 1]));
-        state.remember(&ids[2], "order:new", None, None).unwrap();
-        // Full: the oldest reported one makes room, then the next; never the unreported one.
-        state.remember(&ids[3], "order:new", None, None).unwrap();
-        assert_eq!(state.unanswered(), text(&[1, 2, 3]));
-        state.remember(&ids[4], "order:new", None, None).unwrap();
-        assert_eq!(state.unanswered(), text(&[2, 3, 4]));
-        assert_eq!(state.remember(&ids[5], "order:new", None, None).unwrap_err().code(), Code::InvalidState);
-        assert_eq!(state.unanswered(), text(&[2, 3, 4]));
-        // The forgotten request's late outcome is passed on unmatched, not as a repeat.
-        let late = state.answered(ids[0].as_str(), DONE);
-        assert!(late.request.is_none() && !late.repeat);
-    }
-
-    #[test]
-    fn a_second_outcome_of_a_finished_request_is_a_repeat_within_the_memory() {
-        let state = OrderState::new("s".into(), false);
-        let ids: Vec<RequestId> = (0..REMEMBERED_FINISHED + 1).map(|_| RequestId::fresh().unwrap()).collect();
-        for id in &ids {
-            state.remember(id, "order:new", None, None).unwrap();
-        }
-        let ack = state.answered(ids[0].as_str(), ACK);
-        assert!(ack.request.is_some() && !ack.repeat, "an ack keeps the request awaited");
-        let outcome = state.answered(ids[0].as_str(), DONE);
-        assert!(outcome.request.is_some() && !outcome.repeat);
-        let again = state.answered(ids[0].as_str(), DONE);
-        assert!(again.request.is_none() && again.repeat, "its outcome again");
-        let late_ack = state.answered(ids[0].as_str(), ACK);
-        assert!(late_ack.request.is_none() && !late_ack.repeat, "a late ack is no outcome");
-        let unknown = RequestId::fresh().unwrap();
-        assert!(!state.answered(unknown.as_str(), DONE).repeat, "no request of this stream");
-        // The memory is bounded: the oldest finished request is forgotten first.
-        for id in &ids[1..] {
-            assert!(state.answered(id.as_str(), DONE).request.is_some());
-        }
-        assert!(!state.answered(ids[0].as_str(), DONE).repeat, "beyond the memory");
-        assert!(state.answered(ids[1].as_str(), DONE).repeat);
-        assert!(state.answered(ids[REMEMBERED_FINISHED].as_str(), DONE).repeat);
-    }
-
-    #[test]
-    fn a_repeat_that_says_otherwise_contradicts_its_first_copy_and_names_its_order() {
-        let state = OrderState::new("s".into(), false);
-        let id = RequestId::fresh().unwrap();
-        state.remember(&id, "order:new", Some("c-1"), None).unwrap();
-        // An ack in words the stream does not know is taken for the outcome; the real outcome
-        // then comes as a repeat.
-        assert!(state.answered(id.as_str(), DONE).request.is_some());
-        let same = state.answered(id.as_str(), DONE);
-        assert!(same.repeat && !same.contradicts && same.request.is_none());
-        assert_eq!(same.first.as_ref().and_then(|r| r.cl_ord_id.as_deref()), Some("c-1"));
-        for verdict in [Verdict::Refused, Verdict::Unknown] {
-            let other = state.answered(id.as_str(), Reply::Outcome(verdict));
-            assert!(other.repeat && other.contradicts, "{verdict:?}: {other:?}");
-            assert_eq!(other.first.map(|r| r.method), Some("order:new"));
-        }
-        assert!(!state.answered(id.as_str(), ACK).repeat, "an ack is never a repeat");
-    }
-}
+mod tests;
