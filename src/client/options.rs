@@ -181,11 +181,7 @@ impl ClientOptions {
             ));
         };
         if let Some(unknown) = map.keys().find(|k| !KNOWN.contains(&k.as_str())) {
-            return Err(Error::invalid_argument(format!(
-                "unknown client option \"{}\"; known options: {}",
-                crate::error::excerpt(unknown),
-                KNOWN.join(", ")
-            )));
+            return Err(unknown_option(unknown));
         }
         if let Some(v) = map.get("connect_timeout_ms") {
             options.connect_timeout = millis(v, "connect_timeout_ms")?;
@@ -328,6 +324,33 @@ fn parse_stream_options(map: &serde_json::Map<String, Value>, stream: &mut Strea
     Ok(())
 }
 
+/// An unknown option: the known ones it may have meant (those sharing a word of three
+/// letters or more with it, camel case split: `read_timeout` → `read_timeout_ms`, `rateLimit` →
+/// `rate_limit`), else where they are listed: the whole list no longer fits an error
+/// message's bound (512 bytes).
+fn unknown_option(unknown: &str) -> Error {
+    let words = |name: &str| -> Vec<String> {
+        let spaced: String = name
+            .chars()
+            .flat_map(|c| if c.is_ascii_uppercase() { vec!['_', c.to_ascii_lowercase()] } else { vec![c] })
+            .collect();
+        spaced.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| w.len() >= 3).map(str::to_owned).collect()
+    };
+    let asked = words(unknown);
+    let near: Vec<&str> = KNOWN
+        .iter()
+        .copied()
+        .filter(|known| words(known).iter().any(|w| w != "stream" && asked.contains(w)))
+        .take(6)
+        .collect();
+    let hint = if near.is_empty() {
+        "the known options are listed in README \"Client options\" and at perps_client_new in perps.h".to_owned()
+    } else {
+        format!("did you mean {}? (README \"Client options\" lists them all)", near.join(", "))
+    };
+    Error::invalid_argument(format!("unknown client option \"{}\"; {hint}", crate::error::excerpt(unknown)))
+}
+
 fn positive(v: &Value, name: &str, max: u64) -> Result<u64> {
     match v.as_u64() {
         Some(n) if n >= 1 && n <= max => Ok(n),
@@ -341,4 +364,29 @@ fn millis(v: &Value, name: &str) -> Result<Duration> {
 
 fn text<'a>(v: &'a Value, name: &str) -> Result<&'a str> {
     v.as_str().ok_or_else(|| Error::invalid_argument(format!("{name} must be a string")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_option_names_the_ones_it_may_mean_within_the_message_bound() {
+        for (json, says) in [
+            (
+                r#"{"read_timeout":5}"#,
+                "did you mean connect_timeout_ms, read_timeout_ms, total_timeout_ms, stream_idle_timeout_ms",
+            ),
+            (r#"{"rateLimit":"wait"}"#, "did you mean rate_limit?"),
+            (r#"{"stream_request_timeout":1}"#, "stream_request_timeout_ms"),
+            (r#"{"zz":1}"#, "listed in README \"Client options\""),
+        ] {
+            let e = ClientOptions::parse(Some(json)).unwrap_err();
+            assert_eq!(e.code(), crate::error::Code::InvalidArgument);
+            assert!(e.message().contains(says), "{json}: {}", e.message());
+            assert!(e.message().len() <= 512, "{json}: {} bytes", e.message().len());
+        }
+        let long = format!(r#"{{"{}":1}}"#, "\\u0001".repeat(200) + "_timeout_rate_limit_url_bytes");
+        assert!(ClientOptions::parse(Some(&long)).unwrap_err().message().len() <= 512);
+    }
 }
