@@ -84,10 +84,14 @@ pub struct Expected<'a> {
 
 /// What the caller pins beyond the session: the sign-in message's `domain` and `uri` must
 /// be exactly these when set (client options `expected_domain`, `expected_uri`).
+/// `sign_in_host`: the host the challenge came from (`base_url`'s, lower case) when it is not
+/// loopback; then an unpinned domain must be that host or a parent domain of it, and an
+/// unpinned URI's host that site or the domain's (`site_binding.rs`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Pins<'a> {
     pub domain: Option<&'a str>,
     pub uri: Option<&'a str>,
+    pub sign_in_host: Option<&'a str>,
 }
 
 /// A challenge that passed every check.
@@ -254,9 +258,9 @@ fn check_claims(
     let address = string_claim(payload, "address")?;
     if !expected.chain.same_address(address, expected.address) {
         return reject(format!(
-            "the challenge's address \"{}\" is not the wallet \"{}\" ({} addresses)",
+            "the challenge's address \"{}\" is not the wallet {} ({} addresses)",
             crate::error::excerpt(address),
-            crate::error::excerpt(expected.address),
+            crate::wallet::shown_address(expected.address),
             expected.chain
         ));
     }
@@ -317,11 +321,12 @@ fn check_message(
             ));
         }
     }
+    crate::site_binding::check(domain, uri, pins).or_else(reject)?;
     if !expected.chain.same_address(message.address, expected.address) {
         return reject(format!(
-            "the challenge's message is for wallet \"{}\", not \"{}\"",
+            "the challenge's message is for wallet \"{}\", not {}",
             crate::error::excerpt(message.address),
-            crate::error::excerpt(expected.address)
+            crate::wallet::shown_address(expected.address)
         ));
     }
     let statement = match payload.get("statement") {

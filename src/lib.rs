@@ -21,6 +21,7 @@ mod os_random;
 pub mod redact;
 pub mod session;
 pub mod signin_message;
+mod site_binding;
 pub mod stream;
 pub mod strict_json;
 pub mod wallet;

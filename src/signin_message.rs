@@ -76,6 +76,24 @@ pub struct SigninMessage<'a> {
 
 type Parsed<T> = std::result::Result<T, String>;
 
+/// Characters a wallet's display may render as a line break (U+2028, U+2029), or that
+/// reorder (bidirectional controls: U+202E shows what follows backwards) or hide text
+/// (zero-width and other format characters): none belongs in a sign-in message, whose
+/// lines a person may read before approving it.
+fn is_invisible_format(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}'
+            | '\u{061C}'
+            | '\u{180E}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{2028}'..='\u{202E}'
+            | '\u{2060}'..='\u{206F}'
+            | '\u{FEFF}'
+            | '\u{FFF9}'..='\u{FFFB}'
+    )
+}
+
 const FIELDS: [&str; 8] =
     ["URI: ", "Version: ", "Chain ID: ", "Nonce: ", "Issued At: ", "Expiration Time: ", "Not Before: ", "Request ID: "];
 
@@ -83,6 +101,13 @@ const FIELDS: [&str; 8] =
 pub fn parse(text: &str) -> Parsed<SigninMessage<'_>> {
     if let Some(c) = text.chars().find(|&c| c != '\n' && c.is_control()) {
         return Err(format!("it contains a control character ({})", c.escape_default()));
+    }
+    if let Some(c) = text.chars().find(|&c| is_invisible_format(c)) {
+        return Err(format!(
+            "it contains an invisible formatting character ({}): a wallet could show other lines or another \
+             order of text than the ones checked",
+            c.escape_unicode()
+        ));
     }
     let lines: Vec<&str> = text.split('\n').collect();
     let (scheme, domain, account) = first_line(lines[0])?;
@@ -395,6 +420,13 @@ mod tests {
     fn anything_malformed_is_refused() {
         let cases: Vec<(String, &str)> = vec![
             (EIP_EXAMPLE.replace('\n', "\r\n"), "control character"),
+            (EIP_EXAMPLE.replace("Terms of Service", "Terms\u{2028}URI: https://evil.example"), "invisible formatting"),
+            (
+                EIP_EXAMPLE.replace("Terms of Service", "Terms \u{202E}ecivreS"),
+                "invisible formatting character (\\u{202e})",
+            ),
+            (EIP_EXAMPLE.replace("Terms of Service", "Terms\u{200B}of Service"), "invisible formatting"),
+            (EIP_EXAMPLE.replace("Terms of Service", "Terms\u{2066}of\u{2069} Service"), "invisible formatting"),
             (format!("{EIP_EXAMPLE}\n"), "not \"- \""),
             (EIP_EXAMPLE.replace("Ethereum account", "Ethereum wallet"), "first line"),
             (EIP_EXAMPLE.replace("0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2", "0xC02a"), "not an Ethereum address"),

@@ -258,3 +258,18 @@ fn certs_documents_that_cannot_verify_anything_are_errors() {
     let certs = CertSet::parse(&serde_json::json!({"keys":[jwk]}).to_string()).unwrap();
     assert!(verify(&key.sign_jws(&key.header(), &good_payload()), &certs, &expected()).is_ok());
 }
+
+#[test]
+fn a_wallet_key_passed_as_the_address_is_never_quoted() {
+    // `perps_challenge_verify` with the wallet's private key in the address argument: the
+    // refusal names the claim's address, never the key (40 characters of a solana keypair
+    // would leave its seed to a search).
+    let key = VenueKey::new(7, None);
+    let jws = key.sign_jws(&key.header(), &payload(NOW, NOW + 180, REQUEST_ID, EVM_ADDRESS));
+    let certs = CertSet::parse(&jwk_set(&[&key])).unwrap();
+    let wallet_key = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+    let expected = Expected { address: wallet_key, ..expected() };
+    let message = verify(&jws, &certs, &expected).unwrap_err().message();
+    assert!(message.contains("is not the wallet (a 66-byte text, not shown: it may be a key)"), "{message}");
+    assert!(!message.contains("ac0974bec39a"), "{message}");
+}

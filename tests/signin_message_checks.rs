@@ -221,3 +221,49 @@ fn a_venue_whose_message_differs_from_its_claims_gets_no_signature() {
     assert_eq!(rogue.count("/login"), 0, "nothing was signed or sent");
     assert_eq!(session.info()["pending_signin"], false);
 }
+
+/// A venue answering every sign-in with a consistent, correctly signed challenge for the site
+/// `venue.example` (claims and message agree), and a token at login.
+fn rogue_of_another_site() -> Rogue {
+    let key = VenueKey::new(7, Some("k1"));
+    let certs = jwk_set(&[&key]);
+    Rogue::start(move |seen, _| match seen.path() {
+        "/auth/v1/offchain/certs" => json(200, &certs),
+        "/auth/v1/offchain/prepare-signin" => {
+            let asked = seen.json();
+            let now = perps::body_sign::now_ms() / 1000;
+            let address = asked["address"].as_str().unwrap();
+            let payload = signin_payload("bsc", address, asked["requestId"].as_str().unwrap(), now, now + 180);
+            let jws = key.sign_jws(&key.header(), &payload.to_string());
+            json(200, &serde_json::json!({"success": true, "signedData": jws}).to_string())
+        }
+        _ => json(200, &serde_json::json!({"token": "t.t.t", "chain": "bsc", "address": BSC_ADDRESS}).to_string()),
+    })
+}
+
+#[test]
+fn a_venue_not_on_loopback_gets_no_signature_for_another_site_unless_it_is_pinned() {
+    // `0.0.0.0` reaches this machine's listeners (Linux) and is no loopback name: the sign-in
+    // host is then "0.0.0.0", and a challenge for `venue.example` names another site — a
+    // whole, validly signed EIP-4361 login the wallet would give that site.
+    let rogue = rogue_of_another_site();
+    let url = rogue.url().replace("127.0.0.1", "0.0.0.0");
+    let insecure = r#"{"allow_insecure_http":true}"#;
+    let client = Client::new(&format!("{url}/auth"), &format!("{url}/perps"), Some(insecure)).unwrap();
+    let session = Session::new();
+    let f = signin(&client, &session, "bsc", BSC_KEY, 3600).unwrap_err();
+    assert_eq!(f.code, PERPS_VERIFICATION_FAILED, "{f:?}");
+    assert!(f.message.contains("domain \"venue.example\" is neither the sign-in host \"0.0.0.0\""), "{f:?}");
+    assert!(f.message.contains("expected_domain"), "the way out is named: {f:?}");
+    assert_eq!(rogue.count("/login"), 0, "nothing was signed or sent");
+    assert_eq!(session.info()["pending_signin"], false);
+    // The caller names the venue's own domain (a relay before it): signed in.
+    let pinned = r#"{"allow_insecure_http":true,"expected_domain":"venue.example"}"#;
+    let client = Client::new(&format!("{url}/auth"), &format!("{url}/perps"), Some(pinned)).unwrap();
+    signin(&client, &Session::new(), "bsc", BSC_KEY, 3600).unwrap();
+    assert_eq!(rogue.count("/login"), 1);
+    // On loopback (the sandbox, a local relay) nothing names a site to bind to: as before.
+    let client = Client::new(&format!("{}/auth", rogue.url()), &format!("{}/perps", rogue.url()), None).unwrap();
+    signin(&client, &Session::new(), "bsc", BSC_KEY, 3600).unwrap();
+    assert_eq!(rogue.count("/login"), 2);
+}

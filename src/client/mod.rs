@@ -4,8 +4,8 @@
 mod answers;
 mod deadline_tcp;
 mod endpoint_call;
-mod order_not_found;
 pub mod options;
+mod order_not_found;
 pub mod pacing;
 pub mod per_ip_limit;
 mod request_pacing;
@@ -47,6 +47,9 @@ pub struct Client {
     /// `expected_domain` / `expected_uri`: what the sign-in message must name.
     expected_domain: Option<String>,
     expected_uri: Option<String>,
+    /// `base_url`'s host in lower case, `None` for loopback: the site an unpinned sign-in
+    /// message must name (`site_binding.rs`).
+    sign_in_host: Option<String>,
     /// Venue clock minus local clock, in milliseconds (0 until `sync_time`).
     clock_offset_ms: AtomicI64,
     rate_limit: RateLimit,
@@ -87,6 +90,7 @@ impl Client {
         Ok(Client {
             base_host: per_ip_limit::for_host(&base_url.host_and_port()),
             perps_host: per_ip_limit::for_host(&perps_url.host_and_port()),
+            sign_in_host: (!url::is_loopback(&base_url.host)).then(|| base_url.host.to_ascii_lowercase()),
             base_url: base_url.text,
             perps_url: perps_url.text,
             transport: Transport::new(&options)?,

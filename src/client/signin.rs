@@ -88,7 +88,11 @@ impl Client {
         expected: &Expected<'_>,
         secrets: &CallSecrets<'_>,
     ) -> Result<challenge::VerifiedChallenge> {
-        let pins = Pins { domain: self.expected_domain.as_deref(), uri: self.expected_uri.as_deref() };
+        let pins = Pins {
+            domain: self.expected_domain.as_deref(),
+            uri: self.expected_uri.as_deref(),
+            sign_in_host: self.sign_in_host.as_deref(),
+        };
         let (certs, fresh) = self.certs(false, secrets)?;
         match challenge::verify_pinned(signed_data, &certs, expected, &pins) {
             Ok(v) => Ok(v),
@@ -284,8 +288,8 @@ fn check_address(chain: Chain, address: &str) -> Result<()> {
         Ok(())
     } else {
         Err(Error::invalid_argument(format!(
-            "\"{}\" is not a {chain} address ({})",
-            crate::error::excerpt(address),
+            "{} is not a {chain} address ({})",
+            crate::wallet::shown_address(address),
             match chain {
                 Chain::Bsc => "0x followed by 40 hex digits",
                 Chain::Solana => "base58 of a 32-byte public key",

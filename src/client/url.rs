@@ -241,7 +241,7 @@ fn shown_url(url: &str) -> String {
     if url.contains('@') { "(not shown: it contains '@')".to_owned() } else { format!("\"{}\"", excerpt(url)) }
 }
 
-fn is_loopback(host: &str) -> bool {
+pub(crate) fn is_loopback(host: &str) -> bool {
     let host = host.trim_start_matches('[').trim_end_matches(']');
     // `to_canonical`: an IPv4-mapped address (`::ffff:127.0.0.1`) reaches the IPv4 host, so
     // it is loopback exactly when that host is.

@@ -32,8 +32,9 @@ pub struct perps_client {
 /// ("libperps/<version>"), `ca_bundle_path` (PEM file of CAs to trust instead of the
 /// built-in WebPKI roots), `allow_insecure_http` (false), `certs_ttl_ms` (3600000: how long
 /// the venue's key set is trusted before it is fetched again; 0 = for every sign-in),
-/// `expected_domain` and `expected_uri` (none: the sign-in message's domain and URI must be
-/// exactly these), `rate_limit` ("off"; "wait" paces account requests to the venue's credit
+/// `expected_domain` and `expected_uri` (none; set, the sign-in message's domain and URI must
+/// be exactly these; unset, they must name `base_url`'s site — its host or a parent domain of
+/// it — unless `base_url` is loopback), `rate_limit` ("off"; "wait" paces account requests to the venue's credit
 /// bucket — 45 credits a request, 1,000/s, burst 900 — and every request to the venue's host
 /// to its per-IP limit — at most 48 in any 1.1 s for 50/s — waiting only as long as the
 /// request keeps at least half of `total_timeout_ms`; "refuse" fails with

@@ -90,6 +90,18 @@ pub fn payload_message(payload_json: &str) -> Result<String> {
     }
 }
 
+/// The caller's wallet address as a message quotes it: only text that may be an address (at
+/// most 44 letters and digits: a bsc address is 42, a solana one at most 44). A private key
+/// passed as the address by mistake — 64 hex digits, an 88-character keypair, a JSON array —
+/// is never echoed (40 characters of a solana keypair would leave its seed to a search).
+pub fn shown_address(address: &str) -> String {
+    if address.len() <= 44 && address.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        format!("\"{address}\"")
+    } else {
+        format!("(a {}-byte text, not shown: it may be a key)", address.len())
+    }
+}
+
 /// Quote a short lower-case word (a misspelt chain name); anything else might be a secret
 /// passed in the wrong argument (a swapped `chain` and `private_key`), so only its length
 /// is shown.
