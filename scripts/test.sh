@@ -63,7 +63,7 @@ step "streams on one CPU: the stream tests with the I/O threads pinned to the ca
 taskset -c 0 cargo test --test streams --test stream_order_entry --test stream_flows --test stream_reconnect \
   --test stream_hostile_venue --test stream_auth_answers --test stream_connection_limits --test stream_caller_reads \
   --test stream_upgrade_answers --test stream_venue_close --test stream_hostile_floods --test stream_rotation \
-  --test stream_request_timeout \
+  --test stream_request_timeout --test stream_seq_gaps \
   -- --skip the_account_event_arrives_before_the_ack
 
 step "stress in release: 8 threads share one client and one session; 100,000 signatures, 1,000 orders, token refresh"

@@ -85,7 +85,7 @@ impl Market {
     /// yet (subscriptions follow the answer). Taking it for the answer ends the stream with
     /// the venue's reason rather than timing out and reconnecting into the same refusal. A
     /// success on another channel (a welcome) is no answer, and neither is a push.
-    fn auth_answer(&mut self, text: &str) -> Option<AuthOutcome> {
+    fn auth_answer(&mut self, text: &str, queue: &Queue) -> Option<AuthOutcome> {
         let Ok(Value::Object(frame)) = serde_json::from_str::<Value>(text) else { return None };
         let answer = match frame.get("channel").and_then(Value::as_str) {
             Some("auth") => true,
@@ -96,7 +96,7 @@ impl Market {
             return None;
         }
         if let Some(seq) = super::json::lenient_int(frame.get("seq")) {
-            self.seq.observe(seq);
+            self.seq.report_unsubscribed(seq, queue);
         }
         Some(super::auth_answer::judge_text(&frame, text, "the stream's auth frame"))
     }
@@ -181,7 +181,7 @@ impl Protocol for Market {
 
     fn on_text(&mut self, text: &str, received_ns: i64, queue: &Queue) -> AuthOutcome {
         if self.awaiting_auth {
-            if let Some(outcome) = self.auth_answer(text) {
+            if let Some(outcome) = self.auth_answer(text, queue) {
                 return outcome;
             }
         } else if (self.scanner && self.on_push_scanned(text, received_ns, queue).is_some())

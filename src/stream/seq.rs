@@ -1,39 +1,65 @@
 //! `seq` checking on the market stream: regressions and gaps become status events.
 //!
 //! The venue does not say whether `seq` counts per channel or per connection (its own
-//! examples look connection-wide: auth 1, …, order 35, position 36, balance 37). The rules
-//! here raise no false alarm under either counting:
-//! - a **regression** (a `seq` not above the last one of the same channel and symbol) is
-//!   reported whichever way the venue counts;
-//! - a **gap** is reported when a `seq` skips ahead of both the highest `seq` seen on the
-//!   connection and the last one of its own channel and symbol: under connection-wide
-//!   counting that is every lost message; under per-channel counting it still catches a
-//!   skip on the channel that leads. A channel's first `seq` is its baseline (a gap needs
-//!   a previous `seq` of the same channel and symbol).
+//! examples look connection-wide: auth 1, …, order 35, position 36, balance 37). So the
+//! counting is learnt from the frames of each connection:
+//! - **connection-wide**, once three frames in a row, each of another channel or symbol than
+//!   the one before, each carried the connection's next number, and nothing contradicted it.
+//!   Then every frame with a `seq` is checked against the connection's highest — pushes of
+//!   any channel, the first push of a channel or symbol, pushes beyond the table's bound,
+//!   frames passed on as `unrecognized`, the auth answer: a skip is a `gap` of the connection
+//!   (`"scope":"connection"`: the message lost may have been of any channel — an account
+//!   fill as well as a book), a number not above the highest a `seq_regression`, after which
+//!   the count goes on from the new number (the venue started again, or the number before
+//!   was out of line);
+//! - **per channel and symbol** (or finer), as soon as a push behind the connection's
+//!   highest (a push's) is in order for its own channel and symbol — impossible under
+//!   connection-wide counting. Until then, and from then on, the rules raise no false alarm under either
+//!   counting: a regression (a `seq` not above the last one of the same channel and symbol) is
+//!   reported; a gap is reported when a `seq` skips ahead of both the highest `seq` seen on the
+//!   connection and the last one of its own channel and symbol (`"scope":"subscription"`), so
+//!   a channel's first `seq` is its baseline.
 //!
 //! A push is counted under its channel and symbol: the envelope's `symbol`, or its data's
 //! when the envelope has none — for account pushes too (`position` of BTC-USD and of
 //! ETH-USD each numbered from 1 by a venue that counts per symbol must not look like a
-//! regression). Counting finer than the venue does raises no false alarm either: a gap
-//! also needs a skip past the connection's highest `seq`, and a regression compares within
-//! one channel and symbol.
+//! regression).
 //!
-//! Numbering starts again on every connection (each reconnection is itself reported).
+//! Numbering starts again on every connection (each reconnection is itself reported), and so
+//! does the learning.
 //!
 //! The table of last `seq`s is the venue's to grow (every push names its symbol), so it is
 //! bounded: at most [`MAX_TRACKED`] channel and symbol pairs, symbols of at most
 //! [`MAX_SYMBOL_BYTES`]. A push of any other pair is counted on the connection only (no
-//! regression or gap of its own is reported): a venue that sends 10^6 made-up symbols
-//! cannot grow the table, nor make each push's look-up cost more than a scan of it.
+//! regression or gap of its own is reported unless the counting is connection-wide): a venue
+//! that sends 10^6 made-up symbols cannot grow the table, nor make each push's look-up cost
+//! more than a scan of it.
 
 use super::events::{self, Kind, Queue};
-use serde_json::json;
+use serde_json::{Value, json};
+
+/// Where a lost message or a regression was: on the connection (any channel may have lost
+/// it), or on the subscription of the push that shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    Connection,
+    Subscription,
+}
+
+impl Scope {
+    fn as_str(self) -> &'static str {
+        match self {
+            Scope::Connection => "connection",
+            Scope::Subscription => "subscription",
+        }
+    }
+}
 
 #[derive(Debug, PartialEq, Eq)]
 pub enum SeqCheck {
     InOrder,
-    Gap { expected: i64, received: i64 },
-    Regression { last: i64, received: i64 },
+    Gap { expected: i64, received: i64, scope: Scope },
+    Regression { last: i64, received: i64, scope: Scope },
 }
 
 /// Channel and symbol pairs whose last `seq` is kept: far more than a stream's subscriptions
@@ -41,6 +67,24 @@ pub enum SeqCheck {
 pub(crate) const MAX_TRACKED: usize = 1024;
 /// A symbol longer than this is not one of the venue's (`BTC-USD`) and is not tracked.
 pub(crate) const MAX_SYMBOL_BYTES: usize = 64;
+/// Frames in a row, each of another pair than the one before, carrying the connection's next
+/// number, that show connection-wide counting.
+const CONNECTION_WIDE_AFTER: u8 = 3;
+
+/// How the connection's venue counts, as learnt so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Counting {
+    #[default]
+    Unknown,
+    /// Every frame is checked against the connection's highest `seq`.
+    ConnectionWide,
+    /// Per channel and symbol (or finer): for the rest of the connection.
+    PerSubscription,
+}
+
+/// Which pair a frame was counted under: a tracked pair, or none (a frame of no subscription,
+/// or a pair beyond the table's bound).
+type PairKey = Option<usize>;
 
 #[derive(Debug, Default)]
 pub struct SeqTracker {
@@ -48,83 +92,223 @@ pub struct SeqTracker {
     /// (channel, symbol or "") → last seq, at most `MAX_TRACKED` entries. A stream has a
     /// handful of subscriptions: a scan costs less than hashing.
     last: Vec<(String, String, i64)>,
+    counting: Counting,
+    /// The pair of the previous frame with a `seq`, and how many frames in a row, each of
+    /// another pair than the one before, carried the connection's next number.
+    previous: Option<PairKey>,
+    consecutive: u8,
+    /// Whether the highest `seq` came from a push (not a frame of no subscription): a push
+    /// behind it yet in order on its own pair then shows per-channel counting, while one
+    /// behind a stray frame's number only shows that number was out of line.
+    highest_from_push: bool,
 }
 
 impl SeqTracker {
     pub fn reset(&mut self) {
-        self.highest = None;
-        self.last.clear();
+        *self = SeqTracker::default();
     }
 
     /// A `seq` that belongs to no subscription (the auth answer, a frame passed on as
-    /// `unrecognized`) still counts on the connection.
-    pub fn observe(&mut self, seq: i64) {
-        self.highest = Some(self.highest.map_or(seq, |h| h.max(seq)));
+    /// `unrecognized`) still counts on the connection, and under connection-wide counting
+    /// is checked too.
+    pub fn observe(&mut self, seq: i64) -> SeqCheck {
+        self.frame(None, seq)
     }
 
     pub fn check(&mut self, channel: &str, symbol: &str, seq: i64) -> SeqCheck {
-        let slot = self.last.iter().position(|(c, s, _)| c == channel && s == symbol);
+        self.frame(Some((channel, symbol)), seq)
+    }
+
+    fn frame(&mut self, pair: Option<(&str, &str)>, seq: i64) -> SeqCheck {
+        let slot =
+            pair.and_then(|(channel, symbol)| self.last.iter().position(|(c, s, _)| c == channel && s == symbol));
         let last = slot.map(|i| self.last[i].2);
-        let outcome = match (last, self.highest) {
-            (Some(last), _) if seq <= last => SeqCheck::Regression { last, received: seq },
-            (Some(last), Some(highest)) if seq > highest.saturating_add(1) && seq > last.saturating_add(1) => {
-                SeqCheck::Gap { expected: highest + 1, received: seq }
-            }
-            _ => SeqCheck::InOrder,
+        // In order on its own pair, behind the connection: never under connection-wide counting.
+        let behind_in_order = |highest: i64| seq <= highest && last.is_none_or(|last| seq > last) && pair.is_some();
+        let evidence_counts = match self.counting {
+            Counting::Unknown => true,
+            Counting::ConnectionWide => self.highest_from_push,
+            Counting::PerSubscription => false,
         };
-        match slot {
-            Some(i) => self.last[i].2 = seq,
-            None if self.last.len() < MAX_TRACKED && symbol.len() <= MAX_SYMBOL_BYTES => {
-                self.last.push((channel.to_owned(), symbol.to_owned(), seq))
-            }
-            // Beyond the bound: counted on the connection only (see the module's docs).
-            None => {}
+        if let Some(highest) = self.highest
+            && evidence_counts
+            && behind_in_order(highest)
+        {
+            self.counting = Counting::PerSubscription;
         }
-        // Never lowered: after a regression the venue may have started counting again, but
-        // under per-channel counting lowering it would raise false gaps on the other channels.
-        self.highest = Some(self.highest.map_or(seq, |h| h.max(seq)));
+        let outcome = match (self.counting, self.highest) {
+            (Counting::ConnectionWide, Some(highest)) if seq <= highest => {
+                SeqCheck::Regression { last: highest, received: seq, scope: Scope::Connection }
+            }
+            (Counting::ConnectionWide, Some(highest)) if seq > highest.saturating_add(1) => {
+                SeqCheck::Gap { expected: highest + 1, received: seq, scope: Scope::Connection }
+            }
+            (Counting::ConnectionWide, _) => SeqCheck::InOrder,
+            (_, highest) => match (last, highest) {
+                (Some(last), _) if seq <= last => {
+                    SeqCheck::Regression { last, received: seq, scope: Scope::Subscription }
+                }
+                (Some(last), Some(highest)) if seq > highest.saturating_add(1) && seq > last.saturating_add(1) => {
+                    SeqCheck::Gap { expected: highest + 1, received: seq, scope: Scope::Subscription }
+                }
+                _ => SeqCheck::InOrder,
+            },
+        };
+        let key = self.remember(slot, pair, seq);
+        self.learn(key, seq);
+        let restarted = self.counting == Counting::ConnectionWide && matches!(outcome, SeqCheck::Regression { .. });
+        if restarted || self.highest.is_none_or(|highest| seq > highest) {
+            // A connection-wide count that went back started again: go on from its new
+            // number. Never lowered otherwise: under per-channel counting lowering it would
+            // raise false gaps on the other channels.
+            self.highest = Some(seq);
+            self.highest_from_push = pair.is_some();
+        }
         outcome
+    }
+
+    /// The pair's last `seq` kept (added while the table has room); the key it is counted under.
+    fn remember(&mut self, slot: Option<usize>, pair: Option<(&str, &str)>, seq: i64) -> PairKey {
+        match (slot, pair) {
+            (Some(i), _) => {
+                self.last[i].2 = seq;
+                Some(i)
+            }
+            (None, Some((channel, symbol))) if self.last.len() < MAX_TRACKED && symbol.len() <= MAX_SYMBOL_BYTES => {
+                self.last.push((channel.to_owned(), symbol.to_owned(), seq));
+                Some(self.last.len() - 1)
+            }
+            // Beyond the bound, or of no subscription: counted on the connection only.
+            _ => None,
+        }
+    }
+
+    /// Connection-wide counting shows as frames of changing pairs carrying consecutive numbers.
+    fn learn(&mut self, key: PairKey, seq: i64) {
+        if self.counting == Counting::Unknown {
+            let next = self.highest.is_some_and(|highest| highest.checked_add(1) == Some(seq));
+            let other_pair = self.previous.is_some_and(|previous| previous != key);
+            self.consecutive = if next && other_pair {
+                self.consecutive + 1
+            } else if next {
+                self.consecutive
+            } else {
+                0
+            };
+            if self.consecutive >= CONNECTION_WIDE_AFTER {
+                self.counting = Counting::ConnectionWide;
+            }
+        }
+        self.previous = Some(key);
     }
 
     /// `check` a push's `seq` (if it has one) and queue the `gap` or `seq_regression` status
     /// event it gives, naming the push's subscription.
     pub fn report(&mut self, channel: &'static str, symbol: Option<&str>, seq: Option<i64>, queue: &Queue) {
         let Some(seq) = seq else { return };
-        let subscription = || json!({ "channel": channel, "symbol": symbol });
-        match self.check(channel, symbol.unwrap_or(""), seq) {
-            SeqCheck::InOrder => {}
-            SeqCheck::Gap { expected, received } => queue.push(
-                Kind::Notice,
-                events::status(
-                    "gap",
-                    json!({ "subscription": subscription(), "expected": expected, "received": received }),
-                ),
-            ),
-            SeqCheck::Regression { last, received } => queue.push(
-                Kind::Notice,
-                events::status(
-                    "seq_regression",
-                    json!({ "subscription": subscription(), "last": last, "received": received }),
-                ),
-            ),
-        }
+        let outcome = self.check(channel, symbol.unwrap_or(""), seq);
+        queue_event(outcome, json!({ "channel": channel, "symbol": symbol }), queue);
     }
+
+    /// `observe` a frame of no subscription and queue what it shows (connection-wide counting
+    /// only), its `subscription` null.
+    pub fn report_unsubscribed(&mut self, seq: i64, queue: &Queue) {
+        let outcome = self.observe(seq);
+        queue_event(outcome, Value::Null, queue);
+    }
+}
+
+fn queue_event(outcome: SeqCheck, subscription: Value, queue: &Queue) {
+    let (state, fields) = match outcome {
+        SeqCheck::InOrder => return,
+        SeqCheck::Gap { expected, received, scope } => (
+            "gap",
+            json!({ "subscription": subscription, "scope": scope.as_str(), "expected": expected, "received": received }),
+        ),
+        SeqCheck::Regression { last, received, scope } => (
+            "seq_regression",
+            json!({ "subscription": subscription, "scope": scope.as_str(), "last": last, "received": received }),
+        ),
+    };
+    queue.push(Kind::Notice, events::status(state, fields));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn connection_wide_counting_reports_every_skip() {
+    const CONN: Scope = Scope::Connection;
+    const SUB: Scope = Scope::Subscription;
+
+    /// A connection-wide venue's first frames: auth 1, then pushes of changing pairs.
+    fn learnt_connection_wide() -> SeqTracker {
         let mut t = SeqTracker::default();
-        t.observe(1); // auth
+        assert_eq!(t.observe(1), SeqCheck::InOrder); // auth
         assert_eq!(t.check("price", "BTC-USD", 2), SeqCheck::InOrder);
         assert_eq!(t.check("depth_book", "BTC-USD", 3), SeqCheck::InOrder);
         assert_eq!(t.check("price", "BTC-USD", 4), SeqCheck::InOrder);
-        assert_eq!(t.check("depth_book", "BTC-USD", 7), SeqCheck::Gap { expected: 5, received: 7 });
+        assert_eq!(t.counting, Counting::ConnectionWide);
+        t
+    }
+
+    #[test]
+    fn connection_wide_counting_reports_every_skip() {
+        let mut t = learnt_connection_wide();
+        assert_eq!(t.check("depth_book", "BTC-USD", 7), SeqCheck::Gap { expected: 5, received: 7, scope: CONN });
         assert_eq!(t.check("price", "BTC-USD", 8), SeqCheck::InOrder);
-        assert_eq!(t.check("price", "BTC-USD", 8), SeqCheck::Regression { last: 8, received: 8 });
+        assert_eq!(t.check("price", "BTC-USD", 8), SeqCheck::Regression { last: 8, received: 8, scope: CONN });
+    }
+
+    #[test]
+    fn once_counting_is_connection_wide_no_loss_hides_behind_a_first_push_or_an_unknown_frame() {
+        // The loss is followed by the first push of a new pair (an account fill of a new
+        // symbol), by a frame of no subscription, or by a pair beyond the table's bound.
+        let mut t = learnt_connection_wide();
+        assert_eq!(t.check("trade", "ETH-USD", 6), SeqCheck::Gap { expected: 5, received: 6, scope: CONN });
+        assert_eq!(t.observe(8), SeqCheck::Gap { expected: 7, received: 8, scope: CONN });
+        assert_eq!(t.check("price", "BTC-USD", 9), SeqCheck::InOrder);
+        t.last.resize(MAX_TRACKED, ("x".into(), "y".into(), 0));
+        assert_eq!(t.check("price", "NEW-USD", 11), SeqCheck::Gap { expected: 10, received: 11, scope: CONN });
+    }
+
+    #[test]
+    fn a_connection_wide_venue_that_counts_again_is_followed_from_its_new_number() {
+        let mut t = learnt_connection_wide();
+        // One huge number, or the venue's counter restarting: one regression, then the count
+        // goes on from the new number and a later skip is still seen.
+        assert_eq!(t.check("price", "BTC-USD", 5), SeqCheck::InOrder);
+        assert_eq!(t.check("depth_book", "BTC-USD", 1), SeqCheck::Regression { last: 5, received: 1, scope: CONN });
+        assert_eq!(t.check("price", "BTC-USD", 2), SeqCheck::InOrder);
+        assert_eq!(t.check("depth_book", "BTC-USD", 50), SeqCheck::Gap { expected: 3, received: 50, scope: CONN });
+        assert_eq!(
+            t.observe(1_767_225_600_000),
+            SeqCheck::Gap { expected: 51, received: 1_767_225_600_000, scope: CONN }
+        );
+        assert_eq!(
+            t.check("price", "BTC-USD", 52),
+            SeqCheck::Regression { last: 1_767_225_600_000, received: 52, scope: CONN }
+        );
+        assert_eq!(t.check("price", "BTC-USD", 54), SeqCheck::Gap { expected: 53, received: 54, scope: CONN });
+    }
+
+    #[test]
+    fn counting_is_taken_as_connection_wide_only_on_consecutive_numbers_across_pairs() {
+        // One pair counting 1, 2, 3…: consistent with either counting, so nothing is learnt.
+        let mut t = SeqTracker::default();
+        for n in 1..10 {
+            assert_eq!(t.check("depth_book", "BTC-USD", n), SeqCheck::InOrder);
+        }
+        assert_eq!(t.counting, Counting::Unknown);
+        // A skip between pairs restarts the count of evidence.
+        let mut t = SeqTracker::default();
+        t.check("price", "BTC-USD", 1);
+        t.check("depth_book", "BTC-USD", 2);
+        t.check("price", "BTC-USD", 4);
+        t.check("depth_book", "BTC-USD", 5);
+        assert_eq!(t.counting, Counting::Unknown);
+        t.check("price", "BTC-USD", 6);
+        t.check("depth_book", "BTC-USD", 7);
+        assert_eq!(t.counting, Counting::ConnectionWide);
     }
 
     #[test]
@@ -136,9 +320,29 @@ mod tests {
             assert_eq!(t.check("price", "BTC-USD", 7 + n), SeqCheck::InOrder);
             assert_eq!(t.check("order", "", 1000 + n), SeqCheck::InOrder);
         }
-        assert_eq!(t.check("price", "BTC-USD", 3), SeqCheck::Regression { last: 56, received: 3 });
+        assert_eq!(t.counting, Counting::PerSubscription);
+        assert_eq!(t.check("price", "BTC-USD", 3), SeqCheck::Regression { last: 56, received: 3, scope: SUB });
         // The leading channel's skip is still seen.
-        assert_eq!(t.check("order", "", 1052), SeqCheck::Gap { expected: 1050, received: 1052 });
+        assert_eq!(t.check("order", "", 1052), SeqCheck::Gap { expected: 1050, received: 1052, scope: SUB });
+    }
+
+    #[test]
+    fn per_channel_counting_that_looked_connection_wide_for_a_moment_is_recognised() {
+        // Two channels whose counters happen to interleave: 1, 2, 3, 4 across pairs, then a
+        // push in order on its own channel but behind the connection: per-channel counting
+        // after all, taken so at once and not reported.
+        let mut t = SeqTracker::default();
+        t.check("price", "BTC-USD", 1);
+        t.check("depth_book", "BTC-USD", 2);
+        t.check("price", "BTC-USD", 3);
+        t.check("depth_book", "BTC-USD", 4);
+        assert_eq!(t.counting, Counting::ConnectionWide);
+        assert_eq!(t.check("price", "BTC-USD", 4), SeqCheck::InOrder);
+        assert_eq!(t.counting, Counting::PerSubscription);
+        for n in 5..40 {
+            assert_eq!(t.check("price", "BTC-USD", n), SeqCheck::InOrder);
+            assert_eq!(t.check("depth_book", "BTC-USD", n), SeqCheck::InOrder);
+        }
     }
 
     #[test]
@@ -151,14 +355,15 @@ mod tests {
         assert_eq!(t.check("price", &"X".repeat(MAX_SYMBOL_BYTES + 1), 1), SeqCheck::InOrder);
         assert_eq!(t.last.len(), MAX_TRACKED);
         // The pairs tracked first are still checked.
-        assert!(matches!(t.check("price", "BTC-USD", 1), SeqCheck::Regression { last: 1, received: 1 }));
+        assert!(matches!(t.check("price", "BTC-USD", 1), SeqCheck::Regression { last: 1, received: 1, .. }));
     }
 
     #[test]
     fn reset_forgets_the_previous_connection() {
-        let mut t = SeqTracker::default();
-        assert_eq!(t.check("price", "X", 500), SeqCheck::InOrder);
+        let mut t = learnt_connection_wide();
+        assert_eq!(t.check("price", "X", 500), SeqCheck::Gap { expected: 5, received: 500, scope: CONN });
         t.reset();
+        assert_eq!(t.counting, Counting::Unknown);
         assert_eq!(t.check("price", "X", 1), SeqCheck::InOrder);
     }
 }

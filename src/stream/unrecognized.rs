@@ -5,7 +5,8 @@
 //!
 //! On the market stream such a frame's `seq`, when it is an integer, still counts on the
 //! connection: a venue that numbers its frames across the connection numbered this one too,
-//! and leaving it out would make the next push look like a lost message (a false `gap`).
+//! and leaving it out would make the next push look like a lost message (a false `gap`);
+//! under connection-wide counting it is checked as any frame is (`seq.rs`).
 
 use super::events::{self, Kind, Queue};
 use super::seq::SeqTracker;
@@ -17,7 +18,7 @@ pub fn pass_on(text: &str, received_ns: i64, queue: &Queue, seq: &mut SeqTracker
     match serde_json::from_str::<Value>(text) {
         Ok(frame) => {
             if let Some(number) = frame.as_object().and_then(|fields| super::json::lenient_int(fields.get("seq"))) {
-                seq.observe(number);
+                seq.report_unsubscribed(number, queue);
             }
             queue.push_quoting_venue(event(text, received_ns));
         }
