@@ -59,6 +59,9 @@ struct State {
 struct Held {
     events: Vec<(Kind, String)>,
     bytes: usize,
+    /// Events dropped while held (the hold was full): later than every held one, so their
+    /// `overflow` marker comes after the held events when they are released.
+    dropped: u64,
 }
 
 /// What a queued entry is, for the bounds.
@@ -211,7 +214,7 @@ impl Queue {
         if kind != Kind::Status {
             if let Some(held) = &mut state.held {
                 if held.events.len() >= MAX_QUEUED_EVENTS || held.bytes + event.len() > MAX_QUEUED_BYTES {
-                    state.dropped += 1;
+                    held.dropped += 1;
                 } else {
                     held.bytes += event.len();
                     held.events.push((kind, event));
@@ -250,9 +253,22 @@ impl Queue {
     /// Queue the held events (after the connection's status event, or before the events of
     /// its failure: never dropped) and stop holding.
     pub fn release(&self) {
-        let held = self.lock().held.take();
-        for (kind, event) in held.map(|held| held.events).unwrap_or_default() {
+        let Some(held) = self.lock().held.take() else { return };
+        for (kind, event) in held.events {
             self.push_event(kind, event);
+        }
+        if held.dropped > 0 {
+            // The marker goes where the loss was: after the held events, all older than it
+            // (an engine that resynchronises at the marker must not then apply older events).
+            let mut state = self.lock();
+            if state.closed {
+                return;
+            }
+            state.dropped += held.dropped;
+            mark_overflow(&mut state);
+            self.changed(&state, false);
+            drop(state);
+            self.wake_watcher();
         }
     }
 
@@ -366,6 +382,28 @@ mod tests {
         assert_eq!(after.len(), 2, "{after:?}");
         assert!(after[0].contains("\"disconnected\""), "status events are never dropped: {after:?}");
         assert!(after[1].contains("\"overflow\"") && after[1].contains("\"dropped\":5"), "{after:?}");
+    }
+
+    #[test]
+    fn events_dropped_while_held_are_marked_after_the_held_ones() {
+        // A connection being set up: its pushes are held for after its status event; the
+        // hold fills up, and the later pushes are lost. The marker must come after the held
+        // events (all older than the loss), not before them.
+        let queue = Queue::default();
+        queue.hold();
+        for i in 0..MAX_QUEUED_EVENTS + 3 {
+            queue.push(Kind::Data, format!("{{\"n\":{i}}}"));
+        }
+        queue.push(Kind::Status, status("connected", json!({})));
+        queue.release();
+        let first = queue.pop(Some(Duration::ZERO), None).unwrap().unwrap();
+        assert!(first.contains("\"connected\""), "{first}");
+        for i in 0..MAX_QUEUED_EVENTS {
+            assert_eq!(queue.pop(Some(Duration::ZERO), None).unwrap().unwrap(), format!("{{\"n\":{i}}}"));
+        }
+        let after: Vec<String> = std::iter::from_fn(|| queue.pop(Some(Duration::ZERO), None).unwrap()).collect();
+        assert_eq!(after.len(), 1, "{after:?}");
+        assert!(after[0].contains("\"overflow\"") && after[0].contains("\"dropped\":3"), "{after:?}");
     }
 
     #[test]
