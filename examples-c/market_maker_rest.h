@@ -104,16 +104,22 @@ static int read_symbol_rules(const char *qty, const char *limit) {
 }
 
 /* The engine's own open orders (cl_ord_id prefix CL_ORD_ID_PREFIX) of its symbol, cancelled
- * by id over REST (start-up, exit, and whenever the streams cannot be trusted); the account's
- * other orders are left alone. A quote the venue listed is forgotten once cancelled; a quote
- * it did not list may rest all the same (listed late) or have ended: its fate is unknown, and
- * it is looked up (check_unknown) before its side is quoted again. The number cancelled, or
- * -1 when it failed. */
+ * by id over REST (at start-up, and whenever the streams cannot be trusted); the account's
+ * other orders are left alone. A quote the venue listed is forgotten once cancelled. Any other
+ * quote (not listed: it may rest all the same, listed late, or have ended; or the list or the
+ * cancel failed) is of unknown fate: looked up (check_unknown) before its side is quoted
+ * again, never left waiting for a reply the resync forgot. The number cancelled, or -1 when
+ * it failed. */
 static int cancel_own(const char *when) {
     perps_error *err = NULL;
     char *open = checked("query_open_orders", perps_query_open_orders(client, session, symbol_params, &err), &err);
-    if (open == NULL || json_list(open) == NULL) {
+    if (json_list(open) == NULL) {
         perps_string_free(open);
+        for (int i = 0; i < 2; i++) {
+            if (quotes[i]->state != FREE && quotes[i]->state != UNKNOWN) {
+                fate_unknown(quotes[i], quotes[i]->cl_ord_id, "our open orders could not be listed");
+            }
+        }
         return -1;
     }
     char params[4096] = "{\"order_id_list\":[", id[32], cl_ord_id[64];
@@ -148,8 +154,8 @@ static int cancel_own(const char *when) {
         }
         if (listed[i] && cancelled) {
             forget(q);
-        } else if (!listed[i]) {
-            fate_unknown(q, q->cl_ord_id, "not listed when cancelling by REST");
+        } else {
+            fate_unknown(q, q->cl_ord_id, listed[i] ? "its cancel by REST failed" : "not listed when cancelling by REST");
         }
     }
     return cancelled ? count : -1;
