@@ -1,16 +1,22 @@
 /*
  * libperps example: a small market maker on the venue's two WebSockets. It quotes both sides
- * of BTC-USD around the middle of the book, learns of fills from the account stream,
- * re-quotes when the book moves, and uses REST only to reconcile: at start-up, every second,
- * after a connection was lost or a stream fell behind, and at exit (cancel everything, check
- * that nothing is left).
+ * of one symbol around the middle of the book, learns of fills from the account stream,
+ * re-quotes when the book moves, pulls its quotes when the book goes stale, keeps its
+ * position within a limit, and uses REST only to read the symbol's rules at start and to
+ * reconcile: at start-up, every second, after a connection was lost or a stream fell behind,
+ * and at exit (cancel every order it placed, check that none is left).
  *
- *   market_maker BASE_URL PERPS_URL [SECONDS [NOT_FOUND_MS]]
+ *   [MM_SYMBOL=BTC-USD] [MM_MAX_POSITION=0.05] market_maker BASE_URL PERPS_URL [SECONDS [NOT_FOUND_MS]]
  *
  * It stops after SECONDS (default 10). An order of unknown fate that the venue has not known
  * for NOT_FOUND_MS (default 10000) is taken as never placed (a test can shorten the wait).
+ * MM_SYMBOL names the symbol (default BTC-USD; its tick, lot and order size bounds come
+ * from perps_query_symbol_info, and it refuses to start when the venue does not list it or
+ * the rules cannot be read or do not fit the 0.01 quotes); MM_MAX_POSITION is the largest
+ * absolute position, in the base asset, that a fill of its quotes may lead to (default
+ * 0.05): at the limit, the side that would grow the position is not quoted.
  *
- * SIGINT / SIGTERM end it early, still cancelling everything. examples-c/market_maker.sh
+ * SIGINT / SIGTERM end it early, still cancelling every order it placed. examples-c/market_maker.sh
  * runs it against the sandbox venue while moving the sandbox's mark so that quotes fill.
  * The wallet key is a well-known TEST key: never use it with real funds.
  *
@@ -19,16 +25,18 @@
  * position; the order stream (perps_order_stream_open) for post-only quotes
  * (perps_stream_new_order, cl_ord_id prefix "mm-") and cancels (perps_stream_cancel_order),
  * each answered by an "accepted" ack (final false) and then its outcome (final true); the
- * status events (stop quoting when a stream is lost, reconcile when it is back, end on
+ * status events (pull the quotes when a stream is lost, reconcile when it is back, end on
  * "failed"); one thread polling both streams with short timeouts. An order whose fate is
  * unknown — its outcome says "outcome_unknown":true, a lost connection left its request
  * "unanswered", or its frame may have partly left (perps_error_stream_request_id) — is looked
  * up by its cl_ord_id (perps_query_order) before its side is quoted again, never sent again
  * blindly; a "repeat" reply is not an outcome and is ignored, unless it "contradicts" the
- * first: then the order's fate is unknown. REST: change_margin_mode /
- * change_leverage at start-up, query_open_orders, query_positions and cancel_orders to
- * reconcile. Client options symbol_rules (bad prices refused locally) and rate_limit "wait"
- * (the reconciling REST calls never meet a 429).
+ * first: then the order's fate is unknown. REST (market_maker_rest.h): query_symbol_info,
+ * change_margin_mode and change_leverage at start-up; query_open_orders, query_positions and
+ * cancel_orders to reconcile, only ever cancelling orders with its own cl_ord_id prefix (the
+ * account may be shared); query_order and cancel_order by cl_ord_id for orders of unknown
+ * fate and at exit. Client options symbol_rules (bad prices refused locally) and rate_limit
+ * "wait" (the reconciling REST calls never meet a 429).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -38,23 +46,20 @@
 #include <string.h>
 
 #include "market_maker.h"
+#include "market_maker_rest.h"
 #include "perps.h"
 
 static const char *const BSC_TEST_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
-static const char *const SUBSCRIPTIONS =
-    "[{\"channel\":\"depth_book\",\"symbol\":\"BTC-USD\"},{\"channel\":\"price\",\"symbol\":\"BTC-USD\"},"
-    "{\"channel\":\"order\"},{\"channel\":\"trade\"},{\"channel\":\"position\"}]";
-static const long long HALF_SPREAD = 2500;  /* 25.00 either side of the mid, in ticks */
-static const long long REQUOTE_MOVE = 1000; /* re-quote a side when the mid moved 10.00 */
-static const char *const QTY = "0.01";
+static const char *const HALF_SPREAD = "25";  /* either side of the mid */
+static const char *const REQUOTE_MOVE = "10"; /* re-quote a side when the mid moved this much */
+static const char *const QTY = "0.01";        /* each quote's size */
+static const char *const DEFAULT_MAX_POSITION = "0.05";
+static long long half_spread, requote_move;   /* the same in ticks of the symbol (at start) */
 static const long long POLL_MS = 5;               /* each stream's wait in one turn of the loop */
 static const long long RECONCILE_EVERY_MS = 1000; /* REST check of what the streams told us */
 static const long long REPLY_DEADLINE_MS = 5000;  /* no outcome by then: trust REST instead */
 static const long long BOOK_FRESH_MS = 2000;      /* quote only on a book younger than this */
 static const long long SETTLE_MS = 2000;          /* at exit, wait this long for outcomes */
-static const int FORGET_AFTER_MISSES = 3;         /* the venue can list a new order seconds late */
-static const long long UNKNOWN_CHECK_MS = 500;    /* an order of unknown fate: looked up this often */
-static long long not_found_for_ms = 10000;        /* ...and taken as never placed once unknown this long */
 
 static volatile sig_atomic_t stopping = 0;
 static void on_signal(int sig) {
@@ -62,182 +67,7 @@ static void on_signal(int sig) {
     stopping = 1;
 }
 
-static perps_client *client;
-static perps_session *session;
 static perps_stream *market, *orders;
-
-/* A REST answer, or NULL after printing why not. `err` is read here, after the call has set
- * it (an argument `err` beside the call `f(…, &err)` could be read before the call runs:
- * C leaves the order of argument evaluation unspecified). */
-static char *checked(const char *what, char *answer, perps_error **err) {
-    if (answer == NULL) {
-        fprintf(stderr, "  %s failed: code %d: %s\n", what, (int)perps_error_code(*err), perps_error_message(*err));
-        perps_error_free(*err);
-        *err = NULL;
-    }
-    return answer;
-}
-
-/* Every open order of the account, cancelled by id over REST (start-up, exit, and whenever
- * the streams cannot be trusted). The number cancelled, or -1 when it failed. */
-static int cancel_everything(const char *when) {
-    perps_error *err = NULL;
-    char *open = checked("query_open_orders", perps_query_open_orders(client, session, NULL, &err), &err);
-    if (open == NULL) {
-        return -1;
-    }
-    char params[4096] = "{\"order_id_list\":[", id[32];
-    size_t n = strlen(params);
-    int count = 0;
-    for (const char *o = json_first(json_list(open)); o != NULL && n + 40 < sizeof params; o = json_next(o)) {
-        if (json_get(o, "id", id, sizeof id)) {
-            n += (size_t)snprintf(params + n, sizeof params - n, "%s%s", count++ ? "," : "", id);
-        }
-    }
-    perps_string_free(open);
-    snprintf(params + n, sizeof params - n, "]}");
-    if (count == 0) {
-        printf("  cancel   everything (%s): nothing open\n", when);
-        return 0;
-    }
-    char *answer = checked("cancel_orders", perps_cancel_orders(client, session, params, &err), &err);
-    printf("  cancel   everything (%s): %d order(s) by id -> %s\n", when, count, answer ? answer : "failed");
-    int cancelled = answer != NULL;
-    perps_string_free(answer);
-    if (!cancelled) {
-        return -1;
-    }
-    for (int i = 0; i < 2; i++) {
-        if (quotes[i]->state != UNKNOWN) { /* cancelled with the rest; an unknown one may come later */
-            forget(quotes[i]);
-        }
-    }
-    return count;
-}
-
-/* Compare the venue's open orders and position (REST) with what the streams told us. Orders
- * open at the venue that we do not track are cancelled; a quote of ours that the venue has
- * not listed FORGET_AFTER_MISSES times in a row may have ended without the streams telling
- * us: it is looked up by cl_ord_id (check_unknown) before its side is quoted again. With `adopt`, the venue's position replaces the streamed one (after a
- * connection loss the position channel may have missed a fill). Returns the number of open
- * orders the venue lists, or -1 when it could not be read. */
-static int reconcile(const char *when, int adopt) {
-    perps_error *err = NULL;
-    char *open = checked("query_open_orders", perps_query_open_orders(client, session, "{\"symbol\":\"BTC-USD\"}", &err), &err);
-    char *positions = open ? checked("query_positions", perps_query_positions(client, session, "{\"symbol\":\"BTC-USD\"}", &err), &err) : NULL;
-    if (positions == NULL || json_list(open) == NULL || json_list(positions) == NULL) {
-        if (positions != NULL) { /* answered, but in a shape this example cannot read: no list */
-            printf("  reconcile: an answer without a list of orders or positions: skipped\n");
-        }
-        perps_string_free(open);
-        perps_string_free(positions);
-        return -1;
-    }
-    char params[2048] = "{\"order_id_list\":[", cl_ord_id[64], id[32], qty[40] = "0";
-    size_t n = strlen(params);
-    int venue_open = 0, orphans = 0, listed[2] = {0, 0};
-    for (const char *o = json_first(json_list(open)); o != NULL; o = json_next(o)) {
-        venue_open++;
-        json_get(o, "cl_ord_id", cl_ord_id, sizeof cl_ord_id);
-        const struct quote *q = quote_by_cl_ord_id(cl_ord_id);
-        if (q != NULL) {
-            listed[q == &ask] = 1;
-        } else if (json_get(o, "id", id, sizeof id) && n + 40 < sizeof params) {
-            n += (size_t)snprintf(params + n, sizeof params - n, "%s%s", orphans++ ? "," : "", id);
-        }
-    }
-    for (int i = 0; i < 2; i++) {
-        struct quote *q = quotes[i];
-        if (q->state == RESTING || q->state == CANCELLING) { /* not PLACING: it may not rest yet */
-            q->misses = listed[i] ? 0 : q->misses + 1;
-            if (q->misses >= FORGET_AFTER_MISSES) {
-                /* Not forgotten on a list's word (the venue can list an order seconds late):
-                 * looked up by cl_ord_id, which says at once whether it ended. */
-                printf("  reconcile: %s %s not open at the venue %d times in a row\n", q->name, q->cl_ord_id, q->misses);
-                fate_unknown(q, q->cl_ord_id, "not listed");
-            }
-        }
-    }
-    for (const char *p = json_first(json_list(positions)); p != NULL; p = json_next(p)) {
-        char symbol[32];
-        if (json_get(p, "symbol", symbol, sizeof symbol) && strcmp(symbol, SYMBOL) == 0) {
-            json_get(p, "qty", qty, sizeof qty);
-        }
-    }
-    int same = to_ticks(qty, QTY_COMPARE_DECIMALS) == to_ticks(streamed_position, QTY_COMPARE_DECIMALS);
-    printf("  reconcile (%s): venue lists %d open order(s), we track %d; position %s BTC, %s%s\n", when, venue_open,
-           tracked_count(), qty, same ? "as streamed" : adopt ? "adopted; the position channel said " : "the position channel said ",
-           same ? "" : streamed_position);
-    if (adopt) {
-        snprintf(streamed_position, sizeof streamed_position, "%s", qty);
-    }
-    perps_string_free(open);
-    perps_string_free(positions);
-    if (orphans > 0) {
-        snprintf(params + n, sizeof params - n, "]}");
-        char *answer = checked("cancel_orders", perps_cancel_orders(client, session, params, &err), &err);
-        printf("  reconcile: %d open order(s) we do not track, cancelled by id -> %s\n", orphans, answer ? answer : "failed");
-        perps_string_free(answer);
-    }
-    return venue_open;
-}
-
-/* What the streams said can no longer be trusted (a connection lost, a stream behind, a
- * reply overdue): cancel everything by REST, forget our quotes and the requests in flight,
- * take the venue's position, and quote again from the next book. */
-static void resync(const char *why) {
-    cancel_everything(why);
-    for (int i = 0; i < 2; i++) { /* also when the cancel failed: the periodic reconcile cancels what is left */
-        if (quotes[i]->state != UNKNOWN) {
-            forget(quotes[i]);
-        }
-    }
-    forget_requests();
-    book_at_ms = 0;
-    reconcile(why, 1);
-}
-
-/* An order of unknown fate, looked up by its cl_ord_id: cancelled if it rests, forgotten once
- * it has ended or the venue has not known it for not_found_for_ms (a new order can stay
- * unknown to the venue for seconds). Until then its side is not quoted. */
-static void check_unknown(struct quote *q) {
-    static long long checked_ms[2];
-    long long *last = &checked_ms[q == &ask];
-    if (q->state != UNKNOWN || now_ms() - *last < UNKNOWN_CHECK_MS) {
-        return;
-    }
-    *last = now_ms();
-    char params[96], status[24] = "";
-    snprintf(params, sizeof params, "{\"cl_ord_id\":\"%s\"}", q->cl_ord_id);
-    perps_error *err = NULL;
-    char *order = perps_query_order(client, session, params, &err);
-    if (order == NULL) {
-        if (perps_error_code(err) == PERPS_NOT_FOUND && now_ms() - q->unknown_ms > not_found_for_ms) {
-            printf("  unknown  %s %s: not at the venue after %lld ms: never placed\n", q->name, q->cl_ord_id, not_found_for_ms);
-            forget(q);
-        } else if (perps_error_code(err) != PERPS_NOT_FOUND) {
-            printf("  unknown  %s %s: query_order failed: %s (asked again)\n", q->name, q->cl_ord_id, perps_error_message(err));
-        }
-        perps_error_free(err);
-        return;
-    }
-    json_get(order, "status", status, sizeof status);
-    perps_string_free(order);
-    /* Forgotten only once it has ended: any other status ("open", "new", "partially_filled",
-     * a word we do not know) may rest, and is cancelled. */
-    if (strcmp(status, "filled") == 0 || strcmp(status, "canceled") == 0 || strcmp(status, "cancelled") == 0 ||
-        strcmp(status, "rejected") == 0 || strcmp(status, "expired") == 0) {
-        printf("  unknown  %s %s: the venue says %s\n", q->name, q->cl_ord_id, status);
-        forget(q);
-        return;
-    }
-    char *answer = checked("cancel_order", perps_cancel_order(client, session, params, &err), &err);
-    printf("  unknown  %s %s: the venue says %s: cancelled -> %s\n", q->name, q->cl_ord_id, status, answer ? answer : "failed");
-    if (answer != NULL) {
-        forget(q);
-    }
-    perps_string_free(answer);
-}
 
 /* Write an order:new (`json` the order) or order:cancel (`json` its params) for quote `q` on
  * the order stream, and remember the request until its outcome. 1 when written. */
@@ -288,37 +118,77 @@ static int send_request(struct quote *q, const char *method, const char *json, c
     return complete;
 }
 
-/* Quote the free sides around the mid; cancel a resting side whose mid moved too far. */
+/* Cancel resting quote `q` over the order stream, saying why. */
+static void cancel_quote(struct quote *q, const char *why) {
+    char params[160];
+    snprintf(params, sizeof params, "{\"cl_ord_id\":\"%s\"}", q->cl_ord_id);
+    printf("  cancel   %s %s: %s\n", q->name, q->cl_ord_id, why);
+    if (send_request(q, "order:cancel", params, q->price)) {
+        q->state = CANCELLING;
+    }
+}
+
+/* Quote the free sides around the mid; cancel a resting side whose mid moved too far, whose
+ * book went stale, or that the position limit no longer allows. */
 static void quote_if_due(void) {
-    if (!market_up || !orders_up || stopping || book_at_ms == 0 || now_ms() - book_at_ms > BOOK_FRESH_MS) {
-        return; /* blind (a stream down, or no recent book): never place on stale prices */
+    static int stale, limited[2]; /* what was last said, so that it is said once */
+    if (!orders_up || stopping) {
+        return; /* nothing can be sent (a lost order stream: resync pulls the quotes by REST) */
+    }
+    long long age = now_ms() - book_at_ms;
+    if (!market_up || book_at_ms == 0 || age > BOOK_FRESH_MS) {
+        /* Blind: the market stream down, or no recent book (0 after a resync: no book yet).
+         * Never place on stale prices, and pull the quotes resting there: they were priced
+         * from a market that may have moved since. A PLACING one is pulled once it rests. */
+        if (book_at_ms != 0 && !stale) {
+            printf("book stale: no depth_book for %lld ms: pull our quotes, quote again from a fresh book\n", age);
+            stale = 1;
+        }
+        for (int i = 0; i < 2; i++) {
+            if (quotes[i]->state == RESTING) {
+                cancel_quote(quotes[i], "book stale");
+            }
+        }
+        return;
+    }
+    if (stale) {
+        printf("book fresh again: quoting\n");
+        stale = 0;
     }
     long long mid = (best_bid + best_ask) / 2;
     for (int i = 0; i < 2; i++) {
         struct quote *q = quotes[i];
         long long moved = mid > q->mid ? mid - q->mid : q->mid - mid;
-        if (q->state == RESTING && moved >= REQUOTE_MOVE) {
-            char by[32], params[96];
-            from_ticks(moved, PRICE_DECIMALS, by, sizeof by);
-            snprintf(params, sizeof params, "{\"cl_ord_id\":\"%s\"}", q->cl_ord_id);
-            printf("  cancel   %s %s: mid moved %s\n", q->name, q->cl_ord_id, by);
-            if (send_request(q, "order:cancel", params, q->price)) {
-                q->state = CANCELLING;
-            }
+        if (q->state == RESTING && moved >= requote_move) {
+            char why[48];
+            snprintf(why, sizeof why, "mid moved ");
+            from_ticks(moved, price_decimals, why + strlen(why), sizeof why - strlen(why));
+            cancel_quote(q, why);
+        } else if (q->state == RESTING && !within_limit(q, 0)) {
+            cancel_quote(q, "position limit"); /* the position moved otherwise: e.g. a fill of another engine */
         }
     }
-    char line[256] = "";
+    char line[256] = "", limit[32];
+    from_ticks(max_position, qty_decimals, limit, sizeof limit);
     for (int i = 0; i < 2; i++) {
         struct quote *q = quotes[i];
         if (q->state != FREE || books_seen <= q->wait_for_book) {
             continue; /* after a rejection, wait for a newer book: the one quoted from was stale */
         }
+        if (within_limit(q, 1) == limited[i]) { /* changed since last said */
+            limited[i] = !limited[i];
+            printf("  limit    position %s %s: %s %s +-%s\n", streamed_position, base_asset, q->name,
+                   limited[i] ? "not quoted, its fill would take the position beyond" : "quoted again, within", limit);
+        }
+        if (limited[i]) {
+            continue;
+        }
         char order[320], price[32];
-        from_ticks(q == &bid ? mid - HALF_SPREAD : mid + HALF_SPREAD, PRICE_DECIMALS, price, sizeof price);
+        from_ticks(q == &bid ? mid - half_spread : mid + half_spread, price_decimals, price, sizeof price);
         snprintf(order, sizeof order,
                  "{\"symbol\":\"%s\",\"side\":\"%s\",\"order_type\":\"limit\",\"qty\":\"%s\",\"price\":\"%s\","
                  "\"time_in_force\":\"alo\",\"reduce_only\":false}",
-                 SYMBOL, q->side, QTY, price);
+                 symbol, q->side, QTY, price);
         if (send_request(q, "order:new", order, price)) {
             q->state = PLACING;
             q->mid = mid;
@@ -358,7 +228,12 @@ static void pump(perps_stream *st, const char *name, long long wait_ms) {
 
 static int run(long long seconds) {
     perps_error *err = NULL;
-    market = perps_stream_open(client, session, SUBSCRIPTIONS, &err);
+    char subscriptions[256];
+    snprintf(subscriptions, sizeof subscriptions,
+             "[{\"channel\":\"depth_book\",\"symbol\":\"%s\"},{\"channel\":\"price\",\"symbol\":\"%s\"},"
+             "{\"channel\":\"order\"},{\"channel\":\"trade\"},{\"channel\":\"position\"}]",
+             symbol, symbol);
+    market = perps_stream_open(client, session, subscriptions, &err);
     if (market == NULL) {
         fprintf(stderr, "perps_stream_open: code %d: %s\n", (int)perps_error_code(err), perps_error_message(err));
         perps_error_free(err);
@@ -407,7 +282,8 @@ static int run(long long seconds) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s BASE_URL PERPS_URL [SECONDS [NOT_FOUND_MS]]\n", argv[0]);
+        fprintf(stderr, "usage: [MM_SYMBOL=BTC-USD] [MM_MAX_POSITION=%s] %s BASE_URL PERPS_URL [SECONDS [NOT_FOUND_MS]]\n",
+                DEFAULT_MAX_POSITION, argv[0]);
         return 2;
     }
     long long seconds = argc > 3 ? atoll(argv[3]) : 10;
@@ -419,16 +295,34 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s: NOT_FOUND_MS must be a positive whole number, not \"%s\"\n", argv[0], argv[4]);
         return 2;
     }
+    const char *name = getenv("MM_SYMBOL"), *limit = getenv("MM_MAX_POSITION");
+    size_t name_len = name ? strlen(name) : 0;
+    const char *name_chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    if (name != NULL && (name_len == 0 || name_len >= sizeof symbol || strspn(name, name_chars) != name_len)) {
+        fprintf(stderr, "%s: MM_SYMBOL must be a symbol's name (letters, digits, '-', '_'), not \"%s\"\n", argv[0], name);
+        return 2; /* (it goes into JSON as it is) */
+    }
+    snprintf(symbol, sizeof symbol, "%s", name ? name : "BTC-USD");
     setvbuf(stdout, NULL, _IOLBF, 0); /* one line at a time, also into a pipe or file */
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     perps_error *err = NULL;
-    client = perps_client_new(argv[1], argv[2], "{\"symbol_rules\":true,\"rate_limit\":\"wait\",\"cl_ord_id_prefix\":\"mm-\"}", &err);
+    char options[128];
+    snprintf(options, sizeof options, "{\"symbol_rules\":true,\"rate_limit\":\"wait\",\"cl_ord_id_prefix\":\"%s\"}", CL_ORD_ID_PREFIX);
+    client = perps_client_new(argv[1], argv[2], options, &err);
     if (client == NULL) {
         fprintf(stderr, "perps_client_new: %s\n", perps_error_message(err));
         perps_error_free(err);
         return 1;
     }
+    /* The symbol's rules before anything else: quoting on a tick or lot we guessed would have
+     * the venue refuse every order (or worse, the library stop the engine: symbol_rules). */
+    if (!read_symbol_rules(QTY, limit ? limit : DEFAULT_MAX_POSITION)) {
+        perps_client_free(client);
+        return 2; /* as for a bad argument: nothing was sent */
+    }
+    half_spread = to_ticks(HALF_SPREAD, price_decimals);
+    requote_move = to_ticks(REQUOTE_MOVE, price_decimals);
     session = perps_session_new(NULL);
     if (session == NULL) {
         fprintf(stderr, "perps_session_new failed\n");
@@ -442,13 +336,15 @@ int main(int argc, char **argv) {
     perps_string_free(login);
     printf("signed in; libperps %s\n", perps_version());
 
-    char *answer = checked("change_margin_mode",
-                           perps_change_margin_mode(client, session, "{\"symbol\":\"BTC-USD\",\"margin_mode\":\"cross\"}", &err), &err);
+    char params[128];
+    snprintf(params, sizeof params, "{\"symbol\":\"%s\",\"margin_mode\":\"cross\"}", symbol);
+    char *answer = checked("change_margin_mode", perps_change_margin_mode(client, session, params, &err), &err);
     perps_string_free(answer);
-    answer = checked("change_leverage", perps_change_leverage(client, session, "{\"symbol\":\"BTC-USD\",\"leverage\":5}", &err), &err);
+    snprintf(params, sizeof params, "{\"symbol\":\"%s\",\"leverage\":5}", symbol);
+    answer = checked("change_leverage", perps_change_leverage(client, session, params, &err), &err);
     printf("set-up: cross margin, leverage 5 -> %s\n", answer ? answer : "failed");
     perps_string_free(answer);
-    cancel_everything("start-up");
+    cancel_own("start-up"); /* left by an earlier run of ours */
     reconcile("start-up", 1);
 
     int status = run(seconds);
@@ -457,14 +353,17 @@ int main(int argc, char **argv) {
     perps_stream_close(market);
     perps_stream_free(orders);
     perps_stream_free(market);
-    cancel_everything("exit");
-    int left = reconcile("exit", 0);
+    int unresolved = settle_quotes_at_exit(); /* then the report: never before every order's end is known */
+    int left = final_check();
     if (left < 0) {
-        printf("done: %d fill(s); the open orders could not be read: check the account\n", fills);
+        printf("done: %d fill(s); our open orders could not be read: check the account\n", fills);
+    } else if (unresolved > 0) {
+        printf("done: %d fill(s); %d order(s) whose end we never learnt (%d listed open): check the account\n", fills,
+               unresolved, left);
     } else {
         printf("done: %d fill(s); %d order(s) left open\n", fills, left);
     }
     perps_session_free(session);
     perps_client_free(client);
-    return status == 0 && left == 0 ? 0 : 1;
+    return status == 0 && left == 0 && unresolved == 0 ? 0 : 1;
 }

@@ -1,8 +1,8 @@
 /*
  * examples-c/market_maker.h: the state of market_maker.c and how each stream event changes
- * it. Parsing and book-keeping only: every library call (streams, orders, REST) is in
- * market_maker.c. A handler that finds the streams can no longer be trusted sets
- * `resync_reason` (or `reconcile_reason`); the loop then turns to REST.
+ * it. Parsing and book-keeping only: every library call is in market_maker.c (streams,
+ * orders) and market_maker_rest.h (REST). A handler that finds the streams can no longer be
+ * trusted sets `resync_reason` (or `reconcile_reason`); the loop then turns to REST.
  */
 #ifndef PERPS_EXAMPLES_MARKET_MAKER_H
 #define PERPS_EXAMPLES_MARKET_MAKER_H
@@ -14,9 +14,23 @@
 #include "json_scan.h"
 #include "ticks.h"
 
-static const char *const SYMBOL = "BTC-USD";
-static const int PRICE_DECIMALS = 2;       /* BTC-USD's price_tick_decimals */
-static const int QTY_COMPARE_DECIMALS = 8; /* positions are compared at this precision */
+/* The symbol (MM_SYMBOL) and its rules, read from query_symbol_info at start
+ * (read_symbol_rules): never assumed, since a venue changes them (BTC-USD's lot went from
+ * 0.001 to 0.0001 between two versions of its documents). Prices are integers of ticks of
+ * 10^-price_decimals, quantities integers of lots of 10^-qty_decimals (ticks.h). */
+static char symbol[32] = "BTC-USD", base_asset[16] = "";
+static int price_decimals = -1, qty_decimals = -1;
+static long long quote_qty = 0;    /* each quote's size, in lots */
+static long long max_position = 0; /* the largest absolute position quoting may lead to, in lots */
+
+/* The engine's own orders carry this cl_ord_id prefix (the client option cl_ord_id_prefix):
+ * an account may be shared with other engines or a person, so only orders with it are ever
+ * cancelled as strays. Two engines on one account need two prefixes. */
+static const char *const CL_ORD_ID_PREFIX = "mm-";
+
+static int is_own_order(const char *cl_ord_id) {
+    return strncmp(cl_ord_id, CL_ORD_ID_PREFIX, strlen(CL_ORD_ID_PREFIX)) == 0;
+}
 
 static long long now_ms(void) {
     struct timespec t;
@@ -63,7 +77,8 @@ static int fills = 0;
 static long long best_bid = -1, best_ask = -1, book_at_ms = 0, books_seen = 0;
 static char mark[40] = "";
 static char streamed_position[40] = "0"; /* what the position channel last said */
-static const char *resync_reason = NULL;    /* cancel everything by REST and start afresh */
+static long long fills_since_position = 0; /* the account's fills (trade channel) since then, in lots, + a buy */
+static const char *resync_reason = NULL;    /* cancel our orders by REST and start afresh */
 static const char *reconcile_reason = NULL; /* compare with REST now */
 
 static struct quote *quote_by_cl_ord_id(const char *cl_ord_id) {
@@ -132,7 +147,7 @@ static const struct request *overdue_request(long long deadline_ms) {
 
 /* The order of `q` (cl_ord_id) may or may not be at the venue: look it up before quoting. */
 static void fate_unknown(struct quote *q, const char *cl_ord_id, const char *why) {
-    printf("  unknown  %s %s (%s): look it up by cl_ord_id before quoting this side again\n", q->name, cl_ord_id, why);
+    printf("  unknown  %s %s (%s): looked up by cl_ord_id; this side is not quoted until its end is known\n", q->name, cl_ord_id, why);
     if (cl_ord_id != q->cl_ord_id) { /* (copying a string onto itself would be undefined) */
         snprintf(q->cl_ord_id, sizeof q->cl_ord_id, "%s", cl_ord_id);
     }
@@ -215,9 +230,18 @@ static void on_book(const char *data) {
         return; /* a side is empty: no mid to quote around (the book goes stale, quoting stops) */
     }
     long long b, a;
-    if (!ticks_of(top_bid, PRICE_DECIMALS, &b) || !ticks_of(top_ask, PRICE_DECIMALS, &a) || b <= 0) {
-        return; /* not a plain positive decimal ("6.5e4", "null", ""): no price to quote around */
+    static int said; /* the book below was refused: said once, not every push */
+    if (!ticks_exact(top_bid, price_decimals, &b) || !ticks_exact(top_ask, price_decimals, &a) || b <= 0) {
+        /* Not a plain positive decimal on our tick ("6.5e4", "null", "", or a finer tick than
+         * the rules read at start: they changed): no price to quote around (the book goes
+         * stale, the quotes are pulled). */
+        if (!said) {
+            printf("book %s / %s: not prices on the tick read at start: no book to quote around\n", top_bid, top_ask);
+        }
+        said = 1;
+        return;
     }
+    said = 0;
     if (b >= a) {
         return; /* crossed: not a price to quote around */
     }
@@ -254,7 +278,7 @@ static void on_order(const char *data) {
         json_get(data, "side", side, sizeof side);
         json_get(data, "fill_qty", filled, sizeof filled);
         json_get(data, "fill_avg_price", avg, sizeof avg);
-        printf("  FILLED   %s %s BTC @ %s (%s)\n", side, filled, avg, cl_ord_id);
+        printf("  FILLED   %s %s %s @ %s (%s)\n", side, filled, base_asset, avg, cl_ord_id);
         fills++;
         if (q != NULL) {
             forget(q);
@@ -272,7 +296,7 @@ static void on_order(const char *data) {
 }
 
 static void on_trade(const char *data) {
-    char side[8], qty[32], price[32], fee[40], asset[16], order_id[32];
+    char side[8], qty[32], price[32], fee[40], asset[16], order_id[32], sym[32];
     json_get(data, "side", side, sizeof side);
     json_get(data, "qty", qty, sizeof qty);
     json_get(data, "price", price, sizeof price);
@@ -280,16 +304,37 @@ static void on_trade(const char *data) {
     json_get(data, "fee_asset", asset, sizeof asset);
     json_get(data, "order_id", order_id, sizeof order_id);
     printf("  trade    %s %s @ %s, fee %s %s (order %s)\n", side, qty, price, fee, asset, order_id);
+    /* The position limit counts this fill until the position channel gives the new position
+     * (a trade of another symbol of the account changes nothing here). */
+    if (!json_get(data, "symbol", sym, sizeof sym) || strcmp(sym, symbol) == 0) {
+        long long lots = to_ticks(qty, qty_decimals);
+        fills_since_position += strcmp(side, "buy") == 0 ? lots : -lots;
+    }
 }
 
 static void on_position(const char *data) {
-    char symbol[32], qty[40], entry[40];
-    if (json_get(data, "symbol", symbol, sizeof symbol) && strcmp(symbol, SYMBOL) == 0 &&
-        json_get(data, "qty", qty, sizeof qty)) {
+    char sym[32], qty[40], entry[40];
+    if (json_get(data, "symbol", sym, sizeof sym) && strcmp(sym, symbol) == 0 && json_get(data, "qty", qty, sizeof qty)) {
         json_get(data, "entry_price", entry, sizeof entry);
-        printf("  position %s BTC, entry %s\n", qty, entry);
+        printf("  position %s %s, entry %s\n", qty, base_asset, entry);
         snprintf(streamed_position, sizeof streamed_position, "%s", qty);
+        fills_since_position = 0; /* they are in this position now */
     }
+}
+
+/* May quote `q` be placed (`placing`), or keep resting, under the position limit? Its fill
+ * must not take the absolute position beyond max_position. The position is the position
+ * channel's. A new quote also counts the fills the trade channel reported since (the venue
+ * pushes a fill's trade before its position; were a venue to push the position first, such
+ * a fill would count twice until the next position event, which only errs on the safe side).
+ * A resting quote does not: those fills are, as a rule, its own (its order event, on its way,
+ * ends it) or the other side's (which cannot take this side beyond the limit). */
+static int within_limit(const struct quote *q, int placing) {
+    long long said = to_ticks(streamed_position, qty_decimals), now = said + (placing ? fills_since_position : 0);
+    if (q == &bid) {
+        return (said > now ? said : now) + quote_qty <= max_position;
+    }
+    return (said < now ? said : now) - quote_qty >= -max_position;
 }
 
 /* order_response: the "accepted" ack (final false), then the outcome (final true). */

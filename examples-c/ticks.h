@@ -8,6 +8,7 @@
 #define PERPS_EXAMPLES_TICKS_H
 
 #include <stdio.h>
+#include <string.h>
 
 /* A plain decimal ("65000.10", "-0.5", "64999") as an integer number of ticks of
  * 10^-decimals, digits beyond the tick dropped; 1 when it is one, 0 for anything else —
@@ -40,6 +41,20 @@ static inline int ticks_of(const char *decimal, int decimals, long long *out) {
     }
     *out = negative ? -ticks : ticks;
     return 1;
+}
+
+/* ticks_of, also refusing a decimal with a non-zero digit beyond the tick ("65000.125" at 2
+ * decimals): a price off the venue's tick, or a quantity off its lot, is not rounded here but
+ * refused, since it says that the rules read at start no longer hold. Trailing zeros are fine
+ * ("0.0100" at 2 decimals is 1). */
+static inline int ticks_exact(const char *decimal, int decimals, long long *out) {
+    const char *point = strchr(decimal, '.');
+    for (const char *p = point ? point + 1 : decimal; point != NULL && *p != '\0'; p++) {
+        if (p - point > decimals && *p != '0') {
+            return 0; /* (a character that is no digit is refused by ticks_of) */
+        }
+    }
+    return ticks_of(decimal, decimals, out);
 }
 
 /* ticks_of, with 0 for what is not a plain decimal. */
