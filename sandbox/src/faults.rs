@@ -52,6 +52,9 @@ pub struct Faults {
     pub ws_not_placed: bool,
     /// The outcome frame is sent twice, as a venue that repeats itself.
     pub ws_repeat_outcome: bool,
+    /// The outcome frame is never sent (the ack is, and the order is placed or the cancel
+    /// done all the same): a venue that loses its engine's reply while the connection lives.
+    pub ws_no_outcome: bool,
     /// The ack carries this word instead of "accepted" (under the same key): a gateway that
     /// words its ack otherwise. A client that knows only "accepted" takes it for the outcome.
     pub ws_ack_word: Option<String>,
@@ -83,6 +86,9 @@ impl Faults {
         if self.ws_outcome_code.is_some_and(|c| !(100..=999).contains(&c)) {
             return Err("ws_outcome_code must be a status code (100-999)".into());
         }
+        if self.ws_no_outcome && (self.ws_outcome_code.is_some() || self.ws_repeat_outcome) {
+            return Err("ws_no_outcome sends no outcome: it cannot go with ws_outcome_code or ws_repeat_outcome".into());
+        }
         if self.ws_not_placed && self.ws_outcome_code.is_none() {
             return Err("ws_not_placed needs ws_outcome_code (the code of the outcome frame)".into());
         }
@@ -113,6 +119,7 @@ impl Faults {
             ws_outcome_code: self.ws_outcome_code,
             ws_not_placed: self.ws_not_placed,
             ws_repeat_outcome: self.ws_repeat_outcome,
+            ws_no_outcome: self.ws_no_outcome,
             ws_ack_word: self.ws_ack_word.clone(),
             ..Faults::default()
         }
@@ -136,6 +143,7 @@ impl Faults {
             ws_outcome_code: self.ws_outcome_code.filter(|_| order_stream),
             ws_not_placed: self.ws_not_placed && order_stream,
             ws_repeat_outcome: self.ws_repeat_outcome && order_stream,
+            ws_no_outcome: self.ws_no_outcome && order_stream,
             ws_ack_word: self.ws_ack_word.clone().filter(|_| order_stream),
             times: None,
             per_endpoint: BTreeMap::new(),

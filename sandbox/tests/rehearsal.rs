@@ -64,10 +64,10 @@ fn faults_per_endpoint_and_one_shot_over_http() {
         left,
         json!({"challenge_bad_signature":false,"challenge_unknown_kid":false,"challenge_expired":false,
         "login_wrong_address":false,"certs_down":false,"status":null,"order_code_nonzero":false,"slow_ms":0,
-        "close_after_order":false,"ws_outcome_code":null,"ws_not_placed":false,"ws_repeat_outcome":false,"ws_ack_word":null,
+        "close_after_order":false,"ws_outcome_code":null,"ws_not_placed":false,"ws_repeat_outcome":false,"ws_no_outcome":false,"ws_ack_word":null,
         "per_endpoint":{"query_order":{"challenge_bad_signature":false,"challenge_unknown_kid":false,
         "challenge_expired":false,"login_wrong_address":false,"certs_down":false,"status":null,"order_code_nonzero":false,
-        "slow_ms":300,"close_after_order":false,"ws_outcome_code":null,"ws_not_placed":false,"ws_repeat_outcome":false,"ws_ack_word":null}}})
+        "slow_ms":300,"close_after_order":false,"ws_outcome_code":null,"ws_not_placed":false,"ws_repeat_outcome":false,"ws_no_outcome":false,"ws_ack_word":null}}})
     );
     // close_after_order under another endpoint closes after reading that request.
     sb.set_faults(Faults {

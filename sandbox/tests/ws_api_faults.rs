@@ -147,3 +147,26 @@ fn a_cancel_under_its_own_entry_and_a_set_the_order_stream_cannot_honour() {
     assert_eq!(status, 400, "{answer}");
     assert!(answer["message"].as_str().unwrap().contains("only the ws_* switches"), "{answer}");
 }
+
+#[test]
+fn an_accepted_order_whose_outcome_is_never_sent() {
+    let sb = common::sandbox();
+    let t = Trader::with_api_key(&sb);
+    let mut c = logged_in(&sb, &t);
+    post_faults(&sb, r#"{"ws_no_outcome":true,"times":1}"#);
+    let params = limit("BTC-USD", "buy", "0.01", "64000", "gtc", "mute-1").to_string();
+    c.send(&signed(SESSION, "mute-1", "order:new", &params, &t.key));
+    let ack = c.next_json(WAIT).expect("the ack");
+    assert_eq!(ack["status"], "accepted");
+    assert_eq!(c.next_json(Duration::from_millis(300)), None, "no outcome");
+    assert_eq!(t.order_by_cl("mute-1")["status"], "open", "placed all the same");
+    let (_, outcome) = order(&mut c, &t, "mute-2");
+    assert_eq!(outcome, success("mute-2"), "used up");
+    for refused in
+        [r#"{"ws_no_outcome":true,"ws_outcome_code":503}"#, r#"{"ws_no_outcome":true,"ws_repeat_outcome":true}"#]
+    {
+        let (status, answer) =
+            common::exchange(&common::agent(), "POST", &format!("{}/faults", sb.admin_url()), &[], refused);
+        assert_eq!(status, 400, "{refused}: {answer}");
+    }
+}

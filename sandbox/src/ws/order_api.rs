@@ -14,7 +14,8 @@
 //!
 //! Faults (`Faults::ws_*`, `/_sandbox/faults`) change an accepted request after its ack: an
 //! outcome frame with another code (the order placed, or with `ws_not_placed` never given to
-//! the engine), an outcome sent twice, and an ack worded otherwise than "accepted".
+//! the engine), an outcome sent twice, no outcome at all, and an ack worded otherwise than
+//! "accepted".
 //!
 //! Every reply carries the envelope's `request_id`. A malformed request (binary frame,
 //! invalid JSON, missing field, unknown method) gets `{"code":400,"message",…}` with the
@@ -207,6 +208,9 @@ impl ApiSession {
             Some(code) => Outcome::Rejected(code, replaced_outcome_message(code).into()),
             None => outcome,
         };
+        if faults.ws_no_outcome {
+            return;
+        }
         io.send(session::outcome_frame(&outcome, request_id));
         if faults.ws_repeat_outcome {
             io.send(session::outcome_frame(&outcome, request_id));
