@@ -112,7 +112,6 @@ static int send_request(struct quote *q, const char *method, const char *json, c
         r->method = method;
         r->q = q;
         r->acked = 0;
-        r->sent_ms = now_ms();
     }
     perps_string_free(sent);
     return complete;
@@ -249,11 +248,6 @@ static int run(long long seconds) {
     while (!stopping && !ended && now_ms() < end) {
         pump(market, "market stream", POLL_MS);
         pump(orders, "order stream", POLL_MS);
-        const struct request *late = overdue_request(REPLY_DEADLINE_MS);
-        if (late != NULL) {
-            printf("  no outcome for %s %s within %lld ms\n", late->method, late->cl_ord_id, REPLY_DEADLINE_MS);
-            resync_reason = "reply overdue";
-        }
         if (resync_reason != NULL) {
             const char *why = resync_reason;
             resync_reason = reconcile_reason = NULL;
@@ -307,8 +301,12 @@ int main(int argc, char **argv) {
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     perps_error *err = NULL;
-    char options[128];
-    snprintf(options, sizeof options, "{\"symbol_rules\":true,\"rate_limit\":\"wait\",\"cl_ord_id_prefix\":\"%s\"}", CL_ORD_ID_PREFIX);
+    char options[256];
+    /* stream_request_timeout_ms: a request with no outcome by then comes back as a
+     * "request_timeout" event (on_status), and REST is trusted instead. */
+    snprintf(options, sizeof options,
+             "{\"symbol_rules\":true,\"rate_limit\":\"wait\",\"cl_ord_id_prefix\":\"%s\",\"stream_request_timeout_ms\":%lld}",
+             CL_ORD_ID_PREFIX, REPLY_DEADLINE_MS);
     client = perps_client_new(argv[1], argv[2], options, &err);
     if (client == NULL) {
         fprintf(stderr, "perps_client_new: %s\n", perps_error_message(err));

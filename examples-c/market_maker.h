@@ -42,7 +42,8 @@ static long long now_ms(void) {
  * venue holds it; CANCELLING: order:cancel sent, or refused and the account stream is
  * awaited to say how the order ended; UNKNOWN: its fate is unknown (an outcome with
  * "outcome_unknown":true, a repeated reply with "contradicts":true, a request left
- * "unanswered" by a lost connection, a write that may have partly left): the order is looked
+ * "unanswered" by a lost connection or reported by a "request_timeout" event, a write that
+ * may have partly left): the order is looked
  * up by its cl_ord_id over REST before this side is quoted again — never sent again
  * blindly. */
 enum quote_state { FREE, PLACING, RESTING, CANCELLING, UNKNOWN };
@@ -67,7 +68,6 @@ struct request {
     const char *method; /* "order:new" or "order:cancel" */
     struct quote *q;
     int acked;          /* its "accepted" ack (final false) arrived */
-    long long sent_ms;
 };
 static struct request requests[16];
 
@@ -136,15 +136,6 @@ static int request_pending_for(const char *cl_ord_id) {
     return 0;
 }
 
-static const struct request *overdue_request(long long deadline_ms) {
-    for (size_t i = 0; i < sizeof requests / sizeof requests[0]; i++) {
-        if (requests[i].id[0] != '\0' && now_ms() - requests[i].sent_ms > deadline_ms) {
-            return &requests[i];
-        }
-    }
-    return NULL;
-}
-
 /* The order of `q` (cl_ord_id) may or may not be at the venue: look it up before quoting. */
 static void fate_unknown(struct quote *q, const char *cl_ord_id, const char *why) {
     printf("  unknown  %s %s (%s): looked up by cl_ord_id; this side is not quoted until its end is known\n", q->name, cl_ord_id, why);
@@ -202,6 +193,21 @@ static void on_status(const char *stream, const char *e, int *up) {
         json_get(e, "attempt", more, sizeof more);
         json_get(e, "message", detail, sizeof detail);
         printf("%s: %s (attempt %s%s%s): not quoting\n", stream, state, more, detail[0] ? ", " : "", detail);
+    } else if (strcmp(state, "request_timeout") == 0) {
+        /* The library's deadline (client option stream_request_timeout_ms): no outcome came
+         * for a request in time, the connection still up. Its fate is unknown; a late outcome
+         * would still come matched, but we trust REST instead. */
+        char request_id[64];
+        json_get(e, "timeout_ms", more, sizeof more);
+        struct request *r = json_get(e, "request_id", request_id, sizeof request_id) ? find_request(request_id) : NULL;
+        if (r != NULL) {
+            printf("  no outcome for %s %s within %s ms\n", r->method, r->cl_ord_id, more);
+            if (quote_by_cl_ord_id(r->cl_ord_id) == r->q) {
+                fate_unknown(r->q, r->cl_ord_id, "no outcome in time");
+            }
+            r->id[0] = '\0';
+            resync_reason = "reply overdue";
+        }
     } else if (strcmp(state, "gap") == 0 || strcmp(state, "seq_regression") == 0) {
         printf("%s: %s in the venue's seq: an event may be missing, reconcile by REST\n", stream, state);
         reconcile_reason = state[0] == 'g' ? "after a gap" : "after a seq regression";
