@@ -22,19 +22,26 @@ impl Client {
         self.send(self.base_host, Method::POST, url, &[("content-type", "application/json")], Some(body))
     }
 
-    /// POST prepare-signin, verify the challenge, keep it in the session; returns the
-    /// decoded payload JSON (the wallet signs its `message`).
+    /// POST prepare-signin, verify the challenge, keep it in the session (with those of other
+    /// sign-ins under way on it) for `login`; returns the decoded payload JSON (the wallet
+    /// signs its `message`).
     pub fn prepare_signin(&self, session: &Session, chain: Chain, address: &str) -> Result<String> {
-        guarded(session, None, |secrets| self.prepare_and_verify(session, chain, address, secrets))
+        guarded(session, None, |secrets| {
+            let pending = self.prepare_and_verify(session, chain, address, secrets)?;
+            let payload = pending.challenge.payload_json.clone();
+            session.add_pending(pending, self.venue_now_ms().div_euclid(1000));
+            Ok(payload)
+        })
     }
 
+    /// POST prepare-signin and verify the challenge.
     fn prepare_and_verify(
         &self,
         session: &Session,
         chain: Chain,
         address: &str,
         secrets: &CallSecrets<'_>,
-    ) -> Result<String> {
+    ) -> Result<PendingSignin> {
         check_address(chain, address)?;
         if chain == Chain::Solana {
             // Before anything is sent: the wallet must not be the session's own key.
@@ -75,9 +82,7 @@ impl Client {
             now_secs: self.venue_now_ms().div_euclid(1000),
         };
         let verified = self.verify_challenge(signed_data, &expected, secrets)?;
-        let payload = verified.payload_json.clone();
-        session.set_pending(PendingSignin { chain, address: address.to_owned(), challenge: verified });
-        Ok(payload)
+        Ok(PendingSignin { chain, address: address.to_owned(), challenge: verified })
     }
 
     /// Verify with the cached certs; on an unknown key id (or, without a kid, no key that
@@ -100,26 +105,29 @@ impl Client {
         }
     }
 
-    /// POST login with the pending challenge and the wallet's signature; keep the token.
-    /// `expires_seconds <= 0` asks for the venue default (604800 s).
+    /// POST login with the pending challenge the wallet's signature is for (the only one, or
+    /// with several sign-ins under way on the session, the one whose message it signs); keep
+    /// the token. `expires_seconds <= 0` asks for the venue default (604800 s).
     pub fn login(&self, session: &Session, signature: &str, expires_seconds: i64) -> Result<String> {
-        guarded(session, None, |secrets| self.send_login(session, signature, expires_seconds, secrets))
+        guarded(session, None, |secrets| {
+            check_expires(expires_seconds)?;
+            if signature.trim().is_empty() {
+                return Err(Error::invalid_argument("the wallet signature is empty"));
+            }
+            let pending = signed_challenge(session.pending(), signature)?;
+            self.send_login(session, &pending, signature, expires_seconds, secrets)
+        })
     }
 
+    /// POST login with `pending`'s challenge and the wallet's signature of it; keep the token.
     fn send_login(
         &self,
         session: &Session,
+        pending: &PendingSignin,
         signature: &str,
         expires_seconds: i64,
         secrets: &CallSecrets<'_>,
     ) -> Result<String> {
-        check_expires(expires_seconds)?;
-        if signature.trim().is_empty() {
-            return Err(Error::invalid_argument("the wallet signature is empty"));
-        }
-        let pending = session
-            .pending()
-            .ok_or_else(|| Error::invalid_state("login needs a verified challenge: call prepare-signin first"))?;
         let now = self.venue_now_ms().div_euclid(1000);
         if pending.challenge.exp <= now {
             return Err(Error::invalid_state(format!(
@@ -158,11 +166,11 @@ impl Client {
             Err(Refusal::Unsuccessful(_)) => return Err(login_refused(&reply, secrets, None)),
             Ok(()) | Err(Refusal::Shape(_)) => {}
         }
-        let login = check_login_answer(&answer, &pending, now, expires_seconds).map_err(|e| {
+        let login = check_login_answer(&answer, pending, now, expires_seconds).map_err(|e| {
             // The body holds the token: never attach it to an error.
             e.with_status(reply.status)
         })?;
-        session.complete_login(login);
+        session.complete_signin(&pending.challenge.signed_data, login);
         Ok(Zeroizing::new(reply.body).to_string())
     }
 
@@ -172,10 +180,34 @@ impl Client {
             // Refused before prepare-signin: a bad argument must not spend a request and a nonce.
             check_expires(expires_seconds)?;
             let address = wallet::address(chain, wallet_key)?;
-            let payload = self.prepare_and_verify(session, chain, &address, secrets)?;
-            let signature = Zeroizing::new(wallet::sign_login(chain, wallet_key, &payload)?);
-            self.send_login(session, &signature, expires_seconds, secrets)
+            // The challenge verified here is the one signed and sent: never kept in the
+            // session, where another thread's sign-in could take or clear it.
+            let pending = self.prepare_and_verify(session, chain, &address, secrets)?;
+            let signature = Zeroizing::new(wallet::sign_login(chain, wallet_key, &pending.challenge.payload_json)?);
+            self.send_login(session, &pending, &signature, expires_seconds, secrets)
         })
+    }
+}
+
+/// The pending challenge a login's `signature` is for: the only one, or, with several
+/// sign-ins under way on the session, the one whose message the signature signs by its
+/// wallet (sending another's challenge with it would fail at the venue, and could consume
+/// it).
+fn signed_challenge(mut pending: Vec<PendingSignin>, signature: &str) -> Result<PendingSignin> {
+    match pending.len() {
+        0 => Err(Error::invalid_state("login needs a verified challenge: call prepare-signin first")),
+        1 => Ok(pending.remove(0)),
+        n => pending
+            .into_iter()
+            .rev()
+            .find(|p| wallet::signs(p.chain, signature, &p.challenge.message, &p.address))
+            .ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "the wallet signature signs none of the {n} challenges pending in this session (sign-ins under \
+                     way on it at once): sign the message of the payload prepare-signin returned; a signature \
+                     this library cannot check (a contract wallet's) needs a session of its own"
+                ))
+            }),
     }
 }
 
