@@ -7,7 +7,7 @@ use crate::challenge::{self, Expected, Pins, Rejection};
 use crate::endpoints::answer::Refusal;
 use crate::error::{Code, Error, Result};
 use crate::redact::CallSecrets;
-use crate::session::{DEFAULT_TOKEN_SECONDS, Login, PendingSignin, Session, check_token};
+use crate::session::{DEFAULT_TOKEN_SECONDS, Login, PendingSignin, Session};
 use crate::wallet::{self, Chain};
 use serde_json::{Value, json};
 use ureq::http::Method;
@@ -141,15 +141,31 @@ impl Client {
         }
         let body = Zeroizing::new(request.to_string());
         let url = format!("{}/v1/offchain/login?chain={}", self.base_url, pending.chain.as_str());
-        let reply = self.post_to_auth(&url, body.as_bytes())?;
+        let mut reply = WipedReply(self.post_to_auth(&url, body.as_bytes())?);
         if !(200..300).contains(&reply.status) {
             return Err(login_refusal(&reply, secrets, self.venue_now_ms()));
         }
+        let login = self.read_login_answer(&reply, pending, now, expires_seconds, secrets)?;
+        session.complete_signin(&pending.challenge.signed_data, login);
+        Ok(std::mem::take(&mut reply.0.body))
+    }
+
+    /// The login of a 2xx login answer, or why there is none.
+    fn read_login_answer(
+        &self,
+        reply: &super::Reply,
+        pending: &PendingSignin,
+        now: i64,
+        expires_seconds: i64,
+        secrets: &CallSecrets<'_>,
+    ) -> Result<Login> {
         // Not through `json_object`: that attaches the body, and a cut answer can hold the token.
-        let answer: serde_json::Map<String, Value> = serde_json::from_str(&reply.body).map_err(|_| {
+        // Read in place: a map of values would hold a copy of the token, freed unwiped.
+        let answer = serde_json::from_str::<crate::endpoints::answer::Entries<'_>>(&reply.body).map_err(|_| {
             Error::bad_response("login: the venue's answer is not a JSON object (body withheld: it may hold the token)")
                 .with_status(reply.status)
         })?;
+        let answer = LoginAnswer(answer.0);
         // `code` or `success` named twice: readers keeping the first or the last copy disagree
         // on whether this is a login; `token`, `chain` or `address` twice: on which token, or
         // for which wallet (the body, which may hold the token, is withheld).
@@ -161,17 +177,15 @@ impl Client {
         }
         // A refusal the answer states (`"success": false`, as prepare-signin refuses, or a
         // refusal code): the venue's reason, as for a non-2xx answer, rather than "no token".
-        match crate::endpoints::answer::stated(answer.get("code"), answer.get("success"), "") {
-            Err(Refusal::Code(code, _)) => return Err(login_refused(&reply, secrets, Some(code))),
-            Err(Refusal::Unsuccessful(_)) => return Err(login_refused(&reply, secrets, None)),
+        match crate::endpoints::answer::stated(answer.value("code").as_ref(), answer.value("success").as_ref(), "") {
+            Err(Refusal::Code(code, _)) => return Err(login_refused(reply, secrets, Some(code))),
+            Err(Refusal::Unsuccessful(_)) => return Err(login_refused(reply, secrets, None)),
             Ok(()) | Err(Refusal::Shape(_)) => {}
         }
-        let login = check_login_answer(&answer, pending, now, expires_seconds).map_err(|e| {
+        check_login_answer(&answer, pending, now, expires_seconds).map_err(|e| {
             // The body holds the token: never attach it to an error.
             e.with_status(reply.status)
-        })?;
-        session.complete_signin(&pending.challenge.signed_data, login);
-        Ok(Zeroizing::new(reply.body).to_string())
+        })
     }
 
     /// prepare-signin, sign with the in-process wallet key, login: one call.
@@ -215,7 +229,86 @@ fn signed_challenge(mut pending: Vec<PendingSignin>, signature: &str) -> Result<
 /// login may hold a token we do not know, so it cannot be redacted as the session's is).
 /// The reason is quoted only after every word shaped like a token is cut out of it.
 fn login_refusal(reply: &super::Reply, secrets: &CallSecrets<'_>, now_ms: i64) -> Error {
-    refusal(&super::Reply { body: without_tokens(&reply.body, secrets), ..reply.clone() }, "login", now_ms)
+    let reply = WipedReply(super::Reply {
+        body: without_tokens(&reply.body, secrets),
+        status: reply.status,
+        retry_after: reply.retry_after.clone(),
+        content_type: reply.content_type.clone(),
+    });
+    refusal(&reply, "login", now_ms)
+}
+
+/// A login answer, its body wiped when dropped: it holds the token.
+struct WipedReply(super::Reply);
+
+impl std::ops::Deref for WipedReply {
+    type Target = super::Reply;
+    fn deref(&self) -> &super::Reply {
+        &self.0
+    }
+}
+
+impl Drop for WipedReply {
+    fn drop(&mut self) {
+        zeroize::Zeroize::zeroize(&mut self.0.body);
+    }
+}
+
+/// A login answer's members as the venue wrote them, read in place (a copy of the token
+/// would be freed unwiped); a member named twice is read as its last copy.
+struct LoginAnswer<'a>(Vec<(std::borrow::Cow<'a, str>, &'a serde_json::value::RawValue)>);
+
+impl LoginAnswer<'_> {
+    fn raw(&self, name: &str) -> Option<&str> {
+        self.0.iter().rev().find(|(key, _)| key == name).map(|(_, value)| value.get())
+    }
+
+    /// A member that holds no secret, parsed.
+    fn value(&self, name: &str) -> Option<Value> {
+        self.raw(name).and_then(|raw| serde_json::from_str(raw).ok())
+    }
+
+    /// A string member that holds no secret.
+    fn text(&self, name: &str) -> Result<String> {
+        self.raw(name)
+            .and_then(|raw| serde_json::from_str(raw).ok())
+            .ok_or_else(|| Error::bad_response(format!("login: the answer has no {name:?} string")))
+    }
+
+    /// The `token` string, decoded into memory wiped on drop (serde_json decodes a string's
+    /// escapes in a scratch buffer it frees unwiped): non-empty visible ASCII, as a header
+    /// value must be; an escape may spell such a character.
+    fn token(&self) -> Result<Zeroizing<String>> {
+        let raw = self.raw("token").unwrap_or_default();
+        let Some(inner) = raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) else {
+            return Err(Error::bad_response("login: the answer has no \"token\" string"));
+        };
+        let unusable = || Error::bad_response("login: the token in the answer is empty or not header-safe");
+        let mut token = Zeroizing::new(String::with_capacity(inner.len()));
+        let mut bytes = inner.bytes();
+        while let Some(byte) = bytes.next() {
+            let byte = match byte {
+                b'\\' => match bytes.next() {
+                    Some(b'u') => {
+                        let code =
+                            (0..4).try_fold(0u32, |code, _| Some(code * 16 + char::from(bytes.next()?).to_digit(16)?));
+                        code.and_then(|code| u8::try_from(code).ok()).ok_or_else(unusable)?
+                    }
+                    Some(escaped @ (b'"' | b'\\' | b'/')) => escaped,
+                    _ => return Err(unusable()),
+                },
+                byte => byte,
+            };
+            if !byte.is_ascii_graphic() {
+                return Err(unusable());
+            }
+            token.push(char::from(byte));
+        }
+        if token.is_empty() {
+            return Err(unusable());
+        }
+        Ok(token)
+    }
 }
 
 /// A 2xx login answer that states a refusal (by `code`, or by `"success": false` with no
@@ -260,43 +353,35 @@ fn check_expires(expires_seconds: i64) -> Result<()> {
 }
 
 fn check_login_answer(
-    answer: &serde_json::Map<String, Value>,
+    answer: &LoginAnswer<'_>,
     pending: &PendingSignin,
     now: i64,
     expires_seconds: i64,
 ) -> Result<Login> {
-    let text = |name: &str| -> Result<&str> {
-        answer
-            .get(name)
-            .and_then(Value::as_str)
-            .ok_or_else(|| Error::bad_response(format!("login: the answer has no {name:?} string")))
-    };
-    let token = text("token")?;
-    check_token(token)
-        .map_err(|_| Error::bad_response("login: the token in the answer is empty or not header-safe"))?;
-    let chain = text("chain")?;
+    let token = answer.token()?;
+    let chain = answer.text("chain")?;
     if chain != pending.chain.as_str() {
         return Err(Error::verification(format!(
             "login: the venue answered for chain \"{}\", not {}",
-            crate::error::excerpt(chain),
+            crate::error::excerpt(&chain),
             pending.chain
         )));
     }
-    let address = text("address")?;
-    if !pending.chain.same_address(address, &pending.address) {
+    let address = answer.text("address")?;
+    if !pending.chain.same_address(&address, &pending.address) {
         return Err(Error::verification(format!(
             "login: the venue answered for wallet \"{}\", not {}",
-            crate::error::excerpt(address),
+            crate::error::excerpt(&address),
             pending.address
         )));
     }
     let requested = if expires_seconds > 0 { expires_seconds } else { DEFAULT_TOKEN_SECONDS };
-    let expires_at = crate::session::jwt_expiry(token).unwrap_or(now + requested);
+    let expires_at = crate::session::jwt_expiry(&token).unwrap_or(now + requested);
     Ok(Login {
-        token: Zeroizing::new(token.to_owned()),
+        token,
         chain: Some(pending.chain),
-        address: Some(address.to_owned()),
-        alias: answer.get("alias").and_then(Value::as_str).map(str::to_owned),
+        address: Some(address),
+        alias: answer.text("alias").ok(),
         expires_at: Some(expires_at),
     })
 }
@@ -323,5 +408,30 @@ fn check_address(chain: Chain, address: &str) -> Result<()> {
                 Chain::Solana => "base58 of a 32-byte public key",
             }
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn token_of(answer: &str) -> Result<String> {
+        let entries = serde_json::from_str::<crate::endpoints::answer::Entries<'_>>(answer).unwrap();
+        LoginAnswer(entries.0).token().map(|token| token.to_string())
+    }
+
+    #[test]
+    fn the_token_is_decoded_as_json_and_must_fit_a_header() {
+        assert_eq!(token_of(r#"{"token":"ab.c_d-e"}"#).unwrap(), "ab.c_d-e");
+        assert_eq!(token_of(r#"{"token":"a\u002eb\/c\\d\"e\u007E"}"#).unwrap(), r#"a.b/c\d"e~"#);
+        assert_eq!(token_of(r#"{"token":"first","token":"last"}"#).unwrap(), "last");
+        for unusable in [r#""""#, r#""a b""#, r#""a\tb""#, r#""a\u0020b""#, r#""a\u00e9""#, r#""é""#, r#""a\nb""#] {
+            let message = token_of(&format!(r#"{{"token":{unusable}}}"#)).unwrap_err().message().to_owned();
+            assert!(message.contains("empty or not header-safe"), "{unusable}: {message}");
+        }
+        for absent in [r#"{}"#, r#"{"token":null}"#, r#"{"token":42}"#, r#"{"token":["a"]}"#] {
+            let message = token_of(absent).unwrap_err().message().to_owned();
+            assert!(message.contains("no \"token\" string"), "{absent}: {message}");
+        }
     }
 }
