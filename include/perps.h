@@ -383,7 +383,9 @@ char *perps_request(const struct perps_client *c, const struct perps_session *s,
  * minus local, milliseconds) to `*offset_ms` when it is not NULL. The answer is Unix
  * seconds: an integer (taken as the middle of that second), a decimal with a fraction, or
  * either inside a JSON string; anything else (an exponent, a sign, a year after 9999) is
- * `PERPS_BAD_RESPONSE` and the offset in use is kept.
+ * `PERPS_BAD_RESPONSE` and the offset in use is kept, and so is a time more than 24 h from
+ * the local clock either way (no clock is that wrong: the answer, or the local clock, is
+ * broken; taken, it would make every sign-in and order fail).
  */
 enum perps_code perps_client_sync_time(const struct perps_client *c, int64_t *offset_ms, struct perps_error **err);
 

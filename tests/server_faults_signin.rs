@@ -366,7 +366,21 @@ fn clock_sync_answers_the_client_cannot_use() {
         let offset = sync(&client).unwrap();
         assert!((98_900..=101_500).contains(&offset), "{form}: offset {offset}");
     }
-    for body in ["9223372036854775807", "-9223372036854775808", "253402300800", "-1", "1e12", "17e8", "now", "", "{}"] {
+    // A clock a day or more away is no clock error: Unix time 1000 (1970) and the last second
+    // of year 9999, which a reader of the number alone takes.
+    for body in [
+        "9223372036854775807",
+        "-9223372036854775808",
+        "253402300800",
+        "-1",
+        "1e12",
+        "17e8",
+        "now",
+        "",
+        "{}",
+        "1000",
+        "253402300799",
+    ] {
         *answer.lock().unwrap() = json(200, body);
         let f = expect(sync(&client).map(|o| o.to_string()), PERPS_BAD_RESPONSE, false);
         assert_eq!(f.body.as_deref(), Some(body), "{f:?}");
@@ -388,5 +402,38 @@ fn clock_sync_answers_the_client_cannot_use() {
     assert!((local + 98_000..=local + 101_500).contains(&stamp), "timestamp {stamp} vs local {local}");
     // Each sync sent once, but the reset one: it came on a kept-alive connection before any
     // answer, so it was read once more on a new connection (a GET changes nothing).
-    assert_eq!(rogue.count("/api/kline/time"), 1 + 3 + 9 + 3 + 1, "each sync sent once");
+    assert_eq!(rogue.count("/api/kline/time"), 1 + 3 + 11 + 3 + 1, "each sync sent once");
+}
+
+#[test]
+fn a_venue_clock_more_than_a_day_away_is_refused_and_the_offset_kept() {
+    // Within 24 h either way the offset is taken (a clock may be that wrong); beyond, the
+    // answer is refused with the offset in use named and kept: taken, every sign-in and order
+    // would fail as "token expired" or "challenge expired".
+    let ahead = Arc::new(AtomicI64::new(0));
+    let clock = ahead.clone();
+    let rogue = Rogue::start(move |seen, _| match seen.path() {
+        "/perps/api/kline/time" => json(200, &(now_secs() + clock.load(Ordering::SeqCst)).to_string()),
+        _ => json(200, r#"{"code":0}"#),
+    });
+    let client = client_at(&rogue.url(), FAST);
+    let sync = |seconds: i64| {
+        ahead.store(seconds, Ordering::SeqCst);
+        let mut offset = 0i64;
+        abi::code(|e| perps::ffi::client::perps_client_sync_time(client.0, &mut offset, e)).map(|()| offset)
+    };
+    for seconds in [86_000, -86_000, 3_600] {
+        let offset = sync(seconds).unwrap();
+        assert!((offset - seconds * 1000).abs() <= 1_500, "{seconds} s: offset {offset} ms");
+    }
+    for (seconds, words) in [(86_402, "s ahead of this machine's"), (-86_402, "s behind this machine's")] {
+        let f = expect(sync(seconds).map(|o| o.to_string()), PERPS_BAD_RESPONSE, false);
+        assert!(f.message.contains(words) && f.message.contains("more than the 86400 s (24 h)"), "{f:?}");
+        assert!(f.message.contains("the offset in use (3"), "the kept offset is named: {f:?}");
+    }
+    // Orders still carry the offset of the last good sync: local clock + 3600 s.
+    new_order(&client, &api_session(), ORDER).unwrap();
+    let stamp: i64 = rogue.seen().last().unwrap().header("x-request-timestamp").unwrap().parse().unwrap();
+    let local = perps::body_sign::now_ms();
+    assert!((local + 3_598_000..=local + 3_601_500).contains(&stamp), "timestamp {stamp} vs local {local}");
 }

@@ -215,7 +215,9 @@ pub extern "C" fn perps_request(
 /// minus local, milliseconds) to `*offset_ms` when it is not NULL. The answer is Unix
 /// seconds: an integer (taken as the middle of that second), a decimal with a fraction, or
 /// either inside a JSON string; anything else (an exponent, a sign, a year after 9999) is
-/// `PERPS_BAD_RESPONSE` and the offset in use is kept.
+/// `PERPS_BAD_RESPONSE` and the offset in use is kept, and so is a time more than 24 h from
+/// the local clock either way (no clock is that wrong: the answer, or the local clock, is
+/// broken; taken, it would make every sign-in and order fail).
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_client_sync_time(
     c: *const perps_client,
