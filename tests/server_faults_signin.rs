@@ -316,6 +316,74 @@ fn a_login_refused_in_a_2xx_answer_gives_the_venues_reason() {
     }
 }
 
+/// Whether `text` shows any 8 bytes of `secret` (all of it when shorter), as redaction hides
+/// them.
+fn quotes(text: &str, secret: &str) -> bool {
+    let (text, secret) = (text.as_bytes(), secret.as_bytes());
+    secret.windows(8.min(secret.len())).any(|run| text.windows(run.len()).any(|w| w == run))
+}
+
+#[test]
+fn login_errors_never_quote_a_token_the_answer_holds() {
+    // A refusal quoting a base64 token (cut at `+`, `/` and `=`, its pieces were too short to
+    // look like one), a JWT whose dots are JSON-escaped, or a token too short to look like
+    // one but named as the answer's `token`; a buggy answer with its token in `address` or
+    // `chain`. Each error keeps the venue's words or says what was wrong, without the token.
+    const BASE64: &str = "q8Zr3Xw1Lm7Pa9Tb+/Ue2Kd5Hs0Vf4Jn6Yc8Gg1Oi3Rk7Wl2==";
+    const JWT: &str = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ2aWN0aW0ifQ.Qk9HVVNzaWduYXR1cmU";
+    const SHORT: &str = "tk-7Q9x2";
+    const OPAQUE: &str = "SECRETtokenXYZ0123456789abcdefghijklmnop";
+    let escaped_jwt = JWT.replace('.', "\\u002e");
+    let refusal = format!(r#"{{"message":"session exists: token={BASE64}; also {escaped_jwt}"}}"#);
+    let cases: Vec<(Vec<Step>, perps_code, &str, &[&str])> = vec![
+        (json(409, &refusal), PERPS_HTTP_STATUS, "session exists", &[BASE64, JWT]),
+        (json(200, &refusal.replace("{", r#"{"success":false,"#)), PERPS_API_ERROR, "session exists", &[BASE64, JWT]),
+        (
+            json(409, &format!(r#"{{"message":"already signed in with {SHORT}","token":"{SHORT}"}}"#)),
+            PERPS_HTTP_STATUS,
+            "already signed in with",
+            &[SHORT],
+        ),
+        (
+            json(200, &format!(r#"{{"code":409,"msg":"already signed in with {SHORT}","token":"{SHORT}"}}"#)),
+            PERPS_API_ERROR,
+            "already signed in with",
+            &[SHORT],
+        ),
+        (
+            json(200, &format!(r#"{{"token":"{OPAQUE}","chain":"bsc","address":"{OPAQUE}"}}"#)),
+            PERPS_VERIFICATION_FAILED,
+            "answered for an \"address\" that is no bsc address",
+            &[OPAQUE],
+        ),
+        (
+            json(200, &format!(r#"{{"token":"{SHORT}","chain":"bsc","address":"{SHORT}"}}"#)),
+            PERPS_VERIFICATION_FAILED,
+            "that is no bsc address",
+            &[SHORT],
+        ),
+        (
+            json(200, &format!(r#"{{"token":"{SHORT}","chain":"{SHORT}","address":"{BSC_ADDRESS}"}}"#)),
+            PERPS_VERIFICATION_FAILED,
+            "answered for chain (a 8-byte string, not shown)",
+            &[SHORT],
+        ),
+    ];
+    for (answer, code, words, secrets) in cases {
+        let mut venue = ScriptedVenue::honest();
+        venue.login = Box::new(move |_| answer.clone());
+        let rogue = start_venue(venue);
+        let session = Session::new();
+        let f = expect(prepare_login(&client_at(&rogue.url(), FAST), &session), code, false);
+        assert!(f.message.contains(words), "{f:?}");
+        for secret in secrets {
+            assert!(!quotes(&f.message, secret), "{secret} quoted: {f:?}");
+        }
+        assert!(f.body.is_none(), "{f:?}");
+        assert_eq!(session.info()["has_token"], false);
+    }
+}
+
 #[test]
 fn a_login_answer_naming_success_code_or_token_twice_is_ambiguous_and_keeps_no_token() {
     // `"success"` or `"code"` written twice: a reader keeping the first copy sees a refusal,

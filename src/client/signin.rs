@@ -183,8 +183,9 @@ impl Client {
             Ok(()) | Err(Refusal::Shape(_)) => {}
         }
         check_login_answer(&answer, pending, now, expires_seconds).map_err(|e| {
-            // The body holds the token: never attach it to an error.
-            e.with_status(reply.status)
+            // The body holds the token: never attach it to an error, nor let its message
+            // quote it (a buggy answer's token in another field).
+            answer.own_token().redact_error(e).with_status(reply.status)
         })
     }
 
@@ -275,6 +276,21 @@ impl LoginAnswer<'_> {
             .ok_or_else(|| Error::bad_response(format!("login: the answer has no {name:?} string")))
     }
 
+    /// The answer's `token` string, when it has one, as a redaction table: even one that could
+    /// not be sent in a header is the venue's token.
+    fn own_token(&self) -> crate::redact::Secrets {
+        let mut secrets = crate::redact::Secrets::new();
+        match self.token() {
+            Ok(token) => secrets.add(&token),
+            Err(_) => {
+                if let Some(token) = self.raw("token").and_then(|raw| serde_json::from_str::<String>(raw).ok()) {
+                    secrets.add(&Zeroizing::new(token));
+                }
+            }
+        }
+        secrets
+    }
+
     /// The `token` string, decoded into memory wiped on drop (serde_json decodes a string's
     /// escapes in a scratch buffer it frees unwiped): non-empty visible ASCII, as a header
     /// value must be; an escape may spell such a character.
@@ -324,22 +340,56 @@ fn login_refused(reply: &super::Reply, secrets: &CallSecrets<'_>, code: Option<i
     error.with_status(reply.status)
 }
 
-/// `body` with the call's secrets and every word shaped like a token cut out.
+/// `body` with the call's secrets and every token of a login answer cut out
+/// ([`tokens_of_login_answer`]).
 fn without_tokens(body: &str, secrets: &CallSecrets<'_>) -> String {
-    let mut tokens = crate::redact::Secrets::new();
-    for word in body.split(|c: char| !(c.is_ascii_alphanumeric() || "-_.".contains(c))) {
-        if looks_like_a_token(word) {
-            tokens.add(word);
-        }
-    }
-    tokens.redact(&secrets.redact(body)).into_owned()
+    let redacted = Zeroizing::new(secrets.redact(body).into_owned());
+    tokens_of_login_answer(body).redact(&redacted).into_owned()
 }
 
-/// A JWT (three base64url segments) or a long opaque credential.
+/// What an error about a login answer must never quote, whoever wrote the answer: the
+/// answer's own `token` when it names one (even a refusal's), and every word shaped like a
+/// token (a JWT, a long base64 or opaque credential), read with the answer's JSON escapes
+/// written out (a JWT's dots written `\u002e` still make a JWT). Words are what whitespace and
+/// quotes separate, and the runs of base64 characters in them (`token=q8Z…+/…==;`): cut at
+/// any other character (`+`, `/`, `=`), a credential falls into pieces too short to look
+/// like one.
+fn tokens_of_login_answer(body: &str) -> crate::redact::Secrets {
+    let mut tokens = match serde_json::from_str::<crate::endpoints::answer::Entries<'_>>(body) {
+        Ok(entries) => LoginAnswer(entries.0).own_token(),
+        Err(_) => crate::redact::Secrets::new(),
+    };
+    let text = Zeroizing::new(crate::redact::written_out(body).into_owned());
+    let base64 = |c: char| c.is_ascii_alphanumeric() || "-_.+/=~".contains(c);
+    for word in text.split(|c: char| c.is_whitespace() || c == '"' || c == '\'') {
+        for run in std::iter::once(word).chain(word.split(|c: char| !base64(c))) {
+            if looks_like_a_token(run) {
+                tokens.add(run);
+            }
+        }
+    }
+    tokens
+}
+
+/// A JWT (three dot-separated segments) or a long credential: 32 characters or more of
+/// base64, base64url or an opaque token's alphabet.
 fn looks_like_a_token(word: &str) -> bool {
     let jwt = word.split('.').count() == 3 && word.len() >= 20;
-    let opaque = word.len() >= 32 && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+    let opaque = word.len() >= 32 && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.+/=~".contains(&b));
     jwt || opaque
+}
+
+/// Whether `address` has the shape of a wallet address of `chain` (as `check_address`
+/// requires of the caller's): a login answer's address is quoted only then.
+fn is_address_of(chain: Chain, address: &str) -> bool {
+    match chain {
+        Chain::Bsc => {
+            address.len() == 42
+                && (address.starts_with("0x") || address.starts_with("0X"))
+                && address[2..].bytes().all(|b| b.is_ascii_hexdigit())
+        }
+        Chain::Solana => address.len() <= 44 && bs58::decode(address).into_vec().is_ok_and(|b| b.len() == 32),
+    }
 }
 
 /// `expires_seconds` ≤ 0 is the venue default; more than 10 years is surely a bug.
@@ -359,28 +409,30 @@ fn check_login_answer(
     expires_seconds: i64,
 ) -> Result<Login> {
     let token = answer.token()?;
-    let chain = answer.text("chain")?;
-    if chain != pending.chain.as_str() {
+    let chain = Zeroizing::new(answer.text("chain")?);
+    if chain.as_str() != pending.chain.as_str() {
+        // Another chain's name is quoted; any other text may be the token in the wrong place.
         return Err(Error::verification(format!(
-            "login: the venue answered for chain \"{}\", not {}",
-            crate::error::excerpt(&chain),
+            "login: the venue answered for chain {}, not {}",
+            crate::wallet::quote_if_harmless(&chain),
             pending.chain
         )));
     }
-    let address = answer.text("address")?;
+    let address = Zeroizing::new(answer.text("address")?);
     if !pending.chain.same_address(&address, &pending.address) {
-        return Err(Error::verification(format!(
-            "login: the venue answered for wallet \"{}\", not {}",
-            crate::error::excerpt(&address),
-            pending.address
-        )));
+        let answered = if is_address_of(pending.chain, &address) {
+            format!("wallet \"{}\"", address.as_str())
+        } else {
+            format!("an \"address\" that is no {} address ({} bytes, not shown)", pending.chain, address.len())
+        };
+        return Err(Error::verification(format!("login: the venue answered for {answered}, not {}", pending.address)));
     }
     let requested = if expires_seconds > 0 { expires_seconds } else { DEFAULT_TOKEN_SECONDS };
     let expires_at = crate::session::jwt_expiry(&token).unwrap_or(now + requested);
     Ok(Login {
         token,
         chain: Some(pending.chain),
-        address: Some(address),
+        address: Some(address.to_string()),
         alias: answer.text("alias").ok(),
         expires_at: Some(expires_at),
     })

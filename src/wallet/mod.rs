@@ -104,7 +104,7 @@ pub fn payload_message(payload_json: &str) -> Result<String> {
 /// Quote a short lower-case word (a misspelt chain name); anything else might be a secret
 /// passed in the wrong argument (a swapped `chain` and `private_key`), so only its length
 /// is shown.
-fn quote_if_harmless(text: &str) -> String {
+pub(crate) fn quote_if_harmless(text: &str) -> String {
     if text.len() <= 12 && text.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') {
         format!("{text:?}")
     } else {
