@@ -154,6 +154,48 @@ fn key_rotated_after_the_certs_were_cached() {
 }
 
 #[test]
+fn key_material_rotated_under_the_same_kid() {
+    // The venue keeps its key id "k1" and rotates the key behind it: after the set is cached,
+    // challenges are signed by the new key and the certs serve it under the same kid. The
+    // next sign-in refetches once and succeeds (before, it failed for the cache's lifetime,
+    // 1 h); the one after fetches nothing.
+    let old = VenueKey::new(8, Some("k1"));
+    let new = VenueKey::new(7, Some("k1"));
+    let sets = [common::jwk_set(&[&old]), common::jwk_set(&[&new])];
+    let (active, served) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let serving = served.clone();
+    let rogue = start_venue(ScriptedVenue {
+        signers: vec![old, new],
+        active: active.clone(),
+        clock_secs: Arc::default(),
+        certs: Box::new(move |_| json(200, &sets[serving.load(Ordering::SeqCst)])),
+        login: login_ok(),
+    });
+    let client = client_at(&rogue.url(), FAST);
+    prepare_login(&client, &Session::new()).unwrap();
+    assert_eq!(rogue.count("/certs"), 1);
+    active.store(1, Ordering::SeqCst);
+    served.store(1, Ordering::SeqCst);
+    let session = Session::new();
+    prepare_login(&client, &session).unwrap();
+    assert_eq!(session.info()["has_token"], true);
+    assert_eq!(rogue.count("/certs"), 2, "the key that did not verify caused exactly one refetch");
+    prepare_login(&client, &Session::new()).unwrap();
+    assert_eq!(rogue.count("/certs"), 2, "the refreshed set is cached");
+    // Challenges signed by key material the certs do not serve under "k1": one refetch per
+    // challenge, then a clear failure, never a loop; nothing unverified is kept.
+    active.store(0, Ordering::SeqCst);
+    for attempt in 1..=2 {
+        let session = Session::new();
+        let f = expect(prepare(&client, &session, "bsc", BSC_ADDRESS), PERPS_VERIFICATION_FAILED, false);
+        assert!(f.message.contains(r#"does not verify with certs key "k1""#), "{f:?}");
+        assert_eq!(rogue.count("/certs"), 2 + attempt, "exactly one refetch for each challenge");
+        assert_eq!(session.info()["pending_signin"], false);
+    }
+    assert_eq!(rogue.count("/login"), 3);
+}
+
+#[test]
 fn key_rotation_mid_flow_on_the_sandbox() {
     // prepare (challenge signed by key 1) → the venue rotates → login: the sandbox still
     // accepts challenges signed before the rotation (as the README documents), so it works.

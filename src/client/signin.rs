@@ -85,8 +85,9 @@ impl Client {
         Ok(PendingSignin { chain, address: address.to_owned(), challenge: verified })
     }
 
-    /// Verify with the cached certs; on an unknown key id (or, without a kid, no key that
-    /// verifies) fetch the certs once more — key rotation — and try again, never looping.
+    /// Verify with the cached certs; on an unknown key id, or no key that verifies (without a
+    /// kid, none of the set; with one, the set's key of that id: new key material under the
+    /// same id), fetch the certs once more — key rotation — and try again, never looping.
     fn verify_challenge(
         &self,
         signed_data: &str,

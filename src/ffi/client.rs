@@ -84,7 +84,7 @@ pub extern "C" fn perps_client_free(c: *mut perps_client) {
 /// POST prepare-signin for `chain` ("bsc" or "solana") and wallet `address` with the
 /// session's request key id as `requestId`; verify the returned challenge (ES256 signature
 /// against the venue's certs — cached for `certs_ttl_ms`, refetched once on an unknown key
-/// id — no member name twice, `exp`, `iat`, `requestId`, `address`, and a `message` that
+/// id or a key that does not verify — no member name twice, `exp`, `iat`, `requestId`, `address`, and a `message` that
 /// parses as EIP-4361 text (the Solana wording for solana) whose domain, address, statement,
 /// URI, version, chain ID, nonce, issued-at and request ID equal the claims, and the pinned
 /// `expected_domain` / `expected_uri`); keep it in the session (with the challenges of other
