@@ -352,9 +352,9 @@ fn without_tokens(body: &str, secrets: &CallSecrets<'_>) -> String {
 /// answer's own `token` when it names one (even a refusal's), and every word shaped like a
 /// token (a JWT, a long base64 or opaque credential), read with the answer's JSON escapes
 /// written out (a JWT's dots written `\u002e` still make a JWT). Words are what whitespace and
-/// quotes separate, and the runs of base64 characters in them (`token=q8Z…+/…==;`): cut at
-/// any other character (`+`, `/`, `=`), a credential falls into pieces too short to look
-/// like one.
+/// quotes separate, and what is judged the runs of base64 characters in them
+/// (`token=q8Z…+/…==` of `token=q8Z…+/…==;`): cut at `+`, `/` or `=` as well, a credential
+/// falls into pieces too short to look like one.
 fn tokens_of_login_answer(body: &str) -> crate::redact::Secrets {
     let mut tokens = match serde_json::from_str::<crate::endpoints::answer::Entries<'_>>(body) {
         Ok(entries) => LoginAnswer(entries.0).own_token(),
@@ -363,7 +363,7 @@ fn tokens_of_login_answer(body: &str) -> crate::redact::Secrets {
     let text = Zeroizing::new(crate::redact::written_out(body).into_owned());
     let base64 = |c: char| c.is_ascii_alphanumeric() || "-_.+/=~".contains(c);
     for word in text.split(|c: char| c.is_whitespace() || c == '"' || c == '\'') {
-        for run in std::iter::once(word).chain(word.split(|c: char| !base64(c))) {
+        for run in word.split(|c: char| !base64(c)) {
             if looks_like_a_token(run) {
                 tokens.add(run);
             }
@@ -372,11 +372,18 @@ fn tokens_of_login_answer(body: &str) -> crate::redact::Secrets {
     tokens
 }
 
-/// A JWT (three dot-separated segments) or a long credential: 32 characters or more of
-/// base64, base64url or an opaque token's alphabet.
+/// A JWT (three dot-separated segments of base64url) or a long credential: 32 characters or
+/// more of base64, base64url or an opaque token's alphabet, with a digit, a capital, `+` or
+/// `=` among them (random text of 32 such characters has one: a URL's path or a long
+/// lower-case word has none).
 fn looks_like_a_token(word: &str) -> bool {
-    let jwt = word.split('.').count() == 3 && word.len() >= 20;
-    let opaque = word.len() >= 32 && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.+/=~".contains(&b));
+    let base64url = |segment: &str| {
+        !segment.is_empty() && segment.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_=".contains(&b))
+    };
+    let jwt = word.len() >= 20 && word.split('.').count() == 3 && word.split('.').all(base64url);
+    let opaque = word.len() >= 32
+        && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.+/=~".contains(&b))
+        && word.bytes().any(|b| b.is_ascii_digit() || b.is_ascii_uppercase() || b"+=".contains(&b));
     jwt || opaque
 }
 
@@ -471,6 +478,31 @@ mod tests {
     fn token_of(answer: &str) -> Result<String> {
         let entries = serde_json::from_str::<crate::endpoints::answer::Entries<'_>>(answer).unwrap();
         LoginAnswer(entries.0).token().map(|token| token.to_string())
+    }
+
+    #[test]
+    fn what_a_login_error_must_not_quote() {
+        let redacted = |body: &str| tokens_of_login_answer(body).redact(body).into_owned();
+        // Credentials however they stand, escaped or not.
+        assert_eq!(
+            redacted(r#"{"message":"token=q8Zr3Xw1Lm7Pa9Tb+/Ue2Kd5Hs0Vf4Jn6Yc8Gg1Oi3Rk7Wl2==; retry"}"#),
+            r#"{"message":"<redacted>; retry"}"#
+        );
+        assert!(!redacted(r#"{"m":"jwt eyJhbGciOiJFUzI1NiJ9\u002eeyJzdWIiOiJ4In0\u002eQk9HVVNz"}"#).contains("eyJ"));
+        assert!(!redacted("session eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.Qk9HVVNz exists").contains("eyJ"));
+        assert_eq!(
+            redacted(r#"{"message":"signed in as t-7Q","token":"t-7Q"}"#),
+            r#"{"message":"signed in as <redacted>","token":"<redacted>"}"#
+        );
+        // Words that are no credential stay.
+        for words in [
+            "signedData rejected: unknown kid",
+            "see https://docs.venue.example/errors/login for more",
+            "a-very-long-hyphenated-lower-case-word-that-is-not-a-token",
+        ] {
+            let body = format!(r#"{{"message":"{words}"}}"#);
+            assert_eq!(redacted(&body), body);
+        }
     }
 
     #[test]
