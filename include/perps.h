@@ -309,10 +309,11 @@ void perps_client_free(struct perps_client *c);
  * POST prepare-signin for `chain` ("bsc" or "solana") and wallet `address` with the
  * session's request key id as `requestId`; verify the returned challenge (ES256 signature
  * against the venue's certs — cached for `certs_ttl_ms`, refetched once on an unknown key
- * id — no member name twice, `exp`, `iat`, `requestId`, `address`, and a `message` that
+ * id or a key that does not verify — no member name twice, `exp`, `iat`, `requestId`, `address`, and a `message` that
  * parses as EIP-4361 text (the Solana wording for solana) whose domain, address, statement,
  * URI, version, chain ID, nonce, issued-at and request ID equal the claims, and the pinned
- * `expected_domain` / `expected_uri`); keep it in the session. Returns the decoded sign-in
+ * `expected_domain` / `expected_uri`); keep it in the session (with the challenges of other
+ * sign-ins under way on it: up to 8, the oldest pushed out). Returns the decoded sign-in
  * payload JSON (its `message` is what the wallet signs). `success: false` →
  * `PERPS_API_ERROR` with the venue's body; a challenge that does not verify →
  * `PERPS_VERIFICATION_FAILED`.
@@ -323,7 +324,11 @@ char *perps_prepare_signin(const struct perps_client *c, const struct perps_sess
  * POST login with the session's verified challenge and the wallet's `signature` (see
  * `perps_wallet_sign`); check the answer's chain and address; keep the token and its
  * expiry. `expires_seconds <= 0` asks for the venue default (604800 s); more than 10 years
- * is `PERPS_INVALID_ARGUMENT`. Without a pending challenge → `PERPS_INVALID_STATE`.
+ * is `PERPS_INVALID_ARGUMENT`. Without a pending challenge → `PERPS_INVALID_STATE`. With
+ * several pending (sign-ins under way at once on the session), the one whose message
+ * `signature` signs by its wallet is sent, and only it is then forgotten; a signature of
+ * none of them (or one this library cannot check, a contract wallet's) is
+ * `PERPS_INVALID_ARGUMENT`, nothing sent.
  * Returns the venue's login result JSON (it contains the token: free it with
  * `perps_string_free`, which overwrites it). A refused login's error quotes the venue's
  * reason but never carries its answer (it may hold a token).
@@ -332,8 +337,9 @@ char *perps_login(const struct perps_client *c, const struct perps_session *s, c
 
 /**
  * Sign in with a wallet key held in-process: address from the key, prepare-signin,
- * challenge verification, wallet signature, login — one call. Returns the login result
- * JSON (free with `perps_string_free`).
+ * challenge verification, wallet signature, login — one call, with the challenge it
+ * verified (never kept in the session, so sign-ins on one session may run at once).
+ * Returns the login result JSON (free with `perps_string_free`).
  */
 char *perps_signin(const struct perps_client *c, const struct perps_session *s, const char *chain, const char *wallet_private_key, int64_t expires_seconds, struct perps_error **err);
 
@@ -378,7 +384,9 @@ char *perps_request(const struct perps_client *c, const struct perps_session *s,
  * minus local, milliseconds) to `*offset_ms` when it is not NULL. The answer is Unix
  * seconds: an integer (taken as the middle of that second), a decimal with a fraction, or
  * either inside a JSON string; anything else (an exponent, a sign, a year after 9999) is
- * `PERPS_BAD_RESPONSE` and the offset in use is kept.
+ * `PERPS_BAD_RESPONSE` and the offset in use is kept, and so is a time more than 24 h from
+ * the local clock either way (no clock is that wrong: the answer, or the local clock, is
+ * broken; taken, it would make every sign-in and order fail).
  */
 enum perps_code perps_client_sync_time(const struct perps_client *c, int64_t *offset_ms, struct perps_error **err);
 

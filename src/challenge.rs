@@ -112,9 +112,11 @@ pub struct VerifiedChallenge {
 pub enum Rejection {
     /// The header names a key id the certs do not contain.
     UnknownKid(String),
-    /// No `kid`, and no key of the set verifies the signature.
+    /// No key that could have signed verifies the signature: without a `kid`, no key of the
+    /// set; with one, not the set's key of that id (the venue may have rotated the key
+    /// material under the same id).
     NoMatchingKey(String),
-    /// Anything else (malformed, wrong alg, bad signature for the named key, claims).
+    /// Anything else (malformed, wrong alg, claims).
     Other(String),
 }
 
@@ -190,9 +192,9 @@ pub fn verify_pinned(
     let signing_input = &signed_data.as_bytes()[..header_b64.len() + 1 + payload_b64.len()];
     if !candidates.iter().any(|key| signature_matches(key, signing_input, signature_b64)) {
         return Err(match kid {
-            Some(kid) => {
-                Rejection::Other(format!("the challenge's ES256 signature does not verify with certs key {kid:?}"))
-            }
+            Some(kid) => Rejection::NoMatchingKey(format!(
+                "the challenge's ES256 signature does not verify with certs key {kid:?}"
+            )),
             None => Rejection::NoMatchingKey(format!(
                 "the challenge's ES256 signature does not verify with any of the {} certs keys",
                 candidates.len()

@@ -209,17 +209,79 @@ fn decode_secret_text(text: &str) -> Result<Zeroizing<Vec<u8>>> {
     Ok(Zeroizing::new(decoded))
 }
 
+/// The `solana-keygen` JSON array, read by hand into a fixed buffer wiped on drop: a JSON
+/// parser's growing list of numbers frees each outgrown block with the key's bytes in it.
+/// What serde_json would refuse is refused, with the same messages and in the same order:
+/// anything but integers (a sign, a fraction, an exponent, a leading zero), a trailing
+/// comma, text after the `]`; then an integer above 255; then more than 64 numbers
+/// ("decodes to N bytes", all of them counted).
 fn decode_json_array(text: &str) -> Result<Zeroizing<Vec<u8>>> {
-    let numbers: Zeroizing<Vec<u64>> = Zeroizing::new(serde_json::from_str(text).map_err(|_| {
-        Error::invalid_key("the Ed25519 private key starts with '[' but is not a JSON array of integers 0..=255")
-    })?);
-    let mut bytes = Zeroizing::new(Vec::with_capacity(numbers.len()));
-    for &n in numbers.iter() {
-        let byte = u8::try_from(n)
-            .map_err(|_| Error::invalid_key("the Ed25519 private key JSON array must hold integers 0..=255"))?;
-        bytes.push(byte);
+    let not_an_array =
+        || Error::invalid_key("the Ed25519 private key starts with '[' but is not a JSON array of integers 0..=255");
+    let mut bytes = Zeroizing::new([0u8; 64]);
+    let (mut count, mut above_255) = (0usize, false);
+    let mut rest = text.as_bytes();
+    let skip_space = |rest: &mut &[u8]| {
+        while let [b' ' | b'\t' | b'\n' | b'\r', tail @ ..] = *rest {
+            *rest = tail;
+        }
+    };
+    skip_space(&mut rest);
+    let [b'[', tail @ ..] = rest else { return Err(not_an_array()) };
+    rest = tail;
+    skip_space(&mut rest);
+    if let [b']', tail @ ..] = rest {
+        rest = tail;
+    } else {
+        loop {
+            let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+            if digits == 0 || (digits > 1 && rest[0] == b'0') {
+                return Err(not_an_array());
+            }
+            // Past u64 serde_json reads a float, which is not an integer to it either.
+            let value = rest[..digits]
+                .iter()
+                .try_fold(0u64, |n, d| n.checked_mul(10)?.checked_add(u64::from(d - b'0')))
+                .ok_or_else(not_an_array)?;
+            rest = &rest[digits..];
+            if let [b'.' | b'e' | b'E', ..] = rest {
+                return Err(not_an_array());
+            }
+            match (u8::try_from(value), bytes.get_mut(count)) {
+                (Ok(byte), Some(slot)) => *slot = byte,
+                (Ok(_), None) => {}
+                (Err(_), _) => above_255 = true,
+            }
+            count += 1;
+            skip_space(&mut rest);
+            match rest {
+                [b',', tail @ ..] => {
+                    rest = tail;
+                    skip_space(&mut rest);
+                }
+                [b']', tail @ ..] => {
+                    rest = tail;
+                    break;
+                }
+                _ => return Err(not_an_array()),
+            }
+        }
     }
-    Ok(bytes)
+    skip_space(&mut rest);
+    if !rest.is_empty() {
+        return Err(not_an_array());
+    }
+    if above_255 {
+        return Err(Error::invalid_key("the Ed25519 private key JSON array must hold integers 0..=255"));
+    }
+    if count > bytes.len() {
+        return Err(Error::invalid_key(format!(
+            "the Ed25519 private key decodes to {count} bytes; expected a 32-byte seed or a 64-byte keypair"
+        )));
+    }
+    let mut out = Zeroizing::new(Vec::with_capacity(count));
+    out.extend_from_slice(&bytes[..count]);
+    Ok(out)
 }
 
 /// Decode hex without allocating an intermediate string; `None` on odd length or a non-hex digit.
@@ -268,6 +330,97 @@ mod tests {
         fn wiped_on_drop<T: zeroize::ZeroizeOnDrop>() {}
         wiped_on_drop::<Sha512>();
         wiped_on_drop::<ExpandedSecretKey>();
+    }
+
+    /// The JSON array as serde_json read it before (into a list of `u64`): the model the
+    /// hand-written reading must agree with, key for key and message for message.
+    fn serde_json_reading(text: &str) -> Result<SigningKey> {
+        let text = text.trim();
+        let numbers: Vec<u64> = serde_json::from_str(text).map_err(|_| {
+            Error::invalid_key("the Ed25519 private key starts with '[' but is not a JSON array of integers 0..=255")
+        })?;
+        let bytes = numbers
+            .iter()
+            .map(|&n| u8::try_from(n))
+            .collect::<std::result::Result<Vec<u8>, _>>()
+            .map_err(|_| Error::invalid_key("the Ed25519 private key JSON array must hold integers 0..=255"))?;
+        signing_key_from_bytes(&bytes)
+    }
+
+    fn outcome(result: Result<SigningKey>) -> std::result::Result<[u8; 32], String> {
+        result.map(|key| key.to_bytes()).map_err(|e| e.message().to_owned())
+    }
+
+    #[test]
+    fn a_json_array_key_is_read_as_serde_json_read_it() {
+        let pair = SigningKey::from_bytes(&[0x9d; 32]).to_keypair_bytes();
+        let list = |bytes: &[u8], sep: &str| bytes.iter().map(u8::to_string).collect::<Vec<_>>().join(sep);
+        let mut cases: Vec<String> = vec![
+            format!("[{}]", list(&pair, ",")),
+            format!(" [ {} ]\n", list(&pair, " ,\t\r\n")),
+            format!("[{}]", list(&pair[..32], ",")),
+            format!("[{},7]", list(&pair, ",")),
+            format!("[{},256]", list(&pair, ",")),
+            format!("[{},1.5]", list(&pair, ",")),
+            format!("[{}]", list(&[7; 500], ",")),
+            format!("[{},", list(&pair, ",")),
+        ];
+        for text in [
+            "[]",
+            "[ ]",
+            "[1]",
+            "[0]",
+            "[00]",
+            "[01]",
+            "[-0]",
+            "[-1]",
+            "[+1]",
+            "[1.0]",
+            "[1.]",
+            "[1e2]",
+            "[1E2]",
+            "[256]",
+            "[255]",
+            "[18446744073709551615]",
+            "[18446744073709551616]",
+            "[99999999999999999999999]",
+            "[1 2]",
+            "[1,,2]",
+            "[1,]",
+            "[,1]",
+            "[1,2]x",
+            "[1,2] ",
+            "[1,2]]",
+            "[[1]]",
+            "[\"1\"]",
+            "[null]",
+            "[true]",
+            "[1,256,",
+            "[256,1",
+            "[",
+            "[1",
+            "[1;2]",
+            "[\u{a0}1]",
+            "[1\u{0}]",
+            "[1]\u{0}",
+        ] {
+            cases.push(text.to_owned());
+        }
+        // And every short text of the characters that matter.
+        let alphabet = b"[],019-.e \n";
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let len = 1 + (state % 9) as usize;
+            let text: String =
+                (0..len).map(|i| alphabet[((state >> (8 + 5 * i)) % alphabet.len() as u64) as usize] as char).collect();
+            cases.push(format!("[{text}"));
+        }
+        for text in &cases {
+            assert_eq!(outcome(parse_ed25519_secret(text)), outcome(serde_json_reading(text)), "{text:?}");
+        }
     }
 
     /// A forked child starts with a copy of the parent's random pool; without the fork

@@ -261,6 +261,15 @@ pub(crate) fn unescaped(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// `text` as whoever decodes its JSON escapes reads it: JSON re-serialised ([`unescaped`]),
+/// any other text with its escapes written out ([`escapes_written_out`]).
+pub(crate) fn written_out(text: &str) -> Cow<'_, str> {
+    match unescaped(text) {
+        Cow::Borrowed(text) => escapes_written_out(text).map_or(Cow::Borrowed(text), Cow::Owned),
+        written_out => written_out,
+    }
+}
+
 /// Text that is not JSON with its JSON string escapes written out wherever they stand
 /// (`\u0077` → `w`, a surrogate pair → its character, a lone surrogate → U+FFFD, `\"`,
 /// `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`); `None` when it holds none. What a reader

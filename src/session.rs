@@ -1,5 +1,5 @@
 //! One identity: the request-signing key, the chain and wallet it signs in for, the
-//! verified challenge waiting for login, and the access token.
+//! verified challenges waiting for login, and the access token.
 //!
 //! The key never changes after creation, so signing reads it without a lock; the mutable
 //! state sits behind an `RwLock` so one session can be shared by many threads.
@@ -16,6 +16,11 @@ use zeroize::Zeroizing;
 
 /// The venue's default access-token lifetime (7 days).
 pub const DEFAULT_TOKEN_SECONDS: i64 = 604_800;
+
+/// At most this many verified challenges wait for their login in one session (sign-ins under
+/// way on it at once, `perps_prepare_signin` then `perps_login`); a newer one pushes out the
+/// oldest.
+const MAX_PENDING_SIGNINS: usize = 8;
 
 /// A verified challenge waiting for the wallet's signature.
 #[derive(Clone, Debug)]
@@ -61,7 +66,10 @@ pub struct RequestOptions {
 
 #[derive(Default, Debug)]
 struct State {
-    pending: Option<PendingSignin>,
+    /// Oldest first, each challenge (`signed_data`) once, at most [`MAX_PENDING_SIGNINS`]:
+    /// one per sign-in under way, so that threads signing in on one session do not use (or
+    /// clear) each other's challenge.
+    pending: Vec<PendingSignin>,
     login: Option<Login>,
     options: RequestOptions,
     /// The key's text forms and the current token, as one redaction table: built when the
@@ -151,25 +159,43 @@ impl Session {
         body_sign::sign(&self.key, body, request_id, timestamp_ms)
     }
 
-    pub fn set_pending(&self, pending: PendingSignin) {
-        self.write().pending = Some(pending);
+    /// Keep a verified challenge until the login that uses it. Challenges expired at
+    /// `now_secs` (the venue's clock) are forgotten; beyond [`MAX_PENDING_SIGNINS`], the oldest.
+    pub fn add_pending(&self, pending: PendingSignin, now_secs: i64) {
+        let mut state = self.write();
+        state
+            .pending
+            .retain(|p| p.challenge.exp > now_secs && p.challenge.signed_data != pending.challenge.signed_data);
+        if state.pending.len() >= MAX_PENDING_SIGNINS {
+            state.pending.remove(0);
+        }
+        state.pending.push(pending);
     }
 
-    pub fn pending(&self) -> Option<PendingSignin> {
+    /// The challenges waiting for their login, oldest first.
+    pub fn pending(&self) -> Vec<PendingSignin> {
         self.read().pending.clone()
     }
 
-    /// Keep the login result; the pending challenge has been used and is cleared.
+    /// Keep the login of the challenge `signed_data`, which has been used and is forgotten;
+    /// the challenges of other sign-ins under way stay.
+    pub fn complete_signin(&self, signed_data: &str, login: Login) {
+        let mut state = self.write();
+        state.pending.retain(|p| p.challenge.signed_data != signed_data);
+        self.set_login(&mut state, Some(login));
+    }
+
+    /// Keep a login made without a challenge of this session (a test's token); pending
+    /// challenges stay.
     pub fn complete_login(&self, login: Login) {
         let mut state = self.write();
-        state.pending = None;
         self.set_login(&mut state, Some(login));
     }
 
     /// Forget the token and any pending challenge (the key stays: it is the session).
     pub fn logout(&self) {
         let mut state = self.write();
-        state.pending = None;
+        state.pending.clear();
         self.set_login(&mut state, None);
     }
 
@@ -232,7 +258,8 @@ impl Session {
     pub fn info_json(&self) -> String {
         let state = self.read();
         let login = state.login.as_ref();
-        let pending = state.pending.as_ref();
+        // The newest of the sign-ins under way.
+        let pending = state.pending.last();
         serde_json::json!({
             "request_id": self.request_id(),
             "has_token": login.is_some(),

@@ -9,7 +9,11 @@
 //! This binary's allocator scans every block freed by any thread but the scripted venue's
 //! while a session is made from an API credential through the C ABI, signs 100 bodies,
 //! opens an order stream, sends 20 orders on it, the same seed serves as a Solana wallet's
-//! key (its address, a login signature), and everything is freed. One test in its
+//! key (its address, a login signature), and everything is freed; and so again with the key
+//! written as `solana-keygen` writes it, a JSON array of 64 numbers (read with serde_json
+//! into a growing list of 64-bit numbers, it left each outgrown block in freed memory, one
+//! of them with all 32 bytes of the seed: blocks are also searched for the key's bytes held
+//! one per 64-bit word). One test in its
 //! own binary (its own process): threads of another test could leave key bytes on stacks
 //! that later threads reuse. The forms looked for are written out below, computed outside
 //! this process: computed here they would be on this process's stacks themselves. CI runs
@@ -47,6 +51,12 @@ const KEY_FORMS: [&str; 5] = [
     "9b4f0afe280b746a778684e75442502057b7473a03f08f96f5a38e9287e01f8f",
 ];
 
+/// `SEED_B58`'s keypair (the seed, then RFC 8032 test 1's public key) as `solana-keygen`
+/// writes it.
+const KEYPAIR_JSON: &str = "[157,97,177,157,239,253,90,96,186,132,74,244,146,236,44,196,68,73,197,105,123,50,105,25,\
+                            112,59,172,3,28,174,127,96,215,90,152,1,130,177,10,183,213,75,254,211,201,100,7,58,14,\
+                            225,114,243,218,166,35,37,175,2,26,104,247,7,81,26]";
+
 /// A sign-in payload for another key's session (a wallet never signs its own `requestId`).
 const PAYLOAD: &str = r#"{"message":"standx.com wants you to sign in","requestId":"11111111111111111111111111111111"}"#;
 
@@ -64,7 +74,20 @@ thread_local! {
 
 fn holds_key(block: &[u8]) -> bool {
     let Some(runs) = RUNS.get() else { return false };
-    block.windows(8).any(|w| runs.binary_search_by(|run| run.as_slice().cmp(w)).is_ok())
+    let known = |run: &[u8]| runs.binary_search_by(|r| r.as_slice().cmp(run)).is_ok();
+    // Eight bytes of a key one per (aligned, little-endian) 64-bit word, as a `Vec<u64>` of
+    // the numbers of a JSON array holds them.
+    let as_words = block.len() >= 64
+        && (0..=block.len() / 8 - 8).any(|start| {
+            let mut run = [0u8; 8];
+            (0..8).all(|i| {
+                let at = (start + i) * 8;
+                let word = u64::from_le_bytes(block[at..at + 8].try_into().unwrap());
+                run[i] = word as u8;
+                word < 256
+            }) && known(&run)
+        });
+    as_words || block.windows(8).any(known)
 }
 
 fn scanning() -> bool {
@@ -130,13 +153,20 @@ fn a_session_signing_and_trading_on_a_stream_leaves_no_copy_of_its_key_in_freed_
     // The same seed as a Solana wallet's key: its address, and the login signature of a
     // sign-in payload (the wallet key's parsing, expansion and signature).
     let (solana, payload) = (CString::new("solana").unwrap(), CString::new(PAYLOAD).unwrap());
-    for _ in 0..10 {
-        let address = perps_wallet_address(solana.as_ptr(), key.as_ptr(), &mut err);
-        let signature = perps_wallet_sign(solana.as_ptr(), key.as_ptr(), payload.as_ptr(), &mut err);
-        assert!(!address.is_null() && !signature.is_null());
-        perps_string_free(address);
-        perps_string_free(signature);
+    let json_key = CString::new(KEYPAIR_JSON).unwrap();
+    for key in [&key, &json_key] {
+        for _ in 0..10 {
+            let address = perps_wallet_address(solana.as_ptr(), key.as_ptr(), &mut err);
+            let signature = perps_wallet_sign(solana.as_ptr(), key.as_ptr(), payload.as_ptr(), &mut err);
+            assert!(!address.is_null() && !signature.is_null());
+            perps_string_free(address);
+            perps_string_free(signature);
+        }
     }
+    // The API credential's key as a JSON array.
+    let from_json = perps_session_from_api_key(token.as_ptr(), json_key.as_ptr(), &mut err);
+    assert!(!from_json.is_null() && err.is_null());
+    perps_session_free(from_json);
     perps_session_free(handle);
     perps_error_free(err);
     SCANNING.store(false, Ordering::SeqCst);

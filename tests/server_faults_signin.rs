@@ -154,6 +154,48 @@ fn key_rotated_after_the_certs_were_cached() {
 }
 
 #[test]
+fn key_material_rotated_under_the_same_kid() {
+    // The venue keeps its key id "k1" and rotates the key behind it: after the set is cached,
+    // challenges are signed by the new key and the certs serve it under the same kid. The
+    // next sign-in refetches once and succeeds (before, it failed for the cache's lifetime,
+    // 1 h); the one after fetches nothing.
+    let old = VenueKey::new(8, Some("k1"));
+    let new = VenueKey::new(7, Some("k1"));
+    let sets = [common::jwk_set(&[&old]), common::jwk_set(&[&new])];
+    let (active, served) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let serving = served.clone();
+    let rogue = start_venue(ScriptedVenue {
+        signers: vec![old, new],
+        active: active.clone(),
+        clock_secs: Arc::default(),
+        certs: Box::new(move |_| json(200, &sets[serving.load(Ordering::SeqCst)])),
+        login: login_ok(),
+    });
+    let client = client_at(&rogue.url(), FAST);
+    prepare_login(&client, &Session::new()).unwrap();
+    assert_eq!(rogue.count("/certs"), 1);
+    active.store(1, Ordering::SeqCst);
+    served.store(1, Ordering::SeqCst);
+    let session = Session::new();
+    prepare_login(&client, &session).unwrap();
+    assert_eq!(session.info()["has_token"], true);
+    assert_eq!(rogue.count("/certs"), 2, "the key that did not verify caused exactly one refetch");
+    prepare_login(&client, &Session::new()).unwrap();
+    assert_eq!(rogue.count("/certs"), 2, "the refreshed set is cached");
+    // Challenges signed by key material the certs do not serve under "k1": one refetch per
+    // challenge, then a clear failure, never a loop; nothing unverified is kept.
+    active.store(0, Ordering::SeqCst);
+    for attempt in 1..=2 {
+        let session = Session::new();
+        let f = expect(prepare(&client, &session, "bsc", BSC_ADDRESS), PERPS_VERIFICATION_FAILED, false);
+        assert!(f.message.contains(r#"does not verify with certs key "k1""#), "{f:?}");
+        assert_eq!(rogue.count("/certs"), 2 + attempt, "exactly one refetch for each challenge");
+        assert_eq!(session.info()["pending_signin"], false);
+    }
+    assert_eq!(rogue.count("/login"), 3);
+}
+
+#[test]
 fn key_rotation_mid_flow_on_the_sandbox() {
     // prepare (challenge signed by key 1) → the venue rotates → login: the sandbox still
     // accepts challenges signed before the rotation (as the README documents), so it works.
@@ -316,6 +358,74 @@ fn a_login_refused_in_a_2xx_answer_gives_the_venues_reason() {
     }
 }
 
+/// Whether `text` shows any 8 bytes of `secret` (all of it when shorter), as redaction hides
+/// them.
+fn quotes(text: &str, secret: &str) -> bool {
+    let (text, secret) = (text.as_bytes(), secret.as_bytes());
+    secret.windows(8.min(secret.len())).any(|run| text.windows(run.len()).any(|w| w == run))
+}
+
+#[test]
+fn login_errors_never_quote_a_token_the_answer_holds() {
+    // A refusal quoting a base64 token (cut at `+`, `/` and `=`, its pieces were too short to
+    // look like one), a JWT whose dots are JSON-escaped, or a token too short to look like
+    // one but named as the answer's `token`; a buggy answer with its token in `address` or
+    // `chain`. Each error keeps the venue's words or says what was wrong, without the token.
+    const BASE64: &str = "q8Zr3Xw1Lm7Pa9Tb+/Ue2Kd5Hs0Vf4Jn6Yc8Gg1Oi3Rk7Wl2==";
+    const JWT: &str = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ2aWN0aW0ifQ.Qk9HVVNzaWduYXR1cmU";
+    const SHORT: &str = "tk-7Q9x2";
+    const OPAQUE: &str = "SECRETtokenXYZ0123456789abcdefghijklmnop";
+    let escaped_jwt = JWT.replace('.', "\\u002e");
+    let refusal = format!(r#"{{"message":"session exists: token={BASE64}; also {escaped_jwt}"}}"#);
+    let cases: Vec<(Vec<Step>, perps_code, &str, &[&str])> = vec![
+        (json(409, &refusal), PERPS_HTTP_STATUS, "session exists", &[BASE64, JWT]),
+        (json(200, &refusal.replace("{", r#"{"success":false,"#)), PERPS_API_ERROR, "session exists", &[BASE64, JWT]),
+        (
+            json(409, &format!(r#"{{"message":"already signed in with {SHORT}","token":"{SHORT}"}}"#)),
+            PERPS_HTTP_STATUS,
+            "already signed in with",
+            &[SHORT],
+        ),
+        (
+            json(200, &format!(r#"{{"code":409,"msg":"already signed in with {SHORT}","token":"{SHORT}"}}"#)),
+            PERPS_API_ERROR,
+            "already signed in with",
+            &[SHORT],
+        ),
+        (
+            json(200, &format!(r#"{{"token":"{OPAQUE}","chain":"bsc","address":"{OPAQUE}"}}"#)),
+            PERPS_VERIFICATION_FAILED,
+            "answered for an \"address\" that is no bsc address",
+            &[OPAQUE],
+        ),
+        (
+            json(200, &format!(r#"{{"token":"{SHORT}","chain":"bsc","address":"{SHORT}"}}"#)),
+            PERPS_VERIFICATION_FAILED,
+            "that is no bsc address",
+            &[SHORT],
+        ),
+        (
+            json(200, &format!(r#"{{"token":"{SHORT}","chain":"{SHORT}","address":"{BSC_ADDRESS}"}}"#)),
+            PERPS_VERIFICATION_FAILED,
+            "answered for chain (a 8-byte string, not shown)",
+            &[SHORT],
+        ),
+    ];
+    for (answer, code, words, secrets) in cases {
+        let mut venue = ScriptedVenue::honest();
+        venue.login = Box::new(move |_| answer.clone());
+        let rogue = start_venue(venue);
+        let session = Session::new();
+        let f = expect(prepare_login(&client_at(&rogue.url(), FAST), &session), code, false);
+        assert!(f.message.contains(words), "{f:?}");
+        for secret in secrets {
+            assert!(!quotes(&f.message, secret), "{secret} quoted: {f:?}");
+        }
+        assert!(f.body.is_none(), "{f:?}");
+        assert_eq!(session.info()["has_token"], false);
+    }
+}
+
 #[test]
 fn a_login_answer_naming_success_code_or_token_twice_is_ambiguous_and_keeps_no_token() {
     // `"success"` or `"code"` written twice: a reader keeping the first copy sees a refusal,
@@ -366,7 +476,21 @@ fn clock_sync_answers_the_client_cannot_use() {
         let offset = sync(&client).unwrap();
         assert!((98_900..=101_500).contains(&offset), "{form}: offset {offset}");
     }
-    for body in ["9223372036854775807", "-9223372036854775808", "253402300800", "-1", "1e12", "17e8", "now", "", "{}"] {
+    // A clock a day or more away is no clock error: Unix time 1000 (1970) and the last second
+    // of year 9999, which a reader of the number alone takes.
+    for body in [
+        "9223372036854775807",
+        "-9223372036854775808",
+        "253402300800",
+        "-1",
+        "1e12",
+        "17e8",
+        "now",
+        "",
+        "{}",
+        "1000",
+        "253402300799",
+    ] {
         *answer.lock().unwrap() = json(200, body);
         let f = expect(sync(&client).map(|o| o.to_string()), PERPS_BAD_RESPONSE, false);
         assert_eq!(f.body.as_deref(), Some(body), "{f:?}");
@@ -388,5 +512,38 @@ fn clock_sync_answers_the_client_cannot_use() {
     assert!((local + 98_000..=local + 101_500).contains(&stamp), "timestamp {stamp} vs local {local}");
     // Each sync sent once, but the reset one: it came on a kept-alive connection before any
     // answer, so it was read once more on a new connection (a GET changes nothing).
-    assert_eq!(rogue.count("/api/kline/time"), 1 + 3 + 9 + 3 + 1, "each sync sent once");
+    assert_eq!(rogue.count("/api/kline/time"), 1 + 3 + 11 + 3 + 1, "each sync sent once");
+}
+
+#[test]
+fn a_venue_clock_more_than_a_day_away_is_refused_and_the_offset_kept() {
+    // Within 24 h either way the offset is taken (a clock may be that wrong); beyond, the
+    // answer is refused with the offset in use named and kept: taken, every sign-in and order
+    // would fail as "token expired" or "challenge expired".
+    let ahead = Arc::new(AtomicI64::new(0));
+    let clock = ahead.clone();
+    let rogue = Rogue::start(move |seen, _| match seen.path() {
+        "/perps/api/kline/time" => json(200, &(now_secs() + clock.load(Ordering::SeqCst)).to_string()),
+        _ => json(200, r#"{"code":0}"#),
+    });
+    let client = client_at(&rogue.url(), FAST);
+    let sync = |seconds: i64| {
+        ahead.store(seconds, Ordering::SeqCst);
+        let mut offset = 0i64;
+        abi::code(|e| perps::ffi::client::perps_client_sync_time(client.0, &mut offset, e)).map(|()| offset)
+    };
+    for seconds in [86_000, -86_000, 3_600] {
+        let offset = sync(seconds).unwrap();
+        assert!((offset - seconds * 1000).abs() <= 1_500, "{seconds} s: offset {offset} ms");
+    }
+    for (seconds, words) in [(86_402, "s ahead of this machine's"), (-86_402, "s behind this machine's")] {
+        let f = expect(sync(seconds).map(|o| o.to_string()), PERPS_BAD_RESPONSE, false);
+        assert!(f.message.contains(words) && f.message.contains("more than the 86400 s (24 h)"), "{f:?}");
+        assert!(f.message.contains("the offset in use (3"), "the kept offset is named: {f:?}");
+    }
+    // Orders still carry the offset of the last good sync: local clock + 3600 s.
+    new_order(&client, &api_session(), ORDER).unwrap();
+    let stamp: i64 = rogue.seen().last().unwrap().header("x-request-timestamp").unwrap().parse().unwrap();
+    let local = perps::body_sign::now_ms();
+    assert!((local + 3_598_000..=local + 3_601_500).contains(&stamp), "timestamp {stamp} vs local {local}");
 }

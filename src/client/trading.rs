@@ -107,6 +107,11 @@ fn with_request_id(error: Error, signature: Option<&BodySignature>) -> Error {
     }
 }
 
+/// The largest venue clock offset `sync_time` takes, either way: 24 h. A real clock error is
+/// seconds or minutes; a day is already far beyond any, and an answer beyond it (a Unix time of
+/// 1000, year 9999) is broken.
+const MAX_CLOCK_OFFSET_MS: i64 = 24 * 3600 * 1000;
+
 impl Client {
     /// Validate (generating a `cl_ord_id` when there is none), check the symbol rules when
     /// they are on, serialise once, pace, sign those bytes, POST `/api/new_order`, all within
@@ -245,7 +250,8 @@ impl Client {
     }
 
     /// Read the venue's clock (`GET /api/kline/time`, Unix seconds) and keep the offset
-    /// applied to every later `x-request-timestamp`. Returns the offset in milliseconds.
+    /// applied to every later `x-request-timestamp`. Returns the offset in milliseconds. An
+    /// offset of more than 24 h either way is refused and the one in use kept.
     pub fn sync_time(&self) -> Result<i64> {
         let started = crate::body_sign::now_ms();
         let reply =
@@ -258,6 +264,21 @@ impl Client {
         // The venue's clock was read somewhere during the round trip: its middle is the best
         // estimate.
         let offset = venue_ms - (started + finished) / 2;
+        if offset.abs() > MAX_CLOCK_OFFSET_MS {
+            // Taken, it would move every request's timestamp and every challenge's and token's
+            // expiry check by as much: sign-in and orders would fail for reasons they do not
+            // have ("token expired", "challenge expired", the venue's timestamp window).
+            let kept = self.clock_offset_ms();
+            return Err(Error::bad_response(format!(
+                "kline/time: the venue's clock is {} s {} this machine's, more than the {} s (24 h) a clock \
+                 may be off: a broken answer (or local clock), not used; the offset in use ({kept} ms) is kept",
+                offset.unsigned_abs() / 1000,
+                if offset > 0 { "ahead of" } else { "behind" },
+                MAX_CLOCK_OFFSET_MS / 1000,
+            ))
+            .with_status(reply.status)
+            .with_body(reply.body.clone()));
+        }
         self.clock_offset_ms.store(offset, std::sync::atomic::Ordering::Relaxed);
         Ok(offset)
     }

@@ -124,7 +124,9 @@ impl Transport {
         let (retry_after, content_type) = (non_2xx_header(header::RETRY_AFTER), non_2xx_header(header::CONTENT_TYPE));
         // A non-2xx answer keeps its status, and so its documented mapping, even when its body
         // is too large (the body is dropped) or not UTF-8 (decoded lossily).
-        let bytes = match response.body_mut().with_config().limit(self.max_response_bytes).read_to_vec() {
+        let expected = response.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse().ok());
+        let reader = response.body_mut().with_config().limit(self.max_response_bytes).reader();
+        let bytes = match read_wiping(reader, expected, self.max_response_bytes) {
             Ok(bytes) => bytes,
             Err(ureq::Error::BodyExceedsLimit(_)) if !success => Vec::new(),
             Err(ureq::Error::BodyExceedsLimit(limit)) => {
@@ -136,13 +138,24 @@ impl Transport {
             }
             Err(other) => return Err(map_error(other, &self.limits).with_status(status)),
         };
+        // Every copy of the answer but the one returned is wiped (it may hold a token).
         let body = match String::from_utf8(bytes) {
             // A UTF-8 byte-order mark is no part of the JSON text (RFC 8259 §8.1 lets a reader
             // ignore it); kept, it would make every answer unreadable to us and to the caller.
-            Ok(body) if body.starts_with('\u{feff}') => body['\u{feff}'.len_utf8()..].to_owned(),
+            // Taken out in place.
+            Ok(mut body) if body.starts_with('\u{feff}') => {
+                body.replace_range(..'\u{feff}'.len_utf8(), "");
+                body
+            }
             Ok(body) => body,
-            Err(e) if !success => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-            Err(_) => {
+            Err(e) if !success => {
+                let mut bytes = e.into_bytes();
+                let body = String::from_utf8_lossy(&bytes).into_owned();
+                crate::wipe::wipe(&mut bytes);
+                body
+            }
+            Err(e) => {
+                crate::wipe::wipe(&mut e.into_bytes());
                 return Err(Error::bad_response(format!("the venue's answer (HTTP {status}) is not UTF-8"))
                     .with_status(status)
                     .reached_venue(true));
@@ -186,6 +199,43 @@ impl Transport {
             Some(total) => self.agent.run(self.agent.configure_request(request).timeout_global(Some(total)).build()),
         }
     }
+}
+
+/// The whole body from `reader` (ureq's, which stops it at `limit` bytes with
+/// `BodyExceedsLimit`), into one block that grows by copying into a new one twice its size and
+/// wiping the old: a `Vec` grown by `read_to_end` frees each outgrown block with the answer's
+/// bytes in it, and an answer may hold a token (the login's). The first block is the size the
+/// answer announced (`Content-Length`, within `limit`, at most 1 MiB until that much came),
+/// and one byte more, to see its end without growing. The bytes past the answer are zeros.
+fn read_wiping(
+    mut reader: impl std::io::Read,
+    expected: Option<u64>,
+    limit: u64,
+) -> std::result::Result<Vec<u8>, ureq::Error> {
+    const FIRST_UNKNOWN: usize = 1024;
+    const FIRST_MOST: u64 = 1 << 20;
+    let first = expected.map_or(FIRST_UNKNOWN, |n| (n.min(limit).min(FIRST_MOST) + 1) as usize);
+    let mut block = vec![0u8; first];
+    let mut filled = 0;
+    loop {
+        if filled == block.len() {
+            let mut bigger = vec![0u8; block.len() * 2];
+            bigger[..filled].copy_from_slice(&block);
+            crate::wipe::wipe(&mut block);
+            block = bigger;
+        }
+        match reader.read(&mut block[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                crate::wipe::wipe(&mut block);
+                return Err(ureq::Error::from(e));
+            }
+        }
+    }
+    block.truncate(filled);
+    Ok(block)
 }
 
 /// Why one exchange failed: a request we could not build, or ureq's failure (mapped into our

@@ -15,6 +15,11 @@
 //!
 //! It sits above `sent_tracker`, so a request counts as sent only once its bytes were
 //! really written.
+//!
+//! As the last link, it also wipes the connection's buffers when ureq drops the connection
+//! (closed, or the pool or the client dropped): ureq's input and output buffers of the
+//! plaintext (under TLS, the rustls link's) hold the last answers read (a login's holds the
+//! access token) and requests written, and would be freed as they are.
 
 use ureq::unversioned::transport::{Buffers, ConnectionDetails, Connector, NextTimeout, Transport};
 
@@ -33,7 +38,7 @@ impl<In: Transport> Connector<In> for WriteCoalescing {
     }
 }
 
-pub struct CoalescingTransport<In> {
+pub struct CoalescingTransport<In: Transport> {
     inner: In,
     /// Bytes ureq asked us to transmit that are not sent yet (a copy: ureq writes its next
     /// transmission at the start of the same output buffer).
@@ -41,7 +46,7 @@ pub struct CoalescingTransport<In> {
 }
 
 /// The held bytes are a request head with its bearer token: their count only.
-impl<In: std::fmt::Debug> std::fmt::Debug for CoalescingTransport<In> {
+impl<In: Transport + std::fmt::Debug> std::fmt::Debug for CoalescingTransport<In> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CoalescingTransport").field("inner", &self.inner).field("held_bytes", &self.held.len()).finish()
     }
@@ -61,9 +66,9 @@ impl<In: Transport> CoalescingTransport<In> {
             result = self.inner.transmit_output(amount, time_left(timeout, started));
         }
         // Sent or failed, never sent twice: after a failure the connection is broken and
-        // ureq does not reuse it. The copy holds the bearer token: clear it (a plain fill;
-        // ureq's own output buffer keeps the same bytes until its next request anyway).
-        self.held.fill(0);
+        // ureq does not reuse it. The copy holds the bearer token: clear it (ureq's own output
+        // buffer keeps the same bytes until its next request, or until `drop` below).
+        crate::wipe::wipe(&mut self.held);
         self.held.clear();
         if self.held.capacity() > 2 * HOLD_LIMIT {
             self.held = Vec::new();
@@ -81,6 +86,18 @@ fn time_left(timeout: NextTimeout, started: std::time::Instant) -> NextTimeout {
             NextTimeout { after: Duration::Exact(after.saturating_sub(started.elapsed())), ..timeout }
         }
         Duration::NotHappening => timeout,
+    }
+}
+
+impl<In: Transport> Drop for CoalescingTransport<In> {
+    fn drop(&mut self) {
+        crate::wipe::wipe(&mut self.held);
+        let buffers = self.inner.buffers();
+        // Everything read counts as consumed: the whole input buffer is then free to write.
+        let unread = buffers.input().len();
+        buffers.input_consume(unread);
+        crate::wipe::wipe(buffers.input_append_buf());
+        crate::wipe::wipe(buffers.output());
     }
 }
 

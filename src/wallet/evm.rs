@@ -58,6 +58,22 @@ impl fmt::Debug for WalletKey {
     }
 }
 
+/// The address whose key made `signature` (`0x` + r || s || v, v = 27, 28, 0 or 1, as
+/// `personal_sign` gives it) over `message`; `None` for anything else.
+pub fn recovered_signer(signature: &str, message: &[u8]) -> Option<String> {
+    use k256::ecdsa::{RecoveryId, Signature, VerifyingKey};
+    let signature = signature.trim();
+    let digits = signature.strip_prefix("0x").or_else(|| signature.strip_prefix("0X")).unwrap_or(signature);
+    if digits.len() != 130 {
+        return None;
+    }
+    let raw = decode_hex(digits)?;
+    let recovery = RecoveryId::from_byte(if raw[64] >= 27 { raw[64] - 27 } else { raw[64] })?;
+    let signature = Signature::from_slice(&raw[..64]).ok()?;
+    let key = VerifyingKey::recover_from_prehash(&eip191_hash(message), &signature, recovery).ok()?;
+    Some(address_from_uncompressed(key.to_sec1_point(false).as_bytes()))
+}
+
 /// keccak256 of the EIP-191 version 0x45 envelope.
 pub fn eip191_hash(message: &[u8]) -> [u8; 32] {
     let mut hasher = Keccak256::new();

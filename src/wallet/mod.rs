@@ -78,6 +78,17 @@ pub fn sign_login(chain: Chain, private_key: &str, payload_json: &str) -> Result
     })
 }
 
+/// Whether `signature`, a login `signature` as a wallet made it (see [`sign_login`]), signs
+/// `message` by the wallet `address`: which of several challenges a wallet signed. `false`
+/// for a signature this library cannot check (another form, a contract wallet's).
+pub fn signs(chain: Chain, signature: &str, message: &str, address: &str) -> bool {
+    match chain {
+        Chain::Bsc => evm::recovered_signer(signature, message.as_bytes())
+            .is_some_and(|signer| chain.same_address(&signer, address)),
+        Chain::Solana => solana::signs(signature, message.as_bytes(), address),
+    }
+}
+
 /// The `message` string of a sign-in payload.
 pub fn payload_message(payload_json: &str) -> Result<String> {
     let payload: serde_json::Value = serde_json::from_str(payload_json)
@@ -105,7 +116,7 @@ pub fn shown_address(address: &str) -> String {
 /// Quote a short lower-case word (a misspelt chain name); anything else might be a secret
 /// passed in the wrong argument (a swapped `chain` and `private_key`), so only its length
 /// is shown.
-fn quote_if_harmless(text: &str) -> String {
+pub(crate) fn quote_if_harmless(text: &str) -> String {
     if text.len() <= 12 && text.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') {
         format!("{text:?}")
     } else {

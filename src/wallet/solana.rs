@@ -54,6 +54,26 @@ pub fn wrap_external_signature(payload_json: &str, address: &str, signature: &[u
     Ok(wrap(payload_json, message.as_bytes(), &signature, &public))
 }
 
+/// Whether a login `signature` (the base64 JSON wrapper) holds a valid Ed25519 signature of
+/// `message` by `address`.
+pub(crate) fn signs(signature: &str, message: &[u8], address: &str) -> bool {
+    let Ok(json) = base64::engine::general_purpose::STANDARD.decode(signature.trim()) else { return false };
+    let Ok(wrapper) = serde_json::from_slice::<serde_json::Value>(&json) else { return false };
+    let bytes = |value: &serde_json::Value| -> Option<Vec<u8>> {
+        value.as_array()?.iter().map(|n| n.as_u64().and_then(|n| u8::try_from(n).ok())).collect()
+    };
+    let output = &wrapper["output"];
+    let (Some(signed), Some(raw), Ok(public)) =
+        (bytes(&output["signedMessage"]), bytes(&output["signature"]), decode_address(address))
+    else {
+        return false;
+    };
+    let (Ok(raw), Ok(verifying)) = (<[u8; 64]>::try_from(raw.as_slice()), VerifyingKey::from_bytes(&public)) else {
+        return false;
+    };
+    signed == message && verifying.verify(message, &Signature::from_bytes(&raw)).is_ok()
+}
+
 /// One key must not do both jobs: a solana wallet key that is also the session's
 /// request-signing key (its address, base58 of the public key, equal to the request key id)
 /// is refused. Signing in with it would bind the account to a key that already signs every
