@@ -323,7 +323,6 @@ fn check_message(
             ));
         }
     }
-    crate::site_binding::check(domain, uri, pins).or_else(reject)?;
     if !expected.chain.same_address(message.address, expected.address) {
         return reject(format!(
             "the challenge's message is for wallet \"{}\", not {}",
@@ -359,6 +358,8 @@ fn check_message(
             ));
         }
     }
+    // The message says what the claims say (its text is ASCII-checked): now which site.
+    crate::site_binding::check(domain, uri, pins).or_else(reject)?;
     Ok(())
 }
 

@@ -78,7 +78,7 @@ type Parsed<T> = std::result::Result<T, String>;
 
 /// Characters a wallet's display may render as a line break (U+2028, U+2029), or that
 /// reorder (bidirectional controls: U+202E shows what follows backwards) or hide text
-/// (zero-width and other format characters): none belongs in a sign-in message, whose
+/// (zero-width and other format characters, tag characters): none belongs in a sign-in message, whose
 /// lines a person may read before approving it.
 fn is_invisible_format(c: char) -> bool {
     matches!(
@@ -91,6 +91,7 @@ fn is_invisible_format(c: char) -> bool {
             | '\u{2060}'..='\u{206F}'
             | '\u{FEFF}'
             | '\u{FFF9}'..='\u{FFFB}'
+            | '\u{E0000}'..='\u{E007F}'
     )
 }
 
@@ -426,6 +427,7 @@ mod tests {
                 "invisible formatting character (\\u{202e})",
             ),
             (EIP_EXAMPLE.replace("Terms of Service", "Terms\u{200B}of Service"), "invisible formatting"),
+            (EIP_EXAMPLE.replace("Terms of Service", "Terms\u{E0041}of Service"), "invisible formatting"),
             (EIP_EXAMPLE.replace("Terms of Service", "Terms\u{2066}of\u{2069} Service"), "invisible formatting"),
             (format!("{EIP_EXAMPLE}\n"), "not \"- \""),
             (EIP_EXAMPLE.replace("Ethereum account", "Ethereum wallet"), "first line"),

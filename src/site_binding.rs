@@ -16,8 +16,8 @@ use crate::challenge::Pins;
 use crate::error::excerpt;
 use std::net::IpAddr;
 
-/// `Err(reason)` when the message's `domain` or `uri` (equal to its claims, checked before)
-/// names a site other than the one the challenge came from.
+/// `Err(reason)` when the challenge's `domain` or `uri` claim names a site other than the one
+/// the challenge came from (called once the message was found to say the same).
 pub(crate) fn check(domain: &str, uri: &str, pins: &Pins<'_>) -> Result<(), String> {
     let Some(site) = pins.sign_in_host else { return Ok(()) };
     let domain_host = authority_host(domain);
@@ -93,12 +93,14 @@ fn is_same_or_subdomain(host: &str, domain: &str) -> bool {
 }
 
 /// `name` ends with `.suffix` (ASCII case ignored), every label of `suffix` non-empty.
+/// Compared as bytes: a host may hold any character (a claim is checked here before it is
+/// compared with the message), and no slice of it may fall inside one.
 fn is_proper_suffix(name: &str, suffix: &str) -> bool {
-    !suffix.split('.').any(str::is_empty)
+    let (name, suffix) = (name.as_bytes(), suffix.as_bytes());
+    !suffix.split(|&b| b == b'.').any(<[u8]>::is_empty)
         && name.len() > suffix.len() + 1
-        && name.is_char_boundary(name.len() - suffix.len() - 1)
         && name[name.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
-        && name.as_bytes()[name.len() - suffix.len() - 1] == b'.'
+        && name[name.len() - suffix.len() - 1] == b'.'
 }
 
 fn is_address(host: &str) -> bool {
@@ -141,6 +143,8 @@ mod tests {
             ("evil.example:443@standx.com", "api.standx.com"),
             ("standx.com:https", "api.standx.com"),
             ("", "api.standx.com"),
+            ("x\u{e9}m", "vm"),
+            ("\u{e9}.standx.com", "api.standx.com"),
             (".standx.com", "api.standx.com"),
             ("0.5", "10.0.0.5"),
             ("0.0.5", "10.0.0.5"),
@@ -161,6 +165,8 @@ mod tests {
             "https://",
             "standx.com",
             "https://com/",
+            "https://x\u{e9}m",
+            "https://\u{e9}standx.com",
         ] {
             let e = bound("standx.com", uri, "api.standx.com").unwrap_err();
             assert!(e.contains("names no host of the sign-in site") && e.contains("expected_uri"), "{uri}: {e}");

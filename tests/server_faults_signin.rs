@@ -547,3 +547,21 @@ fn a_venue_clock_more_than_a_day_away_is_refused_and_the_offset_kept() {
     let local = perps::body_sign::now_ms();
     assert!((local + 3_598_000..=local + 3_601_500).contains(&stamp), "timestamp {stamp} vs local {local}");
 }
+
+#[test]
+fn a_login_signature_of_the_wrong_shape_is_refused_unsent_and_unquoted() {
+    // The wallet's private key passed where the signature goes (or any text no wallet of the
+    // chain gives): refused before anything is sent, and never quoted.
+    let rogue = start_venue(ScriptedVenue::honest());
+    let client = client_at(&rogue.url(), FAST);
+    let session = Session::new();
+    prepare(&client, &session, "bsc", BSC_ADDRESS).unwrap();
+    for wrong in [BSC_KEY, "0x00", "0x1234zz", &format!("0x{}", "ab".repeat(64)), "not a signature"] {
+        let f = expect(login(&client, &session, wrong, 600), PERPS_INVALID_ARGUMENT, false);
+        assert!(f.message.contains("is not a bsc login signature") && f.message.contains("nothing was sent"), "{f:?}");
+        assert!(!f.message.contains("ac0974bec39a17e3"), "{f:?}");
+    }
+    assert_eq!(rogue.count("/login"), 0, "nothing was sent");
+    assert_eq!(session.info()["pending_signin"], true, "the challenge is still there to be signed");
+    assert_eq!(rogue.count("/login"), 0, "nothing was sent");
+}

@@ -133,6 +133,7 @@ impl Client {
         expires_seconds: i64,
         secrets: &CallSecrets<'_>,
     ) -> Result<String> {
+        wallet::check_login_signature(pending.chain, signature)?;
         let now = self.venue_now_ms().div_euclid(1000);
         if pending.challenge.exp <= now {
             return Err(Error::invalid_state(format!(

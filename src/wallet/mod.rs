@@ -89,6 +89,42 @@ pub fn signs(chain: Chain, signature: &str, message: &str, address: &str) -> boo
     }
 }
 
+/// A login `signature` of the shape its chain's wallets give (bsc: `0x` and at least 130 hex
+/// digits — `r || s || v`, or a contract wallet's longer one; solana: standard base64 of the
+/// JSON object `{"input","output"}` that [`sign_login`] and
+/// `perps_wallet_wrap_solana_signature` write), checked before it is sent. Above all a
+/// private key passed where the signature goes (66 characters of hex, a base58 keypair) is
+/// refused, never sent to the venue nor quoted.
+pub fn check_login_signature(chain: Chain, signature: &str) -> Result<()> {
+    let signature = signature.trim();
+    let fits = match chain {
+        Chain::Bsc => signature
+            .strip_prefix("0x")
+            .or_else(|| signature.strip_prefix("0X"))
+            .is_some_and(|hex| hex.len() >= 130 && hex.len() % 2 == 0 && hex.bytes().all(|b| b.is_ascii_hexdigit())),
+        Chain::Solana => {
+            use base64::Engine as _;
+            base64::engine::general_purpose::STANDARD.decode(signature).is_ok_and(|json| {
+                serde_json::from_slice::<serde_json::Value>(&json)
+                    .is_ok_and(|wrapper| wrapper.get("input").is_some() && wrapper["output"].is_object())
+            })
+        }
+    };
+    if fits {
+        return Ok(());
+    }
+    Err(Error::invalid_argument(format!(
+        "the wallet signature ({} bytes, not shown) is not a {chain} login signature ({}): nothing was sent",
+        signature.len(),
+        match chain {
+            Chain::Bsc => "0x and at least 130 hex digits, as personal_sign gives them",
+            Chain::Solana =>
+                "standard base64 of {\"input\",\"output\"}, as perps_wallet_sign or \
+                              perps_wallet_wrap_solana_signature give it",
+        }
+    )))
+}
+
 /// The `message` string of a sign-in payload.
 pub fn payload_message(payload_json: &str) -> Result<String> {
     let payload: serde_json::Value = serde_json::from_str(payload_json)
@@ -101,15 +137,23 @@ pub fn payload_message(payload_json: &str) -> Result<String> {
     }
 }
 
-/// The caller's wallet address as a message quotes it: only text that may be an address (at
-/// most 44 letters and digits: a bsc address is 42, a solana one at most 44). A private key
-/// passed as the address by mistake — 64 hex digits, an 88-character keypair, a JSON array —
-/// is never echoed (40 characters of a solana keypair would leave its seed to a search).
+/// The caller's wallet address as a message quotes it. A bsc address (`0x` and 40 hex digits)
+/// is quoted whole; anything else only by its length and, when it is letters and digits, its
+/// first four characters: a private key passed as the address by mistake — 64 hex digits, a
+/// base58 keypair, a JSON array, or a solana seed, which looks just like a solana address —
+/// is never echoed (40 characters of a keypair, or a whole seed, would give the key away).
 pub fn shown_address(address: &str) -> String {
-    if address.len() <= 44 && address.bytes().all(|b| b.is_ascii_alphanumeric()) {
-        format!("\"{address}\"")
-    } else {
-        format!("(a {}-byte text, not shown: it may be a key)", address.len())
+    let bsc_shaped = address.len() == 42
+        && (address.starts_with("0x") || address.starts_with("0X"))
+        && address[2..].bytes().all(|b| b.is_ascii_hexdigit());
+    if bsc_shaped {
+        return format!("\"{address}\"");
+    }
+    match address.get(..4).filter(|head| head.bytes().all(|b| b.is_ascii_alphanumeric())) {
+        Some(head) if address.len() > 4 => {
+            format!("\"{head}…\" ({} bytes, the rest not shown: it may be a key)", address.len())
+        }
+        _ => format!("(a {}-byte text, not shown: it may be a key)", address.len()),
     }
 }
 
@@ -121,5 +165,39 @@ pub(crate) fn quote_if_harmless(text: &str) -> String {
         format!("{text:?}")
     } else {
         format!("(a {}-byte string, not shown)", text.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_login_signature_must_have_its_chains_shape() {
+        let payload = r#"{"message":"m","requestId":"r"}"#;
+        let bsc = sign_login(Chain::Bsc, "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80", payload)
+            .unwrap();
+        assert!(check_login_signature(Chain::Bsc, &bsc).is_ok());
+        let seed = bs58::encode([7u8; 32]).into_string();
+        let solana = sign_login(Chain::Solana, &seed, payload).unwrap();
+        assert!(check_login_signature(Chain::Solana, &solana).is_ok());
+        let keypair = bs58::encode([7u8; 64]).into_string();
+        for (chain, wrong) in [
+            (Chain::Bsc, "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"),
+            (Chain::Bsc, &solana),
+            (Chain::Bsc, &bsc[..bsc.len() - 1]),
+            (Chain::Solana, &keypair),
+            (Chain::Solana, &seed),
+            (Chain::Solana, "e30="),
+            (Chain::Solana, &bsc),
+        ] {
+            let e = check_login_signature(chain, wrong).unwrap_err();
+            assert_eq!(e.code(), crate::error::Code::InvalidArgument);
+            assert!(
+                e.message().contains("not shown") && !e.message().contains(&wrong[..wrong.len().min(12)]),
+                "{}",
+                e.message()
+            );
+        }
     }
 }
