@@ -124,10 +124,12 @@ impl SeqTracker {
             pair.and_then(|(channel, symbol)| self.last.iter().position(|(c, s, _)| c == channel && s == symbol));
         let last = slot.map(|i| self.last[i].2);
         // In order on its own pair, behind the connection: never under connection-wide counting.
-        let behind_in_order = |highest: i64| seq <= highest && last.is_none_or(|last| seq > last) && pair.is_some();
+        // So is a frame of no subscription behind it (a channel the library does not know,
+        // numbered by a counter of its own): taken as evidence, never as an alarm.
+        let behind_in_order = |highest: i64| seq <= highest && last.is_none_or(|last| seq > last);
         let evidence_counts = match self.counting {
             Counting::Unknown => true,
-            Counting::ConnectionWide => self.highest_from_push,
+            Counting::ConnectionWide => self.highest_from_push || pair.is_none(),
             Counting::PerSubscription => false,
         };
         if let Some(highest) = self.highest
@@ -343,6 +345,28 @@ mod tests {
             assert_eq!(t.check("price", "BTC-USD", n), SeqCheck::InOrder);
             assert_eq!(t.check("depth_book", "BTC-USD", n), SeqCheck::InOrder);
         }
+    }
+
+    #[test]
+    fn a_frame_of_no_subscription_behind_the_count_shows_per_channel_counting_without_an_alarm() {
+        // A per-channel venue seen on one channel of two symbols looks connection-wide; a
+        // frame of a channel the library does not know, numbered by its own counter, is then
+        // behind the count: per-channel after all, and no alarm.
+        let mut t = SeqTracker::default();
+        for (symbol, seq) in [("BTC-USD", 1), ("ETH-USD", 2), ("BTC-USD", 3), ("ETH-USD", 4)] {
+            assert_eq!(t.check("depth_book", symbol, seq), SeqCheck::InOrder);
+        }
+        assert_eq!(t.counting, Counting::ConnectionWide);
+        assert_eq!(t.observe(1), SeqCheck::InOrder);
+        assert_eq!(t.counting, Counting::PerSubscription);
+        assert_eq!(t.check("depth_book", "BTC-USD", 5), SeqCheck::InOrder);
+        // A push far ahead of the count, then pushes in order on their own pairs behind it:
+        // per-channel counting too (one alarm, the gap, then none).
+        let mut t = learnt_connection_wide();
+        assert_eq!(t.check("trade", "BTC-USD", 500), SeqCheck::Gap { expected: 5, received: 500, scope: CONN });
+        assert_eq!(t.check("price", "BTC-USD", 5), SeqCheck::InOrder);
+        assert_eq!(t.check("trade", "BTC-USD", 501), SeqCheck::InOrder);
+        assert_eq!(t.check("depth_book", "BTC-USD", 6), SeqCheck::InOrder);
     }
 
     #[test]
