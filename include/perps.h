@@ -641,7 +641,8 @@ char *perps_stream_next(const struct perps_stream *st, int64_t timeout_ms, struc
  * "accepted" ack with `final` false, then the outcome with `final` true). Errors:
  * `PERPS_INVALID_ORDER` (the order, or the symbol rules, refuse it: nothing sent),
  * `PERPS_INVALID_STATE` (a market stream; or 100,000 requests of
- * the stream already awaiting their outcome, none yet listed `unanswered`: nothing sent),
+ * the stream already awaiting their outcome, none yet listed `unanswered` nor reported by a
+ * `request_timeout` event: nothing sent),
  * `PERPS_STREAM_CLOSED` (closed, or ended or ending for good: nothing sent; the message
  * names the cause; `perps_stream_next` still gives the `disconnected` and `failed` events
  * of the end, the `unanswered` list included), `PERPS_TRANSPORT` (not connected, or the connection closing,

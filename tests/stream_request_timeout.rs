@@ -1,8 +1,8 @@
 //! The order stream's per-request deadline (client option `stream_request_timeout_ms`): a
 //! request whose outcome has not come in time is reported once by a `request_timeout` status
 //! event, its fate unknown, while the connection lives on; its late outcome is still matched;
-//! a disconnection does not list it `unanswered` again; a request answered in time is never
-//! reported; the deadline is kept while the I/O thread has nothing else to wake it for.
+//! the disconnection that follows still lists it `unanswered`; a request answered in time is
+//! never reported; the deadline is kept while the I/O thread has nothing else to wake it for.
 //! Against the WebSocket test venue (`tests/common/ws_server.rs`) and scripted venues.
 
 #[path = "streams/helpers.rs"]
@@ -61,14 +61,14 @@ fn an_unanswered_order_is_reported_once_at_its_deadline_and_its_late_outcome_sti
     let (outcome, _) = until(&stream, LONG, "the late outcome", is_channel("order_response"));
     assert_eq!((outcome["final"].as_bool(), outcome["matched"].as_bool()), (Some(true), Some(true)), "{outcome}");
     assert_eq!((outcome["success"].as_bool(), outcome["cl_ord_id"].clone()), (Some(true), order["cl_ord_id"].clone()));
-    // A disconnection lists what is not reported yet: a request sent since, not the cancel
-    // (its fate was reported unknown already).
+    // A disconnection lists every request the connection leaves unanswered: the cancel
+    // (reported by its deadline too) and a request sent since; not the order, answered.
     let third = sent(&stream, ORDER);
     let frames = || server.conns().iter().flat_map(|c| c.frames()).filter(|f| f["method"] == "order:new").count();
     server.wait_for(LONG, "the second order frame", |_| frames() == 2);
     server.drop_all();
     let (down, _) = until(&stream, LONG, "disconnected", is_status("disconnected"));
-    assert_eq!(down["unanswered"], json!([third["request_id"]]), "{down}");
+    assert_eq!(down["unanswered"], json!([cancel["request_id"], third["request_id"]]), "{down}");
     until(&stream, LONG, "reconnected", is_status("reconnected"));
     // Reported by the disconnection: no request_timeout for it after all.
     let after = drain(&stream, Duration::from_millis(900));

@@ -150,7 +150,8 @@ impl Stream {
     /// `x-request-id` of its signature and the envelope `request_id`
     /// (`Error::stream_request_id`, named in the message too). Refused unsent
     /// (`InvalidState`) while 100,000 requests of the stream await their outcome and none of
-    /// them has been listed `unanswered` yet (those are forgotten first, oldest first).
+    /// them has been listed `unanswered` or reported by a `request_timeout` event yet (those
+    /// are forgotten first, oldest first).
     pub fn new_order(&self, order_json: &str) -> Result<String> {
         let state = self.order_state()?;
         // The same validation and `cl_ord_id` generation as REST `new_order`.

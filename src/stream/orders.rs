@@ -326,7 +326,9 @@ impl Protocol for Orders {
                 "timeout_ms": timeout_ms,
                 "outcome_unknown": true,
             });
-            queue.push(super::events::Kind::Status, super::events::status("request_timeout", fields));
+            // A notice, not a status event: bounded with the data (an `overflow` marker says
+            // when some were dropped), as a venue that never answers could make one per order.
+            queue.push(super::events::Kind::Notice, super::events::status("request_timeout", fields));
         }
         next
     }

@@ -68,7 +68,8 @@ struct Held {
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Data,
-    /// A status event about the data (error, gap, seq_regression): bounded like data.
+    /// A status event about the data (error, gap, seq_regression, request_timeout): bounded
+    /// like data.
     Notice,
     /// A status event about the connection: never dropped (their number is bounded by the
     /// reconnection pacing).

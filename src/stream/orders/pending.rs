@@ -109,6 +109,9 @@ pub(super) struct Request {
     /// Listed `unanswered` in a `disconnected` event, or reported by a `request_timeout`
     /// event: the engine knows its fate is unknown.
     pub(super) reported: bool,
+    /// Listed `unanswered` in a `disconnected` event (its connection ended without its
+    /// outcome): not listed again by a later one.
+    pub(super) listed: bool,
     /// The venue's "accepted" ack came.
     pub(super) acked: bool,
 }
@@ -296,7 +299,14 @@ impl OrderState {
                 ),
             ));
         }
-        let request = Request { method, cl_ord_id: cl_ord_id.map(Box::from), order_id, reported: false, acked: false };
+        let request = Request {
+            method,
+            cl_ord_id: cl_ord_id.map(Box::from),
+            order_id,
+            reported: false,
+            listed: false,
+            acked: false,
+        };
         pending.insert(id.key, request);
         Ok(pending.deadlines.start(id.key, Instant::now()))
     }
@@ -357,18 +367,20 @@ impl OrderState {
         !self.pending().by_id.is_empty()
     }
 
-    /// The requests still waiting for their outcome that no event has reported yet (those
-    /// the ended connection leaves, but for any past their deadline), oldest first, for a
+    /// The requests the ended connection leaves waiting for their outcome (every one still
+    /// awaited that no earlier disconnection listed: those reported by a `request_timeout`
+    /// event too, so that the list is complete for the connection), oldest first, for a
     /// `disconnected` event: from now on, each may make room for a new request when the
-    /// table is full. Those reported earlier are not listed again on every disconnection.
+    /// table is full.
     pub(super) fn report_unanswered(&self) -> Vec<String> {
         let mut pending = self.pending();
         let pending = &mut *pending;
-        let mut listed = Vec::with_capacity(pending.unreported);
+        let mut listed = Vec::new();
         for &key in &pending.order {
             if let Some(request) = pending.by_id.get_mut(&key)
-                && !request.reported
+                && !request.listed
             {
+                request.listed = true;
                 request.reported = true;
                 listed.push(text_of(key));
             }
