@@ -36,6 +36,12 @@ impl PushDecoder {
         PushDecoder { market: Market::new(Vec::new(), None).without_scanner(), queue: Queue::default() }
     }
 
+    /// Without the scanner nor the one-pass serde path: every push through the general path
+    /// (to compare).
+    pub fn general_only() -> Self {
+        PushDecoder { market: Market::new(Vec::new(), None).general_only(), queue: Queue::default() }
+    }
+
     /// Decode one text frame into its event(s), as the I/O thread does; the last event. The
     /// benchmarks' path: the events are taken one by one, with no list built.
     pub fn decode(&mut self, frame: &str) -> Option<String> {
