@@ -133,7 +133,7 @@ impl Market {
             }
         };
         match event {
-            Ok(event) => deliver(queue, push.channel, event),
+            Ok(event) => deliver(queue, event),
             Err(error) => bad_push(queue, &error, text, push.channel, symbol, seq),
         }
         Some(())
@@ -167,7 +167,7 @@ impl Market {
             Some(FastData::Raw(raw)) => raw.get(),
             None => "null",
         };
-        deliver(queue, known, push_event(known, seq, symbol, data, received_ns));
+        deliver(queue, push_event(known, seq, symbol, data, received_ns));
         Some(())
     }
 
@@ -237,7 +237,7 @@ impl Market {
             (_, Some(data)) => data.get(),
             (_, None) => "null",
         };
-        deliver(queue, known, push_event(known, seq, symbol, data, received_ns));
+        deliver(queue, push_event(known, seq, symbol, data, received_ns));
     }
 
     /// The checks every path makes of a push's symbols — its envelope's (`symbol`) and its
@@ -329,18 +329,14 @@ impl Protocol for Market {
     }
 }
 
-/// Queue a push's event. An account push (`order`, `position`, `balance`, `trade`: a few per
-/// fill) is redacted first of the tokens the stream sent, as every frame of the venue handed
-/// on as data is (`Queue::push_quoting_venue`): an order's data may echo what the venue was
-/// sent, and engines log these events. Public pushes —
-/// market data, about no one's account, up to hundreds of thousands a second — are passed as
-/// sent.
-fn deliver(queue: &Queue, channel: &str, event: String) {
-    if ACCOUNT_CHANNELS.contains(&channel) {
-        queue.push_quoting_venue(event);
-    } else {
-        queue.push(Kind::Data, event);
-    }
+/// Queue a push's event, redacted first of the tokens the stream sent, as every frame of the
+/// venue handed on as data is (`Queue::push_quoting_venue`): an order's data may echo what the
+/// venue was sent, and so may a public push's (a book or a price is the venue's text too, and
+/// engines log these events). Without a session there is nothing to redact; with one, a
+/// public push costs a scan of its text for the token's runs (`redact::Secrets`: a filter
+/// over its aligned 4-byte blocks rules out nearly every place at once).
+fn deliver(queue: &Queue, event: String) {
+    queue.push_quoting_venue(event);
 }
 
 /// Queue the `error` event of a push that could not be read (`events::bad_push`).
