@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Instructions per operation of the streams' hot paths, counted by callgrind on the calling
-# (main) thread only: a depth_book push decoded and sorted (next to a bare serde_json::Value
-# parse of the same frame), and order entry through the C ABI and without it, next to its
+# (main) thread only: a depth_book push decoded and sorted, without and with a session (next
+# to a bare serde_json::Value parse of the same frame), and order entry through the C ABI and without it, next to its
 # floor (the body signature + a plain tungstenite write of the same frame). Each mode runs
 # twice under valgrind, N and BASE operations after the same setup; (I(N) - I(BASE)) /
 # (N - BASE) is the cost of one operation, setup and one-time initialisation cancelled out.
@@ -54,12 +54,14 @@ ratio() { python3 -c "print(f'{$1/$2:.3f}')"; }
 
 value=$(per_op depth_value)
 depth=$(per_op depth)
+session=$(per_op depth_session)
 floor=$(per_op order_floor)
 order=$(per_op order)
 ffi=$(per_op order_ffi)
 echo "instructions per operation, calling thread (callgrind; $N minus $BASE, same setup):"
 printf '  %-52s %9d\n' "serde_json::Value parse of the depth_book push" "$value"
 printf '  %-52s %9d   ratio %s\n' "depth_book push decoded + sorted (PushDecoder)" "$depth" "$(ratio "$depth" "$value")"
+printf '  %-52s %9d   ratio %s\n' "the same with a session (redacted of its token)" "$session" "$(ratio "$session" "$value")"
 printf '  %-52s %9d\n' "floor: signature + plain tungstenite write" "$floor"
 printf '  %-52s %9d   ratio %s\n' "Stream::new_order" "$order" "$(ratio "$order" "$floor")"
 printf '  %-52s %9d   ratio %s\n' "perps_stream_new_order + perps_string_free" "$ffi" "$(ratio "$ffi" "$floor")"

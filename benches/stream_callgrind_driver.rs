@@ -6,6 +6,8 @@
 //! `stream_callgrind_driver MODE N` with MODE one of:
 //! - `depth`: one 20 + 20-level `depth_book` push decoded, sorted and shaped into its event
 //!   (`PushDecoder`, what the I/O thread does with a frame);
+//! - `depth_session`: the same on a stream with a session, the event redacted of its token
+//!   (`stream_fixtures::bench_token`, a JWT of the venue's size);
 //! - `depth_value`: the reference, a bare `serde_json::Value` parse of the same frame;
 //! - `order_ffi`: `perps_stream_new_order` + `perps_string_free` through the C ABI, the frame
 //!   written to the test venue on loopback;
@@ -29,12 +31,13 @@ use perps::stream::PushDecoder;
 use std::ffi::CString;
 use std::hint::black_box;
 use std::ptr::null_mut;
-use stream_fixtures::{ORDER, SEED_B58, depth_frame, floor_order_frame};
+use stream_fixtures::{ORDER, SEED_B58, bench_token, depth_frame, floor_order_frame};
 
 fn run(mode: &str, n: u64) -> Result<(), String> {
     // The same setup whatever the mode, so that it cancels out in the subtraction.
     let frames: Vec<String> = (1..=1000).map(depth_frame).collect();
     let mut decoder = PushDecoder::default();
+    let mut with_session = PushDecoder::default().with_token(&bench_token());
     let server = ws_server::WsServer::start(ws_server::Config { silent_orders: true, ..Default::default() });
     let url = CString::new(server.perps_url()).unwrap();
     let options = CString::new(stream_fixtures::CLIENT_OPTIONS).unwrap();
@@ -64,6 +67,14 @@ fn run(mode: &str, n: u64) -> Result<(), String> {
                 black_box(decoder.decode(black_box(&frames[i % 1000])));
             }
         }
+        "depth_session" => {
+            for i in 0..n as usize {
+                if i % 1000 == 0 {
+                    with_session.reset_seq();
+                }
+                black_box(with_session.decode(black_box(&frames[i % 1000])));
+            }
+        }
         "depth_value" => {
             for i in 0..n as usize {
                 black_box(serde_json::from_str::<serde_json::Value>(black_box(&frames[i % 1000])).unwrap());
@@ -87,7 +98,9 @@ fn run(mode: &str, n: u64) -> Result<(), String> {
             }
         }
         other => {
-            return Err(format!("unknown mode {other:?} (depth, depth_value, order_ffi, order, order_floor, none)"));
+            return Err(format!(
+                "unknown mode {other:?} (depth, depth_session, depth_value, order_ffi, order, order_floor, none)"
+            ));
         }
     }
     drop(rust_stream);
@@ -108,7 +121,7 @@ fn main() {
             }
         }
         [] => {
-            for mode in ["none", "depth", "depth_value", "order_ffi", "order", "order_floor"] {
+            for mode in ["none", "depth", "depth_session", "depth_value", "order_ffi", "order", "order_floor"] {
                 run(mode, 3).expect("known mode");
             }
             println!(
@@ -117,7 +130,7 @@ fn main() {
         }
         _ => {
             eprintln!(
-                "usage: stream_callgrind_driver MODE N   (MODE: depth, depth_value, order_ffi, order, order_floor, none)"
+                "usage: stream_callgrind_driver MODE N   (MODE: depth, depth_session, depth_value, order_ffi, order, order_floor, none)"
             );
             std::process::exit(2);
         }

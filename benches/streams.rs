@@ -42,7 +42,7 @@ use std::ptr::null_mut;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-use stream_fixtures::{ORDER, SEED_B58, depth_frame, floor_order_frame};
+use stream_fixtures::{ORDER, SEED_B58, bench_token, depth_frame, floor_order_frame};
 
 /// CPU time of the calling thread.
 fn thread_cpu() -> Duration {
@@ -113,12 +113,16 @@ fn depth(c: &mut Criterion) {
     };
     let mut decoder = PushDecoder::default();
     let mut serde_path = PushDecoder::serde_only();
+    // A stream with a session redacts every push of the token it sent (a JWT of the venue's
+    // size: about 420 characters).
+    let mut with_session = PushDecoder::default().with_token(&bench_token());
     let without_time = |event: Option<String>| event.map(|e| e[..e.rfind(",\"received_ns\"").unwrap()].to_owned());
     assert_eq!(
         without_time(decode(&mut decoder, 0)),
         without_time(decode(&mut serde_path, 0)),
         "both paths give the same event"
     );
+    assert_eq!(without_time(decode(&mut decoder, 0)), without_time(decode(&mut with_session, 0)), "nothing to redact");
     // RSS over 10^6 decoded events (after a warm-up of 10^5).
     let events = if quick() { 10_000 } else { 1_000_000 };
     for i in 0..events / 10 {
@@ -133,7 +137,7 @@ fn depth(c: &mut Criterion) {
 
     // Calling-thread CPU time per event, the three in turn each round.
     let (rounds, per_round) = (rounds(), per_round(5000));
-    let (mut ours, mut serde, mut value) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut ours, mut serde, mut value, mut session) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut i = 0;
     for _ in 0..rounds {
         let t = thread_cpu();
@@ -142,6 +146,12 @@ fn depth(c: &mut Criterion) {
             black_box(decode(&mut decoder, i));
         }
         ours.push((thread_cpu() - t).as_secs_f64() / per_round as f64);
+        let t = thread_cpu();
+        for _ in 0..per_round {
+            i += 1;
+            black_box(decode(&mut with_session, i));
+        }
+        session.push((thread_cpu() - t).as_secs_f64() / per_round as f64);
         let t = thread_cpu();
         for _ in 0..per_round {
             i += 1;
@@ -158,11 +168,21 @@ fn depth(c: &mut Criterion) {
     let rate = |seconds: f64| format!("{:.2} µs = {:.0}/s", seconds * 1e6, 1.0 / seconds);
     println!(
         "depth_book: CPU per event (median of {rounds} rounds of {per_round}; best round): decode + sort {} (best {}); \
-         the serde path {}; a bare serde_json::Value parse {}",
+         with a session (redacted of its token) {} (best {}); the serde path {}; a bare serde_json::Value parse {}",
         rate(median(&ours)),
         rate(ours.iter().copied().fold(f64::INFINITY, f64::min)),
+        rate(median(&session)),
+        rate(session.iter().copied().fold(f64::INFINITY, f64::min)),
         rate(median(&serde)),
         rate(median(&value)),
+    );
+    let ratios = |a: &[f64]| -> Vec<f64> { a.iter().zip(&value).map(|(a, v)| a / v).collect() };
+    println!(
+        "depth_book: per-round ratios to the Value parse, medians: decode + sort {:.3}; with a session {:.3}; \
+         with a session / without {:.3}",
+        median(&ratios(&ours)),
+        median(&ratios(&session)),
+        median(&session.iter().zip(&ours).map(|(s, o)| s / o).collect::<Vec<_>>()),
     );
 
     let reference = depth_frame(1);

@@ -123,6 +123,18 @@ seeds = {
          b' { "seq" : 2 , "channel" : "price" , "symbol" : "X" , "data" : { "x" : [ 1 , { "y" : null } ] } } ',
          b'{"seq":"3","channel":"price","data":{"symbol":"X"}}', b'{"seq":-1,"channel":"depth_book"}',
          b'{"seq":4,"channel":"depth_book","symbol":"X","data":{"asks":[["1","\\u0031"]],"bids":[[1,2]]}}'],
+        # Pushes that say two things, books that are not books, seqs beyond i64 (README,
+        # "What the venue sends"): errors naming their subscription, or `unrecognized`.
+        [b'{"seq":1,"channel":"price","symbol":"BTC-USD","data":{"symbol":"ETH-USD","mark_price":"3000"}}',
+         b'{"seq":2,"channel":"price","symbol":"BTC-USD","symbol":"ETH-USD","data":{}}',
+         b'{"seq":3,"seq":900,"channel":"price","symbol":"BTC-USD","data":{}}',
+         b'{"seq":4,"channel":"price","data":{"symbol":"BTC-USD","symbol":"ETH-USD"}}',
+         b'{"seq":5,"channel":"depth_book","symbol":"BTC-USD","data":{"asks":[["1","NaN"],["2",null],["3"]],"bids":[["9","-1"]]}}',
+         b'{"seq":6,"channel":"depth_book","symbol":"BTC-USD","data":{"asks":[{"price":"1","qty":"2"},{"px":0.5,"sz":1}],"bids":null}}',
+         b'{"seq":7,"channel":"depth_book","symbol":"BTC-USD","data":{"asks":[["2","1"]],"asks":[["1","1"]],"bids":[]}}',
+         b'{"seq":8,"channel":"depth_book","symbol":"BTC-USD","data":{"Asks":[]}}',
+         b'{"seq":18446744073709551615,"channel":"trade","data":{"id":1}}',
+         b'{"seq":1.5,"channel":"price","symbol":7,"data":{}}'],
     ]],
     # Order-stream replies (venue-api.md §2.3): a flags byte (requests less one, bit 2: a login
     # awaited), then frames joined by 0xFF; @1…@4 and @L stand for the requests' and the

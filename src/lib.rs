@@ -5,6 +5,7 @@
 //! converts between C and the core. See README.md for the C API conventions.
 
 pub mod body_sign;
+mod book_levels;
 pub mod challenge;
 pub mod cl_ord_id;
 pub mod client;

@@ -35,6 +35,34 @@ fn filter_bit(run: [u8; RUN]) -> usize {
     (lower.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - FILTER_BITS)) as usize
 }
 
+/// Bytes of the pieces the second filter holds: [`QUAD`] bytes of a secret.
+const QUAD: usize = 4;
+
+/// Words of a filter (`1 << FILTER_BITS` bits).
+const QUAD_WORDS: usize = (1 << FILTER_BITS) / 64;
+
+/// The second filter's bit for `QUAD` bytes, given in lower case (`lower_ascii`). Every
+/// window of [`RUN`] bytes holds `QUAD` bytes that start at a multiple of `QUAD`, so a text is
+/// scanned by its aligned `QUAD`-byte blocks, and only the windows around a block whose bit
+/// is set are looked at: a quarter of the hashing, for the texts the streams redact at every
+/// push.
+#[inline]
+fn quad_bit(lower: u32) -> usize {
+    (lower.wrapping_mul(0x9e37_79b1) >> (32 - FILTER_BITS)) as usize
+}
+
+/// `to_ascii_lowercase` of eight bytes at once: `A`–`Z` gain 0x20, every other byte is kept.
+#[inline]
+fn lower_ascii(x: u64) -> u64 {
+    const EACH: u64 = 0x0101_0101_0101_0101;
+    let low7 = x & (0x7f * EACH);
+    // The top bit of each byte: set from `A` (0x41) on, and from the byte after `Z` (0x5b) on.
+    let from_a = low7 + 0x3f * EACH;
+    let after_z = low7 + 0x25 * EACH;
+    let upper = (from_a ^ after_z) & !x & (0x80 * EACH);
+    x | (upper >> 2)
+}
+
 /// The secrets of one call (or of a stream), as the set of all their runs of [`RUN`] bytes
 /// (sorted, for a binary search), wiped on drop, with a bit filter in front of the search so
 /// that a scan costs little where no secret is (a stream redacts every order reply).
@@ -43,6 +71,9 @@ pub struct Secrets {
     runs: Zeroizing<Vec<[u8; RUN]>>,
     /// `1 << FILTER_BITS` bits; empty while there is no run.
     filter: Vec<u64>,
+    /// `1 << FILTER_BITS` bits, one per `quad_bit` of each run's `QUAD`-byte pieces; empty
+    /// while there is no run.
+    quads: Vec<u64>,
     /// Secrets shorter than a run: replaced where they occur whole.
     short: Vec<Zeroizing<String>>,
 }
@@ -89,9 +120,15 @@ impl Secrets {
         // The old table is wiped as it drops.
         self.runs = runs;
         self.filter = vec![0; (1 << FILTER_BITS) / 64];
+        self.quads = vec![0; QUAD_WORDS];
         for run in self.runs.iter() {
             let bit = filter_bit(*run);
             self.filter[bit / 64] |= 1 << (bit % 64);
+            let lower = lower_ascii(u64::from_le_bytes(*run));
+            for shift in [0, 8, 16, 24, 32] {
+                let bit = quad_bit((lower >> shift) as u32);
+                self.quads[bit / 64] |= 1 << (bit % 64);
+            }
         }
     }
 
@@ -138,13 +175,14 @@ impl Secrets {
         runs.extend_from_slice(&self.runs);
         runs.extend_from_slice(&other.runs);
         sort_and_dedup(&mut runs);
-        let filter = match (self.filter.is_empty(), other.filter.is_empty()) {
-            (true, _) => other.filter.clone(),
-            (_, true) => self.filter.clone(),
-            _ => self.filter.iter().zip(&other.filter).map(|(a, b)| a | b).collect(),
+        let either = |a: &Vec<u64>, b: &Vec<u64>| match (a.is_empty(), b.is_empty()) {
+            (true, _) => b.clone(),
+            (_, true) => a.clone(),
+            _ => a.iter().zip(b).map(|(a, b)| a | b).collect(),
         };
+        let (filter, quads) = (either(&self.filter, &other.filter), either(&self.quads, &other.quads));
         let short = self.short.iter().chain(&other.short).cloned().collect();
-        Secrets { runs, filter, short }
+        Secrets { runs, filter, quads, short }
     }
 
     fn is_secret_run(&self, window: &[u8]) -> bool {
@@ -196,9 +234,39 @@ impl Secrets {
             hidden[from..to].fill(true);
         };
         if !self.runs.is_empty() && bytes.len() >= RUN {
-            for start in 0..=bytes.len() - RUN {
-                if self.is_secret_run(&bytes[start..start + RUN]) {
-                    hide(start, start + RUN);
+            // Each window of RUN bytes holds the aligned block of QUAD bytes at the first
+            // multiple of QUAD from its start: the windows around a block the second filter
+            // does not rule out are the only ones that may be a secret's (`quad_bit`).
+            let last = bytes.len() - RUN;
+            // Its fixed size lets the look-ups below go without a bounds check.
+            let quads: &[u64; QUAD_WORDS] = self.quads.as_slice().try_into().expect("the filter's size");
+            let ruled_out = |lower: u32| {
+                let bit = quad_bit(lower);
+                quads[bit / 64] & (1 << (bit % 64)) == 0
+            };
+            let mut look_around = |block: usize| {
+                for start in block.saturating_sub(RUN - QUAD)..=block.min(last) {
+                    if self.is_secret_run(&bytes[start..start + RUN]) {
+                        hide(start, start + RUN);
+                    }
+                }
+            };
+            // Two blocks per 8 bytes, lowered together; then the last block, if any.
+            let eights = bytes.chunks_exact(2 * QUAD);
+            let tail = eights.remainder().len();
+            for (n, eight) in eights.enumerate() {
+                let lower = lower_ascii(u64::from_le_bytes(eight.try_into().expect("8 bytes")));
+                for half in [0, 1] {
+                    if !ruled_out((lower >> (32 * half)) as u32) {
+                        look_around(2 * QUAD * n + QUAD * half);
+                    }
+                }
+            }
+            if tail >= QUAD {
+                let block = bytes.len() - tail;
+                let quad: [u8; QUAD] = bytes[block..block + QUAD].try_into().expect("QUAD bytes");
+                if !ruled_out(lower_ascii(u64::from(u32::from_le_bytes(quad))) as u32) {
+                    look_around(block);
                 }
             }
         }
@@ -469,6 +537,70 @@ mod tests {
             }
         }
         assert_eq!(secrets.redact("nothing here at all, none"), "nothing here at all, none");
+    }
+
+    #[test]
+    fn eight_bytes_are_lowered_as_each_byte_is() {
+        for b in 0..=255u8 {
+            for at in 0..8 {
+                let mut bytes = [b'Q', b'r', 0xc3, b'7', b'Z', b'@', b'[', 0xff];
+                bytes[at] = b;
+                let lowered = bytes.map(|b| b.to_ascii_lowercase());
+                assert_eq!(lower_ascii(u64::from_le_bytes(bytes)), u64::from_le_bytes(lowered), "{bytes:?}");
+            }
+        }
+    }
+
+    /// The scan as it was, window by window: what the blocks' filter must find.
+    fn every_window(secrets: &Secrets, text: &str) -> Vec<usize> {
+        (0..=text.len().saturating_sub(RUN))
+            .filter(|&start| text.len() >= RUN && secrets.is_secret_run(&text.as_bytes()[start..start + RUN]))
+            .collect()
+    }
+
+    #[test]
+    fn the_blocks_filter_finds_a_run_at_every_offset_as_the_window_scan_does() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut random = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n) as usize
+        };
+        let token = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiIweDEyMyIsImV4cCI6MTcwMDAwMDAwMH0.Sig-_x";
+        let mut secrets = Secrets::new();
+        secrets.add(token);
+        let alphabet = b"0123456789.\",[]{}:abcXYZ-_";
+        for round in 0..4_000 {
+            // Market data with a piece of the token (8 bytes or more, in either case) at any
+            // offset, or none.
+            let mut text: String = (0..random(60)).map(|_| alphabet[random(alphabet.len() as u64)] as char).collect();
+            if round % 4 != 0 {
+                let from = random((token.len() - RUN) as u64);
+                let to = (from + RUN + random(12)).min(token.len());
+                let piece =
+                    if round % 3 == 0 { token[from..to].to_ascii_uppercase() } else { token[from..to].to_owned() };
+                text.insert_str(random(text.len() as u64 + 1), &piece);
+            }
+            text.extend((0..random(20)).map(|_| alphabet[random(alphabet.len() as u64)] as char));
+            let windows = every_window(&secrets, &text);
+            let redacted = secrets.redact_bytes(&text);
+            assert_eq!(windows.is_empty(), matches!(redacted, Cow::Borrowed(_)), "{text}: {windows:?}");
+            if !windows.is_empty() {
+                // Exactly the bytes of those windows are hidden.
+                let mut hidden = vec![false; text.len()];
+                windows.iter().for_each(|&w| hidden[w..w + RUN].fill(true));
+                let mut expected = String::new();
+                for (i, c) in text.char_indices() {
+                    match (hidden[i], i > 0 && hidden[i - 1]) {
+                        (true, false) => expected.push_str(REDACTED),
+                        (true, true) => {}
+                        (false, _) => expected.push(c),
+                    }
+                }
+                assert_eq!(redacted, expected, "{text}");
+            }
+        }
     }
 
     #[test]

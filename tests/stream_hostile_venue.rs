@@ -62,8 +62,11 @@ fn pushes_with_a_string_seq_or_a_null_book_side_are_delivered_on_their_channel()
     let (book, skipped) = until(&stream, LONG, "depth_book", is_channel("depth_book"));
     assert!(skipped.iter().all(|e| e["state"] != "error" && e["state"] != "gap"), "{skipped:#?}");
     assert_eq!(book["data"], json!({ "asks": [["1", "1"], ["2", "1"]], "bids": [] }));
-    let (odd, _) = until(&stream, LONG, "the frame with a seq of words", is_channel("unrecognized"));
-    assert_eq!(odd["frame"]["seq"], "seven", "a seq that is no number is passed through, never guessed");
+    // A seq that is no number is never guessed: an error naming the push's subscription
+    // (once passed on as `unrecognized`, out of its channel).
+    let (odd, _) = until(&stream, LONG, "the frame with a seq of words", is_status("error"));
+    assert_eq!(odd["subscription"], json!({ "channel": "price", "symbol": "BTC-USD" }), "{odd}");
+    assert!(odd["message"].as_str().unwrap().contains("seven"), "{odd}");
 }
 
 #[test]
@@ -255,7 +258,8 @@ fn the_seq_of_a_frame_passed_on_as_unrecognized_counts_on_the_connection() {
             // A channel the library does not know (e.g. the answer to a refused subscribe).
             r#"{"seq":2,"channel":"error","data":{"code":400,"msg":"unknown symbol NOPE-USD"}}"#,
             r#"{"seq":3,"channel":"price","symbol":"BTC-USD","data":{"mark_price":"2"}}"#,
-            // A known channel in a shape the push paths do not read, and a seq as a string.
+            // A known channel whose symbol is no string (an error event, its seq counted on
+            // the connection), and a seq as a string.
             r#"{"seq":4,"channel":"price","symbol":7,"data":{}}"#,
             r#"{"seq":"5","channel":"notice","data":{}}"#,
             r#"{"seq":6,"channel":"price","symbol":"BTC-USD","data":{"mark_price":"3"}}"#,
@@ -268,7 +272,10 @@ fn the_seq_of_a_frame_passed_on_as_unrecognized_counts_on_the_connection() {
     });
     let stream = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap();
     let (_, events) = until(&stream, LONG, "the last price", |e| e["data"]["mark_price"] == "4");
-    assert_eq!(events.iter().filter(|e| e["channel"] == "unrecognized").count(), 3, "{events:#?}");
+    assert_eq!(events.iter().filter(|e| e["channel"] == "unrecognized").count(), 2, "{events:#?}");
+    let errors: Vec<&Value> = events.iter().filter(|e| e["state"] == "error").collect();
+    assert_eq!(errors.len(), 1, "{events:#?}");
+    assert_eq!((errors[0]["subscription"]["channel"].as_str(), errors[0]["seq"].as_i64()), (Some("price"), Some(4)));
     let gaps: Vec<&Value> = events.iter().filter(|e| e["state"] == "gap").collect();
     assert_eq!(gaps.len(), 1, "{events:#?}");
     assert_eq!((gaps[0]["expected"].as_i64(), gaps[0]["received"].as_i64()), (Some(7), Some(8)));

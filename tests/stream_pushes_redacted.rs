@@ -1,9 +1,10 @@
 //! The session's token echoed by a hostile venue inside pushes on the market stream's known
 //! channels (a venue on 127.0.0.1 that is not ours): an account push (`order`, `position`,
-//! `balance`, `trade`) is redacted as every frame that quotes the venue is, the token written
-//! plainly or JSON-escaped; a public push (market data) is passed as sent, byte for byte.
-//! And the venue's data is never taken for a secret: numbers and ids that happen to spell 8
-//! bytes of the API key's hex form come through as sent, on both streams.
+//! `balance`, `trade`) and a public push (`price`, `depth_book`, read by the single-pass
+//! scanner or by the serde paths) are redacted as every frame that quotes the venue is, the
+//! token written plainly or JSON-escaped; a push that quotes no secret is passed as sent, byte
+//! for byte. And the venue's data is never taken for a secret: numbers and ids that happen to
+//! spell 8 bytes of the API key's hex form come through as sent, on both streams.
 
 #[path = "streams/helpers.rs"]
 mod helpers;
@@ -16,7 +17,7 @@ use scripted_venue::*;
 use serde_json::{Value, json};
 use std::time::Duration;
 
-const SUBSCRIPTIONS: &str = r#"[{"channel":"order"},{"channel":"balance"},{"channel":"price","symbol":"BTC-USD"}]"#;
+const SUBSCRIPTIONS: &str = r#"[{"channel":"order"},{"channel":"balance"},{"channel":"price","symbol":"BTC-USD"},{"channel":"depth_book","symbol":"BTC-USD"}]"#;
 
 /// Each character of `TOKEN` as a JSON escape.
 fn escaped_token() -> String {
@@ -24,7 +25,7 @@ fn escaped_token() -> String {
 }
 
 #[test]
-fn an_account_push_that_echoes_the_token_is_redacted_and_a_public_push_is_passed_as_sent() {
+fn a_push_that_echoes_the_token_is_redacted_whatever_its_channel() {
     let escaped = escaped_token();
     let order_push = json!({ "seq": 2, "channel": "order", "data": {
         "id": 7, "cl_ord_id": "c-1", "symbol": "BTC-USD", "status": "open", "remark": format!("by {TOKEN}") } })
@@ -37,11 +38,23 @@ fn an_account_push_that_echoes_the_token_is_redacted_and_a_public_push_is_passed
     let plain_order =
         json!({ "seq": 5, "channel": "order", "data": { "id": 8, "cl_ord_id": "c-2", "status": "filled" } })
             .to_string();
-    let frames = vec![order_push, balance_push, price_push.clone(), plain_order];
+    // A book quoting the token beside its levels: compact (the scanner's), then escaped (the
+    // serde paths').
+    let book_push = format!(
+        r#"{{"seq":6,"channel":"depth_book","symbol":"BTC-USD","data":{{"asks":[["2","1"],["1","1"]],"bids":[],"note":"{TOKEN}"}}}}"#
+    );
+    let escaped_book = format!(
+        r#"{{"seq":7,"channel":"depth_book","symbol":"BTC-USD","data":{{"asks":[],"bids":[["1","1"],["2","1"]],"note":"{escaped}"}}}}"#
+    );
+    let plain_price =
+        r#"{"seq":8,"channel":"price","symbol":"BTC-USD","data":{"symbol":"BTC-USD","mark_price":"65000.2"}}"#;
+    let frames =
+        vec![order_push, balance_push, price_push, plain_order, book_push, escaped_book, plain_price.to_owned()];
     let url = venue(move |_, mut ws| {
         read_json(&mut ws);
         send(&mut ws, r#"{"seq":1,"channel":"auth","data":{"code":0,"msg":"success"}}"#);
         read_json(&mut ws); // the price subscription
+        read_json(&mut ws); // the book's
         for frame in &frames {
             send(&mut ws, frame);
         }
@@ -49,33 +62,38 @@ fn an_account_push_that_echoes_the_token_is_redacted_and_a_public_push_is_passed
     });
     let stream = Stream::open_market(client(&url, "{}"), Some(session()), SUBSCRIPTIONS).unwrap();
     let mut pushes: Vec<Value> = Vec::new();
+    let mut texts: Vec<String> = Vec::new();
     let deadline = std::time::Instant::now() + LONG;
-    let mut raw_price = None;
-    while pushes.len() < 4 {
+    while pushes.len() < 7 {
         assert!(std::time::Instant::now() < deadline, "{pushes:#?}");
         let Some(text) = stream.next(Some(SECOND)).unwrap() else { continue };
         let event: Value = serde_json::from_str(&text).unwrap();
-        if event["channel"] == "price" {
-            raw_price = Some(text.clone());
-        }
         if event["channel"] != "status" {
             pushes.push(event);
+            texts.push(text);
         }
     }
     let channels: Vec<&str> = pushes.iter().map(|e| e["channel"].as_str().unwrap()).collect();
-    assert_eq!(channels, ["order", "balance", "price", "order"], "nothing withheld or reordered: {pushes:#?}");
+    assert_eq!(
+        channels,
+        ["order", "balance", "price", "order", "depth_book", "depth_book", "price"],
+        "nothing withheld or reordered: {pushes:#?}"
+    );
     assert_eq!(pushes[0]["data"]["remark"], "by <redacted>", "{}", pushes[0]);
     assert_eq!(pushes[0]["data"]["cl_ord_id"], "c-1", "the rest of the push as sent");
     assert_eq!(pushes[1]["data"]["note"], "session <redacted>", "{}", pushes[1]);
     assert_eq!(pushes[1]["data"]["token"], "DUSD");
-    for push in [&pushes[0], &pushes[1]] {
-        let text = push.to_string();
+    assert_eq!(pushes[2]["data"]["note"], "for <redacted>", "{}", pushes[2]);
+    assert_eq!(pushes[2]["data"]["mark_price"], "65000.1");
+    assert_eq!(pushes[4]["data"], json!({ "asks": [["1", "1"], ["2", "1"]], "bids": [], "note": "<redacted>" }));
+    assert_eq!(pushes[5]["data"], json!({ "asks": [], "bids": [["2", "1"], ["1", "1"]], "note": "<redacted>" }));
+    for text in &texts {
         assert!(!text.contains(&TOKEN[..8]) && !text.contains(&escaped_token()[..24]), "{text}");
     }
-    // A push with no secret in it is untouched; a public push is the venue's market data, as sent.
+    // A push with no secret in it is untouched, byte for byte.
     assert_eq!(pushes[3]["data"], json!({ "id": 8, "cl_ord_id": "c-2", "status": "filled" }));
-    let price_data: Value = serde_json::from_str::<Value>(&price_push).unwrap()["data"].clone();
-    assert_eq!(pushes[2]["data"], price_data, "{}", raw_price.unwrap());
+    let data = &plain_price[plain_price.find(r#""data":"#).unwrap() + 7..plain_price.len() - 1];
+    assert!(texts[6].contains(&format!(r#""data":{data},"#)), "{}", texts[6]);
 }
 
 /// An API credential whose key's hex form is "1212…12": every run of 8 bytes of it is 8

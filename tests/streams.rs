@@ -153,13 +153,17 @@ fn malformed_frames_give_error_events_and_the_stream_goes_on() {
     let (price, before) = until(&stream, LONG, "the good push after the bad ones", is_channel("price"));
     assert_eq!(price["data"]["mark_price"], "1");
     let errors: Vec<&Value> = before.iter().filter(|e| e["state"] == "error").collect();
-    assert_eq!(errors.len(), 3, "{before:#?}");
+    assert_eq!(errors.len(), 4, "{before:#?}");
     assert!(errors[0]["message"].as_str().unwrap().contains("binary frame of 3 bytes"));
     assert!(errors[1]["message"].as_str().unwrap().contains("not JSON") && errors[1]["frame"] == "{not json");
     assert!(errors[2]["message"].as_str().unwrap().contains("not a decimal"));
+    assert_eq!(errors[2]["subscription"], json!({ "channel": "depth_book", "symbol": "BTC-USD" }));
+    // A push of a known channel whose seq cannot be read: an error naming its channel.
+    assert!(errors[3]["message"].as_str().unwrap().contains("\"seq\""), "{}", errors[3]);
+    assert_eq!(errors[3]["subscription"], json!({ "channel": "price", "symbol": null }));
     assert!(errors.iter().all(|e| e["code_name"] == "PERPS_BAD_RESPONSE"));
     let passed: Vec<&Value> = before.iter().filter(|e| e["channel"] == "unrecognized").collect();
-    assert_eq!(passed.len(), 2, "the unknown channel and the wrongly typed frame are passed through: {before:#?}");
+    assert_eq!(passed.len(), 1, "the unknown channel is passed through: {before:#?}");
     assert!(!before.iter().any(|e| e["state"] == "disconnected"));
 }
 

@@ -363,6 +363,11 @@ fn push_key(out: &mut String, key: &str) {
 }
 
 fn write_sorted(out: &mut String, entries: &RawEntries<'_>) -> Result<(), String> {
+    for side in ["bids", "asks"] {
+        if entries.iter().filter(|(k, _)| k == side).count() > 1 {
+            return Err(crate::book_levels::named_twice(side));
+        }
+    }
     out.push('{');
     for (i, (key, value)) in entries.iter().enumerate() {
         if i > 0 {
@@ -379,23 +384,28 @@ fn write_sorted(out: &mut String, entries: &RawEntries<'_>) -> Result<(), String
     Ok(())
 }
 
-/// Sort one side's levels (`[[price, qty, …], …]`) by price and write them.
+/// Sort one side's levels by price and write them, each as sent. The levels are read as the
+/// stream reads a `depth_book` push's (`crate::book_levels`): `[price, qty, …]` or an object
+/// with a price and a quantity, the price a decimal, the quantity a decimal of zero or more.
 fn write_side(out: &mut String, side: &str, levels: &RawValue, descending: bool) -> Result<(), String> {
+    use crate::book_levels::{describe, first_problem, is_quantity, read_level};
     if levels.get() == "null" {
         out.push_str("[]");
         return Ok(());
     }
     let levels: Vec<&RawValue> =
         serde_json::from_str(levels.get()).map_err(|_| format!("\"{side}\" is not a JSON array of levels"))?;
-    let mut prices = Vec::with_capacity(levels.len());
-    for (i, level) in levels.iter().enumerate() {
-        prices.push(
-            level_price(level.get())
-                .ok_or_else(|| format!("level {i} of \"{side}\" has no decimal price: {}", excerpt(level.get())))?,
-        );
-    }
-    let order = crate::decimal::book_order(&prices, descending)
-        .map_err(|i| format!("level {i} of \"{side}\" has no decimal price: {}", excerpt(levels[i].get())))?;
+    let read: Vec<_> = levels.iter().map(|level| read_level(level.get())).collect();
+    let texts = |i: usize| read[i].as_ref().map(|l| (l.price.as_ref(), l.qty.as_ref())).map_err(|shape| *shape);
+    let readable = read.iter().all(|level| level.as_ref().is_ok_and(|l| is_quantity(&l.qty)));
+    let prices: Vec<&str> = read.iter().map(|level| level.as_ref().map_or("", |l| l.price.as_ref())).collect();
+    let order = match readable.then(|| crate::decimal::book_order(&prices, descending)) {
+        Some(Ok(order)) => order,
+        _ => {
+            return Err(first_problem(read.len(), texts)
+                .map_or_else(|| format!("\"{side}\" cannot be sorted"), |(i, problem)| describe(side, i, &problem)));
+        }
+    };
     out.push('[');
     for (n, &i) in order.iter().enumerate() {
         if n > 0 {
@@ -405,26 +415,6 @@ fn write_side(out: &mut String, side: &str, levels: &RawValue, descending: bool)
     }
     out.push(']');
     Ok(())
-}
-
-/// A level's price text, borrowed from the level: the first element of `[price, qty]` (a
-/// string without escapes, or a number), or the `price` field of `{"price":…,"qty":…}`.
-fn level_price(level: &str) -> Option<&str> {
-    let text = level.trim_start();
-    if let Some(rest) = text.strip_prefix('[') {
-        let rest = rest.trim_start();
-        return match rest.strip_prefix('"') {
-            // A decimal needs no escape; a backslash means this is not one.
-            Some(quoted) => quoted.split_once('"').map(|(price, _)| price).filter(|p| !p.contains('\\')),
-            None => rest.split([',', ']']).next().map(str::trim_end),
-        };
-    }
-    if text.starts_with('{') {
-        let entries: Entries<'_> = serde_json::from_str(level).ok()?;
-        let raw = entries.0.into_iter().find(|(k, _)| k == "price" || k == "px")?.1.get();
-        return if let Some(quoted) = raw.strip_prefix('"') { quoted.strip_suffix('"') } else { Some(raw) };
-    }
-    None
 }
 
 /// A decimal the venue wrote as a string or as a number: its text.

@@ -36,6 +36,22 @@ impl PushDecoder {
         PushDecoder { market: Market::new(Vec::new(), None).without_scanner(), queue: Queue::default() }
     }
 
+    /// Without the scanner nor the one-pass serde path: every push through the general path
+    /// (to compare).
+    pub fn general_only() -> Self {
+        PushDecoder { market: Market::new(Vec::new(), None).general_only(), queue: Queue::default() }
+    }
+
+    /// As the stream of a session that sent the venue `token` decodes: every event that hands
+    /// on a frame of the venue is redacted of it.
+    pub fn with_token(self, token: &str) -> Self {
+        let mut sent = crate::redact::Secrets::new();
+        sent.add(token);
+        let sent = Arc::new(sent);
+        self.queue.set_secrets(super::events::Tables { all: sent.clone(), sent });
+        self
+    }
+
     /// Decode one text frame into its event(s), as the I/O thread does; the last event. The
     /// benchmarks' path: the events are taken one by one, with no list built.
     pub fn decode(&mut self, frame: &str) -> Option<String> {

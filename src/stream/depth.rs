@@ -5,6 +5,8 @@
 //! uses, so that REST and the stream can never sort a book differently.
 
 use super::push_scan::{Book, BookField};
+use super::push_serde::DataSymbol;
+use crate::book_levels::{self, describe};
 use crate::decimal::BookSorter;
 use crate::error::{Error, Result};
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -22,40 +24,65 @@ pub enum Side {
 /// kept as sent, in its place. One pass over `data` (levels are read as they are met).
 pub fn sorted_data(data: &RawValue) -> Result<String> {
     let mut de = serde_json::Deserializer::from_str(data.get());
-    let fields = de.deserialize_map(DataVisitor).map_err(|e| bad(e.to_string()))?;
-    write_sorted(fields, data.get().len())
+    let book = de.deserialize_map(DataVisitor).map_err(|e| bad(e.to_string()))?;
+    write_sorted(&book, data.get().len())
 }
 
 /// `data` read in place from a deserializer (the push's own pass): the sorted text, or our
-/// error for a book that parses but is wrong (a price that is not a decimal).
+/// error for a book that parses but is wrong (a side missing or named twice, a level that is
+/// not one, a price that is not a decimal…); and the symbol it names.
 pub struct SortedSeed;
 impl<'de> de::DeserializeSeed<'de> for SortedSeed {
-    type Value = Result<String>;
+    type Value = (Result<String>, DataSymbol<'de>);
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
-        let fields = d.deserialize_map(DataVisitor)?;
-        Ok(write_sorted(fields, 1024))
+        let book = d.deserialize_map(DataVisitor)?;
+        let symbol = book_symbol(&book);
+        Ok((write_sorted(&book, 1024), symbol))
     }
 }
 
-fn write_sorted(fields: Vec<(Cow<'_, str>, Field<'_>)>, capacity: usize) -> Result<String> {
+/// The `symbol` a book's `data` names (`push_serde::data_symbol` reads any other `data`).
+fn book_symbol<'de>(book: &BookData<'de>) -> DataSymbol<'de> {
+    let mut named = book.fields.iter().filter(|(key, _)| key == "symbol");
+    match (named.next(), named.next()) {
+        (None, _) => DataSymbol::None,
+        (Some((_, Field::Raw(raw))), None) => super::push_serde::symbol_text(raw),
+        (Some(_), None) => DataSymbol::None,
+        (Some(_), Some(_)) => DataSymbol::Twice,
+    }
+}
+
+/// A book's `data` as read: its fields in the venue's order.
+struct BookData<'a> {
+    fields: Vec<(Cow<'a, str>, Field<'a>)>,
+}
+
+fn write_sorted(book: &BookData<'_>, capacity: usize) -> Result<String> {
+    for side in ["asks", "bids"] {
+        match book.fields.iter().filter(|(key, _)| key == side).count() {
+            0 => return Err(bad(format!("the book has no \"{side}\""))),
+            1 => {}
+            _ => return Err(bad(crate::book_levels::named_twice(side))),
+        }
+    }
     let mut out = String::with_capacity(capacity + 16);
     out.push('{');
-    for (i, (key, value)) in fields.into_iter().enumerate() {
+    for (i, (key, value)) in book.fields.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
-        super::json::push_str(&mut out, &key);
+        super::json::push_str(&mut out, key);
         out.push(':');
         match value {
             Field::Raw(raw) => out.push_str(raw.get()),
-            Field::Levels(side, mut levels) => {
-                sort_levels(&mut levels, side).map_err(|price| not_a_decimal(&key, &price))?;
+            Field::Levels(side, levels) => {
+                let order = sort_levels(levels, *side).map_err(|(n, problem)| bad(describe(key, n, &problem)))?;
                 out.push('[');
-                for (n, level) in levels.iter().enumerate() {
+                for (n, &i) in order.iter().enumerate() {
                     if n > 0 {
                         out.push(',');
                     }
-                    level.write(&mut out);
+                    out.push_str(levels[i].text.get());
                 }
                 out.push(']');
             }
@@ -71,48 +98,25 @@ enum Field<'a> {
     Levels(Side, Vec<Level<'a>>),
 }
 
-/// One `[price, qty, …]` level: its elements' texts as sent, and the price's decimal text.
+/// One level: its text as sent, and its price and quantity (`crate::book_levels`).
 struct Level<'a> {
-    price: Cow<'a, str>,
-    first: &'a RawValue,
-    second: Option<&'a RawValue>,
-    /// Elements after the second (none in the venue's documented shape: no allocation).
-    rest: Vec<&'a RawValue>,
+    text: &'a RawValue,
+    read: std::result::Result<book_levels::Level<'a>, &'static str>,
 }
 
-impl Level<'_> {
-    fn write(&self, out: &mut String) {
-        out.push('[');
-        out.push_str(self.first.get());
-        for element in self.second.iter().chain(self.rest.iter()) {
-            out.push(',');
-            out.push_str(element.get());
-        }
-        out.push(']');
-    }
-}
-
-/// The sort, best level first (`crate::decimal::book_order`); a price that is not a decimal
-/// is returned as the error.
-fn sort_levels(levels: &mut [Level<'_>], side: Side) -> std::result::Result<(), String> {
-    let prices: Vec<&str> = levels.iter().map(|level| level.price.as_ref()).collect();
-    let order = crate::decimal::book_order(&prices, side == Side::Bids).map_err(|i| prices[i].to_owned())?;
-    apply_order(levels, order);
-    Ok(())
-}
-
-/// Reorder `items` so that position n holds what was at `order[n]`.
-fn apply_order<T>(items: &mut [T], mut order: Vec<usize>) {
-    for start in 0..items.len() {
-        // Follow each cycle once, swapping into place.
-        let mut current = start;
-        while order[current] != start {
-            let next = order[current];
-            items.swap(current, next);
-            order[current] = current;
-            current = next;
-        }
-        order[current] = current;
+/// The order of a side, best level first (`crate::decimal::book_order`), or its first
+/// problem (`crate::book_levels::first_problem`).
+fn sort_levels<'t>(
+    levels: &'t [Level<'_>],
+    side: Side,
+) -> std::result::Result<Vec<usize>, (usize, book_levels::Problem<'t>)> {
+    let texts = |i: usize| levels[i].read.as_ref().map(|l| (l.price.as_ref(), l.qty.as_ref())).map_err(|shape| *shape);
+    let readable = levels.iter().all(|level| level.read.as_ref().is_ok_and(|l| book_levels::is_quantity(&l.qty)));
+    let prices: Vec<&str> = levels.iter().map(|level| level.read.as_ref().map_or("", |l| l.price.as_ref())).collect();
+    match readable.then(|| crate::decimal::book_order(&prices, side == Side::Bids)) {
+        Some(Ok(order)) => Ok(order),
+        _ => Err(book_levels::first_problem(levels.len(), texts)
+            .unwrap_or((0, book_levels::Problem::Shape("cannot be read")))),
     }
 }
 
@@ -120,12 +124,8 @@ fn bad(what: String) -> Error {
     Error::bad_response(format!("depth_book push: {what}"))
 }
 
-fn not_a_decimal(key: &str, price: &str) -> Error {
-    bad(format!("price \"{}\" in \"{key}\" is not a decimal", crate::error::excerpt(price)))
-}
-
 /// A book read by the scanner (`push_scan`), written as `data` into `out` with its levels
-/// sorted: the same text `sorted_data` writes for it.
+/// sorted: the same text `sorted_data` writes for it, or the same error.
 pub fn write_scanned(out: &mut String, text: &str, book: &Book, sorter: &mut BookSorter) -> Result<()> {
     out.push('{');
     for (i, field) in book.fields.iter().enumerate() {
@@ -144,8 +144,16 @@ pub fn write_scanned(out: &mut String, text: &str, book: &Book, sorter: &mut Boo
                 out.push(':');
                 let levels = &book.levels[from..to];
                 let price = |i: usize| levels[i].price.of(text);
-                let order =
-                    sorter.sort(levels.len(), price, side == Side::Bids).map_err(|i| not_a_decimal(key, price(i)))?;
+                let quantities = levels.iter().all(|level| book_levels::is_quantity(level.qty.of(text)));
+                let order = match sorter.sort(levels.len(), price, side == Side::Bids) {
+                    Ok(order) if quantities => order,
+                    _ => {
+                        let texts = |i: usize| Ok((levels[i].price.of(text), levels[i].qty.of(text)));
+                        let (n, problem) = book_levels::first_problem(levels.len(), texts)
+                            .unwrap_or((0, book_levels::Problem::Shape("cannot be read")));
+                        return Err(bad(describe(key, n, &problem)));
+                    }
+                };
                 out.push('[');
                 for (n, &i) in order.iter().enumerate() {
                     if n > 0 {
@@ -163,7 +171,7 @@ pub fn write_scanned(out: &mut String, text: &str, book: &Book, sorter: &mut Boo
 
 struct DataVisitor;
 impl<'de> Visitor<'de> for DataVisitor {
-    type Value = Vec<(Cow<'de, str>, Field<'de>)>;
+    type Value = BookData<'de>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("\"data\" to be a JSON object")
     }
@@ -177,7 +185,7 @@ impl<'de> Visitor<'de> for DataVisitor {
             };
             fields.push((key, value));
         }
-        Ok(fields)
+        Ok(BookData { fields })
     }
 }
 
@@ -202,8 +210,9 @@ impl<'de> de::Deserialize<'de> for Key<'de> {
     }
 }
 
-/// `[[price, qty, …], …]`, or `null` for an empty side (what a server that serialises an
-/// empty list as null sends): written as `[]`.
+/// `[level, …]`, or `null` for an empty side (what a server that serialises an empty list as
+/// null sends): written as `[]`. Each level is kept as sent and read by
+/// `crate::book_levels::read_level`.
 struct LevelsSeed;
 impl<'de> de::DeserializeSeed<'de> for LevelsSeed {
     type Value = Vec<Level<'de>>;
@@ -227,45 +236,10 @@ impl<'de> Visitor<'de> for LevelsSeed {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Self::Value, A::Error> {
         let mut levels = Vec::with_capacity(seq.size_hint().unwrap_or(32));
-        while let Some(level) = seq.next_element_seed(LevelSeed)? {
-            levels.push(level);
+        while let Some(text) = seq.next_element::<&'de RawValue>()? {
+            levels.push(Level { text, read: book_levels::read_level(text.get()) });
         }
         Ok(levels)
-    }
-}
-
-/// `[price, qty, …]`: a non-empty array whose first element is the price.
-struct LevelSeed;
-impl<'de> de::DeserializeSeed<'de> for LevelSeed {
-    type Value = Level<'de>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-impl<'de> Visitor<'de> for LevelSeed {
-    type Value = Level<'de>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a [price, qty] array")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Self::Value, A::Error> {
-        let first: &RawValue = seq.next_element()?.ok_or_else(|| de::Error::invalid_length(0, &self))?;
-        let second = seq.next_element::<&RawValue>()?;
-        let mut rest = Vec::new();
-        while let Some(element) = seq.next_element::<&RawValue>()? {
-            rest.push(element);
-        }
-        Ok(Level { price: price_text(first), first, second, rest })
-    }
-}
-
-/// A price as text: a JSON string's content (decoded only when it holds an escape) or a
-/// number's literal. Anything else gives a text `Decimal::parse` refuses.
-fn price_text(raw: &RawValue) -> Cow<'_, str> {
-    let text = raw.get();
-    match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
-        Some(inner) if !inner.contains('\\') => Cow::Borrowed(inner),
-        Some(_) => Cow::Owned(serde_json::from_str::<String>(text).unwrap_or_default()),
-        None => Cow::Borrowed(text),
     }
 }
 
@@ -292,26 +266,30 @@ mod tests {
             sorted(r#"{"asks":null,"bids":[["1","2"],["3","4"]],"symbol":"X"}"#).unwrap(),
             r#"{"asks":[],"bids":[["3","4"],["1","2"]],"symbol":"X"}"#
         );
-        assert_eq!(sorted(r#"{"bids":null}"#).unwrap(), r#"{"bids":[]}"#);
-    }
-
-    #[test]
-    fn reordering_follows_every_cycle() {
-        let mut items = vec!['a', 'b', 'c', 'd', 'e'];
-        apply_order(&mut items, vec![3, 0, 4, 1, 2]);
-        assert_eq!(items, vec!['d', 'a', 'e', 'b', 'c']);
+        assert_eq!(sorted(r#"{"bids":null,"asks":null}"#).unwrap(), r#"{"bids":[],"asks":[]}"#);
     }
 
     #[test]
     fn malformed_books_are_errors() {
         for (data, fragment) in [
             (r#"[1]"#, "\"data\" to be a JSON object"),
-            (r#"{"bids":{}}"#, "an array of levels"),
-            (r#"{"asks":[[]]}"#, "[price, qty]"),
-            (r#"{"asks":[5]}"#, "[price, qty]"),
-            (r#"{"asks":[["1.2.3","1"]]}"#, "not a decimal"),
-            (r#"{"asks":[["abc","1"]]}"#, "not a decimal"),
-            (r#"{"bids":[[null,"1"]]}"#, "not a decimal"),
+            ("null", "\"data\" to be a JSON object"),
+            (r#"{"bids":{},"asks":[]}"#, "an array of levels"),
+            (r#"{"asks":[[]],"bids":[]}"#, r#"level 0 of "asks" is empty"#),
+            (r#"{"asks":[5],"bids":[]}"#, r#"level 0 of "asks" is not a [price, qty] level"#),
+            (r#"{"asks":[["1"]],"bids":[]}"#, r#"level 0 of "asks" has no quantity"#),
+            (r#"{"asks":[["1.2.3","1"]],"bids":[]}"#, r#"level 0 of "asks": price "1.2.3" is not a decimal"#),
+            (r#"{"asks":[["1","1"],["abc","1"]],"bids":[]}"#, r#"level 1 of "asks": price "abc" is not a decimal"#),
+            (r#"{"bids":[[null,"1"]],"asks":[]}"#, r#"level 0 of "bids": price "null" is not a decimal"#),
+            (r#"{"bids":[["1","NaN"]],"asks":[]}"#, "quantity \"NaN\" is not a decimal of zero or more"),
+            (r#"{"bids":[["1",null]],"asks":[]}"#, "quantity \"null\" is not a decimal of zero or more"),
+            (r#"{"bids":[["1","-1"]],"asks":[]}"#, "quantity \"-1\" is not a decimal of zero or more"),
+            (r#"{"bids":[["1","2"],["x","-1"]],"asks":[]}"#, r#"level 1 of "bids": price "x""#),
+            (r#"{"bids":[["2","-1"],["x","1"]],"asks":[]}"#, r#"level 0 of "bids": quantity "-1""#),
+            ("{}", "the book has no \"asks\""),
+            (r#"{"Asks":[],"bids":[]}"#, "the book has no \"asks\""),
+            (r#"{"asks":[]}"#, "the book has no \"bids\""),
+            (r#"{"asks":[],"bids":[],"asks":[]}"#, "\"asks\" is named twice"),
         ] {
             let e = sorted(data).unwrap_err();
             assert!(e.message().contains(fragment), "{data}: {}", e.message());

@@ -50,3 +50,20 @@ pub fn error_status(error: &Error, frame_excerpt: Option<&str>) -> String {
 pub fn bad_frame(error: &Error, frame: &str) -> String {
     error_status(error, Some(&crate::error::excerpt(&crate::redact::unescaped(frame))))
 }
+
+/// A push of a known channel that could not be read: `bad_frame`, naming the subscription it
+/// came on — its channel, and the symbol its event would have named (or null) — and its `seq`
+/// (or null), so that an engine knows which book or channel it may have missed.
+pub fn bad_push(error: &Error, frame: &str, channel: &str, symbol: Option<&str>, seq: Value) -> String {
+    status(
+        "error",
+        json!({
+            "code": error.code() as i32,
+            "code_name": error.code().name(),
+            "message": error.message(),
+            "frame": crate::error::excerpt(&crate::redact::unescaped(frame)),
+            "subscription": { "channel": channel, "symbol": symbol },
+            "seq": seq,
+        }),
+    )
+}

@@ -5,12 +5,15 @@
 //!
 //! It reads only what it can read completely and checks as it goes that the frame is JSON:
 //! strings without escapes or control characters, numbers by JSON's grammar, nesting up to
-//! `MAX_DEPTH`, nothing after the object. Anything else — an escape, a repeated key, an
-//! unknown channel, `data` before `channel` in a book, a level with spaces inside, a `seq`
-//! that is not an integer — returns `None`, and the frame goes down the serde path
-//! (`push_serde.rs`, `market.rs`), which gives the event, the error or the pass-through.
-//! Where both read a frame they give the same events (a test in `market.rs` compares them on
-//! edited frames).
+//! `MAX_DEPTH`, nothing after the object. Anything else — an escape, a repeated envelope key or
+//! `symbol` in `data`, an unknown channel, a `seq` that is not an integer within `i64`, a
+//! book without `data` or without one of its sides, a side that is not an array, `data` before
+//! `channel` in a book, a level with spaces inside or fewer than two elements — returns `None`,
+//! and the frame goes down the serde paths (`push_serde.rs`, `market.rs`), which give the
+//! event, the error or the pass-through. What it reads it leaves to the checks all paths share
+//! (`Market::attribute`: the envelope's and the data's symbols; `depth::write_scanned`: each
+//! level's price and quantity, `crate::book_levels`). Where the paths read a frame they give
+//! the same events (a test in `market.rs` and the `stream_push` fuzz target compare them).
 
 mod scanner;
 
@@ -31,11 +34,12 @@ impl Span {
     }
 }
 
-/// One level of a book: its price's text (a string's content, or a number's literal) and the
-/// level's whole text, compact (`["65010.3","1.000"]`).
+/// One level of a book: its price's and its quantity's texts (a string's content, or a
+/// number's or a literal's text) and the level's whole text, compact (`["65010.3","1.000"]`).
 #[derive(Clone, Copy, Debug)]
 pub struct Level {
     pub price: Span,
+    pub qty: Span,
     pub text: Span,
 }
 
@@ -68,10 +72,10 @@ pub struct Push<'a> {
     pub seq: Option<i64>,
     /// One of the known channels.
     pub channel: &'static str,
+    /// The envelope's.
     pub symbol: Option<&'a str>,
-    /// The symbol its `seq` is counted under: `symbol`, or for an account push whose envelope
-    /// names none, its data's (`seq.rs` says why).
-    pub seq_symbol: Option<&'a str>,
+    /// What its `data` names, when that is a string (`push_serde::DataSymbol`).
+    pub data_symbol: Option<&'a str>,
     pub data: Data<'a>,
 }
 
@@ -88,7 +92,7 @@ pub enum Data<'a> {
 /// to the serde path.
 pub fn push<'a>(text: &'a str, book: &mut Book) -> Option<Push<'a>> {
     let mut s = Scanner::new(text);
-    let (mut seq, mut channel, mut symbol, mut data) = (None, None, None, None);
+    let (mut seq, mut channel, mut symbol, mut data, mut data_symbol) = (None, None, None, None, None);
     s.space();
     s.eat(b'{')?;
     s.space();
@@ -107,11 +111,13 @@ pub fn push<'a>(text: &'a str, book: &mut Book) -> Option<Push<'a>> {
                 "symbol" if symbol.is_none() => symbol = Some(s.string()?),
                 "data" if data.is_none() => {
                     data = Some(if channel == Some("depth_book") {
-                        book_data(&mut s, book)?;
+                        data_symbol = book_data(&mut s, book)?;
                         Data::Book
                     } else {
                         // A book's `data` before its `channel` is left to the serde path.
-                        Data::Raw(s.value(0)?)
+                        let (raw, named) = raw_data(&mut s)?;
+                        data_symbol = named;
+                        Data::Raw(raw)
                     });
                 }
                 "seq" | "channel" | "symbol" | "data" => return None,
@@ -134,62 +140,64 @@ pub fn push<'a>(text: &'a str, book: &mut Book) -> Option<Push<'a>> {
         return None;
     }
     let channel = channel?;
-    if channel == "depth_book" && matches!(data, Some(Data::Raw(_))) {
+    // A book's `data` before its `channel`, or none: left to the serde path.
+    if channel == "depth_book" && !matches!(data, Some(Data::Book)) {
         return None;
     }
-    let data = data.unwrap_or(Data::Absent);
-    let mut seq_symbol = symbol;
-    if symbol.is_none() {
-        seq_symbol = data_symbol(text, &data, book);
-        if PUBLIC_CHANNELS.contains(&channel) {
-            symbol = seq_symbol;
-        }
-    }
-    Some(Push { seq, channel, symbol, seq_symbol, data })
+    Some(Push { seq, channel, symbol, data_symbol, data: data.unwrap_or(Data::Absent) })
 }
 
-/// The symbol that names a public push whose envelope has none: the first `symbol` member of
-/// its `data` object, when it is a string (as `push_serde::data_symbol` reads it). `data` was
-/// read whole already, so only its keys are looked at here.
-fn data_symbol<'a>(text: &'a str, data: &Data<'a>, book: &Book) -> Option<&'a str> {
-    let value = match *data {
-        Data::Raw(raw) => {
-            let mut s = Scanner::new(raw);
-            s.eat(b'{')?;
-            loop {
-                s.space();
-                let key = s.string()?;
-                s.space();
-                s.eat(b':')?;
-                s.space();
-                let value = s.value(1)?;
-                if key == "symbol" {
-                    break value;
-                }
-                s.space();
-                s.eat(b',')?;
-            }
-        }
-        Data::Book => book.fields.iter().find_map(|field| match *field {
-            BookField::Raw { key, value } if key.of(text) == "symbol" => Some(value.of(text)),
-            _ => None,
-        })?,
-        Data::Absent => return None,
-    };
-    // A string's text (the scanner read it: no escape, no quote inside).
+/// A string's text (the scanner read it: no escape, no quote inside).
+fn string_text(value: &str) -> Option<&str> {
     value.strip_prefix('"')?.strip_suffix('"')
 }
 
-/// A book's `data`: an object whose `asks` and `bids` are arrays of compact levels.
-fn book_data(s: &mut Scanner<'_>, book: &mut Book) -> Option<()> {
+/// `data` other than a book, its text as sent, and the symbol it names: its `symbol` member
+/// when it is an object (read in the same pass); `None` when it names `symbol` twice.
+fn raw_data<'a>(s: &mut Scanner<'a>) -> Option<(&'a str, Option<&'a str>)> {
+    let start = s.at;
+    if s.peek()? != b'{' {
+        return Some((s.value(0)?, None));
+    }
+    // What `Scanner::value` reads of an object, its keys looked at.
+    s.at += 1;
+    s.space();
+    let mut symbol: Option<Option<&'a str>> = None;
+    if s.peek()? == b'}' {
+        s.at += 1;
+    } else {
+        loop {
+            let key = s.string()?;
+            s.space();
+            s.eat(b':')?;
+            s.space();
+            let value = s.value(1)?;
+            if key == "symbol" && symbol.replace(string_text(value)).is_some() {
+                return None;
+            }
+            s.space();
+            match s.next()? {
+                b',' => s.space(),
+                b'}' => break,
+                _ => return None,
+            }
+        }
+    }
+    Some((&s.text[start..s.at], symbol.flatten()))
+}
+
+/// A book's `data`: an object with one `asks` and one `bids`, each an array of compact
+/// levels of two elements or more; the symbol it names (`None` when it names `symbol`
+/// twice, or lacks a side: what the serde path reports).
+fn book_data<'a>(s: &mut Scanner<'a>, book: &mut Book) -> Option<Option<&'a str>> {
     book.fields.clear();
     book.levels.clear();
     let (mut asks, mut bids) = (false, false);
+    let mut symbol: Option<Option<&'a str>> = None;
     s.eat(b'{')?;
     s.space();
     if s.peek()? == b'}' {
-        s.at += 1;
-        return Some(());
+        return None;
     }
     loop {
         let key_start = s.at + 1;
@@ -218,21 +226,25 @@ fn book_data(s: &mut Scanner<'_>, book: &mut Book) -> Option<()> {
             }
             None => {
                 let start = s.at;
-                s.value(1)?;
+                let value = s.value(1)?;
+                if name == "symbol" && symbol.replace(string_text(value)).is_some() {
+                    return None;
+                }
                 book.fields.push(BookField::Raw { key, value: Span { start, end: s.at } });
             }
         }
         s.space();
         match s.next()? {
             b',' => s.space(),
-            b'}' => return Some(()),
+            b'}' => break,
             _ => return None,
         }
     }
+    (asks && bids).then_some(symbol.flatten())
 }
 
-/// `[[price, qty, …], …]`, each level compact and non-empty, its elements strings, numbers or
-/// literals.
+/// `[[price, qty, …], …]`, each level compact with two elements or more, its elements
+/// strings, numbers or literals.
 fn levels(s: &mut Scanner<'_>, out: &mut Vec<Level>) -> Option<()> {
     s.eat(b'[')?;
     s.space();
@@ -244,12 +256,14 @@ fn levels(s: &mut Scanner<'_>, out: &mut Vec<Level>) -> Option<()> {
         let start = s.at;
         s.eat(b'[')?;
         let price = s.element()?;
+        s.eat(b',')?;
+        let qty = s.element()?;
         while s.peek()? == b',' {
             s.at += 1;
             s.element()?;
         }
         s.eat(b']')?;
-        out.push(Level { price, text: Span { start, end: s.at } });
+        out.push(Level { price, qty, text: Span { start, end: s.at } });
         s.space();
         match s.next()? {
             b',' => s.space(),
@@ -299,6 +313,14 @@ mod tests {
             r#"{"channel":"depth_book","data":{"asks":[["1",[2]]]}}"#,
             r#"{"channel":"depth_book","data":{"asks":[],"asks":[]}}"#,
             r#"{"channel":"depth_book","data":[]}"#,
+            r#"{"channel":"depth_book","data":{"asks":[],"bids":[],"asks":[]}}"#,
+            r#"{"channel":"depth_book","data":{"asks":[]}}"#,
+            r#"{"channel":"depth_book","data":{}}"#,
+            r#"{"channel":"depth_book","data":null}"#,
+            r#"{"channel":"depth_book","symbol":"X"}"#,
+            r#"{"channel":"depth_book","data":{"asks":[["1"]],"bids":[]}}"#,
+            r#"{"channel":"depth_book","data":{"asks":[],"bids":[],"symbol":"X","symbol":"X"}}"#,
+            r#"{"channel":"price","data":{"symbol":"X","p":1,"symbol":"Y"}}"#,
             r#"{"channel":"price"} x"#,
             r#"{"channel":"price",}"#,
             "{\"channel\":\"price\",\"data\":\"a\tb\"}",

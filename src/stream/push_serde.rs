@@ -1,7 +1,8 @@
 //! Pushes read with serde, where the single-pass scanner (`push_scan`) leaves them: the
-//! envelope in one pass with a `depth_book`'s data sorted in place (`FastPush`), the envelope
-//! of any shape (`Push`), and the data's symbol of a public push whose envelope has none
-//! (`data_symbol`). `market.rs` turns what these read into events.
+//! envelope in one pass with a `depth_book`'s data sorted in place (`FastPush`); the envelope
+//! of any shape, each of its fields as sent (`Envelope`, the general path); a push's `seq`
+//! (`read_seq`) and the `symbol` its data names (`data_symbol`). `market.rs` turns what these
+//! read into events.
 
 use super::depth;
 use crate::error::Result;
@@ -9,22 +10,99 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 
-/// The envelope of every push: `{seq, channel, symbol?, data}`.
-#[derive(Deserialize)]
-pub struct Push<'a> {
-    #[serde(default, deserialize_with = "super::json::lenient_seq")]
-    pub seq: Option<i64>,
-    #[serde(borrow)]
-    pub channel: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    pub symbol: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+/// The envelope's fields a push is read by.
+const ENVELOPE_KEYS: [&str; 4] = ["seq", "channel", "symbol", "data"];
+
+/// The envelope of a push as sent: `{seq, channel, symbol?, data}`, each field's text, every
+/// other field ignored. `None` for a frame that is not a JSON object, or that names one of
+/// these fields twice (readers keeping the first or the last copy would disagree on what the
+/// push is: it is passed on as `unrecognized`).
+pub struct Envelope<'a> {
+    pub seq: Option<&'a RawValue>,
+    pub channel: Option<&'a RawValue>,
+    pub symbol: Option<&'a RawValue>,
     pub data: Option<&'a RawValue>,
+}
+
+impl<'a> Envelope<'a> {
+    pub fn read(text: &'a str) -> Option<Envelope<'a>> {
+        let entries = serde_json::from_str::<crate::endpoints::answer::Entries<'a>>(text).ok()?.0;
+        let mut fields: [Option<&'a RawValue>; 4] = [None; 4];
+        for (key, value) in entries {
+            if let Some(i) = ENVELOPE_KEYS.iter().position(|k| *k == key)
+                && fields[i].replace(value).is_some()
+            {
+                return None;
+            }
+        }
+        let [seq, channel, symbol, data] = fields;
+        Some(Envelope { seq, channel, symbol, data })
+    }
+}
+
+/// A push's `seq` as read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PushSeq {
+    /// None (or `null`).
+    Absent,
+    /// Within `i64`: checked for gaps and regressions (`seq.rs`).
+    Int(i64),
+    /// Beyond `i64` but within 64 bits unsigned (a `u64` counter): carried by the event as
+    /// the venue wrote it, not checked.
+    Big(u64),
+}
+
+impl PushSeq {
+    /// The number the gap and regression checks take.
+    pub fn counted(self) -> Option<i64> {
+        match self {
+            PushSeq::Int(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    pub fn from_int(seq: Option<i64>) -> PushSeq {
+        seq.map_or(PushSeq::Absent, PushSeq::Int)
+    }
+
+    pub fn to_json(self) -> serde_json::Value {
+        match self {
+            PushSeq::Absent => serde_json::Value::Null,
+            PushSeq::Int(n) => n.into(),
+            PushSeq::Big(n) => n.into(),
+        }
+    }
+}
+
+/// A push's `seq` (its text, if any): an integer or a string of digits (`super::json::
+/// lenient_int`, as ever), or one beyond `i64` within `u64`, written plainly or as a string of
+/// digits. `Err` for anything else (`1.5`, `"seven"`, `true`, 2^64).
+pub fn read_seq(raw: Option<&RawValue>) -> std::result::Result<PushSeq, ()> {
+    let Some(raw) = raw else { return Ok(PushSeq::Absent) };
+    let value: serde_json::Value = serde_json::from_str(raw.get()).map_err(|_| ())?;
+    if value.is_null() {
+        return Ok(PushSeq::Absent);
+    }
+    if let Some(n) = super::json::lenient_int(Some(&value)) {
+        return Ok(PushSeq::Int(n));
+    }
+    let big = match &value {
+        serde_json::Value::Number(n) => n.as_u64(),
+        serde_json::Value::String(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => s.parse().ok(),
+        _ => None,
+    };
+    big.map(PushSeq::Big).ok_or(())
+}
+
+/// The text of a string (`symbol`, `channel`), decoded; `None` for any other value.
+pub fn text(raw: &RawValue) -> Option<Cow<'_, str>> {
+    serde_json::from_str::<BorrowedText<'_>>(raw.get()).ok().map(|text| text.0)
 }
 
 /// A push read in one pass: `data` of a `depth_book` push (when `channel` comes before it,
 /// as the venue sends it) is decoded and sorted in place; any other `data` is kept raw.
-/// Frames this does not read (wrong types, `data` before `channel`…) take the slower path.
+/// Frames this does not read (wrong types, a `seq` beyond `i64`, `data` before `channel`, an
+/// envelope field named twice…) take the general path.
 pub struct FastPush<'a> {
     pub seq: Option<i64>,
     pub channel: Option<Cow<'a, str>>,
@@ -34,7 +112,8 @@ pub struct FastPush<'a> {
 
 pub enum FastData<'a> {
     Raw(&'a RawValue),
-    Sorted(Result<String>),
+    /// A book: its data sorted (or what is wrong with it), and the symbol it names.
+    Sorted(Result<String>, DataSymbol<'a>),
 }
 
 impl<'de> Deserialize<'de> for FastPush<'de> {
@@ -50,13 +129,20 @@ impl<'de> Deserialize<'de> for FastPush<'de> {
                 mut map: A,
             ) -> std::result::Result<FastPush<'de>, A::Error> {
                 let mut push = FastPush { seq: None, channel: None, symbol: None, data: None };
+                let mut seen = [false; 4];
                 while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                    if let Some(i) = ENVELOPE_KEYS.iter().position(|k| *k == key)
+                        && std::mem::replace(&mut seen[i], true)
+                    {
+                        return Err(serde::de::Error::custom("an envelope field named twice"));
+                    }
                     match key.as_ref() {
                         "seq" => push.seq = map.next_value::<super::json::Seq>()?.0,
                         "channel" => push.channel = map.next_value::<Option<BorrowedText<'de>>>()?.map(|t| t.0),
                         "symbol" => push.symbol = map.next_value::<Option<BorrowedText<'de>>>()?.map(|t| t.0),
                         "data" if push.channel.as_deref() == Some("depth_book") => {
-                            push.data = Some(FastData::Sorted(map.next_value_seed(depth::SortedSeed)?))
+                            let (sorted, symbol) = map.next_value_seed(depth::SortedSeed)?;
+                            push.data = Some(FastData::Sorted(sorted, symbol));
                         }
                         "data" => push.data = Some(FastData::Raw(map.next_value()?)),
                         _ => {
@@ -71,35 +157,59 @@ impl<'de> Deserialize<'de> for FastPush<'de> {
     }
 }
 
-/// The `symbol` that names a public push whose envelope has none (it is optional,
-/// venue-api.md §2.2): the first `symbol` member of its `data` object, when it is a string.
-/// Without it every symbol of a channel would share one `seq` slot (false regressions under
-/// per-symbol counting) and the event would name none. The scanner reads the same in its own
-/// pass (`push_scan::data_symbol`).
-pub fn data_symbol(data: &RawValue) -> Option<Cow<'_, str>> {
-    struct FirstSymbol;
-    impl<'de> serde::de::Visitor<'de> for FirstSymbol {
-        type Value = Option<Cow<'de, str>>;
+/// The `symbol` a push's `data` names: its `symbol` member, when `data` is an object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DataSymbol<'a> {
+    /// None, or one that is not a string.
+    None,
+    Text(Cow<'a, str>),
+    /// Named twice: readers keeping the first or the last copy would disagree on whose data
+    /// it is (the push is passed on as `unrecognized`).
+    Twice,
+}
+
+impl DataSymbol<'_> {
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            DataSymbol::Text(text) => Some(text),
+            _ => None,
+        }
+    }
+}
+
+/// A `symbol` member's value: its text when it is a string.
+pub fn symbol_text(raw: &RawValue) -> DataSymbol<'_> {
+    text(raw).map_or(DataSymbol::None, DataSymbol::Text)
+}
+
+/// The `symbol` member of `data` (`DataSymbol`). It names a public push whose envelope has
+/// none (the envelope's is optional, venue-api.md §2.2): without it every symbol of a channel
+/// would share one `seq` slot (false regressions under per-symbol counting) and the event
+/// would name none; and where the envelope names one too, the two must agree. The scanner
+/// reads the same in its own pass (`push_scan`), and so does a book's reading
+/// (`depth::SortedSeed`).
+pub fn data_symbol(data: &RawValue) -> DataSymbol<'_> {
+    struct Symbol;
+    impl<'de> serde::de::Visitor<'de> for Symbol {
+        type Value = DataSymbol<'de>;
         fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
             f.write_str("an object")
         }
         fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
-            let mut symbol = None;
-            let mut seen = false;
+            let (mut symbol, mut twice) = (None, false);
             while let Some(key) = map.next_key::<BorrowedText<'de>>()? {
-                if key.0 == "symbol" && !seen {
-                    seen = true;
+                if key.0 == "symbol" {
                     let value: &'de RawValue = map.next_value()?;
-                    symbol = serde_json::from_str::<BorrowedText<'de>>(value.get()).ok().map(|text| text.0);
+                    twice |= symbol.replace(symbol_text(value)).is_some();
                 } else {
                     map.next_value::<serde::de::IgnoredAny>()?;
                 }
             }
-            Ok(symbol)
+            Ok(if twice { DataSymbol::Twice } else { symbol.unwrap_or(DataSymbol::None) })
         }
     }
     let mut de = serde_json::Deserializer::from_str(data.get());
-    serde::Deserializer::deserialize_map(&mut de, FirstSymbol).ok().flatten()
+    serde::Deserializer::deserialize_map(&mut de, Symbol).unwrap_or(DataSymbol::None)
 }
 
 /// A string, borrowed from the frame unless it holds an escape.

@@ -7,12 +7,12 @@
 //!
 //! Redaction: every status event and notice and the terminal error pass through the
 //! stream's secrets (`crate::redact`: the session's token and key), as REST errors do. An
-//! event that hands on a frame of the venue (an order reply, an account push, a frame of no
-//! known channel) passes through the secrets the stream sent the venue — its tokens — alone:
-//! the venue can echo only what it was sent, and the key's hex forms, runs of 8 bytes of
-//! which are often 8 decimal digits, would otherwise match numbers and hex ids in the venue's
-//! data one event in about a million (an order id, a price, `received_ns`) and corrupt it, or
-//! withhold an order's outcome. Public pushes are the venue's market data, passed as sent.
+//! event that hands on a frame of the venue (an order reply, a push of any channel, a frame of
+//! no known channel) passes through the secrets the stream sent the venue — its tokens —
+//! alone: the venue can echo only what it was sent, and the key's hex forms, runs of 8 bytes
+//! of which are often 8 decimal digits, would otherwise match numbers and hex ids in the
+//! venue's data one event in about a million (an order id, a price, `received_ns`) and
+//! corrupt it, or withhold an order's outcome.
 //!
 //! How a caller waits for the next event: `queue/waiting.rs`.
 
@@ -188,8 +188,8 @@ impl Queue {
         (notice, true)
     }
 
-    /// A data event that hands on a frame of the venue (an order reply, an account push, a
-    /// frame of no known channel): redacted first of what the stream sent the venue.
+    /// A data event that hands on a frame of the venue (an order reply, a push, a frame of no
+    /// known channel): redacted first of what the stream sent the venue.
     pub fn push_quoting_venue(&self, event: String) {
         match self.redacted(event, |tables| &tables.sent) {
             (event, false) => self.push_event(Kind::Data, event),

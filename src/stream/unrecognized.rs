@@ -13,17 +13,24 @@ use super::seq::SeqTracker;
 use crate::error::Error;
 use serde_json::Value;
 
-/// A market stream frame the push paths did not take: passed on, its `seq` observed.
+/// A market stream frame the push paths did not take: passed on, its `seq` observed — unless
+/// it names `seq` twice (JSON readers keeping the first or the last copy disagree on it: the
+/// frame is counted nowhere, rather than by a number that may not be the venue's).
 pub fn pass_on(text: &str, received_ns: i64, queue: &Queue, seq: &mut SeqTracker) {
-    match serde_json::from_str::<Value>(text) {
-        Ok(frame) => {
-            if let Some(number) = frame.as_object().and_then(|fields| super::json::lenient_int(fields.get("seq"))) {
+    match serde_json::from_str::<crate::endpoints::answer::Entries<'_>>(text) {
+        Ok(fields) => {
+            let mut named = fields.0.into_iter().filter(|(key, _)| key == "seq").map(|(_, value)| value);
+            if let (Some(value), None) = (named.next(), named.next())
+                && let Some(number) = super::json::lenient_int(serde_json::from_str::<Value>(value.get()).ok().as_ref())
+            {
                 seq.report_unsubscribed(number, queue);
             }
-            queue.push_quoting_venue(event(text, received_ns));
         }
-        Err(_) => not_json(text, queue),
+        // Valid JSON of another kind than an object (`[1,2]`) is passed on too.
+        Err(_) if serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() => return not_json(text, queue),
+        Err(_) => {}
     }
+    queue.push_quoting_venue(event(text, received_ns));
 }
 
 /// A text frame that is not JSON: an `error` status event (the connection goes on).

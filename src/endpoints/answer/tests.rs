@@ -184,3 +184,31 @@ fn depth_levels_are_sorted_by_value_and_keep_their_text() {
         r#"{"bids":[{"price":2,"qty":"1"},{"price":"1","qty":"1"}]}"#
     );
 }
+
+#[test]
+fn depth_levels_are_read_as_the_stream_reads_them() {
+    // A price written with an escape is that price; objects with px/sz; quantities of zero.
+    assert_eq!(
+        sort_depth_book(r#"{"asks":[["\u0032","1"],{"px":"1.5","sz":"0"}],"bids":[]}"#).unwrap(),
+        r#"{"asks":[{"px":"1.5","sz":"0"},["\u0032","1"]],"bids":[]}"#
+    );
+    for (book, words) in [
+        (
+            r#"{"asks":[["1","2"],["2","NaN"]],"bids":[]}"#,
+            r#"level 1 of "asks": quantity "NaN" is not a decimal of zero or more"#,
+        ),
+        (r#"{"asks":[],"bids":[["1",null]]}"#, r#"level 0 of "bids": quantity "null""#),
+        (r#"{"asks":[],"bids":[["1","-1"]]}"#, r#"quantity "-1""#),
+        (r#"{"asks":[["1"]],"bids":[]}"#, r#"level 0 of "asks" has no quantity"#),
+        (r#"{"asks":[{"price":"1"}],"bids":[]}"#, r#"level 0 of "asks" has no quantity"#),
+        (r#"{"asks":[{"price":"1","px":"1","qty":"1"}],"bids":[]}"#, "names its price twice"),
+        (r#"{"asks":[["x","-1"]],"bids":[]}"#, r#"level 0 of "asks": price "x" is not a decimal"#),
+        (r#"{"asks":[["2","1"]],"asks":[["1","1"]],"bids":[]}"#, r#""asks" is named twice"#),
+        (r#"{"data":{"bids":[],"bids":[["1","1"]]}}"#, r#""bids" is named twice"#),
+    ] {
+        match sort_depth_book(book) {
+            Err(Refusal::Shape(message)) => assert!(message.contains(words), "{book}: {message}"),
+            other => panic!("{book}: {other:?}"),
+        }
+    }
+}
