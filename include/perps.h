@@ -254,6 +254,9 @@ void perps_string_free(char *s);
  * prepare-signin) against `certs_json` (the venue's JWK set), and its claims against this
  * `request_id`, `chain` and wallet `address`, at `now_unix_secs` (0 = the system clock).
  * ES256 only; `kid` matched when present; `exp` in the future; `iat` at most 60 s ahead.
+ * It knows no sign-in host and takes no pins: the caller checks that the payload's `domain`
+ * and `uri` name the venue it means to sign in to (`perps_prepare_signin` checks them against
+ * `base_url`'s site or the client's pins).
  * Returns the decoded payload JSON (free with `perps_string_free`), or NULL with
  * `PERPS_VERIFICATION_FAILED` (or `PERPS_BAD_RESPONSE` for an unusable certs document).
  */
