@@ -35,9 +35,7 @@ use perps::ffi::strings::perps_string_free;
 use perps::ffi::wallet::{perps_wallet_address, perps_wallet_sign};
 use perps::stream::Stream;
 use scripted_venue::*;
-use std::cell::Cell;
 use std::ffi::CString;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// `SEED_B58` (RFC 8032 §7.1 test 1) and its expansion, SHA-512 of the seed: the scalar
@@ -62,15 +60,6 @@ const PAYLOAD: &str = r#"{"message":"standx.com wants you to sign in","requestId
 
 /// Every 8-byte run of every form, sorted (set once, before the scan; never freed).
 static RUNS: std::sync::OnceLock<Vec<[u8; 8]>> = std::sync::OnceLock::new();
-static SCANNING: AtomicBool = AtomicBool::new(false);
-static FOUND: AtomicUsize = AtomicUsize::new(0);
-/// The sizes of the first blocks found, for the failure's message.
-static FOUND_SIZES: [AtomicUsize; 4] = [const { AtomicUsize::new(0) }; 4];
-
-thread_local! {
-    /// The scripted venue's threads: their blocks are not the library's.
-    static VENUE: Cell<bool> = const { Cell::new(false) };
-}
 
 fn holds_key(block: &[u8]) -> bool {
     let Some(runs) = RUNS.get() else { return false };
@@ -90,21 +79,14 @@ fn holds_key(block: &[u8]) -> bool {
     as_words || block.windows(8).any(known)
 }
 
-fn scanning() -> bool {
-    SCANNING.load(Ordering::Relaxed) && !VENUE.try_with(Cell::get).unwrap_or(true)
-}
-
 fn look(block: &[u8]) {
     if holds_key(block) {
-        let n = FOUND.fetch_add(1, Ordering::Relaxed);
-        if let Some(size) = FOUND_SIZES.get(n) {
-            size.store(block.len(), Ordering::Relaxed);
-        }
+        freed_scan::found(block.len());
     }
 }
 
 #[global_allocator]
-static ALLOCATOR: FreedScan = FreedScan { scanning, look };
+static ALLOCATOR: FreedScan = FreedScan { scanning: freed_scan::scanning, look };
 
 fn unhex(text: &str) -> Vec<u8> {
     (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap()).collect()
@@ -119,7 +101,7 @@ fn a_session_signing_and_trading_on_a_stream_leaves_no_copy_of_its_key_in_freed_
     runs.sort_unstable();
     RUNS.set(runs).unwrap();
     let orders = venue(|_, mut ws| {
-        VENUE.with(|v| v.set(true));
+        freed_scan::venue_thread();
         let login = read_json(&mut ws);
         send(&mut ws, &logged_in(login["request_id"].as_str().unwrap()));
         for _ in 0..20 {
@@ -132,8 +114,7 @@ fn a_session_signing_and_trading_on_a_stream_leaves_no_copy_of_its_key_in_freed_
     let client = client(&orders, "{}");
     let (token, key, body) =
         (CString::new(TOKEN).unwrap(), CString::new(SEED_B58).unwrap(), CString::new("{}").unwrap());
-    FOUND.store(0, Ordering::SeqCst);
-    SCANNING.store(true, Ordering::SeqCst);
+    freed_scan::start();
     let mut err = std::ptr::null_mut();
     let handle = perps_session_from_api_key(token.as_ptr(), key.as_ptr(), &mut err);
     assert!(!handle.is_null() && err.is_null());
@@ -169,8 +150,7 @@ fn a_session_signing_and_trading_on_a_stream_leaves_no_copy_of_its_key_in_freed_
     perps_session_free(from_json);
     perps_session_free(handle);
     perps_error_free(err);
-    SCANNING.store(false, Ordering::SeqCst);
+    let (found, sizes) = freed_scan::stop();
     assert_eq!(outcomes.iter().filter(|e| e["final"] == true).count(), 20, "{outcomes:?}");
-    let sizes: Vec<usize> = FOUND_SIZES.iter().map(|s| s.load(Ordering::SeqCst)).filter(|&s| s > 0).collect();
-    assert_eq!(FOUND.load(Ordering::SeqCst), 0, "heap blocks freed with key bytes in them (sizes {sizes:?})");
+    assert_eq!(found, 0, "heap blocks freed with key bytes in them (sizes {sizes:?})");
 }

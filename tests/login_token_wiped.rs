@@ -27,9 +27,8 @@ use perps::ffi::client::{perps_client_free, perps_client_new, perps_signin};
 use perps::ffi::session::{perps_session_free, perps_session_new};
 use perps::ffi::strings::perps_string_free;
 use rogue_server::{Rogue, json};
-use std::cell::Cell;
 use std::ffi::CString;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A JWT-shaped access token whose every 8 bytes are its own (its third segment stands for
 /// the signature).
@@ -41,32 +40,16 @@ const BSC_ADDRESS: &str = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
 
 /// Every run of 8 bytes of every secret, sorted (set before the scan; never freed).
 static RUNS: std::sync::OnceLock<Vec<[u8; 8]>> = std::sync::OnceLock::new();
-static SCANNING: AtomicBool = AtomicBool::new(false);
-static FOUND: AtomicUsize = AtomicUsize::new(0);
-/// The sizes of the first blocks found, for the failure's message.
-static FOUND_SIZES: [AtomicUsize; 4] = [const { AtomicUsize::new(0) }; 4];
-
-thread_local! {
-    /// The scripted venue's threads: their blocks (the answers it writes) are not the library's.
-    static VENUE: Cell<bool> = const { Cell::new(false) };
-}
-
-fn scanning() -> bool {
-    SCANNING.load(Ordering::Relaxed) && !VENUE.try_with(Cell::get).unwrap_or(true)
-}
 
 fn look(block: &[u8]) {
     let Some(runs) = RUNS.get() else { return };
     if block.windows(8).any(|w| runs.binary_search_by(|run| run.as_slice().cmp(w)).is_ok()) {
-        let n = FOUND.fetch_add(1, Ordering::Relaxed);
-        if let Some(size) = FOUND_SIZES.get(n) {
-            size.store(block.len(), Ordering::Relaxed);
-        }
+        freed_scan::found(block.len());
     }
 }
 
 #[global_allocator]
-static ALLOCATOR: FreedScan = FreedScan { scanning, look };
+static ALLOCATOR: FreedScan = FreedScan { scanning: freed_scan::scanning, look };
 
 #[test]
 fn a_sign_in_leaves_no_copy_of_the_token_or_the_wallet_key_in_freed_memory() {
@@ -85,7 +68,7 @@ fn a_sign_in_leaves_no_copy_of_the_token_or_the_wallet_key_in_freed_memory() {
     let logins = std::sync::Arc::new(AtomicUsize::new(0));
     let answered = logins.clone();
     let rogue = Rogue::start(move |seen, _| {
-        VENUE.with(|v| v.set(true));
+        freed_scan::venue_thread();
         match seen.path() {
             "/auth/v1/offchain/certs" => json(200, &certs),
             "/auth/v1/offchain/prepare-signin" => {
@@ -126,14 +109,12 @@ fn a_sign_in_leaves_no_copy_of_the_token_or_the_wallet_key_in_freed_memory() {
     };
     // Five sign-ins (the first fetches the certs), the venue writing the token plainly and
     // escaped in turn; freeing the client closes its pooled connection.
-    FOUND.store(0, Ordering::SeqCst);
-    SCANNING.store(true, Ordering::SeqCst);
+    freed_scan::start();
     for _ in 0..5 {
         sign_in();
     }
     perps_client_free(client);
-    SCANNING.store(false, Ordering::SeqCst);
+    let (found, sizes) = freed_scan::stop();
     assert_eq!(logins.load(Ordering::SeqCst), 5);
-    let sizes: Vec<usize> = FOUND_SIZES.iter().map(|s| s.load(Ordering::SeqCst)).filter(|&s| s > 0).collect();
-    assert_eq!(FOUND.load(Ordering::SeqCst), 0, "heap blocks freed with runs of a secret in them (sizes {sizes:?})");
+    assert_eq!(found, 0, "heap blocks freed with runs of a secret in them (sizes {sizes:?})");
 }

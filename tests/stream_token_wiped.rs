@@ -18,17 +18,7 @@ use freed_scan::FreedScan;
 use helpers::*;
 use perps::stream::Stream;
 use scripted_venue::*;
-use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
-
-static SCANNING: AtomicBool = AtomicBool::new(false);
-static FOUND: AtomicUsize = AtomicUsize::new(0);
-
-thread_local! {
-    /// The venue's threads (the test's own) read the token too: their blocks are not scanned.
-    static VENUE: Cell<bool> = const { Cell::new(false) };
-}
 
 /// The secrets looked for besides the token (set before a scan starts).
 static KEY_TEXTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
@@ -45,22 +35,14 @@ fn holds_token(block: &[u8]) -> bool {
             .any(|secret| secret.windows(8).any(|run| block.windows(8).any(|w| w == run)))
 }
 
-fn scanning() -> bool {
-    SCANNING.load(Ordering::Relaxed) && !VENUE.try_with(Cell::get).unwrap_or(true)
-}
-
 fn look(block: &[u8]) {
     if holds_token(block) {
-        FOUND.fetch_add(1, Ordering::Relaxed);
+        freed_scan::found(block.len());
     }
 }
 
 #[global_allocator]
-static ALLOCATOR: FreedScan = FreedScan { scanning, look };
-
-fn venue_thread() {
-    VENUE.with(|v| v.set(true));
-}
+static ALLOCATOR: FreedScan = FreedScan { scanning: freed_scan::scanning, look };
 
 #[test]
 fn opening_both_streams_leaves_no_copy_of_the_token_in_freed_memory() {
@@ -68,26 +50,25 @@ fn opening_both_streams_leaves_no_copy_of_the_token_in_freed_memory() {
     // secrets, freed on its thread while this one scans, would be counted here.
     let _one = ONE_SCAN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let orders = venue(|_, mut ws| {
-        venue_thread();
+        freed_scan::venue_thread();
         let login = read_json(&mut ws);
         send(&mut ws, &logged_in(login["request_id"].as_str().unwrap()));
         hold(ws, Duration::from_secs(3));
     });
     let market = venue(|_, mut ws| {
-        venue_thread();
+        freed_scan::venue_thread();
         read_json(&mut ws);
         send(&mut ws, r#"{"channel":"auth","data":{"code":0,"msg":"success"}}"#);
         hold(ws, Duration::from_secs(3));
     });
     let (orders_client, market_client, session) = (client(&orders, "{}"), client(&market, "{}"), session());
-    FOUND.store(0, Ordering::SeqCst);
-    SCANNING.store(true, Ordering::SeqCst);
+    freed_scan::start();
     let order_stream = Stream::open_orders(orders_client, session.clone()).unwrap();
     let market_stream = Stream::open_market(market_client, Some(session), r#"[{"channel":"order"}]"#).unwrap();
     drop(order_stream);
     drop(market_stream);
-    SCANNING.store(false, Ordering::SeqCst);
-    assert_eq!(FOUND.load(Ordering::SeqCst), 0, "heap blocks freed with the token in them");
+    let (found, sizes) = freed_scan::stop();
+    assert_eq!(found, 0, "heap blocks freed with the token in them (sizes {sizes:?})");
 }
 
 #[test]
@@ -104,15 +85,14 @@ fn the_redaction_of_a_call_leaves_no_copy_of_its_secrets_in_freed_memory() {
         .set(vec![hex(&seed), bs58::encode(seed).into_string(), hex(&key.to_keypair_bytes()), wallet[2..].to_owned()])
         .unwrap();
     let echo = format!("echo {TOKEN}");
-    FOUND.store(0, Ordering::SeqCst);
-    SCANNING.store(true, Ordering::SeqCst);
+    freed_scan::start();
     let mut secrets = perps::redact::Secrets::new();
     secrets.add(TOKEN);
     secrets.add_ed25519(&key);
     secrets.add_wallet_key(&wallet);
     let redacted = secrets.redact(&echo).into_owned();
     drop(secrets);
-    SCANNING.store(false, Ordering::SeqCst);
+    let (found, sizes) = freed_scan::stop();
     assert_eq!(redacted, "echo <redacted>");
-    assert_eq!(FOUND.load(Ordering::SeqCst), 0, "heap blocks freed with runs of a secret in them");
+    assert_eq!(found, 0, "heap blocks freed with runs of a secret in them (sizes {sizes:?})");
 }
