@@ -34,36 +34,36 @@ pub fn status(state: &str, fields: Value) -> String {
 
 /// A non-fatal problem with what the venue sent (the connection goes on).
 pub fn error_status(error: &Error, frame_excerpt: Option<&str>) -> String {
-    status(
-        "error",
-        json!({
-            "code": error.code() as i32,
-            "code_name": error.code().name(),
-            "message": error.message(),
-            "frame": frame_excerpt,
-        }),
-    )
+    status("error", error_fields(error, frame_excerpt))
 }
 
-/// A frame that could not be read: `error_status` with an excerpt of the frame, its JSON
-/// escapes written out first (`redact::unescaped`) so that redaction sees what a reader would.
+/// The fields of an `error` status event.
+fn error_fields(error: &Error, frame_excerpt: Option<&str>) -> Value {
+    json!({
+        "code": error.code() as i32,
+        "code_name": error.code().name(),
+        "message": error.message(),
+        "frame": frame_excerpt,
+    })
+}
+
+/// An excerpt of a frame for an `error` event, its JSON escapes written out first
+/// (`redact::unescaped`) so that redaction sees what a reader would.
+fn frame_excerpt(frame: &str) -> String {
+    crate::error::excerpt(&crate::redact::unescaped(frame))
+}
+
+/// A frame that could not be read: `error_status` with an excerpt of the frame.
 pub fn bad_frame(error: &Error, frame: &str) -> String {
-    error_status(error, Some(&crate::error::excerpt(&crate::redact::unescaped(frame))))
+    error_status(error, Some(&frame_excerpt(frame)))
 }
 
 /// A push of a known channel that could not be read: `bad_frame`, naming the subscription it
 /// came on — its channel, and the symbol its event would have named (or null) — and its `seq`
 /// (or null), so that an engine knows which book or channel it may have missed.
 pub fn bad_push(error: &Error, frame: &str, channel: &str, symbol: Option<&str>, seq: Value) -> String {
-    status(
-        "error",
-        json!({
-            "code": error.code() as i32,
-            "code_name": error.code().name(),
-            "message": error.message(),
-            "frame": crate::error::excerpt(&crate::redact::unescaped(frame)),
-            "subscription": { "channel": channel, "symbol": symbol },
-            "seq": seq,
-        }),
-    )
+    let mut fields = error_fields(error, Some(&frame_excerpt(frame)));
+    fields["subscription"] = json!({ "channel": channel, "symbol": symbol });
+    fields["seq"] = seq;
+    status("error", fields)
 }
