@@ -125,32 +125,43 @@ fn unusable_certs_documents() {
     }
 }
 
-#[test]
-fn key_rotated_after_the_certs_were_cached() {
-    // Sign in under k-old (certs cached), the venue rotates to k-new (certs now serve only
-    // k-new): the next sign-in refetches once and succeeds; the one after fetches nothing.
-    let old = VenueKey::new(8, Some("k-old"));
-    let new = VenueKey::new(7, Some("k-new"));
+/// A scripted venue that signs its challenges with `old` and serves `old`'s key set until the
+/// test rotates it: `signer` and `certs` (0 until then, 1 for `new`) switch each.
+fn rotating_venue(old: VenueKey, new: VenueKey) -> (Rogue, Arc<AtomicUsize>, Arc<AtomicUsize>) {
     let sets = [common::jwk_set(&[&old]), common::jwk_set(&[&new])];
-    let active = Arc::new(AtomicUsize::new(0));
-    let serving = active.clone();
+    let (signer, certs) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let serving = certs.clone();
     let rogue = start_venue(ScriptedVenue {
         signers: vec![old, new],
-        active: active.clone(),
+        active: signer.clone(),
         clock_secs: Arc::default(),
         certs: Box::new(move |_| json(200, &sets[serving.load(Ordering::SeqCst)])),
         login: login_ok(),
     });
-    let client = client_at(&rogue.url(), FAST);
-    prepare_login(&client, &Session::new()).unwrap();
+    (rogue, signer, certs)
+}
+
+/// Sign in (the certs fetched once), rotate the venue's key (its `signer` and `certs`
+/// switched to the new one), sign in again (exactly one refetch, for `why`), and once more
+/// (the refreshed set cached).
+fn signs_in_across_a_rotation(client: &Client, rogue: &Rogue, switches: [&AtomicUsize; 2], why: &str) {
+    prepare_login(client, &Session::new()).unwrap();
     assert_eq!(rogue.count("/certs"), 1);
-    active.store(1, Ordering::SeqCst);
+    switches.iter().for_each(|switch| switch.store(1, Ordering::SeqCst));
     let session = Session::new();
-    prepare_login(&client, &session).unwrap();
+    prepare_login(client, &session).unwrap();
     assert_eq!(session.info()["has_token"], true);
-    assert_eq!(rogue.count("/certs"), 2, "the unknown kid caused exactly one refetch");
-    prepare_login(&client, &Session::new()).unwrap();
+    assert_eq!(rogue.count("/certs"), 2, "{why} caused exactly one refetch");
+    prepare_login(client, &Session::new()).unwrap();
     assert_eq!(rogue.count("/certs"), 2, "the refreshed set is cached");
+}
+
+#[test]
+fn key_rotated_after_the_certs_were_cached() {
+    // Sign in under k-old (certs cached), the venue rotates to k-new (certs now serve only
+    // k-new): the next sign-in refetches once and succeeds; the one after fetches nothing.
+    let (rogue, signer, certs) = rotating_venue(VenueKey::new(8, Some("k-old")), VenueKey::new(7, Some("k-new")));
+    signs_in_across_a_rotation(&client_at(&rogue.url(), FAST), &rogue, [&signer, &certs], "the unknown kid");
 }
 
 #[test]
@@ -159,32 +170,12 @@ fn key_material_rotated_under_the_same_kid() {
     // challenges are signed by the new key and the certs serve it under the same kid. The
     // next sign-in refetches once and succeeds (before, it failed for the cache's lifetime,
     // 1 h); the one after fetches nothing.
-    let old = VenueKey::new(8, Some("k1"));
-    let new = VenueKey::new(7, Some("k1"));
-    let sets = [common::jwk_set(&[&old]), common::jwk_set(&[&new])];
-    let (active, served) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    let serving = served.clone();
-    let rogue = start_venue(ScriptedVenue {
-        signers: vec![old, new],
-        active: active.clone(),
-        clock_secs: Arc::default(),
-        certs: Box::new(move |_| json(200, &sets[serving.load(Ordering::SeqCst)])),
-        login: login_ok(),
-    });
+    let (rogue, signer, certs) = rotating_venue(VenueKey::new(8, Some("k1")), VenueKey::new(7, Some("k1")));
     let client = client_at(&rogue.url(), FAST);
-    prepare_login(&client, &Session::new()).unwrap();
-    assert_eq!(rogue.count("/certs"), 1);
-    active.store(1, Ordering::SeqCst);
-    served.store(1, Ordering::SeqCst);
-    let session = Session::new();
-    prepare_login(&client, &session).unwrap();
-    assert_eq!(session.info()["has_token"], true);
-    assert_eq!(rogue.count("/certs"), 2, "the key that did not verify caused exactly one refetch");
-    prepare_login(&client, &Session::new()).unwrap();
-    assert_eq!(rogue.count("/certs"), 2, "the refreshed set is cached");
+    signs_in_across_a_rotation(&client, &rogue, [&signer, &certs], "the key that did not verify");
     // Challenges signed by key material the certs do not serve under "k1": one refetch per
     // challenge, then a clear failure, never a loop; nothing unverified is kept.
-    active.store(0, Ordering::SeqCst);
+    signer.store(0, Ordering::SeqCst);
     for attempt in 1..=2 {
         let session = Session::new();
         let f = expect(prepare(&client, &session, "bsc", BSC_ADDRESS), PERPS_VERIFICATION_FAILED, false);
