@@ -392,19 +392,6 @@ fn looks_like_a_token(word: &str) -> bool {
     jwt || opaque
 }
 
-/// Whether `address` has the shape of a wallet address of `chain` (as `check_address`
-/// requires of the caller's): a login answer's address is quoted only then.
-fn is_address_of(chain: Chain, address: &str) -> bool {
-    match chain {
-        Chain::Bsc => {
-            address.len() == 42
-                && (address.starts_with("0x") || address.starts_with("0X"))
-                && address[2..].bytes().all(|b| b.is_ascii_hexdigit())
-        }
-        Chain::Solana => address.len() <= 44 && bs58::decode(address).into_vec().is_ok_and(|b| b.len() == 32),
-    }
-}
-
 /// `expires_seconds` ≤ 0 is the venue default; more than 10 years is surely a bug.
 fn check_expires(expires_seconds: i64) -> Result<()> {
     if expires_seconds > MAX_EXPIRES_SECONDS {
@@ -433,7 +420,8 @@ fn check_login_answer(
     }
     let address = Zeroizing::new(answer.text("address")?);
     if !pending.chain.same_address(&address, &pending.address) {
-        let answered = if is_address_of(pending.chain, &address) {
+        // Quoted only when it has an address's shape: any other text may be the token.
+        let answered = if pending.chain.is_address(&address) {
             format!("wallet \"{}\"", address.as_str())
         } else {
             format!("an \"address\" that is no {} address ({} bytes, not shown)", pending.chain, address.len())
@@ -453,16 +441,7 @@ fn check_login_answer(
 
 /// A wallet address of the right shape for its chain, checked before anything is sent.
 fn check_address(chain: Chain, address: &str) -> Result<()> {
-    let ok = match chain {
-        Chain::Bsc => {
-            address.len() == 42
-                && (address.starts_with("0x") || address.starts_with("0X"))
-                && address[2..].bytes().all(|b| b.is_ascii_hexdigit())
-        }
-        // At most 44 characters encode 32 bytes; checked first, as decoding is quadratic.
-        Chain::Solana => address.len() <= 44 && bs58::decode(address).into_vec().is_ok_and(|b| b.len() == 32),
-    };
-    if ok {
+    if chain.is_address(address) {
         Ok(())
     } else {
         Err(Error::invalid_argument(format!(

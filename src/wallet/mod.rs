@@ -40,6 +40,20 @@ impl Chain {
         }
     }
 
+    /// Whether `text` has the shape of a wallet address of this chain: `0x` and 40 hex digits
+    /// (bsc), base58 of 32 bytes (solana; at most 44 characters, checked first, as decoding is
+    /// quadratic).
+    pub fn is_address(self, text: &str) -> bool {
+        match self {
+            Chain::Bsc => {
+                text.len() == 42
+                    && (text.starts_with("0x") || text.starts_with("0X"))
+                    && text[2..].bytes().all(|b| b.is_ascii_hexdigit())
+            }
+            Chain::Solana => text.len() <= 44 && bs58::decode(text).into_vec().is_ok_and(|b| b.len() == 32),
+        }
+    }
+
     /// Whether two wallet addresses on this chain name the same account:
     /// EVM hex is case-insensitive (EIP-55 case is only a checksum), base58 is exact.
     pub fn same_address(self, a: &str, b: &str) -> bool {
@@ -143,10 +157,7 @@ pub fn payload_message(payload_json: &str) -> Result<String> {
 /// base58 keypair, a JSON array, or a solana seed, which looks just like a solana address —
 /// is never echoed (40 characters of a keypair, or a whole seed, would give the key away).
 pub fn shown_address(address: &str) -> String {
-    let bsc_shaped = address.len() == 42
-        && (address.starts_with("0x") || address.starts_with("0X"))
-        && address[2..].bytes().all(|b| b.is_ascii_hexdigit());
-    if bsc_shaped {
+    if Chain::Bsc.is_address(address) {
         return format!("\"{address}\"");
     }
     match address.get(..4).filter(|head| head.bytes().all(|b| b.is_ascii_alphanumeric())) {
