@@ -314,6 +314,10 @@ impl Protocol for Orders {
     /// outcome is still matched to it.
     fn on_timers(&mut self, now: std::time::Instant, queue: &Queue) -> Option<std::time::Instant> {
         let (timed_out, next) = self.state.expire(now);
+        if timed_out.is_empty() {
+            // The I/O thread asks at every turn: no second look at the table then.
+            return next;
+        }
         let timeout_ms = self.state.request_timeout().map_or(0, |t| t.as_millis() as u64);
         for pending::TimedOut { request_id, request } in timed_out {
             let fields = json!({
