@@ -80,11 +80,7 @@ fn uri_authority(uri: &str) -> Option<&str> {
 /// `host` is `site`, or a parent domain of it of two labels or more. Never for addresses:
 /// `0.1` is no parent of `10.0.0.1`.
 fn is_site_or_parent(host: &str, site: &str) -> bool {
-    if host.eq_ignore_ascii_case(site) {
-        return true;
-    }
-    let labels = host.split('.').count();
-    labels >= 2 && !is_address(site) && !is_address(host) && is_proper_suffix(site, host)
+    host.eq_ignore_ascii_case(site) || (host.split('.').count() >= 2 && is_same_or_subdomain(site, host))
 }
 
 /// `host` is `domain` or a subdomain of it.
@@ -93,8 +89,7 @@ fn is_same_or_subdomain(host: &str, domain: &str) -> bool {
 }
 
 /// `name` ends with `.suffix` (ASCII case ignored), every label of `suffix` non-empty.
-/// Compared as bytes: a host may hold any character (a claim is checked here before it is
-/// compared with the message), and no slice of it may fall inside one.
+/// Compared as bytes, so that no slice falls inside a character, whatever a host holds.
 fn is_proper_suffix(name: &str, suffix: &str) -> bool {
     let (name, suffix) = (name.as_bytes(), suffix.as_bytes());
     !suffix.split(|&b| b == b'.').any(<[u8]>::is_empty)
