@@ -186,6 +186,20 @@ if [ "$faults" = 1 ]; then
     admin faults "$1" >/dev/null
     admin mark "{\"symbol\":\"BTC-USD\",\"price\":\"$2\"}" >/dev/null
   }
+  # The sandbox's id of the maker's connection to ENDPOINT (ws-api or ws-stream).
+  connection_id() {
+    admin_get ws/connections | grep -o "\"endpoint\":\"$1\"[^}]*\"id\":[0-9]*" | sed 's/.*"id"://'
+  }
+  # Stall the order stream (the sandbox neither reads nor writes it; its id left in api_id),
+  # move the mark to $1 so that both quotes are cancelled over it, and wait for both cancels.
+  stall_orders_and_move() {
+    api_id=$(connection_id ws-api)
+    say "ws/stall the order stream (connection $api_id); mark BTC-USD -> $1${2:-}"
+    admin ws/stall "{\"id\":$api_id}" >/dev/null
+    admin mark "{\"symbol\":\"BTC-USD\",\"price\":\"$1\"}" >/dev/null
+    wait_for "cancel   bid .*: mid moved" "$from"
+    wait_for "cancel   ask .*: mid moved" "$from"
+  }
   fault_stage '{"ws_repeat_outcome":true,"times":2}' 65115.00
   wait_for "repeated for request" "$from"
   wait_for "  live " "$from"
@@ -218,15 +232,9 @@ if [ "$faults" = 1 ]; then
   wait_for "no outcome for order:new .* within 5000 ms" "$from"
   wait_for "  live " "$from"
   wait_for "$agreed 0[.0]* BTC, as streamed" "$from"
-  # A lost connection with requests unanswered: the order stream stalled (the sandbox neither
-  # reads nor writes it), the mark moved so that both quotes are cancelled over it, then the
-  # connection dropped.
-  api_id=$(admin_get ws/connections | grep -o '"endpoint":"ws-api"[^}]*"id":[0-9]*' | sed 's/.*"id"://')
-  say "ws/stall the order stream (connection $api_id); mark BTC-USD -> 65205.00; then ws/drop it"
-  admin ws/stall "{\"id\":$api_id}" >/dev/null
-  admin mark '{"symbol":"BTC-USD","price":"65205.00"}' >/dev/null
-  wait_for "cancel   bid .*: mid moved" "$from"
-  wait_for "cancel   ask .*: mid moved" "$from"
+  # A lost connection with requests unanswered: the order stream stalled, both quotes'
+  # cancels sent over it, then the connection dropped.
+  stall_orders_and_move 65205.00 "; then ws/drop it"
   admin ws/drop "{\"id\":$api_id}" >/dev/null
   wait_for "unanswered when the connection was lost" "$from"
   wait_for "order stream: reconnected" "$from"
@@ -234,7 +242,7 @@ if [ "$faults" = 1 ]; then
   wait_for "$agreed 0[.0]* BTC, as streamed" "$from"
   # The market stream lost: blind, the maker pulls its quotes by REST; once the stream is
   # back it reconciles and quotes again from the next book.
-  market_id=$(admin_get ws/connections | grep -o '"endpoint":"ws-stream"[^}]*"id":[0-9]*' | sed 's/.*"id"://')
+  market_id=$(connection_id ws-stream)
   say "ws/drop the market stream (connection $market_id)"
   admin ws/drop "{\"id\":$market_id}" >/dev/null
   wait_for "market stream: disconnected" "$from"
@@ -246,12 +254,7 @@ if [ "$faults" = 1 ]; then
   # then (set while the maker waits 2 s for those outcomes) the first REST cancel of each
   # failing and the first list of open orders failing (503). The maker must look both orders
   # up, find them resting, cancel them, read the list again, and only then report.
-  api_id=$(admin_get ws/connections | grep -o '"endpoint":"ws-api"[^}]*"id":[0-9]*' | sed 's/.*"id"://')
-  say "ws/stall the order stream (connection $api_id); mark BTC-USD -> 65220.00"
-  admin ws/stall "{\"id\":$api_id}" >/dev/null
-  admin mark '{"symbol":"BTC-USD","price":"65220.00"}' >/dev/null
-  wait_for "cancel   bid .*: mid moved" "$from"
-  wait_for "cancel   ask .*: mid moved" "$from"
+  stall_orders_and_move 65220.00
 fi
 say "SIGTERM (the maker cancels every order it placed and exits)"
 kill -TERM "$maker"
