@@ -131,3 +131,31 @@ fn an_order_answer_naming_another_cl_ord_id_has_an_unknown_outcome() {
     let (_rogue, client) = answering(r#"{"code":0,"cl_ord_id":"mine-1"}"#);
     assert!(request(&client, &api_session(SEED), "POST", "/api/new_order", Some(body)).is_ok());
 }
+
+#[test]
+fn a_change_answered_with_the_accepted_code_202_has_an_unknown_outcome() {
+    // 202 is the code of the order stream's gateway ack in a doc-derived client's fixture
+    // (venue-api.md §6.2): "taken for processing". On a change it states no outcome, so it is
+    // neither a refusal that did not reach the venue (the order would be placed again) nor a
+    // success.
+    for body in [
+        r#"{"session_id":"s","request_id":"r","code":202,"status":"accepted","message":"request accepted"}"#,
+        r#"{"code":"202","request_id":"r"}"#,
+    ] {
+        let (rogue, client) = answering(body);
+        let session = api_session(SEED);
+        let f = unknown(new_order(&client, &session, ORDER), "202", body);
+        assert_eq!(f.cl_ord_id.as_deref(), Some(sent_cl_ord_id(&rogue.seen()[0]).as_str()), "{body}");
+        assert_eq!(f.body.as_deref(), Some(body));
+        for (name, params) in [
+            ("cancel_order", r#"{"order_id":1}"#),
+            ("cancel_orders", r#"{"order_id_list":[1]}"#),
+            ("change_leverage", r#"{"symbol":"BTC-USD","leverage":5}"#),
+        ] {
+            let f = unknown(call(&client, Some(&session), name, Some(params)), "202", name);
+            assert!(f.request_id.is_some(), "{name} {body}: {f:?}");
+        }
+        unknown(request(&client, &session, "POST", "/api/cancel_order", Some(r#"{"order_id":1}"#)), "202", body);
+        assert_eq!(rogue.seen().len(), 5, "each request sent once");
+    }
+}

@@ -4,7 +4,8 @@
 //! venue wrote them, strings or numbers), after two checks: it is a JSON object or array —
 //! an object envelope or a bare array for lists, `[]` or `{code,message,request_id}` for
 //! `cancel_orders` — and an object's `code`, when present, is 0 or 200 (else
-//! `PERPS_API_ERROR`, or `PERPS_BAD_RESPONSE` for a code that is not a plain integer),
+//! `PERPS_API_ERROR`, or `PERPS_BAD_RESPONSE` for a code that is not a plain integer or is
+//! 202, "accepted", which states no outcome),
 //! read by [`venue_code`] as every REST answer's `code` is, and it does not say
 //! `"success": false` ([`stated`]). The one change:
 //! `query_depth_book`'s levels come back sorted by
@@ -123,11 +124,25 @@ pub fn code_leaves_outcome_unknown(code: i64) -> bool {
     code == 408 || (500..=599).contains(&code)
 }
 
+/// The code of the venue's gateway ack: "accepted" for processing, its outcome to come
+/// (a fixture of a doc-derived client writes `{"code":202,"status":"accepted"}`,
+/// venue-api.md §6.2). It says the request was taken, so it is never a refusal.
+pub(crate) const ACCEPTED_CODE: i64 = 202;
+
+/// Why an answer whose code is [`ACCEPTED_CODE`] (and is not the order stream's ack) leaves
+/// its outcome open. Reported as a refusal, an accepted order would be placed again.
+const ACCEPTED_NOT_AN_OUTCOME: &str = "the venue's \"code\" is 202 (\"accepted\": taken for processing), \
+     which states no outcome: the request may have been acted on";
+
 /// The `code` of a REST answer when it is a refusal: `Ok(None)` for none or a success
-/// ([`is_success_code`]), `Err` for a code of another shape ([`venue_code`]). The one place
-/// every REST answer's code is judged.
+/// ([`is_success_code`]), `Err` for a code of another shape ([`venue_code`]) or for
+/// [`ACCEPTED_CODE`], whose outcome is open. The one place every REST answer's code is
+/// judged (and the order stream's outcomes: an `Err` there is `outcome_unknown`).
 pub fn refusal_code(code: Option<&Value>) -> Result<Option<i64>, String> {
-    Ok(venue_code(code)?.filter(|code| !is_success_code(*code)))
+    match venue_code(code)? {
+        Some(ACCEPTED_CODE) => Err(ACCEPTED_NOT_AN_OUTCOME.to_owned()),
+        code => Ok(code.filter(|code| !is_success_code(*code))),
+    }
 }
 
 /// The message of a refusal by `code`: the venue's words after it when it gave some (a

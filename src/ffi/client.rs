@@ -164,11 +164,12 @@ pub extern "C" fn perps_signin(
 /// "cl_ord_id":…}` = submitted). **Never retried**: on `PERPS_TIMEOUT`/`PERPS_TRANSPORT`
 /// check `perps_error_may_have_reached_venue`, and look the order up by
 /// `perps_error_cl_ord_id(e)` (`perps_query_order`) before sending again. HTTP 200 with a
-/// `code` other than 0 or 200 → `PERPS_API_ERROR` (5xx or 408: may have reached the venue),
-/// and so is `"success": false` with no code; a `code` that is not an integer written
-/// plainly (`0.0`, `1e-400`, `-0`), a success code beside `"success": false`, no code beside
-/// words other than "success" or "ok" (`{"message":"alo order rejected"}`), or a `cl_ord_id`
-/// other than the one sent → `PERPS_BAD_RESPONSE`, may have reached the venue.
+/// `code` other than 0, 200 or 202 → `PERPS_API_ERROR` (5xx or 408: may have reached the
+/// venue), and so is `"success": false` with no code; a `code` that is not an integer written
+/// plainly (`0.0`, `1e-400`, `-0`) or is 202 ("accepted": no outcome stated), a success code
+/// beside `"success": false`, no code beside words other than "success" or "ok"
+/// (`{"message":"alo order rejected"}`), or a `cl_ord_id` other than the one sent →
+/// `PERPS_BAD_RESPONSE`, may have reached the venue.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_new_order(
     c: *const perps_client,

@@ -115,10 +115,10 @@ impl Orders {
 /// that is not a plain integer (`0.0`, `-0`, `1e-400`) is no ack: the frame is a `final`
 /// reply marked `outcome_unknown` ([`verdict`]), never taken for "accepted".
 fn is_ack(frame: &Map<String, Value>, text: &str) -> bool {
-    use crate::endpoints::answer::venue_code;
+    use crate::endpoints::answer::{ACCEPTED_CODE, venue_code};
     let accepted =
         |key: &str| frame.get(key).and_then(Value::as_str).is_some_and(|s| s.eq_ignore_ascii_case("accepted"));
-    let code_ok = matches!(venue_code(frame.get("code")), Ok(None | Some(0 | 200 | 202)));
+    let code_ok = matches!(venue_code(frame.get("code")), Ok(None | Some(0 | 200 | ACCEPTED_CODE)));
     // With no code, nothing else may say otherwise (`{"msg":"accepted","error":"insufficient
     // margin"}`, a word named twice, a refusal nested under `data`): such a frame is an outcome
     // of unknown effect ([`verdict`]), not an ack after which an outcome would be awaited in
@@ -149,7 +149,8 @@ fn with_frame_as_sent(mut event: String, frame: &str, received_ns: i64) -> Strin
 /// documented reply carries a code); a refusal; or an unknown effect (`outcome_unknown`) — a
 /// server error or time-out behind the venue's gateway (5xx, 408: the order or cancel may
 /// have been acted on), a code that is not an integer written plainly or a string of digits
-/// (`1e-400`, `-0`, `"ok"`: no reader can be sure what it says), or no code beside other
+/// (`1e-400`, `-0`, `"ok"`: no reader can be sure what it says), 202 beside words other
+/// than "accepted" (the ack's code: taken for processing, never a refusal), or no code beside other
 /// words or an error ("alo order rejected" with no code: a refusal by its words, a success by
 /// its code, as REST reads the answer to a change). An
 /// engine taking one of those for a plain refusal would send the order again; taking it for

@@ -138,6 +138,13 @@ fn codes_are_read_as_plain_integers_or_strings_of_digits() {
     assert_eq!(check(r#"{"code":200,"message":"success"}"#), Ok(()));
     assert_eq!(check(r#"{"code":"200"}"#), Ok(()));
     assert_eq!(check(r#"{"code":201,"message":"created"}"#), Err(Refusal::Code(201, "created".into())));
+    // 202, the gateway ack's code: taken for processing, no outcome stated — never a refusal
+    // (an accepted order reported refused would be placed again), nor a success.
+    for accepted in [r#"{"code":202,"status":"accepted","message":"request accepted"}"#, r#"{"code":"202"}"#] {
+        assert!(matches!(check(accepted), Err(Refusal::Shape(m)) if m.contains("202")), "{accepted}");
+        let changed = super::check(accepted, Answering::Change);
+        assert!(matches!(changed, Err(Refusal::Shape(m)) if m.contains("202")), "{accepted}");
+    }
     assert!(sort_depth_book(r#"{"code":"0","asks":[],"bids":[]}"#).is_ok());
     assert!(sort_depth_book(r#"{"code":null,"asks":[],"bids":[]}"#).is_ok());
     assert!(sort_depth_book(r#"{"code":200,"asks":[],"bids":[]}"#).is_ok());

@@ -201,6 +201,10 @@ fn an_outcome_whose_code_leaves_the_orders_fate_unknown_says_so() {
         (r#"{"success":true,"message":"success","request_id":"r1"}"#, false, true),
         (r#"{"code":400,"message":"alo order rejected","request_id":"r1"}"#, false, false),
         (r#"{"code":429,"message":"slow down","request_id":"r1"}"#, false, false),
+        // 202, the ack's code, beside words that make it no ack: taken for processing, so
+        // never a refusal (the order would be sent again) nor a success.
+        (r#"{"code":202,"message":"request accepted","request_id":"r1"}"#, true, false),
+        (r#"{"code":"202","request_id":"r1"}"#, true, false),
         (r#"{"code":0,"message":"success","request_id":"r1"}"#, false, true),
         (r#"{"code":200,"message":"success","request_id":"r1"}"#, false, true),
         (r#"{"code":"0","message":"ok","request_id":"r1"}"#, false, true),
@@ -247,6 +251,23 @@ fn an_ack_whose_code_is_not_a_plain_integer_is_a_final_reply_of_unknown_outcome(
             assert_eq!(got[0]["outcome_unknown"], true, "{frame}");
         }
     }
+}
+
+#[test]
+fn the_ack_of_a_doc_derived_fixture_under_code_202_is_no_final_reply() {
+    // [PB]'s fixture (venue-api.md §6.2): code 202, the word under `status`, other words
+    // under `message`; then the outcome.
+    let got = events_of(
+        &[
+            r#"{"session_id":"s-1","request_id":"r1","code":202,"status":"accepted","message":"request accepted"}"#,
+            r#"{"code":0,"message":"success","request_id":"r1"}"#,
+        ],
+        &[("r1", "order:new")],
+    );
+    let row = |e: &Value| (e["final"].as_bool(), e["success"].as_bool(), e["outcome_unknown"].as_bool());
+    assert_eq!(row(&got[0]), (Some(false), Some(false), Some(false)), "the ack");
+    assert_eq!(row(&got[1]), (Some(true), Some(true), Some(false)), "the outcome");
+    assert_eq!(got.len(), 2);
 }
 
 #[test]
