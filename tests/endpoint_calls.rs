@@ -301,6 +301,19 @@ fn answers_come_back_as_the_venue_sent_them() {
         let client = client_at(&rogue.url(), FAST);
         assert_eq!(call(&client, Some(&api_session(SEED)), name, None).unwrap(), "[]", "{name}");
     }
+    // So is a page envelope's `"result": null`: written `[]`, every other byte as sent; a
+    // `result` that is a list, or a `null` elsewhere, is left alone.
+    let page = |result: &str| format!(r#"{{ "code":0,"page_size":0,"result" :{result},"total":0,"next":null}}"#);
+    for name in ["query_open_orders", "query_orders", "query_trades"] {
+        for (answer, returned) in
+            [(page("null"), page("[]")), (page("[]"), page("[]")), (page("[{\"id\":1}]"), page("[{\"id\":1}]"))]
+        {
+            let text = answer.clone();
+            let rogue = Rogue::start(move |_, _| json(200, &text));
+            let client = client_at(&rogue.url(), FAST);
+            assert_eq!(call(&client, Some(&api_session(SEED)), name, None).unwrap(), returned, "{name}: {answer}");
+        }
+    }
     for (name, params) in [
         ("query_balance", None),
         ("query_position_config", Some(r#"{"symbol":"BTC-USD"}"#)),

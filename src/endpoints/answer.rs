@@ -235,13 +235,36 @@ pub fn check(body: &str, answering: Answering) -> Result<(), Refusal> {
     }
 }
 
-/// [`check`] for an endpoint documented to answer a bare array (`Shape::List`): `null` is
-/// the empty list, `Some("[]")`; anything else as `check` reads it (`None`: as sent).
+/// [`check`] for an endpoint that answers a list (`Shape::List`), bare or in a page envelope
+/// `{page_size, result, total}`: `null` for the list — the whole answer, or the envelope's
+/// `result` — is the empty list, `[]` (a Go server encodes an empty slice as `null`; an
+/// engine reconciling no open orders must not get an error, nor a `null` where its reader
+/// expects an array). `Some(text)`: the answer so rewritten, every other byte as sent;
+/// `None`: as sent.
 pub fn check_list(body: &str) -> Result<Option<String>, Refusal> {
     if body.trim_matches(JSON_SPACE) == "null" {
         return Ok(Some("[]".to_owned()));
     }
-    check(body, Answering::Read).map(|()| None)
+    check(body, Answering::Read)?;
+    Ok(empty_page_as_array(body))
+}
+
+/// The answer with its envelope's `"result": null` written `[]`, or `None` when it has none.
+/// `check` has made sure the answer is JSON and names no outcome key twice; a `result` named
+/// twice is left as sent (which of the two a reader takes is its own affair).
+fn empty_page_as_array(body: &str) -> Option<String> {
+    if !body.trim_start_matches(JSON_SPACE).starts_with('{') || !body.contains("null") {
+        return None;
+    }
+    let entries = serde_json::from_str::<Entries<'_>>(body).ok()?.0;
+    let mut results = entries.iter().filter(|(key, _)| key == "result").map(|(_, value)| value.get());
+    let (Some(result), None) = (results.next(), results.next()) else { return None };
+    if result != "null" {
+        return None;
+    }
+    // A raw value borrows its text from the body: its place there, to splice.
+    let start = result.as_ptr() as usize - body.as_ptr() as usize;
+    Some([&body[..start], "[]", &body[start + result.len()..]].concat())
 }
 
 /// The white space JSON allows around a value (RFC 8259 §2).

@@ -81,9 +81,10 @@ pub enum Shape {
     AsSent,
     /// `query_depth_book`: both sides sorted best first by decimal value.
     DepthBook,
-    /// As sent, for an endpoint documented to answer a bare array: `null` is returned as
-    /// `[]`, the empty list a venue may encode as `null` (Go's encoding of an empty slice)
-    /// — an engine reconciling no positions must not get an error.
+    /// As sent, for an endpoint that answers a list, bare or in a page envelope: `null` for
+    /// the list (the answer, or the envelope's `result`) is returned as `[]`, the empty list
+    /// a venue may encode as `null` (Go's encoding of an empty slice) — an engine
+    /// reconciling no positions must not get an error (`answer::check_list`).
     List,
 }
 

@@ -219,3 +219,23 @@ fn depth_levels_are_read_as_the_stream_reads_them() {
         }
     }
 }
+
+#[test]
+fn an_envelopes_null_result_is_the_empty_list_and_nothing_else_changes() {
+    assert_eq!(check_list(r#"{"result":null}"#), Ok(Some(r#"{"result":[]}"#.to_owned())));
+    assert_eq!(
+        check_list("{\"page_size\":0, \"res\\u0075lt\" : null ,\"note\":\"null\"}"),
+        Ok(Some("{\"page_size\":0, \"res\\u0075lt\" : [] ,\"note\":\"null\"}".to_owned()))
+    );
+    for as_sent in [
+        r#"{"result":[],"next":null}"#,
+        r#"{"data":null}"#,
+        r#"[null]"#,
+        r#"{"result":{"rows":null}}"#,
+        // Named twice: left as sent, not guessed at.
+        r#"{"result":null,"result":[]}"#,
+    ] {
+        assert_eq!(check_list(as_sent), Ok(None), "{as_sent}");
+    }
+    assert!(check_list(r#"{"code":400,"result":null}"#).is_err());
+}
