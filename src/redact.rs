@@ -51,6 +51,21 @@ fn quad_bit(lower: u32) -> usize {
     (lower.wrapping_mul(0x9e37_79b1) >> (32 - FILTER_BITS)) as usize
 }
 
+/// The bits `text` sets in each of the two filters of a table it is added to (by its runs,
+/// and by its `QUAD`-byte pieces, lower case): for the residue tests, which look for a freed
+/// copy of a filter.
+#[doc(hidden)]
+pub fn filter_bits(text: &str) -> [Vec<usize>; 2] {
+    let lower = text.to_ascii_lowercase();
+    let runs = lower.as_bytes().windows(RUN).map(|w| filter_bit(w.try_into().expect("RUN bytes"))).collect();
+    let quads = lower.as_bytes().windows(QUAD).map(|w| quad_bit(u32::from_le_bytes(w.try_into().expect("QUAD bytes"))));
+    [runs, quads.collect()]
+}
+
+/// Bytes of either filter (`1 << FILTER_BITS` bits), the size of a freed copy of one.
+#[doc(hidden)]
+pub const FILTER_BYTES: usize = (1 << FILTER_BITS) / 8;
+
 /// `to_ascii_lowercase` of eight bytes at once: `A`–`Z` gain 0x20, every other byte is kept.
 #[inline]
 fn lower_ascii(x: u64) -> u64 {
@@ -69,11 +84,13 @@ fn lower_ascii(x: u64) -> u64 {
 #[derive(Clone, Default)]
 pub struct Secrets {
     runs: Zeroizing<Vec<[u8; RUN]>>,
-    /// `1 << FILTER_BITS` bits; empty while there is no run.
-    filter: Vec<u64>,
+    /// `1 << FILTER_BITS` bits; empty while there is no run. Wiped on drop, as `quads`.
+    filter: Zeroizing<Vec<u64>>,
     /// `1 << FILTER_BITS` bits, one per `quad_bit` of each run's `QUAD`-byte pieces; empty
-    /// while there is no run.
-    quads: Vec<u64>,
+    /// while there is no run. Wiped on drop: a key in hex has 16-bit pieces, so the set bits
+    /// all but list them, and chaining pieces that overlap spells the key out (a freed copy
+    /// gave a session's seed back in a fraction of a second, checked against its public key).
+    quads: Zeroizing<Vec<u64>>,
     /// Secrets shorter than a run: replaced where they occur whole.
     short: Vec<Zeroizing<String>>,
 }
@@ -117,10 +134,10 @@ impl Secrets {
             runs.extend(text.windows(RUN).map(|w| <[u8; RUN]>::try_from(w).expect("a window of RUN bytes")));
         }
         sort_and_dedup(&mut runs);
-        // The old table is wiped as it drops.
+        // The old table and filters are wiped as they drop.
         self.runs = runs;
-        self.filter = vec![0; (1 << FILTER_BITS) / 64];
-        self.quads = vec![0; QUAD_WORDS];
+        self.filter = Zeroizing::new(vec![0; (1 << FILTER_BITS) / 64]);
+        self.quads = Zeroizing::new(vec![0; QUAD_WORDS]);
         for run in self.runs.iter() {
             let bit = filter_bit(*run);
             self.filter[bit / 64] |= 1 << (bit % 64);
@@ -175,10 +192,11 @@ impl Secrets {
         runs.extend_from_slice(&self.runs);
         runs.extend_from_slice(&other.runs);
         sort_and_dedup(&mut runs);
-        let either = |a: &Vec<u64>, b: &Vec<u64>| match (a.is_empty(), b.is_empty()) {
+        let either = |a: &Zeroizing<Vec<u64>>, b: &Zeroizing<Vec<u64>>| match (a.is_empty(), b.is_empty()) {
             (true, _) => b.clone(),
             (_, true) => a.clone(),
-            _ => a.iter().zip(b).map(|(a, b)| a | b).collect(),
+            // An exact-size iterator: collected into one buffer of its final size.
+            _ => Zeroizing::new(a.iter().zip(b.iter()).map(|(a, b)| a | b).collect()),
         };
         let (filter, quads) = (either(&self.filter, &other.filter), either(&self.quads, &other.quads));
         let short = self.short.iter().chain(&other.short).cloned().collect();
