@@ -19,6 +19,11 @@ pub struct perps_client {
     pub(crate) inner: std::sync::Arc<Client>,
 }
 
+impl crate::ffi::handles::Handle for perps_client {
+    const TAG: u64 = u64::from_le_bytes(*b"perps:cl");
+    const KIND: &'static str = "perps_client";
+}
+
 /// A new client. `base_url` serves sign-in and certs (e.g. "https://api.example"),
 /// `perps_url` serves trading; both are required (there is no default venue). A URL is used
 /// exactly as written or refused with `PERPS_INVALID_ARGUMENT` (a port out of range, no

@@ -103,6 +103,11 @@ pub struct perps_error {
     stream_request_id: Option<CString>,
 }
 
+impl crate::ffi::handles::Handle for perps_error {
+    const TAG: u64 = u64::from_le_bytes(*b"perps:er");
+    const KIND: &'static str = "perps_error";
+}
+
 impl perps_error {
     /// A new live error, stored in the caller's variable at address `slot`.
     fn new_raw(error: Error, slot: usize) -> *mut perps_error {
@@ -176,10 +181,10 @@ fn with_error<T>(e: *const perps_error, absent: T, read: impl FnOnce(&perps_erro
     if !is_live(e) {
         return absent;
     }
-    // SAFETY: a live error came from `new_raw` and is not freed yet.
-    match unsafe { e.as_ref() } {
-        Some(e) => read(e),
-        None => absent,
+    // A live error came from `new_raw` and is not freed yet: its tag is an error's.
+    match crate::ffi::handles::borrow_or_null(e, "e") {
+        Ok(Some(e)) => read(e),
+        _ => absent,
     }
 }
 

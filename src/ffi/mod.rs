@@ -6,7 +6,7 @@
 
 #[macro_use]
 mod boundary;
-mod handles;
+pub(crate) mod handles;
 pub mod strings;
 
 pub mod challenge;

@@ -18,6 +18,11 @@ pub struct perps_session {
     pub(crate) inner: std::sync::Arc<Session>,
 }
 
+impl crate::ffi::handles::Handle for perps_session {
+    const TAG: u64 = u64::from_le_bytes(*b"perps:se");
+    const KIND: &'static str = "perps_session";
+}
+
 /// A new session with a fresh temporary Ed25519 key from the OS random number generator.
 /// Returns NULL on failure (`PERPS_RNG`) with `*err` set when `err` is not NULL.
 #[unsafe(no_mangle)]

@@ -2,7 +2,7 @@
 
 use crate::ffi::client::perps_client;
 use crate::ffi::error::perps_error;
-use crate::ffi::handles::{borrow, free_handle, into_handle};
+use crate::ffi::handles::{borrow, borrow_or_null, free_handle, into_handle};
 use crate::ffi::session::perps_session;
 use crate::ffi::strings::{arg_str, public_to_c_string, to_c_string};
 use crate::stream::Stream;
@@ -21,6 +21,11 @@ use std::time::Duration;
 /// on it has returned: call `perps_stream_close` first to wake a blocked `perps_stream_next`).
 pub struct perps_stream {
     inner: Stream,
+}
+
+impl crate::ffi::handles::Handle for perps_stream {
+    const TAG: u64 = u64::from_le_bytes(*b"perps:st");
+    const KIND: &'static str = "perps_stream";
 }
 
 /// Open the market + account stream (`ws-stream`; URL: client option `stream_url`, default
@@ -47,8 +52,7 @@ pub extern "C" fn perps_stream_open(
 ) -> *mut perps_stream {
     ffi_boundary!(err, {
         let client = borrow(c, "client")?.inner.clone();
-        // SAFETY: NULL or a live session handle (contract).
-        let session = unsafe { s.as_ref() }.map(|s| s.inner.clone());
+        let session = borrow_or_null(s, "session")?.map(|s| s.inner.clone());
         let subscriptions = arg_str(subscriptions_json, "subscriptions_json")?;
         Ok(into_handle(perps_stream { inner: Stream::open_market(client, session, subscriptions)? }))
     })
@@ -174,8 +178,8 @@ pub extern "C" fn perps_stream_cancel_order(
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_stream_close(st: *const perps_stream) {
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        // SAFETY: NULL or a live stream handle (contract).
-        if let Some(stream) = unsafe { st.as_ref() } {
+        // NULL, or not a live stream: nothing to close.
+        if let Ok(Some(stream)) = borrow_or_null(st, "stream") {
             stream.inner.close();
         }
     }));

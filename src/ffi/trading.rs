@@ -10,7 +10,7 @@
 use crate::endpoints::Endpoint;
 use crate::ffi::client::perps_client;
 use crate::ffi::error::perps_error;
-use crate::ffi::handles::borrow;
+use crate::ffi::handles::{borrow, borrow_or_null};
 use crate::ffi::session::perps_session;
 use crate::ffi::strings::{arg_opt_str, to_c_string};
 use std::ffi::c_char;
@@ -26,8 +26,7 @@ fn call(
 ) -> *mut c_char {
     ffi_boundary!(err, {
         let client = &borrow(c, "client")?.inner;
-        // SAFETY: non-NULL sessions come from `perps_session_new`/`_from_api_key` (contract).
-        let session = unsafe { s.as_ref() }.map(|s| &*s.inner);
+        let session = borrow_or_null(s, "session")?.map(|s| &*s.inner);
         let params = arg_opt_str(params_json, "params_json")?;
         to_c_string(client.call(endpoint, session, params)?)
     })

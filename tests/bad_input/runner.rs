@@ -63,8 +63,10 @@ pub fn run(case: &Case, fx: &Fixtures) -> Outcome {
     for (arg, &kind) in case.args.iter().zip(kinds) {
         let (ptr, int): (*const c_char, i128) = match (arg, kind) {
             (Arg::Null, _) => (null(), 0),
-            (Arg::Fixture(name), b'c') if name == "client" => (fx.client as *const c_char, 0),
-            (Arg::Fixture(name), b's') => (fx.session(name) as *const c_char, 0),
+            // A client fixture where a session goes, or a session where a client goes: a
+            // handle of the wrong kind, which the library must refuse by its tag.
+            (Arg::Fixture(name), b'c' | b's') if name == "client" => (fx.client as *const c_char, 0),
+            (Arg::Fixture(name), b'c' | b's') => (fx.session(name) as *const c_char, 0),
             (Arg::Fixture(name), b'o') if name == "out" => {
                 uses_out = true;
                 let p = if case.function == "sign_body_into" {

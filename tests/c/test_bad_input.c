@@ -187,9 +187,11 @@ static void run_case(const struct tcase *c) {
         if (a->kind == ARG_NULL) {
             continue;
         }
-        if (a->kind == ARG_FIX && k == 'c' && strcmp(a->word, "client") == 0) {
+        /* A client fixture where a session goes, or a session where a client goes: a handle
+         * of the wrong kind, which the library must refuse by its tag. */
+        if (a->kind == ARG_FIX && (k == 'c' || k == 's') && strcmp(a->word, "client") == 0) {
             r.ptr[i] = fx_client;
-        } else if (a->kind == ARG_FIX && k == 's' && session_fixture(a->word) != NULL) {
+        } else if (a->kind == ARG_FIX && (k == 'c' || k == 's') && session_fixture(a->word) != NULL) {
             r.ptr[i] = session_fixture(a->word);
         } else if (a->kind == ARG_FIX && k == 'o' && strcmp(a->word, "out") == 0) {
             uses_out = 1;

@@ -106,8 +106,7 @@ impl Signer {
             base64::engine::general_purpose::STANDARD.decode(text(&out.signature)).unwrap().try_into().unwrap();
         let message =
             crate::body_sign::signed_message(&text(&out.request_id), text(&out.timestamp).parse().unwrap(), body);
-        // SAFETY: a live handle.
-        let key = unsafe { &(*self.0).inner }.key().verifying_key();
+        let key = crate::ffi::handles::borrow(self.0, "session").expect("a live handle").inner.key().verifying_key();
         key.verify_strict(&message, &Signature::from_bytes(&raw)).expect("a wrong signature came out");
     }
 }
