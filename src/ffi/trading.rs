@@ -6,13 +6,17 @@
 //!
 //! Each export is a line calling [`call`] with its entry of the endpoint table
 //! (`endpoints::Endpoint`); cbindgen reads only plain functions, hence no macro.
+//! `perps_cancel_all`, a flow over several endpoints, has the same shape and goes through
+//! [`run`], as [`call`] does.
 
+use crate::client::Client;
 use crate::endpoints::Endpoint;
 use crate::ffi::client::perps_client;
 use crate::ffi::error::perps_error;
 use crate::ffi::handles::borrow;
 use crate::ffi::session::perps_session;
 use crate::ffi::strings::{arg_opt_str, to_c_string};
+use crate::session::Session;
 use std::ffi::c_char;
 
 /// The shared body of every export: borrow the handles (the session may be NULL; the core
@@ -24,12 +28,24 @@ fn call(
     params_json: *const c_char,
     err: *mut *mut perps_error,
 ) -> *mut c_char {
+    run(c, s, params_json, err, |client, session, params| client.call(endpoint, session, params))
+}
+
+/// Borrow the handles and `params_json` (NULL for none) as [`call`] does, and run `flow` with
+/// them; its answer becomes the returned string, its error `*err`.
+fn run(
+    c: *const perps_client,
+    s: *const perps_session,
+    params_json: *const c_char,
+    err: *mut *mut perps_error,
+    flow: impl FnOnce(&Client, Option<&Session>, Option<&str>) -> crate::Result<String>,
+) -> *mut c_char {
     ffi_boundary!(err, {
         let client = &borrow(c, "client")?.inner;
         // SAFETY: non-NULL sessions come from `perps_session_new`/`_from_api_key` (contract).
         let session = unsafe { s.as_ref() }.map(|s| &*s.inner);
         let params = arg_opt_str(params_json, "params_json")?;
-        to_c_string(client.call(endpoint, session, params)?)
+        to_c_string(flow(client, session, params)?)
     })
 }
 
@@ -129,11 +145,9 @@ pub extern "C" fn perps_cancel_all(
     params_json: *const c_char,
     err: *mut *mut perps_error,
 ) -> *mut c_char {
-    ffi_boundary!(err, {
-        let client = &borrow(c, "client")?.inner;
-        let session = &borrow(s, "session")?.inner;
-        let params = arg_opt_str(params_json, "params_json")?;
-        to_c_string(client.cancel_all(session, params)?)
+    run(c, s, params_json, err, |client, session, params| {
+        let session = session.ok_or_else(|| crate::Error::invalid_argument("session is NULL"))?;
+        client.cancel_all(session, params)
     })
 }
 
