@@ -721,8 +721,9 @@ char *perps_cancel_orders(const struct perps_client *c, const struct perps_sessi
  * (`canceled`, `cancelled`, `filled`, `rejected`, `expired`) or, for an order known to
  * exist (listed, or seen by a look-up), until the venue answers 404 (gone); one still open
  * a second after its last cancel is cancelled again with POST `/api/cancel_order` (its 404
- * = gone); this goes on until every order ended or `confirm_ms` passed (every order is
- * looked up at least once; each request has the client's `total_timeout_ms`). A named order
+ * = gone); this goes on until every order ended or `confirm_ms` passed, counted from when
+ * the cancels were sent (every order is looked up at least once; the deadline is checked
+ * between requests, each of which has the client's `total_timeout_ms`). A named order
  * never seen gets 404s while the venue does not show it yet: it is asked for until the
  * deadline and reported `"not_found"`. Each request goes through the same pacing
  * (`rate_limit`) as the endpoint calls. Only cancels are repeated (they are harmless: a
