@@ -668,3 +668,46 @@ fn cancel_all_failures() {
     assert!(f.may_have_reached_venue);
     assert_eq!(order_of(&client, &session, "mm-f")["status"], "canceled");
 }
+
+/// The open-orders list lags behind cancels and fills (the sandbox's `open_orders_lag_ms`,
+/// as the live venue's ~15 s): a listed order that has filled is reported filled, and a
+/// second cancel_all right after the first confirms on query_order what the list still shows
+/// open, without cancelling anything again one by one.
+#[test]
+fn cancel_all_confirms_on_query_order_what_the_lagging_list_shows_open() {
+    let venue = venue(SandboxConfig::default());
+    let (client, session) = signed_in(&venue, None);
+    admin_post(&venue, "faults", json!({ "per_endpoint": { "query_open_orders": { "open_orders_lag_ms": 60000 } } }));
+    let price = parse(&call(&client, None, "query_symbol_price", Some(r#"{"symbol":"BTC-USD"}"#)).unwrap());
+    let mark = num(&price["mark_price"]);
+    let quote = limit_order("buy", &format!("{:.2}", mark - 50.0), "0.01", r#","cl_ord_id":"mm-q""#);
+    new_order(&client, &session, &quote.replace("\"gtc\"", "\"alo\"")).unwrap();
+    let rest = resting(&client, &session, "BTC-USD", "mm-r");
+    // The mark falls through the quote: it fills; the list still shows it open.
+    admin_post(&venue, "mark", json!({ "symbol": "BTC-USD", "price": format!("{:.2}", mark - 200.0) }));
+    assert_eq!(order_of(&client, &session, "mm-q")["status"], "filled");
+    let quote_id = order_of(&client, &session, "mm-q")["id"].as_i64().unwrap();
+    let listed = list(&parse(&call(&client, Some(&session), "query_open_orders", None).unwrap()));
+    assert!(listed.iter().any(|o| o["id"] == quote_id && o["status"] == "open"), "the list lags: {listed:?}");
+
+    let expected = |rest_status: &str| {
+        json!([
+            { "order_id": rest, "cl_ord_id": "mm-r", "symbol": "BTC-USD", "status": rest_status, "confirmed": true },
+            { "order_id": quote_id, "cl_ord_id": "mm-q", "symbol": "BTC-USD", "status": "filled", "confirmed": true },
+        ])
+    };
+    let report = parse(&cancel_all(&client, Some(&session), Some(r#"{"cl_ord_id_prefix":"mm-"}"#)).unwrap());
+    assert_eq!(report["orders"], expected("canceled"), "{report}");
+    assert_eq!(
+        (&report["complete"], &report["cancel_requests"], &report["queries"]),
+        (&json!(true), &json!(1), &json!(2))
+    );
+    // Again at once: both still listed open; the look-ups say they ended.
+    let report = parse(&cancel_all(&client, Some(&session), Some(r#"{"cl_ord_id_prefix":"mm-"}"#)).unwrap());
+    assert_eq!(report["orders"], expected("canceled"), "{report}");
+    assert_eq!(
+        (&report["complete"], &report["cancel_requests"], &report["queries"]),
+        (&json!(true), &json!(1), &json!(2))
+    );
+    assert!(bodies_to(&venue, "/api/cancel_order").is_empty(), "nothing cancelled again one by one");
+}
