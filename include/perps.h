@@ -704,6 +704,70 @@ char *perps_cancel_order(const struct perps_client *c, const struct perps_sessio
 char *perps_cancel_orders(const struct perps_client *c, const struct perps_session *s, const char *params_json, struct perps_error **err);
 
 /**
+ * Cancel every open order that `params_json` selects, then confirm each one ended — the
+ * venue has no cancel-all. `params_json` (NULL or "" = `{}`: every open order of the
+ * account), all optional:
+ * - `"symbol"`: only orders of this symbol (e.g. "BTC-USD");
+ * - `"cl_ord_id_prefix"`: only orders whose `cl_ord_id` starts with this (non-empty) text;
+ * - `"cl_ord_id_list"`: a non-empty array of `cl_ord_id`s cancelled whatever the two filters
+ *   say — orders the engine sent that the venue may not list yet;
+ * - `"confirm_ms"`: how long to confirm, an integer 0..300000 (default 15000; 0 = send the
+ *   cancels and do not confirm).
+ *
+ * Steps: (1) GET `/api/query_open_orders` (`symbol` when given, `limit` 1200, the most it
+ * lists; it has no cursor) and keep the orders of the symbol and prefix, and those named;
+ * (2) the named `cl_ord_id`s it does not list are added; (3) POST `/api/cancel_orders`:
+ * the listed ones by `order_id_list`, the others by `cl_ord_id_list`, 100 ids a request;
+ * (4) unless `confirm_ms` is 0, GET `/api/query_order` for each until it has ended
+ * (`canceled`, `cancelled`, `filled`, `rejected`, `expired`) or, for an order known to
+ * exist (listed, or seen by a look-up), until the venue answers 404 (gone); one still open
+ * a second after its last cancel is cancelled again with POST `/api/cancel_order` (its 404
+ * = gone); this goes on until every order ended or `confirm_ms` passed, counted from when
+ * the cancels were sent (every order is looked up at least once; the deadline is checked
+ * between requests, each of which has the client's `total_timeout_ms`). A named order
+ * never seen gets 404s while the venue does not show it yet: it is asked for until the
+ * deadline and reported `"not_found"`. Each request goes through the same pacing
+ * (`rate_limit`) as the endpoint calls. Only cancels are repeated (they are harmless: a
+ * cancel of an order that ended is a 404); a cancel that failed in passing (transport, 5xx,
+ * 429, a venue refusal) may have reached the venue: the look-ups find out.
+ *
+ * Returns the report (free it with `perps_string_free`):
+ * ```json
+ * {"complete": true, "orders": [{"order_id": 123, "cl_ord_id": "mm-1", "symbol": "BTC-USD",
+ *   "status": "canceled", "confirmed": true}], "cancel_requests": 1, "queries": 1,
+ *  "listing_truncated": false}
+ * ```
+ * - `complete`: every order confirmed ended, and the listing was whole; with `confirm_ms`
+ *   0, true only when there was nothing to cancel.
+ * - `orders`: one per order cancelled, listed ones first in the venue's order, then the
+ *   named ones not listed. `order_id` (int64, or null for a named order never seen),
+ *   `cl_ord_id` (or null), `symbol` (or null when never seen), `confirmed` (it ended), and
+ *   `status`: the venue's last word on it — "canceled"/"cancelled", "filled", "rejected",
+ *   "expired" (ended), "open" or any other word the venue uses (still open at the deadline)
+ *   — or `"gone"` (404 for an order known to exist: ended), `"not_found"` (a named order
+ *   never seen: not confirmed), `"unknown"` (a named order not looked up: `confirm_ms` 0).
+ *   Without confirmation a listed order keeps the status it was listed with.
+ * - `cancel_requests`: `cancel_orders` batches and `cancel_order` re-cancels made;
+ *   `queries`: `query_order` look-ups made (requests the client's rate limiter refused
+ *   count too).
+ * - `listing_truncated`: the venue holds more open orders than the 1200 it listed (its
+ *   `total`); those were not seen, and `complete` is false.
+ *
+ * Errors (NULL returned, `*err` set): `PERPS_INVALID_ARGUMENT` for a NULL client or
+ * session, `params_json` not a JSON object or not UTF-8, an unknown or repeated key, `null`,
+ * a wrong type, an empty or invalid `symbol`, `cl_ord_id_prefix` or list entry (visible
+ * ASCII without `"` and `\`, at most 64 characters), an empty list, `confirm_ms` out of
+ * range — nothing is sent. `PERPS_TOKEN_EXPIRED` / `PERPS_INVALID_STATE` (no usable token)
+ * before anything is sent. Any failure of the open-orders listing is returned as it is
+ * (`PERPS_TRANSPORT`, `PERPS_HTTP_STATUS`, …; `PERPS_BAD_RESPONSE` for a list that is not
+ * one, or lists an order without an integer `id`): nothing was cancelled. A refusal of the
+ * session later on (HTTP 401 or 403, the token expiring) ends the run: when cancel requests
+ * were already sent, the message starts "cancel_all stopped after N cancel request(s) were
+ * sent" and `perps_error_may_have_reached_venue` is true — look the orders up.
+ */
+char *perps_cancel_all(const struct perps_client *c, const struct perps_session *s, const char *params_json, struct perps_error **err);
+
+/**
  * POST `/api/change_leverage` (body-signed). `params_json`: `{"symbol": "BTC-USD",
  * "leverage": <integer 1..1000>}` (both required). Returns the venue's JSON. Never retried.
  * Free the result with `perps_string_free`.

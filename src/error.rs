@@ -189,6 +189,12 @@ impl Error {
         self.venue_code = u16::try_from(code).ok();
         self
     }
+    /// Put `prefix` before the message (keeping everything else): a flow that ends on the
+    /// failure of one of its requests says what it had already done.
+    pub(crate) fn with_message_prefix(mut self, prefix: &str) -> Self {
+        self.message.insert_str(0, prefix);
+        self
+    }
     /// Replace the code (keeping everything else).
     pub(crate) fn with_code(mut self, code: Code) -> Self {
         self.code = code;

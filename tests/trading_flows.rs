@@ -4,13 +4,15 @@
 //! what came back; an order that times out found again by its `cl_ord_id`; the error
 //! mapping the venue produces (404, code ≠ 0); pacing against the venue's own rate limit;
 //! the symbol rules agreeing with the venue's refusals; a quote filled by a moving mark.
+//! `perps_cancel_all`: the filters, confirmation on the venue, a cancel the venue lost, a
+//! named order never seen, no confirmation, and its failures.
 //!
 //! The sandbox's controls are used over its documented admin HTTP endpoints (`/_sandbox/*`),
 //! as a test in another language would.
 
 mod common;
 
-use common::abi::{Client, Failure, Session, call, new_order, request, signin};
+use common::abi::{Client, Failure, Session, call, cancel_all, new_order, request, signin};
 use perps::ffi::error::perps_code::*;
 use perps_sandbox::{Sandbox, SandboxConfig};
 use serde_json::{Value, json};
@@ -479,4 +481,233 @@ fn perps_request_reaches_margin_transfers_and_the_market_endpoints() {
     assert_eq!(bars["c"].as_array().map(Vec::len), Some(1), "{bars}");
     assert_eq!(bars["c"][0].as_f64(), Some(num(&fill["price"])), "{bars}");
     assert_eq!(bars["v"][0].as_f64(), Some(0.01), "{bars}");
+}
+
+/// A resting buy of `symbol` 5 % under its mark, with `cl_ord_id` `cl`; returns its order id.
+fn resting(client: &Client, session: &Session, symbol: &str, cl: &str) -> i64 {
+    let params = json!({ "symbol": symbol }).to_string();
+    let mark = num(&parse(&call(client, None, "query_symbol_price", Some(&params)).unwrap())["mark_price"]);
+    let order = limit_order("buy", &format!("{:.2}", mark * 0.95), "0.01", &format!(r#","cl_ord_id":"{cl}""#))
+        .replace("BTC-USD", symbol);
+    new_order(client, session, &order).unwrap_or_else(|f| panic!("{cl}: {f:?}"));
+    order_of(client, session, cl)["id"].as_i64().unwrap()
+}
+
+/// The venue's word on the order with `cl_ord_id` `cl` (`query_order`).
+fn order_of(client: &Client, session: &Session, cl: &str) -> Value {
+    let params = json!({ "cl_ord_id": cl }).to_string();
+    parse(&call(client, Some(session), "query_order", Some(&params)).unwrap_or_else(|f| panic!("{cl}: {f:?}")))
+}
+
+/// The bodies of the requests the venue logged to `path` (e.g. "/api/cancel_order").
+fn bodies_to(venue: &Sandbox, path: &str) -> Vec<Value> {
+    let log = requests(venue, 500);
+    log.iter()
+        .filter(|r| r["path"].as_str().is_some_and(|p| p.ends_with(path)))
+        .map(|r| parse(r["body"].as_str().unwrap()))
+        .collect()
+}
+
+/// Symbol and prefix choose among the open orders; a named order that already filled is
+/// reported filled; what the report says is what the venue holds.
+#[test]
+fn cancel_all_cancels_only_the_symbol_and_prefix_and_confirms_each_on_the_venue() {
+    let venue = venue(SandboxConfig::default());
+    let (client, session) = signed_in(&venue, None);
+    let mm1 = resting(&client, &session, "BTC-USD", "mm-1");
+    let mm2 = resting(&client, &session, "BTC-USD", "mm-2");
+    resting(&client, &session, "BTC-USD", "other-1");
+    resting(&client, &session, "ETH-USD", "mm-3");
+    let market = r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"0.01","time_in_force":"ioc","reduce_only":false,"cl_ord_id":"mm-fill"}"#;
+    new_order(&client, &session, market).unwrap();
+    let filled_id = order_of(&client, &session, "mm-fill")["id"].as_i64().unwrap();
+
+    let params = r#"{"symbol":"BTC-USD","cl_ord_id_prefix":"mm-","cl_ord_id_list":["mm-fill"],"confirm_ms":5000}"#;
+    let report = parse(&cancel_all(&client, Some(&session), Some(params)).unwrap());
+    assert_eq!(
+        report,
+        json!({
+            "complete": true,
+            "orders": [
+                // The listed ones in the venue's order (newest first), then the named one.
+                { "order_id": mm2, "cl_ord_id": "mm-2", "symbol": "BTC-USD", "status": "canceled", "confirmed": true },
+                { "order_id": mm1, "cl_ord_id": "mm-1", "symbol": "BTC-USD", "status": "canceled", "confirmed": true },
+                { "order_id": filled_id, "cl_ord_id": "mm-fill", "symbol": "BTC-USD", "status": "filled", "confirmed": true },
+            ],
+            "cancel_requests": 2,
+            "queries": 3,
+            "listing_truncated": false,
+        })
+    );
+    // One batch by id for the listed orders, one by cl_ord_id for the named one not listed.
+    assert_eq!(
+        bodies_to(&venue, "/api/cancel_orders"),
+        [json!({ "order_id_list": [mm2, mm1] }), json!({ "cl_ord_id_list": ["mm-fill"] })]
+    );
+    // On the venue: those two cancelled, the others untouched.
+    for (cl, status) in [("mm-1", "canceled"), ("mm-2", "canceled"), ("other-1", "open"), ("mm-3", "open")] {
+        assert_eq!(order_of(&client, &session, cl)["status"], status, "{cl}");
+    }
+    let open = list(&parse(&call(&client, Some(&session), "query_open_orders", None).unwrap()));
+    let open: Vec<&str> = open.iter().map(|o| o["cl_ord_id"].as_str().unwrap()).collect();
+    assert_eq!(open.len(), 2, "{open:?}");
+    assert!(open.contains(&"other-1") && open.contains(&"mm-3"), "{open:?}");
+}
+
+/// The batch cancel is lost (HTTP 503, nothing done): each order, still open a second later,
+/// is cancelled again by itself, then confirmed.
+#[test]
+fn cancel_all_cancels_again_what_a_lost_batch_left_open() {
+    let venue = venue(SandboxConfig::default());
+    let (client, session) = signed_in(&venue, None);
+    let a = resting(&client, &session, "BTC-USD", "mm-a");
+    let b = resting(&client, &session, "ETH-USD", "mm-b");
+    admin_post(&venue, "faults", json!({ "per_endpoint": { "cancel_orders": { "status": 503, "times": 1 } } }));
+    let started = Instant::now();
+    let report = parse(&cancel_all(&client, Some(&session), Some(r#"{"confirm_ms":10000}"#)).unwrap());
+    assert!(started.elapsed() >= Duration::from_secs(1), "re-cancelled only after a second");
+    assert_eq!(report["complete"], true, "{report}");
+    let orders = report["orders"].as_array().unwrap();
+    assert_eq!(orders.len(), 2, "{report}");
+    assert!(orders.iter().all(|o| o["status"] == "canceled" && o["confirmed"] == true), "{report}");
+    assert_eq!(report["cancel_requests"], 3, "one batch, then one cancel_order each: {report}");
+    let recancelled: Vec<Value> = bodies_to(&venue, "/api/cancel_order");
+    assert_eq!(recancelled, [json!({ "order_id": b }), json!({ "order_id": a })], "in the listing's order");
+    assert_eq!(order_of(&client, &session, "mm-a")["status"], "canceled");
+    assert_eq!(order_of(&client, &session, "mm-b")["status"], "canceled");
+}
+
+/// A named `cl_ord_id` the venue never shows: its 404s are no proof (a new order can be
+/// invisible for seconds), so it is asked for until the deadline, then reported not_found.
+#[test]
+fn cancel_all_reports_a_named_order_never_seen_as_not_found() {
+    let venue = venue(SandboxConfig::default());
+    let (client, session) = signed_in(&venue, None);
+    let started = Instant::now();
+    let report = parse(
+        &cancel_all(&client, Some(&session), Some(r#"{"cl_ord_id_list":["never-sent"],"confirm_ms":700}"#)).unwrap(),
+    );
+    let took = started.elapsed();
+    assert!(took >= Duration::from_millis(700) && took < Duration::from_secs(5), "{took:?}");
+    assert_eq!(report["complete"], false, "{report}");
+    assert_eq!(
+        report["orders"],
+        json!([{ "order_id": null, "cl_ord_id": "never-sent", "symbol": null, "status": "not_found", "confirmed": false }])
+    );
+    assert_eq!(report["cancel_requests"], 1, "{report}");
+    assert!(report["queries"].as_u64().unwrap() >= 2, "asked again until the deadline: {report}");
+    assert!(bodies_to(&venue, "/api/cancel_order").is_empty(), "a 404 is not an open order: no re-cancel");
+}
+
+/// confirm_ms 0: the cancels are sent, nothing is looked up; complete only with nothing to do.
+#[test]
+fn cancel_all_without_confirmation() {
+    let venue = venue(SandboxConfig::default());
+    let (client, session) = signed_in(&venue, None);
+    let id = resting(&client, &session, "BTC-USD", "mm-z");
+    let report = parse(&cancel_all(&client, Some(&session), Some(r#"{"confirm_ms":0}"#)).unwrap());
+    assert_eq!(
+        report,
+        json!({
+            "complete": false,
+            "orders": [{ "order_id": id, "cl_ord_id": "mm-z", "symbol": "BTC-USD", "status": "open", "confirmed": false }],
+            "cancel_requests": 1,
+            "queries": 0,
+            "listing_truncated": false,
+        })
+    );
+    assert_eq!(order_of(&client, &session, "mm-z")["status"], "canceled");
+    // Nothing open: nothing sent, complete.
+    let report = parse(&cancel_all(&client, Some(&session), Some(r#"{"confirm_ms":0}"#)).unwrap());
+    assert_eq!(
+        report,
+        json!({ "complete": true, "orders": [], "cancel_requests": 0, "queries": 0, "listing_truncated": false })
+    );
+    assert_eq!(bodies_to(&venue, "/api/cancel_orders").len(), 1);
+}
+
+/// Bad parameters are refused before anything is sent; a failed listing is returned and
+/// nothing is cancelled; a refused token after the cancels were sent says so.
+#[test]
+fn cancel_all_failures() {
+    let venue = venue(SandboxConfig::default());
+    let (client, session) = signed_in(&venue, None);
+    resting(&client, &session, "BTC-USD", "mm-f");
+    let requests_before = venue.stats().requests;
+    for (params, fragment) in [
+        (
+            r#"{"symbol":"BTC-USD","side":"buy"}"#,
+            r#"cancel_all: unknown parameter "side"; known: symbol, cl_ord_id_prefix, cl_ord_id_list, confirm_ms"#,
+        ),
+        (r#"{"cl_ord_id_prefix":""}"#, r#"cancel_all: "cl_ord_id_prefix" is empty"#),
+        (r#"{"cl_ord_id_list":[]}"#, r#"cancel_all: "cl_ord_id_list" is an empty list"#),
+        (r#"{"cl_ord_id_list":["a","b\"c"]}"#, r#""cl_ord_id_list[1]" contains a quote or a backslash"#),
+        (r#"{"confirm_ms":300001}"#, r#""confirm_ms""#),
+        (r#"{"confirm_ms":1.5}"#, r#""confirm_ms""#),
+        (r#"{"symbol":5}"#, r#""symbol" must be a string"#),
+        ("[1]", "params_json must be a JSON object"),
+    ] {
+        let f = expect(cancel_all(&client, Some(&session), Some(params)), PERPS_INVALID_ARGUMENT);
+        assert!(f.message.contains(fragment), "{params}: {}", f.message);
+        assert!(!f.may_have_reached_venue);
+    }
+    assert_eq!(venue.stats().requests, requests_before, "nothing sent for bad parameters");
+
+    // The listing fails: its error, and no cancel.
+    admin_post(&venue, "faults", json!({ "per_endpoint": { "query_open_orders": { "status": 500, "times": 1 } } }));
+    let f = expect(cancel_all(&client, Some(&session), None), PERPS_HTTP_STATUS);
+    assert_eq!(f.http_status, 500, "{f:?}");
+    assert!(bodies_to(&venue, "/api/cancel_orders").is_empty());
+    assert_eq!(order_of(&client, &session, "mm-f")["status"], "open");
+
+    // The token is refused after the cancel went out: the error says the cancels were sent.
+    admin_post(&venue, "faults", json!({ "per_endpoint": { "query_order": { "status": 401, "times": 1 } } }));
+    let f = expect(cancel_all(&client, Some(&session), None), PERPS_HTTP_STATUS);
+    assert_eq!(f.http_status, 401, "{f:?}");
+    assert!(f.message.starts_with("cancel_all stopped after 1 cancel request(s) were sent"), "{}", f.message);
+    assert!(f.may_have_reached_venue);
+    assert_eq!(order_of(&client, &session, "mm-f")["status"], "canceled");
+}
+
+/// The open-orders list lags behind cancels and fills (the sandbox's `open_orders_lag_ms`,
+/// as the live venue's ~15 s): a listed order that has filled is reported filled, and a
+/// second cancel_all right after the first confirms on query_order what the list still shows
+/// open, without cancelling anything again one by one.
+#[test]
+fn cancel_all_confirms_on_query_order_what_the_lagging_list_shows_open() {
+    let venue = venue(SandboxConfig::default());
+    let (client, session) = signed_in(&venue, None);
+    admin_post(&venue, "faults", json!({ "per_endpoint": { "query_open_orders": { "open_orders_lag_ms": 60000 } } }));
+    let price = parse(&call(&client, None, "query_symbol_price", Some(r#"{"symbol":"BTC-USD"}"#)).unwrap());
+    let mark = num(&price["mark_price"]);
+    let quote = limit_order("buy", &format!("{:.2}", mark - 50.0), "0.01", r#","cl_ord_id":"mm-q""#);
+    new_order(&client, &session, &quote.replace("\"gtc\"", "\"alo\"")).unwrap();
+    let rest = resting(&client, &session, "BTC-USD", "mm-r");
+    // The mark falls through the quote: it fills; the list still shows it open.
+    admin_post(&venue, "mark", json!({ "symbol": "BTC-USD", "price": format!("{:.2}", mark - 200.0) }));
+    assert_eq!(order_of(&client, &session, "mm-q")["status"], "filled");
+    let quote_id = order_of(&client, &session, "mm-q")["id"].as_i64().unwrap();
+    let listed = list(&parse(&call(&client, Some(&session), "query_open_orders", None).unwrap()));
+    assert!(listed.iter().any(|o| o["id"] == quote_id && o["status"] == "open"), "the list lags: {listed:?}");
+
+    let expected = |rest_status: &str| {
+        json!([
+            { "order_id": rest, "cl_ord_id": "mm-r", "symbol": "BTC-USD", "status": rest_status, "confirmed": true },
+            { "order_id": quote_id, "cl_ord_id": "mm-q", "symbol": "BTC-USD", "status": "filled", "confirmed": true },
+        ])
+    };
+    let report = parse(&cancel_all(&client, Some(&session), Some(r#"{"cl_ord_id_prefix":"mm-"}"#)).unwrap());
+    assert_eq!(report["orders"], expected("canceled"), "{report}");
+    assert_eq!(
+        (&report["complete"], &report["cancel_requests"], &report["queries"]),
+        (&json!(true), &json!(1), &json!(2))
+    );
+    // Again at once: both still listed open; the look-ups say they ended.
+    let report = parse(&cancel_all(&client, Some(&session), Some(r#"{"cl_ord_id_prefix":"mm-"}"#)).unwrap());
+    assert_eq!(report["orders"], expected("canceled"), "{report}");
+    assert_eq!(
+        (&report["complete"], &report["cancel_requests"], &report["queries"]),
+        (&json!(true), &json!(1), &json!(2))
+    );
+    assert!(bodies_to(&venue, "/api/cancel_order").is_empty(), "nothing cancelled again one by one");
 }

@@ -268,6 +268,7 @@ namespace Perps
         // The endpoint exports, one shape (see EndpointCall); s may be NULL for the public three.
         [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_cancel_order(ClientHandle c, SessionHandle s, byte[] paramsJson, ref IntPtr err);
         [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_cancel_orders(ClientHandle c, SessionHandle s, byte[] paramsJson, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_cancel_all(ClientHandle c, SessionHandle s, byte[] paramsJson, ref IntPtr err);
         [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_change_leverage(ClientHandle c, SessionHandle s, byte[] paramsJson, ref IntPtr err);
         [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_change_margin_mode(ClientHandle c, SessionHandle s, byte[] paramsJson, ref IntPtr err);
         [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_query_order(ClientHandle c, SessionHandle s, byte[] paramsJson, ref IntPtr err);

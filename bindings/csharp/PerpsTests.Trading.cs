@@ -125,6 +125,31 @@ static partial class PerpsTests
                         Equal("canceled", (string)Obj(Json(client.QueryOrder(session, "{\"cl_ord_id\":\"" + c + "\"}")))["status"]);
                 });
 
+                Test("cancel_all: the prefixed orders cancelled and confirmed, the other left open", () =>
+                {
+                    string bid = FarBid(client);
+                    string prefix = "cs-all-" + DateTime.UtcNow.Ticks % 1000000000 + "-";
+                    foreach (var name in new[] { "a", "b" })
+                        client.NewOrder(session, LimitBuy(bid, "0.01", ",\"cl_ord_id\":\"" + prefix + name + "\""));
+                    string other = (string)Obj(Json(client.NewOrder(session, LimitBuy(bid, "0.01", ""))))["cl_ord_id"];
+                    string text = client.CancelAll(session, "{\"cl_ord_id_prefix\":\"" + prefix + "\",\"confirm_ms\":5000}");
+                    var report = Obj(Json(text));
+                    Expect(report["complete"] is bool complete && complete, text);
+                    var orders = (List<object>)report["orders"];
+                    Equal(2, orders.Count);
+                    foreach (var o in orders)
+                    {
+                        Equal("canceled", (string)Obj(o)["status"]);
+                        Expect(((string)Obj(o)["cl_ord_id"]).StartsWith(prefix, StringComparison.Ordinal), text);
+                        Equal("canceled", (string)Obj(Json(client.QueryOrder(session, "{\"cl_ord_id\":\"" + (string)Obj(o)["cl_ord_id"] + "\"}")))["status"]);
+                    }
+                    Equal("open", (string)Obj(Json(client.QueryOrder(session, "{\"cl_ord_id\":\"" + other + "\"}")))["status"]);
+                    client.CancelOrder(session, "{\"cl_ord_id\":\"" + other + "\"}");
+                    var e = Throws(() => client.CancelAll(session, "{\"cl_ord_id_prefix\":\"\"}"));
+                    Equal(PerpsCode.InvalidArgument, e.Code);
+                    Expect(e.Message.Contains("cl_ord_id_prefix"), e.Message);
+                });
+
                 Test("parameters refused before sending, naming the parameter", () =>
                 {
                     int before = Logged(null).Count;

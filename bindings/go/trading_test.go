@@ -346,6 +346,36 @@ func TestTradingLoop(t *testing.T) {
 	}
 }
 
+func TestCancelAll(t *testing.T) {
+	sb, client, session := signedIn(t)
+	ok := okOf(t)
+	bid := farBid(t, client)
+	ok(client.NewOrder(session, limitBuy(bid, "0.01", `,"cl_ord_id":"go-all-1"`)))
+	ok(client.NewOrder(session, limitBuy(bid, "0.01", `,"cl_ord_id":"go-all-2"`)))
+	ok(client.NewOrder(session, limitBuy(bid, "0.01", `,"cl_ord_id":"go-keep-1"`)))
+	// The batch is lost once (HTTP 503, nothing done): each order is cancelled again.
+	sb.setFaults(t, `{"per_endpoint":{"cancel_orders":{"status":503,"times":1}}}`)
+	report := object(t, ok(client.CancelAll(session, `{"cl_ord_id_prefix":"go-all-","confirm_ms":10000}`)))
+	orders, _ := report["orders"].([]interface{})
+	if report["complete"] != true || len(orders) != 2 || report["cancel_requests"] != json.Number("3") {
+		t.Fatalf("report %v", report)
+	}
+	for _, o := range orders {
+		if order := o.(map[string]interface{}); order["status"] != "canceled" || order["confirmed"] != true {
+			t.Fatalf("report %v", report)
+		}
+	}
+	for cl, want := range map[string]string{"go-all-1": "canceled", "go-all-2": "canceled", "go-keep-1": "open"} {
+		if o := object(t, ok(client.QueryOrder(session, `{"cl_ord_id":"`+cl+`"}`))); o["status"] != want {
+			t.Fatalf("%s: %v", cl, o)
+		}
+	}
+	if _, err := client.CancelAll(session, `{"cl_ord_id_list":[]}`); asPerpsError(t, err, perps.InvalidArgument) == nil ||
+		!strings.Contains(err.Error(), "cl_ord_id_list") {
+		t.Fatalf("an empty list: %v", err)
+	}
+}
+
 func TestEndpointParamsRefusedBeforeSending(t *testing.T) {
 	sb, client, session := signedIn(t)
 	before := len(sb.requestsTo(t, ""))

@@ -42,6 +42,10 @@ pub struct Faults {
     pub slow_ms: u64,
     /// new_order reads and counts the request, then closes the connection with no response.
     pub close_after_order: bool,
+    /// query_open_orders still lists, as `open`, the orders that ended within this many
+    /// milliseconds: the live list lags ~15 s behind cancels (venue-api.md §1.3), while
+    /// query_order tells the truth at once.
+    pub open_orders_lag_ms: u64,
     /// The outcome frame carries this code instead of the engine's outcome, with the message
     /// "upstream timeout" for 408 and 5xx (the venue's answer when its gateway lost the
     /// engine's reply), "request rejected" for any other. The order is placed (or the cancel
@@ -140,6 +144,7 @@ impl Faults {
             order_code_nonzero: self.order_code_nonzero && endpoint == "new_order",
             slow_ms: if api { self.slow_ms } else { 0 },
             close_after_order: self.close_after_order && endpoint == "new_order",
+            open_orders_lag_ms: if endpoint == "query_open_orders" { self.open_orders_lag_ms } else { 0 },
             ws_outcome_code: self.ws_outcome_code.filter(|_| order_stream),
             ws_not_placed: self.ws_not_placed && order_stream,
             ws_repeat_outcome: self.ws_repeat_outcome && order_stream,

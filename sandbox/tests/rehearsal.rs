@@ -64,10 +64,10 @@ fn faults_per_endpoint_and_one_shot_over_http() {
         left,
         json!({"challenge_bad_signature":false,"challenge_unknown_kid":false,"challenge_expired":false,
         "login_wrong_address":false,"certs_down":false,"status":null,"order_code_nonzero":false,"slow_ms":0,
-        "close_after_order":false,"ws_outcome_code":null,"ws_not_placed":false,"ws_repeat_outcome":false,"ws_no_outcome":false,"ws_ack_word":null,
+        "close_after_order":false,"open_orders_lag_ms":0,"ws_outcome_code":null,"ws_not_placed":false,"ws_repeat_outcome":false,"ws_no_outcome":false,"ws_ack_word":null,
         "per_endpoint":{"query_order":{"challenge_bad_signature":false,"challenge_unknown_kid":false,
         "challenge_expired":false,"login_wrong_address":false,"certs_down":false,"status":null,"order_code_nonzero":false,
-        "slow_ms":300,"close_after_order":false,"ws_outcome_code":null,"ws_not_placed":false,"ws_repeat_outcome":false,"ws_no_outcome":false,"ws_ack_word":null}}})
+        "slow_ms":300,"close_after_order":false,"open_orders_lag_ms":0,"ws_outcome_code":null,"ws_not_placed":false,"ws_repeat_outcome":false,"ws_no_outcome":false,"ws_ack_word":null}}})
     );
     // close_after_order under another endpoint closes after reading that request.
     sb.set_faults(Faults {
@@ -278,4 +278,21 @@ fn the_binary_takes_a_symbols_file_strict_mode_and_tls() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("missing field"));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn open_orders_lag_lists_ended_orders_as_open_while_query_order_tells_the_truth() {
+    let sb = sandbox();
+    let t = Trader::with_api_key(&sb);
+    t.order(limit("BTC-USD", "buy", "0.01", "64000", "gtc", "lag-1"));
+    assert_eq!(t.post("/api/cancel_order", r#"{"cl_ord_id":"lag-1"}"#).0, 200);
+    let listed = |t: &Trader| t.get("/api/query_open_orders").1["result"].as_array().unwrap().clone();
+    assert!(listed(&t).is_empty(), "no lag without the fault");
+    admin(&sb, "POST", "faults", r#"{"per_endpoint":{"query_open_orders":{"open_orders_lag_ms":60000}}}"#);
+    let lagging = listed(&t);
+    assert_eq!((lagging.len(), &lagging[0]["cl_ord_id"], &lagging[0]["status"]), (1, &json!("lag-1"), &json!("open")));
+    assert_eq!(t.order_by_cl("lag-1")["status"], "canceled", "query_order is not behind");
+    admin(&sb, "POST", "faults", r#"{"per_endpoint":{"query_open_orders":{"open_orders_lag_ms":1}}}"#);
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    assert!(listed(&t).is_empty(), "an order that ended longer ago is gone from the list");
 }

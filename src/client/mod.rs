@@ -2,6 +2,7 @@
 //! and the clock offset. Shared by any number of sessions and threads.
 
 mod answers;
+mod cancel_all;
 mod deadline_tcp;
 mod endpoint_call;
 pub mod options;

@@ -43,6 +43,9 @@ pub enum Kind {
     Limit(i64),
     /// Leverage: a JSON integer from 1 to 1000.
     Leverage,
+    /// A time in milliseconds: a JSON integer from 0 to the maximum given (`cancel_all`'s
+    /// `confirm_ms`, where 0 means "do not wait").
+    Millis(i64),
     /// One of a few lower-case words.
     Enum(&'static [&'static str]),
     /// An order status filter: one of [`ORDER_STATUSES`], `cancelled` sent as the venue's
@@ -123,7 +126,7 @@ const ORDER_TYPES: &[&str] = &["limit", "market"];
 /// is sent as the reference's `canceled`, the one the venue filters on (a client that sent
 /// `cancelled` hit a bug, §1.6: a filter matching nothing answers an empty page, no error).
 /// The others are sent as written.
-const ORDER_STATUSES: &[&str] =
+pub(crate) const ORDER_STATUSES: &[&str] =
     &["open", "new", "canceled", "filled", "rejected", "untriggered", "partially_filled", "expired", "cancelled"];
 
 /// The fifteen endpoints, each named after the venue's own endpoint.

@@ -147,6 +147,7 @@ fn check(param: &Param, value: &Value) -> Checked {
         Kind::Cursor => fields::integer(name, value, 0, i64::MAX),
         Kind::Limit(max) => fields::integer(name, value, 1, max),
         Kind::Leverage => fields::integer(name, value, 1, 1000),
+        Kind::Millis(max) => fields::integer(name, value, 0, max),
         Kind::Enum(allowed) => fields::one_of(name, value, allowed),
         Kind::OrderStatus => fields::one_of(name, value, super::ORDER_STATUSES),
         Kind::Time => time(name, value),

@@ -126,6 +126,7 @@ pub const EXPORTED: &[&str] = &[
     "wallet_wrap_solana_signature",
     "cancel_order",
     "cancel_orders",
+    "cancel_all",
     "change_leverage",
     "change_margin_mode",
     "query_order",
@@ -148,7 +149,7 @@ pub const EXPORTED: &[&str] = &[
     "stream_free",
 ];
 
-/// The fifteen endpoint calls, all `char *perps_X(client, session, params_json, err)`.
+/// The fifteen endpoint calls and `perps_cancel_all`, all `char *perps_X(client, session, params_json, err)`.
 type EndpointFn =
     extern "C" fn(*const perps_client, *const perps_session, *const c_char, *mut *mut perps_error) -> *mut c_char;
 
@@ -156,6 +157,7 @@ pub fn endpoint(name: &str) -> Option<EndpointFn> {
     Some(match name {
         "cancel_order" => perps_cancel_order,
         "cancel_orders" => perps_cancel_orders,
+        "cancel_all" => perps_cancel_all,
         "change_leverage" => perps_change_leverage,
         "change_margin_mode" => perps_change_margin_mode,
         "query_order" => perps_query_order,

@@ -35,7 +35,7 @@ struct resolved {
     size_t size[MAX_ARGS];
 };
 
-/* The fifteen endpoint calls share one shape: perps_X(client, session, params_json, err). */
+/* The fifteen endpoint calls and perps_cancel_all share one shape: perps_X(client, session, params_json, err). */
 typedef char *(*endpoint_fn)(const perps_client *, const perps_session *, const char *, perps_error **);
 static const struct {
     const char *fn;
@@ -43,6 +43,7 @@ static const struct {
 } ENDPOINTS[] = {
     {"cancel_order", perps_cancel_order},
     {"cancel_orders", perps_cancel_orders},
+    {"cancel_all", perps_cancel_all},
     {"change_leverage", perps_change_leverage},
     {"change_margin_mode", perps_change_margin_mode},
     {"query_order", perps_query_order},

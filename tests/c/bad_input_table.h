@@ -88,6 +88,7 @@ static const struct {
     {"client_sync_time", "co"},
     {"cancel_order", "csx"},
     {"cancel_orders", "csx"},
+    {"cancel_all", "csx"},
     {"change_leverage", "csx"},
     {"change_margin_mode", "csx"},
     {"query_order", "csx"},

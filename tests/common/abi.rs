@@ -187,6 +187,13 @@ pub fn wallet_address(chain: &str, key: &str) -> Result<String, Failure> {
     owned(|e| perps::ffi::wallet::perps_wallet_address(ch.as_ptr(), k.as_ptr(), e))
 }
 
+/// `perps_cancel_all`; `session` None passes NULL, `params` None passes NULL.
+pub fn cancel_all(client: &Client, session: Option<&Session>, params: Option<&str>) -> Result<String, Failure> {
+    let p = params.map(c);
+    let s = session.map_or(null_mut(), |s| s.0);
+    owned(|e| perps::ffi::trading::perps_cancel_all(client.0, s, p.as_ref().map_or(null(), |p| p.as_ptr()), e))
+}
+
 /// The fifteen endpoint calls by name (`"cancel_order"` … `"query_depth_book"`).
 pub type EndpointFn =
     extern "C" fn(*const perps_client, *const perps_session, *const c_char, *mut *mut perps_error) -> *mut c_char;

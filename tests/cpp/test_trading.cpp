@@ -214,6 +214,33 @@ static void test_cancel_orders(const perps::Client &client, const perps::Session
     }
 }
 
+static void test_cancel_all(const perps::Client &client, const perps::Session &session) {
+    const std::string bid = far_bid(client);
+    // A prefix of our own (unique per run: the same venue and account serve several runs).
+    const std::string prefix =
+        "cpp-all-" + std::to_string(std::chrono::system_clock::now().time_since_epoch().count() % 1000000000) + "-";
+    for (const char *name : {"a", "b"}) {
+        client.new_order(session, limit_buy(bid, "0.01", R"(,"cl_ord_id":")" + prefix + name + "\""));
+    }
+    Value other = mini_json::parse(client.new_order(session, limit_buy(bid, "0.01")));
+    const std::string report =
+        client.cancel_all(session, R"({"cl_ord_id_prefix":")" + prefix + R"(","confirm_ms":5000})");
+    Value r = mini_json::parse(report);
+    CHECK_CTX(r["complete"].text == "true" && r["orders"].items.size() == 2, report);
+    for (const Value &order : r["orders"].items) {
+        CHECK_CTX(order["status"].text == "canceled" && order["confirmed"].text == "true", report);
+        CHECK_CTX(order["cl_ord_id"].text.rfind(prefix, 0) == 0, report);
+        CHECK(mini_json::parse(client.query_order(session, R"({"order_id":)" + order["order_id"].text + "}"))["status"]
+                  .text == "canceled");
+    }
+    // The order without the prefix stays open; then it goes too.
+    const std::string other_query = R"({"cl_ord_id":")" + other["cl_ord_id"].text + "\"}";
+    CHECK(mini_json::parse(client.query_order(session, other_query))["status"].text == "open");
+    client.cancel_order(session, other_query);
+    auto e = ERROR_OF(client.cancel_all(session, std::string(R"({"cl_ord_id_prefix":""})")), PERPS_INVALID_ARGUMENT);
+    CHECK(e && contains(e->what(), "cl_ord_id_prefix"));
+}
+
 static void test_refused_before_sending(const perps::Client &client, const perps::Session &session) {
     const std::size_t before = api_requests();
     auto e = ERROR_OF(client.cancel_order(session, R"({"order_id":"12"})"), PERPS_INVALID_ARGUMENT);
@@ -418,6 +445,7 @@ int main(int argc, char **argv) {
         run("order lifecycle", [&] { test_order_lifecycle(client, session); });
         run("fills", [&] { test_fills_positions_balance(client, session); });
         run("cancel_orders", [&] { test_cancel_orders(client, session); });
+        run("cancel_all", [&] { test_cancel_all(client, session); });
         run("refused before sending", [&] { test_refused_before_sending(client, session); });
         run("timeout", [&] { test_timeout_then_found(session); });
         run("rate limited", [&] { test_rate_limited(session); });

@@ -163,6 +163,31 @@ final class TradingTests {
                     }
                 });
 
+                PerpsTests.test("cancel_all: the prefixed orders cancelled and confirmed, the other left open", () -> {
+                    String bid = PerpsTests.farBid(client);
+                    String prefix = "java-all-" + System.nanoTime() % 1000000000L + "-";
+                    for (String name : new String[] {"a", "b"}) {
+                        client.newOrder(session, PerpsTests.limitBuy(bid, "0.01", ",\"cl_ord_id\":\"" + prefix + name + "\""));
+                    }
+                    String other = (String) TestJson.obj(TestJson.parse(client.newOrder(session, PerpsTests.limitBuy(bid, "0.01", "")))).get("cl_ord_id");
+                    String text = client.cancelAll(session, "{\"cl_ord_id_prefix\":\"" + prefix + "\",\"confirm_ms\":5000}");
+                    Map<String, Object> report = TestJson.obj(TestJson.parse(text));
+                    PerpsTests.expect(Boolean.TRUE.equals(report.get("complete")), text);
+                    List<?> orders = (List<?>) report.get("orders");
+                    PerpsTests.equal(2, orders.size());
+                    for (Object o : orders) {
+                        String cl = (String) TestJson.obj(o).get("cl_ord_id");
+                        PerpsTests.equal("canceled", TestJson.obj(o).get("status"));
+                        PerpsTests.expect(cl.startsWith(prefix), text);
+                        PerpsTests.equal("canceled", TestJson.obj(TestJson.parse(client.queryOrder(session, "{\"cl_ord_id\":\"" + cl + "\"}"))).get("status"));
+                    }
+                    PerpsTests.equal("open", TestJson.obj(TestJson.parse(client.queryOrder(session, "{\"cl_ord_id\":\"" + other + "\"}"))).get("status"));
+                    client.cancelOrder(session, "{\"cl_ord_id\":\"" + other + "\"}");
+                    PerpsException e = PerpsTests.expectThrows(() -> client.cancelAll(session, "{\"cl_ord_id_prefix\":\"\"}"));
+                    PerpsTests.equal(PerpsCode.INVALID_ARGUMENT, e.getCode());
+                    PerpsTests.expect(e.getMessage().contains("cl_ord_id_prefix"), e.getMessage());
+                });
+
                 PerpsTests.test("parameters refused before sending, naming the parameter", () -> {
                     int before = PerpsTests.logged(null).size();
                     Map<PerpsTests.Body, String> cases = new LinkedHashMap<>();

@@ -289,6 +289,15 @@ class Client(_Owner):
         """POST /api/cancel_orders: ``order_id_list`` and/or ``cl_ord_id_list``."""
         return self._endpoint(_lib.perps_cancel_orders, session, params)
 
+    def cancel_all(self, session: Session, params: Optional[JsonObject] = None) -> str:
+        """Cancel every open order ``params`` selects (``symbol``, ``cl_ord_id_prefix``; None
+        for all), and the named ``cl_ord_id_list`` orders the venue may not list yet, then
+        confirm each ended with query_order for up to ``confirm_ms`` (default 15000; 0: no
+        confirmation). Returns the report JSON ``{"complete", "orders": [{"order_id",
+        "cl_ord_id", "symbol", "status", "confirmed"}], "cancel_requests", "queries",
+        "listing_truncated"}`` (perps.h: perps_cancel_all)."""
+        return self._endpoint(_lib.perps_cancel_all, session, params)
+
     def change_leverage(self, session: Session, params: JsonObject) -> str:
         """POST /api/change_leverage: ``{"symbol": "BTC-USD", "leverage": int}``."""
         return self._endpoint(_lib.perps_change_leverage, session, params)

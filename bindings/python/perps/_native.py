@@ -231,6 +231,7 @@ def _load() -> tuple[ctypes.CDLL, str]:
     for name in (
         "perps_cancel_order",
         "perps_cancel_orders",
+        "perps_cancel_all",
         "perps_change_leverage",
         "perps_change_margin_mode",
         "perps_query_order",

@@ -218,6 +218,28 @@ def test_params_refused_before_sending(signed_in):
     assert len(sandbox.requests()) == before
 
 
+def test_cancel_all(signed_in):
+    sandbox, client, session = signed_in
+    prefix = "py-all-%d-" % (time.time_ns() % 10**9)
+    bid = far_bid(client)
+    for name in ("a", "b"):
+        client.new_order(session, limit_buy(bid, cl_ord_id=prefix + name))
+    other = json.loads(client.new_order(session, limit_buy(bid)))["cl_ord_id"]
+    # The batch is lost once (HTTP 503, nothing done): each order is cancelled again.
+    sandbox.set_faults({"per_endpoint": {"cancel_orders": {"status": 503, "times": 1}}})
+    report = json.loads(client.cancel_all(session, {"cl_ord_id_prefix": prefix, "confirm_ms": 10000}))
+    assert report["complete"] is True and report["cancel_requests"] == 3, report
+    assert sorted(o["cl_ord_id"] for o in report["orders"]) == [prefix + "a", prefix + "b"], report
+    assert all(o["status"] == "canceled" and o["confirmed"] for o in report["orders"]), report
+    for name in ("a", "b"):
+        assert json.loads(client.query_order(session, {"cl_ord_id": prefix + name}))["status"] == "canceled"
+    assert json.loads(client.query_order(session, {"cl_ord_id": other}))["status"] == "open"
+    client.cancel_order(session, {"cl_ord_id": other})
+    with pytest.raises(perps.PerpsError) as exc:
+        client.cancel_all(session, {"confirm_ms": -1})
+    assert exc.value.code is perps.Code.INVALID_ARGUMENT and "confirm_ms" in str(exc.value)
+
+
 def test_order_timeout_found_by_cl_ord_id(signed_in):
     sandbox, _, session = signed_in
     options = {"read_timeout_ms": 300, "total_timeout_ms": 500, "cl_ord_id_prefix": "py-"}

@@ -7,14 +7,15 @@ use serde_json::Value;
 use super::Ctx;
 use crate::engine::order::{OrderType, Side, Status};
 use crate::engine::{FundingFilter, OrderFilter, OrderRef, Reject, TradeFilter, Who};
+use crate::faults::Faults;
 use crate::http::{Reply, error};
 use crate::state::Session;
 
 const STATUSES: &[&str] = &["open", "canceled", "filled", "rejected", "untriggered"];
 
-pub(super) fn handle(ctx: &mut Ctx<'_>, name: &str, session: &Session) -> Reply {
+pub(super) fn handle(ctx: &mut Ctx<'_>, name: &str, session: &Session, faults: &Faults) -> Reply {
     let who = Who { account: &session.account, user: &session.user };
-    match answer(ctx, name, who) {
+    match answer(ctx, name, who, faults) {
         Ok(Ok(value)) => Reply::Json(200, value),
         Ok(Err(reject)) => error(reject.status, reject.message),
         Err(reply) => reply,
@@ -22,7 +23,7 @@ pub(super) fn handle(ctx: &mut Ctx<'_>, name: &str, session: &Session) -> Reply 
 }
 
 /// `Err` for a malformed request, `Ok(Err)` for the engine's refusal (unknown symbol, 404).
-fn answer(ctx: &mut Ctx<'_>, name: &str, who: Who<'_>) -> Result<Result<Value, Reject>, Reply> {
+fn answer(ctx: &mut Ctx<'_>, name: &str, who: Who<'_>, faults: &Faults) -> Result<Result<Value, Reject>, Reply> {
     let (shared, inc) = (ctx.shared, ctx.inc);
     Ok(match name {
         "query_order" => {
@@ -50,7 +51,9 @@ fn answer(ctx: &mut Ctx<'_>, name: &str, who: Who<'_>) -> Result<Result<Value, R
         "query_open_orders" => {
             let p = ctx.params(&["symbol", "limit"])?;
             let (symbol, limit) = (p.text("symbol")?, p.limit(500, 1200)?);
-            shared.engine().open_orders(who, symbol, limit)
+            let lag_us = i64::try_from(faults.open_orders_lag_ms.saturating_mul(1000)).unwrap_or(i64::MAX);
+            let ended_since = shared.clock.now_us().saturating_sub(lag_us);
+            shared.engine().open_orders(who, symbol, limit, (lag_us > 0).then_some(ended_since))
         }
         "query_trades" => {
             let p = ctx.params(&["symbol", "last_id", "side", "start", "end", "limit"])?;

@@ -111,7 +111,7 @@ pub(crate) fn handle(ctx: &mut Ctx<'_>, name: &str) -> Reply {
         return error(429, "rate limit: too many requests for this account");
     }
     if access == Access::Account {
-        return account::handle(ctx, name, &session);
+        return account::handle(ctx, name, &session, &faults);
     }
     let (request_id, body) = match signed_body(ctx, &session) {
         Ok(checked) => checked,

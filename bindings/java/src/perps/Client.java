@@ -112,6 +112,17 @@ public final class Client extends NativeHandle {
         return endpoint(LIB::perps_cancel_orders, session, paramsJson);
     }
 
+    /**
+     * Cancel every open order selected (symbol, cl_ord_id_prefix; null for all) and the named
+     * cl_ord_id_list orders the venue may not list yet, then confirm each ended with query_order
+     * for up to confirm_ms (default 15000; 0: no confirmation). Returns the report
+     * {"complete","orders":[{"order_id","cl_ord_id","symbol","status","confirmed"}],
+     * "cancel_requests","queries","listing_truncated"} (perps.h: perps_cancel_all).
+     */
+    public String cancelAll(Session session, String paramsJson) {
+        return endpoint(LIB::perps_cancel_all, session, paramsJson);
+    }
+
     /** POST /api/change_leverage: {"symbol":"BTC-USD","leverage":&lt;int&gt;}. */
     public String changeLeverage(Session session, String paramsJson) {
         return endpoint(LIB::perps_change_leverage, session, paramsJson);

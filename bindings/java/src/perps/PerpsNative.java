@@ -99,6 +99,7 @@ interface PerpsNative extends Library {
 
     Pointer perps_cancel_order(Pointer c, Pointer s, byte[] paramsJson, PointerByReference err);
     Pointer perps_cancel_orders(Pointer c, Pointer s, byte[] paramsJson, PointerByReference err);
+    Pointer perps_cancel_all(Pointer c, Pointer s, byte[] paramsJson, PointerByReference err);
     Pointer perps_change_leverage(Pointer c, Pointer s, byte[] paramsJson, PointerByReference err);
     Pointer perps_change_margin_mode(Pointer c, Pointer s, byte[] paramsJson, PointerByReference err);
     Pointer perps_query_order(Pointer c, Pointer s, byte[] paramsJson, PointerByReference err);
