@@ -62,9 +62,12 @@ pub fn filter_bits(text: &str) -> [Vec<usize>; 2] {
     [runs, quads.collect()]
 }
 
-/// Bytes of either filter (`1 << FILTER_BITS` bits), the size of a freed copy of one.
+/// Bytes of either filter (`1 << FILTER_BITS` bits), the size of a freed copy of one. (A
+/// function: a public constant would be exported to the C header.)
 #[doc(hidden)]
-pub const FILTER_BYTES: usize = (1 << FILTER_BITS) / 8;
+pub fn filter_bytes() -> usize {
+    (1 << FILTER_BITS) / 8
+}
 
 /// `to_ascii_lowercase` of eight bytes at once: `A`–`Z` gain 0x20, every other byte is kept.
 #[inline]

@@ -88,7 +88,7 @@ static FILTER_BITS: std::sync::OnceLock<Vec<Vec<usize>>> = std::sync::OnceLock::
 fn holds_filter(block: &[u8]) -> bool {
     let Some(sets) = FILTER_BITS.get() else { return false };
     let set = |bit: usize| block[bit / 8] & (1 << (bit % 8)) != 0;
-    block.len() == perps::redact::FILTER_BYTES && sets.iter().any(|bits| bits.iter().all(|&bit| set(bit)))
+    block.len() == perps::redact::filter_bytes() && sets.iter().any(|bits| bits.iter().all(|&bit| set(bit)))
 }
 
 fn look(block: &[u8]) {

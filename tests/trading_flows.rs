@@ -577,6 +577,25 @@ fn cancel_all_cancels_again_what_a_lost_batch_left_open() {
     assert_eq!(order_of(&client, &session, "mm-b")["status"], "canceled");
 }
 
+/// A look-up refused for the rate (HTTP 429, no Retry-After): the run pauses (a second)
+/// before asking again, rather than going on at once into more refusals that would spend the
+/// account's credits.
+#[test]
+fn cancel_all_pauses_when_the_venue_refuses_for_the_rate() {
+    let venue = venue(SandboxConfig::default());
+    let (client, session) = signed_in(&venue, None);
+    resting(&client, &session, "BTC-USD", "mm-a");
+    resting(&client, &session, "ETH-USD", "mm-b");
+    admin_post(&venue, "faults", json!({ "per_endpoint": { "query_order": { "status": 429, "times": 1 } } }));
+    let started = Instant::now();
+    let report = parse(&cancel_all(&client, Some(&session), Some(r#"{"confirm_ms":10000}"#)).unwrap());
+    let took = started.elapsed();
+    assert_eq!(report["complete"], true, "{report}");
+    assert!(took >= Duration::from_millis(900), "paused after the 429: {took:?}");
+    assert_eq!(report["queries"], 3, "the refused look-up, then one each: {report}");
+    assert_eq!(report["cancel_requests"], 1, "{report}");
+}
+
 /// A named `cl_ord_id` the venue never shows: its 404s are no proof (a new order can be
 /// invisible for seconds), so it is asked for until the deadline, then reported not_found.
 #[test]

@@ -111,6 +111,10 @@ struct Run<'a> {
     secrets: &'a CallSecrets<'a>,
     cancel_requests: u64,
     queries: u64,
+    /// Set when a request was refused for the rate (the venue's 429, or the client's pacing):
+    /// how long to pause before the next one. Asking on at once would only be refused again,
+    /// and spend the account's credits that the engine's own requests need.
+    pause: Option<Duration>,
 }
 
 impl Client {
@@ -121,7 +125,7 @@ impl Client {
     pub fn cancel_all(&self, session: &Session, params_json: Option<&str>) -> Result<String> {
         let params = Params::parse(&SPEC, params_json)?;
         guarded(session, None, |secrets| {
-            let mut run = Run { client: self, session, secrets, cancel_requests: 0, queries: 0 };
+            let mut run = Run { client: self, session, secrets, cancel_requests: 0, queries: 0, pause: None };
             run.cancel_all(&params)
         })
     }
@@ -147,7 +151,8 @@ impl Run<'_> {
             let cl = target.cl_ord_id.as_deref();
             // The filters choose among the listed orders; an order the caller named is a
             // target whatever they say.
-            let chosen = symbol.is_none_or(|s| target.symbol.as_deref() == Some(s))
+            // A row that names no symbol was listed for the symbol asked for: it is of it.
+            let chosen = symbol.is_none_or(|s| target.symbol.as_deref().is_none_or(|row| row == s))
                 && prefix.is_none_or(|p| cl.is_some_and(|cl| cl.starts_with(p)));
             if chosen || cl.is_some_and(|cl| named.contains(&cl)) {
                 targets.push(target);
@@ -240,13 +245,21 @@ impl Run<'_> {
                     return Ok(());
                 }
                 self.check(target)?;
+                if self.pause.is_some() {
+                    break;
+                }
             }
-            first_round = false;
             let now = Instant::now();
-            if targets.iter().all(|t| t.confirmed) || now >= deadline {
+            // A round cut short by a rate refusal is not a round: the targets it did not
+            // reach are still owed their first look-up — within the deadline (a venue that
+            // refuses for the rate until then has had its chance).
+            let cut_short = self.pause.is_some();
+            first_round &= cut_short;
+            if targets.iter().all(|t| t.confirmed) || (now >= deadline && (!first_round || cut_short)) {
                 return Ok(());
             }
-            std::thread::sleep(ROUND_PAUSE.min(deadline - now));
+            let pause = self.pause.take().unwrap_or(ROUND_PAUSE);
+            std::thread::sleep(pause.min(deadline.saturating_duration_since(now)).max(ROUND_PAUSE));
         }
     }
 
@@ -269,7 +282,7 @@ impl Run<'_> {
         let Some(status) = order.get("status").and_then(Value::as_str) else { return Ok(()) };
         if !target.known {
             target.known = true;
-            target.order_id = order.get("id").and_then(Value::as_i64).filter(|id| *id > 0);
+            target.order_id = order_id(&order);
             target.symbol = order.get("symbol").and_then(Value::as_str).map(str::to_owned);
         }
         if ENDED.contains(&status) {
@@ -313,10 +326,21 @@ impl Run<'_> {
                     e
                 })
             }
-            other => Ok(other),
+            Err(e) => {
+                if e.code() == Code::RateLimited || e.http_status() == 429 {
+                    let ms = e.retry_after_ms().unwrap_or(1000).clamp(0, MAX_RATE_PAUSE_MS);
+                    self.pause = Some(Duration::from_millis(ms.unsigned_abs()));
+                }
+                Ok(Err(e))
+            }
+            answer => Ok(answer),
         }
     }
 }
+
+/// The longest pause for a rate refusal; a `Retry-After` asking for more is cut to it (the
+/// deadline still bounds the run).
+const MAX_RATE_PAUSE_MS: i64 = 10_000;
 
 /// A failure no later request can escape: the session's token is refused, expired or gone
 /// (HTTP 401; 403: the venue refused the signature or its time), or the session cannot sign.
@@ -329,7 +353,7 @@ fn ends_the_run(e: &Error) -> bool {
 /// listing unusable.
 fn listed_target(row: &Value) -> Result<Target> {
     let text = |name| row.get(name).and_then(Value::as_str).map(str::to_owned);
-    let Some(order_id) = row.get("id").and_then(Value::as_i64).filter(|id| *id > 0) else {
+    let Some(order_id) = order_id(row) else {
         let row = crate::error::excerpt(&row.to_string());
         return Err(listing_error(format!("an order without a positive integer \"id\" ({row})")));
     };
@@ -342,6 +366,13 @@ fn listed_target(row: &Value) -> Result<Target> {
         known: true,
         cancelled_at: None,
     })
+}
+
+/// An order's venue id: a positive integer, written as a number or a string of digits (the
+/// venue's answers write numbers either way), read exactly — never through a float, which
+/// would name another order above 2^53.
+fn order_id(order: &Value) -> Option<i64> {
+    crate::endpoints::answer::venue_code(order.get("id")).ok().flatten().filter(|id| *id > 0)
 }
 
 fn listing_error(why: String) -> Error {
@@ -359,6 +390,23 @@ mod tests {
         }
         for open in ["open", "new", "partially_filled", "untriggered"] {
             assert!(!ENDED.contains(&open), "{open}");
+        }
+    }
+
+    #[test]
+    fn order_ids_are_read_exactly_as_numbers_or_digits() {
+        for (row, id) in [
+            (json!({ "id": 7 }), Some(7)),
+            (json!({ "id": "9007199254740993" }), Some(9_007_199_254_740_993)),
+            (json!({ "id": 9_007_199_254_740_993_i64 }), Some(9_007_199_254_740_993)),
+            // A float would name another order above 2^53; zero and negatives are no ids.
+            (serde_json::from_str(r#"{"id":9.007199254740993e15}"#).unwrap(), None),
+            (json!({ "id": 0 }), None),
+            (json!({ "id": "-3" }), None),
+            (json!({ "id": "7a" }), None),
+            (json!({}), None),
+        ] {
+            assert_eq!(order_id(&row), id, "{row}");
         }
     }
 
