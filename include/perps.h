@@ -555,7 +555,8 @@ enum perps_code perps_session_set_impersonate(const struct perps_session *s, con
  * `{"x-request-sign-version":"v1","x-request-id":…,"x-request-timestamp":…,"x-request-signature":…}`.
  * The signature is hedged: its nonce also mixes in fresh randomness, so no two signatures
  * share one (a valid Ed25519 signature for every verifier). No network. Free the result with
- * `perps_string_free`.
+ * `perps_string_free`. A signature that fails its checks before release (a fault while
+ * signing) is withheld: `PERPS_VERIFICATION_FAILED` (README, "The signer").
  */
 char *perps_sign_body(const struct perps_session *s, const char *body, struct perps_error **err);
 
@@ -564,7 +565,9 @@ char *perps_sign_body(const struct perps_session *s, const char *body, struct pe
  * UUID, used exactly as given) and `timestamp_ms` (milliseconds since the Unix epoch, ≥ 0),
  * and RFC 8032's deterministic signature (the same every time, R computed by the reference
  * code): for test vectors. A logged fresh request is checked by verifying its signature,
- * since fresh signatures are hedged. Free the result with `perps_string_free`.
+ * since fresh signatures are hedged. Free the result with `perps_string_free`. Each signature
+ * is verified before release; one that fails (a fault while signing) is withheld:
+ * `PERPS_VERIFICATION_FAILED`.
  */
 char *perps_sign_body_at(const struct perps_session *s, const char *body, const char *request_id, int64_t timestamp_ms, struct perps_error **err);
 
@@ -572,7 +575,8 @@ char *perps_sign_body_at(const struct perps_session *s, const char *body, const 
  * The hot path: sign `len` bytes at `body` (UTF-8; need not be NUL-terminated; NULL only
  * with `len` 0) with a fresh UUID v4 and the local clock (a hedged signature, as
  * `perps_sign_body`), and write the four header values into `*out`. Allocates nothing. Returns `PERPS_OK`, or a code (`PERPS_INVALID_ARGUMENT`
- * for a NULL pointer or non-UTF-8 body, `PERPS_RNG`); `*out` is written only on success.
+ * for a NULL pointer or non-UTF-8 body, `PERPS_RNG`, `PERPS_VERIFICATION_FAILED` for a signature
+ * withheld by its checks); `*out` is written only on success.
  */
 enum perps_code perps_sign_body_into(const struct perps_session *s, const uint8_t *body, size_t len, struct perps_body_signature *out);
 
@@ -895,7 +899,10 @@ char *perps_wallet_address(const char *chain, const char *private_key, struct pe
  * The login `signature` for a sign-in payload (the JSON `perps_prepare_signin` returns):
  * bsc → EIP-191 personal_sign of its `message`, "0x" + 130 hex (v = 27/28); solana →
  * standard base64 of `{"input":<payload unchanged>,"output":{"signedMessage":[…],
- * "signature":[…],"account":{"publicKey":[…]}}}`. Free with `perps_string_free`.
+ * "signature":[…],"account":{"publicKey":[…]}}}`. Free with `perps_string_free`. Each
+ * signature is checked against the wallet's own key before it is returned (solana: verified;
+ * bsc: its signer recovered); one that fails (a fault while signing) is withheld:
+ * `PERPS_VERIFICATION_FAILED`, NULL.
  */
 char *perps_wallet_sign(const char *chain, const char *private_key, const char *payload_json, struct perps_error **err);
 

@@ -115,7 +115,7 @@ pub fn sign_now(key: &RequestKey, body: &[u8], timestamp_ms: i64) -> Result<Body
 /// logged request).
 pub fn sign(key: &RequestKey, body: &[u8], request_id: &str, timestamp_ms: i64) -> Result<BodySignature> {
     let id = parse_request_id(request_id)?;
-    sign_with_id_bytes(body, id, timestamp_ms, |parts| Ok(key.sign_parts_deterministic(parts)))
+    sign_with_id_bytes(body, id, timestamp_ms, |parts| key.sign_parts_deterministic(parts))
 }
 
 fn sign_with_id_bytes(

@@ -27,7 +27,15 @@
 //!
 //! Signatures with a caller-chosen id and time ([`RequestKey::sign_parts_deterministic`]) stay
 //! RFC 8032's deterministic ones, R computed by the reference code: test vectors and re-checks
-//! of logged requests must reproduce.
+//! of logged requests must reproduce. A caller re-signing one (id, time, body), a retry, gets
+//! the same nonce twice, so each is also verified before it is released.
+//!
+//! # Checked before release
+//!
+//! Every signature passes the cheap checks of `keys/integrity.rs` (the key against a masked
+//! second copy, s computed twice by different operations, R ≠ identity) before it leaves; one
+//! that fails is withheld (`PERPS_VERIFICATION_FAILED`), and a key that no longer matches its
+//! copy signs nothing more.
 
 use crate::error::{Code, Error, Result};
 use crate::wipe::Wiped;
@@ -35,7 +43,12 @@ use curve25519_dalek::Scalar;
 use ed25519_dalek::hazmat::ExpandedSecretKey;
 use ed25519_dalek::{Digest, Sha512, Signature, SigningKey, VerifyingKey};
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use zeroize::Zeroizing;
+
+mod integrity;
+#[cfg(test)]
+mod integrity_tests;
 
 /// The error of a failed OS random number generator.
 pub(crate) fn rng_failed(e: getrandom::Error) -> Error {
@@ -47,8 +60,28 @@ pub struct RequestKey {
     /// On the heap: moving the key (into a session, the session into its handle) copies a
     /// pointer, not the key, so no moved-from copy is left on a stack.
     expanded: Box<ExpandedSecretKey>,
+    /// The key's second copy and shares (`keys/integrity.rs`), in an allocation of its own.
+    shadow: Box<integrity::Shadow>,
+    /// Set when the key no longer matched its copy: from then on it signs nothing.
+    corrupted: AtomicBool,
     verifying: VerifyingKey,
     request_id: String,
+}
+
+/// A signature that failed its check before release (a fault while signing).
+fn signature_withheld() -> Error {
+    Error::verification(
+        "a request signature failed its check before release (a fault while signing?) and was withheld; \
+         nothing was signed",
+    )
+}
+
+/// The key no longer matches its second copy (a memory fault): it signs nothing more.
+fn key_corrupted() -> Error {
+    Error::verification(
+        "the request-signing key no longer matches its second copy (a memory fault?): it signs nothing \
+         more; start a new session",
+    )
 }
 
 impl RequestKey {
@@ -73,11 +106,12 @@ impl RequestKey {
         let mut hash = Wiped::<64>::new();
         Sha512::new_with_prefix(key.as_bytes()).finalize_into((&mut hash.0).into());
         let expanded = Box::new(ExpandedSecretKey::from_bytes(&hash.0));
+        let shadow = integrity::Shadow::new(&expanded);
         let verifying = key.verifying_key();
         let request_id = bs58::encode(verifying.as_bytes()).into_string();
         // Choose the curve build and run its self-test now, not inside the first signature.
         crate::curve::prepare();
-        RequestKey { expanded, verifying, request_id }
+        RequestKey { expanded, shadow, corrupted: AtomicBool::new(false), verifying, request_id }
     }
 
     /// base58 of the public key: the `requestId` sent to prepare-signin.
@@ -89,27 +123,32 @@ impl RequestKey {
         &self.verifying
     }
 
-    /// Where the expanded secret key is (address and length), without its bytes: for the
-    /// constant-time test, which marks that memory secret for valgrind.
+    /// Where the expanded secret key and its second copy are (address and length each),
+    /// without their bytes: for the constant-time test, which marks that memory secret for
+    /// valgrind.
     #[doc(hidden)]
-    pub fn secret_region(&self) -> (*const u8, usize) {
-        ((&*self.expanded as *const ExpandedSecretKey).cast(), size_of::<ExpandedSecretKey>())
+    pub fn secret_regions(&self) -> [(*const u8, usize); 2] {
+        [
+            ((&*self.expanded as *const ExpandedSecretKey).cast(), size_of::<ExpandedSecretKey>()),
+            ((&*self.shadow as *const integrity::Shadow).cast(), size_of::<integrity::Shadow>()),
+        ]
     }
 
     /// A hedged Ed25519 signature (see the module's doc) of the concatenation of `parts`,
     /// without concatenating them: 32 fresh random bytes, the key expanded once at creation,
     /// R = r·B by the fast checked code of [`crate::curve`] (falling back to the reference).
-    /// Fails only if the OS random number generator does.
+    /// Fails if the OS random number generator does, or the signature fails its checks
+    /// (module doc).
     pub fn sign_parts(&self, parts: &[&[u8]]) -> Result<Signature> {
         let mut randomness = Wiped::<32>::new();
         crate::os_random::fill(&mut randomness.0).map_err(rng_failed)?;
-        Ok(self.sign_parts_with_randomness(parts, &randomness.0))
+        self.sign_parts_with_randomness(parts, &randomness.0)
     }
 
     /// [`Self::sign_parts`] with the randomness Z given: for tests, which compare with a
     /// computation of their own. Z must be fresh and secret for every real signature.
     #[doc(hidden)]
-    pub fn sign_parts_with_randomness(&self, parts: &[&[u8]], z: &[u8; 32]) -> Signature {
+    pub fn sign_parts_with_randomness(&self, parts: &[&[u8]], z: &[u8; 32]) -> Result<Signature> {
         // prefix' = SHA-512(prefix || Z)[..32]
         let mut mixed = Wiped::<64>::new();
         let mut hasher = Sha512::new();
@@ -122,11 +161,22 @@ impl RequestKey {
     }
 
     /// RFC 8032's deterministic Ed25519 signature of the concatenation of `parts`, R = r·B by
-    /// the reference code (curve25519-dalek): byte for byte what ed25519-dalek signs.
-    pub fn sign_parts_deterministic(&self, parts: &[&[u8]]) -> Signature {
+    /// the reference code (curve25519-dalek): byte for byte what ed25519-dalek signs. Verified
+    /// before release, on top of the cheap checks: its nonce is the same at every retry of one
+    /// message, so a faulty one beside a good one would give the key away. Not a hot path.
+    pub fn sign_parts_deterministic(&self, parts: &[&[u8]]) -> Result<Signature> {
         let nonce = self.nonce(&self.expanded.hash_prefix, parts);
         let commitment = crate::curve::reference_commitment(&nonce);
-        self.finish(&nonce, commitment, parts)
+        let signature = self.finish(&nonce, commitment, parts)?;
+        // The signature has passed its cheap checks and is what goes out if it verifies: the
+        // verification works on public data (declared so for valgrind, `tests/constant_time.rs`).
+        let signature = crate::curve::declassified_signature(signature);
+        let mut verifier = self.verifying.verify_stream(&signature).map_err(|_| signature_withheld())?;
+        for part in parts {
+            verifier.update(part);
+        }
+        verifier.finalize_and_verify().map_err(|_| signature_withheld())?;
+        Ok(signature)
     }
 
     /// r = SHA-512(head || M) mod l, every copy wiped after use.
@@ -136,15 +186,53 @@ impl RequestKey {
         Zeroizing::new(Scalar::from_bytes_mod_order_wide(&wide.0))
     }
 
-    /// k = SHA-512(R || A || M) mod l, and s = r + k·a.
-    fn finish(&self, nonce: &Scalar, commitment: [u8; 32], parts: &[&[u8]]) -> Signature {
+    /// k = SHA-512(R || A || M) mod l, and s = r + k·a; released only if the key matches its
+    /// copy, s computed a second way agrees, and R is not the identity (`keys/integrity.rs`).
+    fn finish(&self, nonce: &Scalar, commitment: [u8; 32], parts: &[&[u8]]) -> Result<Signature> {
+        if self.corrupted.load(Ordering::Acquire) {
+            return Err(key_corrupted());
+        }
+        #[cfg(test)]
+        let commitment = if integrity::fault::take(integrity::fault::SignFault::IdentityR) {
+            integrity::IDENTITY
+        } else if integrity::fault::take(integrity::fault::SignFault::WrongR) {
+            curve25519_dalek::constants::ED25519_BASEPOINT_COMPRESSED.to_bytes()
+        } else {
+            commitment
+        };
         let mut wide = [0u8; 64];
         hash_into(&[&commitment, self.verifying.as_bytes()], parts, &mut wide);
         let challenge = Scalar::from_bytes_mod_order_wide(&wide);
-        // k·a is as secret as r (s − r): wiped too.
+        // k·a is as secret as r (s − r): wiped too, and s until it has passed.
         let product = Zeroizing::new(challenge * self.expanded.scalar);
-        let s = *product + nonce;
-        Signature::from_components(commitment, s.to_bytes())
+        let s = Zeroizing::new(*product + nonce);
+        #[cfg(test)]
+        let s = if integrity::fault::take(integrity::fault::SignFault::FlipS) {
+            Zeroizing::new(*s + Scalar::from(1u64 << 40))
+        } else {
+            s
+        };
+        let second = self.shadow.second_s(&challenge, nonce);
+        let key_ok = self.shadow.key_matches(&self.expanded);
+        let all_ok = key_ok & integrity::equal(s.as_bytes(), second.as_bytes()) & integrity::not_identity(&commitment);
+        // Whether the hardware faulted is public; nothing else is branched on.
+        let verdict = crate::curve::declassified(u64::from(key_ok) | u64::from(all_ok) << 1);
+        if verdict & 1 == 0 {
+            self.corrupted.store(true, Ordering::Release);
+            return Err(key_corrupted());
+        }
+        if verdict != 3 {
+            return Err(signature_withheld());
+        }
+        Ok(Signature::from_components(commitment, s.to_bytes()))
+    }
+
+    /// Test hook: flip one bit of the stored scalar a (a fault in the key's memory).
+    #[cfg(test)]
+    fn flip_scalar_bit(&mut self, byte: usize, bit: u8) {
+        let mut bytes = self.expanded.scalar.to_bytes();
+        bytes[byte] ^= 1 << bit;
+        self.expanded.scalar = Scalar::from_bytes_mod_order(bytes);
     }
 }
 
@@ -320,120 +408,4 @@ fn signing_key_from_bytes(bytes: &[u8]) -> Result<SigningKey> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// sha2's `zeroize` feature is on for the SHA-512 the signer hashes secrets with (a
-    /// compile-time check: without the feature, `Sha512` does not implement the trait).
-    #[test]
-    fn the_hasher_wipes_its_state_on_drop() {
-        fn wiped_on_drop<T: zeroize::ZeroizeOnDrop>() {}
-        wiped_on_drop::<Sha512>();
-        wiped_on_drop::<ExpandedSecretKey>();
-    }
-
-    /// The JSON array as serde_json read it before (into a list of `u64`): the model the
-    /// hand-written reading must agree with, key for key and message for message.
-    fn serde_json_reading(text: &str) -> Result<SigningKey> {
-        let text = text.trim();
-        let numbers: Vec<u64> = serde_json::from_str(text).map_err(|_| {
-            Error::invalid_key("the Ed25519 private key starts with '[' but is not a JSON array of integers 0..=255")
-        })?;
-        let bytes = numbers
-            .iter()
-            .map(|&n| u8::try_from(n))
-            .collect::<std::result::Result<Vec<u8>, _>>()
-            .map_err(|_| Error::invalid_key("the Ed25519 private key JSON array must hold integers 0..=255"))?;
-        signing_key_from_bytes(&bytes)
-    }
-
-    fn outcome(result: Result<SigningKey>) -> std::result::Result<[u8; 32], String> {
-        result.map(|key| key.to_bytes()).map_err(|e| e.message().to_owned())
-    }
-
-    #[test]
-    fn a_json_array_key_is_read_as_serde_json_read_it() {
-        let pair = SigningKey::from_bytes(&[0x9d; 32]).to_keypair_bytes();
-        let list = |bytes: &[u8], sep: &str| bytes.iter().map(u8::to_string).collect::<Vec<_>>().join(sep);
-        let mut cases: Vec<String> = vec![
-            format!("[{}]", list(&pair, ",")),
-            format!(" [ {} ]\n", list(&pair, " ,\t\r\n")),
-            format!("[{}]", list(&pair[..32], ",")),
-            format!("[{},7]", list(&pair, ",")),
-            format!("[{},256]", list(&pair, ",")),
-            format!("[{},1.5]", list(&pair, ",")),
-            format!("[{}]", list(&[7; 500], ",")),
-            format!("[{},", list(&pair, ",")),
-        ];
-        for text in [
-            "[]",
-            "[ ]",
-            "[1]",
-            "[0]",
-            "[00]",
-            "[01]",
-            "[-0]",
-            "[-1]",
-            "[+1]",
-            "[1.0]",
-            "[1.]",
-            "[1e2]",
-            "[1E2]",
-            "[256]",
-            "[255]",
-            "[18446744073709551615]",
-            "[18446744073709551616]",
-            "[99999999999999999999999]",
-            "[1 2]",
-            "[1,,2]",
-            "[1,]",
-            "[,1]",
-            "[1,2]x",
-            "[1,2] ",
-            "[1,2]]",
-            "[[1]]",
-            "[\"1\"]",
-            "[null]",
-            "[true]",
-            "[1,256,",
-            "[256,1",
-            "[",
-            "[1",
-            "[1;2]",
-            "[\u{a0}1]",
-            "[1\u{0}]",
-            "[1]\u{0}",
-        ] {
-            cases.push(text.to_owned());
-        }
-        // And every short text of the characters that matter.
-        let alphabet = b"[],019-.e \n";
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        for _ in 0..20_000 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            let len = 1 + (state % 9) as usize;
-            let text: String =
-                (0..len).map(|i| alphabet[((state >> (8 + 5 * i)) % alphabet.len() as u64) as usize] as char).collect();
-            cases.push(format!("[{text}"));
-        }
-        for text in &cases {
-            assert_eq!(outcome(parse_ed25519_secret(text)), outcome(serde_json_reading(text)), "{text:?}");
-        }
-    }
-
-    /// A forked child starts with a copy of the parent's random pool; without the fork
-    /// handler (`os_random.rs`) it would sign the same message with the parent's next nonce.
-    #[cfg(unix)]
-    #[test]
-    fn a_forked_child_does_not_repeat_the_parents_nonce() {
-        let key = RequestKey::from_signing_key(&SigningKey::from_bytes(&[3; 32]));
-        let message: &[u8] = b"v1,123e4567-e89b-42d3-a456-426614174000,1700000000123,{}";
-        key.sign_parts(&[message]).unwrap();
-        let (parent, child) = crate::os_random::drawn_in_parent_and_forked_child(|| {
-            key.sign_parts(&[message]).ok().map(|signature| *signature.r_bytes())
-        });
-        assert_ne!(parent, child, "a forked child signed with the parent's nonce");
-    }
-}
+mod tests;

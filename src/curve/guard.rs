@@ -254,14 +254,32 @@ pub fn signer_status() -> SignerStatus {
 /// The check's verdict is public: it says only whether the hardware faulted. Computed from the
 /// secret nonce, though, so valgrind's memcheck (`tests/constant_time.rs`) would report the
 /// branch on it; this tells memcheck the value is public (a client request: natively a few
-/// rotations of a register that change nothing).
+/// rotations of a register that change nothing). The signer's own checks (`keys.rs`) use it
+/// for their verdict too.
 #[inline(always)]
-fn declassified(value: u64) -> u64 {
+pub(crate) fn declassified(value: u64) -> u64 {
+    let cell = value;
+    mark_public((&cell as *const u64).cast(), 8);
+    // SAFETY: reads our own initialised local.
+    unsafe { std::ptr::read_volatile(&cell) }
+}
+
+/// A signature about to be released, declared public to memcheck so that it can be verified
+/// first (verification branches on it, as on any public data).
+pub(crate) fn declassified_signature(signature: ed25519_dalek::Signature) -> ed25519_dalek::Signature {
+    let bytes = signature.to_bytes();
+    mark_public(bytes.as_ptr(), bytes.len());
+    // SAFETY: reads our own initialised local.
+    ed25519_dalek::Signature::from_bytes(&unsafe { std::ptr::read_volatile(&bytes) })
+}
+
+/// memcheck's MAKE_MEM_DEFINED client request on `len` bytes at `address`; natively nothing.
+#[inline(always)]
+fn mark_public(address: *const u8, len: usize) {
     #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
     {
-        let cell = value;
         // memcheck's MAKE_MEM_DEFINED request: ('M' << 24 | 'C' << 16) + 2.
-        let args: [u64; 6] = [0x4d43_0002, &cell as *const u64 as u64, 8, 0, 0, 0];
+        let args: [u64; 6] = [0x4d43_0002, address as u64, len as u64, 0, 0, 0];
         // SAFETY: valgrind's "magic sequence": four rotations of rdi adding up to a full turn
         // (rdi is unchanged) and an exchange of rbx with itself; natively nothing changes.
         unsafe {
@@ -273,11 +291,9 @@ fn declassified(value: u64) -> u64 {
                 options(nostack),
             );
         }
-        // SAFETY: reads our own initialised local.
-        unsafe { std::ptr::read_volatile(&cell) }
     }
     #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
-    value
+    let _ = (address, len);
 }
 
 #[cfg(test)]

@@ -73,7 +73,8 @@ fn body_text(body: &[u8]) -> Result<&[u8]> {
 /// `{"x-request-sign-version":"v1","x-request-id":…,"x-request-timestamp":…,"x-request-signature":…}`.
 /// The signature is hedged: its nonce also mixes in fresh randomness, so no two signatures
 /// share one (a valid Ed25519 signature for every verifier). No network. Free the result with
-/// `perps_string_free`.
+/// `perps_string_free`. A signature that fails its checks before release (a fault while
+/// signing) is withheld: `PERPS_VERIFICATION_FAILED` (README, "The signer").
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_sign_body(
     s: *const perps_session,
@@ -91,7 +92,9 @@ pub extern "C" fn perps_sign_body(
 /// UUID, used exactly as given) and `timestamp_ms` (milliseconds since the Unix epoch, ≥ 0),
 /// and RFC 8032's deterministic signature (the same every time, R computed by the reference
 /// code): for test vectors. A logged fresh request is checked by verifying its signature,
-/// since fresh signatures are hedged. Free the result with `perps_string_free`.
+/// since fresh signatures are hedged. Free the result with `perps_string_free`. Each signature
+/// is verified before release; one that fails (a fault while signing) is withheld:
+/// `PERPS_VERIFICATION_FAILED`.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_sign_body_at(
     s: *const perps_session,
@@ -111,7 +114,8 @@ pub extern "C" fn perps_sign_body_at(
 /// The hot path: sign `len` bytes at `body` (UTF-8; need not be NUL-terminated; NULL only
 /// with `len` 0) with a fresh UUID v4 and the local clock (a hedged signature, as
 /// `perps_sign_body`), and write the four header values into `*out`. Allocates nothing. Returns `PERPS_OK`, or a code (`PERPS_INVALID_ARGUMENT`
-/// for a NULL pointer or non-UTF-8 body, `PERPS_RNG`); `*out` is written only on success.
+/// for a NULL pointer or non-UTF-8 body, `PERPS_RNG`, `PERPS_VERIFICATION_FAILED` for a signature
+/// withheld by its checks); `*out` is written only on success.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_sign_body_into(
     s: *const perps_session,

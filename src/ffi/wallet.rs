@@ -24,7 +24,10 @@ pub extern "C" fn perps_wallet_address(
 /// The login `signature` for a sign-in payload (the JSON `perps_prepare_signin` returns):
 /// bsc → EIP-191 personal_sign of its `message`, "0x" + 130 hex (v = 27/28); solana →
 /// standard base64 of `{"input":<payload unchanged>,"output":{"signedMessage":[…],
-/// "signature":[…],"account":{"publicKey":[…]}}}`. Free with `perps_string_free`.
+/// "signature":[…],"account":{"publicKey":[…]}}}`. Free with `perps_string_free`. Each
+/// signature is checked against the wallet's own key before it is returned (solana: verified;
+/// bsc: its signer recovered); one that fails (a fault while signing) is withheld:
+/// `PERPS_VERIFICATION_FAILED`, NULL.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_wallet_sign(
     chain: *const c_char,

@@ -36,7 +36,13 @@ impl WalletKey {
 
     /// EIP-191 personal_sign: keccak256("\x19Ethereum Signed Message:\n" + len + message),
     /// RFC 6979 nonce, low-s; `0x` + r || s || v (v = 27 or 28) as 130 hex digits.
-    pub fn personal_sign(&self, message: &[u8]) -> String {
+    ///
+    /// Checked before it is returned: the signer's address is recovered from the signature
+    /// and must be this key's. The nonce is deterministic and the venue chooses the message,
+    /// so it can have one challenge signed twice; were one of the two faulty (a glitch, a
+    /// flipped bit in s), the pair would be two equations in one nonce and the key, and give
+    /// the key away. A signature that does not check out is never released.
+    pub fn personal_sign(&self, message: &[u8]) -> Result<String> {
         let digest = eip191_hash(message);
         let (signature, recovery) = self.key.sign_prehash_recoverable(&digest);
         // k256 normalizes s to the low half and adjusts the recovery id with it; check it
@@ -48,7 +54,13 @@ impl WalletKey {
         let mut raw = [0u8; 65];
         raw[..64].copy_from_slice(&signature.to_bytes());
         raw[64] = 27 + (recovery & 1);
-        format!("0x{}", to_hex(&raw))
+        #[cfg(test)]
+        super::fault::corrupt(&mut raw[32..64]);
+        let signed = format!("0x{}", to_hex(&raw));
+        if recovered_signer(&signed, message).as_deref() != Some(self.address().as_str()) {
+            return Err(super::signature_check_failed("bsc"));
+        }
+        Ok(signed)
     }
 }
 

@@ -86,10 +86,21 @@ pub fn sign_login(chain: Chain, private_key: &str, payload_json: &str) -> Result
     crate::wipe::then_wipe_stack(|| match chain {
         Chain::Bsc => {
             let message = payload_message(payload_json)?;
-            Ok(evm::WalletKey::parse(private_key)?.personal_sign(message.as_bytes()))
+            evm::WalletKey::parse(private_key)?.personal_sign(message.as_bytes())
         }
         Chain::Solana => solana::WalletKey::parse(private_key)?.login_signature(payload_json),
     })
+}
+
+/// A wallet signature made here failed its check (verified against the wallet's own public
+/// key, or its signer recovered) and was withheld: a fault while signing, most likely in the
+/// hardware. Withheld, not retried: a second signature of the same message beside a faulty one
+/// is what would give the key away.
+pub(crate) fn signature_check_failed(chain: &str) -> Error {
+    Error::verification(format!(
+        "the {chain} wallet signature failed its check against the wallet's own key (a fault while \
+         signing?) and was not released; nothing was signed"
+    ))
 }
 
 /// Whether `signature`, a login `signature` as a wallet made it (see [`sign_login`]), signs
@@ -179,9 +190,46 @@ pub(crate) fn quote_if_harmless(text: &str) -> String {
     }
 }
 
+/// Fault injection for the unit tests: a bit of the next wallet signature's s flipped on this
+/// thread, as a glitch while signing would.
+#[cfg(test)]
+pub(crate) mod fault {
+    use std::cell::Cell;
+
+    thread_local!(static ARMED: Cell<bool> = const { Cell::new(false) });
+
+    pub(crate) fn arm() {
+        ARMED.set(true);
+    }
+
+    pub(crate) fn corrupt(s: &mut [u8]) {
+        if ARMED.replace(false) {
+            s[3] ^= 1 << 4;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A wallet signature that does not check out is never released (it fails, each chain,
+    /// with the message of `signature_check_failed`); the next one, unfaulted, is released.
+    #[test]
+    fn a_faulty_wallet_signature_is_withheld() {
+        let payload = r#"{"message":"m","requestId":"r"}"#;
+        let bsc_key = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+        let seed = bs58::encode([7u8; 32]).into_string();
+        for (chain, key) in [(Chain::Bsc, bsc_key), (Chain::Solana, seed.as_str())] {
+            let good = sign_login(chain, key, payload).unwrap();
+            fault::arm();
+            let e = sign_login(chain, key, payload).unwrap_err();
+            assert_eq!(e.code(), crate::error::Code::VerificationFailed, "{chain}");
+            assert!(e.message().contains("not released"), "{chain}: {}", e.message());
+            assert!(!e.message().contains(&good[..20]), "{chain}");
+            assert_eq!(sign_login(chain, key, payload).unwrap(), good, "{chain}: deterministic again");
+        }
+    }
 
     #[test]
     fn a_login_signature_must_have_its_chains_shape() {

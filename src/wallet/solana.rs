@@ -25,7 +25,19 @@ impl WalletKey {
     pub fn login_signature(&self, payload_json: &str) -> Result<String> {
         let message = super::payload_message(payload_json)?;
         refuse_the_request_key(&self.address(), payload_request_id(payload_json).as_deref())?;
+        // RFC 8032's deterministic nonce, and the venue chooses the message: it can have one
+        // challenge signed twice, and a faulty signature beside a good one of the same message
+        // gives the key away (s − s' = (k − k')·a). So every signature is verified first.
         let signature = self.key.sign(message.as_bytes());
+        #[cfg(test)]
+        let signature = {
+            let mut bytes = signature.to_bytes();
+            super::fault::corrupt(&mut bytes[32..]);
+            Signature::from_bytes(&bytes)
+        };
+        if self.key.verifying_key().verify_strict(message.as_bytes(), &signature).is_err() {
+            return Err(super::signature_check_failed("solana"));
+        }
         Ok(wrap(payload_json, message.as_bytes(), &signature.to_bytes(), self.key.verifying_key().as_bytes()))
     }
 }
