@@ -319,7 +319,10 @@ void perps_client_free(struct perps_client *c);
  * sign-ins under way on it: up to 8, the oldest pushed out). Returns the decoded sign-in
  * payload JSON (its `message` is what the wallet signs). `success: false` →
  * `PERPS_API_ERROR` with the venue's body; a challenge that does not verify →
- * `PERPS_VERIFICATION_FAILED`.
+ * `PERPS_VERIFICATION_FAILED`. An `address` of the wrong shape for its chain — bsc: `0x` and
+ * 40 hex digits; solana: base58 of 32 bytes that are a point of Ed25519 (a wallet's public
+ * key; about half of the seeds a caller could pass by mistake are none) — is
+ * `PERPS_INVALID_ARGUMENT`, nothing sent, and never quoted whole (it may be a key).
  */
 char *perps_prepare_signin(const struct perps_client *c, const struct perps_session *s, const char *chain, const char *address, struct perps_error **err);
 

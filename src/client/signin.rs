@@ -449,7 +449,7 @@ fn check_address(chain: Chain, address: &str) -> Result<()> {
             crate::wallet::shown_address(address),
             match chain {
                 Chain::Bsc => "0x followed by 40 hex digits",
-                Chain::Solana => "base58 of a 32-byte public key",
+                Chain::Solana => "base58 of a 32-byte public key, a point of Ed25519: not a private key",
             }
         )))
     }

@@ -41,8 +41,10 @@ impl Chain {
     }
 
     /// Whether `text` has the shape of a wallet address of this chain: `0x` and 40 hex digits
-    /// (bsc), base58 of 32 bytes (solana; at most 44 characters, checked first, as decoding is
-    /// quadratic).
+    /// (bsc), base58 of 32 bytes that encode a point of Ed25519 (solana: a wallet that signs
+    /// has a public key; at most 44 characters, checked first, as decoding is quadratic). The
+    /// point check refuses about half of the 32-byte seeds a caller could pass as the address
+    /// by mistake — a seed and a public key look alike — before the seed is sent anywhere.
     pub fn is_address(self, text: &str) -> bool {
         match self {
             Chain::Bsc => {
@@ -50,7 +52,12 @@ impl Chain {
                     && (text.starts_with("0x") || text.starts_with("0X"))
                     && text[2..].bytes().all(|b| b.is_ascii_hexdigit())
             }
-            Chain::Solana => text.len() <= 44 && bs58::decode(text).into_vec().is_ok_and(|b| b.len() == 32),
+            Chain::Solana => {
+                let mut bytes = zeroize::Zeroizing::new([0u8; 32]);
+                text.len() <= 44
+                    && bs58::decode(text).onto(&mut bytes[..]) == Ok(32)
+                    && curve25519_dalek::edwards::CompressedEdwardsY(*bytes).decompress().is_some()
+            }
         }
     }
 
@@ -212,6 +219,33 @@ pub(crate) mod fault {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A solana address is a public key, a point of Ed25519; a 32-byte seed passed as the
+    /// address by mistake is refused whenever it is no point (about half of them).
+    #[test]
+    fn a_solana_address_must_be_a_point_of_the_curve() {
+        use curve25519_dalek::edwards::CompressedEdwardsY;
+        let (mut points, mut refused) = (0, 0);
+        for i in 0..=255u8 {
+            let seed = [i; 32];
+            let public = ed25519_dalek::SigningKey::from_bytes(&seed).verifying_key();
+            assert!(Chain::Solana.is_address(&bs58::encode(public.as_bytes()).into_string()), "{i}");
+            let as_address = bs58::encode(seed).into_string();
+            if CompressedEdwardsY(seed).decompress().is_some() {
+                points += 1;
+                assert!(Chain::Solana.is_address(&as_address));
+            } else {
+                refused += 1;
+                assert!(!Chain::Solana.is_address(&as_address), "{as_address}");
+            }
+        }
+        assert!(points > 50 && refused > 50, "{points} points, {refused} refused");
+        // The table's case (tests/bad_input/cases.txt): RFC 8032 test 1's seed, no point.
+        assert!(!Chain::Solana.is_address("BbMQkQYZspmkytduTWvXEtc4mMURjsekJDvty2WtKeSb"));
+        // 33 bytes, or fewer than 32: no address.
+        assert!(!Chain::Solana.is_address(&bs58::encode([9u8; 33]).into_string()));
+        assert!(!Chain::Solana.is_address(&bs58::encode([9u8; 31]).into_string()));
+    }
 
     /// A wallet signature that does not check out is never released (it fails, each chain,
     /// with the message of `signature_check_failed`); the next one, unfaulted, is released.
