@@ -30,7 +30,7 @@ mod point;
 mod table_gen;
 
 pub use guard::{Build, ReferenceReason, SignerStatus, signer_status};
-pub(crate) use guard::{nonce_commitment, prepare, reference_commitment};
+pub(crate) use guard::{declassified, nonce_commitment, prepare, reference_commitment};
 
 use curve25519_dalek::Scalar;
 use field::Fe;

@@ -256,7 +256,7 @@ pub fn signer_status() -> SignerStatus {
 /// branch on it; this tells memcheck the value is public (a client request: natively a few
 /// rotations of a register that change nothing).
 #[inline(always)]
-fn declassified(value: u64) -> u64 {
+pub(crate) fn declassified(value: u64) -> u64 {
     #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
     {
         let cell = value;
