@@ -49,6 +49,8 @@ use zeroize::Zeroizing;
 mod integrity;
 #[cfg(test)]
 mod integrity_tests;
+#[doc(hidden)] // internal: public for the tests of its decoders
+pub mod text;
 
 /// The error of a failed OS random number generator.
 pub(crate) fn rng_failed(e: getrandom::Error) -> Error {
@@ -262,144 +264,30 @@ impl fmt::Debug for RequestKey {
 /// it would produce signatures the venue cannot verify (or worse, leak the key).
 /// Error messages describe the shape of the input, never its content.
 pub fn parse_ed25519_secret(text: &str) -> Result<SigningKey> {
-    let text = text.trim();
+    let text = text::trim(text);
     if text.is_empty() {
         return Err(Error::invalid_key("the Ed25519 private key is empty"));
     }
-    let bytes = decode_secret_text(text)?;
-    signing_key_from_bytes(&bytes)
-}
-
-/// The longest base58 text of 64 bytes.
-const MAX_BASE58_KEY_LEN: usize = 88;
-
-fn decode_secret_text(text: &str) -> Result<Zeroizing<Vec<u8>>> {
-    if text.starts_with('[') {
-        return decode_json_array(text);
-    }
-    let hex_body = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X"));
-    let looks_hex = text.len() == 64 || text.len() == 128 || hex_body.is_some();
-    if looks_hex {
-        let digits = hex_body.unwrap_or(text);
-        return decode_hex(digits)
-            .ok_or_else(|| Error::invalid_key("the Ed25519 private key looks like hex but is not valid hex"));
-    }
-    // base58 decoding takes time quadratic in the length: refuse what cannot be a key first.
-    if text.len() > MAX_BASE58_KEY_LEN {
-        return Err(Error::invalid_key(format!(
-            "the Ed25519 private key is {} characters long; base58 of a 64-byte keypair is at most {MAX_BASE58_KEY_LEN}",
-            text.len()
-        )));
-    }
-    let decoded = bs58::decode(text).into_vec().map_err(|_| {
-        Error::invalid_key("the Ed25519 private key is not valid base58 (or hex, or a JSON array of bytes)")
-    })?;
-    Ok(Zeroizing::new(decoded))
-}
-
-/// The `solana-keygen` JSON array, read by hand into a fixed buffer wiped on drop: a JSON
-/// parser's growing list of numbers frees each outgrown block with the key's bytes in it.
-/// What serde_json would refuse is refused, with the same messages and in the same order:
-/// anything but integers (a sign, a fraction, an exponent, a leading zero), a trailing
-/// comma, text after the `]`; then an integer above 255; then more than 64 numbers
-/// ("decodes to N bytes", all of them counted).
-fn decode_json_array(text: &str) -> Result<Zeroizing<Vec<u8>>> {
-    let not_an_array =
-        || Error::invalid_key("the Ed25519 private key starts with '[' but is not a JSON array of integers 0..=255");
     let mut bytes = Zeroizing::new([0u8; 64]);
-    let (mut count, mut above_255) = (0usize, false);
-    let mut rest = text.as_bytes();
-    let skip_space = |rest: &mut &[u8]| {
-        while let [b' ' | b'\t' | b'\n' | b'\r', tail @ ..] = *rest {
-            *rest = tail;
-        }
-    };
-    skip_space(&mut rest);
-    let [b'[', tail @ ..] = rest else { return Err(not_an_array()) };
-    rest = tail;
-    skip_space(&mut rest);
-    if let [b']', tail @ ..] = rest {
-        rest = tail;
-    } else {
-        loop {
-            let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
-            if digits == 0 || (digits > 1 && rest[0] == b'0') {
-                return Err(not_an_array());
-            }
-            // Past u64 serde_json reads a float, which is not an integer to it either.
-            let value = rest[..digits]
-                .iter()
-                .try_fold(0u64, |n, d| n.checked_mul(10)?.checked_add(u64::from(d - b'0')))
-                .ok_or_else(not_an_array)?;
-            rest = &rest[digits..];
-            if let [b'.' | b'e' | b'E', ..] = rest {
-                return Err(not_an_array());
-            }
-            match (u8::try_from(value), bytes.get_mut(count)) {
-                (Ok(byte), Some(slot)) => *slot = byte,
-                (Ok(_), None) => {}
-                (Err(_), _) => above_255 = true,
-            }
-            count += 1;
-            skip_space(&mut rest);
-            match rest {
-                [b',', tail @ ..] => {
-                    rest = tail;
-                    skip_space(&mut rest);
-                }
-                [b']', tail @ ..] => {
-                    rest = tail;
-                    break;
-                }
-                _ => return Err(not_an_array()),
-            }
-        }
-    }
-    skip_space(&mut rest);
-    if !rest.is_empty() {
-        return Err(not_an_array());
-    }
-    if above_255 {
-        return Err(Error::invalid_key("the Ed25519 private key JSON array must hold integers 0..=255"));
-    }
-    if count > bytes.len() {
-        return Err(Error::invalid_key(format!(
-            "the Ed25519 private key decodes to {count} bytes; expected a 32-byte seed or a 64-byte keypair"
-        )));
-    }
-    let mut out = Zeroizing::new(Vec::with_capacity(count));
-    out.extend_from_slice(&bytes[..count]);
-    Ok(out)
+    let len = text::decode_secret_text(text, &mut bytes)?;
+    signing_key_from_bytes(&bytes, len)
 }
 
-/// Decode hex without allocating an intermediate string; `None` on odd length or a non-hex digit.
-pub(crate) fn decode_hex(digits: &str) -> Option<Zeroizing<Vec<u8>>> {
-    let raw = digits.as_bytes();
-    if !raw.len().is_multiple_of(2) {
-        return None;
-    }
-    let mut out = Zeroizing::new(Vec::with_capacity(raw.len() / 2));
-    for pair in raw.chunks_exact(2) {
-        let hi = (pair[0] as char).to_digit(16)?;
-        let lo = (pair[1] as char).to_digit(16)?;
-        out.push((hi * 16 + lo) as u8);
-    }
-    Some(out)
-}
-
-fn signing_key_from_bytes(bytes: &[u8]) -> Result<SigningKey> {
-    match bytes.len() {
-        32 => {
-            let mut seed = Zeroizing::new([0u8; 32]);
-            seed.copy_from_slice(bytes);
-            Ok(SigningKey::from_bytes(&seed))
-        }
+/// The key of the first `len` bytes of `bytes`: a 32-byte seed, or a 64-byte keypair whose
+/// public half must be the seed's (compared without a branch on either: only the verdict is
+/// public).
+fn signing_key_from_bytes(bytes: &[u8; 64], len: usize) -> Result<SigningKey> {
+    let (seed, public) = bytes.split_first_chunk::<32>().expect("64 bytes");
+    match len {
+        32 => Ok(SigningKey::from_bytes(seed)),
         64 => {
-            let mut pair = Zeroizing::new([0u8; 64]);
-            pair.copy_from_slice(bytes);
-            SigningKey::from_keypair_bytes(&pair).map_err(|_| {
-                Error::invalid_key("the 64-byte Ed25519 keypair's public half does not match its secret half")
-            })
+            let key = SigningKey::from_bytes(seed);
+            if !text::same_bytes(key.verifying_key().as_bytes(), public) {
+                return Err(Error::invalid_key(
+                    "the 64-byte Ed25519 keypair's public half does not match its secret half",
+                ));
+            }
+            Ok(key)
         }
         n => Err(Error::invalid_key(format!(
             "the Ed25519 private key decodes to {n} bytes; expected a 32-byte seed or a 64-byte keypair"

@@ -174,8 +174,9 @@ impl Secrets {
         // Parsing it leaves the key on the stack: overwritten after (`wipe::then_wipe_stack`).
         crate::wipe::then_wipe_stack(|| {
             self.add(text);
-            let digits = text.trim().trim_start_matches("0x").trim_start_matches("0X");
-            if let Some(bytes) = crate::keys::decode_hex(digits) {
+            let trimmed = crate::keys::text::trim(text);
+            let digits = crate::keys::text::strip_0x(trimmed).unwrap_or(trimmed);
+            if let Some(bytes) = crate::keys::text::decode_hex(digits) {
                 self.add_bytes(&bytes);
             }
             if let Ok(key) = crate::keys::parse_ed25519_secret(text) {

@@ -16,6 +16,13 @@
 //! `tests/ct_audit.rs` instead). All must be clean, the on-curve check of every build included.
 //! And on a control that uses ed25519-dalek's variable-time multiplication on a secret (must be
 //! reported), so the check is shown to catch what it is for.
+//!
+//! Key import too: the text of a key (Ed25519 in hex, base58 of a seed or a keypair, the
+//! `solana-keygen` JSON array; a bsc key in hex) is marked undefined, all of it but its length,
+//! and the import must decide its form, trim it, decode it and make the key without a branch or
+//! an address that depends on it, but for the verdicts it declares public (which form, valid
+//! or not, how many bytes). Its control decodes base58 with the `bs58` crate, as the library
+//! did before, and must be reported.
 #![cfg(all(not(debug_assertions), target_arch = "x86_64", target_os = "linux"))]
 
 mod common;
@@ -130,6 +137,39 @@ fn the_vector_builds_algorithm_does_not_either() {
     assert_clean_under_valgrind("inner_multiplication", "lanes", "inner: lanes multiplied under valgrind");
 }
 
+/// The key texts imported under memcheck (see `key_text`). Their `control` is a base58 seed
+/// decoded by the `bs58` crate (the library's decoder before: a table lookup per character,
+/// a branch on its validity), which must be reported.
+const KEY_TEXTS: [&str; 6] = [
+    "ed25519-hex",
+    "ed25519-base58-seed",
+    "ed25519-base58-keypair",
+    "ed25519-base58-leading-zero",
+    "ed25519-json",
+    "bsc-hex",
+];
+
+#[test]
+fn key_import_does_not_branch_on_or_index_by_the_key_text() {
+    // The whole text is secret, its length alone public: each import must decide the form,
+    // trim, decode and check the key without a branch or an address that depends on it, but
+    // for the public verdicts (which form, how many bytes, valid or not) that it declares so.
+    let mut failures = Vec::new();
+    for form in KEY_TEXTS {
+        let (ok, report) = under_valgrind("inner_key_import", form);
+        if !ok || secret_dependence_reported(&report) || !report.contains(&format!("inner: {form} imported")) {
+            failures.push(format!("--- {form}:\n{report}"));
+        }
+    }
+    assert!(failures.is_empty(), "memcheck found key-dependent code in key import:\n{}", failures.join("\n"));
+}
+
+#[test]
+fn the_check_catches_a_table_driven_key_decoder() {
+    let (ok, report) = under_valgrind("inner_key_import", "control");
+    assert!(!ok && secret_dependence_reported(&report), "memcheck did not flag the control:\n{report}");
+}
+
 #[test]
 fn the_check_catches_a_variable_time_multiplication() {
     let (ok, report) = under_valgrind("inner_multiplication", "control");
@@ -216,4 +256,65 @@ fn inner_multiplication() {
     mark(&checked, MAKE_MEM_DEFINED);
     assert_eq!((checked.encoding, checked.on_curve), (standard, u64::MAX));
     eprintln!("inner: {build} multiplied under valgrind");
+}
+
+/// A wallet key as text with the key's bytes, and what its import must give: (text, the
+/// Ed25519 keypair bytes or the bsc address).
+fn key_text(form: &str) -> (String, Vec<u8>) {
+    let seed: [u8; 32] = std::array::from_fn(|i| (i as u8).wrapping_mul(37).wrapping_add(0x1d));
+    let pair = SigningKey::from_bytes(&seed).to_keypair_bytes();
+    let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    let b58 = |bytes: &[u8]| bs58::encode(bytes).into_string();
+    match form {
+        // Surrounding whitespace and a 0x prefix: the trim and the form's choice are checked too.
+        "ed25519-hex" => (format!(" 0x{}\n", hex(&seed)), pair.to_vec()),
+        "ed25519-base58-seed" | "control" => (b58(&seed), pair.to_vec()),
+        "ed25519-base58-keypair" => (format!("\t{}", b58(&pair)), pair.to_vec()),
+        "ed25519-json" => (format!("{:?}", pair.to_vec()).replace(", ", ","), pair.to_vec()),
+        // A keypair whose seed's first byte is zero: base58 with a leading '1'.
+        "ed25519-base58-leading-zero" => {
+            let pair = SigningKey::from_bytes(&[[0u8].as_slice(), &seed[1..]].concat().try_into().unwrap());
+            (b58(&pair.to_keypair_bytes()), pair.to_keypair_bytes().to_vec())
+        }
+        "bsc-hex" => {
+            let key = "ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+            (format!("0x{key}\n"), b"0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266".to_vec())
+        }
+        other => panic!("unknown {BUILD} {other:?}"),
+    }
+}
+
+#[test]
+#[ignore = "run under valgrind by key_import_does_not_branch_on_or_index_by_the_key_text and its control"]
+fn inner_key_import() {
+    if !inside_valgrind() {
+        return;
+    }
+    let form = std::env::var(BUILD).unwrap_or_default();
+    let (text, expected) = key_text(&form);
+    // The text's bytes are secret; its length is not.
+    let secret = |request| client_request(0, request, text.as_ptr() as u64, text.len() as u64);
+    secret(MAKE_MEM_UNDEFINED);
+    let imported: Vec<u8> = match form.as_str() {
+        "bsc-hex" => {
+            let key = perps::wallet::evm::WalletKey::parse(&text).expect("a valid bsc key");
+            // The key is imported: what follows (its address, public) is not under test.
+            mark(&key, MAKE_MEM_DEFINED);
+            key.address().into_bytes()
+        }
+        "control" => {
+            let bytes = bs58::decode(&text).into_vec().expect("valid base58");
+            let key = SigningKey::from_bytes(&bytes.try_into().expect("32 bytes"));
+            mark(&key, MAKE_MEM_DEFINED);
+            key.to_keypair_bytes().to_vec()
+        }
+        _ => {
+            let key = perps::keys::parse_ed25519_secret(&text).expect("a valid Ed25519 key");
+            mark(&key, MAKE_MEM_DEFINED);
+            key.to_keypair_bytes().to_vec()
+        }
+    };
+    secret(MAKE_MEM_DEFINED);
+    assert_eq!(imported, expected, "{form}");
+    eprintln!("inner: {form} imported under valgrind");
 }

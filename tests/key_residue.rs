@@ -13,7 +13,8 @@
 //! written as `solana-keygen` writes it, a JSON array of 64 numbers (read with serde_json
 //! into a growing list of 64-bit numbers, it left each outgrown block in freed memory, one
 //! of them with all 32 bytes of the seed: blocks are also searched for the key's bytes held
-//! one per 64-bit word). One test in its
+//! one per 64-bit word); and the seed in base58 with a stray character after it, refused (the
+//! `bs58` crate freed its decoding buffer with the seed in it, in reverse order). One test in its
 //! own binary (its own process): threads of another test could leave key bytes on stacks
 //! that later threads reuse. The forms looked for are written out below, computed outside
 //! this process: computed here they would be on this process's stacks themselves. CI runs
@@ -40,13 +41,16 @@ use std::time::Duration;
 
 /// `SEED_B58` (RFC 8032 §7.1 test 1) and its expansion, SHA-512 of the seed: the scalar
 /// (`h[0..32]`, as hashed, clamped, and reduced mod ℓ as a `Scalar` keeps it) and the nonce
-/// prefix (`h[32..64]`).
-const KEY_FORMS: [&str; 5] = [
+/// prefix (`h[32..64]`); last, the seed's bytes in reverse order, the little-endian number a
+/// base58 decoder builds (the `bs58` crate left it in a freed block when it refused a text: a
+/// valid key with a stray character after it).
+const KEY_FORMS: [&str; 6] = [
     "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60",
     "357c83864f2833cb427a2ef1c00a013cfdff2768d980c0a3a520f006904de90f",
     "307c83864f2833cb427a2ef1c00a013cfdff2768d980c0a3a520f006904de94f",
     "7c2cac12e69be96ae9065065462385e8fcff2768d980c0a3a520f006904de90f",
     "9b4f0afe280b746a778684e75442502057b7473a03f08f96f5a38e9287e01f8f",
+    "607fae1c03ac3b701969327b69c54944c42cec92f44a84ba605afdef9db1619d",
 ];
 
 /// `SEED_B58`'s keypair (the seed, then RFC 8032 test 1's public key) as `solana-keygen`
@@ -160,6 +164,17 @@ fn a_session_signing_and_trading_on_a_stream_leaves_no_copy_of_its_key_in_freed_
             perps_string_free(address);
             perps_string_free(signature);
         }
+    }
+    // The seed in base58 with a stray quote after it (pasted from JSON): refused, as a wallet's
+    // key and as an API credential's, with nothing of it freed unwiped.
+    let stray = CString::new(format!("{SEED_B58}\"")).unwrap();
+    for _ in 0..10 {
+        let mut refused = std::ptr::null_mut();
+        assert!(perps_wallet_address(solana.as_ptr(), stray.as_ptr(), &mut refused).is_null());
+        perps_error_free(refused);
+        let mut refused = std::ptr::null_mut();
+        assert!(perps_session_from_api_key(token.as_ptr(), stray.as_ptr(), &mut refused).is_null());
+        perps_error_free(refused);
     }
     // A wallet key in a redaction table (a sign-in's errors are redacted of it), tables
     // joined as a stream joins its session's and its own.

@@ -24,7 +24,13 @@ fn serde_json_reading(text: &str) -> Result<SigningKey> {
         .map(|&n| u8::try_from(n))
         .collect::<std::result::Result<Vec<u8>, _>>()
         .map_err(|_| Error::invalid_key("the Ed25519 private key JSON array must hold integers 0..=255"))?;
-    signing_key_from_bytes(&bytes)
+    {
+        let mut buffer = [0u8; 64];
+        if let Some(head) = buffer.get_mut(..bytes.len()) {
+            head.copy_from_slice(&bytes);
+        }
+        signing_key_from_bytes(&buffer, bytes.len())
+    }
 }
 
 fn outcome(result: Result<SigningKey>) -> std::result::Result<[u8; 32], String> {

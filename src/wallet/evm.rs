@@ -1,10 +1,12 @@
 //! bsc (EVM) wallets: secp256k1 key, EIP-55 address, EIP-191 `personal_sign`.
 
 use crate::error::{Error, Result};
-use crate::keys::decode_hex;
+use crate::keys::text::{self, decode_hex};
 use k256::ecdsa::SigningKey;
+use k256::{FieldBytes, NonZeroScalar, Scalar};
 use sha3::{Digest, Keccak256};
 use std::fmt;
+use zeroize::Zeroizing;
 
 /// A secp256k1 wallet key (zeroized on drop by k256).
 pub struct WalletKey {
@@ -12,20 +14,28 @@ pub struct WalletKey {
 }
 
 impl WalletKey {
-    /// Parse 32 bytes of hex, with or without `0x`.
+    /// Parse 32 bytes of hex, with or without `0x`, without a branch or an address that
+    /// depends on the key (`keys::text`): only the verdicts are public.
     pub fn parse(text: &str) -> Result<WalletKey> {
-        let text = text.trim();
-        let digits = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")).unwrap_or(text);
+        let text = text::trim(text);
+        let digits = text::strip_0x(text).unwrap_or(text);
         if digits.len() != 64 {
             return Err(Error::invalid_key(format!(
                 "a bsc private key is 64 hex digits (optionally 0x-prefixed); got {} characters",
                 digits.len()
             )));
         }
-        let bytes = decode_hex(digits).ok_or_else(|| Error::invalid_key("the bsc private key is not valid hex"))?;
-        let key = SigningKey::from_slice(&bytes)
-            .map_err(|_| Error::invalid_key("the bsc private key is not a valid secp256k1 scalar (zero or ≥ n)"))?;
-        Ok(WalletKey { key })
+        let mut bytes = Zeroizing::new(FieldBytes::default());
+        text::decode_hex_into(digits, &mut bytes)
+            .ok_or_else(|| Error::invalid_key("the bsc private key is not valid hex"))?;
+        // k256's own check (`SigningKey::from_slice`) branches on the scalar's validity;
+        // here its verdict is declared public and the scalar taken without a branch.
+        let scalar = NonZeroScalar::from_repr(*bytes);
+        if !text::public(u64::from(scalar.is_some().unwrap_u8())) {
+            return Err(Error::invalid_key("the bsc private key is not a valid secp256k1 scalar (zero or ≥ n)"));
+        }
+        let one = NonZeroScalar::new(Scalar::ONE).expect("one is not zero");
+        Ok(WalletKey { key: SigningKey::from(scalar.unwrap_or(one)) })
     }
 
     /// `0x` + 40 hex digits in EIP-55 mixed case.
