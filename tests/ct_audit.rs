@@ -20,11 +20,15 @@
 //! (`ct_audit/shipped.rs`), its functions found by their symbols; and since the planted copies
 //! are generic (none is in the library), copies of the library with a secret branch or a secret
 //! address written over an instruction of its IFMA build must be reported at that instruction.
+//! The static library `libperps.a` must hold the same code as the shared one for every function
+//! audited there, relocated fields aside (`ct_audit/archive.rs`).
 //! `scripts/test.sh` runs it: `cargo test --release --test ct_audit -- --nocapture`.
 #![cfg(all(not(debug_assertions), target_arch = "x86_64", target_os = "linux"))]
 
 #[path = "ct_audit/analysis.rs"]
 mod analysis;
+#[path = "ct_audit/archive.rs"]
+mod archive;
 #[path = "ct_audit/elf.rs"]
 mod elf;
 #[path = "ct_audit/instructions.rs"]
@@ -126,17 +130,28 @@ fn a_planted_secret_table_index_is_caught() {
 fn the_shipped_library_branches_and_addresses_memory_on_public_values_only() {
     let lib = Elf::file(shipped::library());
     eprintln!("{}:", lib.path().display());
+    let mut audited = Vec::new();
     for (name, symbol, _) in builds() {
         let addr = lib.symbol(symbol);
         let report = audit(&lib, addr);
         assert_public_only(name, &report);
         eprintln!("  {} ({symbol} at {addr:#x})", summary(name, &report));
+        audited.push(symbol.to_owned());
+        for callee in report.calls.into_iter().filter(|c| c.starts_with("perps::")) {
+            if !audited.contains(&callee) {
+                audited.push(callee);
+            }
+        }
     }
+    let archive = lib.path().with_file_name("libperps.a");
+    let compared = archive::same_code(&archive, &lib, &audited).unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("{}: the same code, relocated fields aside, for {compared} functions: {audited:?}", archive.display());
 }
 
 /// `mul_base_ifma_planted` is generic, so the library has no copy of it: instead a copy of the
 /// library gets a leak written over one instruction of its `mul_base_ifma`, and the audit of
-/// that copy, by the same path as the library's, must report it at that instruction.
+/// that copy, by the same path as the library's, must report it at that instruction; the
+/// comparison with the static library must see the change.
 #[test]
 fn a_leak_planted_in_the_shipped_library_is_caught() {
     let lib = Elf::file(shipped::library());
@@ -149,5 +164,9 @@ fn a_leak_planted_in_the_shipped_library_is_caught() {
         let caught = report.findings.iter().find(|f| f.starts_with(&expected));
         let caught = caught.unwrap_or_else(|| panic!("{plant:?} planted at {at:#x} was not found:\n{report:?}"));
         eprintln!("{plant:?} planted in {} caught: {caught}", copy.display());
+        // And the static library's code is no longer the copy's.
+        let archive = lib.path().with_file_name("libperps.a");
+        let differs = archive::same_code(&archive, &Elf::file(&copy), &["perps::curve::mul_base_ifma".to_owned()]);
+        eprintln!("  and {}", differs.expect_err("the static library's code is the planted copy's"));
     }
 }

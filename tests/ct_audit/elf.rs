@@ -114,6 +114,11 @@ impl Elf {
         }
     }
 
+    /// The size of the function (symbol) at `addr`.
+    pub fn size(&self, addr: u64) -> u64 {
+        self.sizes[&addr]
+    }
+
     /// Where the byte at `addr` is in the file (its loadable segments, from the program headers).
     pub fn file_offset(&self, addr: u64) -> Option<u64> {
         let bytes = std::fs::read(&self.path).ok()?;
