@@ -81,7 +81,7 @@ cargo test --release --test stream_token_wiped --test key_residue --test login_t
 step "constant time: a signature under valgrind memcheck with the secret key marked undefined (release build)"
 cargo test --release --test constant_time -- --nocapture
 
-step "constant time on the machine code: every build's branches and addresses audited with objdump, planted leaks caught (release build)"
+step "constant time on the machine code: every build's branches and addresses audited with objdump, in this binary and in libperps.so as make lib built it above (libperps.a: the same code), planted leaks caught (release build)"
 cargo test --release --test ct_audit -- --nocapture
 
 step "vector build: its lane operations are inlined into the AVX-512 code, not left as calls (release build)"

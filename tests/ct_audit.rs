@@ -13,13 +13,28 @@
 //! And it must catch what it is for: two copies of the IFMA build with a leak planted in the
 //! table lookup (`perps::curve::mul_base_ifma_planted`: a branch on the digit's sign, and a
 //! read of the entry the digit names) must be reported, each for its own kind of leak.
+//!
+//! Users run the shared library, not this binary: its code of the same functions could differ
+//! (another inlining or code-generation decision in the cdylib). So the same analysis, with the
+//! same verdicts, also reads `libperps.so` as `make lib` builds it from this source
+//! (`ct_audit/shipped.rs`), its functions found by their symbols; and since the planted copies
+//! are generic (none is in the library), copies of the library with a secret branch or a secret
+//! address written over an instruction of its IFMA build must be reported at that instruction.
+//! The static library `libperps.a` must hold the same code as the shared one for every function
+//! audited there, relocated fields aside (`ct_audit/archive.rs`).
 //! `scripts/test.sh` runs it: `cargo test --release --test ct_audit -- --nocapture`.
 #![cfg(all(not(debug_assertions), target_arch = "x86_64", target_os = "linux"))]
 
 #[path = "ct_audit/analysis.rs"]
 mod analysis;
+#[path = "ct_audit/archive.rs"]
+mod archive;
+#[path = "ct_audit/elf.rs"]
+mod elf;
 #[path = "ct_audit/instructions.rs"]
 mod instructions;
+#[path = "ct_audit/shipped.rs"]
+mod shipped;
 #[path = "ct_audit/state.rs"]
 mod state;
 #[path = "ct_audit/x86.rs"]
@@ -27,130 +42,37 @@ mod x86;
 
 use analysis::{Binary, OUTPUT, Report, SECRET_INPUT};
 use curve25519_dalek::Scalar;
+use elf::Elf;
 use perps::curve::Checked;
 use state::State;
-use std::cell::RefCell;
-use std::collections::HashMap;
-use std::process::Command;
-use std::rc::Rc;
-use x86::{Insn, RDI, RSI};
+use x86::{RDI, RSI};
 
 type Build = unsafe fn(&Scalar) -> Checked;
 
-/// The builds, as function pointers (their addresses locate them in the binary).
-fn builds() -> Vec<(&'static str, Build)> {
+/// The builds: their names, their symbols, and their functions (whose addresses locate them in
+/// this binary).
+fn builds() -> Vec<(&'static str, &'static str, Build)> {
     vec![
-        ("ifma", perps::curve::mul_base_ifma),
-        ("adx", perps::curve::mul_base_adx),
-        ("avx2", perps::curve::mul_base_avx2),
-        ("baseline", perps::curve::mul_base_baseline),
+        ("ifma", "perps::curve::mul_base_ifma", perps::curve::mul_base_ifma),
+        ("adx", "perps::curve::mul_base_adx", perps::curve::mul_base_adx),
+        ("avx2", "perps::curve::mul_base_avx2", perps::curve::mul_base_avx2),
+        ("baseline", "perps::curve::mul_base_baseline", perps::curve::mul_base_baseline),
     ]
 }
 
-struct Exe {
-    path: std::path::PathBuf,
-    /// Where the program's image starts in this process (its file addresses are relative).
-    load_base: u64,
-    names: HashMap<u64, String>,
-    sizes: HashMap<u64, u64>,
-    got: HashMap<u64, u64>,
-    cache: RefCell<HashMap<u64, Rc<Vec<Insn>>>>,
-}
-
-fn run(program: &str, args: &[&str]) -> String {
-    let output = Command::new(program)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{program} could not be started ({e}); install binutils"));
-    assert!(output.status.success(), "{program} {args:?}: {}", String::from_utf8_lossy(&output.stderr));
-    String::from_utf8(output.stdout).expect("UTF-8 output")
-}
-
-impl Exe {
-    fn load() -> Exe {
-        let path = std::env::current_exe().unwrap();
-        let p = path.to_str().unwrap();
-        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
-        let load_base = maps
-            .lines()
-            .find(|l| l.ends_with(p) && l.split_whitespace().nth(2) == Some("00000000"))
-            .and_then(|l| u64::from_str_radix(l.split('-').next()?, 16).ok())
-            .expect("the program's first mapping");
-        let (mut names, mut sizes) = (HashMap::new(), HashMap::new());
-        for line in run("nm", &["-C", "-S", "--defined-only", p]).lines() {
-            let mut f = line.splitn(4, ' ');
-            let (Some(addr), Some(size), Some(_kind), Some(name)) = (f.next(), f.next(), f.next(), f.next()) else {
-                continue;
-            };
-            let (Ok(addr), Ok(size)) = (u64::from_str_radix(addr, 16), u64::from_str_radix(size, 16)) else { continue };
-            names.entry(addr).or_insert_with(|| name.to_owned());
-            sizes.entry(addr).or_insert(size);
-        }
-        let mut got = HashMap::new();
-        for line in run("objdump", &["-R", p]).lines() {
-            let f: Vec<&str> = line.split_whitespace().collect();
-            if let [slot, "R_X86_64_RELATIVE", value] = f[..]
-                && let (Ok(slot), Some(Ok(target))) =
-                    (u64::from_str_radix(slot, 16), value.strip_prefix("*ABS*+0x").map(|v| u64::from_str_radix(v, 16)))
-            {
-                got.insert(slot, target);
-            }
-        }
-        Exe { path, load_base, names, sizes, got, cache: RefCell::new(HashMap::new()) }
-    }
-
-    /// The file address of a function of this process.
-    fn file_address(&self, f: Build) -> u64 {
-        f as usize as u64 - self.load_base
-    }
-}
-
-impl Binary for Exe {
-    fn name(&self, addr: u64) -> String {
-        self.names.get(&addr).cloned().unwrap_or_else(|| format!("{addr:#x}"))
-    }
-
-    fn got(&self, slot: u64) -> Option<u64> {
-        self.got.get(&slot).copied()
-    }
-
-    fn output_size(&self, name: &str) -> Option<i64> {
-        // `signed_radix16(k: &[u8; 32]) -> [i8; 64]`: its 64 digits, returned through rdi.
-        (name == "perps::curve::base_table::signed_radix16").then_some(64)
-    }
-
-    fn function(&self, addr: u64) -> Option<Rc<Vec<Insn>>> {
-        if let Some(insns) = self.cache.borrow().get(&addr) {
-            return Some(insns.clone());
-        }
-        let size = *self.sizes.get(&addr)?;
-        let listing = run(
-            "objdump",
-            &[
-                "-d",
-                "-M",
-                "intel",
-                "--no-show-raw-insn",
-                &format!("--start-address={addr:#x}"),
-                &format!("--stop-address={:#x}", addr + size),
-                self.path.to_str().unwrap(),
-            ],
-        );
-        let insns = Rc::new(x86::parse(&listing).unwrap_or_else(|e| panic!("{}: {e}", self.name(addr))));
-        self.cache.borrow_mut().insert(addr, insns.clone());
-        Some(insns)
-    }
-}
-
-/// Audit a build's function: `rsi` points to the secret scalar, `rdi` to the result.
-fn audit(exe: &Exe, f: Build) -> Report {
-    let addr = exe.file_address(f);
-    let insns = exe.function(addr).unwrap_or_else(|| panic!("no function at {addr:#x}"));
+/// Audit the function at `addr`: `rsi` points to the secret scalar, `rdi` to the result.
+fn audit(elf: &Elf, addr: u64) -> Report {
+    let insns = elf.function(addr).unwrap_or_else(|| panic!("no function at {addr:#x}"));
     let entry = State::entry(&[(RSI, SECRET_INPUT), (RDI, OUTPUT)]);
-    let (report, exit) = analysis::audit(&insns, entry, exe, 0);
-    assert!(exit.is_some(), "{}: the analysis never reached a return", exe.name(addr));
-    assert!(report.secret_loads > 0, "{}: the secret was never read (wrong argument register?)", exe.name(addr));
+    let (report, exit) = analysis::audit(&insns, entry, elf, 0);
+    assert!(exit.is_some(), "{}: the analysis never reached a return", elf.name(addr));
+    assert!(report.secret_loads > 0, "{}: the secret was never read (wrong argument register?)", elf.name(addr));
     report
+}
+
+/// Audit a build's function in this test binary.
+fn audit_here(exe: &Elf, f: Build) -> Report {
+    audit(exe, exe.address_in_process(f as usize))
 }
 
 fn summary(name: &str, r: &Report) -> String {
@@ -160,24 +82,29 @@ fn summary(name: &str, r: &Report) -> String {
     )
 }
 
+/// The verdict every build must get, in the test binary and in the shipped library alike.
+fn assert_public_only(name: &str, report: &Report) {
+    assert!(report.findings.is_empty(), "{name} build:\n{}", report.findings.join("\n"));
+    assert!(report.conditional_jumps > 0 && report.memory_operands > 1000, "{name}: {report:?}");
+}
+
 #[test]
 fn every_build_branches_and_addresses_memory_on_public_values_only() {
-    let exe = Exe::load();
-    for (name, f) in builds() {
+    let exe = Elf::this_process();
+    for (name, _, f) in builds() {
         // Keep every build in the binary.
         std::hint::black_box(f);
-        let report = audit(&exe, f);
-        assert!(report.findings.is_empty(), "{name} build:\n{}", report.findings.join("\n"));
-        assert!(report.conditional_jumps > 0 && report.memory_operands > 1000, "{name}: {report:?}");
+        let report = audit_here(&exe, f);
+        assert_public_only(name, &report);
         eprintln!("{}", summary(name, &report));
     }
 }
 
 #[test]
 fn a_planted_secret_branch_is_caught() {
-    let exe = Exe::load();
+    let exe = Elf::this_process();
     let planted: Build = perps::curve::mul_base_ifma_planted::<1>;
-    let report = audit(&exe, std::hint::black_box(planted));
+    let report = audit_here(&exe, std::hint::black_box(planted));
     let branches: Vec<&String> = report.findings.iter().filter(|f| f.contains("conditional jump on secret")).collect();
     assert!(!branches.is_empty(), "the planted branch was not found:\n{report:?}");
     eprintln!("planted branch caught: {}", branches[0]);
@@ -185,9 +112,9 @@ fn a_planted_secret_branch_is_caught() {
 
 #[test]
 fn a_planted_secret_table_index_is_caught() {
-    let exe = Exe::load();
+    let exe = Elf::this_process();
     let planted: Build = perps::curve::mul_base_ifma_planted::<2>;
-    let report = audit(&exe, std::hint::black_box(planted));
+    let report = audit_here(&exe, std::hint::black_box(planted));
     let addresses: Vec<&String> =
         report.findings.iter().filter(|f| f.contains("memory address from a secret")).collect();
     assert!(!addresses.is_empty(), "the planted index was not found:\n{report:?}");
@@ -197,4 +124,49 @@ fn a_planted_secret_table_index_is_caught() {
         report.findings.join("\n")
     );
     eprintln!("planted table index caught: {}", addresses[0]);
+}
+
+#[test]
+fn the_shipped_library_branches_and_addresses_memory_on_public_values_only() {
+    let lib = Elf::file(shipped::library());
+    eprintln!("{}:", lib.path().display());
+    let mut audited = Vec::new();
+    for (name, symbol, _) in builds() {
+        let addr = lib.symbol(symbol);
+        let report = audit(&lib, addr);
+        assert_public_only(name, &report);
+        eprintln!("  {} ({symbol} at {addr:#x})", summary(name, &report));
+        audited.push(symbol.to_owned());
+        for callee in report.calls.into_iter().filter(|c| c.starts_with("perps::")) {
+            if !audited.contains(&callee) {
+                audited.push(callee);
+            }
+        }
+    }
+    let archive = lib.path().with_file_name("libperps.a");
+    let compared = archive::same_code(&archive, &lib, &audited).unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("{}: the same code, relocated fields aside, for {compared} functions: {audited:?}", archive.display());
+}
+
+/// `mul_base_ifma_planted` is generic, so the library has no copy of it: instead a copy of the
+/// library gets a leak written over one instruction of its `mul_base_ifma`, and the audit of
+/// that copy, by the same path as the library's, must report it at that instruction; the
+/// comparison with the static library must see the change.
+#[test]
+fn a_leak_planted_in_the_shipped_library_is_caught() {
+    let lib = Elf::file(shipped::library());
+    let addr = lib.symbol("perps::curve::mul_base_ifma");
+    let clean = audit(&lib, addr);
+    for plant in [shipped::Plant::Branch, shipped::Plant::Address] {
+        let (copy, at) = shipped::plant(&lib, addr, &clean, plant);
+        let report = audit(&Elf::file(&copy), addr);
+        let expected = format!("{at:x}: {}", plant.finding());
+        let caught = report.findings.iter().find(|f| f.starts_with(&expected));
+        let caught = caught.unwrap_or_else(|| panic!("{plant:?} planted at {at:#x} was not found:\n{report:?}"));
+        eprintln!("{plant:?} planted in {} caught: {caught}", copy.display());
+        // And the static library's code is no longer the copy's.
+        let archive = lib.path().with_file_name("libperps.a");
+        let differs = archive::same_code(&archive, &Elf::file(&copy), &["perps::curve::mul_base_ifma".to_owned()]);
+        eprintln!("  and {}", differs.expect_err("the static library's code is the planted copy's"));
+    }
 }

@@ -32,6 +32,16 @@ pub struct Report {
     pub memory_operands: usize,
     pub secret_loads: usize,
     pub calls: BTreeSet<String>,
+    /// What may be secret before each instruction of the audited function itself (not of its
+    /// callees): where a leak planted into a copy of its code must be caught (`ct_audit.rs`).
+    pub secret_before: BTreeMap<u64, SecretBefore>,
+}
+
+#[derive(Debug)]
+pub struct SecretBefore {
+    pub flags: bool,
+    /// The general-purpose registers (rax = 0 … r15 = 15) that may hold a secret.
+    pub gprs: Vec<u8>,
 }
 
 /// What the analysis needs to know about the binary.
@@ -139,6 +149,8 @@ impl Cfg<'_> {
         let mut i = block;
         while i < self.insns.len() {
             let insn = &self.insns[i];
+            let gprs = (0..16).filter(|&n| state.get(Reg::Gpr(n)).secret).collect();
+            report.secret_before.insert(insn.addr, SecretBefore { flags: state.flags, gprs });
             match insn.mnemonic.as_str() {
                 "ret" => {
                     adjust_rsp(&mut state, 8);
