@@ -171,7 +171,7 @@ namespace Perps
         /// named cl_ord_id_list orders the venue may not list yet, then confirm each ended with
         /// query_order for up to confirm_ms (default 15000; 0: no confirmation). Returns the report
         /// {"complete","orders":[{"order_id","cl_ord_id","symbol","status","confirmed"}],
-        /// "cancel_requests","queries","listing_truncated"} (perps.h: perps_cancel_all).</summary>
+        /// "cancel_requests","failed_cancel_requests","queries","listing_truncated"} (perps.h: perps_cancel_all).</summary>
         public string CancelAll(Session session, string paramsJson = null) { return Endpoint(Native.perps_cancel_all, Session.Of(session), paramsJson); }
         /// <summary>POST /api/change_leverage: {"symbol":"BTC-USD","leverage":&lt;int&gt;}.</summary>
         public string ChangeLeverage(Session session, string paramsJson) { return Endpoint(Native.perps_change_leverage, Session.Of(session), paramsJson); }

@@ -234,7 +234,7 @@ func (c *Client) CancelOrders(s *Session, paramsJSON string) (string, error) {
 // all), and the named "cl_ord_id_list" orders the venue may not list yet, then confirms each
 // ended with query_order for up to "confirm_ms" (default 15000; 0: no confirmation). It
 // returns the report {"complete","orders":[{"order_id","cl_ord_id","symbol","status",
-// "confirmed"}],"cancel_requests","queries","listing_truncated"} (perps.h: perps_cancel_all).
+// "confirmed"}],"cancel_requests","failed_cancel_requests","queries","listing_truncated"} (perps.h: perps_cancel_all).
 func (c *Client) CancelAll(s *Session, paramsJSON string) (string, error) {
 	return c.endpoint(s, paramsJSON, C.perps_endpoint_fn(C.perps_cancel_all), false)
 }

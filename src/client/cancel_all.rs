@@ -1,5 +1,5 @@
 //! `cancel_all`: cancel every open order of the account (or of a symbol, or whose
-//! `cl_ord_id` has a prefix), then confirm that each one ended.
+//! `cl_ord_id` has a prefix, or those named), then confirm that each one ended.
 //!
 //! The venue has no cancel-all (`venue-api.md` §2.3); market makers emulate it with an
 //! open-orders snapshot and a batch cancel (§5). Two facts of the venue shape the flow: the
@@ -8,19 +8,24 @@
 //! order the engine sent may be missing from the list and a 404 for it proves nothing.
 //!
 //! Every request goes through `endpoint_answer`, as the public endpoint calls do: the same
-//! parameter checks, pacing, signatures, and error mapping. Only cancels and reads are sent;
-//! cancels are safe to repeat (a cancel of an order already gone is a 404), so a cancel that
-//! may have been lost (a transport failure, a 5xx) is followed by another, never by anything
-//! else.
+//! parameter checks, pacing, signatures, and error mapping — and the run paces itself too
+//! (`requests.rs`). Only cancels and reads are sent; cancels are safe to repeat (a cancel of
+//! an order already gone is a 404), so a cancel that may have been lost (a transport failure,
+//! a 5xx) is followed by another, never by anything else.
+
+mod requests;
+#[cfg(test)]
+mod tests;
 
 use super::{Client, guarded};
 use crate::endpoints::params::Params;
 use crate::endpoints::{Auth, Endpoint, Kind, Param, Rule, Shape, Spec, Verb};
 use crate::error::{Code, Error, Result};
-use crate::redact::CallSecrets;
 use crate::session::Session;
+use requests::{Run, worth_sending_again};
 use serde::Serialize;
 use serde_json::{Value, json};
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 /// How long the confirmation waits by default: the open-orders list's own lag (§1.3), by
@@ -31,15 +36,24 @@ const DEFAULT_CONFIRM_MS: i64 = 15_000;
 const MAX_CONFIRM_MS: i64 = 300_000;
 /// Ids per `cancel_orders` request: a body of bounded size whatever the account holds.
 const BATCH: usize = 100;
+/// Sends of one batch: one lost in passing (a transport failure, a 5xx, a 429) is sent
+/// again whole — cancels are safe to repeat — before the confirmation falls back to
+/// cancelling its orders one by one.
+const BATCH_SENDS: u32 = 3;
 /// An order still open this long after its last cancel is cancelled again: the cancel was
 /// lost (or refused); the venue ends a cancelled order well within it.
 const RECANCEL_AFTER: Duration = Duration::from_secs(1);
+/// How long an order known to exist must stay unseen (404) to count as gone: the venue can
+/// take seconds to show an order to `query_order` (§1.4; [LP] waits 10 s).
+const GONE_AFTER: Duration = Duration::from_secs(3);
 /// The pause between two rounds of look-ups: a round of few orders asks again soon, without
 /// spinning on the venue.
 const ROUND_PAUSE: Duration = Duration::from_millis(200);
 /// The most `query_open_orders` lists in one answer (its `limit`'s maximum, §1.4). It takes
 /// no cursor: an account with more open orders is listed in part (`listing_truncated`).
-const OPEN_ORDERS_PAGE: i64 = 1200;
+const OPEN_ORDERS_PAGE: usize = 1200;
+/// The most `cl_ord_id`s a call may name: as many as the venue lists.
+const MAX_NAMED: usize = OPEN_ORDERS_PAGE;
 /// The statuses of an order that ended: of `endpoints::ORDER_STATUSES`, those after which
 /// the order can no longer trade (`cancelled`: the British spelling some venues write).
 const ENDED: &[&str] = &["canceled", "cancelled", "filled", "rejected", "expired"];
@@ -67,24 +81,51 @@ struct Target {
     cl_ord_id: Option<String>,
     symbol: Option<String>,
     /// The venue's last word on the order ("open", "canceled", …), or this flow's: "gone"
-    /// (404 for an order known to exist), "not_found" (never seen), "unknown" (not asked).
+    /// (404s for an order known to exist), "not_found" (never seen), "unknown" (not asked).
     status: String,
     confirmed: bool,
-    /// Whether the order is known to exist (listed, or seen by a look-up): only then does a
-    /// 404 mean it is gone rather than not visible yet.
+    /// Whether the order is known to exist (listed, or seen by a look-up): only then do 404s
+    /// mean it is gone rather than not visible yet.
     #[serde(skip)]
     known: bool,
     #[serde(skip)]
     cancelled_at: Option<Instant>,
+    /// Since when the venue answers 404 for it (cleared when it shows it again).
+    #[serde(skip)]
+    unseen_since: Option<Instant>,
 }
 
 impl Target {
+    fn named(cl_ord_id: &str) -> Target {
+        Target {
+            order_id: None,
+            cl_ord_id: Some(cl_ord_id.to_owned()),
+            symbol: None,
+            status: "unknown".to_owned(),
+            confirmed: false,
+            known: false,
+            cancelled_at: None,
+            unseen_since: None,
+        }
+    }
+
     /// How requests name the order: its venue id when known (a `cl_ord_id` may have been
     /// used twice), else its `cl_ord_id`.
     fn key(&self) -> Value {
         match (self.order_id, &self.cl_ord_id) {
             (Some(id), _) => json!({ "order_id": id }),
             (None, cl) => json!({ "cl_ord_id": cl }),
+        }
+    }
+
+    /// Whether a look-up's answer is about this order: by id when both have one, else by
+    /// `cl_ord_id`. An answer about another order (a venue's mistake, or a hostile one) says
+    /// nothing about this one, and must not end it.
+    fn is_answered_by(&self, order: &Value) -> bool {
+        let cl = order.get("cl_ord_id").and_then(Value::as_str);
+        match (self.order_id, order_id(order)) {
+            (Some(ours), Some(theirs)) => ours == theirs,
+            _ => cl.is_some() && cl == self.cl_ord_id.as_deref(),
         }
     }
 
@@ -100,21 +141,32 @@ struct Report<'a> {
     complete: bool,
     orders: &'a [Target],
     cancel_requests: u64,
+    failed_cancel_requests: u64,
     queries: u64,
     listing_truncated: bool,
 }
 
-/// One run: its requests and their counts.
-struct Run<'a> {
-    client: &'a Client,
-    session: &'a Session,
-    secrets: &'a CallSecrets<'a>,
-    cancel_requests: u64,
-    queries: u64,
-    /// Set when a request was refused for the rate (the venue's 429, or the client's pacing):
-    /// how long to pause before the next one. Asking on at once would only be refused again,
-    /// and spend the account's credits that the engine's own requests need.
-    pause: Option<Duration>,
+/// What the caller asked for.
+struct Selection<'p> {
+    symbol: Option<&'p str>,
+    prefix: Option<&'p str>,
+    /// The `cl_ord_id`s named, each once, in the caller's order.
+    named: Vec<&'p str>,
+}
+
+impl Selection<'_> {
+    /// Whether a listed order is chosen. The filters choose among the listed orders, and a
+    /// named order is chosen whatever they say; named orders alone (no filter) choose only
+    /// themselves — naming orders must never cancel every other order of the account.
+    fn chooses(&self, target: &Target) -> bool {
+        let cl = target.cl_ord_id.as_deref();
+        let named = cl.is_some_and(|cl| self.named.contains(&cl));
+        let filtered = self.symbol.is_some() || self.prefix.is_some() || self.named.is_empty();
+        // A row that names no symbol was listed for the symbol asked for: it is of it.
+        let of_symbol = self.symbol.is_none_or(|s| target.symbol.as_deref().is_none_or(|row| row == s));
+        let of_prefix = self.prefix.is_none_or(|p| cl.is_some_and(|cl| cl.starts_with(p)));
+        named || (filtered && of_symbol && of_prefix)
+    }
 }
 
 impl Client {
@@ -124,52 +176,43 @@ impl Client {
     /// token) at any step — its message then says how many cancel requests were sent.
     pub fn cancel_all(&self, session: &Session, params_json: Option<&str>) -> Result<String> {
         let params = Params::parse(&SPEC, params_json)?;
-        guarded(session, None, |secrets| {
-            let mut run = Run { client: self, session, secrets, cancel_requests: 0, queries: 0, pause: None };
-            run.cancel_all(&params)
-        })
+        let text = |name| params.get(name).and_then(Value::as_str);
+        let mut selection = Selection { symbol: text("symbol"), prefix: text("cl_ord_id_prefix"), named: Vec::new() };
+        let list = params.get("cl_ord_id_list").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+        if list.len() > MAX_NAMED {
+            return Err(Error::invalid_argument(format!(
+                "\"cl_ord_id_list\" names {} orders; at most {MAX_NAMED} (as many as the venue lists)",
+                list.len()
+            )));
+        }
+        let mut seen = HashSet::new();
+        for id in list {
+            let id = id.as_str().expect("checked: a list of strings");
+            if seen.insert(id) {
+                selection.named.push(id);
+            }
+        }
+        let confirm_ms = params.get("confirm_ms").and_then(Value::as_i64).unwrap_or(DEFAULT_CONFIRM_MS);
+        guarded(session, None, |secrets| Run::new(self, session, secrets).cancel_all(&selection, confirm_ms))
     }
 }
 
 impl Run<'_> {
-    fn cancel_all(&mut self, params: &Params) -> Result<String> {
-        let text = |name| params.get(name).and_then(Value::as_str);
-        let (symbol, prefix) = (text("symbol"), text("cl_ord_id_prefix"));
-        let mut named: Vec<&str> = Vec::new();
-        for id in params.get("cl_ord_id_list").and_then(Value::as_array).into_iter().flatten() {
-            let id = id.as_str().expect("checked: a list of strings");
-            if !named.contains(&id) {
-                named.push(id);
-            }
-        }
-        let confirm_ms = params.get("confirm_ms").and_then(Value::as_i64).unwrap_or(DEFAULT_CONFIRM_MS);
-
-        let (rows, listing_truncated) = self.open_orders(symbol)?;
+    fn cancel_all(&mut self, selection: &Selection<'_>, confirm_ms: i64) -> Result<String> {
+        let (rows, listing_truncated) = self.open_orders(selection.symbol)?;
         let mut targets = Vec::new();
+        let mut listed_ids = HashSet::new();
         for row in rows {
             let target = listed_target(&row)?;
-            let cl = target.cl_ord_id.as_deref();
-            // The filters choose among the listed orders; an order the caller named is a
-            // target whatever they say.
-            // A row that names no symbol was listed for the symbol asked for: it is of it.
-            let chosen = symbol.is_none_or(|s| target.symbol.as_deref().is_none_or(|row| row == s))
-                && prefix.is_none_or(|p| cl.is_some_and(|cl| cl.starts_with(p)));
-            if chosen || cl.is_some_and(|cl| named.contains(&cl)) {
+            // A row listed twice is one order, cancelled and reported once.
+            if selection.chooses(&target) && listed_ids.insert(target.order_id) {
                 targets.push(target);
             }
         }
         let listed_count = targets.len();
-        for id in named {
+        for id in &selection.named {
             if !targets.iter().any(|t| t.cl_ord_id.as_deref() == Some(id)) {
-                targets.push(Target {
-                    order_id: None,
-                    cl_ord_id: Some(id.to_owned()),
-                    symbol: None,
-                    status: "unknown".to_owned(),
-                    confirmed: false,
-                    known: false,
-                    cancelled_at: None,
-                });
+                targets.push(Target::named(id));
             }
         }
 
@@ -177,10 +220,10 @@ impl Run<'_> {
         let ids: Vec<i64> = listed.iter().filter_map(|t| t.order_id).collect();
         let cls: Vec<&str> = unlisted.iter().filter_map(|t| t.cl_ord_id.as_deref()).collect();
         for batch in ids.chunks(BATCH) {
-            self.cancel_orders(json!({ "order_id_list": batch }))?;
+            self.cancel_batch(&json!({ "order_id_list": batch }))?;
         }
         for batch in cls.chunks(BATCH) {
-            self.cancel_orders(json!({ "cl_ord_id_list": batch }))?;
+            self.cancel_batch(&json!({ "cl_ord_id_list": batch }))?;
         }
         let sent = Instant::now();
         for target in &mut targets {
@@ -195,82 +238,93 @@ impl Run<'_> {
             complete: !listing_truncated && targets.iter().all(|t| t.confirmed),
             orders: &targets,
             cancel_requests: self.cancel_requests,
+            failed_cancel_requests: self.failed_cancel_requests,
             queries: self.queries,
             listing_truncated,
         };
         Ok(serde_json::to_string(&report).expect("the report serialises"))
     }
 
-    /// The open orders (of `symbol` when given), and whether the venue holds more than it
+    /// The open orders (of `symbol` when given), and whether the venue may hold more than it
     /// listed. Any failure ends the run: nothing was cancelled yet.
     fn open_orders(&mut self, symbol: Option<&str>) -> Result<(Vec<Value>, bool)> {
         let mut params = json!({ "limit": OPEN_ORDERS_PAGE });
         if let Some(symbol) = symbol {
             params["symbol"] = json!(symbol);
         }
-        let answer = self.client.endpoint_answer(
-            Endpoint::QueryOpenOrders,
-            Some(self.session),
-            Some(&params.to_string()),
-            self.secrets,
-            None,
-        )?;
+        // Any failure of the listing ends the run: nothing was sent before it.
+        let answer = self.send(Endpoint::QueryOpenOrders, &params, None)??;
         let answer: Value = serde_json::from_str(&answer).map_err(|e| listing_error(format!("not JSON ({e})")))?;
         let (rows, total) = match answer {
             Value::Array(rows) => (rows, None),
             Value::Object(mut page) => match page.remove("result") {
-                Some(Value::Array(rows)) => (rows, page.get("total").and_then(Value::as_u64)),
-                Some(Value::Null) => (Vec::new(), None),
+                Some(Value::Array(rows)) => (rows, page.remove("total")),
+                Some(Value::Null) => (Vec::new(), page.remove("total")),
                 _ => return Err(listing_error("an object without a \"result\" list".to_owned())),
             },
             _ => return Err(listing_error("neither a list nor a page of orders".to_owned())),
         };
-        let truncated = total.is_some_and(|total| total > rows.len() as u64);
-        Ok((rows, truncated))
+        Ok(truncation(rows, total))
     }
 
-    fn cancel_orders(&mut self, params: Value) -> Result<()> {
-        // A batch that failed in passing (a transport failure, a 5xx) may still have reached
-        // the venue: the confirmation finds out, and cancels again what is still open.
-        self.send(Endpoint::CancelOrders, &params).map(drop)
+    /// Cancel a batch, sending it again (up to `BATCH_SENDS` in all) while its failure leaves
+    /// it unsent or unknown. A batch still failed is left to the confirmation, which cancels
+    /// its orders one by one.
+    fn cancel_batch(&mut self, params: &Value) -> Result<()> {
+        for send in 1..=BATCH_SENDS {
+            match self.send(Endpoint::CancelOrders, params, None)? {
+                Ok(_) => return Ok(()),
+                Err(e) if send < BATCH_SENDS && worth_sending_again(&e) => {
+                    std::thread::sleep(self.take_pause().unwrap_or(ROUND_PAUSE));
+                }
+                Err(_) => return Ok(()),
+            }
+        }
+        Ok(())
     }
 
     /// Look each target up until it ended, cancelling again one still open a second after
-    /// its last cancel, until `deadline`. Every target is looked up at least once.
+    /// its last cancel, until `deadline` (each request's own deadline too). Rounds go on
+    /// where a rate refusal cut the last one short, so no order waits behind the others.
     fn confirm(&mut self, targets: &mut [Target], deadline: Instant) -> Result<()> {
-        let mut first_round = true;
+        let mut start = 0;
         loop {
-            for target in targets.iter_mut().filter(|t| !t.confirmed) {
-                if !first_round && Instant::now() >= deadline {
+            let count = targets.len();
+            let open: Vec<usize> = (0..count).map(|i| (start + i) % count).filter(|&i| !targets[i].confirmed).collect();
+            if open.is_empty() {
+                return Ok(());
+            }
+            start = 0;
+            for i in open {
+                if Instant::now() >= deadline {
                     return Ok(());
                 }
-                self.check(target)?;
-                if self.pause.is_some() {
+                self.check(&mut targets[i], deadline)?;
+                if self.rate_refused() {
+                    start = i;
                     break;
                 }
             }
             let now = Instant::now();
-            // A round cut short by a rate refusal is not a round: the targets it did not
-            // reach are still owed their first look-up — within the deadline (a venue that
-            // refuses for the rate until then has had its chance).
-            let cut_short = self.pause.is_some();
-            first_round &= cut_short;
-            if targets.iter().all(|t| t.confirmed) || (now >= deadline && (!first_round || cut_short)) {
+            if now >= deadline {
                 return Ok(());
             }
-            let pause = self.pause.take().unwrap_or(ROUND_PAUSE);
-            std::thread::sleep(pause.min(deadline.saturating_duration_since(now)).max(ROUND_PAUSE));
+            let pause = self.take_pause().unwrap_or(ROUND_PAUSE);
+            std::thread::sleep(pause.min(deadline - now));
         }
     }
 
-    fn check(&mut self, target: &mut Target) -> Result<()> {
-        let answer = match self.send(Endpoint::QueryOrder, &target.key())? {
+    fn check(&mut self, target: &mut Target, deadline: Instant) -> Result<()> {
+        let answer = match self.send(Endpoint::QueryOrder, &target.key(), Some(deadline))? {
             Ok(answer) => answer,
             Err(e) if e.code() == Code::NotFound => {
-                // Gone, for an order known to exist; for one never seen, maybe not visible
-                // yet (§1.4): asked again until the deadline.
+                // Gone, for an order known to exist and unseen for a while; for one never
+                // seen, maybe not visible yet (§1.4): asked again until the deadline.
                 if target.known {
-                    target.ended("gone");
+                    let since = *target.unseen_since.get_or_insert_with(Instant::now);
+                    if since.elapsed() >= GONE_AFTER {
+                        target.ended("gone");
+                    }
                 } else {
                     target.status = "not_found".to_owned();
                 }
@@ -280,6 +334,10 @@ impl Run<'_> {
         };
         let order: Value = serde_json::from_str(&answer).unwrap_or(Value::Null);
         let Some(status) = order.get("status").and_then(Value::as_str) else { return Ok(()) };
+        if !target.is_answered_by(&order) {
+            return Ok(());
+        }
+        target.unseen_since = None;
         if !target.known {
             target.known = true;
             target.order_id = order_id(&order);
@@ -292,61 +350,27 @@ impl Run<'_> {
         target.status = status.to_owned();
         if target.cancelled_at.is_none_or(|at| at.elapsed() >= RECANCEL_AFTER) {
             target.cancelled_at = Some(Instant::now());
-            if let Err(e) = self.send(Endpoint::CancelOrder, &target.key())?
-                && e.code() == Code::NotFound
-                && target.known
-            {
-                target.ended("gone");
-            }
+            // Its answer decides nothing: the next look-up does.
+            self.send(Endpoint::CancelOrder, &target.key(), Some(deadline))?.ok();
         }
         Ok(())
     }
-
-    /// Send one request. The outer error ends the run: the session is refused (every later
-    /// request would be too), with what was already sent in its message. The inner one is a
-    /// failure of this request alone.
-    fn send(&mut self, endpoint: Endpoint, params: &Value) -> Result<Result<String>> {
-        if endpoint == Endpoint::QueryOrder {
-            self.queries += 1;
-        } else {
-            self.cancel_requests += 1;
-        }
-        let answer =
-            self.client.endpoint_answer(endpoint, Some(self.session), Some(&params.to_string()), self.secrets, None);
-        match answer {
-            Err(e) if ends_the_run(&e) => {
-                let sent = self.cancel_requests - u64::from(endpoint != Endpoint::QueryOrder);
-                Err(if sent > 0 {
-                    e.with_message_prefix(&format!(
-                        "cancel_all stopped after {sent} cancel request(s) were sent (orders may have been \
-                         cancelled; look them up): "
-                    ))
-                    .reached_venue(true)
-                } else {
-                    e
-                })
-            }
-            Err(e) => {
-                if e.code() == Code::RateLimited || e.http_status() == 429 {
-                    let ms = e.retry_after_ms().unwrap_or(1000).clamp(0, MAX_RATE_PAUSE_MS);
-                    self.pause = Some(Duration::from_millis(ms.unsigned_abs()));
-                }
-                Ok(Err(e))
-            }
-            answer => Ok(answer),
-        }
-    }
 }
 
-/// The longest pause for a rate refusal; a `Retry-After` asking for more is cut to it (the
-/// deadline still bounds the run).
-const MAX_RATE_PAUSE_MS: i64 = 10_000;
-
-/// A failure no later request can escape: the session's token is refused, expired or gone
-/// (HTTP 401; 403: the venue refused the signature or its time), or the session cannot sign.
-fn ends_the_run(e: &Error) -> bool {
-    matches!(e.code(), Code::TokenExpired | Code::InvalidState | Code::InvalidArgument | Code::InvalidKey)
-        || matches!(e.http_status(), 401 | 403)
+/// The rows of a listing, and whether the venue may hold more open orders than it listed:
+/// its `total` says so (a number or a string of digits), or cannot be read, or the page is
+/// full (`OPEN_ORDERS_PAGE` rows: more may be there, and a full page with no `total` says
+/// nothing of them).
+fn truncation(rows: Vec<Value>, total: Option<Value>) -> (Vec<Value>, bool) {
+    let total_says_more = match total {
+        None | Some(Value::Null) => false,
+        Some(total) => match crate::endpoints::answer::venue_code(Some(&total)) {
+            Ok(Some(total)) => total > rows.len() as i64,
+            _ => true,
+        },
+    };
+    let full = rows.len() >= OPEN_ORDERS_PAGE;
+    (rows, total_says_more || full)
 }
 
 /// A listed order as a target: its id is how it is cancelled, so a row without one makes the
@@ -365,6 +389,7 @@ fn listed_target(row: &Value) -> Result<Target> {
         confirmed: false,
         known: true,
         cancelled_at: None,
+        unseen_since: None,
     })
 }
 
@@ -377,45 +402,4 @@ fn order_id(order: &Value) -> Option<i64> {
 
 fn listing_error(why: String) -> Error {
     Error::bad_response(format!("cancel_all: query_open_orders answered {why}; nothing was cancelled"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_ended_statuses_are_statuses_the_library_knows() {
-        for status in ENDED {
-            assert!(crate::endpoints::ORDER_STATUSES.contains(status), "{status}");
-        }
-        for open in ["open", "new", "partially_filled", "untriggered"] {
-            assert!(!ENDED.contains(&open), "{open}");
-        }
-    }
-
-    #[test]
-    fn order_ids_are_read_exactly_as_numbers_or_digits() {
-        for (row, id) in [
-            (json!({ "id": 7 }), Some(7)),
-            (json!({ "id": "9007199254740993" }), Some(9_007_199_254_740_993)),
-            (json!({ "id": 9_007_199_254_740_993_i64 }), Some(9_007_199_254_740_993)),
-            // A float would name another order above 2^53; zero and negatives are no ids.
-            (serde_json::from_str(r#"{"id":9.007199254740993e15}"#).unwrap(), None),
-            (json!({ "id": 0 }), None),
-            (json!({ "id": "-3" }), None),
-            (json!({ "id": "7a" }), None),
-            (json!({}), None),
-        ] {
-            assert_eq!(order_id(&row), id, "{row}");
-        }
-    }
-
-    #[test]
-    fn a_listed_order_without_an_id_makes_the_listing_unusable() {
-        let error = listed_target(&json!({ "cl_ord_id": "mm-1", "status": "open" })).unwrap_err();
-        assert_eq!(error.code(), Code::BadResponse);
-        assert!(error.message().contains("without a positive integer \"id\""), "{}", error.message());
-        let target = listed_target(&json!({ "id": 7, "cl_ord_id": "mm-1", "symbol": "BTC-USD" })).unwrap();
-        assert_eq!(target.key(), json!({ "order_id": 7 }));
-    }
 }

@@ -83,33 +83,37 @@ pub extern "C" fn perps_cancel_orders(
 /// account), all optional:
 /// - `"symbol"`: only orders of this symbol (e.g. "BTC-USD");
 /// - `"cl_ord_id_prefix"`: only orders whose `cl_ord_id` starts with this (non-empty) text;
-/// - `"cl_ord_id_list"`: a non-empty array of `cl_ord_id`s cancelled whatever the two filters
-///   say — orders the engine sent that the venue may not list yet;
+/// - `"cl_ord_id_list"`: a non-empty array of at most 1200 `cl_ord_id`s — orders the engine
+///   sent, which the venue may not list yet. Alone, it selects only those orders; beside
+///   `symbol` or `cl_ord_id_prefix`, they are cancelled whatever the filters say;
 /// - `"confirm_ms"`: how long to confirm, an integer 0..300000 (default 15000; 0 = send the
 ///   cancels and do not confirm).
 ///
 /// Steps: (1) GET `/api/query_open_orders` (`symbol` when given, `limit` 1200, the most it
-/// lists; it has no cursor) and keep the orders of the symbol and prefix, and those named;
-/// (2) the named `cl_ord_id`s it does not list are added; (3) POST `/api/cancel_orders`:
-/// the listed ones by `order_id_list`, the others by `cl_ord_id_list`, 100 ids a request;
-/// (4) unless `confirm_ms` is 0, GET `/api/query_order` for each until it has ended
+/// lists; it has no cursor) and keep the selected orders (a row listed twice once); (2) the
+/// named `cl_ord_id`s it does not list are added; (3) POST `/api/cancel_orders`: the listed
+/// ones by `order_id_list`, the others by `cl_ord_id_list`, 100 ids a request, a batch that
+/// failed in passing (transport, 5xx, 429) sent again, three sends at most; (4) unless
+/// `confirm_ms` is 0, GET `/api/query_order` for each (an answer about another order — its
+/// `id`, or else its `cl_ord_id`, not this one's — counts for nothing) until it has ended
 /// (`canceled`, `cancelled`, `filled`, `rejected`, `expired`) or, for an order known to
-/// exist (listed, or seen by a look-up), until the venue answers 404 (gone); one still open
-/// a second after its last cancel is cancelled again with POST `/api/cancel_order` (its 404
-/// = gone); this goes on until every order ended or `confirm_ms` passed, counted from when
-/// the cancels were sent (every order is looked up at least once; the deadline is checked
-/// between requests, each of which has the client's `total_timeout_ms`). A named order
-/// never seen gets 404s while the venue does not show it yet: it is asked for until the
-/// deadline and reported `"not_found"`. Each request goes through the same pacing
-/// (`rate_limit`) as the endpoint calls. Only cancels are repeated (they are harmless: a
-/// cancel of an order that ended is a 404); a cancel that failed in passing (transport, 5xx,
-/// 429, a venue refusal) may have reached the venue: the look-ups find out.
+/// exist (listed, or seen by a look-up), until the venue has answered 404 for 3 s (gone: it
+/// can take seconds to show an order); one still open a second after its last cancel is
+/// cancelled again with POST `/api/cancel_order`; this goes on until every order ended or
+/// `confirm_ms` passed, counted from when the cancels were sent — each look-up and re-cancel
+/// is held to that deadline too, so a venue that stops answering cannot make the call last
+/// longer. A named order never seen gets 404s while the venue does not show it yet: it is
+/// asked for until the deadline and reported `"not_found"`. The run paces itself — a burst
+/// of 10 requests, then 20 a second, under the venue's ~22 an account — and pauses for a
+/// rate refusal's `Retry-After` (1 s without one, 10 s at most), whatever the client's
+/// `rate_limit` (which also applies). Only cancels are repeated (they are harmless: a cancel
+/// of an order that ended is a 404).
 ///
 /// Returns the report (free it with `perps_string_free`):
 /// ```json
 /// {"complete": true, "orders": [{"order_id": 123, "cl_ord_id": "mm-1", "symbol": "BTC-USD",
-///   "status": "canceled", "confirmed": true}], "cancel_requests": 1, "queries": 1,
-///  "listing_truncated": false}
+///   "status": "canceled", "confirmed": true}], "cancel_requests": 1,
+///  "failed_cancel_requests": 0, "queries": 1, "listing_truncated": false}
 /// ```
 /// - `complete`: every order confirmed ended, and the listing was whole; with `confirm_ms`
 ///   0, true only when there was nothing to cancel.
@@ -118,14 +122,16 @@ pub extern "C" fn perps_cancel_orders(
 ///   `cl_ord_id` (or null), `symbol` (or null when never seen), `confirmed` (it ended), and
 ///   `status`: the venue's last word on it — "canceled"/"cancelled", "filled", "rejected",
 ///   "expired" (ended), "open" or any other word the venue uses (still open at the deadline)
-///   — or `"gone"` (404 for an order known to exist: ended), `"not_found"` (a named order
-///   never seen: not confirmed), `"unknown"` (a named order not looked up: `confirm_ms` 0).
-///   Without confirmation a listed order keeps the status it was listed with.
-/// - `cancel_requests`: `cancel_orders` batches and `cancel_order` re-cancels made;
-///   `queries`: `query_order` look-ups made (requests the client's rate limiter refused
-///   count too).
-/// - `listing_truncated`: the venue holds more open orders than the 1200 it listed (its
-///   `total`); those were not seen, and `complete` is false.
+///   — or `"gone"` (404s for 3 s for an order known to exist: ended), `"not_found"` (a named
+///   order never seen: not confirmed), `"unknown"` (a named order not looked up:
+///   `confirm_ms` 0). Without confirmation a listed order keeps the status it was listed with.
+/// - `cancel_requests`: `cancel_orders` batches (each send) and `cancel_order` re-cancels
+///   made; `failed_cancel_requests`: how many of them failed (with `confirm_ms` 0, the sign
+///   that the venue may not have them); `queries`: `query_order` look-ups made (requests the
+///   client's rate limiter refused count too).
+/// - `listing_truncated`: the venue may hold more open orders than it listed — its `total`
+///   says more (a number or a string of digits), cannot be read, or the page is full (1200
+///   rows); the orders beyond were not seen, and `complete` is false.
 ///
 /// Errors (NULL returned, `*err` set): `PERPS_INVALID_ARGUMENT` for a NULL client or
 /// session, `params_json` not a JSON object or not UTF-8, an unknown or repeated key, `null`,

@@ -23,7 +23,7 @@ use std::hint::black_box;
 use zeroize::Zeroizing;
 
 /// The longest base58 text of 64 bytes.
-pub const MAX_BASE58_KEY_LEN: usize = 88;
+pub(crate) const MAX_BASE58_KEY_LEN: usize = 88;
 
 /// A verdict computed from secret data that may be known: tells memcheck so (natively the
 /// value is returned unchanged). Nonzero means true.

@@ -294,8 +294,8 @@ class Client(_Owner):
         for all), and the named ``cl_ord_id_list`` orders the venue may not list yet, then
         confirm each ended with query_order for up to ``confirm_ms`` (default 15000; 0: no
         confirmation). Returns the report JSON ``{"complete", "orders": [{"order_id",
-        "cl_ord_id", "symbol", "status", "confirmed"}], "cancel_requests", "queries",
-        "listing_truncated"}`` (perps.h: perps_cancel_all)."""
+        "cl_ord_id", "symbol", "status", "confirmed"}], "cancel_requests",
+        "failed_cancel_requests", "queries", "listing_truncated"}`` (perps.h: perps_cancel_all)."""
         return self._endpoint(_lib.perps_cancel_all, session, params)
 
     def change_leverage(self, session: Session, params: JsonObject) -> str:

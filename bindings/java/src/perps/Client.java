@@ -117,7 +117,7 @@ public final class Client extends NativeHandle {
      * cl_ord_id_list orders the venue may not list yet, then confirm each ended with query_order
      * for up to confirm_ms (default 15000; 0: no confirmation). Returns the report
      * {"complete","orders":[{"order_id","cl_ord_id","symbol","status","confirmed"}],
-     * "cancel_requests","queries","listing_truncated"} (perps.h: perps_cancel_all).
+     * "cancel_requests","failed_cancel_requests","queries","listing_truncated"} (perps.h: perps_cancel_all).
      */
     public String cancelAll(Session session, String paramsJson) {
         return endpoint(LIB::perps_cancel_all, session, paramsJson);

@@ -1,0 +1,181 @@
+//! The requests of one `cancel_all` run: paced by the run itself, counted, and sorted into
+//! failures that end the run and failures of one request.
+//!
+//! Paced even when the client's `rate_limit` is off: a run against an account with many
+//! orders makes many requests in a loop, and the venue allows an account about 22 a second
+//! (45 credits a request, 1000 a second, a burst of 900: venue-api.md §3.2). Unpaced, the
+//! confirmation alone went past 200 a second — every one beyond the limit a 429, and the
+//! account's credits gone for the engine's own requests while the run lasts.
+
+use super::super::Client;
+use crate::endpoints::Endpoint;
+use crate::error::{Code, Error, Result};
+use crate::redact::CallSecrets;
+use crate::session::Session;
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// The run's own pace: one request per `INTERVAL` (20 a second) after a burst of `BURST`.
+const INTERVAL: Duration = Duration::from_millis(50);
+const BURST: u32 = 10;
+/// The longest pause for a rate refusal; a `Retry-After` asking for more is cut to it (the
+/// deadline still bounds the run).
+const MAX_RATE_PAUSE_MS: i64 = 10_000;
+/// The pause after a rate refusal that gives no `Retry-After`.
+const RATE_PAUSE_MS: i64 = 1_000;
+
+/// One run: its requests and their counts.
+pub(super) struct Run<'a> {
+    client: &'a Client,
+    session: &'a Session,
+    secrets: &'a CallSecrets<'a>,
+    pub cancel_requests: u64,
+    /// Cancel requests that failed, for whatever reason (with `confirm_ms` 0, the only sign
+    /// of a batch the venue may not have received).
+    pub failed_cancel_requests: u64,
+    pub queries: u64,
+    /// Set when a request was refused for the rate (the venue's 429, or the client's pacing):
+    /// how long to pause before the next one. Asking on at once would only be refused again,
+    /// and spend the account's credits that the engine's own requests need.
+    pause: Option<Duration>,
+    pace: Pace,
+}
+
+/// The run's pace: when it allows the next request (a theoretical arrival time: a request
+/// ahead of it by up to `BURST - 1` intervals goes at once).
+#[derive(Default)]
+struct Pace {
+    next_slot: Option<Instant>,
+}
+
+impl Pace {
+    /// How long a request arriving at `now` waits; its slot is taken.
+    fn wait(&mut self, now: Instant) -> Duration {
+        let slot = self.next_slot.map_or(now, |slot| slot.max(now));
+        self.next_slot = Some(slot + INTERVAL);
+        slot.saturating_duration_since(now).saturating_sub(INTERVAL * (BURST - 1))
+    }
+
+    /// Give back the slot `wait` took (the request was not sent).
+    fn give_back(&mut self) {
+        self.next_slot = self.next_slot.map(|slot| slot - INTERVAL);
+    }
+}
+
+impl<'a> Run<'a> {
+    pub(super) fn new(client: &'a Client, session: &'a Session, secrets: &'a CallSecrets<'a>) -> Run<'a> {
+        Run {
+            client,
+            session,
+            secrets,
+            cancel_requests: 0,
+            failed_cancel_requests: 0,
+            queries: 0,
+            pause: None,
+            pace: Pace::default(),
+        }
+    }
+
+    /// The pause a rate refusal asked for, taken (the caller waits it out).
+    pub(super) fn take_pause(&mut self) -> Option<Duration> {
+        self.pause.take()
+    }
+
+    /// Whether the last request was refused for the rate.
+    pub(super) fn rate_refused(&self) -> bool {
+        self.pause.is_some()
+    }
+
+    /// Send one request, paced, with `deadline` as its own (the client's `total_timeout_ms`
+    /// without one). The outer error ends the run: the session is refused (every later request
+    /// would be too), with what was already sent in its message. The inner one is a failure
+    /// of this request alone — a `PERPS_TIMEOUT`, nothing sent, when the pace would take it
+    /// past `deadline`.
+    pub(super) fn send(
+        &mut self,
+        endpoint: Endpoint,
+        params: &Value,
+        deadline: Option<Instant>,
+    ) -> Result<Result<String>> {
+        if !self.wait_for_the_pace(deadline) {
+            return Ok(Err(Error::new(Code::Timeout, "cancel_all: the confirmation's time ran out (nothing sent)")));
+        }
+        let cancel = matches!(endpoint, Endpoint::CancelOrder | Endpoint::CancelOrders);
+        if cancel {
+            self.cancel_requests += 1;
+        } else if endpoint == Endpoint::QueryOrder {
+            self.queries += 1;
+        }
+        let params = params.to_string();
+        let answer = self.client.endpoint_answer(endpoint, Some(self.session), Some(&params), self.secrets, deadline);
+        match answer {
+            Err(e) if ends_the_run(&e) => {
+                let sent = self.cancel_requests - u64::from(cancel);
+                Err(if sent > 0 {
+                    e.with_message_prefix(&format!(
+                        "cancel_all stopped after {sent} cancel request(s) were sent (orders may have been \
+                         cancelled; look them up): "
+                    ))
+                    .reached_venue(true)
+                } else {
+                    e
+                })
+            }
+            Err(e) => {
+                self.failed_cancel_requests += u64::from(cancel);
+                if e.code() == Code::RateLimited || e.http_status() == 429 {
+                    let ms = e.retry_after_ms().unwrap_or(RATE_PAUSE_MS).clamp(0, MAX_RATE_PAUSE_MS);
+                    self.pause = Some(Duration::from_millis(ms.unsigned_abs()));
+                }
+                Ok(Err(e))
+            }
+            answer => Ok(answer),
+        }
+    }
+
+    /// Sleep until the pace allows a request; false (no sleep, no slot taken) when that is
+    /// past `deadline`.
+    fn wait_for_the_pace(&mut self, deadline: Option<Instant>) -> bool {
+        let now = Instant::now();
+        let wait = self.pace.wait(now);
+        if deadline.is_some_and(|deadline| now + wait >= deadline) {
+            self.pace.give_back();
+            return false;
+        }
+        std::thread::sleep(wait);
+        true
+    }
+}
+
+/// A failure no later request can escape: the session's token is refused, expired or gone
+/// (HTTP 401; 403: the venue refused the signature or its time), or the session cannot sign.
+fn ends_the_run(e: &Error) -> bool {
+    matches!(e.code(), Code::TokenExpired | Code::InvalidState | Code::InvalidArgument | Code::InvalidKey)
+        || matches!(e.http_status(), 401 | 403)
+}
+
+/// Whether a cancel that failed is worth sending again as it was: it may not have reached
+/// the venue, or was refused for the rate — not when the venue refused it for what it says.
+pub(super) fn worth_sending_again(e: &Error) -> bool {
+    e.may_have_reached_venue() || e.code() == Code::RateLimited || e.http_status() == 429
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pace_lets_a_burst_through_then_one_request_per_interval() {
+        let (mut pace, start) = (Pace::default(), Instant::now());
+        let waits: Vec<Duration> = (0..14).map(|_| pace.wait(start)).collect();
+        assert!(waits[..BURST as usize].iter().all(Duration::is_zero), "{waits:?}");
+        assert_eq!(waits[BURST as usize..], [INTERVAL, INTERVAL * 2, INTERVAL * 3, INTERVAL * 4]);
+        // A slot given back is taken by the next request.
+        pace.give_back();
+        assert_eq!(pace.wait(start), INTERVAL * 4);
+        // After a quiet second the burst is there again.
+        let later = start + Duration::from_secs(2);
+        assert!((0..BURST).all(|_| pace.wait(later).is_zero()));
+        assert_eq!(pace.wait(later), INTERVAL);
+    }
+}

@@ -1,0 +1,322 @@
+//! `perps_cancel_all` through the C ABI against the sandbox venue: the filters (symbol,
+//! prefix, named orders — alone, only themselves), confirmation on the venue, a batch the
+//! venue lost (sent again; then cancelled order by order), a rate refusal (paused), a named
+//! order never seen, no confirmation, a silent venue (the deadline holds), the run's own pace,
+//! a lagging open-orders list, and its failures.
+
+mod common;
+#[path = "common/sandbox_trading.rs"]
+mod sandbox_trading;
+
+use common::abi::{call, cancel_all, new_order};
+use perps::ffi::error::perps_code::*;
+use perps_sandbox::SandboxConfig;
+use sandbox_trading::*;
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+/// Symbol and prefix choose among the open orders; a named order that already filled is
+/// reported filled; what the report says is what the venue holds.
+#[test]
+fn cancel_all_cancels_only_the_symbol_and_prefix_and_confirms_each_on_the_venue() {
+    let venue = venue(SandboxConfig::default());
+    let (client, session) = signed_in(&venue, None);
+    let mm1 = resting(&client, &session, "BTC-USD", "mm-1");
+    let mm2 = resting(&client, &session, "BTC-USD", "mm-2");
+    resting(&client, &session, "BTC-USD", "other-1");
+    resting(&client, &session, "ETH-USD", "mm-3");
+    let market = r#"{"symbol":"BTC-USD","side":"buy","order_type":"market","qty":"0.01","time_in_force":"ioc","reduce_only":false,"cl_ord_id":"mm-fill"}"#;
+    new_order(&client, &session, market).unwrap();
+    let filled_id = order_of(&client, &session, "mm-fill")["id"].as_i64().unwrap();
+
+    let params = r#"{"symbol":"BTC-USD","cl_ord_id_prefix":"mm-","cl_ord_id_list":["mm-fill"],"confirm_ms":5000}"#;
+    let report = parse(&cancel_all(&client, Some(&session), Some(params)).unwrap());
+    assert_eq!(
+        report,
+        json!({
+            "complete": true,
+            "orders": [
+                // The listed ones in the venue's order (newest first), then the named one.
+                { "order_id": mm2, "cl_ord_id": "mm-2", "symbol": "BTC-USD", "status": "canceled", "confirmed": true },
+                { "order_id": mm1, "cl_ord_id": "mm-1", "symbol": "BTC-USD", "status": "canceled", "confirmed": true },
+                { "order_id": filled_id, "cl_ord_id": "mm-fill", "symbol": "BTC-USD", "status": "filled", "confirmed": true },
+            ],
+            "cancel_requests": 2,
+            "failed_cancel_requests": 0,
+            "queries": 3,
+            "listing_truncated": false,
+        })
+    );
+    // One batch by id for the listed orders, one by cl_ord_id for the named one not listed.
+    assert_eq!(
+        bodies_to(&venue, "/api/cancel_orders"),
+        [json!({ "order_id_list": [mm2, mm1] }), json!({ "cl_ord_id_list": ["mm-fill"] })]
+    );
+    // On the venue: those two cancelled, the others untouched.
+    for (cl, status) in [("mm-1", "canceled"), ("mm-2", "canceled"), ("other-1", "open"), ("mm-3", "open")] {
+        assert_eq!(order_of(&client, &session, cl)["status"], status, "{cl}");
+    }
+    let open = list(&parse(&call(&client, Some(&session), "query_open_orders", None).unwrap()));
+    let open: Vec<&str> = open.iter().map(|o| o["cl_ord_id"].as_str().unwrap()).collect();
+    assert_eq!(open.len(), 2, "{open:?}");
+    assert!(open.contains(&"other-1") && open.contains(&"mm-3"), "{open:?}");
+}
+
+/// The batch cancel is lost (HTTP 503, nothing done): it is sent again whole (cancels are
+/// safe to repeat), and the orders are confirmed.
+#[test]
+fn cancel_all_sends_a_lost_batch_again() {
+    let venue = venue(SandboxConfig::default());
+    let (client, session) = signed_in(&venue, None);
+    let a = resting(&client, &session, "BTC-USD", "mm-a");
+    let b = resting(&client, &session, "ETH-USD", "mm-b");
+    admin_post(&venue, "faults", json!({ "per_endpoint": { "cancel_orders": { "status": 503, "times": 1 } } }));
+    let report = parse(&cancel_all(&client, Some(&session), Some(r#"{"confirm_ms":10000}"#)).unwrap());
+    assert_eq!(report["complete"], true, "{report}");
+    assert_eq!((&report["cancel_requests"], &report["failed_cancel_requests"]), (&json!(2), &json!(1)), "{report}");
+    let batches: Vec<Value> = bodies_to(&venue, "/api/cancel_orders");
+    assert_eq!(batches, [json!({ "order_id_list": [b, a] }), json!({ "order_id_list": [b, a] })], "the same batch");
+    assert!(bodies_to(&venue, "/api/cancel_order").is_empty(), "no order left to cancel by itself");
+    assert_eq!(order_of(&client, &session, "mm-a")["status"], "canceled");
+    assert_eq!(order_of(&client, &session, "mm-b")["status"], "canceled");
+}
+
+/// A batch lost every time it is sent (three 503s): each order, still open a second later,
+/// is cancelled again by itself, then confirmed.
+#[test]
+fn cancel_all_cancels_again_what_a_lost_batch_left_open() {
+    let venue = venue(SandboxConfig::default());
+    let (client, session) = signed_in(&venue, None);
+    let a = resting(&client, &session, "BTC-USD", "mm-a");
+    let b = resting(&client, &session, "ETH-USD", "mm-b");
+    admin_post(&venue, "faults", json!({ "per_endpoint": { "cancel_orders": { "status": 503, "times": 3 } } }));
+    let started = Instant::now();
+    let report = parse(&cancel_all(&client, Some(&session), Some(r#"{"confirm_ms":10000}"#)).unwrap());
+    assert!(started.elapsed() >= Duration::from_secs(1), "re-cancelled only after a second");
+    assert_eq!(report["complete"], true, "{report}");
+    let orders = report["orders"].as_array().unwrap();
+    assert_eq!(orders.len(), 2, "{report}");
+    assert!(orders.iter().all(|o| o["status"] == "canceled" && o["confirmed"] == true), "{report}");
+    assert_eq!(report["cancel_requests"], 5, "one batch sent three times, then one cancel_order each: {report}");
+    assert_eq!(report["failed_cancel_requests"], 3, "{report}");
+    let recancelled: Vec<Value> = bodies_to(&venue, "/api/cancel_order");
+    assert_eq!(recancelled, [json!({ "order_id": b }), json!({ "order_id": a })], "in the listing's order");
+    assert_eq!(order_of(&client, &session, "mm-a")["status"], "canceled");
+    assert_eq!(order_of(&client, &session, "mm-b")["status"], "canceled");
+}
+
+/// A look-up refused for the rate (HTTP 429, no Retry-After): the run pauses (a second)
+/// before asking again, rather than going on at once into more refusals that would spend the
+/// account's credits.
+#[test]
+fn cancel_all_pauses_when_the_venue_refuses_for_the_rate() {
+    let venue = venue(SandboxConfig::default());
+    let (client, session) = signed_in(&venue, None);
+    resting(&client, &session, "BTC-USD", "mm-a");
+    resting(&client, &session, "ETH-USD", "mm-b");
+    admin_post(&venue, "faults", json!({ "per_endpoint": { "query_order": { "status": 429, "times": 1 } } }));
+    let started = Instant::now();
+    let report = parse(&cancel_all(&client, Some(&session), Some(r#"{"confirm_ms":10000}"#)).unwrap());
+    let took = started.elapsed();
+    assert_eq!(report["complete"], true, "{report}");
+    assert!(took >= Duration::from_millis(900), "paused after the 429: {took:?}");
+    assert_eq!(report["queries"], 3, "the refused look-up, then one each: {report}");
+    assert_eq!(report["cancel_requests"], 1, "{report}");
+}
+
+/// A named `cl_ord_id` the venue never shows: its 404s are no proof (a new order can be
+/// invisible for seconds), so it is asked for until the deadline, then reported not_found.
+#[test]
+fn cancel_all_reports_a_named_order_never_seen_as_not_found() {
+    let venue = venue(SandboxConfig::default());
+    let (client, session) = signed_in(&venue, None);
+    let started = Instant::now();
+    let report = parse(
+        &cancel_all(&client, Some(&session), Some(r#"{"cl_ord_id_list":["never-sent"],"confirm_ms":700}"#)).unwrap(),
+    );
+    let took = started.elapsed();
+    assert!(took >= Duration::from_millis(700) && took < Duration::from_secs(5), "{took:?}");
+    assert_eq!(report["complete"], false, "{report}");
+    assert_eq!(
+        report["orders"],
+        json!([{ "order_id": null, "cl_ord_id": "never-sent", "symbol": null, "status": "not_found", "confirmed": false }])
+    );
+    assert_eq!(report["cancel_requests"], 1, "{report}");
+    assert!(report["queries"].as_u64().unwrap() >= 2, "asked again until the deadline: {report}");
+    assert!(bodies_to(&venue, "/api/cancel_order").is_empty(), "a 404 is not an open order: no re-cancel");
+}
+
+/// confirm_ms 0: the cancels are sent, nothing is looked up; complete only with nothing to do.
+#[test]
+fn cancel_all_without_confirmation() {
+    let venue = venue(SandboxConfig::default());
+    let (client, session) = signed_in(&venue, None);
+    let id = resting(&client, &session, "BTC-USD", "mm-z");
+    let report = parse(&cancel_all(&client, Some(&session), Some(r#"{"confirm_ms":0}"#)).unwrap());
+    assert_eq!(
+        report,
+        json!({
+            "complete": false,
+            "orders": [{ "order_id": id, "cl_ord_id": "mm-z", "symbol": "BTC-USD", "status": "open", "confirmed": false }],
+            "cancel_requests": 1,
+            "failed_cancel_requests": 0,
+            "queries": 0,
+            "listing_truncated": false,
+        })
+    );
+    assert_eq!(order_of(&client, &session, "mm-z")["status"], "canceled");
+    // Nothing open: nothing sent, complete.
+    let report = parse(&cancel_all(&client, Some(&session), Some(r#"{"confirm_ms":0}"#)).unwrap());
+    assert_eq!(
+        report,
+        json!({ "complete": true, "orders": [], "cancel_requests": 0, "failed_cancel_requests": 0, "queries": 0, "listing_truncated": false })
+    );
+    assert_eq!(bodies_to(&venue, "/api/cancel_orders").len(), 1);
+}
+
+/// Bad parameters are refused before anything is sent; a failed listing is returned and
+/// nothing is cancelled; a refused token after the cancels were sent says so.
+#[test]
+fn cancel_all_failures() {
+    let venue = venue(SandboxConfig::default());
+    let (client, session) = signed_in(&venue, None);
+    resting(&client, &session, "BTC-USD", "mm-f");
+    let requests_before = venue.stats().requests;
+    for (params, fragment) in [
+        (
+            r#"{"symbol":"BTC-USD","side":"buy"}"#,
+            r#"cancel_all: unknown parameter "side"; known: symbol, cl_ord_id_prefix, cl_ord_id_list, confirm_ms"#,
+        ),
+        (r#"{"cl_ord_id_prefix":""}"#, r#"cancel_all: "cl_ord_id_prefix" is empty"#),
+        (r#"{"cl_ord_id_list":[]}"#, r#"cancel_all: "cl_ord_id_list" is an empty list"#),
+        (r#"{"cl_ord_id_list":["a","b\"c"]}"#, r#""cl_ord_id_list[1]" contains a quote or a backslash"#),
+        (r#"{"confirm_ms":300001}"#, r#""confirm_ms""#),
+        (r#"{"confirm_ms":1.5}"#, r#""confirm_ms""#),
+        (r#"{"symbol":5}"#, r#""symbol" must be a string"#),
+        ("[1]", "params_json must be a JSON object"),
+    ] {
+        let f = expect(cancel_all(&client, Some(&session), Some(params)), PERPS_INVALID_ARGUMENT);
+        assert!(f.message.contains(fragment), "{params}: {}", f.message);
+        assert!(!f.may_have_reached_venue);
+    }
+    assert_eq!(venue.stats().requests, requests_before, "nothing sent for bad parameters");
+
+    // The listing fails: its error, and no cancel.
+    admin_post(&venue, "faults", json!({ "per_endpoint": { "query_open_orders": { "status": 500, "times": 1 } } }));
+    let f = expect(cancel_all(&client, Some(&session), None), PERPS_HTTP_STATUS);
+    assert_eq!(f.http_status, 500, "{f:?}");
+    assert!(bodies_to(&venue, "/api/cancel_orders").is_empty());
+    assert_eq!(order_of(&client, &session, "mm-f")["status"], "open");
+
+    // The token is refused after the cancel went out: the error says the cancels were sent.
+    admin_post(&venue, "faults", json!({ "per_endpoint": { "query_order": { "status": 401, "times": 1 } } }));
+    let f = expect(cancel_all(&client, Some(&session), None), PERPS_HTTP_STATUS);
+    assert_eq!(f.http_status, 401, "{f:?}");
+    assert!(f.message.starts_with("cancel_all stopped after 1 cancel request(s) were sent"), "{}", f.message);
+    assert!(f.may_have_reached_venue);
+    assert_eq!(order_of(&client, &session, "mm-f")["status"], "canceled");
+}
+
+/// The open-orders list lags behind cancels and fills (the sandbox's `open_orders_lag_ms`,
+/// as the live venue's ~15 s): a listed order that has filled is reported filled, and a
+/// second cancel_all right after the first confirms on query_order what the list still shows
+/// open, without cancelling anything again one by one.
+#[test]
+fn cancel_all_confirms_on_query_order_what_the_lagging_list_shows_open() {
+    let venue = venue(SandboxConfig::default());
+    let (client, session) = signed_in(&venue, None);
+    admin_post(&venue, "faults", json!({ "per_endpoint": { "query_open_orders": { "open_orders_lag_ms": 60000 } } }));
+    let price = parse(&call(&client, None, "query_symbol_price", Some(r#"{"symbol":"BTC-USD"}"#)).unwrap());
+    let mark = num(&price["mark_price"]);
+    let quote = limit_order("buy", &format!("{:.2}", mark - 50.0), "0.01", r#","cl_ord_id":"mm-q""#);
+    new_order(&client, &session, &quote.replace("\"gtc\"", "\"alo\"")).unwrap();
+    let rest = resting(&client, &session, "BTC-USD", "mm-r");
+    // The mark falls through the quote: it fills; the list still shows it open.
+    admin_post(&venue, "mark", json!({ "symbol": "BTC-USD", "price": format!("{:.2}", mark - 200.0) }));
+    assert_eq!(order_of(&client, &session, "mm-q")["status"], "filled");
+    let quote_id = order_of(&client, &session, "mm-q")["id"].as_i64().unwrap();
+    let listed = list(&parse(&call(&client, Some(&session), "query_open_orders", None).unwrap()));
+    assert!(listed.iter().any(|o| o["id"] == quote_id && o["status"] == "open"), "the list lags: {listed:?}");
+
+    let expected = |rest_status: &str| {
+        json!([
+            { "order_id": rest, "cl_ord_id": "mm-r", "symbol": "BTC-USD", "status": rest_status, "confirmed": true },
+            { "order_id": quote_id, "cl_ord_id": "mm-q", "symbol": "BTC-USD", "status": "filled", "confirmed": true },
+        ])
+    };
+    let report = parse(&cancel_all(&client, Some(&session), Some(r#"{"cl_ord_id_prefix":"mm-"}"#)).unwrap());
+    assert_eq!(report["orders"], expected("canceled"), "{report}");
+    assert_eq!(
+        (&report["complete"], &report["cancel_requests"], &report["queries"]),
+        (&json!(true), &json!(1), &json!(2))
+    );
+    // Again at once: both still listed open; the look-ups say they ended.
+    let report = parse(&cancel_all(&client, Some(&session), Some(r#"{"cl_ord_id_prefix":"mm-"}"#)).unwrap());
+    assert_eq!(report["orders"], expected("canceled"), "{report}");
+    assert_eq!(
+        (&report["complete"], &report["cancel_requests"], &report["queries"]),
+        (&json!(true), &json!(1), &json!(2))
+    );
+    assert!(bodies_to(&venue, "/api/cancel_order").is_empty(), "nothing cancelled again one by one");
+}
+
+/// Named orders alone choose only themselves: naming one order must never cancel every
+/// other order of the account (another engine's among them).
+#[test]
+fn cancel_all_of_named_orders_alone_leaves_every_other_order() {
+    let venue = venue(SandboxConfig::default());
+    let (client, session) = signed_in(&venue, None);
+    let ours = resting(&client, &session, "BTC-USD", "mm-1");
+    resting(&client, &session, "ETH-USD", "other-engine-7");
+    let params = r#"{"cl_ord_id_list":["mm-1"],"confirm_ms":5000}"#;
+    let report = parse(&cancel_all(&client, Some(&session), Some(params)).unwrap());
+    assert_eq!(report["complete"], true, "{report}");
+    assert_eq!(report["orders"].as_array().map(Vec::len), Some(1), "{report}");
+    assert_eq!(report["orders"][0]["order_id"], ours, "{report}");
+    assert_eq!(bodies_to(&venue, "/api/cancel_orders"), [json!({ "order_id_list": [ours] })]);
+    assert_eq!(order_of(&client, &session, "other-engine-7")["status"], "open");
+    assert_eq!(order_of(&client, &session, "mm-1")["status"], "canceled");
+}
+
+/// A venue that stops answering look-ups: the confirmation ends at `confirm_ms`, each
+/// look-up held to it, whatever the client's `total_timeout_ms` and however many orders
+/// (it took one timeout per order: eight orders, eight seconds for a confirm_ms of 500).
+#[test]
+fn cancel_all_keeps_to_its_deadline_against_a_silent_venue() {
+    let venue = venue(SandboxConfig::default());
+    let (client, session) = signed_in(&venue, Some(r#"{"total_timeout_ms":3000}"#));
+    for i in 0..6 {
+        resting(&client, &session, "BTC-USD", &format!("mm-{i}"));
+    }
+    admin_post(&venue, "faults", json!({ "per_endpoint": { "query_order": { "slow_ms": 5000, "times": 100 } } }));
+    let started = Instant::now();
+    let report = parse(&cancel_all(&client, Some(&session), Some(r#"{"confirm_ms":700}"#)).unwrap());
+    let took = started.elapsed();
+    assert!(took < Duration::from_millis(2500), "{took:?}: {report}");
+    assert_eq!(report["complete"], false, "{report}");
+    assert!(report["queries"].as_u64().unwrap() >= 1, "{report}");
+}
+
+/// Orders that stay open (every cancel lost): the run asks and cancels again at its own pace,
+/// a burst of ten then twenty requests a second — under the venue's ~22 per account (unpaced,
+/// forty such orders made over 200 requests a second).
+#[test]
+fn cancel_all_keeps_its_own_pace() {
+    let venue = venue(SandboxConfig::default());
+    let (client, session) = signed_in(&venue, None);
+    for i in 0..12 {
+        resting(&client, &session, "BTC-USD", &format!("mm-{i}"));
+    }
+    let lost = json!({ "status": 503, "times": 1000 });
+    admin_post(&venue, "faults", json!({ "per_endpoint": { "cancel_orders": lost, "cancel_order": lost } }));
+    let started = Instant::now();
+    let report = parse(&cancel_all(&client, Some(&session), Some(r#"{"confirm_ms":2000}"#)).unwrap());
+    let took = started.elapsed().as_secs_f64();
+    admin_post(&venue, "faults", json!({}));
+    assert_eq!(report["complete"], false, "{report}");
+    let requests = report["cancel_requests"].as_u64().unwrap() + report["queries"].as_u64().unwrap();
+    assert_eq!(report["failed_cancel_requests"], report["cancel_requests"], "every cancel was lost: {report}");
+    // The listing, then at most the burst and twenty a second.
+    let allowed = 10.0 + 20.0 * took + 1.0;
+    assert!((requests as f64) <= allowed && requests >= 30, "{requests} requests in {took:.2} s: {report}");
+}
