@@ -577,10 +577,11 @@ public:
         return endpoint("perps_cancel_orders", perps_cancel_orders, session.get(), params_json);
     }
     /// Cancel every open order selected (symbol, cl_ord_id_prefix; cl_ord_id_list: named orders
-    /// the venue may not list yet), then confirm each ended with query_order for up to
-    /// confirm_ms (default 15000; 0: do not confirm). Returns the report {"complete", "orders":
-    /// [{"order_id","cl_ord_id","symbol","status","confirmed"}], "cancel_requests", "queries",
-    /// "listing_truncated"} (perps.h: perps_cancel_all). std::nullopt: every open order.
+    /// the venue may not list yet — alone, only those), then confirm each ended with
+    /// query_order for up to confirm_ms (default 15000; 0: do not confirm). Returns the report
+    /// {"complete", "orders": [{"order_id","cl_ord_id","symbol","status","confirmed"}],
+    /// "cancel_requests", "failed_cancel_requests", "queries", "listing_truncated"} (perps.h:
+    /// perps_cancel_all). std::nullopt: every open order.
     std::string cancel_all(const Session &session,
                            const std::optional<std::string> &params_json = std::nullopt) const {
         return endpoint("perps_cancel_all", perps_cancel_all, session.get(), params_json);

@@ -231,7 +231,8 @@ func (c *Client) CancelOrders(s *Session, paramsJSON string) (string, error) {
 }
 
 // CancelAll cancels every open order paramsJSON selects ("symbol", "cl_ord_id_prefix"; "" for
-// all), and the named "cl_ord_id_list" orders the venue may not list yet, then confirms each
+// all), and the named "cl_ord_id_list" orders the venue may not list yet (a list alone: only
+// those), then confirms each
 // ended with query_order for up to "confirm_ms" (default 15000; 0: no confirmation). It
 // returns the report {"complete","orders":[{"order_id","cl_ord_id","symbol","status",
 // "confirmed"}],"cancel_requests","failed_cancel_requests","queries","listing_truncated"} (perps.h: perps_cancel_all).

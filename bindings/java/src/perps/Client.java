@@ -114,7 +114,7 @@ public final class Client extends NativeHandle {
 
     /**
      * Cancel every open order selected (symbol, cl_ord_id_prefix; null for all) and the named
-     * cl_ord_id_list orders the venue may not list yet, then confirm each ended with query_order
+     * cl_ord_id_list orders the venue may not list yet (a list alone: only those), then confirm each ended with query_order
      * for up to confirm_ms (default 15000; 0: no confirmation). Returns the report
      * {"complete","orders":[{"order_id","cl_ord_id","symbol","status","confirmed"}],
      * "cancel_requests","failed_cancel_requests","queries","listing_truncated"} (perps.h: perps_cancel_all).
