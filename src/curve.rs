@@ -30,7 +30,7 @@ mod point;
 mod table_gen;
 
 pub use guard::{Build, ReferenceReason, SignerStatus, signer_status};
-pub(crate) use guard::{declassified, declassified_signature, nonce_commitment, prepare, reference_commitment};
+pub(crate) use guard::{declassified, declassified_commitment, nonce_commitment, prepare, reference_commitment};
 
 use curve25519_dalek::Scalar;
 use field::Fe;

@@ -56,7 +56,7 @@ fn quad_bit(lower: u32) -> usize {
 /// copy of a filter.
 #[doc(hidden)]
 pub fn filter_bits(text: &str) -> [Vec<usize>; 2] {
-    let lower = text.to_ascii_lowercase();
+    let lower = Zeroizing::new(text.to_ascii_lowercase());
     let runs = lower.as_bytes().windows(RUN).map(|w| filter_bit(w.try_into().expect("RUN bytes"))).collect();
     let quads = lower.as_bytes().windows(QUAD).map(|w| quad_bit(u32::from_le_bytes(w.try_into().expect("QUAD bytes"))));
     [runs, quads.collect()]

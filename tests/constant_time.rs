@@ -140,7 +140,10 @@ fn the_vector_builds_algorithm_does_not_either() {
 /// The key texts imported under memcheck (see `key_text`). Their `control` is a base58 seed
 /// decoded by the `bs58` crate (the library's decoder before: a table lookup per character,
 /// a branch on its validity), which must be reported.
-const KEY_TEXTS: [&str; 6] = [
+const KEY_TEXTS: [&str; 9] = [
+    "ed25519-json-spaced",
+    "ed25519-hex-keypair-upper",
+    "bsc-hex-upper-spaced",
     "ed25519-hex",
     "ed25519-base58-seed",
     "ed25519-base58-keypair",
@@ -270,6 +273,12 @@ fn key_text(form: &str) -> (String, Vec<u8>) {
         "ed25519-hex" => (format!(" 0x{}\n", hex(&seed)), pair.to_vec()),
         "ed25519-base58-seed" | "control" => (b58(&seed), pair.to_vec()),
         "ed25519-base58-keypair" => (format!("\t{}", b58(&pair)), pair.to_vec()),
+        "ed25519-json-spaced" => (format!(" {:?}\n", pair.to_vec()).replace(", ", " ,\t\r\n "), pair.to_vec()),
+        "ed25519-hex-keypair-upper" => (format!("0X{}", hex(&pair).to_uppercase()), pair.to_vec()),
+        "bsc-hex-upper-spaced" => {
+            let key = "AC0974BEC39A17E36BA4A6B4D238FF944BACB478CBED5EFCAE784D7BF4F2FF80";
+            (format!(" \t{key}\r\n"), b"0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266".to_vec())
+        }
         "ed25519-json" => (format!("{:?}", pair.to_vec()).replace(", ", ","), pair.to_vec()),
         // A keypair whose seed's first byte is zero: base58 with a leading '1'.
         "ed25519-base58-leading-zero" => {
@@ -296,7 +305,7 @@ fn inner_key_import() {
     let secret = |request| client_request(0, request, text.as_ptr() as u64, text.len() as u64);
     secret(MAKE_MEM_UNDEFINED);
     let imported: Vec<u8> = match form.as_str() {
-        "bsc-hex" => {
+        "bsc-hex" | "bsc-hex-upper-spaced" => {
             let key = perps::wallet::evm::WalletKey::parse(&text).expect("a valid bsc key");
             // The key is imported: what follows (its address, public) is not under test.
             mark(&key, MAKE_MEM_DEFINED);

@@ -318,3 +318,24 @@ fn edge_texts_import_as_before() {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(config(4096))]
+    /// 64 bytes whose public half is random, another key's, zero, or the right one
+    /// with one bit flipped (sign bit included), in every form.
+    #[test]
+    fn keypairs_with_wrong_public_halves_import_as_before(seed in seed(), other in any::<[u8; 32]>(), how in 0u8..5, bit in 0usize..256) {
+        let mut pair = SigningKey::from_bytes(&seed).to_keypair_bytes();
+        match how {
+            0 => pair[32..].copy_from_slice(&other),
+            1 => pair[32..].copy_from_slice(SigningKey::from_bytes(&other).verifying_key().as_bytes()),
+            2 => pair[32..].fill(0),
+            3 => pair[32 + bit / 8] ^= 1 << (bit % 8),
+            _ => pair[63] ^= 0x80,
+        }
+        let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
+        for text in [bs58::encode(pair).into_string(), hex(&pair), format!("0x{}", hex(&pair).to_uppercase()), format!("{:?}", pair.to_vec()), format!(" [ {} ] ", pair.iter().map(|b| format!("{b:03}")).collect::<Vec<_>>().join(" , "))] {
+            prop_assert_eq!(new_ed25519_import(&text), old_ed25519_import(&text), "{:?}", text);
+        }
+    }
+}

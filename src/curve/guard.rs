@@ -264,13 +264,15 @@ pub(crate) fn declassified(value: u64) -> u64 {
     unsafe { std::ptr::read_volatile(&cell) }
 }
 
-/// A signature about to be released, declared public to memcheck so that it can be verified
-/// first (verification branches on it, as on any public data).
-pub(crate) fn declassified_signature(signature: ed25519_dalek::Signature) -> ed25519_dalek::Signature {
-    let bytes = signature.to_bytes();
-    mark_public(bytes.as_ptr(), bytes.len());
+/// A signature's R, declared public to memcheck: it is computed from the secret nonce, but
+/// it is the same R every released signature of that nonce shows (a fault after R leaves it
+/// as it is), so reading it in variable time — decompressing it to check a signature — reveals
+/// nothing. Its s is never declared: a faulty s beside a good one gives the key away, so it
+/// is only ever handled by constant-time code until it has passed.
+pub(crate) fn declassified_commitment(commitment: [u8; 32]) -> [u8; 32] {
+    mark_public(commitment.as_ptr(), commitment.len());
     // SAFETY: reads our own initialised local.
-    ed25519_dalek::Signature::from_bytes(&unsafe { std::ptr::read_volatile(&bytes) })
+    unsafe { std::ptr::read_volatile(&commitment) }
 }
 
 /// memcheck's MAKE_MEM_DEFINED client request on `len` bytes at `address`; natively nothing.

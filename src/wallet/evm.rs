@@ -66,11 +66,17 @@ impl WalletKey {
         raw[64] = 27 + (recovery & 1);
         #[cfg(test)]
         super::fault::corrupt(&mut raw[32..64]);
-        let signed = format!("0x{}", to_hex(&raw));
+        // Wiped if withheld: a faulty signature beside a good one of the same challenge gives
+        // the key away, so it must not be left in freed memory either (written once into its
+        // final size: a String that grows frees its old buffer unwiped).
+        let hex = zeroize::Zeroizing::new(to_hex(&raw));
+        let mut signed = zeroize::Zeroizing::new(String::with_capacity(2 + hex.len()));
+        signed.push_str("0x");
+        signed.push_str(&hex);
         if recovered_signer(&signed, message).as_deref() != Some(self.address().as_str()) {
             return Err(super::signature_check_failed("bsc"));
         }
-        Ok(signed)
+        Ok(signed.as_str().to_owned())
     }
 }
 
