@@ -102,18 +102,23 @@ impl RequestKey {
         crate::wipe::then_wipe_stack(|| Ok(Self::from_signing_key(&parse_ed25519_secret(text)?)))
     }
 
+    /// The key's expansion and its second copy leave the reduced scalar and the nonce prefix
+    /// in the frames they ran in: overwritten after (`wipe::then_wipe_stack`), for callers of
+    /// this public function as for the library's own.
     pub fn from_signing_key(key: &SigningKey) -> Self {
-        // SHA-512 of the seed into a buffer wiped on drop (ed25519-dalek's `From` leaves its
-        // copy of the hash behind).
-        let mut hash = Wiped::<64>::new();
-        Sha512::new_with_prefix(key.as_bytes()).finalize_into((&mut hash.0).into());
-        let expanded = Box::new(ExpandedSecretKey::from_bytes(&hash.0));
-        let shadow = integrity::Shadow::new(&expanded);
-        let verifying = key.verifying_key();
-        let request_id = bs58::encode(verifying.as_bytes()).into_string();
-        // Choose the curve build and run its self-test now, not inside the first signature.
-        crate::curve::prepare();
-        RequestKey { expanded, shadow, corrupted: AtomicBool::new(false), verifying, request_id }
+        crate::wipe::then_wipe_stack(|| {
+            // SHA-512 of the seed into a buffer wiped on drop (ed25519-dalek's `From` leaves
+            // its copy of the hash behind).
+            let mut hash = Wiped::<64>::new();
+            Sha512::new_with_prefix(key.as_bytes()).finalize_into((&mut hash.0).into());
+            let expanded = Box::new(ExpandedSecretKey::from_bytes(&hash.0));
+            let shadow = integrity::Shadow::new(&expanded);
+            let verifying = key.verifying_key();
+            let request_id = bs58::encode(verifying.as_bytes()).into_string();
+            // Choose the curve build and run its self-test now, not inside the first signature.
+            crate::curve::prepare();
+            RequestKey { expanded, shadow, corrupted: AtomicBool::new(false), verifying, request_id }
+        })
     }
 
     /// base58 of the public key: the `requestId` sent to prepare-signin.
