@@ -72,11 +72,11 @@ cargo test --release --test stress -- --ignored
 step "pacing in release: 60-order bursts against the sandbox with its rate limit on (wait: no 429; refuse: nothing refused is sent)"
 cargo test --release --test trading_flows -- --ignored
 
-step "secrets in release, the build that ships: no freed heap block holds the token or the key, returned strings wiped, signing allocates nothing"
+step "secrets in release, the build that ships: no freed heap block holds the token or the key, no stack below an import or a signature holds the key, returned strings wiped, signing allocates nothing"
 # The debug run above passes where the release build once failed: an optimised sort's scratch
 # on the stack held runs of the token, a key's import left the key there, and values later
 # moved to the heap carried them.
-cargo test --release --test stream_token_wiped --test key_residue --test login_token_wiped --test string_free --test sign_into_no_alloc
+cargo test --release --test stream_token_wiped --test key_residue --test key_stack_residue --test login_token_wiped --test string_free --test sign_into_no_alloc
 
 step "constant time: a signature under valgrind memcheck with the secret key marked undefined (release build)"
 cargo test --release --test constant_time -- --nocapture

@@ -283,14 +283,18 @@ impl fmt::Debug for RequestKey {
 /// A 64-byte keypair whose public half does not belong to its seed is rejected: signing with
 /// it would produce signatures the venue cannot verify (or worse, leak the key).
 /// Error messages describe the shape of the input, never its content.
+/// The frames the parsing ran in are overwritten after (`wipe::then_wipe_stack`): they held
+/// the seed.
 pub fn parse_ed25519_secret(text: &str) -> Result<SigningKey> {
-    let text = text::trim(text);
-    if text.is_empty() {
-        return Err(Error::invalid_key("the Ed25519 private key is empty"));
-    }
-    let mut bytes = Zeroizing::new([0u8; 64]);
-    let len = text::decode_secret_text(text, &mut bytes)?;
-    signing_key_from_bytes(&bytes, len)
+    crate::wipe::then_wipe_stack(|| {
+        let text = text::trim(text);
+        if text.is_empty() {
+            return Err(Error::invalid_key("the Ed25519 private key is empty"));
+        }
+        let mut bytes = Zeroizing::new([0u8; 64]);
+        let len = text::decode_secret_text(text, &mut bytes)?;
+        signing_key_from_bytes(&bytes, len)
+    })
 }
 
 /// The key of the first `len` bytes of `bytes`: a 32-byte seed, or a 64-byte keypair whose
