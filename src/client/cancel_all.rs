@@ -264,7 +264,8 @@ impl Run<'_> {
             },
             _ => return Err(listing_error("neither a list nor a page of orders".to_owned())),
         };
-        Ok(truncation(rows, total))
+        let truncated = may_hold_more(rows.len(), total.as_ref());
+        Ok((rows, truncated))
     }
 
     /// Cancel a batch, sending it again (up to `BATCH_SENDS` in all) while its failure leaves
@@ -357,20 +358,19 @@ impl Run<'_> {
     }
 }
 
-/// The rows of a listing, and whether the venue may hold more open orders than it listed:
-/// its `total` says so (a number or a string of digits), or cannot be read, or the page is
-/// full (`OPEN_ORDERS_PAGE` rows: more may be there, and a full page with no `total` says
-/// nothing of them).
-fn truncation(rows: Vec<Value>, total: Option<Value>) -> (Vec<Value>, bool) {
+/// Whether the venue may hold more open orders than the `listed` rows it answered: its
+/// `total` says so (a number or a string of digits), or cannot be read, or the page is full
+/// (`OPEN_ORDERS_PAGE` rows: more may be there, and a full page with no `total` says nothing
+/// of them).
+fn may_hold_more(listed: usize, total: Option<&Value>) -> bool {
     let total_says_more = match total {
         None | Some(Value::Null) => false,
-        Some(total) => match crate::endpoints::answer::venue_code(Some(&total)) {
-            Ok(Some(total)) => total > rows.len() as i64,
+        Some(total) => match crate::endpoints::answer::venue_code(Some(total)) {
+            Ok(Some(total)) => total > listed as i64,
             _ => true,
         },
     };
-    let full = rows.len() >= OPEN_ORDERS_PAGE;
-    (rows, total_says_more || full)
+    total_says_more || listed >= OPEN_ORDERS_PAGE
 }
 
 /// A listed order as a target: its id is how it is cancelled, so a row without one makes the
