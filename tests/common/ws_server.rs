@@ -185,7 +185,8 @@ impl WsServer {
         self.accepted.load(Ordering::SeqCst)
     }
 
-    /// Connections whose WebSocket handshake completed, oldest first.
+    /// Connections whose upgrade request was answered (a failed handshake's is closed),
+    /// oldest first.
     pub fn conns(&self) -> Vec<Arc<Conn>> {
         self.conns.lock().unwrap().clone()
     }
@@ -264,26 +265,37 @@ fn serve(
     let _ = tcp.set_nonblocking(false);
     let _ = tcp.set_nodelay(true);
     let raw = tcp.try_clone().unwrap();
-    let mut path = String::new();
+    let new_conn = |path: String| {
+        Arc::new(Conn {
+            id,
+            path,
+            received: Mutex::default(),
+            subscriptions: Mutex::default(),
+            authed: AtomicBool::new(false),
+            outbox: Mutex::default(),
+            seq: AtomicU64::new(0),
+            stalled: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
+        })
+    };
+    let mut registered = None;
+    // The connection is registered before the upgrade's answer is written: once the client
+    // has read it (and reported `connected`), `drop_all` or `stall_all` must find it.
     #[allow(clippy::result_large_err)] // tungstenite's callback signature
     let callback = |request: &Request, response: Response| {
-        path = request.uri().path().to_owned();
+        let conn = new_conn(request.uri().path().to_owned());
+        conns.lock().unwrap().push(conn.clone());
+        registered = Some(conn);
         Ok(response)
     };
-    let Ok(mut ws) = tungstenite::accept_hdr(tcp, callback) else { return };
+    // `.ok()`: a failed handshake's error holds the callback (and its borrow).
+    let accepted = tungstenite::accept_hdr(tcp, callback).ok();
+    let Some(conn) = registered else { return };
+    let Some(mut ws) = accepted else {
+        conn.closed.store(true, Ordering::SeqCst);
+        return;
+    };
     let _ = raw.set_read_timeout(Some(Duration::from_millis(2)));
-    let conn = Arc::new(Conn {
-        id,
-        path,
-        received: Mutex::default(),
-        subscriptions: Mutex::default(),
-        authed: AtomicBool::new(false),
-        outbox: Mutex::default(),
-        seq: AtomicU64::new(0),
-        stalled: AtomicBool::new(false),
-        closed: AtomicBool::new(false),
-    });
-    conns.lock().unwrap().push(conn.clone());
     let mut last_ping = Instant::now();
     let mut delayed: Vec<(Instant, String)> = Vec::new();
     'life: while !stop.load(Ordering::SeqCst) {
