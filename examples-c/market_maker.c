@@ -167,8 +167,12 @@ static void quote_if_due(void) {
             cancel_quote(q, "position limit"); /* the position moved otherwise: e.g. a fill of another engine */
         }
     }
-    char line[256] = "", limit[32];
+    /* The position the limit decides on: the position channel's, with the fills the trade
+     * channel reported since (within_limit), as the venue pushes a fill's trade first. */
+    char line[256] = "", limit[32], position[40];
     from_ticks(max_position, qty_decimals, limit, sizeof limit);
+    from_ticks(to_ticks(streamed_position, qty_decimals) + fills_since_position, qty_decimals, position,
+               sizeof position);
     for (int i = 0; i < 2; i++) {
         struct quote *q = quotes[i];
         if (q->state != FREE || books_seen <= q->wait_for_book) {
@@ -176,7 +180,7 @@ static void quote_if_due(void) {
         }
         if (within_limit(q, 1) == limited[i]) { /* changed since last said */
             limited[i] = !limited[i];
-            printf("  limit    position %s %s: %s %s +-%s\n", streamed_position, base_asset, q->name,
+            printf("  limit    position %s %s: %s %s +-%s\n", position, base_asset, q->name,
                    limited[i] ? "not quoted, its fill would take the position beyond" : "quoted again, within", limit);
         }
         if (limited[i]) {
