@@ -415,19 +415,22 @@ fn escapes_written_out(text: &str) -> Option<String> {
 /// The secrets in play for one call, built on first use: only a call that fails, and whose
 /// failure quotes the venue, pays for them. Every function that turns a venue answer into an
 /// error takes one and redacts the answer before quoting or keeping it.
+///
+/// Shared by threads (`Sync`): cancel_all's confirmation runs requests of one call on several
+/// threads, and any of them may fail. The table is built once whichever fails first.
 pub struct CallSecrets<'a> {
-    make: &'a dyn Fn() -> Arc<Secrets>,
-    built: std::cell::OnceCell<Arc<Secrets>>,
+    make: &'a (dyn Fn() -> Arc<Secrets> + Sync),
+    built: std::sync::OnceLock<Arc<Secrets>>,
 }
 
 impl<'a> CallSecrets<'a> {
-    pub fn new(make: &'a dyn Fn() -> Arc<Secrets>) -> CallSecrets<'a> {
-        CallSecrets { make, built: std::cell::OnceCell::new() }
+    pub fn new(make: &'a (dyn Fn() -> Arc<Secrets> + Sync)) -> CallSecrets<'a> {
+        CallSecrets { make, built: std::sync::OnceLock::new() }
     }
 
     /// For a call that holds no secret (the clock sync).
     pub fn none() -> CallSecrets<'static> {
-        CallSecrets { make: &Arc::<Secrets>::default, built: std::cell::OnceCell::new() }
+        CallSecrets { make: &Arc::<Secrets>::default, built: std::sync::OnceLock::new() }
     }
 
     fn get(&self) -> &Secrets {
