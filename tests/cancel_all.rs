@@ -2,7 +2,8 @@
 //! prefix, named orders — alone, only themselves), confirmation on the venue, a batch the
 //! venue lost (sent again; then cancelled order by order), a rate refusal (paused), a named
 //! order never seen, no confirmation, a silent venue (the deadline holds), the run's own pace,
-//! a lagging open-orders list, and its failures.
+//! a lagging open-orders list, and its failures; look-ups out at once against a slow venue
+//! (in time, under the same pace, all paused by a rate refusal).
 
 mod common;
 #[path = "common/sandbox_trading.rs"]
@@ -99,8 +100,11 @@ fn cancel_all_cancels_again_what_a_lost_batch_left_open() {
     assert!(orders.iter().all(|o| o["status"] == "canceled" && o["confirmed"] == true), "{report}");
     assert_eq!(report["cancel_requests"], 5, "one batch sent three times, then one cancel_order each: {report}");
     assert_eq!(report["failed_cancel_requests"], 3, "{report}");
-    let recancelled: Vec<Value> = bodies_to(&venue, "/api/cancel_order");
-    assert_eq!(recancelled, [json!({ "order_id": b }), json!({ "order_id": a })], "in the listing's order");
+    // One each, in either order: the confirmation's workers send them at once.
+    let mut recancelled: Vec<i64> =
+        bodies_to(&venue, "/api/cancel_order").iter().map(|body| body["order_id"].as_i64().unwrap()).collect();
+    recancelled.sort_unstable();
+    assert_eq!(recancelled, [a.min(b), a.max(b)], "one cancel_order each, by id");
     assert_eq!(order_of(&client, &session, "mm-a")["status"], "canceled");
     assert_eq!(order_of(&client, &session, "mm-b")["status"], "canceled");
 }
@@ -319,4 +323,90 @@ fn cancel_all_keeps_its_own_pace() {
     // The listing, then at most the burst and twenty a second.
     let allowed = 10.0 + 20.0 * took + 1.0;
     assert!((requests as f64) <= allowed && requests >= 30, "{requests} requests in {took:.2} s: {report}");
+}
+
+/// A client signed in to `venue` with `n` resting BTC-USD orders ("mm-0"…): their ids.
+fn quoting(venue: &perps_sandbox::Sandbox, n: usize) -> (common::abi::Client, common::abi::Session, Vec<i64>) {
+    let (client, session) = signed_in(venue, None);
+    let ids = (0..n).map(|i| resting(&client, &session, "BTC-USD", &format!("mm-{i}"))).collect();
+    (client, session, ids)
+}
+
+/// A venue slow to answer look-ups (200 ms each, as the live venue's 100–250 ms round trip):
+/// a market maker's 100 quotes are confirmed well within `confirm_ms`, the look-ups out at
+/// once under the run's pace, on connections the client keeps. One at a time they took
+/// 100 × 200 ms = 20 s, past the 15 s: the report came back incomplete after all of it.
+#[test]
+fn cancel_all_confirms_a_hundred_orders_in_time_against_a_slow_venue() {
+    // Answering as many at once as the client sends, as the live venue does (4 workers would
+    // hold the look-ups to 20 a second on their own).
+    let venue = venue(SandboxConfig { worker_threads: 16, ..SandboxConfig::default() });
+    let (client, session, mut ids) = quoting(&venue, 100);
+    admin_post(&venue, "faults", json!({ "per_endpoint": { "query_order": { "slow_ms": 200 } } }));
+    let connections = venue.stats().connections;
+    let started = Instant::now();
+    let report = parse(&cancel_all(&client, Some(&session), Some(r#"{"confirm_ms":15000}"#)).unwrap());
+    let took = started.elapsed();
+    let opened = venue.stats().connections - connections;
+    admin_post(&venue, "faults", json!({}));
+    eprintln!("100 orders confirmed against 200 ms look-ups in {took:?} on {opened} new connection(s)");
+    let confirmed = report["orders"].as_array().unwrap().iter().filter(|o| o["confirmed"] == true).count();
+    assert_eq!(report["complete"], true, "{took:?}: {confirmed} confirmed, {} queries", report["queries"]);
+    let orders = report["orders"].as_array().unwrap();
+    assert!(orders.iter().all(|o| o["status"] == "canceled" && o["confirmed"] == true), "{report}");
+    let mut reported: Vec<i64> = orders.iter().map(|o| o["order_id"].as_i64().unwrap()).collect();
+    reported.sort_unstable();
+    ids.sort_unstable();
+    assert_eq!(reported, ids, "every order once");
+    assert_eq!((&report["queries"], &report["cancel_requests"]), (&json!(100), &json!(1)), "{report}");
+    assert!(took < Duration::from_secs(10), "{took:?}: one at a time needs 20 s");
+    // The workers' connections are kept for the next requests, not opened for each (about one
+    // a worker; the client's pool keeps 3 idle, so a few more under load).
+    assert!(opened <= 20, "{opened} connections opened for 100 look-ups");
+}
+
+/// Milliseconds of the day of a request log's `time` ("2026-11-29T21:55:01.123Z").
+fn ms_of_day(entry: &Value) -> i64 {
+    let time = entry["time"].as_str().unwrap();
+    let clock = &time[time.find('T').unwrap() + 1..time.len() - 1];
+    let parts: Vec<f64> = clock.split(':').map(|p| p.parse().unwrap()).collect();
+    ((parts[0] * 3600.0 + parts[1] * 60.0 + parts[2]) * 1000.0).round() as i64
+}
+
+/// A rate refusal (HTTP 429, no Retry-After: a second's pause) in the middle of a round of
+/// look-ups out at once pauses every worker: no request starts until the pause is over —
+/// only those already out finish — then the round goes on and confirms every order.
+#[test]
+fn cancel_all_pauses_every_worker_for_a_rate_refusal_mid_round() {
+    let venue = venue(SandboxConfig::default());
+    let (client, session, _) = quoting(&venue, 30);
+    let before = venue.stats().requests;
+    let report = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            // After the listing, the batch and 12 look-ups: past the burst, every worker busy.
+            let give_up = Instant::now() + Duration::from_secs(10);
+            while venue.stats().requests < before + 14 && Instant::now() < give_up {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            admin_post(&venue, "faults", json!({ "per_endpoint": { "query_order": { "status": 429, "times": 1 } } }));
+        });
+        parse(&cancel_all(&client, Some(&session), Some(r#"{"confirm_ms":10000}"#)).unwrap())
+    });
+    assert_eq!(report["complete"], true, "{report}");
+    assert_eq!(
+        (&report["queries"], &report["cancel_requests"]),
+        (&json!(31), &json!(1)),
+        "the refused one, then one each: {report}"
+    );
+    let log = requests(&venue, 500);
+    let listing = log.iter().rposition(|r| r["path"].as_str().unwrap().ends_with("/api/query_open_orders")).unwrap();
+    let run: Vec<&Value> =
+        log[listing..].iter().filter(|r| r["path"].as_str().unwrap().ends_with("/api/query_order")).collect();
+    let refused = run.iter().position(|r| r["status"] == 429).expect("a look-up was refused mid-round");
+    assert!((8..30).contains(&refused), "mid-round: look-up {refused}");
+    let at = ms_of_day(run[refused]);
+    let after: Vec<i64> = run[refused + 1..].iter().map(|r| (ms_of_day(r) - at).rem_euclid(86_400_000)).collect();
+    // Out before the refusal: done at once (loopback). Started during the pause: none.
+    assert!(after.iter().all(|ms| !(250..950).contains(ms)), "requests during the pause (ms after the 429): {after:?}");
+    assert!(after.iter().any(|&ms| ms >= 950), "{after:?}");
 }

@@ -9,10 +9,12 @@
 //!
 //! Every request goes through `endpoint_answer`, as the public endpoint calls do: the same
 //! parameter checks, pacing, signatures, and error mapping — and the run paces itself too
-//! (`requests.rs`). Only cancels and reads are sent; cancels are safe to repeat (a cancel of
+//! (`requests.rs`); the confirmation has several requests out at once (`confirm.rs`). Only
+//! cancels and reads are sent; cancels are safe to repeat (a cancel of
 //! an order already gone is a 404), so a cancel that may have been lost (a transport failure,
 //! a 5xx) is followed by another, never by anything else.
 
+mod confirm;
 mod requests;
 #[cfg(test)]
 mod tests;
@@ -20,7 +22,7 @@ mod tests;
 use super::{Client, guarded};
 use crate::endpoints::params::Params;
 use crate::endpoints::{Auth, Endpoint, Kind, Param, Rule, Shape, Spec, Verb};
-use crate::error::{Code, Error, Result};
+use crate::error::{Error, Result};
 use crate::session::Session;
 use requests::{Run, worth_sending_again};
 use serde::Serialize;
@@ -198,7 +200,7 @@ impl Client {
 }
 
 impl Run<'_> {
-    fn cancel_all(&mut self, selection: &Selection<'_>, confirm_ms: i64) -> Result<String> {
+    fn cancel_all(&self, selection: &Selection<'_>, confirm_ms: i64) -> Result<String> {
         let (rows, listing_truncated) = self.open_orders(selection.symbol)?;
         let mut targets = Vec::new();
         let mut listed_ids = HashSet::new();
@@ -234,12 +236,13 @@ impl Run<'_> {
             let deadline = sent + Duration::from_millis(confirm_ms.unsigned_abs());
             self.confirm(&mut targets, deadline)?;
         }
+        let counts = self.counts();
         let report = Report {
             complete: !listing_truncated && targets.iter().all(|t| t.confirmed),
             orders: &targets,
-            cancel_requests: self.cancel_requests,
-            failed_cancel_requests: self.failed_cancel_requests,
-            queries: self.queries,
+            cancel_requests: counts.cancel_requests,
+            failed_cancel_requests: counts.failed_cancel_requests,
+            queries: counts.queries,
             listing_truncated,
         };
         Ok(serde_json::to_string(&report).expect("the report serialises"))
@@ -247,7 +250,7 @@ impl Run<'_> {
 
     /// The open orders (of `symbol` when given), and whether the venue may hold more than it
     /// listed. Any failure ends the run: nothing was cancelled yet.
-    fn open_orders(&mut self, symbol: Option<&str>) -> Result<(Vec<Value>, bool)> {
+    fn open_orders(&self, symbol: Option<&str>) -> Result<(Vec<Value>, bool)> {
         let mut params = json!({ "limit": OPEN_ORDERS_PAGE });
         if let Some(symbol) = symbol {
             params["symbol"] = json!(symbol);
@@ -271,7 +274,7 @@ impl Run<'_> {
     /// Cancel a batch, sending it again (up to `BATCH_SENDS` in all) while its failure leaves
     /// it unsent or unknown. A batch still failed is left to the confirmation, which cancels
     /// its orders one by one.
-    fn cancel_batch(&mut self, params: &Value) -> Result<()> {
+    fn cancel_batch(&self, params: &Value) -> Result<()> {
         for send in 1..=BATCH_SENDS {
             match self.send(Endpoint::CancelOrders, params, None)? {
                 Ok(_) => return Ok(()),
@@ -280,79 +283,6 @@ impl Run<'_> {
                 }
                 Err(_) => return Ok(()),
             }
-        }
-        Ok(())
-    }
-
-    /// Look each target up until it ended, cancelling again one still open a second after
-    /// its last cancel, until `deadline` (each request's own deadline too). Rounds go on
-    /// where a rate refusal cut the last one short, so no order waits behind the others.
-    fn confirm(&mut self, targets: &mut [Target], deadline: Instant) -> Result<()> {
-        let mut start = 0;
-        loop {
-            let count = targets.len();
-            let open: Vec<usize> = (0..count).map(|i| (start + i) % count).filter(|&i| !targets[i].confirmed).collect();
-            if open.is_empty() {
-                return Ok(());
-            }
-            start = 0;
-            for i in open {
-                if Instant::now() >= deadline {
-                    return Ok(());
-                }
-                self.check(&mut targets[i], deadline)?;
-                if self.rate_refused() {
-                    start = i;
-                    break;
-                }
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return Ok(());
-            }
-            let pause = self.take_pause().unwrap_or(ROUND_PAUSE);
-            std::thread::sleep(pause.min(deadline - now));
-        }
-    }
-
-    fn check(&mut self, target: &mut Target, deadline: Instant) -> Result<()> {
-        let answer = match self.send(Endpoint::QueryOrder, &target.key(), Some(deadline))? {
-            Ok(answer) => answer,
-            Err(e) if e.code() == Code::NotFound => {
-                // Gone, for an order known to exist and unseen for a while; for one never
-                // seen, maybe not visible yet (§1.4): asked again until the deadline.
-                if target.known {
-                    let since = *target.unseen_since.get_or_insert_with(Instant::now);
-                    if since.elapsed() >= GONE_AFTER {
-                        target.ended("gone");
-                    }
-                } else {
-                    target.status = "not_found".to_owned();
-                }
-                return Ok(());
-            }
-            Err(_) => return Ok(()),
-        };
-        let order: Value = serde_json::from_str(&answer).unwrap_or(Value::Null);
-        let Some(status) = order.get("status").and_then(Value::as_str) else { return Ok(()) };
-        if !target.is_answered_by(&order) {
-            return Ok(());
-        }
-        target.unseen_since = None;
-        if !target.known {
-            target.known = true;
-            target.order_id = order_id(&order);
-            target.symbol = order.get("symbol").and_then(Value::as_str).map(str::to_owned);
-        }
-        if ENDED.contains(&status) {
-            target.ended(status);
-            return Ok(());
-        }
-        target.status = status.to_owned();
-        if target.cancelled_at.is_none_or(|at| at.elapsed() >= RECANCEL_AFTER) {
-            target.cancelled_at = Some(Instant::now());
-            // Its answer decides nothing: the next look-up does.
-            self.send(Endpoint::CancelOrder, &target.key(), Some(deadline))?.ok();
         }
         Ok(())
     }

@@ -13,6 +13,7 @@ use crate::error::{Code, Error, Result};
 use crate::redact::CallSecrets;
 use crate::session::Session;
 use serde_json::Value;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 /// The run's own pace: one request per `INTERVAL` (20 a second) after a burst of `BURST`.
@@ -24,20 +25,35 @@ const MAX_RATE_PAUSE_MS: i64 = 10_000;
 /// The pause after a rate refusal that gives no `Retry-After`.
 const RATE_PAUSE_MS: i64 = 1_000;
 
-/// One run: its requests and their counts.
-pub(super) struct Run<'a> {
-    client: &'a Client,
-    session: &'a Session,
-    secrets: &'a CallSecrets<'a>,
+/// What one run sent, for its report.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Counts {
     pub cancel_requests: u64,
     /// Cancel requests that failed, for whatever reason (with `confirm_ms` 0, the only sign
     /// of a batch the venue may not have received).
     pub failed_cancel_requests: u64,
     pub queries: u64,
+}
+
+/// One run: its requests and their counts. Shared by the confirmation's workers (`confirm`):
+/// what they change is under one lock, never held across a request.
+pub(super) struct Run<'a> {
+    client: &'a Client,
+    session: &'a Session,
+    secrets: &'a CallSecrets<'a>,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    counts: Counts,
     /// Set when a request was refused for the rate (the venue's 429, or the client's pacing):
     /// how long to pause before the next one. Asking on at once would only be refused again,
-    /// and spend the account's credits that the engine's own requests need.
+    /// and spend the account's credits that the engine's own requests need. Until it is
+    /// taken, no request of the run starts (workers in flight finish theirs).
     pause: Option<Duration>,
+    /// Set when a request ended the run (`ends_the_run`): no other request starts.
+    ended: bool,
     pace: Pace,
 }
 
@@ -56,7 +72,9 @@ impl Pace {
         slot.saturating_duration_since(now).saturating_sub(INTERVAL * (BURST - 1))
     }
 
-    /// Give back the slot `wait` took (the request was not sent).
+    /// Give back a slot `wait` took (the request was not sent). With requests of several
+    /// workers waiting, the next request takes the latest slot taken, no earlier one: it goes
+    /// no sooner than one of them would have, so the pace holds.
     fn give_back(&mut self) {
         self.next_slot = self.next_slot.map(|slot| slot - INTERVAL);
     }
@@ -64,53 +82,66 @@ impl Pace {
 
 impl<'a> Run<'a> {
     pub(super) fn new(client: &'a Client, session: &'a Session, secrets: &'a CallSecrets<'a>) -> Run<'a> {
-        Run {
-            client,
-            session,
-            secrets,
-            cancel_requests: 0,
-            failed_cancel_requests: 0,
-            queries: 0,
-            pause: None,
-            pace: Pace::default(),
-        }
+        Run { client, session, secrets, state: Mutex::default() }
     }
 
-    /// The pause a rate refusal asked for, taken (the caller waits it out).
-    pub(super) fn take_pause(&mut self) -> Option<Duration> {
-        self.pause.take()
+    /// The state, also after a worker panicked holding it (the counts stay true).
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Whether the last request was refused for the rate.
-    pub(super) fn rate_refused(&self) -> bool {
-        self.pause.is_some()
+    pub(super) fn counts(&self) -> Counts {
+        self.state().counts
+    }
+
+    /// The pause a rate refusal asked for, taken (the caller waits it out); requests start
+    /// again.
+    pub(super) fn take_pause(&self) -> Option<Duration> {
+        self.state().pause.take()
+    }
+
+    /// Whether no request may start until the pause is taken (a rate refusal), or at all (the
+    /// run ended).
+    pub(super) fn halted(&self) -> bool {
+        let state = self.state();
+        state.pause.is_some() || state.ended
     }
 
     /// Send one request, paced, with `deadline` as its own (the client's `total_timeout_ms`
     /// without one). The outer error ends the run: the session is refused (every later request
     /// would be too), with what was already sent in its message. The inner one is a failure
-    /// of this request alone — a `PERPS_TIMEOUT`, nothing sent, when the pace would take it
-    /// past `deadline`.
-    pub(super) fn send(
-        &mut self,
-        endpoint: Endpoint,
-        params: &Value,
-        deadline: Option<Instant>,
-    ) -> Result<Result<String>> {
-        if !self.wait_for_the_pace(deadline) {
-            return Ok(Err(Error::new(Code::Timeout, "cancel_all: the confirmation's time ran out (nothing sent)")));
-        }
+    /// of this request alone — nothing sent when the pace would take it past `deadline`
+    /// (`PERPS_TIMEOUT`) or when the run was halted while it waited for its turn.
+    pub(super) fn send(&self, endpoint: Endpoint, params: &Value, deadline: Option<Instant>) -> Result<Result<String>> {
         let cancel = matches!(endpoint, Endpoint::CancelOrder | Endpoint::CancelOrders);
-        if cancel {
-            self.cancel_requests += 1;
-        } else if endpoint == Endpoint::QueryOrder {
-            self.queries += 1;
+        if let Err(unsent) = self.wait_for_the_pace(deadline) {
+            return Ok(Err(unsent));
+        }
+        {
+            // Counted with the check above: a request counted is one that started.
+            let mut state = self.state();
+            if state.pause.is_some() || state.ended {
+                state.pace.give_back();
+                // Nothing sent: the target is asked for again after the pause (or never: the
+                // run has ended).
+                return Ok(Err(Error::new(Code::RateLimited, "cancel_all: the run is halted (nothing sent)")));
+            }
+            let counts = &mut state.counts;
+            if cancel {
+                counts.cancel_requests += 1;
+            } else if endpoint == Endpoint::QueryOrder {
+                counts.queries += 1;
+            }
         }
         let params = params.to_string();
         let answer = self.client.endpoint_answer(endpoint, Some(self.session), Some(&params), self.secrets, deadline);
         match answer {
             Err(e) if ends_the_run(&e) => {
-                let sent = self.cancel_requests - u64::from(cancel);
+                let mut state = self.state();
+                state.ended = true;
+                // The cancels sent by now, by any worker, this one's not included: no request
+                // starts once the run has ended.
+                let sent = state.counts.cancel_requests - u64::from(cancel);
                 Err(if sent > 0 {
                     e.with_message_prefix(&format!(
                         "cancel_all stopped after {sent} cancel request(s) were sent (orders may have been \
@@ -122,10 +153,13 @@ impl<'a> Run<'a> {
                 })
             }
             Err(e) => {
-                self.failed_cancel_requests += u64::from(cancel);
+                let mut state = self.state();
+                state.counts.failed_cancel_requests += u64::from(cancel);
                 if e.code() == Code::RateLimited || e.http_status() == 429 {
                     let ms = e.retry_after_ms().unwrap_or(RATE_PAUSE_MS).clamp(0, MAX_RATE_PAUSE_MS);
-                    self.pause = Some(Duration::from_millis(ms.unsigned_abs()));
+                    let pause = Duration::from_millis(ms.unsigned_abs());
+                    // Refusals of several workers: the longest pause asked for.
+                    state.pause = Some(state.pause.map_or(pause, |p| p.max(pause)));
                 }
                 Ok(Err(e))
             }
@@ -133,17 +167,21 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// Sleep until the pace allows a request; false (no sleep, no slot taken) when that is
-    /// past `deadline`.
-    fn wait_for_the_pace(&mut self, deadline: Option<Instant>) -> bool {
-        let now = Instant::now();
-        let wait = self.pace.wait(now);
-        if deadline.is_some_and(|deadline| now + wait >= deadline) {
-            self.pace.give_back();
-            return false;
-        }
+    /// Sleep until the pace allows a request (the lock is not held while sleeping); a
+    /// `PERPS_TIMEOUT` (no sleep, no slot taken) when that is past `deadline`.
+    fn wait_for_the_pace(&self, deadline: Option<Instant>) -> Result<()> {
+        let wait = {
+            let mut state = self.state();
+            let now = Instant::now();
+            let wait = state.pace.wait(now);
+            if deadline.is_some_and(|deadline| now + wait >= deadline) {
+                state.pace.give_back();
+                return Err(Error::new(Code::Timeout, "cancel_all: the confirmation's time ran out (nothing sent)"));
+            }
+            wait
+        };
         std::thread::sleep(wait);
-        true
+        Ok(())
     }
 }
 

@@ -1,6 +1,7 @@
 //! Unit tests of cancel_all's reading of the venue's answers and its choice of orders.
 
 use super::*;
+use crate::error::Code;
 
 #[test]
 fn the_ended_statuses_are_statuses_the_library_knows() {
