@@ -723,10 +723,12 @@ char *perps_cancel_orders(const struct perps_client *c, const struct perps_sessi
  *   cancels and do not confirm).
  *
  * Steps: (1) GET `/api/query_open_orders` (`symbol` when given, `limit` 1200, the most it
- * lists; it has no cursor) and keep the selected orders (a row listed twice once); (2) the
- * named `cl_ord_id`s it does not list are added; (3) POST `/api/cancel_orders`: the listed
- * ones by `order_id_list`, the others by `cl_ord_id_list`, 100 ids a request, a batch that
- * failed in passing (transport, 5xx, 429) sent again, three sends at most; (4) unless
+ * lists; it has no cursor; its answer may take up to 16 MiB, or the client's
+ * `max_response_bytes` when larger — 1200 long rows can pass the default 1 MiB) and keep the
+ * selected orders (a row listed twice once); (2) the named `cl_ord_id`s it does not list are
+ * added; (3) POST `/api/cancel_orders`: the listed ones by `order_id_list`, the others by
+ * `cl_ord_id_list`, 100 ids a request, a batch that failed in passing (transport, 5xx, 429)
+ * sent again, three sends at most; (4) unless
  * `confirm_ms` is 0, GET `/api/query_order` for each (an answer about another order — its
  * `id`, or else its `cl_ord_id`, not this one's — counts for nothing) until it has ended
  * (`canceled`, `cancelled`, `filled`, `rejected`, `expired`) or, for an order known to
@@ -775,10 +777,11 @@ char *perps_cancel_orders(const struct perps_client *c, const struct perps_sessi
  * range — nothing is sent. `PERPS_TOKEN_EXPIRED` / `PERPS_INVALID_STATE` (no usable token)
  * before anything is sent. Any failure of the open-orders listing is returned as it is
  * (`PERPS_TRANSPORT`, `PERPS_HTTP_STATUS`, …; `PERPS_BAD_RESPONSE` for a list that is not
- * one, or lists an order without an integer `id`): nothing was cancelled. A refusal of the
- * session later on (HTTP 401 or 403, the token expiring) ends the run: when cancel requests
- * were already sent, the message starts "cancel_all stopped after N cancel request(s) were
- * sent" and `perps_error_may_have_reached_venue` is true — look the orders up.
+ * one, lists an order without an integer `id`, or is larger than its bound): nothing was
+ * cancelled. A refusal of the session later on (HTTP 401 or 403, the token expiring) ends
+ * the run: when cancel requests were already sent, the message starts "cancel_all stopped
+ * after N cancel request(s) were sent" and `perps_error_may_have_reached_venue` is true —
+ * look the orders up.
  */
 char *perps_cancel_all(const struct perps_client *c, const struct perps_session *s, const char *params_json, struct perps_error **err);
 

@@ -3,9 +3,12 @@
 //! venue lost (sent again; then cancelled order by order), a rate refusal (paused), a named
 //! order never seen, no confirmation, a silent venue (the deadline holds), the run's own pace,
 //! a lagging open-orders list, and its failures; look-ups out at once against a slow venue
-//! (in time, under the same pace, all paused by a rate refusal).
+//! (in time, under the same pace, all paused by a rate refusal) and a listing larger than
+//! `max_response_bytes` (a loopback server).
 
 mod common;
+#[path = "common/rogue_server.rs"]
+mod rogue_server;
 #[path = "common/sandbox_trading.rs"]
 mod sandbox_trading;
 
@@ -409,4 +412,64 @@ fn cancel_all_pauses_every_worker_for_a_rate_refusal_mid_round() {
     // Out before the refusal: done at once (loopback). Started during the pause: none.
     assert!(after.iter().all(|ms| !(250..950).contains(ms)), "requests during the pause (ms after the 429): {after:?}");
     assert!(after.iter().any(|&ms| ms >= 950), "{after:?}");
+}
+
+/// A listing larger than the client's `max_response_bytes` (1 MiB by default): 1100 rows as
+/// the venue may write them (a long `remark`) are read and cancelled, 100 ids a batch. Read
+/// with the client's bound, the run failed on it and cancelled nothing, just when everything
+/// had to be. The listing's own bound (16 MiB) still holds.
+#[test]
+fn cancel_all_reads_a_listing_larger_than_max_response_bytes() {
+    use rogue_server::{Rogue, json as answer};
+    let row = |id: i64| {
+        json!({
+            "id": id, "cl_ord_id": format!("mm-{id:061}"), "symbol": "BTC-USD", "side": "buy",
+            "order_type": "limit", "time_in_force": "gtc", "status": "open", "price": "61750.25",
+            "qty": "0.01", "fill_qty": "0", "fill_avg_price": "0", "leverage": "10", "margin": "61.75",
+            "avail_locked": "61.75", "reduce_only": false, "position_id": 0, "liq_id": 0,
+            "created_block": -1, "closed_block": -1, "payload": null, "remark": "r".repeat(800),
+            "source": "user", "user": "bsc_0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266",
+            "created_at": "2026-11-29T21:55:01.123456789Z", "updated_at": "2026-11-29T21:55:01.123456789Z",
+        })
+    };
+    let listing =
+        |rows: i64| json!({ "page_size": rows, "result": (1..=rows).map(row).collect::<Vec<_>>(), "total": rows });
+    let served = listing(1100).to_string();
+    assert!(served.len() > 1 << 20, "{} bytes", served.len());
+    let rogue = Rogue::start(move |seen, _| {
+        if seen.path().ends_with("/api/query_open_orders") {
+            answer(200, &served)
+        } else {
+            answer(200, r#"{"code":0,"message":"success","request_id":"r-1"}"#)
+        }
+    });
+    let url = rogue.url();
+    let client = common::abi::Client::new(&format!("{url}/auth"), &format!("{url}/perps"), None).unwrap();
+    let session =
+        common::abi::Session::from_api_key("rogue-api-token-7f3a", &bs58::encode([1u8; 32]).into_string()).unwrap();
+    // The endpoint call keeps the client's bound: the same listing is too large for it.
+    let f = expect(call(&client, Some(&session), "query_open_orders", None), PERPS_BAD_RESPONSE);
+    assert!(f.message.contains("larger than max_response_bytes (1048576)"), "{}", f.message);
+
+    let report = parse(&cancel_all(&client, Some(&session), Some(r#"{"confirm_ms":0}"#)).unwrap());
+    assert_eq!(report["listing_truncated"], false);
+    assert_eq!(report["orders"].as_array().map(Vec::len), Some(1100));
+    assert_eq!((&report["cancel_requests"], &report["failed_cancel_requests"]), (&json!(11), &json!(0)));
+    let batches: Vec<Value> =
+        rogue.seen().iter().filter(|s| s.path().ends_with("/api/cancel_orders")).map(|s| s.json()).collect();
+    let cancelled: Vec<i64> = batches
+        .iter()
+        .flat_map(|b| b["order_id_list"].as_array().unwrap().iter().map(|id| id.as_i64().unwrap()))
+        .collect();
+    assert_eq!(cancelled, (1..=1100).collect::<Vec<_>>(), "every listed order, once");
+
+    // Beyond the listing's own bound: a clean failure, nothing cancelled.
+    let huge = json!({ "result": (1..=1100).map(|id| { let mut r = row(id); r["remark"] = json!("r".repeat(16_000)); r }).collect::<Vec<_>>() }).to_string();
+    assert!(huge.len() > 16 << 20);
+    let rogue = Rogue::start(move |_, _| answer(200, &huge));
+    let url = rogue.url();
+    let client = common::abi::Client::new(&format!("{url}/auth"), &format!("{url}/perps"), None).unwrap();
+    let f = expect(cancel_all(&client, Some(&session), None), PERPS_BAD_RESPONSE);
+    assert!(f.message.contains("16777216"), "{}", f.message);
+    assert_eq!(rogue.count("/api/cancel_orders"), 0);
 }

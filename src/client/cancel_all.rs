@@ -9,8 +9,9 @@
 //!
 //! Every request goes through `endpoint_answer`, as the public endpoint calls do: the same
 //! parameter checks, pacing, signatures, and error mapping — and the run paces itself too
-//! (`requests.rs`); the confirmation has several requests out at once (`confirm.rs`). Only
-//! cancels and reads are sent; cancels are safe to repeat (a cancel of
+//! (`requests.rs`); the confirmation has several requests out at once (`confirm.rs`). The
+//! listing alone may answer more than `max_response_bytes` (`requests::LISTING_MAX_BYTES`).
+//! Only cancels and reads are sent; cancels are safe to repeat (a cancel of
 //! an order already gone is a 404), so a cancel that may have been lost (a transport failure,
 //! a 5xx) is followed by another, never by anything else.
 

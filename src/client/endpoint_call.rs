@@ -24,8 +24,10 @@ impl Client {
         // redacted of them); public calls hold none.
         let sent = std::time::Instant::now();
         let answer = match session {
-            Some(s) => guarded(s, None, |secrets| self.endpoint_answer(endpoint, session, params_json, secrets, None))?,
-            None => self.endpoint_answer(endpoint, None, params_json, &CallSecrets::none(), None)?,
+            Some(s) => {
+                guarded(s, None, |secrets| self.endpoint_answer(endpoint, session, params_json, secrets, None, None))?
+            }
+            None => self.endpoint_answer(endpoint, None, params_json, &CallSecrets::none(), None, None)?,
         };
         if endpoint == Endpoint::QuerySymbolInfo
             && self.symbols.is_some()
@@ -40,7 +42,9 @@ impl Client {
 
     /// The answer of one endpoint call. `deadline`: when the calling flow's time ends, if it
     /// used some of it already (a new order reading the symbol rules); `None`: all of
-    /// `total_timeout_ms` is this call's.
+    /// `total_timeout_ms` is this call's. `larger_answer`: a larger bound for the answer than
+    /// `max_response_bytes` (cancel_all's open-orders listing: `transport::Bounds`); `None`:
+    /// the client's.
     pub(super) fn endpoint_answer(
         &self,
         endpoint: Endpoint,
@@ -48,6 +52,7 @@ impl Client {
         params_json: Option<&str>,
         secrets: &CallSecrets<'_>,
         deadline: Option<std::time::Instant>,
+        larger_answer: Option<u64>,
     ) -> Result<String> {
         let spec = endpoint.spec();
         let credentials = match (spec.auth, session) {
@@ -72,7 +77,8 @@ impl Client {
             account: account.as_str(),
         });
         let body = body.as_deref().map(str::as_bytes);
-        let outgoing = Outgoing { method, target: &target, body, account, secrets, not_found: true, deadline };
+        let outgoing =
+            Outgoing { method, target: &target, body, account, secrets, not_found: true, deadline, larger_answer };
         let exchanged = self.exchange(&outgoing)?;
         let answering = if spec.auth == Auth::Signed { answer::Answering::Change } else { answer::Answering::Read };
         let shaped = match spec.shape {

@@ -178,7 +178,8 @@ impl Client {
     ) -> Result<Reply> {
         let paced = self.pace(host, None, url, None)?;
         let pace_again = |left| self.pace_again(host, None, url, left);
-        let reply = self.transport.send_within(method, url, headers, body, paced.time_left, &pace_again)?;
+        let bounds = transport::Bounds { total: paced.time_left, larger_answer: None };
+        let reply = self.transport.send_within(method, url, headers, body, bounds, &pace_again)?;
         self.pause_on_429(&paced.limits, &reply);
         Ok(reply)
     }

@@ -143,7 +143,7 @@ impl Client {
     fn read_list(&self, cache: &SymbolCache, deadline: Instant) -> Result<Arc<SymbolTable>> {
         let sent = Instant::now();
         let answer = self
-            .endpoint_answer(Endpoint::QuerySymbolInfo, None, None, &CallSecrets::none(), Some(deadline))
+            .endpoint_answer(Endpoint::QuerySymbolInfo, None, None, &CallSecrets::none(), Some(deadline), None)
             .inspect_err(|error| {
                 if is_a_refusal(error) {
                     cache.set_per_symbol();
@@ -157,7 +157,7 @@ impl Client {
         let params = serde_json::json!({ "symbol": symbol }).to_string();
         let sent = Instant::now();
         let answer = self
-            .endpoint_answer(Endpoint::QuerySymbolInfo, None, Some(&params), &CallSecrets::none(), Some(deadline))
+            .endpoint_answer(Endpoint::QuerySymbolInfo, None, Some(&params), &CallSecrets::none(), Some(deadline), None)
             .inspect_err(|error| {
                 // The venue has no such symbol (any more): its kept rules go.
                 if says_no_such_symbol(error, symbol) {

@@ -6,7 +6,7 @@
 use super::answers::is_web_server_page;
 use super::request_pacing::Limits;
 use super::symbol_rules::is_rules_error;
-use super::transport::Reply;
+use super::transport::{Bounds, Reply};
 use super::{Client, guarded, json_object, require_2xx, sent_tracker};
 use crate::body_sign::BodySignature;
 use crate::endpoints::answer::{self, Answering, Refusal};
@@ -45,6 +45,9 @@ pub(super) struct Outgoing<'a> {
     /// When the call's time (`total_timeout_ms`) ends, if earlier steps of the call (reading
     /// the symbol rules) used some of it; `None`: the exchange has all of it.
     pub deadline: Option<Instant>,
+    /// A larger bound than the client's `max_response_bytes` for this answer (the larger
+    /// applies): cancel_all's open-orders listing. `None`: the client's.
+    pub larger_answer: Option<u64>,
 }
 
 /// A 2xx answer, with the signature whose `x-request-id` a later failure reports.
@@ -135,6 +138,7 @@ impl Client {
                 secrets,
                 not_found: false,
                 deadline,
+                larger_answer: None,
             };
             let exchanged = self.exchange(&outgoing)?;
             order_answer(&exchanged, &cl_ord_id)
@@ -185,8 +189,16 @@ impl Client {
         // An order sent this way fails as `new_order` does: with the `cl_ord_id` it names, so
         // the caller can look the order up before sending it again.
         let cl_ord_id = is_new_order(&method, path).then(|| body.and_then(named_cl_ord_id)).flatten();
-        let outgoing =
-            Outgoing { method, target: path, body, account: Some(account), secrets, not_found: false, deadline: None };
+        let outgoing = Outgoing {
+            method,
+            target: path,
+            body,
+            account: Some(account),
+            secrets,
+            not_found: false,
+            deadline: None,
+            larger_answer: None,
+        };
         let sent_id = cl_ord_id.as_deref();
         let result = self.exchange(&outgoing).and_then(|exchanged| venue_result(&exchanged, path, read, sent_id));
         result.map_err(|error| match cl_ord_id {
@@ -234,9 +246,10 @@ impl Client {
         }
         let url = format!("{}{}", self.perps_url, outgoing.target);
         let pace_again = |left| self.pace_again(self.perps_host, account, outgoing.target, left);
+        let bounds = Bounds { total: paced.time_left, larger_answer: outgoing.larger_answer };
         let reply = self
             .transport
-            .send_within(outgoing.method.clone(), &url, &headers, outgoing.body, paced.time_left, &pace_again)
+            .send_within(outgoing.method.clone(), &url, &headers, outgoing.body, bounds, &pace_again)
             .map_err(|e| if sent_tracker::request_bytes_sent() { with_request_id(e, signature.as_ref()) } else { e })?;
         self.pause_on_429(&paced.limits, &reply);
         // The venue's "order not found" only (`order_not_found`): an engine takes NOT_FOUND

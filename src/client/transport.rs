@@ -31,6 +31,16 @@ pub struct Reply {
     pub content_type: Option<String>,
 }
 
+/// How far one exchange may go: `total`, a shorter whole-exchange limit than the client's
+/// `total_timeout_ms` (what is left of a call's time after pacing waited or the symbol rules
+/// were read; `None`: all of it); `larger_answer`, a larger bound than `max_response_bytes`
+/// for this one answer (the larger of the two applies; `None`: the client's).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Bounds {
+    pub total: Option<Duration>,
+    pub larger_answer: Option<u64>,
+}
+
 pub struct Transport {
     agent: Agent,
     max_response_bytes: u64,
@@ -72,9 +82,7 @@ impl Transport {
         Ok(Transport { agent, max_response_bytes: options.max_response_bytes, limits })
     }
 
-    /// Send one request, once. `body` is sent byte for byte when present. `total`: a
-    /// shorter whole-exchange limit than the client's `total_timeout_ms` (what is left of a
-    /// call's time after pacing waited or the symbol rules were read); `None`: all of it.
+    /// Send one request, once, within `bounds`. `body` is sent byte for byte when present.
     ///
     /// One exception to "once": a GET that went out on a kept-alive connection from the pool
     /// and found it closed or reset before any byte of an answer — the venue closed it as the
@@ -92,9 +100,11 @@ impl Transport {
         url: &str,
         headers: &[(&str, &str)],
         body: Option<&[u8]>,
-        total: Option<std::time::Duration>,
+        bounds: Bounds,
         pace_again: &dyn Fn(Duration) -> Option<Duration>,
     ) -> Result<Reply> {
+        let Bounds { total, larger_answer } = bounds;
+        let max_response_bytes = larger_answer.map_or(self.max_response_bytes, |n| n.max(self.max_response_bytes));
         let started = std::time::Instant::now();
         let may_read_again = method == Method::GET;
         let first = self.exchange_once(method.clone(), url, headers, body, total);
@@ -125,13 +135,18 @@ impl Transport {
         // A non-2xx answer keeps its status, and so its documented mapping, even when its body
         // is too large (the body is dropped) or not UTF-8 (decoded lossily).
         let expected = response.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse().ok());
-        let reader = response.body_mut().with_config().limit(self.max_response_bytes).reader();
-        let bytes = match read_wiping(reader, expected, self.max_response_bytes) {
+        let reader = response.body_mut().with_config().limit(max_response_bytes).reader();
+        let bytes = match read_wiping(reader, expected, max_response_bytes) {
             Ok(bytes) => bytes,
             Err(ureq::Error::BodyExceedsLimit(_)) if !success => Vec::new(),
             Err(ureq::Error::BodyExceedsLimit(limit)) => {
+                let bound = if larger_answer.is_some_and(|n| n > self.max_response_bytes) {
+                    "the bound for this answer"
+                } else {
+                    "max_response_bytes"
+                };
                 return Err(Error::bad_response(format!(
-                    "the venue's answer (HTTP {status}) is larger than max_response_bytes ({limit})"
+                    "the venue's answer (HTTP {status}) is larger than {bound} ({limit})"
                 ))
                 .with_status(status)
                 .reached_venue(true));

@@ -24,6 +24,14 @@ const BURST: u32 = 10;
 const MAX_RATE_PAUSE_MS: i64 = 10_000;
 /// The pause after a rate refusal that gives no `Retry-After`.
 const RATE_PAUSE_MS: i64 = 1_000;
+/// The most bytes the open-orders listing may answer, or the client's `max_response_bytes`
+/// when larger. The listing is the one answer of the run that grows with the account: the
+/// venue's order row (§1.4: 25 fields) is ~0.6 KiB written compactly with a 64-byte
+/// `cl_ord_id`, and 1200 rows (its `limit`) pass the default 1 MiB from 874 bytes a row — a
+/// `remark` or `payload` of a few hundred bytes, or indented JSON, is enough. A run that fails
+/// on its listing cancels nothing, just when the engine needs everything cancelled. 16 MiB
+/// leaves 14 KiB a row.
+const LISTING_MAX_BYTES: u64 = 16 << 20;
 
 /// What one run sent, for its report.
 #[derive(Clone, Copy, Debug, Default)]
@@ -134,7 +142,16 @@ impl<'a> Run<'a> {
             }
         }
         let params = params.to_string();
-        let answer = self.client.endpoint_answer(endpoint, Some(self.session), Some(&params), self.secrets, deadline);
+        // The run lists once: the listing's own bound.
+        let larger_answer = (endpoint == Endpoint::QueryOpenOrders).then_some(LISTING_MAX_BYTES);
+        let answer = self.client.endpoint_answer(
+            endpoint,
+            Some(self.session),
+            Some(&params),
+            self.secrets,
+            deadline,
+            larger_answer,
+        );
         match answer {
             Err(e) if ends_the_run(&e) => {
                 let mut state = self.state();
