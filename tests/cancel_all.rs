@@ -409,8 +409,9 @@ fn cancel_all_pauses_every_worker_for_a_rate_refusal_mid_round() {
     assert!((8..30).contains(&refused), "mid-round: look-up {refused}");
     let at = ms_of_day(run[refused]);
     let after: Vec<i64> = run[refused + 1..].iter().map(|r| (ms_of_day(r) - at).rem_euclid(86_400_000)).collect();
-    // Out before the refusal: done at once (loopback). Started during the pause: none.
-    assert!(after.iter().all(|ms| !(250..950).contains(ms)), "requests during the pause (ms after the 429): {after:?}");
+    // Out before the refusal: done at once on loopback (well under 400 ms even on a loaded
+    // machine). Started during the pause: none (ignoring it, workers sent one every 50 ms).
+    assert!(after.iter().all(|ms| !(400..950).contains(ms)), "requests during the pause (ms after the 429): {after:?}");
     assert!(after.iter().any(|&ms| ms >= 950), "{after:?}");
 }
 
