@@ -213,7 +213,7 @@ fn close_from_another_thread_wakes_an_order_write_waiting_for_a_venue_that_never
         // The write that waits: one call in progress for 500 ms (each takes microseconds).
         let waiting = Instant::now();
         while started_at.lock().unwrap().is_none_or(|at| at.elapsed() < Duration::from_millis(500)) {
-            assert!(waiting.elapsed() < Duration::from_secs(60), "no order write ever waited for room");
+            assert!(waiting.elapsed() < Duration::from_secs(240), "no order write ever waited for room");
             if writer.is_finished() {
                 let (error, _, sent) = writer.join().unwrap();
                 panic!("the writer failed before the socket was full ({sent} sent): {error}");
