@@ -188,12 +188,16 @@ fn close_from_another_thread_wakes_an_order_write_waiting_for_a_venue_that_never
     let _alone = alone();
     // The venue answers the login, then reads nothing: orders fill the socket until one
     // waits for room, holding the connection's lock for up to the write timeout (10 s here).
+    // Filling the socket takes thousands of signed orders (14 s in a loaded debug run): the
+    // venue keeps the connection, and the client its patience with a silent venue
+    // (`stream_idle_timeout_ms`, 30 s by default), far longer than that.
     let url = venue(|_, mut ws| {
         let login = read_json(&mut ws);
         send(&mut ws, &logged_in(login["request_id"].as_str().unwrap()));
-        std::thread::sleep(Duration::from_secs(30));
+        std::thread::sleep(Duration::from_secs(600));
     });
-    let stream = Stream::open_orders(client(&url, r#"{"read_timeout_ms":10000}"#), session()).unwrap();
+    let options = r#"{"read_timeout_ms":10000,"stream_idle_timeout_ms":600000}"#;
+    let stream = Stream::open_orders(client(&url, options), session()).unwrap();
     let started_at = std::sync::Mutex::new(None::<Instant>);
     std::thread::scope(|scope| {
         let writer = scope.spawn(|| {
@@ -209,8 +213,11 @@ fn close_from_another_thread_wakes_an_order_write_waiting_for_a_venue_that_never
         // The write that waits: one call in progress for 500 ms (each takes microseconds).
         let waiting = Instant::now();
         while started_at.lock().unwrap().is_none_or(|at| at.elapsed() < Duration::from_millis(500)) {
-            assert!(waiting.elapsed() < Duration::from_secs(60), "no order write ever waited for room");
-            assert!(!writer.is_finished(), "the writer failed before the socket was full");
+            assert!(waiting.elapsed() < Duration::from_secs(240), "no order write ever waited for room");
+            if writer.is_finished() {
+                let (error, _, sent) = writer.join().unwrap();
+                panic!("the writer failed before the socket was full ({sent} sent): {error}");
+            }
             std::thread::sleep(Duration::from_millis(20));
         }
         let closed_at = Instant::now();

@@ -142,18 +142,36 @@ fn a_token_replaced_between_connections_is_redacted_on_the_next_one_too() {
 
 #[test]
 fn a_flood_of_bad_frames_is_bounded_and_marked_as_overflow() {
-    let url = venue(|_, mut ws| {
+    let (flood_read, flood_was_read) = std::sync::mpsc::channel();
+    let flood_read = std::sync::Mutex::new(flood_read);
+    let url = venue(move |i, mut ws| {
         read_json(&mut ws);
+        if i > 0 {
+            // Only the first connection floods: a slow drain that outlives the hold must not
+            // meet a second flood on the reconnection.
+            return hold(ws, LONG);
+        }
         let mut burst = Vec::new();
         for _ in 0..70_000 {
             burst.extend_from_slice(&ws_server::raw_frame(true, 0x2, b"x"));
         }
         ws.get_mut().write_all(&burst).unwrap();
+        // The pong to a ping sent behind the burst comes once the client has read every
+        // frame of it (TCP keeps the order; the stream's I/O thread reads in order).
+        ws.send(Message::Ping(b"flood".to_vec().into())).unwrap();
+        loop {
+            match ws.read() {
+                Ok(Message::Pong(payload)) if payload.as_ref() == b"flood" => break,
+                Ok(_) => {}
+                Err(e) => panic!("the client went away: {e}"),
+            }
+        }
+        flood_read.lock().unwrap().send(()).unwrap();
         hold(ws, Duration::from_secs(10));
     });
     let stream = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap();
-    // The caller does not read while the venue floods.
-    std::thread::sleep(Duration::from_secs(3));
+    // The caller does not read while the venue floods: not until the stream has read it all.
+    flood_was_read.recv_timeout(Duration::from_secs(60)).expect("the client reads the flood");
     let events = drain(&stream, Duration::from_millis(300));
     let errors = events.iter().filter(|e| e["state"] == "error").count();
     let overflow: Vec<&Value> = events.iter().filter(|e| e["state"] == "overflow").collect();
