@@ -740,7 +740,8 @@ char *perps_cancel_orders(const struct perps_client *c, const struct perps_sessi
  * longer. A named order never seen gets 404s while the venue does not show it yet: it is
  * asked for until the deadline and reported `"not_found"`. Up to 8 look-ups and re-cancels
  * are out at once (one at a time, the venue's 100–250 ms round trip would allow 4–10 a
- * second). The run paces itself — each request starts at its turn: a burst of 10 requests,
+ * second); half as many after each rate refusal, down to one, and the orders the venue said
+ * nothing of are asked for first in the next round. The run paces itself — each request starts at its turn: a burst of 10 requests,
  * then 20 a second, under the venue's ~22 an account — and for a rate refusal every request
  * pauses (those out finish) for its `Retry-After` (1 s without one, 10 s at most), whatever
  * the client's `rate_limit` (which also applies). Only cancels are repeated (they are

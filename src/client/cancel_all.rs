@@ -277,10 +277,17 @@ impl Run<'_> {
     /// its orders one by one.
     fn cancel_batch(&self, params: &Value) -> Result<()> {
         for send in 1..=BATCH_SENDS {
+            // A rate refusal's pause — this batch's, or the one before's last send's — is
+            // waited out first: a send the halted run would not make must not count as one.
+            if let Some(pause) = self.take_pause() {
+                std::thread::sleep(pause);
+            }
             match self.send(Endpoint::CancelOrders, params, None)? {
                 Ok(_) => return Ok(()),
                 Err(e) if send < BATCH_SENDS && worth_sending_again(&e) => {
-                    std::thread::sleep(self.take_pause().unwrap_or(ROUND_PAUSE));
+                    if !self.halted() {
+                        std::thread::sleep(ROUND_PAUSE);
+                    }
                 }
                 Err(_) => return Ok(()),
             }

@@ -26,9 +26,9 @@ const IN_FLIGHT: usize = 8;
 struct Round<I> {
     /// (position in the round, (index in the targets, target)).
     next: I,
-    /// Where a rate refusal cut the round short: the earliest position (and its target's
-    /// index) whose check ended with the run halted — the next round starts there.
-    cut: Option<(usize, usize)>,
+    /// The positions whose look-up the venue answered this round (not refused for the rate,
+    /// not left unsent by a halt): they go to the back of the next round.
+    answered: Vec<usize>,
     /// The failure that ended the run (the first one, when workers met several).
     ended: Option<Error>,
 }
@@ -37,41 +37,67 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// Whether a request was refused for the rate or left unsent by the run's halt (which
+/// `Run::send` words as a rate refusal): the venue said nothing of the order.
+fn refused_for_the_rate(e: &Error) -> bool {
+    e.code() == Code::RateLimited || e.http_status() == 429
+}
+
 impl Run<'_> {
     /// Look each target up until it ended, cancelling again one still open a second after
-    /// its last cancel, until `deadline` (each request's own deadline too). Rounds go on
-    /// where a rate refusal cut the last one short, so no order waits behind the others.
+    /// its last cancel, until `deadline` (each request's own deadline too). A round cut short
+    /// by a rate refusal leaves the targets it did not get an answer for at the front of the
+    /// next: whatever the venue refuses, every order is asked for in turn.
     pub(super) fn confirm(&self, targets: &mut [Target], deadline: Instant) -> Result<()> {
-        let mut start = 0;
+        // The order of the next round: indexes into `targets`.
+        let mut order: Vec<usize> = (0..targets.len()).collect();
+        let mut workers = IN_FLIGHT;
         loop {
-            // The open targets, from `start` on, then those before it.
-            let mut open: Vec<(usize, &mut Target)> =
-                targets.iter_mut().enumerate().filter(|(_, t)| !t.confirmed).collect();
-            if open.is_empty() {
+            order.retain(|&i| !targets[i].confirmed);
+            if order.is_empty() {
                 return Ok(());
             }
-            let before_start = open.partition_point(|(i, _)| *i < start);
-            open.rotate_left(before_start);
-            start = self.round(open, deadline)?;
+            let open = targets_in(targets, &order);
+            let answered = self.round(open, workers, deadline)?;
+            // Those without an answer first, in their order; then the answered ones.
+            let mut was_answered = vec![false; order.len()];
+            for position in answered {
+                was_answered[position] = true;
+            }
+            let with = |answered: bool| order.iter().zip(&was_answered).filter(move |(_, a)| **a == answered);
+            order = with(false).chain(with(true)).map(|(&i, _)| i).collect();
             let now = Instant::now();
             if now >= deadline {
                 return Ok(());
             }
-            let pause = self.take_pause().unwrap_or(ROUND_PAUSE);
+            // A venue refusing for the rate leaves the run fewer requests than its pace: half
+            // as many out at once after each refusal, down to one at a time (eight out, most
+            // refused or halted, left no re-cancel the room to pass), twice as many again
+            // after a round without one.
+            let pause = match self.take_pause() {
+                Some(pause) => {
+                    workers = (workers / 2).max(1);
+                    pause
+                }
+                None => {
+                    workers = (workers * 2).min(IN_FLIGHT);
+                    ROUND_PAUSE
+                }
+            };
             std::thread::sleep(pause.min(deadline - now));
         }
     }
 
     /// Check each of `open` once (unless the run is halted or the time is up), with up to
-    /// `IN_FLIGHT` workers: this thread and scoped threads that share the run (its pace,
-    /// counts and pause are under its lock). Returns the index of the target the next round
-    /// starts at.
-    fn round(&self, open: Vec<(usize, &mut Target)>, deadline: Instant) -> Result<usize> {
-        let workers = open.len().min(IN_FLIGHT);
-        let round = Mutex::new(Round { next: open.into_iter().enumerate(), cut: None, ended: None });
+    /// `workers` workers: this thread and scoped threads that share the run (its pace,
+    /// counts and pause are under its lock). Returns the positions (in `open`) whose look-up
+    /// was answered.
+    fn round(&self, open: Vec<&mut Target>, workers: usize, deadline: Instant) -> Result<Vec<usize>> {
+        let workers = open.len().min(workers);
+        let round = Mutex::new(Round { next: open.into_iter().enumerate(), answered: Vec::new(), ended: None });
         let work = || {
             while !self.halted() && Instant::now() < deadline {
-                let Some((position, (index, target))) = lock(&round).next.next() else { return };
+                let Some((position, target)) = lock(&round).next.next() else { return };
                 let checked = self.check(target, deadline);
                 let mut round = lock(&round);
                 match checked {
@@ -79,10 +105,8 @@ impl Run<'_> {
                         round.ended.get_or_insert(e);
                         return;
                     }
-                    Ok(()) if self.halted() && round.cut.is_none_or(|(cut, _)| position < cut) => {
-                        round.cut = Some((position, index));
-                    }
-                    Ok(()) => {}
+                    Ok(Answered::Yes) => round.answered.push(position),
+                    Ok(Answered::No) => {}
                 }
             }
         };
@@ -99,11 +123,14 @@ impl Run<'_> {
         let round = round.into_inner().unwrap_or_else(PoisonError::into_inner);
         match round.ended {
             Some(e) => Err(e),
-            None => Ok(round.cut.map_or(0, |(_, index)| index)),
+            None => Ok(round.answered),
         }
     }
 
-    fn check(&self, target: &mut Target, deadline: Instant) -> Result<()> {
+    /// Look `target` up once, and cancel it again when it is still open a second after its
+    /// last cancel. `Answered::No` when the venue said nothing of it: the look-up, or the
+    /// re-cancel it called for, was refused for the rate or not sent.
+    fn check(&self, target: &mut Target, deadline: Instant) -> Result<Answered> {
         let answer = match self.send(Endpoint::QueryOrder, &target.key(), Some(deadline))? {
             Ok(answer) => answer,
             Err(e) if e.code() == Code::NotFound => {
@@ -117,14 +144,15 @@ impl Run<'_> {
                 } else {
                     target.status = "not_found".to_owned();
                 }
-                return Ok(());
+                return Ok(Answered::Yes);
             }
-            Err(_) => return Ok(()),
+            Err(e) if refused_for_the_rate(&e) => return Ok(Answered::No),
+            Err(_) => return Ok(Answered::Yes),
         };
         let order: Value = serde_json::from_str(&answer).unwrap_or(Value::Null);
-        let Some(status) = order.get("status").and_then(Value::as_str) else { return Ok(()) };
+        let Some(status) = order.get("status").and_then(Value::as_str) else { return Ok(Answered::Yes) };
         if !target.is_answered_by(&order) {
-            return Ok(());
+            return Ok(Answered::Yes);
         }
         target.unseen_since = None;
         if !target.known {
@@ -134,14 +162,32 @@ impl Run<'_> {
         }
         if ENDED.contains(&status) {
             target.ended(status);
-            return Ok(());
+            return Ok(Answered::Yes);
         }
         target.status = status.to_owned();
         if target.cancelled_at.is_none_or(|at| at.elapsed() >= RECANCEL_AFTER) {
+            // Its answer decides nothing (the next look-up does), unless it was refused for
+            // the rate or not sent: then the order is still due its cancel, first in the next
+            // round.
+            if let Err(e) = self.send(Endpoint::CancelOrder, &target.key(), Some(deadline))?
+                && refused_for_the_rate(&e)
+            {
+                return Ok(Answered::No);
+            }
             target.cancelled_at = Some(Instant::now());
-            // Its answer decides nothing: the next look-up does.
-            self.send(Endpoint::CancelOrder, &target.key(), Some(deadline))?.ok();
         }
-        Ok(())
+        Ok(Answered::Yes)
     }
+}
+
+/// Whether a check got the venue's word on its order.
+enum Answered {
+    Yes,
+    No,
+}
+
+/// The targets at `order`'s indexes, in that order, each borrowed once.
+fn targets_in<'t>(targets: &'t mut [Target], order: &[usize]) -> Vec<&'t mut Target> {
+    let mut slots: Vec<Option<&'t mut Target>> = targets.iter_mut().map(Some).collect();
+    order.iter().map(|&i| slots[i].take().expect("each index once")).collect()
 }
