@@ -7,7 +7,7 @@
 //! run's pace still decides when each one starts (`requests.rs`), a rate refusal still halts
 //! them all until the pause is over, and a refused session still ends the run.
 
-use super::requests::Run;
+use super::requests::{Run, refused_for_the_rate};
 use super::{ENDED, GONE_AFTER, RECANCEL_AFTER, ROUND_PAUSE, Target, order_id};
 use crate::endpoints::Endpoint;
 use crate::error::{Code, Error, Result};
@@ -35,12 +35,6 @@ struct Round<I> {
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Whether a request was refused for the rate or left unsent by the run's halt (which
-/// `Run::send` words as a rate refusal): the venue said nothing of the order.
-fn refused_for_the_rate(e: &Error) -> bool {
-    e.code() == Code::RateLimited || e.http_status() == 429
 }
 
 impl Run<'_> {

@@ -88,6 +88,19 @@ impl Pace {
     }
 }
 
+impl State {
+    fn halted(&self) -> bool {
+        self.pause.is_some() || self.ended
+    }
+}
+
+/// Whether a request was refused for the rate — the venue's 429, the client's pacing — or
+/// left unsent by the run's halt (which `send` words as a rate refusal): the venue said
+/// nothing of what it asked.
+pub(super) fn refused_for_the_rate(e: &Error) -> bool {
+    e.code() == Code::RateLimited || e.http_status() == 429
+}
+
 impl<'a> Run<'a> {
     pub(super) fn new(client: &'a Client, session: &'a Session, secrets: &'a CallSecrets<'a>) -> Run<'a> {
         Run { client, session, secrets, state: Mutex::default() }
@@ -111,8 +124,7 @@ impl<'a> Run<'a> {
     /// Whether no request may start until the pause is taken (a rate refusal), or at all (the
     /// run ended).
     pub(super) fn halted(&self) -> bool {
-        let state = self.state();
-        state.pause.is_some() || state.ended
+        self.state().halted()
     }
 
     /// Send one request, paced, with `deadline` as its own (the client's `total_timeout_ms`
@@ -128,7 +140,7 @@ impl<'a> Run<'a> {
         {
             // Counted with the check above: a request counted is one that started.
             let mut state = self.state();
-            if state.pause.is_some() || state.ended {
+            if state.halted() {
                 state.pace.give_back();
                 // Nothing sent: the target is asked for again after the pause (or never: the
                 // run has ended).
@@ -172,7 +184,7 @@ impl<'a> Run<'a> {
             Err(e) => {
                 let mut state = self.state();
                 state.counts.failed_cancel_requests += u64::from(cancel);
-                if e.code() == Code::RateLimited || e.http_status() == 429 {
+                if refused_for_the_rate(&e) {
                     let ms = e.retry_after_ms().unwrap_or(RATE_PAUSE_MS).clamp(0, MAX_RATE_PAUSE_MS);
                     let pause = Duration::from_millis(ms.unsigned_abs());
                     // Refusals of several workers: the longest pause asked for.
@@ -212,7 +224,7 @@ fn ends_the_run(e: &Error) -> bool {
 /// Whether a cancel that failed is worth sending again as it was: it may not have reached
 /// the venue, or was refused for the rate — not when the venue refused it for what it says.
 pub(super) fn worth_sending_again(e: &Error) -> bool {
-    e.may_have_reached_venue() || e.code() == Code::RateLimited || e.http_status() == 429
+    e.may_have_reached_venue() || refused_for_the_rate(e)
 }
 
 #[cfg(test)]
