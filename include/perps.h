@@ -157,7 +157,8 @@ typedef enum perps_code {
    */
   PERPS_STREAM_LIMIT = 16,
   /**
-   * A panic was caught inside the library (a bug; please report it).
+   * A panic was caught inside the library (a bug; please report it). What the call sent
+   * before it is unknown: `perps_error_may_have_reached_venue` is true.
    */
   PERPS_PANIC = 99,
 } perps_code;
@@ -422,6 +423,7 @@ const char *perps_error_body(const struct perps_error *e);
 /**
  * Whether the request may have been received and acted on by the venue. When true for an
  * order, do not resend it blindly: query the venue first (the library never retries).
+ * True after `PERPS_PANIC`: what the call sent before the bug is unknown.
  */
 bool perps_error_may_have_reached_venue(const struct perps_error *e);
 

@@ -46,10 +46,27 @@ pub(crate) fn finish<T: Failure>(outcome: std::thread::Result<Result<T>>, err: *
     let error = match outcome {
         Ok(Ok(value)) => return value,
         Ok(Err(error)) => error,
-        Err(_) => Error::new(Code::Panic, "internal error: a panic was caught at the C boundary (a libperps bug)"),
+        // What the call sent before the bug is unknown (cancel_all's cancels, an order's
+        // request): said as "may have reached the venue", so no order is resent blindly.
+        Err(_) => Error::new(Code::Panic, "internal error: a panic was caught at the C boundary (a libperps bug)")
+            .reached_venue(true),
     };
     let code = error.code();
     // SAFETY: the caller passes either NULL or a valid `perps_error **` (header contract).
     unsafe { perps_error::store(err, error) };
     T::failure(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_caught_panic_may_have_reached_the_venue() {
+        let mut err: *mut perps_error = std::ptr::null_mut();
+        let outcome: std::thread::Result<Result<perps_code>> = Err(Box::new("a bug"));
+        assert_eq!(finish(outcome, &mut err), perps_code::PERPS_PANIC);
+        assert!(crate::ffi::error::perps_error_may_have_reached_venue(err));
+        crate::ffi::error::perps_error_free(err);
+    }
 }

@@ -60,7 +60,8 @@ pub enum perps_code {
     /// Opening a WebSocket would break the venue's connection limits (10 open per IP, 30
     /// new per minute, counted across this process per venue host); nothing was sent.
     PERPS_STREAM_LIMIT = 16,
-    /// A panic was caught inside the library (a bug; please report it).
+    /// A panic was caught inside the library (a bug; please report it). What the call sent
+    /// before it is unknown: `perps_error_may_have_reached_venue` is true.
     PERPS_PANIC = 99,
 }
 
@@ -216,6 +217,7 @@ pub extern "C" fn perps_error_body(e: *const perps_error) -> *const c_char {
 
 /// Whether the request may have been received and acted on by the venue. When true for an
 /// order, do not resend it blindly: query the venue first (the library never retries).
+/// True after `PERPS_PANIC`: what the call sent before the bug is unknown.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_error_may_have_reached_venue(e: *const perps_error) -> bool {
     with_error(e, false, |e| e.error.may_have_reached_venue())
