@@ -109,3 +109,21 @@ fn per_channel_counting_raises_no_alarm_and_a_skip_on_the_leading_channel_is_its
         (Some("subscription"), Some("depth_book"))
     );
 }
+
+#[test]
+fn a_venue_that_fills_the_seq_table_with_made_up_symbols_cannot_hide_a_regression_of_a_subscription() {
+    // 1100 made-up symbols, more than the table of pairs holds, before the first push of a
+    // subscription; then that subscription's count goes back.
+    let mut frames: Vec<&'static str> = (0..1100)
+        .map(|n| &*format!(r#"{{"seq":1,"channel":"price","symbol":"X{n}-USD","data":{{"mark_price":"1"}}}}"#).leak())
+        .collect();
+    frames.push(r#"{"seq":5,"channel":"depth_book","symbol":"BTC-USD","data":{"asks":[],"bids":[]}}"#);
+    frames.push(r#"{"seq":4,"channel":"depth_book","symbol":"BTC-USD","data":{"asks":[],"bids":[]}}"#);
+    let alarms = alarms_until_last(&venue_sending(frames.leak()), 4);
+    assert_eq!(alarms.len(), 1, "{alarms:#?}");
+    assert_eq!(
+        (alarms[0]["state"].as_str(), alarms[0]["scope"].as_str(), alarms[0]["subscription"]["channel"].as_str()),
+        (Some("seq_regression"), Some("subscription"), Some("depth_book")),
+        "{alarms:#?}"
+    );
+}

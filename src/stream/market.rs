@@ -283,6 +283,9 @@ impl Protocol for Market {
 
     fn start(&mut self, conn: &mut Connection, token: Option<&str>) -> Result<bool> {
         self.seq.reset();
+        for sub in self.subs.iter().filter(|s| s.symbol.is_some()) {
+            self.seq.reserve(sub.channel, sub.symbol.as_deref().unwrap_or(""));
+        }
         match token {
             Some(token) => {
                 conn.send_message(self.auth_frame(token).into_message())?;

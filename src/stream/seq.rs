@@ -33,7 +33,9 @@
 //! [`MAX_SYMBOL_BYTES`]. A push of any other pair is counted on the connection only (no
 //! regression or gap of its own is reported unless the counting is connection-wide): a venue
 //! that sends 10^6 made-up symbols cannot grow the table, nor make each push's look-up cost
-//! more than a scan of it.
+//! more than a scan of it. The stream's own public subscriptions hold their places from the
+//! connection's start ([`SeqTracker::reserve`]), so such a venue cannot push them out of the
+//! table either.
 
 use super::events::{self, Kind, Queue};
 use serde_json::{Value, json};
@@ -89,9 +91,10 @@ type PairKey = Option<usize>;
 #[derive(Debug, Default)]
 pub struct SeqTracker {
     highest: Option<i64>,
-    /// (channel, symbol or "") → last seq, at most `MAX_TRACKED` entries. A stream has a
-    /// handful of subscriptions: a scan costs less than hashing.
-    last: Vec<(String, String, i64)>,
+    /// (channel, symbol or "") → last seq (none yet for a reserved pair), at most
+    /// `MAX_TRACKED` entries beside the reserved ones. A stream has a handful of
+    /// subscriptions: a scan costs less than hashing.
+    last: Vec<(String, String, Option<i64>)>,
     counting: Counting,
     /// The pair of the previous frame with a `seq`, and how many frames in a row, each of
     /// another pair than the one before, carried the connection's next number.
@@ -108,6 +111,14 @@ impl SeqTracker {
         *self = SeqTracker::default();
     }
 
+    /// Keep a place for `channel` and `symbol` (one of the stream's own subscriptions),
+    /// whatever other pairs the venue pushes first. Call after `reset`.
+    pub fn reserve(&mut self, channel: &str, symbol: &str) {
+        if !self.last.iter().any(|(c, s, _)| c == channel && s == symbol) {
+            self.last.push((channel.to_owned(), symbol.to_owned(), None));
+        }
+    }
+
     /// A `seq` that belongs to no subscription (the auth answer, a frame passed on as
     /// `unrecognized`) still counts on the connection, and under connection-wide counting
     /// is checked too.
@@ -122,7 +133,7 @@ impl SeqTracker {
     fn frame(&mut self, pair: Option<(&str, &str)>, seq: i64) -> SeqCheck {
         let slot =
             pair.and_then(|(channel, symbol)| self.last.iter().position(|(c, s, _)| c == channel && s == symbol));
-        let last = slot.map(|i| self.last[i].2);
+        let last = slot.and_then(|i| self.last[i].2);
         // In order on its own pair, behind the connection: never under connection-wide counting.
         // So is a frame of no subscription behind it (a channel the library does not know,
         // numbered by a counter of its own): taken as evidence, never as an alarm.
@@ -173,11 +184,11 @@ impl SeqTracker {
     fn remember(&mut self, slot: Option<usize>, pair: Option<(&str, &str)>, seq: i64) -> PairKey {
         match (slot, pair) {
             (Some(i), _) => {
-                self.last[i].2 = seq;
+                self.last[i].2 = Some(seq);
                 Some(i)
             }
             (None, Some((channel, symbol))) if self.last.len() < MAX_TRACKED && symbol.len() <= MAX_SYMBOL_BYTES => {
-                self.last.push((channel.to_owned(), symbol.to_owned(), seq));
+                self.last.push((channel.to_owned(), symbol.to_owned(), Some(seq)));
                 Some(self.last.len() - 1)
             }
             // Beyond the bound, or of no subscription: counted on the connection only.
@@ -269,7 +280,7 @@ mod tests {
         assert_eq!(t.check("trade", "ETH-USD", 6), SeqCheck::Gap { expected: 5, received: 6, scope: CONN });
         assert_eq!(t.observe(8), SeqCheck::Gap { expected: 7, received: 8, scope: CONN });
         assert_eq!(t.check("price", "BTC-USD", 9), SeqCheck::InOrder);
-        t.last.resize(MAX_TRACKED, ("x".into(), "y".into(), 0));
+        t.last.resize(MAX_TRACKED, ("x".into(), "y".into(), Some(0)));
         assert_eq!(t.check("price", "NEW-USD", 11), SeqCheck::Gap { expected: 10, received: 11, scope: CONN });
     }
 
@@ -380,6 +391,25 @@ mod tests {
         assert_eq!(t.last.len(), MAX_TRACKED);
         // The pairs tracked first are still checked.
         assert!(matches!(t.check("price", "BTC-USD", 1), SeqCheck::Regression { last: 1, received: 1, .. }));
+    }
+
+    #[test]
+    fn the_streams_own_subscriptions_keep_their_places_in_a_full_table() {
+        let mut t = SeqTracker::default();
+        t.reserve("depth_book", "ETH-USD");
+        for n in 0..(MAX_TRACKED as i64 + 10) {
+            assert_eq!(t.check("price", &format!("S{n}"), 1), SeqCheck::InOrder);
+        }
+        // Not pushed before the table filled, yet checked: a regression is reported.
+        assert_eq!(t.check("depth_book", "ETH-USD", 5), SeqCheck::InOrder);
+        assert!(matches!(t.check("depth_book", "ETH-USD", 4), SeqCheck::Regression { last: 5, received: 4, .. }));
+        // Unreserved, the same pair is counted on the connection only.
+        let mut t = SeqTracker::default();
+        for n in 0..(MAX_TRACKED as i64 + 10) {
+            assert_eq!(t.check("price", &format!("S{n}"), 1), SeqCheck::InOrder);
+        }
+        assert_eq!(t.check("depth_book", "ETH-USD", 5), SeqCheck::InOrder);
+        assert_eq!(t.check("depth_book", "ETH-USD", 4), SeqCheck::InOrder);
     }
 
     #[test]
