@@ -8,7 +8,9 @@
 //! "alo order rejected"). Frames for unknown or finished requests (late acks, results of
 //! REST orders sent with `x-session-id`) are passed through with `"matched": false`; an
 //! outcome for a request whose outcome was already passed on (of the last 4,096 finished)
-//! also with `"repeat": true`, so that no engine takes it for an order's outcome. An outcome
+//! also with `"repeat": true`, so that no engine takes it for an order's outcome. A frame
+//! naming `request_id` twice, or as no string, answers no request of ours (not even the
+//! login): passed on as `unrecognized` ([`names_no_request_of_ours`]). An outcome
 //! whose code leaves the request's effect unknown (5xx, 408, or a code that is no plain
 //! integer) says so with `"outcome_unknown": true`, as REST says "may have reached the venue".
 //!
@@ -196,6 +198,20 @@ fn may_name_twice(text: &str) -> bool {
     text.contains("\\u") || text.matches("\"code\"").nth(1).is_some() || text.matches("\"success\"").nth(1).is_some()
 }
 
+/// Whether the frame names a `request_id` that can be no request of ours: one that is not a
+/// string (ours are UUID texts: a number names another client's request), or `request_id`
+/// named twice (readers keeping the first or the last copy would give the reply to different
+/// requests: a refusal meant for one would report another, perhaps live, refused). Such a
+/// frame answers neither an order nor the login — it is not a frame without `request_id`,
+/// which may be the login's refusal (`login`) — and is passed on as `unrecognized`: the
+/// requests it may answer stay awaited, and reach their deadline or the `unanswered` list.
+fn names_no_request_of_ours(frame: &Map<String, Value>, text: &str) -> bool {
+    use crate::endpoints::answer::key_named_twice;
+    let not_text = frame.get("request_id").is_some_and(|id| !id.is_null() && !id.is_string());
+    let may_be_twice = text.contains("\\u") || text.matches("\"request_id\"").nth(1).is_some();
+    not_text || (may_be_twice && key_named_twice(text, &["request_id"]).is_some())
+}
+
 impl Protocol for Orders {
     fn name(&self) -> &'static str {
         "order"
@@ -227,6 +243,10 @@ impl Protocol for Orders {
                 return AuthOutcome::Pending;
             }
         };
+        if names_no_request_of_ours(&frame, text) {
+            queue.push_quoting_venue(unrecognized::event(text, received_ns));
+            return AuthOutcome::Pending;
+        }
         let request_id = frame.get("request_id").and_then(Value::as_str);
         // The venue's words: `message` as documented, `msg` as its ws-stream answers write them.
         let message =

@@ -394,3 +394,60 @@ fn an_order_response_carries_the_venues_frame_byte_for_byte() {
     assert_eq!((parsed["channel"].as_str(), parsed["received_ns"].as_i64()), (Some("order_response"), Some(5)));
     assert_eq!(parsed["matched"], true);
 }
+
+#[test]
+fn a_reply_naming_request_id_twice_answers_neither_request() {
+    // serde_json keeps the last copy, another reader the first: taken for r2's outcome, a
+    // refusal meant for r1 would have r2 (perhaps live) reported refused and sent again,
+    // and r1 awaited in vain. Passed on as it is; both requests still await their outcome.
+    for frame in [
+        r#"{"code":400,"message":"alo order rejected","request_id":"r1","request_id":"r2"}"#,
+        r#"{"code":0,"message":"success","request_id":"r1","request_\u0069d":"r2"}"#,
+        r#"{"code":0,"status":"accepted","request_id":"r1","request_id":"r2"}"#,
+    ] {
+        let got = events_of(
+            &[
+                frame,
+                r#"{"code":0,"message":"success","request_id":"r1"}"#,
+                r#"{"code":0,"message":"success","request_id":"r2"}"#,
+            ],
+            &[("r1", "order:new"), ("r2", "order:cancel")],
+        );
+        assert_eq!(got[0]["channel"], "unrecognized", "{frame}: {}", got[0]);
+        for (event, id) in got[1..].iter().zip(["r1", "r2"]) {
+            let row = (event["request_id"].as_str(), event["matched"].as_bool(), event["repeat"].as_bool());
+            assert_eq!(row, (Some(id), Some(true), Some(false)), "{frame}: the outcome of {id} is its own");
+        }
+        assert_eq!(got.len(), 3);
+    }
+}
+
+#[test]
+fn a_frame_whose_request_id_is_no_string_names_another_request_never_the_login() {
+    // Ours are UUID texts: a frame naming request 7 answers none of them — not the login, as
+    // a frame without request_id may. Taken for the login's refusal, it ended the stream.
+    for (frame, acked) in [
+        (r#"{"code":400,"message":"alo order rejected","request_id":7}"#, false),
+        (r#"{"code":401,"message":"invalid token","request_id":7}"#, false),
+        (r#"{"code":0,"message":"success","request_id":7}"#, false),
+        (r#"{"code":401,"message":"invalid token","request_id":7}"#, true),
+        (r#"{"code":401,"message":"invalid token","request_id":["L"]}"#, true),
+        (r#"{"code":401,"message":"invalid token","request_id":"L","request_id":"M"}"#, true),
+    ] {
+        let state = Arc::new(OrderState::new("s-1".into(), false));
+        state.remember(&RequestId::fresh().unwrap(), "order:new", Some("c-1"), None).unwrap();
+        let mut orders = Orders::new(state, None);
+        let queue = Queue::default();
+        orders.login.sent("L".into());
+        if acked {
+            orders.on_text(r#"{"code":0,"status":"accepted","request_id":"L"}"#, 4, &queue);
+            orders.served();
+        }
+        assert!(matches!(orders.on_text(frame, 5, &queue), AuthOutcome::Pending), "{frame} (acked: {acked})");
+        let event: Value = serde_json::from_str(&queue.pop(Some(Duration::ZERO), None).unwrap().unwrap()).unwrap();
+        assert_eq!(event["channel"], "unrecognized", "{frame}");
+        // The login's own answer is still awaited, and judged.
+        let refusal = r#"{"code":401,"message":"invalid token","request_id":"L"}"#;
+        assert!(matches!(orders.on_text(refusal, 6, &queue), AuthOutcome::Refused(_)), "{frame} (acked: {acked})");
+    }
+}
