@@ -3,7 +3,8 @@
 //! two frames in either ack style, late, repeated and unknown frames passed through, the
 //! session's x-session-id, an account event that comes before the ack, orders refused before
 //! sending, an order unanswered at a disconnect (listed, never resent, its late outcome
-//! matched on the next connection), and stream requests not paced by `rate_limit`. Split
+//! matched on the next connection; a rejection of it without request_id before the new
+//! login's answer does not end the stream), and stream requests not paced by `rate_limit`. Split
 //! from `tests/streams.rs` (subscriptions, events, supervision) because order entry is its
 //! own concern; `scripts/test.sh` runs it on one CPU with the other stream tests.
 
@@ -260,4 +261,41 @@ fn an_ack_in_words_not_known_then_the_refusal_is_a_repeat_that_contradicts_and_n
     assert_eq!(second["outcome_unknown"], false, "{second}");
     assert_eq!(second["cl_ord_id"], sent["cl_ord_id"], "the order to look up");
     assert_eq!(second["method"], "order:new");
+}
+
+#[test]
+fn a_late_order_rejection_without_request_id_before_the_new_login_is_answered_keeps_the_stream() {
+    // The order of the first connection is answered on the second (same session_id), before
+    // its login's answer, by a rejection that leaves its request_id out. Taken for the login's
+    // refusal, it ended the stream for good (`failed`) though the login then succeeded.
+    let order_id = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let url = scripted_venue::venue({
+        let order_id = order_id.clone();
+        move |i, mut ws| {
+            let login = scripted_venue::read_json(&mut ws);
+            let login_id = login["request_id"].as_str().unwrap().to_owned();
+            if i == 0 {
+                scripted_venue::send(&mut ws, &scripted_venue::logged_in(&login_id));
+                let order = scripted_venue::read_json(&mut ws);
+                *order_id.lock().unwrap() = order["request_id"].as_str().unwrap().to_owned();
+                return; // dropped unanswered
+            }
+            scripted_venue::send(&mut ws, r#"{"code":400,"message":"alo order rejected"}"#);
+            scripted_venue::send(&mut ws, &scripted_venue::logged_in(&login_id));
+            let outcome = json!({"code":0,"message":"success","request_id":*order_id.lock().unwrap()});
+            scripted_venue::send(&mut ws, &outcome.to_string());
+            scripted_venue::hold(ws, LONG);
+        }
+    });
+    let stream = Stream::open_orders(client(&url, "{}"), session()).unwrap();
+    let sent: Value = serde_json::from_str(&stream.new_order(ORDER).unwrap()).unwrap();
+    let (gone, _) = until(&stream, LONG, "disconnected", is_status("disconnected"));
+    assert_eq!(gone["unanswered"], json!([sent["request_id"]]), "{gone}");
+    let (back, seen) = until(&stream, LONG, "reconnected", |e| is_status("reconnected")(e) || is_status("failed")(e));
+    assert_eq!(back["state"], "reconnected", "{back} after {seen:?}");
+    let (passed_on, _) = until(&stream, LONG, "the rejection passed on", is_channel("unrecognized"));
+    assert_eq!(passed_on["frame"]["message"], "alo order rejected");
+    let (outcome, _) = until(&stream, LONG, "the late outcome", is_channel("order_response"));
+    assert_eq!(outcome["request_id"], sent["request_id"]);
+    assert_eq!((outcome["final"].as_bool(), outcome["matched"].as_bool()), (Some(true), Some(true)), "{outcome}");
 }

@@ -24,6 +24,10 @@
 //!   about the token or the login (`token`, `jwt`, `login`, `unauthorized`…). A 403, a
 //!   "signature" or a 5xx may be an order's (orders are body-signed; a 403 is also the
 //!   venue's "signature has expired" for a request's clock) and is passed on as it is.
+//!
+//! These rules hold for the login's first answer too (one on the market stream's `auth`
+//! channel aside): on a reconnection, the orders of the earlier connection still await their
+//! outcome, which may come on the new connection (same `session_id`) before the login's.
 
 use super::super::auth_answer::judge_text;
 use super::super::supervisor::AuthOutcome;
@@ -48,7 +52,8 @@ const REMEMBERED: usize = 16;
 pub(super) enum Login {
     /// Not sent yet, or answered with its outcome: nothing is awaited.
     Done,
-    /// Sent and not answered: the next frame with its `request_id` (or with none) answers it.
+    /// Sent and not answered: the next frame with its `request_id` answers it, or one with
+    /// none that has a code (a refusal only when it reads as the login's: module docs).
     Sent(String),
     /// Answered only by an "accepted" ack: the connection is served, and the frame that comes
     /// later with its `request_id` (or a refusal without one) is its outcome. `unaddressed`
@@ -129,16 +134,26 @@ impl Logins {
             self.current = Login::Done;
         }
         match &self.current {
-            // Its request_id, or none at all (nothing else is awaited before the login is
-            // answered; some servers leave it out of the answer) on a frame with a code or of
-            // the market stream's auth answer (`{"channel":"auth","data":{"code":200}}`).
+            // Its request_id, or none at all (some servers leave it out of the answer) on a
+            // frame with a code or of the market stream's auth answer
+            // (`{"channel":"auth","data":{"code":200}}`).
             Login::Sent(login)
                 if request_id.is_none_or(|id| id == login)
                     && (request_id.is_some()
                         || frame.contains_key("code")
                         || frame.get("channel").and_then(Value::as_str) == Some("auth")) =>
             {
-                let outcome = judge(frame);
+                let addressed = request_id.is_some() || frame.get("channel").and_then(Value::as_str) == Some("auth");
+                let outcome = match judge(frame) {
+                    // A refusal without its request_id is the login's only when it reads as one,
+                    // as after an ack: on a reconnection the earlier connection's orders still
+                    // await their outcome, which may come first on this one (same session_id),
+                    // and an order's rejection taken for the login's would end the stream.
+                    outcome @ (AuthOutcome::Refused(_) | AuthOutcome::Unavailable(_)) if !addressed => {
+                        unaddressed_refusal(frame, outcome, orders_pending)?
+                    }
+                    outcome => outcome,
+                };
                 // A success without the login's request_id may be a welcome of the venue's
                 // (`{"code":0,"message":"connected"}`): it serves the connection as an ack
                 // does, and the frame that later carries the login's request_id is still
@@ -341,6 +356,40 @@ mod tests {
         // A market-stream refusal without a request_id is the login's refusal.
         let (_, outcome) = first_answer(json!({"channel":"auth","data":{"code":401,"msg":"invalid token"}}), None);
         assert!(matches!(outcome, Some(AuthOutcome::Refused(_))));
+    }
+
+    #[test]
+    fn a_late_order_reply_without_request_id_is_not_the_answer_of_a_reconnections_login() {
+        // On a reconnection the earlier connection's orders still await their outcome, which
+        // may come on this one (same session_id) before the new login's answer: taken for the
+        // login's refusal, an order's rejection ended the stream for good.
+        for (frame, alone, with_orders) in [
+            (json!({"code":400,"message":"alo order rejected"}), "not the login's", "not the login's"),
+            (json!({"code":403,"message":"signature has expired"}), "refused", "not the login's"),
+            (json!({"code":503,"message":"busy"}), "unavailable", "not the login's"),
+            (json!({"code":401,"message":"invalid token"}), "refused", "refused"),
+            (json!({"channel":"auth","data":{"code":401,"msg":"invalid token"}}), "refused", "refused"),
+            (json!({"code":0,"message":"success"}), "accepted", "accepted"),
+        ] {
+            for (orders_pending, want) in [(false, alone), (true, with_orders)] {
+                let mut logins = Logins::new();
+                logins.sent("L".into());
+                let got = match logins.answer(frame.as_object().unwrap(), "", None, || orders_pending) {
+                    Some(AuthOutcome::Refused(_)) => "refused",
+                    Some(AuthOutcome::Unavailable(_)) => "unavailable",
+                    Some(AuthOutcome::Accepted) => "accepted",
+                    Some(AuthOutcome::Pending) => "pending",
+                    None => "not the login's",
+                };
+                assert_eq!(got, want, "{frame} (orders pending: {orders_pending})");
+                if got == "not the login's" {
+                    // Still awaited: its own answer is judged when it comes.
+                    let refusal = json!({"code":401,"message":"invalid token","request_id":"L"});
+                    let outcome = logins.answer(refusal.as_object().unwrap(), "", Some("L"), || orders_pending);
+                    assert!(matches!(outcome, Some(AuthOutcome::Refused(_))), "{frame}");
+                }
+            }
+        }
     }
 
     #[test]
