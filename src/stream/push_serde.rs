@@ -197,8 +197,8 @@ pub fn data_symbol(data: &RawValue) -> DataSymbol<'_> {
         }
         fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
             let (mut symbol, mut twice) = (None, false);
-            while let Some(key) = map.next_key::<BorrowedText<'de>>()? {
-                if key.0 == "symbol" {
+            while let Some(IsSymbolKey(is_symbol)) = map.next_key()? {
+                if is_symbol {
                     let value: &'de RawValue = map.next_value()?;
                     twice |= symbol.replace(symbol_text(value)).is_some();
                 } else {
@@ -210,6 +210,30 @@ pub fn data_symbol(data: &RawValue) -> DataSymbol<'_> {
     }
     let mut de = serde_json::Deserializer::from_str(data.get());
     serde::Deserializer::deserialize_map(&mut de, Symbol).unwrap_or(DataSymbol::None)
+}
+
+/// Whether an object key is `symbol`, read as bytes: a key holding a lone surrogate
+/// (`"\ud800"`) is no text to serde_json, which refuses to decode it as one, but other JSON
+/// readers take it; reading it as text stopped at that key, and a `symbol` beside it went
+/// unseen (data naming another symbol was delivered under the envelope's).
+struct IsSymbolKey(bool);
+impl<'de> Deserialize<'de> for IsSymbolKey {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = IsSymbolKey;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> std::result::Result<Self::Value, E> {
+                Ok(IsSymbolKey(v == b"symbol"))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<Self::Value, E> {
+                Ok(IsSymbolKey(v == "symbol"))
+            }
+        }
+        d.deserialize_bytes(V)
+    }
 }
 
 /// A string, borrowed from the frame unless it holds an escape.
