@@ -281,8 +281,17 @@ fn parse_exponent(digits: &[u8]) -> Option<i64> {
         Some(b'+') => (false, &digits[1..]),
         _ => (false, digits),
     };
-    if digits.is_empty() || digits.len() > 7 || !digits.iter().all(u8::is_ascii_digit) {
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
         return None;
+    }
+    // Leading zeros are JSON (`1e0000000001` is 10): only the digits after them bound the size.
+    let first = digits.iter().position(|b| *b != b'0').unwrap_or(digits.len());
+    let digits = &digits[first..];
+    if digits.len() > 7 {
+        return None;
+    }
+    if digits.is_empty() {
+        return Some(0);
     }
     let value: i64 = std::str::from_utf8(digits).ok()?.parse().ok()?;
     if value > MAX_EXPONENT {
@@ -440,6 +449,10 @@ mod tests {
         {
             assert!(Decimal::parse(text).is_none(), "{text:?}");
         }
+        // JSON allows leading zeros in an exponent: their count says nothing of its size.
+        assert_eq!(d("1e000000001"), d("10"));
+        assert_eq!(d("25E-0000000000000000002"), d("0.25"));
+        assert!(Decimal::parse("1e0001000001").is_none(), "beyond the largest exponent");
     }
 
     #[test]

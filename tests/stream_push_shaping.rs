@@ -7,7 +7,8 @@
 //!   is, so it is passed on as `unrecognized` (its `seq` not counted), never delivered under
 //!   one reading;
 //! - an envelope and a `data` that name different symbols: an `error` event, not the data
-//!   under the envelope's name;
+//!   under the envelope's name, even beside a key serde_json cannot decode (a lone surrogate)
+//!   or when the data's symbol holds one;
 //! - an `error` about a push names its subscription and its `seq`, so an engine knows which
 //!   book is stale;
 //! - a `depth_book` push that is not a book (no `data`, a side missing or named twice, a level
@@ -297,4 +298,71 @@ fn a_seq_beyond_i64_is_kept_as_written_and_an_unreadable_seq_or_symbol_is_an_err
         assert_eq!(events[0]["seq"], seq, "{frame}");
         assert!(events[0]["message"].as_str().unwrap().contains(words), "{}", events[0]);
     }
+}
+
+#[test]
+fn a_key_no_reader_decodes_to_text_does_not_hide_the_datas_symbol() {
+    // A lone surrogate (`\ud800`) is no character: serde_json refuses to decode such a key to
+    // text, while other JSON readers (Python's, JavaScript's) read it, and the `symbol` beside
+    // it. Reading the data's symbol stopped at that key, so these were delivered as data of
+    // the envelope's symbol, or of none, whatever symbol the data named. The events hand on
+    // the venue's text, lone surrogate included: they are looked at as text.
+    for frame in [
+        r#"{"seq":7,"channel":"price","symbol":"BTC-USD","data":{"\ud800":1,"symbol":"ETH-USD","mark_price":"3000"}}"#,
+        r#"{"seq":7,"channel":"order","symbol":"BTC-USD","data":{"id":1,"symbol":"ETH-USD","x\udc00y":1}}"#,
+    ] {
+        let event = decode_as_text(frame);
+        assert!(
+            event.starts_with(r#"{"channel":"status""#) && event.contains(r#""state":"error""#),
+            "{frame}: {event}"
+        );
+        assert!(event.contains(r#"its envelope names the symbol \"BTC-USD\" and its data \"ETH-USD\""#), "{event}");
+    }
+    // The symbol only in `data`: the event names it.
+    let event = decode_as_text(r#"{"seq":7,"channel":"price","data":{"\ud800":1,"symbol":"ETH-USD"}}"#);
+    assert!(event.starts_with(r#"{"channel":"price","seq":7,"symbol":"ETH-USD","data":"#), "{event}");
+    // `symbol` named twice around such a key: passed on, not delivered under either.
+    let event =
+        decode_as_text(r#"{"seq":1,"channel":"price","data":{"symbol":"BTC-USD","\ud800":0,"symbol":"ETH-USD"}}"#);
+    assert!(event.starts_with(r#"{"channel":"unrecognized","frame":"#), "{event}");
+}
+
+#[test]
+fn a_datas_symbol_serde_json_cannot_decode_is_still_a_symbol_that_must_agree() {
+    // `"ETH-USD\ud800"` (a lone surrogate) is a string to every JSON reader but serde_json,
+    // which refuses to decode it: it was taken for a data naming no symbol, and ETH-USD's data
+    // was delivered under the envelope's BTC-USD. Like a JSON reader that does read it, the
+    // library now reads it with U+FFFD for the surrogate (as redaction does): another symbol.
+    for frame in [
+        r#"{"seq":7,"channel":"price","symbol":"BTC-USD","data":{"symbol":"ETH-USD\ud800","mark_price":"3000"}}"#,
+        r#"{"seq":7,"channel":"depth_book","symbol":"BTC-USD","data":{"asks":[],"bids":[],"symbol":"ETH-USD\udc00"}}"#,
+        r#"{"seq":7,"channel":"price","symbol":"BTC-USD","data":{"symbol":"BTC-USD\ud800"}}"#,
+    ] {
+        let event = decode_as_text(frame);
+        assert!(
+            event.starts_with(r#"{"channel":"status""#) && event.contains(r#""state":"error""#),
+            "{frame}: {event}"
+        );
+        assert!(event.contains("its envelope names the symbol \\\"BTC-USD\\\" and its data"), "{event}");
+    }
+}
+
+/// The one event of `frame`, as text (it may hand on text serde_json would not read: a lone
+/// surrogate), the same from the scanner and from the serde paths (a status event's own clock
+/// reading aside).
+fn decode_as_text(frame: &str) -> String {
+    let (mut scanner, mut serde_path) = (PushDecoder::default(), PushDecoder::serde_only());
+    let clock = |events: Vec<String>| -> Vec<String> {
+        let cut = |e: &str| match e.split_once(r#""received_ns":"#) {
+            Some((head, tail)) if e.starts_with(r#"{"channel":"status""#) => {
+                format!("{head}{}", tail.trim_start_matches(|c: char| c.is_ascii_digit()))
+            }
+            _ => e.to_owned(),
+        };
+        events.iter().map(|e| cut(e)).collect()
+    };
+    let events = clock(scanner.decode_all(frame, 1));
+    assert_eq!(events, clock(serde_path.decode_all(frame, 1)), "the paths disagree on {frame}");
+    assert_eq!(events.len(), 1, "{frame}: {events:?}");
+    events.into_iter().next().unwrap()
 }

@@ -105,15 +105,16 @@ pub fn judge_text(frame: &Map<String, Value>, text: &str, what: &str) -> AuthOut
 }
 
 /// The key (`code`, `success`) that `text` names twice at the top level or in its `data`
-/// object, where [`judge`] reads them too.
+/// object, where [`judge`] reads them too; or `data` itself named twice (the frame as read
+/// keeps the last copy, and a first copy of `{"code":401}` would go unread).
 fn named_twice(text: &str) -> Option<&'static str> {
-    use crate::endpoints::answer::outcome_named_twice;
+    use crate::endpoints::answer::{key_named_twice, outcome_named_twice};
     #[derive(serde::Deserialize)]
     struct WithData<'a> {
         #[serde(borrow, default)]
         data: Option<&'a serde_json::value::RawValue>,
     }
-    outcome_named_twice(text).or_else(|| {
+    outcome_named_twice(text).or_else(|| key_named_twice(text, &["data"])).or_else(|| {
         let data = serde_json::from_str::<WithData<'_>>(text).ok()?.data?;
         outcome_named_twice(data.get())
     })
@@ -189,6 +190,9 @@ mod tests {
             r#"{"channel":"auth","data":{"code":200,"\u0063ode":401,"msg":"success"}}"#,
             r#"{"channel":"auth","data":{"code":0,"success":false,"success":true}}"#,
             r#"{"request_id":"r","code":0,"code":401,"message":"success"}"#,
+            // `data` itself twice: the last copy alone was judged (a success).
+            r#"{"channel":"auth","data":{"code":401,"msg":"token expired"},"data":{"code":200,"msg":"success"}}"#,
+            r#"{"channel":"auth","data":{"code":401},"d\u0061ta":{}}"#,
         ] {
             let frame: Map<String, Value> = serde_json::from_str(text).unwrap();
             match judge_text(&frame, text, "the auth frame") {

@@ -177,9 +177,37 @@ impl DataSymbol<'_> {
     }
 }
 
-/// A `symbol` member's value: its text when it is a string.
+/// A `symbol` member's value: its text when it is a string. A string serde_json refuses to
+/// decode (a lone surrogate, `"ETH-USD\ud800"`) is still a string to other JSON readers, and
+/// not the envelope's symbol: it is read with U+FFFD in place of the surrogate, so that it
+/// disagrees with the envelope rather than counting as no symbol (ETH-USD's data was
+/// delivered under BTC-USD).
 pub fn symbol_text(raw: &RawValue) -> DataSymbol<'_> {
-    text(raw).map_or(DataSymbol::None, DataSymbol::Text)
+    match text(raw) {
+        Some(text) => DataSymbol::Text(text),
+        None if raw.get().starts_with('"') => serde_json::from_str::<LossyText>(raw.get())
+            .map_or(DataSymbol::None, |lossy| DataSymbol::Text(Cow::Owned(lossy.0))),
+        None => DataSymbol::None,
+    }
+}
+
+/// A string's content read as bytes (serde_json writes a lone surrogate's escape as its three
+/// WTF-8 bytes), each invalid byte as U+FFFD.
+struct LossyText(String);
+impl<'de> Deserialize<'de> for LossyText {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = LossyText;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> std::result::Result<Self::Value, E> {
+                Ok(LossyText(String::from_utf8_lossy(v).into_owned()))
+            }
+        }
+        d.deserialize_bytes(V)
+    }
 }
 
 /// The `symbol` member of `data` (`DataSymbol`). It names a public push whose envelope has
@@ -197,8 +225,8 @@ pub fn data_symbol(data: &RawValue) -> DataSymbol<'_> {
         }
         fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
             let (mut symbol, mut twice) = (None, false);
-            while let Some(key) = map.next_key::<BorrowedText<'de>>()? {
-                if key.0 == "symbol" {
+            while let Some(IsSymbolKey(is_symbol)) = map.next_key()? {
+                if is_symbol {
                     let value: &'de RawValue = map.next_value()?;
                     twice |= symbol.replace(symbol_text(value)).is_some();
                 } else {
@@ -210,6 +238,30 @@ pub fn data_symbol(data: &RawValue) -> DataSymbol<'_> {
     }
     let mut de = serde_json::Deserializer::from_str(data.get());
     serde::Deserializer::deserialize_map(&mut de, Symbol).unwrap_or(DataSymbol::None)
+}
+
+/// Whether an object key is `symbol`, read as bytes: a key holding a lone surrogate
+/// (`"\ud800"`) is no text to serde_json, which refuses to decode it as one, but other JSON
+/// readers take it; reading it as text stopped at that key, and a `symbol` beside it went
+/// unseen (data naming another symbol was delivered under the envelope's).
+struct IsSymbolKey(bool);
+impl<'de> Deserialize<'de> for IsSymbolKey {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = IsSymbolKey;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> std::result::Result<Self::Value, E> {
+                Ok(IsSymbolKey(v == b"symbol"))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<Self::Value, E> {
+                Ok(IsSymbolKey(v == "symbol"))
+            }
+        }
+        d.deserialize_bytes(V)
+    }
 }
 
 /// A string, borrowed from the frame unless it holds an escape.
