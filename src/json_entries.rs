@@ -148,7 +148,9 @@ mod tests {
         let start = std::time::Instant::now();
         assert!(matches!(parse(&text), Err(Problem::Duplicate(m)) if m.contains("\"k7\"")));
         let elapsed = start.elapsed();
-        assert!(elapsed < std::time::Duration::from_secs(3), "{keys} keys read in {elapsed:?}");
+        // A bound on the complexity, not a speed target: ~0.08 s linear, 28 s quadratic, and
+        // room for a machine 100 times slower.
+        assert!(elapsed < std::time::Duration::from_secs(10), "{keys} keys read in {elapsed:?}");
     }
 
     #[test]
