@@ -21,9 +21,10 @@ event is returned as soon as it arrives. In the main thread, where signal handle
 wait runs on the stream's worker thread (made at the first such wait) while the main thread
 waits for it: Ctrl-C (KeyboardInterrupt), or an exception a SIGTERM handler raises, interrupts
 ``next`` at once and loses nothing — an event the interrupted wait brings is the result of the
-next ``next``. (An event already queued is taken without the worker. Other threads wait in the
-library directly, in slices of 100 ms.) :meth:`Stream.close` may be called from any thread: it wakes a
-blocked ``next`` at once (which then raises ``STREAM_CLOSED``), waits for the calls in flight
+next ``next`` (a ``next(0)`` too, which returns None while that wait still runs). (An event
+already queued is taken without the worker. Other threads wait in the library directly, in
+slices of 100 ms.) :meth:`Stream.close` may be called from any thread: it wakes a blocked
+``next`` at once (which then raises ``STREAM_CLOSED``), waits for the calls in flight
 to return, then frees the stream. Any call on a closed stream raises ``STREAM_CLOSED``.
 
 asyncio: :meth:`Stream.anext` never blocks the event loop: the library call runs on the
@@ -187,7 +188,8 @@ class Stream(_Owner):
         it wakes this call) or once a stream that ended (its ``failed`` event) has given all
         its events."""
         limit_ms = None if timeout is None else _timeout_ms(timeout)
-        if limit_ms != 0 and threading.current_thread() is threading.main_thread():
+        if threading.current_thread() is threading.main_thread() and (limit_ms != 0 or self._interrupted is not None):
+            # With timeout 0 too while an interrupted wait is kept: what it brings comes first.
             return self._next_text_off_main(limit_ms)
         return self._next_text_here(limit_ms)
 
@@ -201,6 +203,10 @@ class Stream(_Owner):
         deadline = None if limit_ms is None else time.monotonic() + limit_ms / 1000
         while True:
             job = self._interrupted
+            if job is not None and limit_ms == 0 and not job.done():
+                # timeout 0 must not wait, nor take an event from the library past the kept
+                # wait (still running): the event it brings would come after a later one.
+                return None
             if job is None:
                 # An event already queued is taken here, without the worker's round trip:
                 # this call does not wait, so a signal has no wait to land in.
@@ -217,8 +223,10 @@ class Stream(_Owner):
                     self._interrupted = None  # the call's own failure (STREAM_CLOSED, ...)
                 raise  # else interrupted: the call stays in self._interrupted for the next
             self._interrupted = None
-            if text is not None or (deadline is not None and time.monotonic() >= deadline):
+            if text is not None:
                 return text
+            # Nothing came in that wait: one look at the library (above), which returns None
+            # once the time is up.
 
     def _next_text_here(self, limit_ms: Optional[int]) -> Optional[str]:
         def wait_for_text(ptr: Any) -> Optional[str]:

@@ -301,6 +301,46 @@ def test_a_signal_interrupting_next_in_the_main_thread_loses_no_event(signed_in)
         assert event["data"]["cl_ord_id"] == placed["cl_ord_id"], (event, placed)
 
 
+def test_after_a_signal_interrupted_next_a_polling_next_0_gets_the_event_the_interrupted_wait_brought(signed_in):
+    # As above, but the program then polls with next(0) (a busy loop of the main thread). The
+    # event the interrupted wait brought (kept for the next next()) must be what those polls
+    # return, before any event after it: next(0) once went to the library directly, past the
+    # kept wait, so it never saw that event (a later one overtook it, or none came).
+    _, client, session = signed_in
+    assert threading.current_thread() is threading.main_thread()
+    bid = far_bid(client)
+    placed = []
+
+    def interrupt_then_orders():
+        time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.01)
+        placed.append(json.loads(client.new_order(session, limit_buy(bid))))
+        time.sleep(0.1)  # the interrupted wait has returned the first order's event by now
+        placed.append(json.loads(client.new_order(session, limit_buy(bid))))
+
+    with client.open_stream(session, [{"channel": "order"}]) as stream:
+        next_where(stream, is_status("connected"))
+        while stream.next(0.3) is not None:  # what the connection brought first
+            pass
+        orderer = threading.Thread(target=interrupt_then_orders)
+        with pytest.raises(KeyboardInterrupt):
+            orderer.start()
+            stream.next()  # no timeout
+        orderer.join()
+        time.sleep(0.3)  # both orders' events are in by now
+        got = []  # the cl_ord_ids of the order events, in the order next(0) returns them
+        deadline = time.monotonic() + 2.0
+        while len(set(got)) < 2 and time.monotonic() < deadline:
+            event = stream.next(0)
+            if event is None:
+                time.sleep(0.01)
+            elif event["channel"] == "order":
+                got.append(event["data"]["cl_ord_id"])
+        firsts = list(dict.fromkeys(got))  # each order's first event
+        assert firsts == [placed[0]["cl_ord_id"], placed[1]["cl_ord_id"]], (got, placed)
+
+
 def slow_proxy(target_host, target_port, delay_s):
     """A TCP proxy on 127.0.0.1 that waits `delay_s` after accepting each connection before it
     connects on and relays; returns its port."""
