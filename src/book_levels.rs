@@ -48,12 +48,13 @@ pub(crate) fn read_level(level: &str) -> Result<Level<'_>, &'static str> {
 
 /// An element of a level as text: a JSON string's content (decoded only when it holds an
 /// escape), or any other value's text as sent (which no decimal reading accepts unless it is
-/// a number).
+/// a number). A string serde_json cannot decode (a lone surrogate, `"1\ud800"`) is its text
+/// as sent, quotes included: no decimal either, and the error quotes what the venue wrote.
 pub(crate) fn element_text(raw: &RawValue) -> Cow<'_, str> {
     let text = raw.get();
     match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
         Some(inner) if !inner.contains('\\') => Cow::Borrowed(inner),
-        Some(_) => Cow::Owned(serde_json::from_str::<String>(text).unwrap_or_default()),
+        Some(_) => serde_json::from_str::<String>(text).map_or(Cow::Borrowed(text), Cow::Owned),
         None => Cow::Borrowed(text),
     }
 }
@@ -193,6 +194,11 @@ mod tests {
         assert_eq!(read(r#"{"px":1,"sz":"2"}"#), pair("1", "2"));
         assert_eq!(read(r#"{"pr\u0069ce":"1","size":"2"}"#), pair("1", "2"));
         assert_eq!(read(r#"[null,true]"#), pair("null", "true"), "read, then refused as no decimal");
+        assert_eq!(
+            read(r#"["1\ud800","2"]"#),
+            pair(r#""1\ud800""#, "2"),
+            "as sent (no text to serde_json), then refused as no decimal"
+        );
         for (level, what) in [
             ("[]", "is empty"),
             (r#"["1"]"#, "has no quantity"),
