@@ -2,7 +2,9 @@
 // private key and API token goes to the library in native memory the binding owns
 // (PerpsNative.Secret), encoded through an array it wipes at once, and that memory must be
 // zeros before it is freed, whether the call succeeded or failed. Secret.hook (package-private,
-// tests only) shows the test each secret as made and as closed.
+// tests only) shows the test each secret as made and as closed; a heap dump shows that a
+// refused key's encoding left no copy behind (the encoding is the binding's own, not a
+// CharsetEncoder's, whose buffers are dropped unwiped).
 
 import java.lang.reflect.Field;
 import java.nio.charset.StandardCharsets;
@@ -101,6 +103,64 @@ final class SecretTests {
             } catch (IllegalAccessException e) {
                 throw new AssertionError(e);
             }
+        }
+
+        // A key refused must leave no copy of its bytes either: one refused before the call (not
+        // valid Unicode: a lone surrogate at its end), and one refused by the library whose
+        // UTF-8 is much longer than its characters (it is sent). The key is random and only ever
+        // held two bytes a character (a char[], a String with a character above U+00FF), the
+        // needle as ints: its hex digits in a row, one byte each, can only be a UTF-8 encoding
+        // the binding left behind. The heap dump takes unreachable objects too (live=false).
+        PerpsTests.test("secrets: a refused key leaves no UTF-8 copy in the heap (lone surrogate; many multi-byte characters)", () -> {
+            leavesNoCopy("\uD800", IllegalArgumentException.class);
+            leavesNoCopy("\u0100".repeat(40), perps.PerpsException.class);
+        });
+    }
+
+    /**
+     * Wallet.address of a random key (U+0100, 64 hex digits, then {@code tail}) throws
+     * {@code refusal}; then no copy of the hex digits may be in the heap.
+     */
+    private static void leavesNoCopy(String tail, Class<? extends RuntimeException> refusal) throws Exception {
+        java.security.SecureRandom random = new java.security.SecureRandom();
+        // U+0100 first: new String(char[]) tries a Latin-1 array first, and would leave one
+        // holding every character before the first above U+00FF.
+        char[] chars = new char[65 + tail.length()];
+        int[] needle = new int[64];
+        chars[0] = '\u0100';
+        for (int i = 0; i < 64; i++) {
+            chars[1 + i] = Character.forDigit(random.nextInt(16), 16);
+            needle[i] = chars[1 + i];
+        }
+        tail.getChars(0, tail.length(), chars, 65);
+        String key = new String(chars);
+        Arrays.fill(chars, '\0');
+        try {
+            Wallet.address("bsc", key);
+            throw new AssertionError("the key was accepted");
+        } catch (RuntimeException e) {
+            PerpsTests.expect(refusal.isInstance(e), "refused with " + refusal.getSimpleName() + ": " + e);
+        }
+        java.nio.file.Path dump = java.nio.file.Files.createTempDirectory("perps-heap").resolve("heap.hprof");
+        try {
+            java.lang.management.ManagementFactory.getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class)
+                    .dumpHeap(dump.toString(), false);
+            byte[] heap = java.nio.file.Files.readAllBytes(dump);
+            int found = 0;
+            for (int at = 0; at + needle.length <= heap.length; at++) {
+                int n = 0;
+                while (n < needle.length && heap[at + n] == needle[n]) {
+                    n++;
+                }
+                if (n == needle.length) {
+                    found++;
+                }
+            }
+            PerpsTests.expect(found == 0, "no UTF-8 copy of the key (tail of " + tail.length()
+                    + " characters) in the heap, found " + found);
+        } finally {
+            java.nio.file.Files.deleteIfExists(dump);
+            java.nio.file.Files.deleteIfExists(dump.getParent());
         }
     }
 

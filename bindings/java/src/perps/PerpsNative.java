@@ -8,11 +8,6 @@ import com.sun.jna.Pointer;
 import com.sun.jna.Structure;
 import com.sun.jna.ptr.LongByReference;
 import com.sun.jna.ptr.PointerByReference;
-import java.nio.ByteBuffer;
-import java.nio.CharBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.function.BiConsumer;
 
@@ -153,6 +148,13 @@ interface PerpsNative extends Library {
      * is not valid UTF-16 (a lone surrogate) is refused rather than sent with a '?' in it, and
      * one holding a NUL character is refused (INVALID_ARGUMENT) rather than cut short there by
      * C: a body signed up to its NUL would not be the body sent.
+     *
+     * <p>Encoded here, in two passes (count, then write into the one array returned), as C#'s
+     * GetByteCount and GetBytes do: the string may be a key, and the array returned is the
+     * only copy of its bytes this makes (a {@link Secret} wipes it). A CharsetEncoder writes
+     * into buffers of its own and, when one is too small or the input turns out not to be valid
+     * Unicode, drops it holding what it had encoded so far: a refused key's bytes, left in the
+     * heap unwiped.
      */
     static byte[] utf8(String s) {
         if (s == null) {
@@ -162,19 +164,46 @@ interface PerpsNative extends Library {
             throw new PerpsException(PerpsCode.INVALID_ARGUMENT, PerpsCode.INVALID_ARGUMENT.value(),
                     "string argument contains a NUL character (C would read it only up to there)", 0, null, false);
         }
-        ByteBuffer text;
-        try {
-            text = StandardCharsets.UTF_8.newEncoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .encode(CharBuffer.wrap(s));
-        } catch (CharacterCodingException e) {
-            throw new IllegalArgumentException("string argument is not valid Unicode (lone surrogate)", e);
+        int length = s.length();
+        long count = 0;
+        for (int i = 0; i < length; i++) {
+            char c = s.charAt(i);
+            if (c < 0x80) {
+                count += 1;
+            } else if (c < 0x800) {
+                count += 2;
+            } else if (!Character.isSurrogate(c)) {
+                count += 3;
+            } else if (Character.isHighSurrogate(c) && i + 1 < length && Character.isLowSurrogate(s.charAt(i + 1))) {
+                count += 4;
+                i++;
+            } else {
+                throw new IllegalArgumentException("string argument is not valid Unicode (lone surrogate)");
+            }
         }
-        byte[] z = new byte[text.remaining() + 1];
-        text.get(z, 0, text.remaining());
-        if (text.hasArray()) {
-            Arrays.fill(text.array(), (byte) 0); // the encoder's copy: the string may be a key
+        if (count > Integer.MAX_VALUE - 16) {
+            throw new IllegalArgumentException("string argument too long for one C string");
+        }
+        byte[] z = new byte[(int) count + 1];
+        int n = 0;
+        for (int i = 0; i < length; i++) {
+            int c = s.charAt(i);
+            if (c < 0x80) {
+                z[n++] = (byte) c;
+            } else if (c < 0x800) {
+                z[n++] = (byte) (0xC0 | (c >> 6));
+                z[n++] = (byte) (0x80 | (c & 0x3F));
+            } else if (!Character.isSurrogate((char) c)) {
+                z[n++] = (byte) (0xE0 | (c >> 12));
+                z[n++] = (byte) (0x80 | ((c >> 6) & 0x3F));
+                z[n++] = (byte) (0x80 | (c & 0x3F));
+            } else {
+                int cp = Character.toCodePoint((char) c, s.charAt(++i)); // a valid pair: checked above
+                z[n++] = (byte) (0xF0 | (cp >> 18));
+                z[n++] = (byte) (0x80 | ((cp >> 12) & 0x3F));
+                z[n++] = (byte) (0x80 | ((cp >> 6) & 0x3F));
+                z[n++] = (byte) (0x80 | (cp & 0x3F));
+            }
         }
         return z; // last byte stays 0
     }
