@@ -170,7 +170,22 @@ namespace Perps
             }
             Native.perps_stream_close_raw(stream);
             TellCollected("closed");
-            System.Threading.ThreadPool.UnsafeQueueUserWorkItem(_ => FreeCollected(stream), null);
+            bool queued;
+            try
+            {
+                queued = System.Threading.ThreadPool.UnsafeQueueUserWorkItem(_ => FreeCollected(stream), null);
+            }
+            catch (Exception)
+            {
+                // No work item to be had (out of memory, a runtime shutting down): an exception
+                // leaving a finalizer ends the process, so the free is done here instead, holding
+                // this thread for as long as it takes (about 2 s at most).
+                queued = false;
+            }
+            if (!queued)
+            {
+                FreeCollected(stream);
+            }
             return true;
         }
 
