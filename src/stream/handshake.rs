@@ -14,7 +14,7 @@
 //!   venue's reason (`message` of a JSON body, as REST errors do) and carries its
 //!   `Retry-After` (`perps_error_retry_after_ms`) for a 429 or 503.
 //!
-//! Reads and writes keep the socket's deadline (`transport::Socket`): a venue that trickles
+//! Reads and writes keep the set-up's deadline (`deadline_tcp.rs`): a venue that trickles
 //! its answer cannot hold a reconnect. The answer's head is read with a size cap; bytes read
 //! past it (the venue's first frames) are handed to the WebSocket.
 
