@@ -5,9 +5,10 @@
 //! The handshake (`handshake.rs`) runs on a blocking socket under one deadline (the reply
 //! timeout, for TLS and the WebSocket handshake together, kept on every `recv` and `send` of
 //! the TCP socket below TLS: `deadline_tcp.rs`): a venue that trickles its answer byte by
-//! byte, or never answers, cannot hold a reconnect forever; afterwards the socket is non-blocking so that reading never
-//! holds the connection's lock while waiting, and a write that meets a full send buffer waits
-//! with `poll`, bounded by the reply timeout and cut short by the stream's `close`.
+//! byte, or never answers, cannot hold a reconnect forever. Afterwards the socket is
+//! non-blocking so that reading never holds the connection's lock while waiting, and a write
+//! that meets a full send buffer waits with `poll`, bounded by the reply timeout and cut
+//! short by the stream's `close`.
 
 use super::deadline_tcp::DeadlineTcp;
 use super::settings::StreamSettings;
