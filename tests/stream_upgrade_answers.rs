@@ -236,6 +236,14 @@ fn a_101_answer_that_breaks_rfc_6455_fails_the_handshake_naming_why() {
             "chat",
         ),
         ("HTTP/1.0 101 Switching Protocols", "Upgrade: websocket\r\nConnection: Upgrade\r\n", "HTTP/1.1"),
+        // Sec-WebSocket-Accept twice, a wrong one before the right one (`switch_as` adds it):
+        // the field must not appear more than once (RFC 6455 §11.3.3), and its value is then
+        // not the key's answer.
+        (
+            "HTTP/1.1 101 Switching Protocols",
+            "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n",
+            "Sec-WebSocket-Accept",
+        ),
     ] {
         let url = raw_venue(move |_, tcp| {
             let ws = switch_as(tcp, status_line, headers);

@@ -14,7 +14,7 @@
 //!   venue's reason (`message` of a JSON body, as REST errors do) and carries its
 //!   `Retry-After` (`perps_error_retry_after_ms`) for a 429 or 503.
 //!
-//! Reads and writes keep the socket's deadline (`transport::Socket`): a venue that trickles
+//! Reads and writes keep the set-up's deadline (`deadline_tcp.rs`): a venue that trickles
 //! its answer cannot hold a reconnect. The answer's head is read with a size cap; bytes read
 //! past it (the venue's first frames) are handed to the WebSocket.
 
@@ -94,8 +94,11 @@ pub fn client(socket: &mut Socket, request: Request) -> Result<Vec<u8>> {
     if !header("Connection").any(|v| v.split(',').any(|token| token.trim().eq_ignore_ascii_case("upgrade"))) {
         return Err(fail("the venue's 101 answer has no \"upgrade\" token in its Connection header".into()));
     }
+    // Exactly one field, holding the key's answer: a field sent twice is one value, the two
+    // joined by a comma (RFC 9110 §5.3), which answers no key (and RFC 6455 §11.3.3 forbids it).
     let expected = tungstenite::handshake::derive_accept_key(key.as_bytes());
-    if !header("Sec-WebSocket-Accept").any(|v| v.trim() == expected) {
+    let accepts: Vec<_> = header("Sec-WebSocket-Accept").collect();
+    if !matches!(accepts.as_slice(), [accept] if accept.trim() == expected) {
         return Err(fail("the venue's Sec-WebSocket-Accept does not answer the request's key".into()));
     }
     // The client asks for no extension and no subprotocol: any in the answer is unasked.

@@ -15,6 +15,7 @@
 //! reading of frames without a connection, for benchmarks and fuzz targets).
 
 mod auth_answer;
+mod deadline_tcp;
 mod decoders;
 mod depth;
 mod events;

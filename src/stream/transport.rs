@@ -3,12 +3,14 @@
 //! polls and that a caller may write an order frame to (under the connection's lock).
 //!
 //! The handshake (`handshake.rs`) runs on a blocking socket under one deadline (the reply
-//! timeout, for TLS and the WebSocket handshake together: a venue that trickles its answer byte by byte cannot
-//! hold a reconnect forever); afterwards the socket is non-blocking so that reading never
-//! holds the connection's lock while waiting, and a write that meets a full send buffer waits
-//! with `poll`, bounded by the reply timeout and cut short by the stream's `close`.
+//! timeout, for TLS and the WebSocket handshake together, kept on every `recv` and `send` of
+//! the TCP socket below TLS: `deadline_tcp.rs`): a venue that trickles its answer byte by
+//! byte, or never answers, cannot hold a reconnect forever. Afterwards the socket is
+//! non-blocking so that reading never holds the connection's lock while waiting, and a write
+//! that meets a full send buffer waits with `poll`, bounded by the reply timeout and cut
+//! short by the stream's `close`.
 
-use super::no_sigpipe::NoSigPipe;
+use super::deadline_tcp::DeadlineTcp;
 use super::settings::StreamSettings;
 use super::venue_close::MAX_CLOSE_FRAME;
 use crate::error::{Code, Error, Result};
@@ -26,17 +28,16 @@ const WRITE_BUFFER_BYTES: usize = 128 * 1024;
 /// pings): what a venue that does not read can make the client hold.
 pub(crate) const MAX_UNSENT_BYTES: usize = 4 << 20;
 
-/// The byte stream under the WebSocket: plain TCP (loopback `ws://`) or TLS.
+/// The byte stream under the WebSocket: plain TCP (loopback `ws://`) or TLS, over a TCP
+/// socket that keeps the set-up's deadline and never raises SIGPIPE (`deadline_tcp.rs`).
 enum Layer {
-    Plain(TcpStream),
-    /// Over a stream that never raises SIGPIPE (`no_sigpipe`).
-    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, NoSigPipe>>),
+    Plain(DeadlineTcp),
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, DeadlineTcp>>),
 }
 
-/// The byte stream, and while the handshake runs, the deadline every read and write keeps.
+/// The byte stream.
 pub struct Socket {
     layer: Layer,
-    deadline: Option<Instant>,
     /// The last bytes read (after TLS): a Close frame whose status code tungstenite found
     /// invalid is read again from them (`venue_close.rs`).
     tail: Tail,
@@ -80,26 +81,22 @@ impl Socket {
 
     pub fn tcp(&self) -> &TcpStream {
         match &self.layer {
-            Layer::Plain(tcp) => tcp,
-            Layer::Tls(tls) => &tls.sock.0,
+            Layer::Plain(tcp) => tcp.tcp(),
+            Layer::Tls(tls) => tls.sock.tcp(),
         }
     }
 
-    /// Before a blocking read or write: the socket's timeout set to what is left of the
-    /// deadline, or `TimedOut` once it has passed.
-    fn keep_deadline(&self, reading: bool) -> io::Result<()> {
-        let Some(deadline) = self.deadline else { return Ok(()) };
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(io::Error::new(io::ErrorKind::TimedOut, "the deadline passed"));
+    /// The deadline every `recv` and `send` of the TCP socket keeps (`None`: none).
+    fn set_deadline(&mut self, deadline: Option<Instant>) {
+        match &mut self.layer {
+            Layer::Plain(tcp) => tcp.set_deadline(deadline),
+            Layer::Tls(tls) => tls.sock.set_deadline(deadline),
         }
-        if reading { self.tcp().set_read_timeout(Some(left)) } else { self.tcp().set_write_timeout(Some(left)) }
     }
 }
 
 impl Read for Socket {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.keep_deadline(true)?;
         let n = match &mut self.layer {
             Layer::Plain(s) => s.read(buf),
             Layer::Tls(s) => s.read(buf),
@@ -111,7 +108,6 @@ impl Read for Socket {
 
 impl Write for Socket {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.keep_deadline(false)?;
         let written = match &mut self.layer {
             Layer::Plain(s) => s.write(buf),
             Layer::Tls(s) => s.write(buf),
@@ -129,7 +125,6 @@ impl Write for Socket {
         written
     }
     fn flush(&mut self) -> io::Result<()> {
-        self.keep_deadline(false)?;
         match &mut self.layer {
             Layer::Plain(s) => s.flush(),
             Layer::Tls(s) => s.flush(),
@@ -298,15 +293,15 @@ pub fn connect(
         })?;
         let tls_connection = rustls::ClientConnection::new(settings.tls()?, name)
             .map_err(|e| Error::new(Code::Transport, format!("TLS set-up failed: {e}")))?;
-        Layer::Tls(Box::new(rustls::StreamOwned::new(tls_connection, NoSigPipe(tcp))))
+        Layer::Tls(Box::new(rustls::StreamOwned::new(tls_connection, DeadlineTcp::new(tcp, deadline))))
     } else {
-        Layer::Plain(tcp)
+        Layer::Plain(DeadlineTcp::new(tcp, deadline))
     };
-    let mut socket = Socket { layer, deadline, tail: Tail::new(), unsent_since: None, taken: 0 };
+    let mut socket = Socket { layer, tail: Tail::new(), unsent_since: None, taken: 0 };
     // Our own handshake (`handshake.rs`): RFC 6455 §4.1 as written, the venue's refusals
     // read as REST reads them.
     let leftover = super::handshake::client(&mut socket, request)?;
-    socket.deadline = None;
+    socket.set_deadline(None);
     let max = settings.options.max_frame_bytes;
     // The write buffer is bounded too (tungstenite's default is unbounded): a venue that
     // floods pings and never reads would otherwise grow it by one pong per ping, without end.
@@ -405,8 +400,8 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (server, _) = listener.accept().unwrap();
-        let socket =
-            Socket { layer: Layer::Plain(client), deadline: None, tail: Tail::new(), unsent_since: None, taken: 0 };
+        let layer = Layer::Plain(DeadlineTcp::new(client, None));
+        let socket = Socket { layer, tail: Tail::new(), unsent_since: None, taken: 0 };
         let ws = WebSocket::from_raw_socket(socket, Role::Client, None);
         let conn = Connection { ws, write_timeout: Duration::from_secs(1), closed_signal: None };
         (conn, WebSocket::from_raw_socket(server, Role::Server, None))
