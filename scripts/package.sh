@@ -4,7 +4,10 @@
 #                                                  include/, lib/ (libperps.so.<v>, SONAME
 #                                                  libperps.so.<soversion>, symlinks, libperps.a,
 #                                                  pkgconfig/perps.pc, cmake/perps/), bin/perps-sandbox
-#   perps-<v>-py3-none-manylinux_<glibc>_x86_64.whl Python: the package with libperps.so inside
+#   perps-<v>-py3-none-manylinux_<glibc>_x86_64.manylinux2014_x86_64.whl
+#                                                  Python: the package with libperps.so inside
+#                                                  (the legacy alias, for pip < 20.3, when <glibc>
+#                                                  is 2_17; see bindings/python/hatch_build.py)
 #   perps-<v>.jar, perps-<v>.pom                   Java: the classes and linux-x86-64/libperps.so
 #                                                  (JNA's class-path location); the Maven POM
 #   Perps.<v>.nupkg                                C#: lib/net45/Perps.dll and libperps.so
