@@ -4,7 +4,10 @@
 #                                                  include/, lib/ (libperps.so.<v>, SONAME
 #                                                  libperps.so.<soversion>, symlinks, libperps.a,
 #                                                  pkgconfig/perps.pc, cmake/perps/), bin/perps-sandbox
-#   perps-<v>-py3-none-manylinux_<glibc>_x86_64.whl Python: the package with libperps.so inside
+#   perps-<v>-py3-none-manylinux_<glibc>_x86_64.manylinux2014_x86_64.whl
+#                                                  Python: the package with libperps.so inside
+#                                                  (the legacy alias, for pip < 20.3, when <glibc>
+#                                                  is 2_17; see bindings/python/hatch_build.py)
 #   perps-<v>.jar, perps-<v>.pom                   Java: the classes and linux-x86-64/libperps.so
 #                                                  (JNA's class-path location); the Maven POM
 #   Perps.<v>.nupkg                                C#: lib/net45/Perps.dll and libperps.so
@@ -171,7 +174,34 @@ cp bindings/csharp/Perps.nuspec "$nupkg/"
 nuget pack "$nupkg/Perps.nuspec" -Version "$VERSION" -BasePath "$nupkg" -OutputDirectory dist \
     -NonInteractive -Verbosity quiet
 [[ -f "dist/Perps.$VERSION.nupkg" ]] || die "nuget pack made no dist/Perps.$VERSION.nupkg"
+# nuget pack dates every entry now (it has no option for another date): rewritten, the same
+# entries in the same order, each dated at the last commit like the other archives.
+python3 - "dist/Perps.$VERSION.nupkg" "$epoch" <<'EOF_PY'
+import os, sys, time, zipfile
+path, epoch = sys.argv[1], int(sys.argv[2])
+date = time.gmtime(max(epoch, 315532800))[:6]  # a zip date starts in 1980
+with zipfile.ZipFile(path) as src, zipfile.ZipFile(path + ".tmp", "w") as dst:
+    for old in src.infolist():
+        new = zipfile.ZipInfo(old.filename, date_time=date)
+        new.compress_type, new.external_attr, new.create_system = old.compress_type, old.external_attr, old.create_system
+        dst.writestr(new, src.read(old))
+os.replace(path + ".tmp", path)
+EOF_PY
 python3 -m zipfile -l "dist/Perps.$VERSION.nupkg" | sed 's/^/  /'
+
+step "dist/: reproducible (every archive entry dated at the last commit)"
+# Two builds of a commit make the same bytes only if no archive records the time it was made.
+python3 - "$epoch" dist/*.whl dist/*.jar dist/*.nupkg <<'EOF_PY' || die "an archive entry is not dated at the last commit"
+import sys, time, zipfile
+date = time.gmtime(max(int(sys.argv[1]), 315532800))[:6]
+date = date[:5] + (date[5] // 2 * 2,)  # a zip date counts seconds in twos
+bad = [f"{path}: {i.filename} {i.date_time}" for path in sys.argv[2:]
+       for i in zipfile.ZipFile(path).infolist() if i.date_time != date]
+print("\n".join(bad) or f"ok: every entry of {len(sys.argv) - 2} zip archives dated {date}")
+sys.exit(1 if bad else 0)
+EOF_PY
+tar -tzvf "dist/$name.tar.gz" --full-time --utc | awk -v d="$(date -u -d "@$epoch" '+%F %T')" '$4 " " $5 != d { print; bad = 1 } END { exit bad }' ||
+    die "an entry of dist/$name.tar.gz is not dated at the last commit"
 
 step "dist/"
 (cd dist && sha256sum -- * >SHA256SUMS && ls -l)

@@ -6,9 +6,13 @@ path to libperps.so> (scripts/package.sh sets it) the wheel carries that file as
 ``perps/libperps.so`` and is tagged ``py3-none-manylinux_<X>_<Y>_<arch>``: ctypes needs no
 particular Python (``py3-none``), and the platform tag is the newest glibc symbol version
 the library needs, read from its ELF version references (``objdump -p``), so pip installs
-it exactly where that glibc is (PEP 600). The build fails when the library needs a shared
-library outside the set every glibc distribution has, rather than produce a wheel that
-would not load.
+it exactly where that glibc is (PEP 600). When that glibc is one a legacy manylinux tag names
+(2.5, 2.12, 2.17: manylinux1, manylinux2010, manylinux2014), the wheel carries that alias too,
+``manylinux_2_17_x86_64.manylinux2014_x86_64`` as auditwheel writes it: pip before 20.3 (Ubuntu
+20.04's 20.0.2, RHEL 8's 19.3.1) knows only the legacy tags and would refuse a wheel tagged
+``manylinux_2_17`` alone as "not a supported wheel on this platform". The build fails when
+the library needs a shared library outside the set every glibc distribution has, rather than
+produce a wheel that would not load.
 """
 
 from __future__ import annotations
@@ -35,6 +39,9 @@ SYSTEM_LIBRARIES = {
 }
 
 ELF_MACHINES = {62: "x86_64", 183: "aarch64"}  # e_machine
+
+# PEP 600's legacy aliases: the glibc each older manylinux tag stands for.
+LEGACY_MANYLINUX = {(2, 5): "manylinux1", (2, 12): "manylinux2010", (2, 17): "manylinux2014"}
 
 
 def elf_machine(path: str) -> str:
@@ -64,12 +71,19 @@ def needs(path: str) -> tuple[set[str], tuple[int, int]]:
 
 
 def platform_tag(path: str) -> str:
-    """``manylinux_<glibc major>_<glibc minor>_<arch>`` for the library at ``path``."""
+    """``manylinux_<glibc major>_<glibc minor>_<arch>`` for the library at ``path``, followed
+    by its legacy alias (``.manylinux2014_<arch>``) when there is one."""
     needed, (major, minor) = needs(path)
     foreign = sorted(needed - SYSTEM_LIBRARIES)
     if foreign:
         raise RuntimeError(f"{path} needs {', '.join(foreign)}: not on every glibc system, no manylinux tag")
-    return f"manylinux_{major}_{minor}_{elf_machine(path)}"
+    arch = elf_machine(path)
+    tag = f"manylinux_{major}_{minor}_{arch}"
+    legacy = LEGACY_MANYLINUX.get((major, minor))
+    # (manylinux1 and manylinux2010 were defined for x86 only)
+    if legacy is not None and (legacy == "manylinux2014" or arch in ("x86_64", "i686")):
+        tag += f".{legacy}_{arch}"
+    return tag
 
 
 class PerpsBuildHook(BuildHookInterface):

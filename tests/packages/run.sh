@@ -9,7 +9,8 @@
 #     rule; a CMake project with C alone enabled, linking both targets;
 #   - Python: the wheel into a fresh virtual environment (no environment variable: the library
 #     inside the wheel is loaded), the program checked with mypy --strict, the wheel's
-#     platform tag checked with auditwheel; the package from source (pip install
+#     platform tag checked with auditwheel; the wheel installed by pip 19.3.1 (before PEP 600:
+#     through the legacy manylinux2014 alias) and used; the package from source (pip install
 #     bindings/python) in another one: no library until the installed one is on the loader's
 #     path, then that one, by its SONAME;
 #   - Java: the jar on a class path with JNA (no -Djna.library.path: JNA extracts the
@@ -145,9 +146,17 @@ if [[ "$GLIBC" != host ]]; then
         grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -V | tail -n 1)
     [[ "$(printf '%s\n' "$newest_glibc" "$GLIBC" | sort -V | tail -n 1)" == "$GLIBC" ]] ||
         die "the tarball's library or sandbox needs glibc $newest_glibc; the packages promise $GLIBC"
-    [[ "$(basename "$WHEEL")" == "perps-$VERSION-py3-none-manylinux_${GLIBC/./_}_x86_64.whl" ]] ||
-        die "the wheel is $(basename "$WHEEL"), expected the tag manylinux_${GLIBC/./_}_x86_64"
-    ok "glibc: the library and the sandbox need glibc $newest_glibc at most; the wheel is tagged manylinux_${GLIBC/./_}"
+    # PEP 600's tag, and its legacy alias where one names that glibc (as auditwheel tags): pip
+    # before 20.3 (Ubuntu 20.04's 20.0.2, RHEL 8's 19.3.1) knows only the legacy tags.
+    expected_tag="manylinux_${GLIBC/./_}_x86_64"
+    case "$GLIBC" in
+        2.5) expected_tag+=".manylinux1_x86_64" ;;
+        2.12) expected_tag+=".manylinux2010_x86_64" ;;
+        2.17) expected_tag+=".manylinux2014_x86_64" ;;
+    esac
+    [[ "$(basename "$WHEEL")" == "perps-$VERSION-py3-none-$expected_tag.whl" ]] ||
+        die "the wheel is $(basename "$WHEEL"), expected the tag $expected_tag"
+    ok "glibc: the library and the sandbox need glibc $newest_glibc at most; the wheel is tagged $expected_tag"
 fi
 
 "$PREFIX/bin/perps-sandbox" --port 0 >"$TMP/urls" 2>"$TMP/sandbox.err" &
@@ -253,9 +262,24 @@ ok "the wheel loaded $site/perps/libperps.so"
 (cd "$TMP" && "$TMP/venv-wheel/bin/python" -m mypy --no-incremental -p perps) || die "mypy on the installed package"
 ok "mypy: the installed package is typed (py.typed) and its annotations hold; the program passes --strict"
 "$TMP/venv-wheel/bin/auditwheel" show "$WHEEL" >"$TMP/log" 2>&1 || { cat "$TMP/log"; die "auditwheel show"; }
-grep -qF "consistent with the following platform tag: \"$wheel_tag\"" <<<"$(tr '\n' ' ' <"$TMP/log")" ||
+# auditwheel names the PEP 600 tag, the first of the wheel's (a legacy alias may follow it).
+grep -qF "consistent with the following platform tag: \"${wheel_tag%%.*}\"" <<<"$(tr '\n' ' ' <"$TMP/log")" ||
     { cat "$TMP/log"; die "auditwheel does not agree with the tag $wheel_tag"; }
-ok "auditwheel: $(basename "$WHEEL") is consistent with $wheel_tag"
+ok "auditwheel: $(basename "$WHEEL") is consistent with ${wheel_tag%%.*}"
+
+# The pip of the older systems the wheel is for: 19.3.1 (RHEL 8's python38; the first pip that
+# knows manylinux2014), which predates PEP 600's manylinux_x_y tags: it installs the wheel only
+# through its legacy alias. (pip 19.3.1 needs distutils: Python 3.11 or older.)
+if "$TMP/venv-wheel/bin/python" -c 'import sys; sys.exit(sys.version_info >= (3, 12))'; then
+    step "Python: the wheel with pip 19.3.1 (before PEP 600's tags), into a fresh virtual environment"
+    python3 -m venv "$TMP/venv-oldpip"
+    "$TMP/venv-oldpip/bin/python" -m pip install "${pip_quiet[@]}" pip==19.3.1
+    "$TMP/venv-oldpip/bin/python" -m pip install "${pip_quiet[@]}" --no-index "$WHEEL" >"$TMP/log" 2>&1 ||
+        { cat "$TMP/log"; die "pip 19.3.1 does not install $(basename "$WHEEL") (its tags: $wheel_tag)"; }
+    (cd "$TMP" && run_flow "Python (wheel, installed by pip 19.3.1)" "$TMP/venv-oldpip/bin/python" signin_order.py "$BASE_URL" "$PERPS_URL")
+else
+    echo "(pip 19.3.1 does not run on this Python 3.12+: the wheel's legacy tag is checked by its name only)"
+fi
 
 step "Python: pip install bindings/python (from source: no library inside) into another environment"
 python3 -m venv "$TMP/venv-src"
