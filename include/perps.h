@@ -636,7 +636,9 @@ struct perps_stream *perps_order_stream_open(const struct perps_client *c, const
  * `{"channel":"unrecognized","frame",…}` (with `"answers":"auth:login"` for a late answer
  * to a login of an earlier connection); and
  * `{"channel":"status","state":S,…}` with S one of connected, disconnected, reconnecting,
- * reconnect_failed, reconnected, gap, seq_regression, error, overflow, failed.
+ * reconnect_failed, reconnected, gap, seq_regression, error, overflow, failed, and on the
+ * order stream request_timeout (a request with no outcome `stream_request_timeout_ms` after
+ * it was written: its fate unknown).
  * `received_ns` is the receive time in nanoseconds since the Unix epoch. After
  * `perps_stream_close` (which wakes a blocked call at once), or once a stream that
  * ended (`failed` event) has given all its events: NULL with `PERPS_STREAM_CLOSED`.
