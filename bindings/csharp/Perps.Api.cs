@@ -386,7 +386,9 @@ namespace Perps
         /// Returns {"request_id":…,"cl_ord_id":…} once the frame is written, without waiting
         /// for the venue: its replies come as order_response events with that request_id (the
         /// "accepted" ack with "final":false, then the outcome).
-        /// Never retried: on Transport with MayHaveReachedVenue, look the order up first.</summary>
+        /// Never retried: on any PerpsException with MayHaveReachedVenue (Transport, Timeout
+        /// when the venue does not read the frame within read_timeout_ms, StreamClosed when
+        /// Close cut a begun write short), look the order up first.</summary>
         public string NewOrder(string orderJson)
         {
             IntPtr err = IntPtr.Zero;

@@ -186,7 +186,9 @@ func (st *Stream) Next(ctx context.Context) (event string, err error) {
 // Returns {"request_id":…,"cl_ord_id":…} as soon as the frame is written, without waiting
 // for the venue: the replies come as order_response events with that request_id (the
 // "accepted" ack with "final":false, then the outcome with "final":true). Never retried:
-// on a Transport error with MayHaveReachedVenue, look the order up by its ClOrdID first.
+// on any *Error with MayHaveReachedVenue (Transport, Timeout when the venue does not read the
+// frame within read_timeout_ms, StreamClosed when Close cut a begun write short), look the
+// order up by its ClOrdID first.
 func (st *Stream) NewOrder(orderJSON string) (string, error) {
 	return st.send("orderJSON", orderJSON, func(sp *C.perps_stream, order *C.char, cerr **C.perps_error) *C.char {
 		return C.perps_stream_new_order(sp, order, cerr)

@@ -135,10 +135,14 @@ pub extern "C" fn perps_stream_next(
 /// `request_timeout` event: nothing sent),
 /// `PERPS_STREAM_CLOSED` (closed, or ended or ending for good: nothing sent; the message
 /// names the cause; `perps_stream_next` still gives the `disconnected` and `failed` events
-/// of the end, the `unanswered` list included), `PERPS_TRANSPORT` (not connected, or the connection closing,
+/// of the end, the `unanswered` list included — but when `perps_stream_close` cut short a
+/// write the socket had taken part of, `perps_error_may_have_reached_venue` is true),
+/// `PERPS_TRANSPORT` (not connected, or the connection closing,
 /// e.g. after the venue's Close frame: nothing sent; or the write failed:
 /// `perps_error_may_have_reached_venue` is true, and the message names the frame's
-/// `request_id`, the one the `unanswered` list of the `disconnected` event names); with
+/// `request_id`, the one the `unanswered` list of the `disconnected` event names),
+/// `PERPS_TIMEOUT` (the frame could not be written out within `read_timeout_ms`, "the venue
+/// is not reading": `perps_error_may_have_reached_venue` true, the `request_id` named); with
 /// `symbol_rules`, a read of the rules that fails ends the call as in `perps_new_order`
 /// (`PERPS_TIMEOUT`, `PERPS_TRANSPORT`, `PERPS_RATE_LIMITED` or `PERPS_BAD_RESPONSE`, the
 /// message starting "symbol rules could not be fetched": nothing sent). Never retried.

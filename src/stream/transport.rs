@@ -462,4 +462,17 @@ mod tests {
         assert!(!failure.nothing_written, "{}", failure.error);
         drop(venue);
     }
+
+    #[test]
+    fn a_venue_that_does_not_read_times_the_write_out_and_part_of_the_frame_may_have_left() {
+        // What perps_stream_new_order documents: PERPS_TIMEOUT, may have reached the venue.
+        let (mut conn, venue) = pair();
+        conn.ws.get_ref().tcp().set_nonblocking(true).unwrap();
+        conn.write_timeout = Duration::from_millis(300);
+        let failure = conn.try_send_text("x".repeat(64 << 20)).unwrap_err();
+        assert_eq!(failure.error.code(), Code::Timeout, "{}", failure.error);
+        assert!(failure.error.message().contains("not reading"), "{}", failure.error);
+        assert!(!failure.nothing_written, "part of the frame left");
+        drop(venue);
+    }
 }

@@ -273,7 +273,10 @@ class Stream(_Owner):
         ``{"request_id", "cl_ord_id"}`` once written, without waiting for the venue: its
         replies come as ``order_response`` events with that ``request_id`` (the "accepted"
         ack with ``final`` False, then the outcome with ``final`` True). Never retried:
-        ``TRANSPORT`` with ``may_have_reached_venue`` means the write may have left."""
+        any error with ``may_have_reached_venue`` (``TRANSPORT``, ``TIMEOUT`` when the venue
+        does not read the frame within ``read_timeout_ms``, ``STREAM_CLOSED`` when
+        :meth:`close` cut a begun write short) means the write may have left: look the order
+        up by its ``cl_ord_id`` before sending it again."""
         return self._send(_lib.perps_stream_new_order, _json_text("order", order))
 
     def cancel_order(self, params: JsonObject) -> Dict[str, Any]:

@@ -96,8 +96,10 @@ public final class Stream extends NativeHandle {
      * the client option symbol_rules), sign it and write the order:new frame. Returns
      * {"request_id":…,"cl_ord_id":…} once the frame is written, without waiting for the venue:
      * its replies come as order_response events with that request_id (the "accepted" ack with
-     * "final":false, then the outcome with "final":true). Never retried: on TRANSPORT with
-     * mayHaveReachedVenue(), look the order up by its cl_ord_id first.
+     * "final":false, then the outcome with "final":true). Never retried: on any PerpsException
+     * with mayHaveReachedVenue() (TRANSPORT, TIMEOUT when the venue does not read the frame
+     * within read_timeout_ms, STREAM_CLOSED when close() cut a begun write short), look the
+     * order up by its cl_ord_id first.
      */
     public String newOrder(String orderJson) {
         return takeString(err -> LIB.perps_stream_new_order(ptr(), utf8(orderJson), err));
