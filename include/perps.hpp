@@ -553,7 +553,9 @@ public:
     }
 
     /// Any other endpoint under perps_url ("GET", "POST", "PUT", "DELETE"; path from '/').
-    /// A body, when given, is signed and sent byte for byte. Never retried.
+    /// A body, when given, is signed and sent byte for byte. Never retried, but a GET that
+    /// found its kept-alive connection closed before any answer is sent once more (README
+    /// "The keep-alive race").
     std::string request(const Session &session, const std::string &method, const std::string &path,
                         const std::optional<std::string> &body = std::nullopt) const {
         return detail::string_result("perps_request", [&](perps_error **err) {
@@ -565,8 +567,10 @@ public:
     /* -- The trading loop: one method per venue endpoint (perps_cancel_order ...). --------
      * `params_json` is a JSON object of the endpoint's parameters (see perps.h; checked
      * before anything is sent: PERPS_INVALID_ARGUMENT names the parameter), std::nullopt for
-     * none. Returns the venue's JSON answer. Never retried. An order already gone or not yet
-     * visible: PERPS_NOT_FOUND. The three public endpoints also take no session.           */
+     * none. Returns the venue's JSON answer. Never retried (but a GET query that found its
+     * kept-alive connection closed before any answer is sent once more: README "The
+     * keep-alive race"). An order already gone or not yet visible: PERPS_NOT_FOUND. The
+     * three public endpoints also take no session.                                         */
 
     /// POST /api/cancel_order: {"order_id":<int64>} or {"cl_ord_id":"..."}.
     std::string cancel_order(const Session &session, const std::string &params_json) const {

@@ -152,8 +152,9 @@ namespace Perps
         // ---- The trading loop: one method per venue endpoint ----
         // paramsJson: a JSON object of the endpoint's parameters (see perps.h; checked before
         // anything is sent: InvalidArgument names the parameter), or null for none. Each returns
-        // the venue's JSON and is never retried. An order already gone (or not visible yet)
-        // throws with Code NotFound. The three public endpoints take a null session.
+        // the venue's JSON and is never retried (but a GET query that found its kept-alive
+        // connection closed before any answer is sent once more: README "The keep-alive
+        // race"). An order already gone (or not visible yet) throws with Code NotFound. The three public endpoints take a null session.
 
         private delegate IntPtr EndpointCall(ClientHandle c, SessionHandle s, byte[] paramsJson, ref IntPtr err);
 

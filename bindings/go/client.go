@@ -172,7 +172,8 @@ func (c *Client) NewOrder(s *Session, orderJSON string) (out string, err error) 
 
 // Request calls any other endpoint under perpsURL: method "GET", "POST", "PUT" or
 // "DELETE", path starting with "/", body "" for none (a body is signed and sent byte for
-// byte). Never retried. Returns the venue's answer.
+// byte). Never retried, but a GET that found its kept-alive connection closed before any
+// answer is sent once more (README "The keep-alive race"). Returns the venue's answer.
 func (c *Client) Request(s *Session, method, path, body string) (out string, err error) {
 	err = c.use(s, func(cp *C.perps_client, sp *C.perps_session) error {
 		var a cArgs
@@ -194,8 +195,9 @@ func (c *Client) Request(s *Session, method, path, body string) (out string, err
 //
 // paramsJSON is a JSON object of the endpoint's parameters (see include/perps.h; checked
 // before anything is sent: InvalidArgument names the parameter), "" for none. Each returns
-// the venue's JSON answer and is never retried. An order already gone (or not visible yet)
-// is an *Error with Code NotFound. The three public endpoints take a nil session.
+// the venue's JSON answer and is never retried (but a GET query that found its kept-alive
+// connection closed before any answer is sent once more: README "The keep-alive race"). An
+// order already gone (or not visible yet) is an *Error with Code NotFound. The three public endpoints take a nil session.
 
 // endpoint calls one endpoint export. s may be nil only when public (else it is refused
 // here, as every other method refuses a nil session).

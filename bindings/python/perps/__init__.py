@@ -264,15 +264,18 @@ class Client(_Owner):
 
     def request(self, session: Session, method: Text, path: Text, body: Optional[Text] = None) -> str:
         """Any other endpoint under perps_url (method GET/POST/PUT/DELETE, path from "/");
-        a body is signed and sent byte for byte. Never retried. Returns the answer text."""
+        a body is signed and sent byte for byte. Never retried, but a GET that found its
+        kept-alive connection closed before any answer is sent once more (README "The
+        keep-alive race"). Returns the answer text."""
         method, path, body = _arg("method", method), _arg("path", path), _arg("body", body, optional=True)
         return _using((self, session), lambda c, s: _call_str(_lib.perps_request, c, s, method, path, body))
 
     # -- The trading loop: one method per venue endpoint --------------------------------
     # ``params``: a dict or JSON object text of the endpoint's parameters (see perps.h;
     # checked before anything is sent: INVALID_ARGUMENT names the parameter), or None for
-    # none. Each returns the venue's JSON text and is never retried. An order already gone
-    # (or not visible yet) raises NOT_FOUND. The three public endpoints take session=None.
+    # none. Each returns the venue's JSON text and is never retried (but a GET query that
+    # found its kept-alive connection closed before any answer is sent once more: README
+    # "The keep-alive race"). An order already gone (or not visible yet) raises NOT_FOUND. The three public endpoints take session=None.
 
     def _endpoint(self, fn: Any, session: Optional[Session], params: Optional[JsonObject], public: bool = False) -> str:
         _refuse_floats("params", params)

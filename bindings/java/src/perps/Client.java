@@ -85,8 +85,9 @@ public final class Client extends NativeHandle {
     // ---- The trading loop: one method per venue endpoint ----
     // paramsJson: a JSON object of the endpoint's parameters (see perps.h; checked before
     // anything is sent: INVALID_ARGUMENT names the parameter), or null for none. Each returns
-    // the venue's JSON and is never retried. An order already gone (or not visible yet) throws
-    // with NOT_FOUND. The three public endpoints take a null session.
+    // the venue's JSON and is never retried (but a GET query that found its kept-alive
+    // connection closed before any answer is sent once more: README "The keep-alive race").
+    // An order already gone (or not visible yet) throws with NOT_FOUND. The three public endpoints take a null session.
 
     /** An account endpoint: the session is required. */
     private String endpoint(PerpsNative.EndpointCall call, Session session, String paramsJson) {
