@@ -221,15 +221,41 @@ fn ends_the_run(e: &Error) -> bool {
         || matches!(e.http_status(), 401 | 403)
 }
 
-/// Whether a cancel that failed is worth sending again as it was: it may not have reached
-/// the venue, or was refused for the rate — not when the venue refused it for what it says.
+/// Whether a cancel that failed is worth sending again as it was (cancels are safe to
+/// repeat): its effect is unknown (it may have reached the venue), it never got there for
+/// want of a connection (refused, timed out: a venue restarting, when a cancel_all is most
+/// needed), or it was refused for the rate — not when the venue or the library refused it
+/// for what it says.
 pub(super) fn worth_sending_again(e: &Error) -> bool {
-    e.may_have_reached_venue() || refused_for_the_rate(e)
+    e.may_have_reached_venue() || refused_for_the_rate(e) || matches!(e.code(), Code::Transport | Code::Timeout)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cancel_is_sent_again_unless_refused_for_what_it_says() {
+        let not_reached = |code, message: &str| Error::new(code, message).reached_venue(false);
+        for again in [
+            not_reached(Code::Transport, "connection refused"),
+            not_reached(Code::Timeout, "connect timed out"),
+            Error::new(Code::Transport, "connection reset").reached_venue(true),
+            Error::new(Code::HttpStatus, "HTTP 503").with_status(503).reached_venue(true),
+            not_reached(Code::HttpStatus, "HTTP 429").with_status(429),
+            not_reached(Code::RateLimited, "the client's pacing"),
+        ] {
+            assert!(worth_sending_again(&again), "{again:?}");
+        }
+        for not_again in [
+            not_reached(Code::ApiError, "order not found"),
+            not_reached(Code::HttpStatus, "HTTP 400").with_status(400),
+            not_reached(Code::TokenExpired, "expired"),
+            not_reached(Code::InvalidArgument, "bad params"),
+        ] {
+            assert!(!worth_sending_again(&not_again), "{not_again:?}");
+        }
+    }
 
     #[test]
     fn the_pace_lets_a_burst_through_then_one_request_per_interval() {
