@@ -81,6 +81,9 @@ fn tls_handshake_failure_is_transport_and_not_sent() {
     let client = Client::new(&format!("{url}/auth"), &format!("{url}/perps"), Some(FAST)).unwrap();
     let f = expect(new_order(&client, &api_session(), ORDER), PERPS_TRANSPORT, false);
     assert!(f.message.contains("not sent"), "{f:?}");
+    // A TLS failure, named so (not "a network error" quoting rustls's `InvalidContentType`).
+    assert!(f.message.contains("TLS failure: the TLS handshake failed"), "{f:?}");
+    assert!(!f.message.contains("InvalidContentType"), "{f:?}");
     expect(prepare(&client, &Session::new(), "bsc", BSC_ADDRESS), PERPS_TRANSPORT, false);
     server.join().unwrap();
     assert_eq!(hellos.load(Ordering::SeqCst), 2, "only TLS handshakes arrived, no HTTP request");

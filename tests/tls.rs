@@ -6,7 +6,9 @@
 //! it receives, so an accepted order proves that the request went through the library's
 //! transport chain (TLS, then sent-tracking, then write coalescing) intact. Also asserted:
 //! trust comes from `ca_bundle_path` alone (without it the handshake fails and nothing is
-//! sent), and the orders share one TLS connection.
+//! sent, and the message says so in words, not rustls's), the orders share one TLS
+//! connection, and a plaintext answer on a TLS connection is a TLS failure after the order
+//! was sent (it may have reached the venue).
 //!
 //! The fixtures (test-only, valid until 2126): `ca.pem`, a P-256 CA made with
 //! `openssl req -x509` whose key was discarded; `server.pem` / `server.key`, a leaf it signed
@@ -117,6 +119,12 @@ fn without_the_ca_bundle_the_certificate_is_refused_and_nothing_is_sent() {
     let failure = signin(&client, &session, "bsc", BSC_KEY, 3600).expect_err("an untrusted certificate");
     assert_eq!(failure.code, PERPS_TRANSPORT, "{failure:?}");
     assert!(!failure.may_have_reached_venue, "{failure:?}");
+    // Said in words a caller can act on (where a private CA goes), not rustls's type names.
+    assert!(
+        failure.message.contains("TLS failure: the venue's certificate is not issued by a trusted authority"),
+        "{failure:?}"
+    );
+    assert!(failure.message.contains("ca_bundle_path") && !failure.message.contains("UnknownIssuer"), "{failure:?}");
     assert_eq!(venue.stats().orders_received, 0);
 }
 
@@ -133,4 +141,38 @@ fn the_sandbox_tls_mode_ca_file_is_a_ca_bundle() {
     let answer = new_order(&client, &session, ORDER).expect("order over the sandbox's TLS");
     assert!(answer.contains("\"code\":0"), "{answer}");
     assert_eq!(venue.stats().orders_accepted, 1);
+}
+
+/// After the handshake and the order, the venue answers in plaintext on the TLS connection
+/// (a broken front end): rustls refuses the record. The order went out, so it may have
+/// reached the venue, and the message names a TLS failure of the session, not the handshake.
+#[test]
+fn a_plaintext_answer_on_a_tls_connection_is_a_tls_failure_after_the_order_was_sent() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let orders = Arc::new(AtomicUsize::new(0));
+    let read = orders.clone();
+    let server = std::thread::spawn(move || {
+        let (tcp, _) = listener.accept().unwrap();
+        let mut tls =
+            rustls::StreamOwned::new(rustls::ServerConnection::new(tls_fixture::server_config()).unwrap(), tcp);
+        if read_message(&mut tls, &mut Vec::new()).is_some() {
+            read.fetch_add(1, Ordering::SeqCst);
+        }
+        let _ = tls.sock.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{\"code\":0}");
+        // Keep the connection until the client has read and refused the plaintext.
+        let _ = std::io::Read::read(&mut tls.sock, &mut [0u8; 64]);
+    });
+    let url = format!("https://127.0.0.1:{port}");
+    let options = serde_json::json!({ "ca_bundle_path": fixture("ca.pem") }).to_string();
+    let client = Client::new(&format!("{url}/auth"), &format!("{url}/perps"), Some(&options)).expect("client");
+    let session = Session::from_api_key("tls-api-token", &bs58::encode([1u8; 32]).into_string()).unwrap();
+    let failure = new_order(&client, &session, ORDER).expect_err("a plaintext answer");
+    assert_eq!(failure.code, PERPS_TRANSPORT, "{failure:?}");
+    assert!(failure.may_have_reached_venue, "{failure:?}");
+    assert!(failure.message.contains("TLS failure: the venue's TLS data was not valid"), "{failure:?}");
+    assert!(failure.message.contains("may have received it"), "{failure:?}");
+    drop(client);
+    server.join().unwrap();
+    assert_eq!(orders.load(Ordering::SeqCst), 1, "the order reached the venue once");
 }

@@ -1,5 +1,6 @@
 //! The `Retry-After` header (RFC 9110 §10.2.3): a number of seconds, or an HTTP date
-//! (`Sun, 06 Nov 1994 08:49:37 GMT`). The venue does not document one; when a 429 or 503
+//! (`Sun, 06 Nov 1994 08:49:37 GMT`, or one of the two obsolete forms RFC 9110 §5.6.7 makes
+//! every recipient accept). The venue does not document one; when a 429 or 503
 //! carries it, the caller reads it through `perps_error_retry_after_ms`.
 
 /// Milliseconds to wait, from the header's value and the current time (a date in
@@ -10,37 +11,67 @@ pub fn millis(value: &str, now_ms: i64) -> Option<i64> {
         let seconds: i64 = value.parse().ok()?;
         return seconds.checked_mul(1000);
     }
-    let date_ms = http_date_ms(value)?;
+    let date_ms = http_date_ms(value, now_ms)?;
     Some((date_ms - now_ms).max(0))
 }
 
-/// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) as Unix milliseconds.
-fn http_date_ms(value: &str) -> Option<i64> {
+/// An HTTP date as Unix milliseconds. RFC 9110 §5.6.7: a recipient MUST accept all three
+/// forms — the IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) senders use, and the obsolete
+/// RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`) and asctime (`Sun Nov  6 08:49:37 1994`) forms
+/// that older servers and gateways still send. `now_ms` places a two-digit year.
+fn http_date_ms(value: &str, now_ms: i64) -> Option<i64> {
     let parts: Vec<&str> = value.split(' ').collect();
-    let [weekday, day, month, year, time, "GMT"] = parts.as_slice() else { return None };
-    if weekday.len() != 4 || !weekday.ends_with(',') || day.len() != 2 || year.len() != 4 {
-        return None;
-    }
+    let (day, month, year, time) = match parts.as_slice() {
+        [weekday, day, month, year, time, "GMT"] if weekday.len() == 4 && weekday.ends_with(',') => {
+            (number(day, 2)?, *month, number(year, 4)?, *time)
+        }
+        [weekday, date, time, "GMT"] if weekday.len() > 4 && weekday.ends_with(',') => {
+            let [day, month, year] = date.split('-').collect::<Vec<_>>()[..] else { return None };
+            (number(day, 2)?, month, this_century(now_ms) + number(year, 2)?, *time)
+        }
+        // asctime pads a one-digit day with a space (`Nov  6`): an empty part before it.
+        [weekday, month, "", day, time, year] if weekday.len() == 3 => {
+            (number(day, 1)?, *month, number(year, 4)?, *time)
+        }
+        [weekday, month, day, time, year] if weekday.len() == 3 => (number(day, 2)?, *month, number(year, 4)?, *time),
+        _ => return None,
+    };
     const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-    let month = MONTHS.iter().position(|m| m == month)? as i64 + 1;
-    let number = |s: &str| -> Option<i64> { s.bytes().all(|b| b.is_ascii_digit()).then(|| s.parse().ok()).flatten() };
-    let (day, year) = (number(day)?, number(year)?);
+    let month = MONTHS.iter().position(|m| *m == month)? as i64 + 1;
     let clock: Vec<&str> = time.split(':').collect();
     let [h, m, s] = clock.as_slice() else { return None };
-    if h.len() != 2 || m.len() != 2 || s.len() != 2 {
-        return None;
-    }
-    let (h, m, s) = (number(h)?, number(m)?, number(s)?);
+    let (h, m, s) = (number(h, 2)?, number(m, 2)?, number(s, 2)?);
     if !(1..=31).contains(&day) || h > 23 || m > 59 || s > 60 {
         return None;
     }
-    // Days since 1970-01-01 from the civil date (proleptic Gregorian).
+    let at = |year| (days_from_civil(year, month, day) * 86_400 + h * 3600 + m * 60 + s) * 1000;
+    // RFC 9110 §5.6.7: a two-digit year (RFC 850) that would put the date more than 50 years
+    // ahead is the most recent past year with the same last two digits.
+    const FIFTY_YEARS_MS: i64 = 50 * 146_097 / 400 * 86_400_000;
+    match at(year) {
+        ms if parts.len() == 4 && ms > now_ms.saturating_add(FIFTY_YEARS_MS) => Some(at(year - 100)),
+        ms => Some(ms),
+    }
+}
+
+/// `text` as a number of exactly `digits` ASCII digits.
+fn number(text: &str, digits: usize) -> Option<i64> {
+    (text.len() == digits && text.bytes().all(|b| b.is_ascii_digit())).then(|| text.parse().ok()).flatten()
+}
+
+/// The first year of the current century (2000 until 2099), from the time now.
+fn this_century(now_ms: i64) -> i64 {
+    let this_year = 1970 + now_ms.div_euclid(86_400_000) * 400 / 146_097;
+    this_year - this_year.rem_euclid(100)
+}
+
+/// Days since 1970-01-01 from a civil date (proleptic Gregorian).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     let (y, mp) = if month <= 2 { (year - 1, month + 9) } else { (year, month - 3) };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + (153 * mp + 2) / 5 + day - 1;
-    let days = era * 146_097 + doe - 719_468;
-    Some((days * 86_400 + h * 3600 + m * 60 + s) * 1000)
+    era * 146_097 + doe - 719_468
 }
 
 #[cfg(test)]
@@ -59,11 +90,29 @@ mod tests {
             "-1",
             "1.5",
             "soon",
-            "Sunday, 06-Nov-94 08:49:37 GMT",
+            "Sunday, 06 Nov 1994 08:49:37 GMT",
+            "Sun,  6 Nov 1994 08:49:37 GMT",
+            "Sun Nov 6 08:49:37 1994",
+            "Sunday, 6-Nov-94 08:49:37 GMT",
             "Sun, 06 Nov 1994 08:49:37 UTC",
             "99999999999999999999",
         ] {
             assert_eq!(millis(bad, 0), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn the_obsolete_date_forms_are_read_as_rfc_9110_requires() {
+        // 784111777 s is Sun, 06 Nov 1994 08:49:37 GMT.
+        let now = 784_111_777_000 - 1500;
+        assert_eq!(millis("Sunday, 06-Nov-94 08:49:37 GMT", now), Some(1500));
+        assert_eq!(millis("Sun Nov  6 08:49:37 1994", now), Some(1500));
+        assert_eq!(millis("Sun Nov 16 08:49:37 1994", now), Some(10 * 86_400_000 + 1500));
+        // A two-digit year more than 50 years ahead is the last century's: in 2026, "76" is
+        // 1976 (long past: wait 0), "75" is 2075.
+        let now_2026 = 1_780_000_000_000;
+        assert_eq!(millis("Sunday, 06-Nov-76 08:49:37 GMT", now_2026), Some(0));
+        let in_2075 = millis("Wednesday, 06-Nov-75 08:49:37 GMT", now_2026).unwrap();
+        assert!((48 * 365 * 86_400_000..50 * 365 * 86_400_000).contains(&in_2075), "{in_2075}");
     }
 }

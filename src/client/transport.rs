@@ -377,12 +377,18 @@ fn map_error(e: ureq::Error, limits: &Limits) -> Error {
             },
         ),
         ureq::Error::HostNotFound => (Code::Transport, "the venue's host name could not be resolved".to_owned()),
-        ureq::Error::Io(io) => (Code::Transport, io_failure(io)),
+        // A failed TLS handshake comes out of rustls's `complete_io` as an I/O error that
+        // carries the rustls error: it is a TLS failure, and says so in our words.
+        ureq::Error::Io(io) => match io.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) {
+            Some(tls) => (Code::Transport, tls_failure(&format!("{tls:?}"), sent)),
+            None => (Code::Transport, io_failure(io)),
+        },
         ureq::Error::Protocol(_) | ureq::Error::LargeResponseHeader(..) => {
             (Code::Transport, "the venue's answer is not valid HTTP/1.1".to_owned())
         }
-        ureq::Error::Rustls(_) | ureq::Error::Tls(_) | ureq::Error::Pem(_) | ureq::Error::TlsRequired => {
-            (Code::Transport, tls_failure(&e.to_string()))
+        ureq::Error::Rustls(tls) => (Code::Transport, tls_failure(&format!("{tls:?}"), sent)),
+        ureq::Error::Tls(_) | ureq::Error::Pem(_) | ureq::Error::TlsRequired => {
+            (Code::Transport, tls_failure(&e.to_string(), sent))
         }
         ureq::Error::BadUri(_) => return Error::invalid_argument("the request URL is not valid"),
         ureq::Error::BodyStalled => (Code::Transport, "the venue's answer stopped arriving".to_owned()),
@@ -408,9 +414,10 @@ fn io_failure(e: &std::io::Error) -> String {
     }
 }
 
-/// rustls reports certificate problems with its type names (`UnknownIssuer`): say what they
-/// mean and what to do.
-fn tls_failure(text: &str) -> String {
+/// rustls reports certificate problems with its type names (`UnknownIssuer`; `text` is the
+/// error's `Debug` form, which names the variant): say what they mean and what to do.
+/// `sent`: the handshake was over (request bytes went out), so a failure is the session's.
+fn tls_failure(text: &str, sent: bool) -> String {
     let meaning = if text.contains("UnknownIssuer") || text.contains("UnknownCA") {
         "the venue's certificate is not issued by a trusted authority (a private CA goes in ca_bundle_path)"
     } else if text.contains("NotValidForName") {
@@ -423,6 +430,8 @@ fn tls_failure(text: &str) -> String {
         "the venue's certificate is revoked"
     } else if text.contains("InvalidCertificate") || text.contains("certificate") {
         "the venue's certificate was refused"
+    } else if sent {
+        "the venue's TLS data was not valid"
     } else {
         "the TLS handshake failed"
     };
