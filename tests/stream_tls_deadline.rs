@@ -14,7 +14,7 @@ mod tls_fixture;
 use helpers::*;
 use perps::stream::Stream;
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::time::{Duration, Instant};
 use tls_fixture::fixture;
 
@@ -25,22 +25,14 @@ const PRICE: &str = r#"[{"channel":"price","symbol":"BTC-USD"}]"#;
 /// trust its certificate (a reply timeout of 1 s).
 fn venue_hostile_after_first(later: fn(TcpStream)) -> (String, String) {
     let config = tls_fixture::server_config();
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for (i, tcp) in listener.incoming().enumerate() {
-            let Ok(tcp) = tcp else { return };
-            let config = config.clone();
-            std::thread::spawn(move || {
-                if i > 0 {
-                    return later(tcp);
-                }
-                let tls = rustls::StreamOwned::new(rustls::ServerConnection::new(config).unwrap(), tcp);
-                let Ok(mut ws) = tungstenite::accept(tls) else { return };
-                let _ = ws.read();
-                std::thread::sleep(Duration::from_millis(200));
-            });
+    let port = tls_fixture::serve_connections(move |i, tcp| {
+        if i > 0 {
+            return later(tcp);
         }
+        let tls = rustls::StreamOwned::new(rustls::ServerConnection::new(config.clone()).unwrap(), tcp);
+        let Ok(mut ws) = tungstenite::accept(tls) else { return };
+        let _ = ws.read();
+        std::thread::sleep(Duration::from_millis(200));
     });
     let options = serde_json::json!({ "ca_bundle_path": fixture("ca.pem"), "read_timeout_ms": 1000 }).to_string();
     (format!("https://127.0.0.1:{port}"), options)

@@ -18,7 +18,6 @@ use helpers::*;
 use perps::stream::Stream;
 use scripted_venue::*;
 use std::io::Write;
-use std::net::TcpListener;
 use std::time::Duration;
 use tls_fixture::fixture;
 use tungstenite::Message;
@@ -61,26 +60,18 @@ fn a_raw_invalid_code_408_is_reported_with_its_words() {
 /// Its URL, and the client options that trust its certificate.
 fn tls_venue() -> (String, String) {
     let config = tls_fixture::server_config();
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for (i, tcp) in listener.incoming().enumerate() {
-            let Ok(tcp) = tcp else { return };
-            let config = config.clone();
-            std::thread::spawn(move || {
-                let tls = rustls::StreamOwned::new(rustls::ServerConnection::new(config).unwrap(), tcp);
-                let Ok(mut ws) = tungstenite::accept(tls) else { return };
-                let _ = ws.read();
-                if i > 0 {
-                    std::thread::sleep(Duration::from_secs(3));
-                    return;
-                }
-                ws.send(Message::text(r#"{"seq":1,"channel":"price","symbol":"BTC-USD","data":{}}"#)).unwrap();
-                ws.get_mut().write_all(&ws_server::raw_frame(true, 0x8, BODY.as_bytes())).unwrap();
-                ws.get_mut().flush().unwrap();
-                std::thread::sleep(Duration::from_secs(3));
-            });
+    let port = tls_fixture::serve_connections(move |i, tcp| {
+        let tls = rustls::StreamOwned::new(rustls::ServerConnection::new(config.clone()).unwrap(), tcp);
+        let Ok(mut ws) = tungstenite::accept(tls) else { return };
+        let _ = ws.read();
+        if i > 0 {
+            std::thread::sleep(Duration::from_secs(3));
+            return;
         }
+        ws.send(Message::text(r#"{"seq":1,"channel":"price","symbol":"BTC-USD","data":{}}"#)).unwrap();
+        ws.get_mut().write_all(&ws_server::raw_frame(true, 0x8, BODY.as_bytes())).unwrap();
+        ws.get_mut().flush().unwrap();
+        std::thread::sleep(Duration::from_secs(3));
     });
     let ca = serde_json::json!({ "ca_bundle_path": fixture("ca.pem") }).to_string();
     (format!("https://127.0.0.1:{port}"), ca)

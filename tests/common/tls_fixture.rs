@@ -22,3 +22,21 @@ pub fn server_config() -> Arc<rustls::ServerConfig> {
         .unwrap();
     Arc::new(config)
 }
+
+/// A venue on 127.0.0.1 that runs `serve` on a thread of its own for each TCP connection it
+/// accepts (with the connection's index, from 0); its port. The TLS is `serve`'s to do (or
+/// not: a hostile venue), with `server_config()`.
+#[allow(dead_code)] // not every test that includes this file serves connections
+pub fn serve_connections(serve: impl Fn(usize, std::net::TcpStream) + Send + Sync + 'static) -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let serve = Arc::new(serve);
+    std::thread::spawn(move || {
+        for (i, tcp) in listener.incoming().enumerate() {
+            let Ok(tcp) = tcp else { return };
+            let serve = serve.clone();
+            std::thread::spawn(move || serve(i, tcp));
+        }
+    });
+    port
+}
