@@ -283,8 +283,10 @@ impl Protocol for Market {
 
     fn start(&mut self, conn: &mut Connection, token: Option<&str>) -> Result<bool> {
         self.seq.reset();
-        for sub in self.subs.iter().filter(|s| s.symbol.is_some()) {
-            self.seq.reserve(sub.channel, sub.symbol.as_deref().unwrap_or(""));
+        for sub in &self.subs {
+            if let Some(symbol) = &sub.symbol {
+                self.seq.reserve(sub.channel, symbol);
+            }
         }
         match token {
             Some(token) => {

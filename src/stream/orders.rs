@@ -191,11 +191,14 @@ fn says_otherwise(frame: &Map<String, Value>, text: &str) -> bool {
 /// (`outcome_named_twice`) runs only for a frame that can: one with either written out
 /// twice, or a key hidden behind an escape.
 fn names_outcome_twice(text: &str) -> bool {
-    may_name_twice(text) && crate::endpoints::answer::outcome_named_twice(text).is_some()
+    may_name_twice(text, &["\"code\"", "\"success\""]) && crate::endpoints::answer::outcome_named_twice(text).is_some()
 }
 
-fn may_name_twice(text: &str) -> bool {
-    text.contains("\\u") || text.matches("\"code\"").nth(1).is_some() || text.matches("\"success\"").nth(1).is_some()
+/// Whether `text` may name one of `quoted_keys` (each written with its quotes) twice: one
+/// written out twice, or a key hidden behind an escape. A quick look, before the parse that
+/// tells.
+fn may_name_twice(text: &str, quoted_keys: &[&str]) -> bool {
+    text.contains("\\u") || quoted_keys.iter().any(|key| text.matches(key).nth(1).is_some())
 }
 
 /// Whether the frame names a `request_id` that can be no request of ours: one that is not a
@@ -208,8 +211,7 @@ fn may_name_twice(text: &str) -> bool {
 fn names_no_request_of_ours(frame: &Map<String, Value>, text: &str) -> bool {
     use crate::endpoints::answer::key_named_twice;
     let not_text = frame.get("request_id").is_some_and(|id| !id.is_null() && !id.is_string());
-    let may_be_twice = text.contains("\\u") || text.matches("\"request_id\"").nth(1).is_some();
-    not_text || (may_be_twice && key_named_twice(text, &["request_id"]).is_some())
+    not_text || (may_name_twice(text, &["\"request_id\""]) && key_named_twice(text, &["request_id"]).is_some())
 }
 
 impl Protocol for Orders {

@@ -133,17 +133,15 @@ impl Logins {
         {
             self.current = Login::Done;
         }
+        // Addressed: it names a request_id (whose, the arms below check), or it is the market
+        // stream's auth answer (`{"channel":"auth","data":{"code":200}}`).
+        let addressed = request_id.is_some() || frame.get("channel").and_then(Value::as_str) == Some("auth");
         match &self.current {
             // Its request_id, or none at all (some servers leave it out of the answer) on a
-            // frame with a code or of the market stream's auth answer
-            // (`{"channel":"auth","data":{"code":200}}`).
+            // frame with a code or of the market stream's auth answer.
             Login::Sent(login)
-                if request_id.is_none_or(|id| id == login)
-                    && (request_id.is_some()
-                        || frame.contains_key("code")
-                        || frame.get("channel").and_then(Value::as_str) == Some("auth")) =>
+                if request_id.is_none_or(|id| id == login) && (addressed || frame.contains_key("code")) =>
             {
-                let addressed = request_id.is_some() || frame.get("channel").and_then(Value::as_str) == Some("auth");
                 let outcome = match judge(frame) {
                     // A refusal without its request_id is the login's only when it reads as one,
                     // as after an ack: on a reconnection the earlier connection's orders still
