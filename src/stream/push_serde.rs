@@ -185,25 +185,38 @@ impl DataSymbol<'_> {
 pub fn symbol_text(raw: &RawValue) -> DataSymbol<'_> {
     match text(raw) {
         Some(text) => DataSymbol::Text(text),
-        None if raw.get().starts_with('"') => serde_json::from_str::<LossyText>(raw.get())
-            .map_or(DataSymbol::None, |lossy| DataSymbol::Text(Cow::Owned(lossy.0))),
+        // Each byte that is no UTF-8 (the surrogate's) as U+FFFD.
+        None if raw.get().starts_with('"') => serde_json::from_str::<StringBytes>(raw.get())
+            .map_or(DataSymbol::None, |bytes| {
+                DataSymbol::Text(Cow::Owned(String::from_utf8_lossy(&bytes.0).into_owned()))
+            }),
         None => DataSymbol::None,
     }
 }
 
-/// A string's content read as bytes (serde_json writes a lone surrogate's escape as its three
-/// WTF-8 bytes), each invalid byte as U+FFFD.
-struct LossyText(String);
-impl<'de> Deserialize<'de> for LossyText {
+/// A string's content as bytes, borrowed from the frame unless it holds an escape: serde_json
+/// gives a string it cannot decode to text (a lone surrogate's escape, `"\ud800"`, which
+/// other JSON readers take) as its WTF-8 bytes.
+struct StringBytes<'a>(Cow<'a, [u8]>);
+impl<'de> Deserialize<'de> for StringBytes<'de> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         struct V;
         impl<'de> serde::de::Visitor<'de> for V {
-            type Value = LossyText;
+            type Value = StringBytes<'de>;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a string")
             }
+            fn visit_borrowed_bytes<E: serde::de::Error>(self, v: &'de [u8]) -> std::result::Result<Self::Value, E> {
+                Ok(StringBytes(Cow::Borrowed(v)))
+            }
             fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> std::result::Result<Self::Value, E> {
-                Ok(LossyText(String::from_utf8_lossy(v).into_owned()))
+                Ok(StringBytes(Cow::Owned(v.to_vec())))
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> std::result::Result<Self::Value, E> {
+                Ok(StringBytes(Cow::Borrowed(v.as_bytes())))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<Self::Value, E> {
+                Ok(StringBytes(Cow::Owned(v.as_bytes().to_vec())))
             }
         }
         d.deserialize_bytes(V)
@@ -225,8 +238,11 @@ pub fn data_symbol(data: &RawValue) -> DataSymbol<'_> {
         }
         fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
             let (mut symbol, mut twice) = (None, false);
-            while let Some(IsSymbolKey(is_symbol)) = map.next_key()? {
-                if is_symbol {
+            // Keys read as bytes: one serde_json cannot decode to text stopped a reading as
+            // text at that key, and a `symbol` beside it went unseen (data naming another
+            // symbol was delivered under the envelope's).
+            while let Some(StringBytes(key)) = map.next_key()? {
+                if *key == *b"symbol" {
                     let value: &'de RawValue = map.next_value()?;
                     twice |= symbol.replace(symbol_text(value)).is_some();
                 } else {
@@ -238,30 +254,6 @@ pub fn data_symbol(data: &RawValue) -> DataSymbol<'_> {
     }
     let mut de = serde_json::Deserializer::from_str(data.get());
     serde::Deserializer::deserialize_map(&mut de, Symbol).unwrap_or(DataSymbol::None)
-}
-
-/// Whether an object key is `symbol`, read as bytes: a key holding a lone surrogate
-/// (`"\ud800"`) is no text to serde_json, which refuses to decode it as one, but other JSON
-/// readers take it; reading it as text stopped at that key, and a `symbol` beside it went
-/// unseen (data naming another symbol was delivered under the envelope's).
-struct IsSymbolKey(bool);
-impl<'de> Deserialize<'de> for IsSymbolKey {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = IsSymbolKey;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a key")
-            }
-            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> std::result::Result<Self::Value, E> {
-                Ok(IsSymbolKey(v == b"symbol"))
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<Self::Value, E> {
-                Ok(IsSymbolKey(v == "symbol"))
-            }
-        }
-        d.deserialize_bytes(V)
-    }
 }
 
 /// A string, borrowed from the frame unless it holds an escape.
