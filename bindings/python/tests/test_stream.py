@@ -270,6 +270,27 @@ def test_a_partly_written_order_frame_is_named_by_its_envelope_request_id(sandbo
             assert written[-1] in down["unanswered"]
 
 
+def next_interrupted_then(stream, then) -> float:
+    """stream.next() with no timeout in the main thread, interrupted by a SIGINT 50 ms in;
+    ``then`` runs on another thread 10 ms after the signal, and has returned when this does.
+    How long next() took before its KeyboardInterrupt."""
+
+    def interrupt_then():
+        time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.01)
+        then()
+
+    other = threading.Thread(target=interrupt_then)
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):  # (a SIGINT landing before next() is caught too)
+        other.start()
+        stream.next()  # no timeout
+    took = time.monotonic() - started
+    other.join()
+    return took
+
+
 def test_a_signal_interrupting_next_in_the_main_thread_loses_no_event(signed_in):
     # SIGINT lands while next() waits; the event (an order's, placed by REST 10 ms later)
     # comes within the same wait. The KeyboardInterrupt must not take the event with it: the
@@ -279,23 +300,14 @@ def test_a_signal_interrupting_next_in_the_main_thread_loses_no_event(signed_in)
     bid = far_bid(client)
     placed = {}
 
-    def interrupt_then_order():
-        time.sleep(0.05)
-        os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(0.01)
+    def order():
         placed.update(json.loads(client.new_order(session, limit_buy(bid))))
 
     with client.open_stream(session, [{"channel": "order"}]) as stream:
         next_where(stream, is_status("connected"))
         while stream.next(0.3) is not None:  # what the connection brought first
             pass
-        orderer = threading.Thread(target=interrupt_then_order)
-        started = time.monotonic()
-        with pytest.raises(KeyboardInterrupt):  # (a SIGINT landing before next() is caught too)
-            orderer.start()
-            stream.next()  # no timeout
-        assert time.monotonic() - started < 1.0, "interrupted at once"
-        orderer.join()
+        assert next_interrupted_then(stream, order) < 1.0, "interrupted at once"
         event = stream.next(2.0)
         assert event is not None and event["channel"] == "order", f"the first event after the interrupt: {event}"
         assert event["data"]["cl_ord_id"] == placed["cl_ord_id"], (event, placed)
@@ -311,10 +323,7 @@ def test_after_a_signal_interrupted_next_a_polling_next_0_gets_the_event_the_int
     bid = far_bid(client)
     placed = []
 
-    def interrupt_then_orders():
-        time.sleep(0.05)
-        os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(0.01)
+    def orders():
         placed.append(json.loads(client.new_order(session, limit_buy(bid))))
         time.sleep(0.1)  # the interrupted wait has returned the first order's event by now
         placed.append(json.loads(client.new_order(session, limit_buy(bid))))
@@ -323,11 +332,7 @@ def test_after_a_signal_interrupted_next_a_polling_next_0_gets_the_event_the_int
         next_where(stream, is_status("connected"))
         while stream.next(0.3) is not None:  # what the connection brought first
             pass
-        orderer = threading.Thread(target=interrupt_then_orders)
-        with pytest.raises(KeyboardInterrupt):
-            orderer.start()
-            stream.next()  # no timeout
-        orderer.join()
+        next_interrupted_then(stream, orders)
         time.sleep(0.3)  # both orders' events are in by now
         got = []  # the cl_ord_ids of the order events, in the order next(0) returns them
         deadline = time.monotonic() + 2.0
