@@ -3,6 +3,7 @@
 //! through a poll model (`next` with a timeout). No callback ever runs on a library thread.
 //!
 //! Modules: `settings` (URLs, options, TLS), `tls`, `transport` (one connection),
+//! `resolve` (its host's addresses, bounded),
 //! `limits` (the venue's connection limits, backoff), `supervisor` (the I/O thread:
 //! auth, reconnection), `serving` (a live connection: liveness, pings, when to rotate),
 //! `rotation` (the old connection read out before it is closed), `shared` (what the I/O thread shares with the
@@ -29,6 +30,7 @@ mod push_scan;
 mod push_serde;
 mod queue;
 mod reader;
+mod resolve;
 mod rotation;
 mod seq;
 mod serving;

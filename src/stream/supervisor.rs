@@ -39,6 +39,7 @@
 use super::events::{self, Queue, Tables};
 use super::limits::{self, Backoff};
 use super::reader::{End, VenueClose, end_reason, read_available};
+use super::resolve::{self, Resolver};
 use super::serving::serve;
 use super::settings::StreamSettings;
 use super::shared::{Shared, lock, poll_fds};
@@ -206,6 +207,8 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
     let mut last_tables: Option<Tables> = None;
     // Since when the last `reconnecting` event said the stream waits for a connection slot.
     let mut waiting_for_a_slot: Option<Instant> = None;
+    // The stream's host lookups: at most one at a time, however many attempts give up on one.
+    let mut resolver = Resolver::new(resolve::system);
     while !shared.is_closing() {
         let token = match &ctx.session {
             Some(session) => {
@@ -266,7 +269,7 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
         waiting_for_a_slot = None;
         // The connection's events wait for its status event (`Queue::hold`).
         shared.queue.hold();
-        let established = establish(ctx, proto.as_mut(), shared, token.as_deref().map(String::as_str));
+        let established = establish(ctx, proto.as_mut(), shared, &mut resolver, token.as_deref().map(String::as_str));
         if established.is_err() {
             // What the venue sent before the failure comes out before the failure's events.
             shared.queue.release();
@@ -386,6 +389,7 @@ fn establish(
     ctx: &Context,
     proto: &mut dyn Protocol,
     shared: &Shared,
+    resolver: &mut Resolver,
     token: Option<&str>,
 ) -> std::result::Result<Connection, SetupError> {
     let settings = ctx.settings();
@@ -398,7 +402,7 @@ fn establish(
             let _ = tcp.shutdown(std::net::Shutdown::Both);
         }
     };
-    let connected = transport::connect(&ctx.url, settings, shared.closed_signal(), &mut on_socket);
+    let connected = transport::connect(&ctx.url, settings, shared.closed_signal(), resolver, &mut on_socket);
     lock(&shared.handshake).take();
     let mut conn = connected.map_err(|e| match e.code() {
         Code::InvalidArgument => SetupError::Fatal(e),

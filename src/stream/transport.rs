@@ -1,6 +1,7 @@
-//! One WebSocket connection: DNS, TCP (TCP_NODELAY), TLS (the client's rustls
-//! configuration), the WebSocket handshake, then a non-blocking socket that the I/O thread
-//! polls and that a caller may write an order frame to (under the connection's lock).
+//! One WebSocket connection: DNS (bounded, and cut short by `close`: `resolve.rs`), TCP
+//! (TCP_NODELAY), TLS (the client's rustls configuration), the WebSocket handshake, then a
+//! non-blocking socket that the I/O thread polls and that a caller may write an order frame
+//! to (under the connection's lock).
 //!
 //! The handshake (`handshake.rs`) runs on a blocking socket under one deadline (the reply
 //! timeout, for TLS and the WebSocket handshake together, kept on every `recv` and `send` of
@@ -11,11 +12,12 @@
 //! short by the stream's `close`.
 
 use super::deadline_tcp::DeadlineTcp;
+use super::resolve::Resolver;
 use super::settings::StreamSettings;
 use super::venue_close::MAX_CLOSE_FRAME;
 use crate::error::{Code, Error, Result};
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpStream};
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 use tungstenite::client::IntoClientRequest;
@@ -265,11 +267,13 @@ pub struct WriteFailure {
 /// Open a connection to `url`. `shutdown_handle` receives a clone of the TCP socket as soon
 /// as it exists, so that `close` from another thread can cut a handshake short.
 /// `closed_signal`: readable once the stream is closing (`Shared::closed_signal`), open for
-/// as long as the connection.
+/// as long as the connection; it also ends the wait for the host's addresses (`resolver`: the
+/// stream's, which never runs two lookups at once).
 pub fn connect(
     url: &str,
     settings: &StreamSettings,
     closed_signal: RawFd,
+    resolver: &mut Resolver,
     on_socket: &mut dyn FnMut(&TcpStream),
 ) -> Result<Connection> {
     let mut request = url
@@ -283,7 +287,8 @@ pub fn connect(
         request.headers_mut().insert(tungstenite::http::header::USER_AGENT, agent);
     }
 
-    let tcp = connect_tcp(&host, port, settings.connect_timeout)?;
+    let addrs = resolver.resolve(&host, port, settings.connect_timeout, closed_signal)?;
+    let tcp = connect_tcp(&addrs, settings.connect_timeout)?;
     on_socket(&tcp);
     tcp.set_nodelay(true).map_err(|e| io_error(e, "setting TCP_NODELAY"))?;
     let deadline = Some(Instant::now() + settings.reply_timeout);
@@ -317,18 +322,9 @@ pub fn connect(
     Ok(Connection { ws, write_timeout: settings.reply_timeout, closed_signal: Some(closed_signal) })
 }
 
-fn connect_tcp(host: &str, port: u16, timeout: Duration) -> Result<TcpStream> {
-    let addrs: Vec<SocketAddr> = (host, port)
-        .to_socket_addrs()
-        .map_err(|_| {
-            Error::new(
-                Code::Transport,
-                format!("the stream host \"{}\" could not be resolved", crate::error::excerpt(host)),
-            )
-        })?
-        .collect();
+fn connect_tcp(addrs: &[SocketAddr], timeout: Duration) -> Result<TcpStream> {
     let mut last = None;
-    for addr in &addrs {
+    for addr in addrs {
         match TcpStream::connect_timeout(addr, timeout) {
             Ok(tcp) => return Ok(tcp),
             Err(e) => last = Some(e),

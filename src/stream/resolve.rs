@@ -1,0 +1,265 @@
+//! The stream host's name resolved within the connect timeout, and given up at once when the
+//! stream is closed.
+//!
+//! `getaddrinfo` has no time limit of its own: a slow or dead name server holds it for as long
+//! as the system's resolver retries (tens of seconds with several servers), and nothing can
+//! interrupt it. So the lookup runs on a short-lived thread of its own while the I/O thread
+//! waits, in `poll`, for the lookup's end, the stream's close signal or the deadline. A lookup
+//! given up on is not abandoned to pile up: the stream keeps it (`Resolver::outstanding`) and
+//! its next attempt waits for that same lookup rather than starting another, so a stream has
+//! at most one lookup thread at a time; the thread ends when `getaddrinfo` returns, holding
+//! nothing of the stream's but its own end of the pipe that says it is done.
+//!
+//! REST needs none of this: ureq resolves on a thread of its own, bounded by the call's
+//! total timeout (`client/transport.rs`).
+
+use crate::error::{Code, Error, Result};
+use std::io;
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// A host's addresses: the system's (`system`), or a test's.
+pub(super) type Lookup = fn(&str, u16) -> io::Result<Vec<SocketAddr>>;
+
+/// The system resolver (`getaddrinfo`).
+pub(super) fn system(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
+    (host, port).to_socket_addrs().map(Iterator::collect)
+}
+
+/// One stream's resolutions (owned by its I/O thread, the one that connects).
+pub(super) struct Resolver {
+    lookup: Lookup,
+    outstanding: Option<Outstanding>,
+}
+
+/// A lookup still running, given up on by the attempt that started it.
+struct Outstanding {
+    host: String,
+    port: u16,
+    result: mpsc::Receiver<io::Result<Vec<SocketAddr>>>,
+    /// Readable (end of file) once the lookup's thread has sent its result and ended.
+    done: UnixStream,
+}
+
+impl Resolver {
+    pub(super) fn new(lookup: Lookup) -> Resolver {
+        Resolver { lookup, outstanding: None }
+    }
+
+    /// The addresses of `host`, within `timeout`; a `Transport` error once it passes, a
+    /// `StreamClosed` one as soon as `closed_signal` is readable. An address needs no lookup.
+    pub(super) fn resolve(
+        &mut self,
+        host: &str,
+        port: u16,
+        timeout: Duration,
+        closed_signal: RawFd,
+    ) -> Result<Vec<SocketAddr>> {
+        if let Ok(ip) = host.parse::<IpAddr>() {
+            return Ok(vec![SocketAddr::new(ip, port)]);
+        }
+        let shown = crate::error::excerpt(host);
+        let outstanding = match self.outstanding.take() {
+            // The lookup an earlier attempt gave up on: its answer is this attempt's too.
+            Some(earlier) if earlier.host == host && earlier.port == port => earlier,
+            Some(other) if !finished(&other) => {
+                // Never two lookups at once (a stream's host does not change: not expected).
+                self.outstanding = Some(other);
+                return Err(Error::new(
+                    Code::Transport,
+                    format!("resolving the stream host \"{shown}\": another lookup of this stream still runs"),
+                ));
+            }
+            _ => self.start(host, port)?,
+        };
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match wait(outstanding.done.as_raw_fd(), closed_signal, left) {
+                Woken::Done => break,
+                Woken::Closed => {
+                    self.outstanding = Some(outstanding);
+                    return Err(Error::new(Code::StreamClosed, "the stream was closed while its host was resolved"));
+                }
+                Woken::Neither if left.is_zero() => {
+                    self.outstanding = Some(outstanding);
+                    return Err(Error::new(
+                        Code::Transport,
+                        format!("resolving the stream host \"{shown}\" took longer than {} ms", timeout.as_millis()),
+                    ));
+                }
+                // Interrupted by a signal, or the deadline not quite reached: wait on.
+                Woken::Neither => {}
+            }
+        }
+        let not_resolved = || Error::new(Code::Transport, format!("the stream host \"{shown}\" could not be resolved"));
+        match outstanding.result.try_recv() {
+            Ok(Ok(addrs)) => Ok(addrs),
+            // A failed lookup, or its thread gone without an answer (it panicked).
+            Ok(Err(_)) | Err(_) => Err(not_resolved()),
+        }
+    }
+
+    /// Start a lookup of `host` on a thread of its own.
+    fn start(&self, host: &str, port: u16) -> Result<Outstanding> {
+        let (done_tx, done) = UnixStream::pair()
+            .map_err(|e| Error::new(Code::Transport, format!("cannot create a socket pair to resolve a host: {e}")))?;
+        let (result_tx, result) = mpsc::channel();
+        let lookup = self.lookup;
+        let name = host.to_owned();
+        std::thread::Builder::new()
+            .name("perps-resolve".into())
+            .spawn(move || {
+                let _ = result_tx.send(lookup(&name, port));
+                // The result is in the channel before `done` reads as ended.
+                drop(done_tx);
+            })
+            .map_err(|e| Error::new(Code::Transport, format!("cannot start a thread to resolve a host: {e}")))?;
+        Ok(Outstanding { host: host.to_owned(), port, result, done })
+    }
+}
+
+/// Whether a lookup's thread has ended (never waits).
+fn finished(outstanding: &Outstanding) -> bool {
+    wait(outstanding.done.as_raw_fd(), -1, Duration::ZERO) == Woken::Done
+}
+
+#[derive(PartialEq, Eq, Debug)]
+enum Woken {
+    /// The lookup's thread ended.
+    Done,
+    /// The stream is closing.
+    Closed,
+    /// The timeout passed, or a signal interrupted the wait.
+    Neither,
+}
+
+/// Wait until `done` or `closed_signal` is readable, or `timeout` passes. Closing wins.
+fn wait(done: RawFd, closed_signal: RawFd, timeout: Duration) -> Woken {
+    let mut fds = [
+        libc::pollfd { fd: closed_signal, events: libc::POLLIN, revents: 0 },
+        libc::pollfd { fd: done, events: libc::POLLIN, revents: 0 },
+    ];
+    // Rounded up: waking a little early would only spin.
+    let ms = timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
+    // SAFETY: two valid pollfd entries for the duration of the call (a negative fd is ignored).
+    if unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) } <= 0 {
+        return Woken::Neither;
+    }
+    if fds[0].revents != 0 {
+        Woken::Closed
+    } else if fds[1].revents != 0 {
+        Woken::Done
+    } else {
+        Woken::Neither
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Condvar, Mutex};
+
+    /// Lookups started by `gated`, and the gate that holds them until a test opens it (at
+    /// most a minute: a failed test leaves no thread behind for long).
+    static GATED_CALLS: AtomicUsize = AtomicUsize::new(0);
+    static GATE: (Mutex<bool>, Condvar) = (Mutex::new(false), Condvar::new());
+
+    fn gated(_: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
+        GATED_CALLS.fetch_add(1, Ordering::SeqCst);
+        let open = GATE.0.lock().unwrap();
+        let _open = GATE.1.wait_timeout_while(open, Duration::from_secs(60), |open| !*open).unwrap();
+        Ok(vec![SocketAddr::from(([127, 0, 0, 1], port))])
+    }
+
+    static SLOW_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+    /// A name server that does not answer for a minute.
+    fn slow(_: &str, _: u16) -> io::Result<Vec<SocketAddr>> {
+        SLOW_CALLS.fetch_add(1, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_secs(60));
+        Err(io::Error::other("no answer"))
+    }
+
+    static FAILING_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+    fn failing(_: &str, _: u16) -> io::Result<Vec<SocketAddr>> {
+        FAILING_CALLS.fetch_add(1, Ordering::SeqCst);
+        Err(io::Error::other("no such host"))
+    }
+
+    #[test]
+    fn a_slow_lookup_is_given_up_at_the_timeout_and_never_runs_twice_at_once() {
+        let (_closed_tx, closed_rx) = UnixStream::pair().unwrap();
+        let closed = closed_rx.as_raw_fd();
+        let mut resolver = Resolver::new(gated);
+        for attempt in 0..2 {
+            let error = resolver.resolve("venue.example", 443, Duration::from_millis(200), closed).unwrap_err();
+            assert_eq!(error.code(), Code::Transport, "{error}");
+            assert!(
+                error.message().contains("resolving the stream host \"venue.example\" took longer than 200 ms"),
+                "{error}"
+            );
+            // The second attempt waited for the first one's lookup: no other was started.
+            assert_eq!(GATED_CALLS.load(Ordering::SeqCst), 1, "attempt {attempt}");
+        }
+        *GATE.0.lock().unwrap() = true;
+        GATE.1.notify_all();
+        // The answer of the lookup given up on serves the attempt that finds it.
+        let addrs = resolver.resolve("venue.example", 443, Duration::from_secs(30), closed).unwrap();
+        assert_eq!(addrs, [SocketAddr::from(([127, 0, 0, 1], 443))]);
+        assert_eq!(GATED_CALLS.load(Ordering::SeqCst), 1);
+        // Used once: the next attempt looks the name up again.
+        resolver.resolve("venue.example", 443, Duration::from_secs(30), closed).unwrap();
+        assert_eq!(GATED_CALLS.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn close_ends_the_wait_for_a_lookup_at_once() {
+        let (closed_tx, closed_rx) = UnixStream::pair().unwrap();
+        let closer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            (&closed_tx).write_all(&[1]).unwrap();
+            closed_tx
+        });
+        let mut resolver = Resolver::new(slow);
+        let started = Instant::now();
+        let error =
+            resolver.resolve("venue.example", 443, Duration::from_secs(120), closed_rx.as_raw_fd()).unwrap_err();
+        // Neither the lookup's failure (after a minute) nor the timeout (two): the close.
+        assert_eq!(error.code(), Code::StreamClosed, "{error}");
+        assert!(started.elapsed() < Duration::from_secs(50), "{:?}", started.elapsed());
+        let _closed_tx = closer.join().unwrap();
+        // Closed already: the next attempt ends at once too, and starts no other lookup.
+        let error =
+            resolver.resolve("venue.example", 443, Duration::from_secs(120), closed_rx.as_raw_fd()).unwrap_err();
+        assert_eq!(error.code(), Code::StreamClosed, "{error}");
+        assert_eq!(SLOW_CALLS.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn an_address_needs_no_lookup_and_a_failed_lookup_says_which_host() {
+        let (_closed_tx, closed_rx) = UnixStream::pair().unwrap();
+        let closed = closed_rx.as_raw_fd();
+        let mut resolver = Resolver::new(failing);
+        let second = Duration::from_secs(30);
+        assert_eq!(
+            resolver.resolve("127.0.0.1", 80, second, closed).unwrap(),
+            [SocketAddr::from(([127, 0, 0, 1], 80))]
+        );
+        assert_eq!(resolver.resolve("::1", 443, second, closed).unwrap()[0].to_string(), "[::1]:443");
+        assert_eq!(FAILING_CALLS.load(Ordering::SeqCst), 0);
+        for calls in 1..=2 {
+            let error = resolver.resolve("venue.example", 443, second, closed).unwrap_err();
+            assert_eq!(error.code(), Code::Transport, "{error}");
+            assert!(error.message().contains("\"venue.example\" could not be resolved"), "{error}");
+            // A failure is never kept: each attempt asks again.
+            assert_eq!(FAILING_CALLS.load(Ordering::SeqCst), calls);
+        }
+    }
+}
