@@ -2,7 +2,8 @@
 //! short script on 127.0.0.1): a refusal (401, 403) ends the stream, a "not now" (429, 503)
 //! with `Retry-After` is waited out (without one, 2 s at least: the venue's connection rate),
 //! and a 101 answer is held to RFC 6455 §4.1 — no extension
-//! the client did not ask for, a `Connection` header that may be a token list.
+//! the client did not ask for, a `Connection` header that may be a token list. Lines may end
+//! in a bare LF (RFC 9112 §2.2).
 
 #[path = "streams/helpers.rs"]
 mod helpers;
@@ -157,7 +158,12 @@ fn switch(tcp: TcpStream, headers: &str) -> tungstenite::WebSocket<TcpStream> {
 }
 
 /// `switch` with another status line.
-fn switch_as(mut tcp: TcpStream, status_line: &str, headers: &str) -> tungstenite::WebSocket<TcpStream> {
+fn switch_as(tcp: TcpStream, status_line: &str, headers: &str) -> tungstenite::WebSocket<TcpStream> {
+    switch_ending(tcp, status_line, headers, "\r\n")
+}
+
+/// `switch_as`, the accept header and the blank line ending in `eol` (`headers` end their own).
+fn switch_ending(mut tcp: TcpStream, status_line: &str, headers: &str, eol: &str) -> tungstenite::WebSocket<TcpStream> {
     let request = read_request(&mut tcp);
     let key = request
         .lines()
@@ -166,7 +172,7 @@ fn switch_as(mut tcp: TcpStream, status_line: &str, headers: &str) -> tungstenit
         .trim()
         .to_owned();
     let accept = tungstenite::handshake::derive_accept_key(key.as_bytes());
-    let answer = format!("{status_line}\r\n{headers}Sec-WebSocket-Accept: {accept}\r\n\r\n");
+    let answer = format!("{status_line}{eol}{headers}Sec-WebSocket-Accept: {accept}{eol}{eol}");
     tcp.write_all(answer.as_bytes()).unwrap();
     tungstenite::WebSocket::from_raw_socket(tcp, tungstenite::protocol::Role::Server, None)
 }
@@ -309,4 +315,51 @@ fn an_answer_with_too_many_headers_or_too_large_a_head_is_refused_by_name() {
         assert_eq!(error.code(), Code::BadResponse, "{error}");
         assert!(error.message().contains(words), "{error}");
     }
+}
+
+#[test]
+fn an_answer_whose_lines_end_in_a_bare_lf_is_read_as_with_crlf() {
+    // RFC 9112 §2.2: a recipient may take a bare LF for a line's end (a proxy's answer).
+    // Before, the client looked only for CRLF CRLF and waited out the reply timeout.
+    for (headers, eol) in [
+        ("Upgrade: websocket\nConnection: Upgrade\n", "\n"),
+        // Mixed: some lines end in CRLF, the blank line in a bare LF.
+        ("Upgrade: websocket\r\nConnection: Upgrade\r\n", "\n"),
+    ] {
+        let url = raw_venue(move |_, tcp| {
+            let mut ws = switch_ending(tcp, "HTTP/1.1 101 Switching Protocols", headers, eol);
+            read_json(&mut ws);
+            send(&mut ws, r#"{"seq":1,"channel":"price","symbol":"BTC-USD","data":{"mark_price":"1"}}"#);
+            hold(ws, Duration::from_secs(3));
+        });
+        let stream = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap();
+        let (price, _) = until(&stream, LONG, "price", is_channel("price"));
+        assert_eq!(price["seq"], 1, "{price}");
+    }
+    // The header checks are the same: an extension not asked for still fails it.
+    let url = raw_venue(|_, tcp| {
+        let ws = switch_ending(
+            tcp,
+            "HTTP/1.1 101 Switching Protocols",
+            "Upgrade: websocket\nConnection: Upgrade\nSec-WebSocket-Extensions: permessage-deflate\n",
+            "\n",
+        );
+        hold(ws, Duration::from_secs(3));
+    });
+    let error = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap_err();
+    assert_eq!(error.code(), Code::Transport, "{error}");
+    assert!(error.message().contains("permessage-deflate"), "{error}");
+    // A refusal: its status, its reason and its Retry-After, as with CRLF.
+    let url = raw_venue(|_, mut tcp| {
+        read_request(&mut tcp);
+        let body = r#"{"code":429,"message":"too many connections"}"#;
+        let answer =
+            format!("HTTP/1.1 429 Too Many Requests\nRetry-After: 3\nContent-Length: {}\n\n{body}", body.len());
+        let _ = tcp.write_all(answer.as_bytes());
+        std::thread::sleep(Duration::from_millis(500));
+    });
+    let error = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap_err();
+    assert_eq!((error.code(), error.http_status()), (Code::HttpStatus, 429), "{error}");
+    assert_eq!(error.retry_after_ms(), Some(3000), "{error}");
+    assert!(error.message().contains("too many connections"), "{error}");
 }

@@ -13,6 +13,9 @@
 //! - An HTTP answer other than 101 keeps its status and body, and its error quotes the
 //!   venue's reason (`message` of a JSON body, as REST errors do) and carries its
 //!   `Retry-After` (`perps_error_retry_after_ms`) for a 429 or 503.
+//! - A line may end in a bare LF (RFC 9112 §2.2: a recipient may accept it; a proxy's answer
+//!   may have them): the head ends at the first empty line whichever way lines end, and
+//!   httparse reads both. The header checks are the same.
 //!
 //! Reads and writes keep the set-up's deadline (`deadline_tcp.rs`): a venue that trickles
 //! its answer cannot hold a reconnect. The answer's head is read with a size cap; bytes read
@@ -54,7 +57,8 @@ pub fn client(socket: &mut Socket, request: Request) -> Result<Vec<u8>> {
             return Err(Error::bad_response(format!("{WHAT}: the venue's answer has more than {MAX_HEADERS} headers")));
         }
         if !matches!(parsed, Ok(httparse::Status::Complete(_))) {
-            let line = String::from_utf8_lossy(buffer.split(|b| *b == b'\r').next().unwrap_or_default()).into_owned();
+            let first_line = buffer.split(|b| matches!(b, b'\r' | b'\n')).next().unwrap_or_default();
+            let line = String::from_utf8_lossy(first_line).into_owned();
             return Err(Error::new(
                 Code::Transport,
                 format!("{WHAT}: the venue's answer is not HTTP (\"{}\")", crate::error::excerpt(&line)),
@@ -120,8 +124,8 @@ pub fn client(socket: &mut Socket, request: Request) -> Result<Vec<u8>> {
 /// Read into `buffer` (which may hold bytes read already) until the blank line that ends an
 /// answer's head: the head's length (what follows it was read along).
 fn read_head(socket: &mut Socket, buffer: &mut Vec<u8>) -> Result<usize> {
-    if let Some(at) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
-        return Ok(at + 4);
+    if let Some(end) = head_end(buffer, 0) {
+        return Ok(end);
     }
     let mut chunk = [0u8; 2048];
     loop {
@@ -135,8 +139,8 @@ fn read_head(socket: &mut Socket, buffer: &mut Vec<u8>) -> Result<usize> {
         // Look again from just before the new bytes: the blank line may straddle two reads.
         let from = buffer.len().saturating_sub(3);
         buffer.extend_from_slice(&chunk[..n]);
-        if let Some(at) = buffer[from..].windows(4).position(|w| w == b"\r\n\r\n") {
-            return Ok(from + at + 4);
+        if let Some(end) = head_end(buffer, from) {
+            return Ok(end);
         }
         if buffer.len() > MAX_HEAD_BYTES {
             return Err(Error::bad_response(format!(
@@ -144,6 +148,21 @@ fn read_head(socket: &mut Socket, buffer: &mut Vec<u8>) -> Result<usize> {
             )));
         }
     }
+}
+
+/// Where the head that `bytes` starts with ends (past its empty line), looking from `from`:
+/// the first LF followed by an empty line, whether lines end in CRLF or a bare LF.
+fn head_end(bytes: &[u8], from: usize) -> Option<usize> {
+    let mut at = from;
+    while let Some(lf) = bytes.get(at..)?.iter().position(|b| *b == b'\n') {
+        let after = at + lf + 1;
+        match bytes.get(after..) {
+            Some([b'\n', ..]) => return Some(after + 1),
+            Some([b'\r', b'\n', ..]) => return Some(after + 2),
+            _ => at = after,
+        }
+    }
+    None
 }
 
 /// A refusal's body: what came with the head, and up to its `Content-Length` more (at most
