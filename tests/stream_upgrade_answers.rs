@@ -3,7 +3,7 @@
 //! with `Retry-After` is waited out (without one, 2 s at least: the venue's connection rate),
 //! and a 101 answer is held to RFC 6455 §4.1 — no extension
 //! the client did not ask for, a `Connection` header that may be a token list. Lines may end
-//! in a bare LF (RFC 9112 §2.2).
+//! in a bare LF (RFC 9112 §2.2); a chunked refusal's body is quoted decoded.
 
 #[path = "streams/helpers.rs"]
 mod helpers;
@@ -362,4 +362,52 @@ fn an_answer_whose_lines_end_in_a_bare_lf_is_read_as_with_crlf() {
     assert_eq!((error.code(), error.http_status()), (Code::HttpStatus, 429), "{error}");
     assert_eq!(error.retry_after_ms(), Some(3000), "{error}");
     assert!(error.message().contains("too many connections"), "{error}");
+}
+
+/// A venue refusing the upgrade with a 503 whose body is `chunked` (sent in `parts`, 50 ms
+/// apart), that keeps the connection open afterwards for `hold`.
+fn refuse_chunked(parts: &'static [&'static str], hold: Duration) -> String {
+    raw_venue(move |_, mut tcp| {
+        read_request(&mut tcp);
+        let _ = tcp.write_all(b"HTTP/1.1 503 Service Unavailable\r\nTransfer-Encoding: chunked\r\n\r\n");
+        for part in parts {
+            std::thread::sleep(Duration::from_millis(50));
+            let _ = tcp.write_all(part.as_bytes());
+        }
+        std::thread::sleep(hold);
+    })
+}
+
+#[test]
+fn a_chunked_refusal_is_quoted_decoded() {
+    // Two chunks (one with an extension), the last chunk and a trailer, in separate writes;
+    // the venue then keeps the connection open: the body ends at the last chunk, not at the
+    // reply timeout (30 s here).
+    let url = refuse_chunked(
+        &["e\r\n{\"message\":\"ov\r\n", "11;x=y\r\nerloaded, sorry\"}\r\n", "0\r\nX-Trailer: 1\r\n\r\n"],
+        Duration::from_secs(40),
+    );
+    let started = std::time::Instant::now();
+    let error = Stream::open_market(client(&url, r#"{"read_timeout_ms":30000}"#), None, PRICE).unwrap_err();
+    assert_eq!((error.code(), error.http_status()), (Code::HttpStatus, 503), "{error}");
+    assert!(error.message().contains("\"overloaded, sorry\""), "{error}");
+    assert_eq!(error.body(), Some(r#"{"message":"overloaded, sorry"}"#), "{error}");
+    assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
+}
+
+#[test]
+fn a_refusal_whose_chunking_is_malformed_is_quoted_raw() {
+    // Not hex, a size past any bound, a chunk not followed by its line end: the raw body, as
+    // before, and the venue's close ends the read.
+    for (raw, quoted) in [
+        ("zz\r\nnot chunked\r\n", "zz"),
+        ("fffffffffffffffffffff\r\nhuge\r\n", "fffffffffffffffffffff"),
+        ("3\r\nabcdef\r\n0\r\n\r\n", "3"),
+    ] {
+        let url = refuse_chunked(Box::leak(Box::new([raw])), Duration::ZERO);
+        let error = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap_err();
+        assert_eq!((error.code(), error.http_status()), (Code::HttpStatus, 503), "{raw:?}: {error}");
+        assert!(error.message().contains(&format!("\"{quoted}\"")), "{raw:?}: {error}");
+        assert_eq!(error.body(), Some(raw), "{raw:?}: {error}");
+    }
 }

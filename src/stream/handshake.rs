@@ -12,7 +12,8 @@
 //!   check would take the first for the answer.
 //! - An HTTP answer other than 101 keeps its status and body, and its error quotes the
 //!   venue's reason (`message` of a JSON body, as REST errors do) and carries its
-//!   `Retry-After` (`perps_error_retry_after_ms`) for a 429 or 503.
+//!   `Retry-After` (`perps_error_retry_after_ms`) for a 429 or 503. A `chunked` body is
+//!   decoded for the quote (`read_body`); chunking it cannot decode is quoted as it came.
 //! - A line may end in a bare LF (RFC 9112 §2.2: a recipient may accept it; a proxy's answer
 //!   may have them): the head ends at the first empty line whichever way lines end, and
 //!   httparse reads both. The header checks are the same.
@@ -21,6 +22,7 @@
 //! its answer cannot hold a reconnect. The answer's head is read with a size cap; bytes read
 //! past it (the venue's first frames) are handed to the WebSocket.
 
+use super::chunked::Chunked;
 use super::transport::{Socket, io_error};
 use crate::error::{Code, Error, Result};
 use std::io::{Read, Write};
@@ -84,7 +86,16 @@ pub fn client(socket: &mut Socket, request: Request) -> Result<Vec<u8>> {
     };
     if status != 101 {
         let retry_after = header("Retry-After").next().map(|v| v.into_owned());
-        let body = read_body(socket, rest, header("Content-Length").next().and_then(|v| v.trim().parse().ok()));
+        // Chunked when it is the last transfer coding (RFC 9112 §6.1), whatever the length says.
+        let chunked = header("Transfer-Encoding")
+            .next_back()
+            .is_some_and(|v| v.rsplit(',').next().is_some_and(|coding| coding.trim().eq_ignore_ascii_case("chunked")));
+        let length = if chunked {
+            Length::Chunked
+        } else {
+            Length::Bytes(header("Content-Length").next().and_then(|v| v.trim().parse().ok()))
+        };
+        let body = read_body(socket, rest, length);
         return Err(refusal(status, &body, retry_after.as_deref()));
     }
     let fail = |why: String| Error::new(Code::Transport, format!("{WHAT}: {why} (RFC 6455 §4.1)"));
@@ -165,18 +176,51 @@ fn head_end(bytes: &[u8], from: usize) -> Option<usize> {
     None
 }
 
-/// A refusal's body: what came with the head, and up to its `Content-Length` more (at most
-/// `MAX_BODY_BYTES`) within the deadline; what could not be read in time is left out.
-fn read_body(socket: &mut Socket, mut body: Vec<u8>, length: Option<usize>) -> String {
-    let want = length.unwrap_or(0).min(MAX_BODY_BYTES);
+/// How long a refusal's body is.
+enum Length {
+    /// Its `Content-Length`, if it has one.
+    Bytes(Option<usize>),
+    /// `Transfer-Encoding: chunked`: up to its last chunk.
+    Chunked,
+}
+
+/// A refusal's body: what came with the head, and what follows up to its length (at most
+/// `MAX_BODY_BYTES`) within the deadline; what could not be read in time is left out. A
+/// chunked body is decoded (`super::chunked`), or kept as it came when it cannot be.
+fn read_body(socket: &mut Socket, mut body: Vec<u8>, length: Length) -> String {
     let mut chunk = [0u8; 1024];
-    while body.len() < want {
-        match socket.read(&mut chunk) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => body.extend_from_slice(&chunk[..n]),
+    let mut more = |body: &mut Vec<u8>| match socket.read(&mut chunk) {
+        Ok(0) | Err(_) => false,
+        Ok(n) => {
+            body.extend_from_slice(&chunk[..n]);
+            true
         }
-    }
-    body.truncate(length.unwrap_or(body.len()).min(MAX_BODY_BYTES));
+    };
+    let body = match length {
+        Length::Bytes(length) => {
+            let want = length.unwrap_or(0).min(MAX_BODY_BYTES);
+            while body.len() < want && more(&mut body) {}
+            body.truncate(length.unwrap_or(body.len()).min(MAX_BODY_BYTES));
+            body
+        }
+        // Read until the last chunk, malformed chunking, or as many bytes as a body is kept
+        // for (the chunks' sizes beside them): then what came, decoded.
+        Length::Chunked => loop {
+            let decoded = super::chunked::decode(&body);
+            if !matches!(decoded, Chunked::Partial(_)) || body.len() >= MAX_BODY_BYTES || !more(&mut body) {
+                break match decoded {
+                    Chunked::Complete(mut data) | Chunked::Partial(mut data) => {
+                        data.truncate(MAX_BODY_BYTES);
+                        data
+                    }
+                    Chunked::Malformed => {
+                        body.truncate(MAX_BODY_BYTES);
+                        body
+                    }
+                };
+            }
+        },
+    };
     String::from_utf8_lossy(&body).into_owned()
 }
 

@@ -3,7 +3,8 @@
 //! through a poll model (`next` with a timeout). No callback ever runs on a library thread.
 //!
 //! Modules: `settings` (URLs, options, TLS), `tls`, `transport` (one connection),
-//! `resolve` (its host's addresses, bounded),
+//! `resolve` (its host's addresses, bounded), `handshake` (the upgrade; `chunked`: a refusal's
+//! chunked body),
 //! `limits` (the venue's connection limits, backoff), `supervisor` (the I/O thread:
 //! auth, reconnection), `serving` (a live connection: liveness, pings, when to rotate),
 //! `rotation` (the old connection read out before it is closed), `shared` (what the I/O thread shares with the
@@ -16,6 +17,7 @@
 //! reading of frames without a connection, for benchmarks and fuzz targets).
 
 mod auth_answer;
+mod chunked;
 mod deadline_tcp;
 mod decoders;
 mod depth;
