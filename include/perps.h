@@ -695,7 +695,7 @@ void perps_stream_close(const struct perps_stream *st);
 
 /**
  * Close and free a stream; waits at most about 2 s for its I/O thread (one still busy,
- * e.g. resolving a host name, finishes alone). NULL is a no-op; must not be called twice,
+ * e.g. in a TCP connect, finishes alone). NULL is a no-op; must not be called twice,
  * nor while another call on the stream is running.
  */
 void perps_stream_free(struct perps_stream *st);
