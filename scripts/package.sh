@@ -13,6 +13,10 @@
 #   Perps.<v>.nupkg                                C#: lib/net45/Perps.dll and libperps.so
 #                                                  (Mono), runtimes/linux-x64/native/libperps.so (.NET)
 #   SHA256SUMS
+# Each package carries THIRD-PARTY-NOTICES.txt (scripts/third_party_notices.py): the licences
+# of the crates compiled into what it ships (the tarball: the library's and the sandbox's;
+# the others: the library's), in share/doc/perps/ beside the README, the wheel's
+# .dist-info/licenses/, the jar's META-INF/ and the nupkg's root.
 # Every package carries the same libperps.so, built by `make lib GLIBC=2.17` (glibc 2.17 and
 # newer; PERPS_GLIBC=host builds `make lib`'s target/release/libperps.so for this machine's).
 # tests/packages/run.sh installs each one and uses it against the sandbox venue.
@@ -110,6 +114,18 @@ mkdir -p "$WORK"
 # Not exported: cargo would see a changed environment and rebuild the library.
 epoch="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 1577836800)}"
 
+# --- third-party notices -------------------------------------------------------------------
+step "THIRD-PARTY-NOTICES.txt: the licences of the crates compiled in (scripts/third_party_notices.py)"
+# Two lists: the library's crates (every package ships libperps.so), and those plus the
+# sandbox's (the tarball also ships bin/perps-sandbox). The crates are on disk: the build
+# above fetched them, and the script asks cargo offline.
+NOTICES_LIB="$WORK/notices/library/THIRD-PARTY-NOTICES.txt"
+NOTICES_ALL="$WORK/notices/library+sandbox/THIRD-PARTY-NOTICES.txt"
+mkdir -p "$(dirname "$NOTICES_LIB")" "$(dirname "$NOTICES_ALL")"
+python3 scripts/third_party_notices.py --target x86_64-unknown-linux-gnu --package perps --output "$NOTICES_LIB"
+python3 scripts/third_party_notices.py --target x86_64-unknown-linux-gnu --package perps --package perps-sandbox \
+    --output "$NOTICES_ALL"
+
 # --- C/C++ ------------------------------------------------------------------------------
 name="perps-$VERSION-linux-x86_64"
 step "C/C++: dist/$name.tar.gz"
@@ -118,6 +134,8 @@ step "C/C++: dist/$name.tar.gz"
 make --no-print-directory "${make_vars[@]}" install PREFIX=/usr/local DESTDIR="$WORK/stage" PC_PREFIX='$${pcfiledir}/../..' >/dev/null
 mv "$WORK/stage/usr/local" "$WORK/$name"
 install -D -m 644 README.md "$WORK/$name/share/doc/perps/README.md"
+# Beside the README, not at the tree's top: the README's install unpacks the tree into /usr/local.
+install -m 644 "$NOTICES_ALL" "$WORK/$name/share/doc/perps/THIRD-PARTY-NOTICES.txt"
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" \
     -C "$WORK" -czf "dist/$name.tar.gz" "$name"
 tar -tzvf "dist/$name.tar.gz" | awk '{print "  " $1 " " $6 ($7 ? " " $7 " " $8 : "")}'
@@ -126,14 +144,21 @@ tar -tzvf "dist/$name.tar.gz" | awk '{print "  " $1 " " $6 ($7 ? " " $7 " " $8 :
 step "Python: the wheel (hatchling; libperps.so inside, tagged from its glibc needs)"
 python3 -m venv "$WORK/pyenv"
 "$WORK/pyenv/bin/python" -m pip install --disable-pip-version-check -q --upgrade pip
+# hatchling takes pyproject.toml's license-files from the project directory into the wheel's
+# .dist-info/licenses/: the notices are there while the wheel is built (a source install has none).
+py_notices=bindings/python/THIRD-PARTY-NOTICES.txt
+trap 'rm -f "$ROOT/$py_notices"' EXIT
+cp "$NOTICES_LIB" "$py_notices"
 SOURCE_DATE_EPOCH="$epoch" PERPS_WHEEL_LIBRARY="$LIB" "$WORK/pyenv/bin/python" -m pip wheel --disable-pip-version-check -q \
     --no-deps -w dist bindings/python
+rm -f "$py_notices"
 wheel=$(ls dist/perps-"$VERSION"-py3-none-manylinux_*_x86_64.whl)
 python3 -m zipfile -l "$wheel" | sed 's/^/  /'
 
 # --- Java ---------------------------------------------------------------------------------
 step "Java: dist/perps-$VERSION.jar (linux-x86-64/libperps.so inside) and dist/perps-$VERSION.pom"
-mkdir -p "$WORK/java/classes" "$WORK/java/native/linux-x86-64"
+mkdir -p "$WORK/java/classes" "$WORK/java/native/linux-x86-64" "$WORK/java/meta/META-INF"
+cp "$NOTICES_LIB" "$WORK/java/meta/META-INF/THIRD-PARTY-NOTICES.txt"
 javac -Xlint:all -Werror -encoding UTF-8 --release 17 -cp "$JNA_JAR" -d "$WORK/java/classes" \
     bindings/java/src/perps/*.java
 cp "$LIB" "$WORK/java/native/linux-x86-64/libperps.so"
@@ -144,7 +169,7 @@ Automatic-Module-Name: perps
 EOF
 jar --create --file "dist/perps-$VERSION.jar" --manifest "$WORK/java/MANIFEST.MF" \
     --date="$(date -u -d "@$epoch" +%Y-%m-%dT%H:%M:%SZ)" \
-    -C "$WORK/java/classes" . -C "$WORK/java/native" .
+    -C "$WORK/java/classes" . -C "$WORK/java/native" . -C "$WORK/java/meta" META-INF/THIRD-PARTY-NOTICES.txt
 jna_version=$(unzip -p "$JNA_JAR" META-INF/MANIFEST.MF | sed -n 's/^Bundle-Version: *\([0-9.]*\).*/\1/p')
 [[ -n "$jna_version" ]] || die "no Bundle-Version in $JNA_JAR"
 # The POM depends on the JNA the jar is built (and bindings/java/run.sh tests it) with, and the
@@ -171,6 +196,7 @@ mcs -nologo -warnaserror+ -nowarn:1591,1573 -optimize+ -target:library -determin
     bindings/csharp/Perps.cs bindings/csharp/Perps.Api.cs "$WORK/AssemblyInfo.cs"
 cp "$LIB" "$nupkg/runtimes/linux-x64/native/libperps.so"
 cp bindings/csharp/Perps.nuspec "$nupkg/"
+cp "$NOTICES_LIB" "$nupkg/THIRD-PARTY-NOTICES.txt"
 nuget pack "$nupkg/Perps.nuspec" -Version "$VERSION" -BasePath "$nupkg" -OutputDirectory dist \
     -NonInteractive -Verbosity quiet
 [[ -f "dist/Perps.$VERSION.nupkg" ]] || die "nuget pack made no dist/Perps.$VERSION.nupkg"

@@ -26,7 +26,11 @@
 #     with pkg-config; go vet + go test of the binding in its
 #     default (installed) mode (bindings/go/run.sh, PERPS_GO_LINK=installed);
 #   - Rust: a program depending on the crate by path: it builds no libperps.so/.a; README's
-#     "Use from Rust" snippet is its code.
+#     "Use from Rust" snippet is its code;
+#   - in each package, THIRD-PARTY-NOTICES.txt where its ecosystem keeps licences, naming every
+#     crate `cargo tree` (run here, check_notices.py) lists for what the package ships, each
+#     with its licence text; scripts/third_party_notices.py's own test first
+#     (third_party_notices_test.py: a made-up workspace, a crate without a licence file).
 #
 #   bash tests/packages/run.sh           # runs scripts/package.sh first
 #   PERPS_PACKAGES_REUSE=1 bash tests/packages/run.sh   # uses what is in dist/ already
@@ -78,6 +82,9 @@ if [[ ${#packages[@]} -gt 0 ]]; then
 fi
 
 # --- the packages -----------------------------------------------------------------------
+step "scripts/third_party_notices.py: tests/packages/third_party_notices_test.py"
+python3 "$HERE/third_party_notices_test.py" || die "third_party_notices_test.py"
+
 VERSION=$(sed -n 's/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n 1)
 MAJOR=${VERSION%%.*}
 MINOR=${VERSION#*.}
@@ -137,6 +144,14 @@ done
 soname=$(objdump -p "$PREFIX/lib/libperps.so.$VERSION" | sed -n 's/^ *SONAME *//p')
 [[ "$soname" == "$SONAME" ]] || die "SONAME '$soname', expected $SONAME"
 ok "layout; SONAME $soname"
+# notices FILE PACKAGE...: FILE names every crate cargo tree lists for the workspace packages
+# whose artifacts the package ships, each with a licence text.
+notices() {
+    [[ -f "$1" ]] || die "no $1"
+    python3 "$HERE/check_notices.py" "$@" || die "$1 does not cover the crates compiled into ${*:2}"
+}
+notices "$PREFIX/share/doc/perps/THIRD-PARTY-NOTICES.txt" perps perps-sandbox
+ok "the tarball's share/doc/perps/THIRD-PARTY-NOTICES.txt (the library's and the sandbox's crates)"
 # The packages are built for glibc 2.17 and newer (scripts/package.sh, PERPS_GLIBC): no symbol of
 # the library or the sandbox may need a newer glibc, or they would not load on RHEL 8 or
 # Ubuntu 20.04 (and the wheel would not install there).
@@ -256,6 +271,10 @@ cp "$HERE/python/signin_order.py" "$TMP/"
 grep -qF "loaded from $site/perps/libperps.so" "$TMP/log" || die "the wheel's perps did not load its own libperps.so"
 ok "the wheel loaded $site/perps/libperps.so"
 [[ -f "$site/perps/py.typed" ]] || die "the wheel has no py.typed"
+notices "$site/perps-$VERSION.dist-info/licenses/THIRD-PARTY-NOTICES.txt" perps
+grep -qx "License-File: THIRD-PARTY-NOTICES.txt" "$site/perps-$VERSION.dist-info/METADATA" ||
+    die "the wheel's METADATA names no License-File THIRD-PARTY-NOTICES.txt"
+ok "the installed wheel's .dist-info/licenses/THIRD-PARTY-NOTICES.txt (a License-File of its METADATA)"
 "$TMP/venv-wheel/bin/python" -m pip install "${pip_quiet[@]}" mypy==2.4.1 auditwheel==6.8.2
 (cd "$TMP" && "$TMP/venv-wheel/bin/python" -m mypy --strict --no-incremental signin_order.py) ||
     die "mypy --strict on a program using the installed package"
@@ -309,6 +328,9 @@ javac -Xlint:all -Werror --release 17 -cp "$JAR" -d "$TMP/java" "$HERE/java/Sign
 grep -qF "Found library resource at jar:file:$JAR!/linux-x86-64/libperps.so" "$TMP/log" ||
     die "JNA did not load linux-x86-64/libperps.so from the jar"
 ok "JNA loaded linux-x86-64/libperps.so from $(basename "$JAR")"
+unzip -p "$JAR" META-INF/THIRD-PARTY-NOTICES.txt >"$TMP/jar-notices.txt" || die "the jar has no META-INF/THIRD-PARTY-NOTICES.txt"
+notices "$TMP/jar-notices.txt" perps
+ok "the jar's META-INF/THIRD-PARTY-NOTICES.txt"
 
 step "Java: Maven, offline: install-file into a local repository, a project depending on libperps:perps:$VERSION"
 # The local repository starts as Debian's (its packaged Maven plugins and JNA), linked, so
@@ -345,6 +367,8 @@ pkg="$TMP/nuget/packages/Perps.$VERSION"
 for f in lib/net45/Perps.dll lib/net45/libperps.so runtimes/linux-x64/native/libperps.so; do
     [[ -f "$pkg/$f" ]] || die "the NuGet package has no $f"
 done
+notices "$pkg/THIRD-PARTY-NOTICES.txt" perps
+ok "the NuGet package's THIRD-PARTY-NOTICES.txt (at its root)"
 mcs -nologo -warnaserror+ -reference:"$pkg/lib/net45/Perps.dll" -out:"$TMP/nuget/SigninOrder.exe" \
     "$HERE/csharp/SigninOrder.cs"
 (cd "$TMP" && run_flow "C# (Perps.dll from the package folder)" \
@@ -436,4 +460,4 @@ diff -u "$TMP/snippet.readme" "$TMP/snippet.program" || die "README's Rust snipp
 ok "README's \"Use from Rust\" snippet is the program's code"
 
 echo
-echo "packages test passed: tarball (pkg-config, CMake), wheel, source install, jar (class path, Maven), NuGet (Mono, .NET), Go, Rust"
+echo "packages test passed: tarball (pkg-config, CMake), wheel, source install, jar (class path, Maven), NuGet (Mono, .NET), Go, Rust; THIRD-PARTY-NOTICES.txt in each package"
