@@ -22,6 +22,9 @@ carry their copyright notices and licence texts. This script writes them:
   named LICENSE*, LICENCE*, UNLICENSE*, COPYING*, NOTICE* or COPYRIGHT* (any case); the files
   in subdirectories are those of bundled code (ring's BoringSSL-derived C and assembly,
   its fiat-crypto code).
+- Last, the Rust standard library's notices (std, core, alloc and what they use are compiled
+  into every artifact, and no Cargo.lock names them): the toolchain's own
+  share/doc/rust/COPYRIGHT-library.html, verbatim, under the `rustc --version` that builds.
 
 A crate with no such file fails the script, naming it, unless LICENCE_EXCEPTIONS below says
 where its text comes from instead. The output is deterministic (crates sorted by name, then
@@ -156,8 +159,31 @@ def crate_texts(package: dict, by_key: dict, exceptions: dict) -> list[tuple[str
     return texts
 
 
-def notices(manifest: str, packages: list[str], target: str, exceptions: dict) -> bytes:
-    """The whole file, for the crates compiled into `packages`."""
+def rust_standard_library() -> tuple[str, bytes]:
+    """The Rust standard library's notices, as the toolchain that builds the packages ships
+    them: its version (`rustc --version`) and share/doc/rust/COPYRIGHT-library.html (part of
+    the rustc component, so on every toolchain), verbatim. std, core and alloc, and the crates
+    they use (hashbrown, gimli, addr2line, miniz_oxide, rustc-demangle, compiler_builtins with
+    LLVM's compiler-rt), are compiled into every artifact, and no Cargo.lock names them."""
+    rustc = os.environ.get("RUSTC", "rustc")
+    try:
+        version = subprocess.run([rustc, "--version"], check=True, capture_output=True, text=True).stdout.strip()
+        sysroot = subprocess.run([rustc, "--print", "sysroot"], check=True, capture_output=True,
+                                 text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise NoticeError(f"cannot ask {rustc} for its version and sysroot: {e}") from e
+    path = os.path.join(sysroot, "share", "doc", "rust", "COPYRIGHT-library.html")
+    try:
+        with open(path, "rb") as f:
+            return version, f.read()
+    except OSError as e:
+        raise NoticeError(f"the Rust standard library's notices are not where the toolchain keeps them: {e}") from e
+
+
+def notices(manifest: str, packages: list[str], target: str, exceptions: dict,
+            std_library: tuple[str, bytes] | None = None) -> bytes:
+    """The whole file, for the crates compiled into `packages`, and `std_library`'s notices
+    (`rust_standard_library`) after them when given."""
     meta = json.loads(run_cargo(["metadata", "--manifest-path", manifest, "--format-version", "1",
                                  "--locked", "--offline", "--filter-platform", target]))
     by_key: dict[tuple[str, str], dict] = {}
@@ -217,6 +243,12 @@ def notices(manifest: str, packages: list[str], target: str, exceptions: dict) -
         for label, body in texts:
             text += f"\n---- {key[0]} {key[1]}: {label} ----\n".encode()
             text += body if body.endswith(b"\n") else body + b"\n"
+    if std_library is not None:
+        version, html = std_library
+        text += (f"\n{RULE}\nThe Rust standard library\ncompiled in by: {version}\n"
+                 "files: COPYRIGHT-library.html (HTML, as the toolchain ships it in share/doc/rust/)\n"
+                 f"\n---- The Rust standard library: COPYRIGHT-library.html ----\n").encode()
+        text += html if html.endswith(b"\n") else html + b"\n"
     return text
 
 
@@ -230,7 +262,8 @@ def main() -> int:
     parser.add_argument("--output", required=True)
     args = parser.parse_args()
     try:
-        text = notices(os.path.abspath(args.manifest_path), args.package, args.target, LICENCE_EXCEPTIONS)
+        text = notices(os.path.abspath(args.manifest_path), args.package, args.target, LICENCE_EXCEPTIONS,
+                       rust_standard_library())
     except NoticeError as e:
         print(f"third_party_notices.py: {e}", file=sys.stderr)
         return 1

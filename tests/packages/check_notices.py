@@ -5,7 +5,8 @@
 The crates are those `cargo tree -e normal --target x86_64-unknown-linux-gnu -p P` lists for
 each workspace package P whose artifact the package ships (perps: libperps.so/.a; perps-sandbox:
 bin/perps-sandbox), run here, independently of scripts/third_party_notices.py, minus the
-workspace's own packages. For each crate the file must have a section headed "<name> <version>"
+workspace's own packages, and the Rust standard library's notices (a section of that name
+naming the `rustc --version` run here). For each crate the file must have a section headed "<name> <version>"
 that holds at least one licence text (a "---- <name> <version>: <file> ----" block whose text
 speaks of a licence or a copyright). Exits non-zero naming every crate that is not covered.
 """
@@ -51,6 +52,11 @@ def main() -> int:
         blocks = re.split(rf"^---- {re.escape(heading)}: .* ----\n", section, flags=re.M)[1:]
         if not any(re.search(r"licen[cs]e|copyright", b, re.I) for b in blocks):
             problems.append(f"{heading}: no licence text")
+    # The standard library's section: the toolchain's notices, of the rustc that builds here.
+    rustc = subprocess.run(["rustc", "--version"], check=True, capture_output=True, text=True).stdout.strip()
+    std = by_heading.get("The Rust standard library", "")
+    if f"compiled in by: {rustc}\n" not in std or "Rust Standard Library" not in std or "Permission is hereby granted" not in std:
+        problems.append(f"The Rust standard library: no section with {rustc}'s COPYRIGHT-library.html")
     if problems:
         print(f"{path}: {len(problems)} crate(s) of {' + '.join(packages)} not covered:", file=sys.stderr)
         print("\n".join("  " + p for p in problems), file=sys.stderr)
