@@ -3,6 +3,8 @@
 # and run
 #   - tests/cpp/test_hpp.cpp (offline unit test): shared library plainly and under valgrind,
 #     static library under AddressSanitizer + UBSan;
+#   - tests/cpp/test_secrets.cpp (offline: no copy of a secret argument is freed unwiped):
+#     shared library, plainly;
 #   - tests/cpp/test_trading.cpp (the trading loop: every endpoint method, errors with their
 #     cl_ord_id / x-request-id / retry_after_ms) and tests/cpp/test_funding.cpp (funding the
 #     venue settles, read back with query_funding_history) against a sandbox venue this
@@ -126,6 +128,8 @@ build "test_hpp (shared)" "$CXX" "${CXXFLAGS[@]}" tests/cpp/test_hpp.cpp \
 build "test_hpp (static, ASan+UBSan)" "$CXX" "${CXXFLAGS[@]}" -fsanitize=address,undefined \
     -fno-omit-frame-pointer -fno-sanitize-recover=undefined tests/cpp/test_hpp.cpp \
     "$PROFILE_DIR/libperps.a" $NATIVE_LIBS -o "$OUT/test_hpp_asan" && have_asan=1
+build "test_secrets (shared)" "$CXX" "${CXXFLAGS[@]}" tests/cpp/test_secrets.cpp \
+    -L"$PROFILE_DIR" -lperps -Wl,-rpath,"$PROFILE_DIR" -o "$OUT/test_secrets" && have_secrets=1
 build "test_trading (shared)" "$CXX" "${CXXFLAGS[@]}" tests/cpp/test_trading.cpp \
     -L"$PROFILE_DIR" -lperps -Wl,-rpath,"$PROFILE_DIR" -o "$OUT/test_trading" && have_trading=1
 build "test_funding (shared)" "$CXX" "${CXXFLAGS[@]}" tests/cpp/test_funding.cpp \
@@ -204,6 +208,9 @@ if [[ -n "${have_unit:-}" ]]; then
     run_unit "test_hpp (shared, plain)" "$OUT/test_hpp"
     run_unit "test_hpp (shared, valgrind)" "$VALGRIND" "${VALGRIND_ARGS[@]}" "$OUT/test_hpp"
 fi
+# Its own operator new/delete look into every freed block for a secret: run plainly (ASan
+# and valgrind bring their own allocators).
+[[ -n "${have_secrets:-}" ]] && run_unit "test_secrets (shared, plain)" "$OUT/test_secrets"
 if [[ -n "${have_asan:-}" ]]; then
     run_unit "test_hpp (static, ASan+UBSan)" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
         UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$OUT/test_hpp_asan"
