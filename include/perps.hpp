@@ -190,6 +190,19 @@ private:
     Text stream_request_id_;
 };
 
+/* Without exceptions, everything below is in the inline namespace perps::no_exceptions:
+ * its functions fail otherwise (they call the error handler), so they must not share names
+ * with the throwing ones a translation unit built with exceptions compiles. Otherwise a
+ * program mixing both kinds of object files would have two definitions of each (an ODR
+ * violation), of which the linker keeps one for every caller: a failure in code built to
+ * catch perps::Error could abort the process (tests/cpp/test_mixed_exceptions.cpp). The
+ * names in code are unchanged (perps::Client), but not the types: a Client made in one mode
+ * cannot be passed to a function built in the other (a link error says so). perps::Error
+ * and code_name(), above, are the same in both. */
+#if !PERPS_HPP_EXCEPTIONS
+inline namespace no_exceptions {
+#endif
+
 /* ------------------------------------------------------------------------------------ */
 /* Plumbing (not part of the API)                                                        */
 /* ------------------------------------------------------------------------------------ */
@@ -810,6 +823,10 @@ private:
 
     std::unique_ptr<perps_stream, detail::StreamFree> handle_;
 };
+
+#if !PERPS_HPP_EXCEPTIONS
+}  // inline namespace no_exceptions
+#endif
 
 }  // namespace perps
 

@@ -13,6 +13,9 @@
 #     invalid order and a venue refusal caught as perps::Error) against a sandbox venue this
 #     script starts and stops: plainly and under valgrind, checking its output;
 #   - when README.md has a "Use from C++" section: that its snippet is the example's lines;
+#   - tests/cpp/test_mixed_exceptions.cpp with tests/cpp/mixed_no_exceptions_part.cpp (built
+#     with -fno-exceptions, linked first): one program holding the header in both modes
+#     still throws perps::Error where it was built with exceptions;
 #   - below C++17 (-std=c++14, -std=c++11) the header stops at its #error, and nothing else;
 #   - tests/cpp/test_no_exceptions.cpp built with -fno-exceptions: results as usual, and a
 #     failure reaches the default error handler (message, abort) or an installed one.
@@ -178,6 +181,14 @@ if [[ -n "${have_noexc:-}" ]]; then
     run_noexc handler 42 'handled: PERPS_INVALID_ORDER (3): '
     run_noexc nul 42 'handled: PERPS_INVALID_ARGUMENT (1): order_json contains a NUL byte'
 fi
+
+# One program, two object files: the part built with -fno-exceptions linked first.
+build "mixed_no_exceptions_part (-fno-exceptions)" "$CXX" "${CXXFLAGS[@]}" -fno-exceptions -c \
+    tests/cpp/mixed_no_exceptions_part.cpp -o "$OUT/mixed_no_exceptions_part.o" &&
+    build "test_mixed_exceptions (shared)" "$CXX" "${CXXFLAGS[@]}" "$OUT/mixed_no_exceptions_part.o" \
+        tests/cpp/test_mixed_exceptions.cpp -L"$PROFILE_DIR" -lperps -Wl,-rpath,"$PROFILE_DIR" \
+        -o "$OUT/test_mixed_exceptions" && have_mixed=1
+[[ -n "${have_mixed:-}" ]] && run_unit "test_mixed_exceptions (shared, plain)" "$OUT/test_mixed_exceptions"
 
 build "test_stream (shared)" "$CXX" "${CXXFLAGS[@]}" tests/cpp/test_stream.cpp \
     -L"$PROFILE_DIR" -lperps -Wl,-rpath,"$PROFILE_DIR" -o "$OUT/test_stream" && have_stream=1
