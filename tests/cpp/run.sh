@@ -16,6 +16,8 @@
 #   - tests/cpp/test_mixed_exceptions.cpp with tests/cpp/mixed_no_exceptions_part.cpp (built
 #     with -fno-exceptions, linked first): one program holding the header in both modes
 #     still throws perps::Error where it was built with exceptions;
+#   - every C++ test and example: compiled (-fsyntax-only, -Wall -Wextra -Wpedantic -Werror)
+#     in C++17 and C++20 by $CXX and by clang++ when it is installed;
 #   - below C++17 (-std=c++14, -std=c++11) the header stops at its #error, and nothing else;
 #   - tests/cpp/test_no_exceptions.cpp built with -fno-exceptions: results as usual, and a
 #     failure reaches the default error handler (message, abort) or an installed one.
@@ -157,6 +159,29 @@ for standard in c++14 c++11; do
     else
         echo "--- -std=$standard: ok ($(grep 'error:' "$OUT/log" | sed 's/.*error: //'))"
     fi
+done
+
+# --- C++17 and C++20, g++ and clang++ -------------------------------------------------
+# The header and every C++ test and example compile without a warning under each compiler
+# found (the runs above use $CXX in C++17 only).
+for compiler in "$CXX" clang++; do
+    if ! command -v "$compiler" >/dev/null; then
+        echo "=== $compiler not found: its compile checks skipped"
+        continue
+    fi
+    for standard in c++17 c++20; do
+        echo "=== $compiler -std=$standard -Wall -Wextra -Wpedantic -Werror -fsyntax-only"
+        for file in tests/cpp/*.cpp examples-c/*.cpp; do
+            mode=()
+            # (a file that stops at an #error unless built without exceptions)
+            grep -qx '#if PERPS_HPP_EXCEPTIONS' "$file" && mode=(-fno-exceptions)
+            "$compiler" -std="$standard" -Wall -Wextra -Wpedantic -Werror -Iinclude -fsyntax-only \
+                "${mode[@]}" "$file" >"$OUT/log" 2>&1 || {
+                head -n 20 "$OUT/log"
+                fail "$compiler -std=$standard $file"
+            }
+        done
+    done
 done
 
 # --- without exceptions -----------------------------------------------------------------
