@@ -736,7 +736,9 @@ private:
 /// RAII: the destructor closes the stream and frees it (perps_stream_free, bounded wait).
 /// next(), new_order(), cancel_order() and close() may run on different threads at once;
 /// close() wakes a next() blocked in another thread (it then throws PERPS_STREAM_CLOSED).
-/// The stream keeps what it needs of its Client and Session: they may be destroyed first.
+/// Not the destructor nor a move: as perps_stream_free, they must not run while another
+/// thread is in one of the stream's calls (close() it, wait until that call returned, then
+/// destroy it). The stream keeps what it needs of its Client and Session: they may be destroyed first.
 class Stream {
 public:
     /// perps_stream_open without a session: public channels only.
