@@ -20,9 +20,12 @@
  *    instead of being cut short by the C API (a body must be signed and sent in full);
  *    only sign_body_into takes raw bytes (a std::string_view, signed byte for byte).
  *
- * Secrets: results holding secrets (perps::Session::token(), login() answers, wallet
- * signatures) end up in ordinary std::string memory, which is not overwritten when freed.
- * Keep them short-lived, or use the C API for those calls.
+ * Secrets: a secret argument (wallet_address, wallet_sign and Client::signin's private key,
+ * Session::from_api_key's token and key) is borrowed as given, a std::string or a C string,
+ * and never copied (a std::string the call made of a `const char *` key would be freed
+ * unwiped; tests/cpp/test_secrets.cpp). Results holding secrets (perps::Session::token(),
+ * login() answers, wallet signatures) end up in ordinary std::string memory, which is not
+ * overwritten when freed. Keep them short-lived, or use the C API for those calls.
  *
  * Threads: as in C. A Client and a Session may be shared between threads (their methods
  * may run concurrently, including the non-const ones); so may a Stream (next, new_order,
@@ -187,6 +190,19 @@ private:
     Text stream_request_id_;
 };
 
+/* Without exceptions, everything below is in the inline namespace perps::no_exceptions:
+ * its functions fail otherwise (they call the error handler), so they must not share names
+ * with the throwing ones a translation unit built with exceptions compiles. Otherwise a
+ * program mixing both kinds of object files would have two definitions of each (an ODR
+ * violation), of which the linker keeps one for every caller: a failure in code built to
+ * catch perps::Error could abort the process (tests/cpp/test_mixed_exceptions.cpp). The
+ * names in code are unchanged (perps::Client), but not the types: a Client made in one mode
+ * cannot be passed to a function built in the other (a link error says so). perps::Error
+ * and code_name(), above, are the same in both. */
+#if !PERPS_HPP_EXCEPTIONS
+inline namespace no_exceptions {
+#endif
+
 /* ------------------------------------------------------------------------------------ */
 /* Plumbing (not part of the API)                                                        */
 /* ------------------------------------------------------------------------------------ */
@@ -282,6 +298,24 @@ inline const char *arg(const std::optional<std::string> &s, const char *name) {
     return s ? arg(*s, name) : nullptr;
 }
 
+/// A secret argument (a private key, an API token): the caller's std::string or C string,
+/// borrowed for the call and never copied. A `const std::string &` parameter would turn a
+/// `const char *` key into a std::string the call made and freed unwiped (on the heap past
+/// the small-string size), where the C library wipes what it is given.
+class SecretArg {
+public:
+    SecretArg(const std::string &s) noexcept : string_(&s) {}  // NOLINT(google-explicit-constructor)
+    SecretArg(const char *s) noexcept : c_string_(s) {}        // NOLINT(google-explicit-constructor)
+
+    /// As a C string for the call: NULL stays NULL (the C API refuses it); a std::string
+    /// holding a NUL byte is refused as arg() refuses it.
+    const char *c_str(const char *name) const { return string_ ? arg(*string_, name) : c_string_; }
+
+private:
+    const std::string *string_ = nullptr;
+    const char *c_string_ = nullptr;
+};
+
 /// Call a C function that returns an owned char* (NULL on failure): `call(perps_error **)`.
 template <typename Call>
 std::string string_result(const char *function, Call call) {
@@ -314,17 +348,17 @@ void code_result(const char *function, Call call) {
 inline std::string_view version() noexcept { return perps_version(); }
 
 /// The wallet address of `private_key` on `chain` ("bsc": EIP-55, "solana": base58).
-inline std::string wallet_address(const std::string &chain, const std::string &private_key) {
+inline std::string wallet_address(const std::string &chain, detail::SecretArg private_key) {
     return detail::string_result("perps_wallet_address", [&](perps_error **err) {
-        return perps_wallet_address(detail::arg(chain, "chain"), detail::arg(private_key, "private_key"), err);
+        return perps_wallet_address(detail::arg(chain, "chain"), private_key.c_str("private_key"), err);
     });
 }
 
 /// The login `signature` for a sign-in payload (the JSON Client::prepare_signin returns).
-inline std::string wallet_sign(const std::string &chain, const std::string &private_key,
+inline std::string wallet_sign(const std::string &chain, detail::SecretArg private_key,
                                const std::string &payload_json) {
     return detail::string_result("perps_wallet_sign", [&](perps_error **err) {
-        return perps_wallet_sign(detail::arg(chain, "chain"), detail::arg(private_key, "private_key"),
+        return perps_wallet_sign(detail::arg(chain, "chain"), private_key.c_str("private_key"),
                                  detail::arg(payload_json, "payload_json"), err);
     });
 }
@@ -373,11 +407,10 @@ public:
     Session() : handle_(make()) {}
 
     /// A session for a web-site API credential (perps_session_from_api_key).
-    static Session from_api_key(const std::string &api_token, const std::string &ed25519_private_key) {
+    static Session from_api_key(detail::SecretArg api_token, detail::SecretArg ed25519_private_key) {
         detail::ErrorSlot err;
-        perps_session *s = perps_session_from_api_key(detail::arg(api_token, "api_token"),
-                                                      detail::arg(ed25519_private_key, "ed25519_private_key"),
-                                                      err.out());
+        perps_session *s = perps_session_from_api_key(api_token.c_str("api_token"),
+                                                      ed25519_private_key.c_str("ed25519_private_key"), err.out());
         if (s == nullptr) {
             err.raise("perps_session_from_api_key");
         }
@@ -536,11 +569,11 @@ public:
     }
 
     /// All of sign-in in one call with an in-process wallet key; returns the login answer.
-    std::string signin(Session &session, const std::string &chain, const std::string &wallet_private_key,
+    std::string signin(Session &session, const std::string &chain, detail::SecretArg wallet_private_key,
                        std::int64_t expires_seconds = 0) const {
         return detail::string_result("perps_signin", [&](perps_error **err) {
             return perps_signin(get(), session.get(), detail::arg(chain, "chain"),
-                                detail::arg(wallet_private_key, "wallet_private_key"), expires_seconds, err);
+                                wallet_private_key.c_str("wallet_private_key"), expires_seconds, err);
         });
     }
 
@@ -703,7 +736,9 @@ private:
 /// RAII: the destructor closes the stream and frees it (perps_stream_free, bounded wait).
 /// next(), new_order(), cancel_order() and close() may run on different threads at once;
 /// close() wakes a next() blocked in another thread (it then throws PERPS_STREAM_CLOSED).
-/// The stream keeps what it needs of its Client and Session: they may be destroyed first.
+/// Not the destructor nor a move: as perps_stream_free, they must not run while another
+/// thread is in one of the stream's calls (close() it, wait until that call returned, then
+/// destroy it). The stream keeps what it needs of its Client and Session: they may be destroyed first.
 class Stream {
 public:
     /// perps_stream_open without a session: public channels only.
@@ -790,6 +825,10 @@ private:
 
     std::unique_ptr<perps_stream, detail::StreamFree> handle_;
 };
+
+#if !PERPS_HPP_EXCEPTIONS
+}  // inline namespace no_exceptions
+#endif
 
 }  // namespace perps
 

@@ -18,15 +18,19 @@ struct Value {
     enum Kind { Null, Bool, Number, String, Array, Object } kind = Null;
     std::string text;  // a string's content, a number as written, "true"/"false"
     std::vector<Value> items;
-    std::vector<std::pair<std::string, Value>> fields;
+    // An object's members, in order: keys[i] names values[i]. (Not a vector of
+    // pair<string, Value>: a pair of the incomplete Value is not allowed, and clang's C++20
+    // library refuses it; a vector of it is, since C++17.)
+    std::vector<std::string> keys;
+    std::vector<Value> values;
 
     bool is_null() const { return kind == Null; }
     bool is_string() const { return kind == String; }
     bool is_array() const { return kind == Array; }
     bool is_object() const { return kind == Object; }
     bool has(const std::string &key) const {
-        for (const auto &f : fields) {
-            if (f.first == key) {
+        for (const std::string &k : keys) {
+            if (k == key) {
                 return true;
             }
         }
@@ -34,9 +38,9 @@ struct Value {
     }
     /// The field `key` of an object (a null value when absent).
     const Value &operator[](const std::string &key) const {
-        for (const auto &f : fields) {
-            if (f.first == key) {
-                return f.second;
+        for (std::size_t i = 0; i < keys.size(); ++i) {
+            if (keys[i] == key) {
+                return values[i];
             }
         }
         return null_value();
@@ -160,7 +164,8 @@ private:
             while (true) {
                 std::string key = string();
                 eat(':');
-                v.fields.emplace_back(std::move(key), value());
+                v.keys.push_back(std::move(key));
+                v.values.push_back(value());
                 space();
                 if (i_ < s_.size() && s_[i_] == ',') {
                     ++i_;

@@ -3,6 +3,8 @@
 # and run
 #   - tests/cpp/test_hpp.cpp (offline unit test): shared library plainly and under valgrind,
 #     static library under AddressSanitizer + UBSan;
+#   - tests/cpp/test_secrets.cpp (offline: no copy of a secret argument is freed unwiped):
+#     shared library, plainly;
 #   - tests/cpp/test_trading.cpp (the trading loop: every endpoint method, errors with their
 #     cl_ord_id / x-request-id / retry_after_ms) and tests/cpp/test_funding.cpp (funding the
 #     venue settles, read back with query_funding_history) against a sandbox venue this
@@ -11,6 +13,11 @@
 #     invalid order and a venue refusal caught as perps::Error) against a sandbox venue this
 #     script starts and stops: plainly and under valgrind, checking its output;
 #   - when README.md has a "Use from C++" section: that its snippet is the example's lines;
+#   - tests/cpp/test_mixed_exceptions.cpp with tests/cpp/mixed_no_exceptions_part.cpp (built
+#     with -fno-exceptions, linked first): one program holding the header in both modes
+#     still throws perps::Error where it was built with exceptions;
+#   - every C++ test and example: compiled (-fsyntax-only, -Wall -Wextra -Wpedantic -Werror)
+#     in C++17 and C++20 by $CXX and by clang++ when it is installed;
 #   - below C++17 (-std=c++14, -std=c++11) the header stops at its #error, and nothing else;
 #   - tests/cpp/test_no_exceptions.cpp built with -fno-exceptions: results as usual, and a
 #     failure reaches the default error handler (message, abort) or an installed one.
@@ -126,6 +133,8 @@ build "test_hpp (shared)" "$CXX" "${CXXFLAGS[@]}" tests/cpp/test_hpp.cpp \
 build "test_hpp (static, ASan+UBSan)" "$CXX" "${CXXFLAGS[@]}" -fsanitize=address,undefined \
     -fno-omit-frame-pointer -fno-sanitize-recover=undefined tests/cpp/test_hpp.cpp \
     "$PROFILE_DIR/libperps.a" $NATIVE_LIBS -o "$OUT/test_hpp_asan" && have_asan=1
+build "test_secrets (shared)" "$CXX" "${CXXFLAGS[@]}" tests/cpp/test_secrets.cpp \
+    -L"$PROFILE_DIR" -lperps -Wl,-rpath,"$PROFILE_DIR" -o "$OUT/test_secrets" && have_secrets=1
 build "test_trading (shared)" "$CXX" "${CXXFLAGS[@]}" tests/cpp/test_trading.cpp \
     -L"$PROFILE_DIR" -lperps -Wl,-rpath,"$PROFILE_DIR" -o "$OUT/test_trading" && have_trading=1
 build "test_funding (shared)" "$CXX" "${CXXFLAGS[@]}" tests/cpp/test_funding.cpp \
@@ -152,6 +161,29 @@ for standard in c++14 c++11; do
     fi
 done
 
+# --- C++17 and C++20, g++ and clang++ -------------------------------------------------
+# The header and every C++ test and example compile without a warning under each compiler
+# found (the runs above use $CXX in C++17 only).
+for compiler in "$CXX" clang++; do
+    if ! command -v "$compiler" >/dev/null; then
+        echo "=== $compiler not found: its compile checks skipped"
+        continue
+    fi
+    for standard in c++17 c++20; do
+        echo "=== $compiler -std=$standard -Wall -Wextra -Wpedantic -Werror -fsyntax-only"
+        for file in tests/cpp/*.cpp examples-c/*.cpp; do
+            mode=()
+            # (a file that stops at an #error unless built without exceptions)
+            grep -qx '#if PERPS_HPP_EXCEPTIONS' "$file" && mode=(-fno-exceptions)
+            "$compiler" -std="$standard" -Wall -Wextra -Wpedantic -Werror -Iinclude -fsyntax-only \
+                "${mode[@]}" "$file" >"$OUT/log" 2>&1 || {
+                head -n 20 "$OUT/log"
+                fail "$compiler -std=$standard $file"
+            }
+        done
+    done
+done
+
 # --- without exceptions -----------------------------------------------------------------
 # mode, expected exit status, expected output line
 run_noexc() {
@@ -174,6 +206,14 @@ if [[ -n "${have_noexc:-}" ]]; then
     run_noexc handler 42 'handled: PERPS_INVALID_ORDER (3): '
     run_noexc nul 42 'handled: PERPS_INVALID_ARGUMENT (1): order_json contains a NUL byte'
 fi
+
+# One program, two object files: the part built with -fno-exceptions linked first.
+build "mixed_no_exceptions_part (-fno-exceptions)" "$CXX" "${CXXFLAGS[@]}" -fno-exceptions -c \
+    tests/cpp/mixed_no_exceptions_part.cpp -o "$OUT/mixed_no_exceptions_part.o" &&
+    build "test_mixed_exceptions (shared)" "$CXX" "${CXXFLAGS[@]}" "$OUT/mixed_no_exceptions_part.o" \
+        tests/cpp/test_mixed_exceptions.cpp -L"$PROFILE_DIR" -lperps -Wl,-rpath,"$PROFILE_DIR" \
+        -o "$OUT/test_mixed_exceptions" && have_mixed=1
+[[ -n "${have_mixed:-}" ]] && run_unit "test_mixed_exceptions (shared, plain)" "$OUT/test_mixed_exceptions"
 
 build "test_stream (shared)" "$CXX" "${CXXFLAGS[@]}" tests/cpp/test_stream.cpp \
     -L"$PROFILE_DIR" -lperps -Wl,-rpath,"$PROFILE_DIR" -o "$OUT/test_stream" && have_stream=1
@@ -204,6 +244,9 @@ if [[ -n "${have_unit:-}" ]]; then
     run_unit "test_hpp (shared, plain)" "$OUT/test_hpp"
     run_unit "test_hpp (shared, valgrind)" "$VALGRIND" "${VALGRIND_ARGS[@]}" "$OUT/test_hpp"
 fi
+# Its own operator new/delete look into every freed block for a secret: run plainly (ASan
+# and valgrind bring their own allocators).
+[[ -n "${have_secrets:-}" ]] && run_unit "test_secrets (shared, plain)" "$OUT/test_secrets"
 if [[ -n "${have_asan:-}" ]]; then
     run_unit "test_hpp (static, ASan+UBSan)" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
         UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$OUT/test_hpp_asan"
