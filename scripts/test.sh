@@ -17,7 +17,7 @@ step() { printf '\n=== %s ===\n' "$*"; }
 step "tools"
 df -h . | sed 's/^/disk: /'   # a run that fills the disk says how much it had
 missing=()
-for tool in valgrind cc make python3 pkg-config go g++ nm; do
+for tool in valgrind cc make python3 pkg-config go g++ clang++ nm; do
   command -v "$tool" >/dev/null || missing+=("$tool")
 done
 python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
@@ -31,6 +31,7 @@ if [ ${#missing[@]} -gt 0 ]; then
       python3) packages+=(python3 python3-venv) ;;
       go) packages+=(golang-go) ;;
       nm) packages+=(binutils) ;;
+      clang++) packages+=(clang) ;;   # tests/cpp/run.sh: the C++ layer compiled by clang++ too
       *) packages+=("$tool") ;;
     esac
   done
