@@ -686,7 +686,8 @@ public:
     std::string query_symbol_price(const Session &session, const std::string &params_json) const {
         return endpoint("perps_query_symbol_price", perps_query_symbol_price, session.get(), params_json);
     }
-    /// GET /api/query_depth_book (public): {"symbol":"BTC-USD"}; levels sorted best first.
+    /// GET /api/query_depth_book (public): {"symbol":"BTC-USD"} and an optional "limit"
+    /// (1..1000, undocumented by the venue, passed through); levels sorted best first.
     std::string query_depth_book(const std::string &params_json) const {
         return endpoint("perps_query_depth_book", perps_query_depth_book, nullptr, params_json);
     }
@@ -789,7 +790,7 @@ public:
     /// The next event, waiting without limit.
     std::string next() const {
         std::optional<std::string> event = next(std::chrono::milliseconds(-1));
-        return event ? *event : std::string();
+        return event ? std::move(*event) : std::string();
     }
 
     /// Order stream: validate (and, with the client option symbol_rules, check against the
