@@ -193,7 +193,7 @@ EOF
 # -nowarn:1591,1573: members or parameters without a doc comment are no error in the docs file.
 mcs -nologo -warnaserror+ -nowarn:1591,1573 -optimize+ -target:library -deterministic \
     -doc:"$nupkg/lib/net45/Perps.xml" -out:"$nupkg/lib/net45/Perps.dll" \
-    bindings/csharp/Perps.cs bindings/csharp/Perps.Api.cs "$WORK/AssemblyInfo.cs"
+    bindings/csharp/Perps.cs bindings/csharp/Perps.Api.cs bindings/csharp/Perps.Secrets.cs "$WORK/AssemblyInfo.cs"
 cp "$LIB" "$nupkg/runtimes/linux-x64/native/libperps.so"
 cp bindings/csharp/Perps.nuspec "$nupkg/"
 cp "$NOTICES_LIB" "$nupkg/THIRD-PARTY-NOTICES.txt"

@@ -88,7 +88,7 @@ namespace Perps
 
     /// <summary>The venue: its two base URLs, HTTP settings, one connection pool, the cached
     /// certificates and the clock offset. Thread-safe; share one per venue.</summary>
-    public sealed class Client : IDisposable
+    public sealed partial class Client : IDisposable
     {
         private readonly ClientHandle handle;
 
@@ -124,7 +124,9 @@ namespace Perps
             return Interop.Take(Native.perps_login(handle, Session.Of(session), Interop.Utf8Z(signature), expiresSeconds, ref err), err);
         }
 
-        /// <summary>All of sign-in in one call with an in-process wallet key.</summary>
+        /// <summary>All of sign-in in one call with an in-process wallet key. A string cannot be
+        /// wiped: the char[] and byte[] overloads (Perps.Secrets.cs) take a key the caller can
+        /// wipe.</summary>
         public string Signin(Session session, string chain, string walletPrivateKey, long expiresSeconds)
         {
             IntPtr err = IntPtr.Zero;
@@ -230,7 +232,7 @@ namespace Perps
     }
 
     /// <summary>One identity: request-signing key, pending challenge, access token. Thread-safe.</summary>
-    public sealed class Session : IDisposable
+    public sealed partial class Session : IDisposable
     {
         internal readonly SessionHandle Handle;
 
@@ -255,7 +257,9 @@ namespace Perps
             Handle = Interop.TakeHandle(Native.perps_session_new(ref err), err);
         }
 
-        /// <summary>A session for a web-site API credential (can place orders at once).</summary>
+        /// <summary>A session for a web-site API credential (can place orders at once). Strings
+        /// cannot be wiped: the char[] and byte[] overloads take secrets the caller can
+        /// wipe.</summary>
         public static Session FromApiKey(string apiToken, string ed25519PrivateKey)
         {
             IntPtr err = IntPtr.Zero;
@@ -422,9 +426,10 @@ namespace Perps
     }
 
     /// <summary>Wallet helpers for a wallet key held in-process.</summary>
-    public static class Wallet
+    public static partial class Wallet
     {
-        /// <summary>EIP-55 (bsc) or base58 (solana) address of a wallet key.</summary>
+        /// <summary>EIP-55 (bsc) or base58 (solana) address of a wallet key. A string cannot be
+        /// wiped: the char[] and byte[] overloads take a key the caller can wipe.</summary>
         public static string Address(string chain, string privateKey)
         {
             IntPtr err = IntPtr.Zero;
@@ -433,7 +438,9 @@ namespace Perps
             finally { Interop.Wipe(key); }
         }
 
-        /// <summary>The exact login signature for a sign-in payload (from PrepareSignin).</summary>
+        /// <summary>The exact login signature for a sign-in payload (from PrepareSignin). A
+        /// string cannot be wiped: the char[] and byte[] overloads take a key the caller can
+        /// wipe.</summary>
         public static string Sign(string chain, string privateKey, string payloadJson)
         {
             IntPtr err = IntPtr.Zero;

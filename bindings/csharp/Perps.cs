@@ -322,6 +322,16 @@ namespace Perps
         internal static extern IntPtr perps_wallet_address(byte[] chain, byte[] privateKey, ref IntPtr err);
         [DllImport(Lib, CallingConvention = Cdecl)]
         internal static extern IntPtr perps_wallet_sign(byte[] chain, byte[] privateKey, byte[] payloadJson, ref IntPtr err);
+        // The secret arguments' overloads for a copy in native memory (NativeSecret: the char[]
+        // and byte[] forms), which no garbage collector moves or copies.
+        [DllImport(Lib, CallingConvention = Cdecl)]
+        internal static extern IntPtr perps_signin(ClientHandle c, SessionHandle s, byte[] chain, IntPtr walletKey, long expiresSeconds, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)]
+        internal static extern SessionHandle perps_session_from_api_key(IntPtr apiToken, IntPtr ed25519Key, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)]
+        internal static extern IntPtr perps_wallet_address(byte[] chain, IntPtr privateKey, ref IntPtr err);
+        [DllImport(Lib, CallingConvention = Cdecl)]
+        internal static extern IntPtr perps_wallet_sign(byte[] chain, IntPtr privateKey, byte[] payloadJson, ref IntPtr err);
         [DllImport(Lib, CallingConvention = Cdecl)]
         internal static extern IntPtr perps_wallet_wrap_solana_signature(byte[] payloadJson, byte[] address, byte[] signature, UIntPtr signatureLen, ref IntPtr err);
         [DllImport(Lib, CallingConvention = Cdecl)]
@@ -357,12 +367,17 @@ namespace Perps
         internal static byte[] Utf8Z(string s)
         {
             if (s == null) return null;
-            if (s.IndexOf('\0') >= 0)
-                throw new PerpsException(PerpsCode.InvalidArgument,
-                    "string argument contains a NUL character (C would read it only up to there)", 0, null, false);
+            if (s.IndexOf('\0') >= 0) throw NulRefused();
             var bytes = new byte[Utf8Strict.GetByteCount(s) + 1];
             Utf8Strict.GetBytes(s, 0, s.Length, bytes, 0);
             return bytes; // last byte stays 0
+        }
+
+        /// <summary>The refusal of an argument holding a NUL, whichever form it came in.</summary>
+        internal static PerpsException NulRefused()
+        {
+            return new PerpsException(PerpsCode.InvalidArgument,
+                "string argument contains a NUL character (C would read it only up to there)", 0, null, false);
         }
 
         /// <summary>Overwrite a secret argument's bytes (a private key, an API token, from

@@ -237,6 +237,7 @@ static partial class PerpsTests
         StreamTests();
         FundingTests();
         SecretTests();
+        SecretFormsTests();
     }
 
     // ---- the sandbox ----

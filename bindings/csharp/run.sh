@@ -23,10 +23,10 @@ fi
 
 out=target/bindings/csharp
 mkdir -p "$out"
-mcs -nologo -warnaserror+ -target:library -out:"$out/Perps.dll" bindings/csharp/Perps.cs bindings/csharp/Perps.Api.cs
+mcs -nologo -warnaserror+ -target:library -out:"$out/Perps.dll" bindings/csharp/Perps.cs bindings/csharp/Perps.Api.cs bindings/csharp/Perps.Secrets.cs
 mcs -nologo -warnaserror+ -reference:"$out/Perps.dll" -out:"$out/PerpsTests.exe" bindings/csharp/PerpsTests.cs \
   bindings/csharp/PerpsTests.Trading.cs bindings/csharp/PerpsTests.Streams.cs bindings/csharp/PerpsTests.Funding.cs \
-  bindings/csharp/PerpsTests.Secrets.cs bindings/csharp/PerpsTests.Headers.cs bindings/csharp/PerpsTests.Offline.cs
+  bindings/csharp/PerpsTests.Secrets.cs bindings/csharp/PerpsTests.SecretForms.cs bindings/csharp/PerpsTests.Headers.cs bindings/csharp/PerpsTests.Offline.cs
 
 # A libperps of another 0.x minor, for the load-time ABI check: a stand-in exporting only
 # perps_version, which answers the next minor (Cargo.toml's version is the binding's). On the

@@ -151,6 +151,23 @@ func (c *Client) Signin(s *Session, chain, walletKey string, expiresSeconds int6
 	return out, err
 }
 
+// SigninBytes is Signin with the wallet key as UTF-8 bytes, which it only reads: wipe them
+// yourself after the call. Its C copy is overwritten before it returns, failure included.
+func (c *Client) SigninBytes(s *Session, chain string, walletKey []byte, expiresSeconds int64) (out string, err error) {
+	err = c.use(s, func(cp *C.perps_client, sp *C.perps_session) error {
+		var a cArgs
+		defer a.free()
+		ch, key := a.str("chain", chain), a.bytes("walletKey", walletKey)
+		if a.err != nil {
+			return a.err
+		}
+		var cerr *C.perps_error
+		out, err = takeString(C.perps_signin(cp, sp, ch, key, C.int64_t(expiresSeconds), &cerr), cerr)
+		return err
+	})
+	return out, err
+}
+
 // NewOrder validates the order JSON, serialises it once, signs those bytes and posts
 // /api/new_order. The answer carries the order's cl_ord_id (generated when the order has
 // none). Never retried: on an error with MayHaveReachedVenue, look the order up by the

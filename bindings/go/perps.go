@@ -39,7 +39,10 @@
 // perps_string_free at once (which overwrites its bytes). Go strings passed in are copied
 // into C memory for the call, then overwritten and freed; a string holding a NUL byte is
 // refused (InvalidArgument) rather than silently cut short. Go strings themselves cannot be
-// wiped: keep secrets (wallet keys, tokens) in them no longer than needed.
+// wiped: keep secrets (wallet keys, tokens) in them no longer than needed, or pass them as
+// []byte to the Bytes variants (WalletAddressBytes, WalletSignBytes, SessionFromAPIKeyBytes,
+// Client.SigninBytes), which only read the slice: wipe it yourself after the call. Their C
+// copies are overwritten and freed as the string forms' are.
 //
 // JSON results (venue answers, the sign-in payload, session info) are returned as the
 // library's exact text; unmarshal them into your own types.
@@ -62,6 +65,7 @@ package perps
 import "C"
 
 import (
+	"bytes"
 	"fmt"
 	"runtime"
 	"strings"
@@ -226,6 +230,28 @@ func (a *cArgs) str(name, s string) *C.char {
 		return nil
 	}
 	p := C.CString(s)
+	a.ptrs = append(a.ptrs, p)
+	return p
+}
+
+// bytes copies b (a secret as UTF-8, which the library checks) into C memory for the call,
+// with a NUL after it (freed, overwritten first, by free). b is only read. A NUL byte inside
+// b is refused, as str refuses one in a string.
+func (a *cArgs) bytes(name string, b []byte) *C.char {
+	if a.err != nil {
+		return nil
+	}
+	if bytes.IndexByte(b, 0) >= 0 {
+		a.err = argumentError("%s contains a NUL byte", name)
+		return nil
+	}
+	p := (*C.char)(C.malloc(C.size_t(len(b) + 1)))
+	if p == nil {
+		panic("perps: out of C memory")
+	}
+	c := unsafe.Slice((*byte)(unsafe.Pointer(p)), len(b)+1)
+	copy(c, b)
+	c[len(b)] = 0
 	a.ptrs = append(a.ptrs, p)
 	return p
 }

@@ -51,6 +51,20 @@ func SessionFromAPIKey(apiToken, ed25519PrivateKey string) (*Session, error) {
 	return newSession(C.perps_session_from_api_key(token, key, &cerr), cerr)
 }
 
+// SessionFromAPIKeyBytes is SessionFromAPIKey with the token and key as UTF-8 bytes, which
+// it only reads: wipe them yourself after the call (the session keeps its own copies,
+// zeroized when closed). Its C copies are overwritten before it returns, failure included.
+func SessionFromAPIKeyBytes(apiToken, ed25519PrivateKey []byte) (*Session, error) {
+	var a cArgs
+	defer a.free()
+	token, key := a.bytes("apiToken", apiToken), a.bytes("ed25519PrivateKey", ed25519PrivateKey)
+	if a.err != nil {
+		return nil, a.err
+	}
+	var cerr *C.perps_error
+	return newSession(C.perps_session_from_api_key(token, key, &cerr), cerr)
+}
+
 func freeSession(p unsafe.Pointer) { C.perps_session_free((*C.perps_session)(p)) }
 
 // finalize runs only when s is unreachable, so no call can be using it.
@@ -273,6 +287,32 @@ func WalletAddress(chain, privateKey string) (string, error) {
 	}
 	var cerr *C.perps_error
 	return takeString(C.perps_wallet_address(ch, key, &cerr), cerr)
+}
+
+// WalletAddressBytes is WalletAddress with the key as UTF-8 bytes, which it only reads: wipe
+// them yourself after the call. Its C copy is overwritten before it returns, failure included.
+func WalletAddressBytes(chain string, privateKey []byte) (string, error) {
+	var a cArgs
+	defer a.free()
+	ch, key := a.str("chain", chain), a.bytes("privateKey", privateKey)
+	if a.err != nil {
+		return "", a.err
+	}
+	var cerr *C.perps_error
+	return takeString(C.perps_wallet_address(ch, key, &cerr), cerr)
+}
+
+// WalletSignBytes is WalletSign with the key as UTF-8 bytes, which it only reads: wipe them
+// yourself after the call. Its C copy is overwritten before it returns, failure included.
+func WalletSignBytes(chain string, privateKey []byte, payloadJSON string) (string, error) {
+	var a cArgs
+	defer a.free()
+	ch, key, payload := a.str("chain", chain), a.bytes("privateKey", privateKey), a.str("payloadJSON", payloadJSON)
+	if a.err != nil {
+		return "", a.err
+	}
+	var cerr *C.perps_error
+	return takeString(C.perps_wallet_sign(ch, key, payload, &cerr), cerr)
 }
 
 // WalletSign is the login signature for a sign-in payload (PrepareSignin's result).

@@ -300,6 +300,7 @@ public final class PerpsTests {
         StreamTests.run();
         FundingTests.run();
         SecretTests.run();
+        SecretFormsTests.run();
     }
 
     static String limitBuy(String price, String qty, String extra) {

@@ -39,6 +39,10 @@ Conventions:
 * Every string the library returns is copied into Python and freed with
   ``perps_string_free`` at once (which overwrites it). Strings passed in are UTF-8; one
   holding a NUL character is refused (C would silently cut it short).
+* Secrets (wallet keys, API tokens) may be passed as UTF-8 bytes instead of ``str``, which
+  cannot be wiped: a ``bytearray`` (or ``memoryview``) that you wipe after the call, which
+  only reads it. The binding copies every secret, whatever its form, into a ctypes buffer it
+  overwrites with zeros once the call returned, failed calls included (``perps._secrets``).
 * Venue answers and the sign-in payload are returned as the library's exact JSON text
   (``str``); session info and signature headers, which the library builds, as ``dict``.
 * :class:`Stream` (:meth:`Client.open_stream`, :meth:`Client.open_order_stream`): the venue's
@@ -97,6 +101,7 @@ from ._native import (  # noqa: E402  ("X as X": names this module has always ha
     _lib,
     library,
 )
+from ._secrets import Secret as Secret, _Secrets  # noqa: E402
 from ._calls import (  # noqa: E402
     _Handle,
     _holding,
@@ -137,15 +142,18 @@ class Session(_Owner):
         self._handle = _Handle(_call_handle(_lib.perps_session_new), _lib.perps_session_free, "session")
 
     @classmethod
-    def from_api_key(cls, api_token: Text, ed25519_private_key: Text) -> Session:
+    def from_api_key(cls, api_token: Secret, ed25519_private_key: Secret) -> Session:
         """A session for a web-site API credential (token and Ed25519 key: base58 seed or
-        keypair, or hex); it can place orders at once."""
+        keypair, or hex); it can place orders at once. Each secret may be a ``str`` or UTF-8
+        bytes: a ``bytearray`` (or ``memoryview``) you wipe after the call, which only reads
+        it; the binding's own copies are wiped before it returns (see ``perps._secrets``)."""
         self = cls.__new__(cls)
-        ptr = _call_handle(
-            _lib.perps_session_from_api_key,
-            _arg("api_token", api_token),
-            _arg("ed25519_private_key", ed25519_private_key),
-        )
+        with _Secrets() as secrets:
+            ptr = _call_handle(
+                _lib.perps_session_from_api_key,
+                secrets.add("api_token", api_token),
+                secrets.add("ed25519_private_key", ed25519_private_key),
+            )
         self._handle = _Handle(ptr, _lib.perps_session_free, "session")
         return self
 
@@ -245,13 +253,14 @@ class Client(_Owner):
         signature, expires_seconds = _arg("signature", signature), _i64("expires_seconds", expires_seconds)
         return _using((self, session), lambda c, s: _call_str(_lib.perps_login, c, s, signature, expires_seconds))
 
-    def signin(self, session: Session, chain: Text, wallet_key: Text, expires_seconds: int = 0) -> str:
-        """All of sign-in with a wallet key held in-process. Returns the login result JSON text."""
-        chain, wallet_key = _arg("chain", chain), _arg("wallet_key", wallet_key)
-        expires_seconds = _i64("expires_seconds", expires_seconds)
-        return _using(
-            (self, session), lambda c, s: _call_str(_lib.perps_signin, c, s, chain, wallet_key, expires_seconds)
-        )
+    def signin(self, session: Session, chain: Text, wallet_key: Secret, expires_seconds: int = 0) -> str:
+        """All of sign-in with a wallet key held in-process. Returns the login result JSON text.
+        ``wallet_key``: a ``str``, or UTF-8 bytes (a ``bytearray`` you wipe after the call,
+        which only reads it); the binding's own copy is wiped before it returns."""
+        chain, expires_seconds = _arg("chain", chain), _i64("expires_seconds", expires_seconds)
+        with _Secrets() as secrets:
+            key = secrets.add("wallet_key", wallet_key)
+            return _using((self, session), lambda c, s: _call_str(_lib.perps_signin, c, s, chain, key, expires_seconds))
 
     def new_order(self, session: Session, order: JsonObject) -> str:
         """Validate the order (JSON text, or a dict whose ``qty``/``price`` may be Decimals),
@@ -410,16 +419,21 @@ def version() -> str:
     return _lib.perps_version().decode("ascii")
 
 
-def wallet_address(chain: Text, private_key: Text) -> str:
-    """The address ``private_key`` controls on ``chain`` ("bsc": EIP-55; "solana": base58)."""
-    return _call_str(_lib.perps_wallet_address, _arg("chain", chain), _arg("private_key", private_key))
+def wallet_address(chain: Text, private_key: Secret) -> str:
+    """The address ``private_key`` controls on ``chain`` ("bsc": EIP-55; "solana": base58).
+    ``private_key``: a ``str``, or UTF-8 bytes (a ``bytearray`` you wipe after the call, which
+    only reads it); the binding's own copy is wiped before it returns."""
+    chain = _arg("chain", chain)
+    with _Secrets() as secrets:
+        return _call_str(_lib.perps_wallet_address, chain, secrets.add("private_key", private_key))
 
 
-def wallet_sign(chain: Text, private_key: Text, payload_json: Text) -> str:
-    """The login signature for a sign-in payload (:meth:`Client.prepare_signin`'s text)."""
-    return _call_str(
-        _lib.perps_wallet_sign, _arg("chain", chain), _arg("private_key", private_key), _arg("payload_json", payload_json)
-    )
+def wallet_sign(chain: Text, private_key: Secret, payload_json: Text) -> str:
+    """The login signature for a sign-in payload (:meth:`Client.prepare_signin`'s text).
+    ``private_key``: as for :func:`wallet_address`."""
+    chain, payload_json = _arg("chain", chain), _arg("payload_json", payload_json)
+    with _Secrets() as secrets:
+        return _call_str(_lib.perps_wallet_sign, chain, secrets.add("private_key", private_key), payload_json)
 
 
 def wallet_wrap_solana_signature(payload_json: Text, address: Text, signature: Union[bytes, bytearray]) -> str:

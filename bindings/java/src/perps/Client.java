@@ -59,12 +59,42 @@ public final class Client extends NativeHandle {
         return takeString(session, err -> LIB.perps_login(ptr(), session.ptr(), utf8(signature), expiresSeconds, err));
     }
 
-    /** All of sign-in in one call with an in-process wallet key; returns the login JSON. */
+    /**
+     * All of sign-in in one call with an in-process wallet key; returns the login JSON. A String
+     * key cannot be wiped: the {@code char[]} and {@code byte[]} overloads take one the caller
+     * can wipe.
+     */
     public String signin(Session session, String chain, String walletPrivateKey, long expiresSeconds) {
         try (PerpsNative.Secret key = new PerpsNative.Secret(walletPrivateKey)) {
-            return takeString(session, err -> LIB.perps_signin(
-                    ptr(), session.ptr(), utf8(chain), key.pointer(), expiresSeconds, err));
+            return signin(session, chain, key, expiresSeconds);
         }
+    }
+
+    /**
+     * {@link #signin(Session, String, String, long)} with the key in a {@code char[]}, which is
+     * only read (wipe it yourself when done); the binding's own UTF-8 copies are zeroed before
+     * the call returns, failed calls included.
+     */
+    public String signin(Session session, String chain, char[] walletPrivateKey, long expiresSeconds) {
+        try (PerpsNative.Secret key = new PerpsNative.Secret(walletPrivateKey)) {
+            return signin(session, chain, key, expiresSeconds);
+        }
+    }
+
+    /**
+     * {@link #signin(Session, String, String, long)} with the key as UTF-8 bytes (no NUL), which
+     * are only read (wipe them yourself when done); the binding's native copy is zeroed before
+     * the call returns, failed calls included.
+     */
+    public String signin(Session session, String chain, byte[] walletPrivateKey, long expiresSeconds) {
+        try (PerpsNative.Secret key = new PerpsNative.Secret(walletPrivateKey)) {
+            return signin(session, chain, key, expiresSeconds);
+        }
+    }
+
+    private String signin(Session session, String chain, PerpsNative.Secret key, long expiresSeconds) {
+        return takeString(session, err -> LIB.perps_signin(
+                ptr(), session.ptr(), utf8(chain), key.pointer(), expiresSeconds, err));
     }
 
     /**

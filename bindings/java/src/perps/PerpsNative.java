@@ -154,15 +154,17 @@ interface PerpsNative extends Library {
      * only copy of its bytes this makes (a {@link Secret} wipes it). A CharsetEncoder writes
      * into buffers of its own and, when one is too small or the input turns out not to be valid
      * Unicode, drops it holding what it had encoded so far: a refused key's bytes, left in the
-     * heap unwiped.
+     * heap unwiped. A CharSequence so that a caller's {@code char[]} is read in place
+     * ({@link java.nio.CharBuffer#wrap(char[])}), never copied into a String.
      */
-    static byte[] utf8(String s) {
+    static byte[] utf8(CharSequence s) {
         if (s == null) {
             return null;
         }
-        if (s.indexOf('\0') >= 0) {
-            throw new PerpsException(PerpsCode.INVALID_ARGUMENT, PerpsCode.INVALID_ARGUMENT.value(),
-                    "string argument contains a NUL character (C would read it only up to there)", 0, null, false);
+        for (int i = 0, length = s.length(); i < length; i++) {
+            if (s.charAt(i) == '\0') {
+                throw nulRefused();
+            }
         }
         int length = s.length();
         long count = 0;
@@ -208,41 +210,96 @@ interface PerpsNative extends Library {
         return z; // last byte stays 0
     }
 
+    /** The refusal of an argument holding a NUL, whichever form it came in. */
+    static PerpsException nulRefused() {
+        return new PerpsException(PerpsCode.INVALID_ARGUMENT, PerpsCode.INVALID_ARGUMENT.value(),
+                "string argument contains a NUL character (C would read it only up to there)", 0, null, false);
+    }
+
     /**
      * A secret argument (a wallet or Ed25519 private key, an API token) as NUL-terminated
      * UTF-8 in native memory the binding owns, overwritten with zeros when closed. As a
      * {@code byte[]}, JNA would copy it into a temporary native buffer that it frees without
      * wiping, and the array would stay in the heap until collected. (The caller's own
-     * {@code String} cannot be wiped: keep keys out of Strings that live long.)
+     * {@code String} cannot be wiped: keep keys out of Strings that live long; a caller's
+     * {@code char[]} or {@code byte[]} is read, never written: the caller wipes it.)
      */
     final class Secret implements AutoCloseable {
         /**
          * Tests only (set by reflection, null otherwise): told of each secret when made
-         * ("made": its native copy's bytes; "encoded": the array it was encoded into, now
-         * wiped) and when closed ("closed": its native copy's bytes after the wipe, read
-         * before the memory is freed), so that a test can check that every one is wiped.
+         * ("made": its native copy's bytes; "encoded": the array a String or char[] was
+         * encoded into, now wiped — a byte[] is copied straight into native memory, with no
+         * array of the binding's) and when closed ("closed": its native copy's bytes after the
+         * wipe, read before the memory is freed), so that a test can check that every one is
+         * wiped.
          */
         static volatile BiConsumer<String, byte[]> hook;
 
         private final Memory memory;
 
+        private Secret(Memory memory) {
+            this.memory = memory;
+        }
+
+        /** A String secret, encoded to UTF-8 by {@link #utf8}. */
         Secret(String s) {
-            byte[] z = utf8(s);
+            this(fromEncoded(utf8(s)));
+        }
+
+        /** A char[] secret, encoded in place (no String made) through an array wiped at once. */
+        Secret(char[] s) {
+            this(fromEncoded(s == null ? null : utf8(java.nio.CharBuffer.wrap(s))));
+        }
+
+        /**
+         * A secret already UTF-8, copied straight from the caller's array into native memory
+         * with a NUL after it: no Java copy is made. Its UTF-8 is checked by the library (the
+         * same INVALID_ARGUMENT as for any argument); an embedded NUL is refused here, as
+         * {@link #utf8} refuses it in a String.
+         */
+        Secret(byte[] utf8) {
+            this(fromCaller(utf8));
+        }
+
+        private static Memory fromEncoded(byte[] z) {
             if (z == null) {
-                memory = null;
-                return;
+                return null;
             }
-            memory = new Memory(z.length);
-            memory.write(0, z, 0, z.length);
-            Arrays.fill(z, (byte) 0);
+            Memory memory;
+            try {
+                memory = new Memory(z.length);
+                memory.write(0, z, 0, z.length);
+            } finally {
+                Arrays.fill(z, (byte) 0);
+            }
             BiConsumer<String, byte[]> seen = hook;
             if (seen != null) {
                 seen.accept("made", memory.getByteArray(0, z.length));
                 seen.accept("encoded", z);
             }
+            return memory;
         }
 
-        /** The NUL-terminated copy, or null (a NULL pointer) for a null string. */
+        private static Memory fromCaller(byte[] bytes) {
+            if (bytes == null) {
+                return null;
+            }
+            for (byte b : bytes) {
+                if (b == 0) {
+                    throw nulRefused();
+                }
+            }
+            Memory memory = new Memory(bytes.length + 1L);
+            memory.write(0, bytes, 0, bytes.length); // JNI copies from the array itself
+            memory.setByte(bytes.length, (byte) 0);
+            BiConsumer<String, byte[]> seen = hook;
+            if (seen != null) {
+                seen.accept("made", memory.getByteArray(0, bytes.length + 1));
+            }
+            return memory;
+        }
+
+        /** The NUL-terminated copy, or null (a NULL pointer) for a null argument. */
         Pointer pointer() {
             return memory;
         }

@@ -27,14 +27,47 @@ public final class Session extends NativeHandle {
         return PerpsNative.takeHandle(LIB.perps_session_new(err), err);
     }
 
-    /** A session for a web-site API credential (it can place orders at once). */
+    /**
+     * A session for a web-site API credential (it can place orders at once). String secrets
+     * cannot be wiped: the {@code char[]} and {@code byte[]} overloads take ones the caller can
+     * wipe.
+     */
     public static Session fromApiKey(String apiToken, String ed25519PrivateKey) {
-        PointerByReference err = new PointerByReference();
         try (PerpsNative.Secret token = new PerpsNative.Secret(apiToken);
                 PerpsNative.Secret key = new PerpsNative.Secret(ed25519PrivateKey)) {
-            return new Session(PerpsNative.takeHandle(
-                    LIB.perps_session_from_api_key(token.pointer(), key.pointer(), err), err));
+            return fromApiKey(token, key);
         }
+    }
+
+    /**
+     * {@link #fromApiKey(String, String)} with the token and key in {@code char[]}s, which are
+     * only read (wipe them yourself when done; the session keeps its own copies, zeroized when
+     * it is closed); the binding's own UTF-8 copies are zeroed before the call returns, failed
+     * calls included.
+     */
+    public static Session fromApiKey(char[] apiToken, char[] ed25519PrivateKey) {
+        try (PerpsNative.Secret token = new PerpsNative.Secret(apiToken);
+                PerpsNative.Secret key = new PerpsNative.Secret(ed25519PrivateKey)) {
+            return fromApiKey(token, key);
+        }
+    }
+
+    /**
+     * {@link #fromApiKey(String, String)} with the token and key as UTF-8 bytes (no NUL), which
+     * are only read (wipe them yourself when done); the binding's native copies are zeroed
+     * before the call returns, failed calls included.
+     */
+    public static Session fromApiKey(byte[] apiToken, byte[] ed25519PrivateKey) {
+        try (PerpsNative.Secret token = new PerpsNative.Secret(apiToken);
+                PerpsNative.Secret key = new PerpsNative.Secret(ed25519PrivateKey)) {
+            return fromApiKey(token, key);
+        }
+    }
+
+    private static Session fromApiKey(PerpsNative.Secret token, PerpsNative.Secret key) {
+        PointerByReference err = new PointerByReference();
+        return new Session(PerpsNative.takeHandle(
+                LIB.perps_session_from_api_key(token.pointer(), key.pointer(), err), err));
     }
 
     /**
