@@ -129,10 +129,7 @@ namespace Perps
         /// wipe.</summary>
         public string Signin(Session session, string chain, string walletPrivateKey, long expiresSeconds)
         {
-            IntPtr err = IntPtr.Zero;
-            byte[] chainZ = Interop.Utf8Z(chain), key = Interop.SecretUtf8Z(walletPrivateKey);
-            try { return Interop.Take(Native.perps_signin(handle, Session.Of(session), chainZ, key, expiresSeconds, ref err), err); }
-            finally { Interop.Wipe(key); }
+            using (var key = NativeSecret.FromString(walletPrivateKey)) return Signin(session, chain, key, expiresSeconds);
         }
 
         /// <summary>Validate, sign and send an order (never retried); returns the venue's JSON, which
@@ -262,19 +259,9 @@ namespace Perps
         /// wipe.</summary>
         public static Session FromApiKey(string apiToken, string ed25519PrivateKey)
         {
-            IntPtr err = IntPtr.Zero;
-            byte[] token = null, key = null;
-            try
-            {
-                token = Interop.SecretUtf8Z(apiToken);
-                key = Interop.SecretUtf8Z(ed25519PrivateKey);
-                return new Session(Interop.TakeHandle(Native.perps_session_from_api_key(token, key, ref err), err));
-            }
-            finally
-            {
-                Interop.Wipe(token);
-                Interop.Wipe(key);
-            }
+            using (var token = NativeSecret.FromString(apiToken))
+            using (var key = NativeSecret.FromString(ed25519PrivateKey))
+                return FromApiKey(token, key);
         }
 
         /// <summary>The request key id: base58 public key of the request-signing key, sent as
@@ -432,10 +419,7 @@ namespace Perps
         /// wiped: the char[] and byte[] overloads take a key the caller can wipe.</summary>
         public static string Address(string chain, string privateKey)
         {
-            IntPtr err = IntPtr.Zero;
-            byte[] chainZ = Interop.Utf8Z(chain), key = Interop.SecretUtf8Z(privateKey);
-            try { return Interop.Take(Native.perps_wallet_address(chainZ, key, ref err), err); }
-            finally { Interop.Wipe(key); }
+            using (var key = NativeSecret.FromString(privateKey)) return Address(chain, key);
         }
 
         /// <summary>The exact login signature for a sign-in payload (from PrepareSignin). A
@@ -443,10 +427,7 @@ namespace Perps
         /// wipe.</summary>
         public static string Sign(string chain, string privateKey, string payloadJson)
         {
-            IntPtr err = IntPtr.Zero;
-            byte[] chainZ = Interop.Utf8Z(chain), key = Interop.SecretUtf8Z(privateKey);
-            try { return Interop.Take(Native.perps_wallet_sign(chainZ, key, Interop.Utf8Z(payloadJson), ref err), err); }
-            finally { Interop.Wipe(key); }
+            using (var key = NativeSecret.FromString(privateKey)) return Sign(chain, key, payloadJson);
         }
 
         /// <summary>Wrap a raw 64-byte Ed25519 signature made elsewhere into the Solana login signature.</summary>

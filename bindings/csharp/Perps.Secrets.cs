@@ -4,8 +4,8 @@
 // make one. The array is only read, never written: the caller wipes it when done. The binding
 // copies it into native memory with a NUL after it (NativeSecret: no garbage collector moves
 // or copies it), calls the library, and zeroes and frees that copy before the call returns,
-// failed calls included. A char[] is encoded straight into that memory, through no managed
-// array; a byte[] is taken as UTF-8 and its UTF-8 checked by the library (InvalidArgument,
+// failed calls included. A char[] (or a string: the string forms go the same way) is encoded
+// straight into that memory, through no managed array; a byte[] is taken as UTF-8 and its UTF-8 checked by the library (InvalidArgument,
 // naming the argument, as for any argument). An array holding a NUL is refused with the same
 // InvalidArgument as a string holding one.
 
@@ -38,6 +38,19 @@ namespace Perps
         /// <summary>The NUL-terminated copy, or IntPtr.Zero for a null array.</summary>
         internal IntPtr Pointer { get { return memory; } }
 
+        /// <summary>A string secret (the string forms), encoded as UTF-8 into native memory,
+        /// through no managed array: a byte[] made for the call could be moved by a garbage
+        /// collection before the marshaller pins it, leaving a copy no one wipes. A lone
+        /// surrogate is refused by the strict encoder (an ArgumentException), before anything
+        /// is copied.</summary>
+        internal static NativeSecret FromString(string s)
+        {
+            if (s == null) return new NativeSecret(0);
+            if (s.IndexOf('\0') >= 0) throw Interop.NulRefused();
+            // Counting validates (a lone surrogate throws) and writes no bytes anywhere.
+            return Encode(Utf8Strict.GetByteCount(s), s.Length, i => s[i]);
+        }
+
         /// <summary>A char[] secret, encoded as UTF-8 into native memory. A lone surrogate is
         /// refused as the strict encoder refuses it in a string (an ArgumentException), before
         /// anything is copied.</summary>
@@ -46,14 +59,21 @@ namespace Perps
             if (chars == null) return new NativeSecret(0);
             if (Array.IndexOf(chars, '\0') >= 0) throw Interop.NulRefused();
             // Counting validates (a lone surrogate throws) and writes no bytes anywhere.
-            var secret = new NativeSecret(Utf8Strict.GetByteCount(chars) + 1);
+            return Encode(Utf8Strict.GetByteCount(chars), chars.Length, i => chars[i]);
+        }
+
+        /// <summary>`length` UTF-16 units read by `at`, valid (counted by the strict encoder as
+        /// `utf8Length` bytes), written as UTF-8 with a NUL after them into native memory.</summary>
+        private static NativeSecret Encode(int utf8Length, int length, Func<int, char> at)
+        {
+            var secret = new NativeSecret(utf8Length + 1);
             try
             {
                 int n = 0;
-                for (int i = 0; i < chars.Length; i++)
+                for (int i = 0; i < length; i++)
                 {
-                    int c = chars[i];
-                    if (char.IsHighSurrogate(chars[i])) c = char.ConvertToUtf32(chars[i], chars[++i]); // a pair: counted above
+                    int c = at(i);
+                    if (char.IsHighSurrogate(at(i))) { c = char.ConvertToUtf32(at(i), at(i + 1)); i++; } // a pair: counted above
                     if (c < 0x80)
                     {
                         secret.Write(ref n, c);

@@ -274,8 +274,6 @@ namespace Perps
         [DllImport(Lib, CallingConvention = Cdecl)]
         internal static extern IntPtr perps_login(ClientHandle c, SessionHandle s, byte[] signature, long expiresSeconds, ref IntPtr err);
         [DllImport(Lib, CallingConvention = Cdecl)]
-        internal static extern IntPtr perps_signin(ClientHandle c, SessionHandle s, byte[] chain, byte[] walletKey, long expiresSeconds, ref IntPtr err);
-        [DllImport(Lib, CallingConvention = Cdecl)]
         internal static extern IntPtr perps_new_order(ClientHandle c, SessionHandle s, byte[] orderJson, ref IntPtr err);
         [DllImport(Lib, CallingConvention = Cdecl)]
         internal static extern IntPtr perps_request(ClientHandle c, SessionHandle s, byte[] method, byte[] path, byte[] body, ref IntPtr err);
@@ -299,8 +297,6 @@ namespace Perps
         [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_query_depth_book(ClientHandle c, SessionHandle s, byte[] paramsJson, ref IntPtr err);
 
         [DllImport(Lib, CallingConvention = Cdecl)] internal static extern SessionHandle perps_session_new(ref IntPtr err);
-        [DllImport(Lib, CallingConvention = Cdecl)]
-        internal static extern SessionHandle perps_session_from_api_key(byte[] apiToken, byte[] ed25519Key, ref IntPtr err);
         [DllImport(Lib, CallingConvention = Cdecl)] internal static extern void perps_session_free(IntPtr s);
         [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_session_request_id(SessionHandle s, ref IntPtr err);
         [DllImport(Lib, CallingConvention = Cdecl)] internal static extern IntPtr perps_session_token(SessionHandle s, ref IntPtr err);
@@ -318,12 +314,8 @@ namespace Perps
         [DllImport(Lib, CallingConvention = Cdecl)]
         internal static extern PerpsCode perps_sign_body_into(SessionHandle s, byte[] body, UIntPtr len, out NativeBodySignature output);
 
-        [DllImport(Lib, CallingConvention = Cdecl)]
-        internal static extern IntPtr perps_wallet_address(byte[] chain, byte[] privateKey, ref IntPtr err);
-        [DllImport(Lib, CallingConvention = Cdecl)]
-        internal static extern IntPtr perps_wallet_sign(byte[] chain, byte[] privateKey, byte[] payloadJson, ref IntPtr err);
-        // The secret arguments' overloads for a copy in native memory (NativeSecret: the char[]
-        // and byte[] forms), which no garbage collector moves or copies.
+        // The secret arguments, as a copy in native memory (NativeSecret, Perps.Secrets.cs),
+        // which no garbage collector moves or copies: never a managed array.
         [DllImport(Lib, CallingConvention = Cdecl)]
         internal static extern IntPtr perps_signin(ClientHandle c, SessionHandle s, byte[] chain, IntPtr walletKey, long expiresSeconds, ref IntPtr err);
         [DllImport(Lib, CallingConvention = Cdecl)]
@@ -379,30 +371,6 @@ namespace Perps
             return new PerpsException(PerpsCode.InvalidArgument,
                 "string argument contains a NUL character (C would read it only up to there)", 0, null, false);
         }
-
-        /// <summary>Overwrite a secret argument's bytes (a private key, an API token, from
-        /// <see cref="Utf8Z"/>) with zeros once the call returned. The marshaller pins a byte[]
-        /// argument (blittable) rather than copying it, so that array is the only copy the
-        /// binding makes. (The caller's own string cannot be wiped: keep keys out of strings
-        /// that live long.)</summary>
-        internal static void Wipe(byte[] secret)
-        {
-            if (secret != null) Array.Clear(secret, 0, secret.Length);
-        }
-
-        /// <summary><see cref="Utf8Z"/> for a secret argument, which the caller passes to
-        /// <see cref="Wipe"/> once the call returned.</summary>
-        internal static byte[] SecretUtf8Z(string s)
-        {
-            byte[] bytes = Utf8Z(s);
-            Action<byte[]> seen = secretMade;
-            if (seen != null && bytes != null) seen(bytes);
-            return bytes;
-        }
-
-        /// <summary>Tests only (set by reflection): shown each secret argument's array, so that
-        /// a test can check that every one is zeros once the call has returned.</summary>
-        private static volatile Action<byte[]> secretMade = null;
 
         /// <summary>Copy a borrowed NUL-terminated UTF-8 string (not freed); null for NULL.</summary>
         internal static string CopyUtf8(IntPtr p)

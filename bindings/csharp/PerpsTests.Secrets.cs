@@ -1,11 +1,9 @@
 // Secret arguments through the C# binding (part of PerpsTests): every private key and API
-// token is copied into a UTF-8 array the marshaller pins for the call, and that array is the
-// binding's only copy. Each one must be zeros once the call returns, whether the call
-// succeeded or failed. Interop.secretMade (private, tests only) shows the test each array
-// as the binding makes it. The char[] and byte[] forms copy each secret into native memory
-// instead (NativeSecret, Perps.Secrets.cs), through no managed array: NativeSecret.seen
-// (private, tests only) shows the test each copy as made and as disposed, which must be zeros
-// before it is freed, the call succeeded or failed; the caller's arrays stay as they were.
+// token, given as a string, a char[] or a byte[], is copied into native memory (NativeSecret,
+// Perps.Secrets.cs), through no managed array a garbage collection could move and leave
+// behind. NativeSecret.seen (private, tests only) shows the test each copy as made and as
+// disposed: each must hold its secret when made and be zeros before it is freed, whether the
+// call succeeded or failed; the caller's arrays stay as they were.
 
 using System;
 using System.Collections.Generic;
@@ -18,53 +16,10 @@ static partial class PerpsTests
     static void SecretTests()
     {
         var credential = FlatJson(Admin("api-key", "{}"));
-        var hook = typeof(Client).Assembly.GetType("Perps.Interop")
-            .GetField("secretMade", System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Static);
-        var made = new List<KeyValuePair<byte[], byte[]>>(); // each array, and a copy of it when made
-        hook.SetValue(null, (Action<byte[]>)(bytes => { lock (made) made.Add(new KeyValuePair<byte[], byte[]>(bytes, (byte[])bytes.Clone())); }));
-        try
-        {
-            // Runs call (a PerpsException is expected when failing), then checks that it made
-            // one array per secret, each holding that secret as made and zeros now.
-            Action<string, string[], bool, Action> wiped = (what, secrets, failing, call) => Test("secrets: " + what, () =>
-            {
-                lock (made) made.Clear();
-                if (failing) Throws(call); else call();
-                lock (made)
-                {
-                    Equal(secrets.Length, made.Count);
-                    for (int i = 0; i < secrets.Length; i++)
-                    {
-                        Expect(made[i].Value.SequenceEqual(Encoding.UTF8.GetBytes(secrets[i] + "\0")), "array " + i + " held the secret");
-                        Expect(made[i].Key.All(b => b == 0), "array " + i + " is zeros after the call");
-                    }
-                }
-            });
-
-            wiped("Wallet.Address wipes its key", new[] { WalletKey }, false, () => Wallet.Address("bsc", WalletKey));
-            wiped("Wallet.Address wipes a key it refuses", new[] { "0x1234" }, true, () => Wallet.Address("bsc", "0x1234"));
-            wiped("Session.FromApiKey wipes its token and key", new[] { credential["token"], credential["private_key"] }, false,
-                () => Session.FromApiKey(credential["token"], credential["private_key"]).Dispose());
-            wiped("Session.FromApiKey wipes a token and key it refuses", new[] { "tok", "not-a-key" }, true,
-                () => Session.FromApiKey("tok", "not-a-key"));
-            using (var client = new Client(baseUrl, perpsUrl))
-            using (var session = new Session())
-            {
-                wiped("Client.Signin wipes its key", new[] { WalletKey }, false, () => client.Signin(session, "bsc", WalletKey, 3600));
-                wiped("Client.Signin wipes a key it refuses", new[] { "0x1234" }, true, () => client.Signin(session, "bsc", "0x1234", 3600));
-                string payload = client.PrepareSignin(session, "bsc", WalletAddress);
-                wiped("Wallet.Sign wipes its key", new[] { WalletKey }, false, () => Wallet.Sign("bsc", WalletKey, payload));
-                wiped("Wallet.Sign wipes its key when the payload is refused", new[] { WalletKey }, true, () => Wallet.Sign("bsc", WalletKey, "{"));
-            }
-        }
-        finally
-        {
-            hook.SetValue(null, null);
-        }
-        SecretArrayTests(credential["token"], credential["private_key"]);
+        SecretCopyTests(credential["token"], credential["private_key"]);
     }
 
-    static void SecretArrayTests(string token, string key)
+    static void SecretCopyTests(string token, string key)
     {
         var hook = typeof(Client).Assembly.GetType("Perps.NativeSecret")
             .GetField("seen", System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Static);
@@ -74,7 +29,7 @@ static partial class PerpsTests
         {
             // Runs call (a PerpsException is expected when failing), then checks that each
             // secret, in order, was made holding it and closed as zeros (in reverse order: the
-            // usings' nesting), and that no managed array was passed to the string form's hook.
+            // usings' nesting).
             Action<string, string[], bool, Action> wiped = (what, secrets, failing, call) => Test("secrets: " + what, () =>
             {
                 lock (seen) seen.Clear();
@@ -97,6 +52,14 @@ static partial class PerpsTests
             string w = WalletKey;
             char[] wc = c(w);
             byte[] wb = u(w);
+            wiped("Wallet.Address(string) wipes its copy", new[] { w }, false, () => Wallet.Address("bsc", w));
+            wiped("Wallet.Address(string) wipes a key it refuses", new[] { "0x1234" }, true, () => Wallet.Address("bsc", "0x1234"));
+            wiped("Session.FromApiKey(string) wipes its token and key", new[] { token, key }, false,
+                () => Session.FromApiKey(token, key).Dispose());
+            wiped("Session.FromApiKey(string) wipes a token and key it refuses", new[] { "tok", "not-a-key" }, true,
+                () => Session.FromApiKey("tok", "not-a-key"));
+            wiped("Session.FromApiKey(string) wipes the token when the key holds a NUL", new[] { token }, true,
+                () => Session.FromApiKey(token, key + "\0"));
             wiped("Wallet.Address(char[]) wipes its copy", new[] { w }, false, () => Wallet.Address("bsc", wc));
             wiped("Wallet.Address(byte[]) wipes its copy", new[] { w }, false, () => Wallet.Address("bsc", wb));
             wiped("Wallet.Address(char[]) wipes a key it refuses", new[] { "0x1234" }, true, () => Wallet.Address("bsc", c("0x1234")));
@@ -118,11 +81,15 @@ static partial class PerpsTests
             using (var client = new Client(baseUrl, perpsUrl))
             using (var session = new Session())
             {
+                wiped("Client.Signin(string) wipes its key", new[] { w }, false, () => client.Signin(session, "bsc", w, 3600));
+                wiped("Client.Signin(string) wipes a key it refuses", new[] { "0x1234" }, true, () => client.Signin(session, "bsc", "0x1234", 3600));
                 wiped("Client.Signin(char[]) wipes its key", new[] { w }, false, () => client.Signin(session, "bsc", wc, 3600));
                 wiped("Client.Signin(byte[]) wipes its key", new[] { w }, false, () => client.Signin(session, "bsc", wb, 3600));
                 wiped("Client.Signin(char[]) wipes a key it refuses", new[] { "0x1234" }, true, () => client.Signin(session, "bsc", c("0x1234"), 3600));
                 wiped("Client.Signin(byte[]) wipes a key it refuses", new[] { "0x1234" }, true, () => client.Signin(session, "bsc", u("0x1234"), 3600));
                 string payload = client.PrepareSignin(session, "bsc", WalletAddress);
+                wiped("Wallet.Sign(string) wipes its key", new[] { w }, false, () => Wallet.Sign("bsc", w, payload));
+                wiped("Wallet.Sign(string) wipes its key when the payload is refused", new[] { w }, true, () => Wallet.Sign("bsc", w, "{"));
                 wiped("Wallet.Sign(char[]) wipes its key", new[] { w }, false, () => Wallet.Sign("bsc", wc, payload));
                 wiped("Wallet.Sign(byte[]) wipes its key", new[] { w }, false, () => Wallet.Sign("bsc", wb, payload));
                 wiped("Wallet.Sign(char[]) wipes its key when the payload is refused", new[] { w }, true, () => Wallet.Sign("bsc", wc, "{"));
