@@ -8,6 +8,7 @@
 
 use crate::client::deadline_tcp::DeadlineTcp;
 use crate::client::options::ClientOptions;
+use crate::client::resolve::{self, Lookup, RememberingResolver};
 use crate::client::sent_tracker::{self, SentTracking};
 use crate::client::write_coalescing::WriteCoalescing;
 use crate::error::{Code, Error, Result};
@@ -15,7 +16,6 @@ use std::time::Duration;
 use ureq::http::header::{self, HeaderName};
 use ureq::http::{Method, Request};
 use ureq::tls::{Certificate, RootCerts, TlsConfig};
-use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::{Connector, RustlsConnector};
 use ureq::{Agent, Timeout};
 
@@ -49,6 +49,11 @@ pub struct Transport {
 
 impl Transport {
     pub fn new(options: &ClientOptions) -> Result<Transport> {
+        Transport::with_lookup(options, resolve::system)
+    }
+
+    /// As `new`, with the venue's host looked up by `lookup` (a test's: no real DNS).
+    fn with_lookup(options: &ClientOptions, lookup: Lookup) -> Result<Transport> {
         let mut tls = TlsConfig::builder();
         if let Some(path) = &options.ca_bundle_path {
             tls = tls.root_certs(RootCerts::new_with_certs(&load_pem_bundle(path)?));
@@ -76,7 +81,7 @@ impl Transport {
         // links that see the plain request bytes. No proxy connectors: proxies are off.
         let connector =
             ().chain(DeadlineTcp).chain(RustlsConnector::default()).chain(SentTracking).chain(WriteCoalescing);
-        let agent = Agent::with_parts(config, connector, RememberingResolver::default());
+        let agent = Agent::with_parts(config, connector, RememberingResolver::new(lookup));
         let limits =
             Limits { connect: options.connect_timeout, read: options.read_timeout, total: options.total_timeout };
         Ok(Transport { agent, max_response_bytes: options.max_response_bytes, limits })
@@ -301,46 +306,6 @@ fn header_name(name: &str) -> Result<HeaderName> {
             Error::invalid_argument(format!("\"{}\" is not a header name", crate::error::excerpt(other)))
         })?,
     })
-}
-
-/// How long a host's resolved addresses are reused (Java's default DNS cache time is 30 s).
-const RESOLVED_ADDRESSES_TTL: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// ureq resolves the host before it looks for a pooled connection, on every request, and
-/// with a time limit set (we always set one) it resolves on a new thread each time: a
-/// thread spawn and a `getaddrinfo` per order, ~30–50 µs of CPU on a kept-alive
-/// connection that needs no address at all. This resolver remembers each host's addresses
-/// for [`RESOLVED_ADDRESSES_TTL`]: a reused connection costs no lookup, and a new connection
-/// within that time uses the addresses just resolved. Failures are never remembered.
-#[derive(Debug, Default)]
-struct RememberingResolver {
-    inner: DefaultResolver,
-    /// (scheme, authority) → when resolved, addresses. A client talks to one or two hosts.
-    known: std::sync::Mutex<Vec<(String, String, std::time::Instant, ResolvedSocketAddrs)>>,
-}
-
-impl Resolver for RememberingResolver {
-    fn resolve(
-        &self,
-        uri: &ureq::http::Uri,
-        config: &ureq::config::Config,
-        timeout: ureq::unversioned::transport::NextTimeout,
-    ) -> std::result::Result<ResolvedSocketAddrs, ureq::Error> {
-        let (Some(scheme), Some(authority)) = (uri.scheme_str(), uri.authority().map(|a| a.as_str())) else {
-            return self.inner.resolve(uri, config, timeout);
-        };
-        let lock = || self.known.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((.., at, addrs)) = lock().iter().find(|(s, a, ..)| s == scheme && a == authority)
-            && at.elapsed() < RESOLVED_ADDRESSES_TTL
-        {
-            return Ok(addrs.clone());
-        }
-        let addrs = self.inner.resolve(uri, config, timeout)?;
-        let mut known = lock();
-        known.retain(|(s, a, ..)| !(s == scheme && a == authority));
-        known.push((scheme.to_owned(), authority.to_owned(), std::time::Instant::now(), addrs.clone()));
-        Ok(addrs)
-    }
 }
 
 fn bad_request(e: ureq::http::Error) -> Error {
