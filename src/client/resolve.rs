@@ -3,8 +3,9 @@
 
 use std::io;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
-use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
+use ureq::config::IpFamily;
 use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::NextTimeout;
 
@@ -25,48 +26,150 @@ const RESOLVED_ADDRESSES_TTL: Duration = Duration::from_secs(10);
 /// connection that needs no address at all. This resolver remembers each host's addresses
 /// for [`RESOLVED_ADDRESSES_TTL`]: a reused connection costs no lookup, and a new connection
 /// within that time uses the addresses just resolved. Failures are never remembered.
+///
+/// One lookup per host at a time, per client (single flight): `getaddrinfo` cannot be
+/// interrupted, and a slow or dead name server holds it for tens of seconds, so a lookup per
+/// call, each given up on at the call's timeout, would pile up threads by the hundred at a
+/// market maker's pace. The calls that need the host's addresses wait for the one running
+/// lookup, each within its own time; one given up on goes on, and serves the calls that come
+/// after. Per client rather than per process: the addresses it remembers are the client's
+/// already, a dropped client takes them along, and no lock is shared between clients on the
+/// path of every request; a process has one or a few clients, so at most as many lookups.
 #[derive(Debug)]
 pub(super) struct RememberingResolver {
     lookup: Lookup,
     /// For a URL that is not http(s) (none of ours): its error.
     inner: DefaultResolver,
-    /// (scheme, authority) → when resolved, addresses. A client talks to one or two hosts.
-    known: std::sync::Mutex<Vec<(String, String, Instant, ResolvedSocketAddrs)>>,
+    /// Shared with the lookups' threads, which outlive the calls that gave up on them.
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    /// One entry per (scheme, authority), never removed (a client talks to one or two hosts,
+    /// those of its two URLs): a lookup's thread finds its entry by its index.
+    hosts: Mutex<Vec<Host>>,
+    /// Notified whenever a lookup ends.
+    lookup_ended: Condvar,
+}
+
+#[derive(Debug)]
+struct Host {
+    scheme: String,
+    authority: String,
+    /// The addresses the last successful lookup gave, and when.
+    known: Option<(Instant, ResolvedSocketAddrs)>,
+    /// When the lookup still running started (`None`: none runs).
+    running: Option<Instant>,
+    /// Lookups ended so far: a waiter sees its lookup's end by this changing.
+    ended: u64,
+    /// Why the last lookup that ended failed (`None`: it succeeded, or none ended yet).
+    failure: Option<Failure>,
+}
+
+/// A failed lookup, kept for the calls that waited for it (ureq's error is not `Clone`).
+#[derive(Debug)]
+enum Failure {
+    Io(io::ErrorKind, String),
+    NoAddress,
+}
+
+impl Failure {
+    fn of(error: ureq::Error) -> Failure {
+        match error {
+            ureq::Error::Io(e) => Failure::Io(e.kind(), e.to_string()),
+            _ => Failure::NoAddress,
+        }
+    }
+
+    fn error(&self) -> ureq::Error {
+        match self {
+            Failure::Io(kind, text) => ureq::Error::Io(io::Error::new(*kind, text.as_str())),
+            Failure::NoAddress => ureq::Error::HostNotFound,
+        }
+    }
 }
 
 impl RememberingResolver {
     pub(super) fn new(lookup: Lookup) -> RememberingResolver {
-        RememberingResolver { lookup, inner: DefaultResolver::default(), known: Default::default() }
+        RememberingResolver { lookup, inner: DefaultResolver::default(), shared: Default::default() }
     }
 
-    /// A lookup on a thread of its own, given up on when `timeout` passes (ureq's way).
-    fn look_up(
+    fn hosts(&self) -> MutexGuard<'_, Vec<Host>> {
+        self.shared.hosts.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The addresses of the host of entry `index`, whose remembered ones are not fresh: the
+    /// running lookup's, or a new one's, waited for until `timeout` passes.
+    fn refresh(
         &self,
-        host: &str,
-        port: u16,
+        mut hosts: MutexGuard<'_, Vec<Host>>,
+        index: usize,
+        (host, port): (&str, u16),
         config: &ureq::config::Config,
         timeout: NextTimeout,
     ) -> Result<ResolvedSocketAddrs, ureq::Error> {
-        let found = if timeout.after.is_not_happening() {
-            (self.lookup)(host, port)?
-        } else {
-            let (tx, rx) = mpsc::sync_channel(1);
-            let (lookup, name) = (self.lookup, host.to_owned());
-            std::thread::spawn(move || tx.send(lookup(&name, port)).ok());
-            match rx.recv_timeout(*timeout.after) {
-                Ok(found) => found?,
-                Err(_) => return Err(ureq::Error::Timeout(timeout.reason)),
+        let deadline = (!timeout.after.is_not_happening()).then(|| Instant::now() + *timeout.after);
+        if hosts[index].running.is_none() {
+            self.start(index, host, port, config)?;
+            hosts[index].running = Some(Instant::now());
+        }
+        let seen = hosts[index].ended;
+        loop {
+            let entry = &hosts[index];
+            if entry.ended != seen {
+                return match (&entry.failure, &entry.known) {
+                    (None, Some((_, addrs))) => Ok(addrs.clone()),
+                    (Some(failure), _) => Err(failure.error()),
+                    (None, None) => Err(ureq::Error::HostNotFound),
+                };
             }
-        };
-        wanted(found, config)
+            hosts = match deadline {
+                None => self.shared.lookup_ended.wait(hosts).unwrap_or_else(PoisonError::into_inner),
+                Some(deadline) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Err(ureq::Error::Timeout(timeout.reason));
+                    }
+                    self.shared.lookup_ended.wait_timeout(hosts, left).unwrap_or_else(PoisonError::into_inner).0
+                }
+            };
+        }
+    }
+
+    /// Start a lookup of entry `index`'s host on a thread of its own, which records its
+    /// outcome in the entry and wakes the calls waiting for it.
+    fn start(&self, index: usize, host: &str, port: u16, config: &ureq::config::Config) -> Result<(), ureq::Error> {
+        let (shared, lookup, name, family) =
+            (Arc::clone(&self.shared), self.lookup, host.to_owned(), config.ip_family());
+        std::thread::Builder::new().name("perps-resolve".into()).spawn(move || {
+            // A lookup that panicked is a failed one: its entry must not stay "running".
+            let found = std::panic::catch_unwind(|| lookup(&name, port))
+                .unwrap_or_else(|_| Err(io::Error::other("the name lookup failed")));
+            let outcome = found.map_err(ureq::Error::Io).and_then(|found| wanted(found, family));
+            let mut hosts = shared.hosts.lock().unwrap_or_else(PoisonError::into_inner);
+            let entry = &mut hosts[index];
+            entry.running = None;
+            entry.ended += 1;
+            match outcome {
+                Ok(addrs) => {
+                    entry.known = Some((Instant::now(), addrs));
+                    entry.failure = None;
+                }
+                Err(error) => entry.failure = Some(Failure::of(error)),
+            }
+            drop(hosts);
+            shared.lookup_ended.notify_all();
+        })?;
+        Ok(())
     }
 }
 
 /// The addresses of the configured IP family, at most as many as ureq keeps; `HostNotFound`
 /// when none is left.
-fn wanted(found: Vec<SocketAddr>, config: &ureq::config::Config) -> Result<ResolvedSocketAddrs, ureq::Error> {
+fn wanted(found: Vec<SocketAddr>, family: IpFamily) -> Result<ResolvedSocketAddrs, ureq::Error> {
     let mut addrs = ResolvedSocketAddrs::from_fn(|_| SocketAddr::from(([0, 0, 0, 0], 0)));
-    for addr in config.ip_family().keep_wanted(found.into_iter()) {
+    for addr in family.keep_wanted(found.into_iter()) {
         if addrs.try_push(addr).is_err() {
             break;
         }
@@ -91,22 +194,130 @@ impl Resolver for RememberingResolver {
             _ => return self.inner.resolve(uri, config, timeout),
         };
         let authority = authority.as_str();
-        let lock = || self.known.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((.., at, addrs)) = lock().iter().find(|(s, a, ..)| s == scheme && a == authority)
+        // The path of every request: one lock, one search of one or two entries, one copy.
+        let mut hosts = self.hosts();
+        let index = hosts.iter().position(|h| h.scheme == scheme && h.authority == authority);
+        if let Some(index) = index
+            && let Some((at, addrs)) = &hosts[index].known
             && at.elapsed() < RESOLVED_ADDRESSES_TTL
         {
             return Ok(addrs.clone());
         }
+        let index = index.unwrap_or_else(|| {
+            let (scheme, authority) = (scheme.to_owned(), authority.to_owned());
+            hosts.push(Host { scheme, authority, known: None, running: None, ended: 0, failure: None });
+            hosts.len() - 1
+        });
         let host = uri.host().unwrap_or_default();
         // An IPv6 address keeps its brackets in a URL, not in a lookup.
         let host = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
-        let addrs = match host.parse::<IpAddr>() {
-            Ok(ip) => wanted(vec![SocketAddr::new(ip, port)], config)?,
-            Err(_) => self.look_up(host, port, config, timeout)?,
-        };
-        let mut known = lock();
-        known.retain(|(s, a, ..)| !(s == scheme && a == authority));
-        known.push((scheme.to_owned(), authority.to_owned(), Instant::now(), addrs.clone()));
-        Ok(addrs)
+        match host.parse::<IpAddr>() {
+            // An address needs no lookup.
+            Ok(ip) => {
+                let addrs = wanted(vec![SocketAddr::new(ip, port)], config.ip_family())?;
+                hosts[index].known = Some((Instant::now(), addrs.clone()));
+                Ok(addrs)
+            }
+            Err(_) => self.refresh(hosts, index, (host, port), config, timeout),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use ureq::Timeout;
+
+    /// A name server a test controls: it counts its lookups and holds each until the test
+    /// opens it (at most a minute: a failed test leaves no thread behind for long).
+    struct Gate {
+        calls: AtomicUsize,
+        open: Mutex<bool>,
+        opened: Condvar,
+    }
+
+    impl Gate {
+        const fn new() -> Gate {
+            Gate { calls: AtomicUsize::new(0), open: Mutex::new(false), opened: Condvar::new() }
+        }
+
+        fn pass(&self, port: u16) -> io::Result<Vec<SocketAddr>> {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            let open = self.open.lock().unwrap();
+            let (open, _) = self.opened.wait_timeout_while(open, Duration::from_secs(60), |open| !*open).unwrap();
+            if *open { Ok(vec![SocketAddr::from(([127, 0, 0, 1], port))]) } else { Err(io::Error::other("no answer")) }
+        }
+
+        fn open(&self) {
+            *self.open.lock().unwrap() = true;
+            self.opened.notify_all();
+        }
+
+        fn calls(&self) -> usize {
+            self.calls.load(Ordering::SeqCst)
+        }
+    }
+
+    fn uri(text: &str) -> ureq::http::Uri {
+        text.parse().unwrap()
+    }
+
+    fn config() -> ureq::config::Config {
+        ureq::Agent::config_builder().build()
+    }
+
+    /// A call's time for the lookup, as ureq gives it.
+    fn within(ms: u64) -> NextTimeout {
+        NextTimeout { after: Duration::from_millis(ms).into(), reason: Timeout::Resolve, ..NextTimeout::default() }
+    }
+
+    static SINGLE: Gate = Gate::new();
+
+    #[test]
+    fn calls_share_the_one_running_lookup_and_the_next_call_reuses_one_given_up_on() {
+        let resolver = RememberingResolver::new(|_, port| SINGLE.pass(port));
+        let (uri, config) = (uri("https://venue.test/api/new_order"), config());
+        std::thread::scope(|s| {
+            let calls: Vec<_> = (0..4).map(|_| s.spawn(|| resolver.resolve(&uri, &config, within(200)))).collect();
+            for call in calls {
+                // The name server does not answer: each call gives up at its own time.
+                assert!(matches!(call.join().unwrap(), Err(ureq::Error::Timeout(Timeout::Resolve))));
+            }
+        });
+        assert_eq!(SINGLE.calls(), 1, "one lookup for the four calls");
+        // The lookup given up on still runs: the next call waits for it, starts none.
+        assert!(matches!(resolver.resolve(&uri, &config, within(200)), Err(ureq::Error::Timeout(Timeout::Resolve))));
+        assert_eq!(SINGLE.calls(), 1);
+        SINGLE.open();
+        let addrs = resolver.resolve(&uri, &config, within(30_000)).unwrap();
+        assert_eq!(&addrs[..], [SocketAddr::from(([127, 0, 0, 1], 443))]);
+        assert_eq!(SINGLE.calls(), 1, "its answer served the call that found it");
+        // Remembered: the next call needs no lookup.
+        assert_eq!(&resolver.resolve(&uri, &config, within(0)).unwrap()[..], &addrs[..]);
+        assert_eq!(SINGLE.calls(), 1);
+    }
+
+    static FAILING_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+    fn failing(_: &str, _: u16) -> io::Result<Vec<SocketAddr>> {
+        FAILING_CALLS.fetch_add(1, Ordering::SeqCst);
+        Err(io::Error::new(io::ErrorKind::NotFound, "no such host"))
+    }
+
+    #[test]
+    fn an_address_needs_no_lookup_and_a_failure_is_never_remembered() {
+        let resolver = RememberingResolver::new(failing);
+        let config = config();
+        let v4 = resolver.resolve(&uri("http://127.0.0.1:8080/x"), &config, within(1_000)).unwrap();
+        assert_eq!(&v4[..], [SocketAddr::from(([127, 0, 0, 1], 8080))]);
+        let v6 = resolver.resolve(&uri("https://[::1]/x"), &config, within(1_000)).unwrap();
+        assert_eq!(v6[0].to_string(), "[::1]:443");
+        assert_eq!(FAILING_CALLS.load(Ordering::SeqCst), 0);
+        for calls in 1..=2 {
+            let error = resolver.resolve(&uri("https://venue.test/x"), &config, within(30_000)).unwrap_err();
+            assert!(matches!(&error, ureq::Error::Io(e) if e.to_string() == "no such host"), "{error}");
+            assert_eq!(FAILING_CALLS.load(Ordering::SeqCst), calls, "each call asks again");
+        }
     }
 }
