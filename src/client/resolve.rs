@@ -1,5 +1,7 @@
 //! The REST transport's name resolution: the venue's host, looked up with a lookup function
 //! given at construction (the system's `getaddrinfo`, or a test's: no test needs real DNS).
+//! A call waits for a lookup within ureq's resolve limit, which the transport sets to
+//! `connect_timeout_ms`, and what is left of the call's total (`timeout` in `resolve`).
 
 use std::io;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};

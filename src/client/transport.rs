@@ -67,6 +67,10 @@ impl Transport {
             .max_redirects_will_error(false)
             .no_delay(true)
             .user_agent(options.user_agent.as_str())
+            // The venue's host name lookup, then the TCP + TLS set-up: each within
+            // connect_timeout_ms (a lookup bounded only by the total would take all of it, and
+            // a time-out would name the wrong option).
+            .timeout_resolve(Some(options.connect_timeout))
             .timeout_connect(Some(options.connect_timeout))
             .timeout_per_read(Some(options.read_timeout))
             // A write that makes no progress for as long is a stalled venue too. It also keeps
@@ -331,7 +335,13 @@ fn map_error(e: ureq::Error, limits: &Limits) -> Error {
         ureq::Error::Timeout(reason) => (
             Code::Timeout,
             match reason {
-                Timeout::Connect | Timeout::Resolve => {
+                Timeout::Resolve => {
+                    format!(
+                        "resolving the venue's host took longer than connect_timeout_ms ({} ms)",
+                        ms(limits.connect)
+                    )
+                }
+                Timeout::Connect => {
                     format!("connecting took longer than connect_timeout_ms ({} ms)", ms(limits.connect))
                 }
                 Timeout::PerRead => format!("the venue sent nothing for read_timeout_ms ({} ms)", ms(limits.read)),
@@ -418,4 +428,39 @@ fn load_pem_bundle(path: &str) -> Result<Vec<Certificate<'static>>> {
         return Err(Error::invalid_argument(format!("ca_bundle_path {path:?} holds no certificate")));
     }
     Ok(certs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::SocketAddr;
+    use std::sync::{Condvar, Mutex};
+
+    /// A name server that does not answer (for a minute at most: a failed test leaves no
+    /// thread behind for long).
+    fn silent(_: &str, _: u16) -> std::io::Result<Vec<SocketAddr>> {
+        static NEVER: (Mutex<()>, Condvar) = (Mutex::new(()), Condvar::new());
+        let _ = NEVER.1.wait_timeout(NEVER.0.lock().unwrap(), Duration::from_secs(60));
+        Err(std::io::Error::other("no answer"))
+    }
+
+    #[test]
+    fn a_lookup_is_bounded_by_connect_timeout_ms_and_its_time_out_says_so() {
+        let options = ClientOptions {
+            connect_timeout: Duration::from_millis(200),
+            total_timeout: Duration::from_secs(5),
+            ..ClientOptions::default()
+        };
+        let transport = Transport::with_lookup(&options, silent).unwrap();
+        let error = transport
+            .send_within(Method::GET, "https://venue.test/api/query_order", &[], None, Bounds::default(), &|_| None)
+            .unwrap_err();
+        assert_eq!(error.code(), Code::Timeout, "{error}");
+        assert!(
+            error.message().contains("resolving the venue's host took longer than connect_timeout_ms (200 ms)"),
+            "{error}"
+        );
+        assert!(error.message().ends_with("request not sent"), "{error}");
+        assert!(!error.may_have_reached_venue());
+    }
 }
