@@ -22,12 +22,33 @@ pub(super) fn system(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
 /// How long a host's resolved addresses are reused (Java's default DNS cache time is 30 s).
 const RESOLVED_ADDRESSES_TTL: Duration = Duration::from_secs(10);
 
+/// How long a host's last resolved addresses stand in when a fresh lookup fails or does not
+/// answer in time (RFC 8767's "serve stale"; a name server's outage is usually shorter, and
+/// a venue rarely moves its addresses within it). TLS still checks the venue's certificate
+/// against the host name, so a stale address cannot be impersonated; at worst it no longer
+/// answers, as without it.
+const LAST_ADDRESSES_USABLE_FOR: Duration = Duration::from_secs(10 * 60);
+
+/// While the last addresses stand in, a lookup that failed is not tried again for this long:
+/// a name server that fails at once would otherwise cost a lookup (a thread and a
+/// `getaddrinfo`) per call.
+const RETRY_FAILED_LOOKUP_AFTER: Duration = Duration::from_secs(1);
+
 /// ureq resolves the host before it looks for a pooled connection, on every request, and
 /// with a time limit set (we always set one) it resolves on a new thread each time: a
 /// thread spawn and a `getaddrinfo` per order, ~30–50 µs of CPU on a kept-alive
 /// connection that needs no address at all. This resolver remembers each host's addresses
 /// for [`RESOLVED_ADDRESSES_TTL`]: a reused connection costs no lookup, and a new connection
-/// within that time uses the addresses just resolved. Failures are never remembered.
+/// within that time uses the addresses just resolved. A failure never answers a call from
+/// memory: a call with no last addresses to fall back on always has a lookup asked.
+///
+/// When a fresh lookup fails or does not answer in time, the last addresses that resolved
+/// serve, for [`LAST_ADDRESSES_USABLE_FOR`]: a venue whose addresses were known minutes ago
+/// stays reachable, on its kept-alive connections and new ones, through a name server's
+/// outage. "In time" is the resolve limit (`connect_timeout_ms`) counted from the lookup's
+/// start: the call that starts it waits that long at most, the calls after it no longer once
+/// it has run that long. A client that has never resolved the host waits for the lookup as
+/// long as its own time allows, and fails as before.
 ///
 /// One lookup per host at a time, per client (single flight): `getaddrinfo` cannot be
 /// interrupted, and a slow or dead name server holds it for tens of seconds, so a lookup per
@@ -65,8 +86,8 @@ struct Host {
     running: Option<Instant>,
     /// Lookups ended so far: a waiter sees its lookup's end by this changing.
     ended: u64,
-    /// Why the last lookup that ended failed (`None`: it succeeded, or none ended yet).
-    failure: Option<Failure>,
+    /// Why the last lookup that ended failed, and when (`None`: it succeeded, or none ended).
+    failure: Option<(Instant, Failure)>,
 }
 
 /// A failed lookup, kept for the calls that waited for it (ureq's error is not `Clone`).
@@ -102,7 +123,8 @@ impl RememberingResolver {
     }
 
     /// The addresses of the host of entry `index`, whose remembered ones are not fresh: the
-    /// running lookup's, or a new one's, waited for until `timeout` passes.
+    /// running lookup's, or a new one's, waited for until `timeout` passes; the last ones
+    /// (when not too old) if it fails, or has not answered within the resolve limit.
     fn refresh(
         &self,
         mut hosts: MutexGuard<'_, Vec<Host>>,
@@ -112,26 +134,49 @@ impl RememberingResolver {
         timeout: NextTimeout,
     ) -> Result<ResolvedSocketAddrs, ureq::Error> {
         let deadline = (!timeout.after.is_not_happening()).then(|| Instant::now() + *timeout.after);
-        if hosts[index].running.is_none() {
-            self.start(index, host, port, config)?;
-            hosts[index].running = Some(Instant::now());
+        let last = |entry: &Host| {
+            entry.known.as_ref().filter(|(at, _)| at.elapsed() < LAST_ADDRESSES_USABLE_FOR).map(|(_, a)| a.clone())
+        };
+        let entry = &mut hosts[index];
+        if entry.running.is_none() {
+            if let Some((failed_at, _)) = &entry.failure
+                && failed_at.elapsed() < RETRY_FAILED_LOOKUP_AFTER
+                && let Some(addrs) = last(entry)
+            {
+                return Ok(addrs);
+            }
+            match self.start(index, host, port, config) {
+                Ok(()) => entry.running = Some(Instant::now()),
+                Err(e) => return last(entry).ok_or(e),
+            }
         }
-        let seen = hosts[index].ended;
+        let seen = entry.ended;
         loop {
             let entry = &hosts[index];
             if entry.ended != seen {
                 return match (&entry.failure, &entry.known) {
                     (None, Some((_, addrs))) => Ok(addrs.clone()),
-                    (Some(failure), _) => Err(failure.error()),
+                    (Some((_, failure)), _) => last(entry).ok_or_else(|| failure.error()),
                     (None, None) => Err(ureq::Error::HostNotFound),
                 };
             }
-            hosts = match deadline {
+            let last = last(entry);
+            // With the last addresses to fall back on, a lookup is waited for only until it
+            // has run for the resolve limit.
+            let lookup_limit = match (&last, entry.running, config.timeouts().resolve) {
+                (Some(_), Some(started), Some(limit)) => Some(started + limit),
+                _ => None,
+            };
+            let until = match (deadline, lookup_limit) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            hosts = match until {
                 None => self.shared.lookup_ended.wait(hosts).unwrap_or_else(PoisonError::into_inner),
-                Some(deadline) => {
-                    let left = deadline.saturating_duration_since(Instant::now());
+                Some(until) => {
+                    let left = until.saturating_duration_since(Instant::now());
                     if left.is_zero() {
-                        return Err(ureq::Error::Timeout(timeout.reason));
+                        return last.ok_or(ureq::Error::Timeout(timeout.reason));
                     }
                     self.shared.lookup_ended.wait_timeout(hosts, left).unwrap_or_else(PoisonError::into_inner).0
                 }
@@ -158,7 +203,7 @@ impl RememberingResolver {
                     entry.known = Some((Instant::now(), addrs));
                     entry.failure = None;
                 }
-                Err(error) => entry.failure = Some(Failure::of(error)),
+                Err(error) => entry.failure = Some((Instant::now(), Failure::of(error))),
             }
             drop(hosts);
             shared.lookup_ended.notify_all();
@@ -321,5 +366,79 @@ mod tests {
             assert!(matches!(&error, ureq::Error::Io(e) if e.to_string() == "no such host"), "{error}");
             assert_eq!(FAILING_CALLS.load(Ordering::SeqCst), calls, "each call asks again");
         }
+    }
+
+    static ANSWERING_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+    fn answering(_: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
+        ANSWERING_CALLS.fetch_add(1, Ordering::SeqCst);
+        Ok(vec![SocketAddr::from(([127, 0, 0, 2], port))])
+    }
+
+    static FAILING_LATER_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+    fn failing_later(_: &str, _: u16) -> io::Result<Vec<SocketAddr>> {
+        FAILING_LATER_CALLS.fetch_add(1, Ordering::SeqCst);
+        Err(io::Error::new(io::ErrorKind::NotFound, "no such host"))
+    }
+
+    /// Move every time the resolver remembers `by` into the past (as if that long went by).
+    fn age(resolver: &RememberingResolver, by: Duration) {
+        let back = |at: &mut Instant| *at = at.checked_sub(by).unwrap();
+        for host in resolver.hosts().iter_mut() {
+            host.known.iter_mut().for_each(|(at, _)| back(at));
+            host.running.iter_mut().for_each(back);
+            host.failure.iter_mut().for_each(|(at, _)| back(at));
+        }
+    }
+
+    #[test]
+    fn the_last_addresses_serve_while_lookups_fail_for_ten_minutes() {
+        let mut resolver = RememberingResolver::new(answering);
+        let (uri, config) = (uri("https://venue.test/api/new_order"), config());
+        let addrs = resolver.resolve(&uri, &config, within(30_000)).unwrap();
+        assert_eq!(ANSWERING_CALLS.load(Ordering::SeqCst), 1);
+        // The name server fails from now on.
+        resolver.lookup = failing_later;
+        age(&resolver, RESOLVED_ADDRESSES_TTL);
+        let failures = || FAILING_LATER_CALLS.load(Ordering::SeqCst);
+        assert_eq!(&resolver.resolve(&uri, &config, within(30_000)).unwrap()[..], &addrs[..]);
+        assert_eq!(failures(), 1, "a fresh lookup was asked for first");
+        // Just failed: not asked again at once.
+        assert_eq!(&resolver.resolve(&uri, &config, within(30_000)).unwrap()[..], &addrs[..]);
+        assert_eq!(failures(), 1);
+        age(&resolver, RETRY_FAILED_LOOKUP_AFTER);
+        assert_eq!(&resolver.resolve(&uri, &config, within(30_000)).unwrap()[..], &addrs[..]);
+        assert_eq!(failures(), 2);
+        // Ten minutes after they resolved, the last addresses no longer serve.
+        age(&resolver, LAST_ADDRESSES_USABLE_FOR - RESOLVED_ADDRESSES_TTL - RETRY_FAILED_LOOKUP_AFTER);
+        for calls in 3..=4 {
+            let error = resolver.resolve(&uri, &config, within(30_000)).unwrap_err();
+            assert!(matches!(&error, ureq::Error::Io(e) if e.to_string() == "no such host"), "{error}");
+            assert_eq!(failures(), calls, "each call asks again");
+        }
+        assert_eq!(ANSWERING_CALLS.load(Ordering::SeqCst), 1);
+    }
+
+    static SLOW: Gate = Gate::new();
+
+    #[test]
+    fn a_lookup_that_has_not_answered_within_the_resolve_limit_gives_way_to_the_last_addresses() {
+        let mut resolver = RememberingResolver::new(|_, port| Ok(vec![SocketAddr::from(([127, 0, 0, 3], port))]));
+        let uri = uri("https://venue.test/api/new_order");
+        let config = ureq::Agent::config_builder().timeout_resolve(Some(Duration::from_millis(200))).build();
+        let addrs = resolver.resolve(&uri, &config, within(200)).unwrap();
+        // The name server stops answering.
+        resolver.lookup = |_, port| SLOW.pass(port);
+        age(&resolver, RESOLVED_ADDRESSES_TTL);
+        // Each call has 5 s, but a lookup is waited for only until it has run 200 ms.
+        for _ in 0..3 {
+            assert_eq!(&resolver.resolve(&uri, &config, within(5_000)).unwrap()[..], &addrs[..]);
+            assert_eq!(SLOW.calls(), 1, "the one lookup still runs: none other started");
+        }
+        // A client that never resolved the host has nothing to fall back on: it fails as before.
+        let never = RememberingResolver::new(|_, port| SLOW.pass(port));
+        assert!(matches!(never.resolve(&uri, &config, within(200)), Err(ureq::Error::Timeout(Timeout::Resolve))));
+        SLOW.open();
     }
 }
