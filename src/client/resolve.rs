@@ -133,7 +133,8 @@ impl RememberingResolver {
         config: &ureq::config::Config,
         timeout: NextTimeout,
     ) -> Result<ResolvedSocketAddrs, ureq::Error> {
-        let deadline = (!timeout.after.is_not_happening()).then(|| Instant::now() + *timeout.after);
+        let deadline =
+            (!timeout.after.is_not_happening()).then(|| Instant::now().checked_add(*timeout.after)).flatten();
         let last = |entry: &Host| {
             entry.known.as_ref().filter(|(at, _)| at.elapsed() < LAST_ADDRESSES_USABLE_FOR).map(|(_, a)| a.clone())
         };
@@ -164,7 +165,7 @@ impl RememberingResolver {
             // With the last addresses to fall back on, a lookup is waited for only until it
             // has run for the resolve limit.
             let lookup_limit = match (&last, entry.running, config.timeouts().resolve) {
-                (Some(_), Some(started), Some(limit)) => Some(started + limit),
+                (Some(_), Some(started), Some(limit)) => started.checked_add(limit),
                 _ => None,
             };
             let until = match (deadline, lookup_limit) {
@@ -234,22 +235,25 @@ impl Resolver for RememberingResolver {
         let (Some(scheme), Some(authority)) = (uri.scheme_str(), uri.authority()) else {
             return self.inner.resolve(uri, config, timeout);
         };
-        let port = match (authority.port_u16(), scheme) {
-            (Some(port), "http" | "https") => port,
-            (None, "http") => 80,
-            (None, "https") => 443,
-            _ => return self.inner.resolve(uri, config, timeout),
-        };
-        let authority = authority.as_str();
         // The path of every request: one lock, one search of one or two entries, one copy.
         let mut hosts = self.hosts();
-        let index = hosts.iter().position(|h| h.scheme == scheme && h.authority == authority);
+        let index = hosts.iter().position(|h| h.scheme == scheme && h.authority == authority.as_str());
         if let Some(index) = index
             && let Some((at, addrs)) = &hosts[index].known
             && at.elapsed() < RESOLVED_ADDRESSES_TTL
         {
             return Ok(addrs.clone());
         }
+        let port = match (authority.port_u16(), scheme) {
+            (Some(port), "http" | "https") => port,
+            (None, "http") => 80,
+            (None, "https") => 443,
+            _ => {
+                drop(hosts);
+                return self.inner.resolve(uri, config, timeout);
+            }
+        };
+        let authority = authority.as_str();
         let index = index.unwrap_or_else(|| {
             let (scheme, authority) = (scheme.to_owned(), authority.to_owned());
             hosts.push(Host { scheme, authority, known: None, running: None, ended: 0, failure: None });
