@@ -10,6 +10,7 @@ mod order_not_found;
 pub mod pacing;
 pub mod per_ip_limit;
 mod request_pacing;
+mod resolve;
 mod retry_after;
 mod sent_tracker;
 mod signin;

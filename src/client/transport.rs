@@ -8,6 +8,7 @@
 
 use crate::client::deadline_tcp::DeadlineTcp;
 use crate::client::options::ClientOptions;
+use crate::client::resolve::{self, Lookup, RememberingResolver};
 use crate::client::sent_tracker::{self, SentTracking};
 use crate::client::write_coalescing::WriteCoalescing;
 use crate::error::{Code, Error, Result};
@@ -15,7 +16,6 @@ use std::time::Duration;
 use ureq::http::header::{self, HeaderName};
 use ureq::http::{Method, Request};
 use ureq::tls::{Certificate, RootCerts, TlsConfig};
-use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::{Connector, RustlsConnector};
 use ureq::{Agent, Timeout};
 
@@ -49,6 +49,11 @@ pub struct Transport {
 
 impl Transport {
     pub fn new(options: &ClientOptions) -> Result<Transport> {
+        Transport::with_lookup(options, resolve::system)
+    }
+
+    /// As `new`, with the venue's host looked up by `lookup` (a test's: no real DNS).
+    fn with_lookup(options: &ClientOptions, lookup: Lookup) -> Result<Transport> {
         let mut tls = TlsConfig::builder();
         if let Some(path) = &options.ca_bundle_path {
             tls = tls.root_certs(RootCerts::new_with_certs(&load_pem_bundle(path)?));
@@ -62,6 +67,10 @@ impl Transport {
             .max_redirects_will_error(false)
             .no_delay(true)
             .user_agent(options.user_agent.as_str())
+            // The venue's host name lookup, then the TCP + TLS set-up: each within
+            // connect_timeout_ms (a lookup bounded only by the total would take all of it, and
+            // a time-out would name the wrong option).
+            .timeout_resolve(Some(options.connect_timeout))
             .timeout_connect(Some(options.connect_timeout))
             .timeout_per_read(Some(options.read_timeout))
             // A write that makes no progress for as long is a stalled venue too. It also keeps
@@ -76,7 +85,7 @@ impl Transport {
         // links that see the plain request bytes. No proxy connectors: proxies are off.
         let connector =
             ().chain(DeadlineTcp).chain(RustlsConnector::default()).chain(SentTracking).chain(WriteCoalescing);
-        let agent = Agent::with_parts(config, connector, RememberingResolver::default());
+        let agent = Agent::with_parts(config, connector, RememberingResolver::new(lookup));
         let limits =
             Limits { connect: options.connect_timeout, read: options.read_timeout, total: options.total_timeout };
         Ok(Transport { agent, max_response_bytes: options.max_response_bytes, limits })
@@ -303,46 +312,6 @@ fn header_name(name: &str) -> Result<HeaderName> {
     })
 }
 
-/// How long a host's resolved addresses are reused (Java's default DNS cache time is 30 s).
-const RESOLVED_ADDRESSES_TTL: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// ureq resolves the host before it looks for a pooled connection, on every request, and
-/// with a time limit set (we always set one) it resolves on a new thread each time: a
-/// thread spawn and a `getaddrinfo` per order, ~30–50 µs of CPU on a kept-alive
-/// connection that needs no address at all. This resolver remembers each host's addresses
-/// for [`RESOLVED_ADDRESSES_TTL`]: a reused connection costs no lookup, and a new connection
-/// within that time uses the addresses just resolved. Failures are never remembered.
-#[derive(Debug, Default)]
-struct RememberingResolver {
-    inner: DefaultResolver,
-    /// (scheme, authority) → when resolved, addresses. A client talks to one or two hosts.
-    known: std::sync::Mutex<Vec<(String, String, std::time::Instant, ResolvedSocketAddrs)>>,
-}
-
-impl Resolver for RememberingResolver {
-    fn resolve(
-        &self,
-        uri: &ureq::http::Uri,
-        config: &ureq::config::Config,
-        timeout: ureq::unversioned::transport::NextTimeout,
-    ) -> std::result::Result<ResolvedSocketAddrs, ureq::Error> {
-        let (Some(scheme), Some(authority)) = (uri.scheme_str(), uri.authority().map(|a| a.as_str())) else {
-            return self.inner.resolve(uri, config, timeout);
-        };
-        let lock = || self.known.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((.., at, addrs)) = lock().iter().find(|(s, a, ..)| s == scheme && a == authority)
-            && at.elapsed() < RESOLVED_ADDRESSES_TTL
-        {
-            return Ok(addrs.clone());
-        }
-        let addrs = self.inner.resolve(uri, config, timeout)?;
-        let mut known = lock();
-        known.retain(|(s, a, ..)| !(s == scheme && a == authority));
-        known.push((scheme.to_owned(), authority.to_owned(), std::time::Instant::now(), addrs.clone()));
-        Ok(addrs)
-    }
-}
-
 fn bad_request(e: ureq::http::Error) -> Error {
     Error::invalid_argument(format!("the request cannot be built (bad URL or header value): {e}"))
 }
@@ -366,7 +335,13 @@ fn map_error(e: ureq::Error, limits: &Limits) -> Error {
         ureq::Error::Timeout(reason) => (
             Code::Timeout,
             match reason {
-                Timeout::Connect | Timeout::Resolve => {
+                Timeout::Resolve => {
+                    format!(
+                        "resolving the venue's host took longer than connect_timeout_ms ({} ms)",
+                        ms(limits.connect)
+                    )
+                }
+                Timeout::Connect => {
                     format!("connecting took longer than connect_timeout_ms ({} ms)", ms(limits.connect))
                 }
                 Timeout::PerRead => format!("the venue sent nothing for read_timeout_ms ({} ms)", ms(limits.read)),
@@ -453,4 +428,39 @@ fn load_pem_bundle(path: &str) -> Result<Vec<Certificate<'static>>> {
         return Err(Error::invalid_argument(format!("ca_bundle_path {path:?} holds no certificate")));
     }
     Ok(certs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::SocketAddr;
+    use std::sync::{Condvar, Mutex};
+
+    /// A name server that does not answer (for a minute at most: a failed test leaves no
+    /// thread behind for long).
+    fn silent(_: &str, _: u16) -> std::io::Result<Vec<SocketAddr>> {
+        static NEVER: (Mutex<()>, Condvar) = (Mutex::new(()), Condvar::new());
+        let _ = NEVER.1.wait_timeout(NEVER.0.lock().unwrap(), Duration::from_secs(60));
+        Err(std::io::Error::other("no answer"))
+    }
+
+    #[test]
+    fn a_lookup_is_bounded_by_connect_timeout_ms_and_its_time_out_says_so() {
+        let options = ClientOptions {
+            connect_timeout: Duration::from_millis(200),
+            total_timeout: Duration::from_secs(5),
+            ..ClientOptions::default()
+        };
+        let transport = Transport::with_lookup(&options, silent).unwrap();
+        let error = transport
+            .send_within(Method::GET, "https://venue.test/api/query_order", &[], None, Bounds::default(), &|_| None)
+            .unwrap_err();
+        assert_eq!(error.code(), Code::Timeout, "{error}");
+        assert!(
+            error.message().contains("resolving the venue's host took longer than connect_timeout_ms (200 ms)"),
+            "{error}"
+        );
+        assert!(error.message().ends_with("request not sent"), "{error}");
+        assert!(!error.may_have_reached_venue());
+    }
 }

@@ -10,8 +10,8 @@
 //! at most one lookup thread at a time; the thread ends when `getaddrinfo` returns, holding
 //! nothing of the stream's but its own end of the pipe that says it is done.
 //!
-//! REST needs none of this: ureq resolves on a thread of its own, bounded by the call's
-//! total timeout (`client/transport.rs`).
+//! REST does the same per client, its lookups shared by the calls that wait for them
+//! (`client/resolve.rs`).
 
 use crate::error::{Code, Error, Result};
 use std::io;
