@@ -8,7 +8,9 @@
 //! given up on is not abandoned to pile up: the stream keeps it (`Resolver::outstanding`) and
 //! its next attempt waits for that same lookup rather than starting another, so a stream has
 //! at most one lookup thread at a time; the thread ends when `getaddrinfo` returns, holding
-//! nothing of the stream's but its own end of the pipe that says it is done.
+//! nothing of the stream's but its own end of the pipe that says it is done. When a lookup
+//! fails or does not answer in time, the last addresses that resolved (at most ten minutes
+//! old) serve instead, so a stream reconnects through a name server's outage.
 //!
 //! REST does the same per client, its lookups shared by the calls that wait for them
 //! (`client/resolve.rs`).
@@ -29,10 +31,18 @@ pub(super) fn system(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
     (host, port).to_socket_addrs().map(Iterator::collect)
 }
 
+/// How long the last addresses that resolved stand in when a fresh lookup fails or does not
+/// answer in time: as REST's (`client/resolve.rs`), so a stream reconnects through a name
+/// server's outage to a venue whose addresses were known minutes ago. TLS still checks the
+/// venue's certificate against the host name: a stale address cannot be impersonated.
+const LAST_ADDRESSES_USABLE_FOR: Duration = Duration::from_secs(10 * 60);
+
 /// One stream's resolutions (owned by its I/O thread, the one that connects).
 pub(super) struct Resolver {
     lookup: Lookup,
     outstanding: Option<Outstanding>,
+    /// The host, port and addresses of the last lookup that succeeded, and when.
+    last: Option<(String, u16, Instant, Vec<SocketAddr>)>,
 }
 
 /// A lookup still running, given up on by the attempt that started it.
@@ -46,11 +56,14 @@ struct Outstanding {
 
 impl Resolver {
     pub(super) fn new(lookup: Lookup) -> Resolver {
-        Resolver { lookup, outstanding: None }
+        Resolver { lookup, outstanding: None, last: None }
     }
 
     /// The addresses of `host`, within `timeout`; a `Transport` error once it passes, a
     /// `StreamClosed` one as soon as `closed_signal` is readable. An address needs no lookup.
+    /// When the lookup fails or does not answer in time, the last addresses that resolved
+    /// serve instead, for `LAST_ADDRESSES_USABLE_FOR`; while a lookup given up on still runs,
+    /// they serve at once (the attempt that gave up on it waited already).
     pub(super) fn resolve(
         &mut self,
         host: &str,
@@ -61,6 +74,31 @@ impl Resolver {
         if let Ok(ip) = host.parse::<IpAddr>() {
             return Ok(vec![SocketAddr::new(ip, port)]);
         }
+        let stale = self
+            .last
+            .as_ref()
+            .filter(|(h, p, at, _)| h == host && *p == port && at.elapsed() < LAST_ADDRESSES_USABLE_FOR)
+            .map(|(.., addrs)| addrs.clone());
+        if let (Some(addrs), Some(earlier)) = (&stale, &self.outstanding)
+            && !finished(earlier)
+        {
+            return Ok(addrs.clone());
+        }
+        let fresh = self.look_up(host, port, timeout, closed_signal);
+        match (fresh, stale) {
+            (Ok(addrs), _) => {
+                self.last = Some((host.to_owned(), port, Instant::now(), addrs.clone()));
+                Ok(addrs)
+            }
+            (Err(e), _) if e.code() == Code::StreamClosed => Err(e),
+            (Err(_), Some(addrs)) => Ok(addrs),
+            (Err(e), None) => Err(e),
+        }
+    }
+
+    /// A lookup of `host` (the one an earlier attempt gave up on, or a new one), waited for
+    /// within `timeout` or until `closed_signal` is readable.
+    fn look_up(&mut self, host: &str, port: u16, timeout: Duration, closed_signal: RawFd) -> Result<Vec<SocketAddr>> {
         let shown = crate::error::excerpt(host);
         let outstanding = match self.outstanding.take() {
             // The lookup an earlier attempt gave up on: its answer is this attempt's too.
@@ -217,6 +255,52 @@ mod tests {
         // Used once: the next attempt looks the name up again.
         resolver.resolve("venue.example", 443, Duration::from_secs(30), closed).unwrap();
         assert_eq!(GATED_CALLS.load(Ordering::SeqCst), 2);
+    }
+
+    static FLAKY_MODE: AtomicUsize = AtomicUsize::new(0);
+    static FLAKY_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+    /// A name server that answers (mode 0), fails at once (1), or does not answer (2).
+    fn flaky(_: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
+        FLAKY_CALLS.fetch_add(1, Ordering::SeqCst);
+        match FLAKY_MODE.load(Ordering::SeqCst) {
+            0 => Ok(vec![SocketAddr::from(([127, 0, 0, 2], port))]),
+            1 => Err(io::Error::other("name server down")),
+            _ => {
+                std::thread::sleep(Duration::from_secs(60));
+                Err(io::Error::other("no answer"))
+            }
+        }
+    }
+
+    #[test]
+    fn the_last_addresses_serve_while_the_name_server_fails_or_does_not_answer() {
+        let (_closed_tx, closed_rx) = UnixStream::pair().unwrap();
+        let closed = closed_rx.as_raw_fd();
+        let mut resolver = Resolver::new(flaky);
+        let long = Duration::from_secs(30);
+        let known = [SocketAddr::from(([127, 0, 0, 2], 443))];
+        assert_eq!(resolver.resolve("venue.example", 443, long, closed).unwrap(), known);
+        // Failing at once: the last addresses, each attempt asking again.
+        FLAKY_MODE.store(1, Ordering::SeqCst);
+        for calls in 2..=3 {
+            assert_eq!(resolver.resolve("venue.example", 443, long, closed).unwrap(), known);
+            assert_eq!(FLAKY_CALLS.load(Ordering::SeqCst), calls);
+        }
+        // Another host, or another port, has no last addresses: its failure is reported.
+        for (host, port) in [("other.example", 443), ("venue.example", 8443)] {
+            let error = resolver.resolve(host, port, long, closed).unwrap_err();
+            assert!(error.message().contains(&format!("\"{host}\" could not be resolved")), "{error}");
+        }
+        // Not answering: the last addresses once the lookup has had its time; then at once,
+        // without another lookup, while it still runs.
+        FLAKY_MODE.store(2, Ordering::SeqCst);
+        assert_eq!(resolver.resolve("venue.example", 443, Duration::from_millis(200), closed).unwrap(), known);
+        let calls = FLAKY_CALLS.load(Ordering::SeqCst);
+        let started = Instant::now();
+        assert_eq!(resolver.resolve("venue.example", 443, long, closed).unwrap(), known);
+        assert!(started.elapsed() < Duration::from_secs(20), "waited {:?}", started.elapsed());
+        assert_eq!(FLAKY_CALLS.load(Ordering::SeqCst), calls, "no second lookup while one runs");
     }
 
     #[test]
