@@ -21,17 +21,27 @@ event is returned as soon as it arrives. In the main thread, where signal handle
 wait runs on the stream's worker thread (made at the first such wait) while the main thread
 waits for it: Ctrl-C (KeyboardInterrupt), or an exception a SIGTERM handler raises, interrupts
 ``next`` at once and loses nothing — an event the interrupted wait brings is the result of the
-next ``next`` (a ``next(0)`` too, which returns None while that wait still runs). (An event
-already queued is taken without the worker. Other threads wait in the library directly, in
-slices of 100 ms.) :meth:`Stream.close` may be called from any thread: it wakes a blocked
-``next`` at once (which then raises ``STREAM_CLOSED``), waits for the calls in flight
-to return, then frees the stream. Any call on a closed stream raises ``STREAM_CLOSED``.
+next read of the stream, ``next`` or ``anext`` (a ``next(0)`` too, which returns None while that
+wait still runs). (An event already queued is taken without the worker. Other threads wait in
+the library directly, in slices of 100 ms.) :meth:`Stream.close` may be called from any thread:
+it wakes every blocked ``next`` and ``anext`` at once (which then raise ``STREAM_CLOSED``),
+waits for the calls in flight to return, then frees the stream. Any call on a closed stream
+raises ``STREAM_CLOSED``.
+
+Several readers: one stream may be read from several threads and loops at once, ``next`` and
+``anext`` alike, one after another or side by side. At most one library read of a stream runs
+at a time, and the event a read brings — one whose caller stopped waiting too (interrupted,
+cancelled, out of time) — goes to the next call that reads, whichever way, before any later
+event: events come out in the library's order, none lost or given twice (side by side, each
+goes to one of the callers). A call that finds a read running waits for it up to its own
+timeout, never longer (``perps._reads``).
 
 asyncio: :meth:`Stream.anext` never blocks the event loop: the library call runs on the
 stream's own worker thread (one per stream, made at the first ``anext``, so streams never
 starve the loop's default executor) in slices of at most 250 ms. Cancelling ``anext`` returns
 at once and loses nothing: the slice in progress is kept, and an event it brings is the result
-of the next ``anext``. Only one ``anext`` may wait on a stream at a time.
+of the next read (``anext`` or ``next``). Only one ``anext`` may wait on a stream at a time
+(another raises RuntimeError; ``next`` may read beside it).
 
 The other blocking calls have awaitable variants that run them in the loop's default executor:
 ``Client.aopen_stream`` / ``Client.aopen_order_stream`` (connect, TLS, auth, subscribe),
@@ -51,7 +61,7 @@ stream to be closed when the coroutine is collected.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
+import functools
 import json
 import math
 import threading
@@ -64,13 +74,14 @@ from . import JsonObject
 from ._calls import _call_str, _Handle, _holding, _json_text, _Owner, _refuse_floats, _take_error, _take_string
 from ._errors import Code, PerpsError
 from ._native import Disowned, OwnedError, OwnedStream, _lib
+from ._reads import _Reads
 
 #: One stream event (README "Streams": ``channel``, ``received_ns``, …).
 Event = Dict[str, Any]
 
 _R = TypeVar("_R")
-_SLICE_MS = 100  # next(): how long one library call may block, so that signals are seen
-_ASYNC_SLICE_S = 0.25  # anext(): the longest a worker thread keeps blocking after a cancel
+_SLICE_MS = 100  # a direct read off the main thread: how long one library call may block
+_ASYNC_SLICE_S = 0.25  # a kept read on the worker (perps._reads): the longest it runs on unwaited for
 
 
 #: Tests only (tests/test_stream.py sets it; None otherwise, which costs a global read per step
@@ -140,21 +151,39 @@ def _next_once(ptr: int, timeout_ms: int) -> Optional[str]:
     return _take_string(result)
 
 
+def _read_sliced(ptr: int, limit_ms: Optional[int]) -> Optional[str]:
+    """perps_stream_next calls of at most _SLICE_MS each until an event comes or ``limit_ms``
+    passed (None: no limit)."""
+    if limit_ms is not None and limit_ms <= _SLICE_MS:
+        return _next_once(ptr, limit_ms)
+    deadline = None if limit_ms is None else time.monotonic() + limit_ms / 1000
+    while True:
+        wait = _SLICE_MS
+        if deadline is not None:
+            wait = min(_SLICE_MS, max(0, math.ceil((deadline - time.monotonic()) * 1000)))
+        text = _next_once(ptr, wait)
+        if text is not None or (deadline is not None and time.monotonic() >= deadline):
+            return text
+
+
+def _read_held(handle: _Handle, limit_ms: Optional[int]) -> Optional[str]:
+    """One read of the library in this thread, the stream held open (STREAM_CLOSED once
+    closed): the ``read_here`` of the stream's :class:`perps._reads._Reads`. Given the handle,
+    not the Stream, so that a read running on the worker does not keep the Stream alive."""
+    return _holding((handle,), lambda ptr: _read_sliced(ptr, limit_ms))
+
+
 class Stream(_Owner):
     """The market + account stream or the order stream. Open one with
     :meth:`Client.open_stream` or :meth:`Client.open_order_stream`; close it with
     :meth:`close` (or ``with`` / ``async with``). Iterating yields events until it is closed.
 
-    Thread-safe: ``next``, ``new_order``, ``cancel_order`` and ``close`` may run on different
-    threads at once. The stream keeps what it needs of its client and session: they may be
-    closed first."""
+    Thread-safe: ``next``, ``anext``, ``new_order``, ``cancel_order`` and ``close`` may run on
+    different threads (and loops) at once; events come out in the library's order whichever
+    way they are read (module docs). The stream keeps what it needs of its client and session:
+    they may be closed first."""
 
-    _lock: threading.Lock
-    _worker: Optional[concurrent.futures.ThreadPoolExecutor]
-    _closed: bool
-    _job: Optional[concurrent.futures.Future[Optional[str]]]
-    _interrupted: Optional[concurrent.futures.Future[Optional[str]]]
-    _awaiting: bool
+    _reads: _Reads
 
     def __init__(self) -> None:
         raise TypeError("perps: open a stream with Client.open_stream or Client.open_order_stream")
@@ -163,13 +192,13 @@ class Stream(_Owner):
     def _adopt(cls, ptr: c_void_p) -> Stream:
         self = cls.__new__(cls)
         self._handle = _Handle(ptr, _lib.perps_stream_free, "stream", Code.STREAM_CLOSED)
-        self._lock = threading.Lock()  # guards _worker and _closed
-        self._worker = None
-        self._closed = False
-        self._job = None  # the anext() slice in progress (event-loop side only)
-        self._interrupted = None  # the main thread's next(): a call its caller stopped waiting for
-        self._awaiting = False
+        self._reads = _Reads(functools.partial(_read_held, self._handle))  # every read goes through it
         return self
+
+    @property
+    def _closed(self) -> bool:
+        """close() has run to its end (the stream freed, no read starts any more)."""
+        return self._reads._closed
 
     def _holding(self, body: Callable[[Any], _R]) -> _R:
         """``body(ptr)`` with the stream held open (:func:`perps._calls._holding`);
@@ -188,60 +217,8 @@ class Stream(_Owner):
         it wakes this call) or once a stream that ended (its ``failed`` event) has given all
         its events."""
         limit_ms = None if timeout is None else _timeout_ms(timeout)
-        if threading.current_thread() is threading.main_thread() and (limit_ms != 0 or self._interrupted is not None):
-            # With timeout 0 too while an interrupted wait is kept: what it brings comes first.
-            return self._next_text_off_main(limit_ms)
-        return self._next_text_here(limit_ms)
-
-    def _next_text_off_main(self, limit_ms: Optional[int]) -> Optional[str]:
-        """next_text for the main thread, where signal handlers run: the wait runs on the
-        stream's worker thread, and the main thread waits for it. An exception a handler
-        raises (KeyboardInterrupt, a SIGTERM handler's) then interrupts only that wait: the
-        worker's call, which may bring an event, is kept, and the next call takes it. Waiting
-        in the library itself, the exception would come as the call returned, and an event it
-        returned would be lost (its text never freed)."""
-        deadline = None if limit_ms is None else time.monotonic() + limit_ms / 1000
-        while True:
-            job = self._interrupted
-            if job is not None and limit_ms == 0 and not job.done():
-                # timeout 0 must not wait, nor take an event from the library past the kept
-                # wait (still running): the event it brings would come after a later one.
-                return None
-            if job is None:
-                # An event already queued is taken here, without the worker's round trip:
-                # this call does not wait, so a signal has no wait to land in.
-                text = self._next_text_here(0)
-                left = None if deadline is None else deadline - time.monotonic()
-                if text is not None or (left is not None and left <= 0):
-                    return text
-                wait = _ASYNC_SLICE_S if left is None else min(_ASYNC_SLICE_S, left)
-                job = self._interrupted = self._submit(wait)
-            try:
-                text = job.result()
-            except BaseException:
-                if job.done() and job.exception() is not None:
-                    self._interrupted = None  # the call's own failure (STREAM_CLOSED, ...)
-                raise  # else interrupted: the call stays in self._interrupted for the next
-            self._interrupted = None
-            if text is not None:
-                return text
-            # Nothing came in that wait: one look at the library (above), which returns None
-            # once the time is up.
-
-    def _next_text_here(self, limit_ms: Optional[int]) -> Optional[str]:
-        def wait_for_text(ptr: Any) -> Optional[str]:
-            if limit_ms is not None and limit_ms <= _SLICE_MS:
-                return _next_once(ptr, limit_ms)
-            deadline = None if limit_ms is None else time.monotonic() + limit_ms / 1000
-            while True:
-                wait = _SLICE_MS
-                if deadline is not None:
-                    wait = min(_SLICE_MS, max(0, math.ceil((deadline - time.monotonic()) * 1000)))
-                text = _next_once(ptr, wait)
-                if text is not None or (deadline is not None and time.monotonic() >= deadline):
-                    return text
-
-        return self._holding(wait_for_text)
+        main = threading.current_thread() is threading.main_thread()
+        return self._reads.next(limit_ms, main, _timeout_ms(_ASYNC_SLICE_S))
 
     def next(self, timeout: Optional[float] = None) -> Optional[Event]:
         """The next event as a dict (see :meth:`next_text` for the waiting); None when
@@ -341,57 +318,20 @@ class Stream(_Owner):
         except PerpsError:
             pass
         handle.close()  # waits for the calls in flight (returning at once now), then frees: once
-        with self._lock:
-            self._closed = True
-            worker, self._worker = self._worker, None
-        if worker is not None:
-            worker.shutdown(wait=False)  # its slice in progress has returned STREAM_CLOSED
+        self._reads.close()  # the worker's read in progress has returned STREAM_CLOSED
 
     # -- asyncio -----------------------------------------------------------------------
-
-    def _submit(self, wait_s: float) -> concurrent.futures.Future[Optional[str]]:
-        with self._lock:
-            if self._closed:
-                raise PerpsError(Code.STREAM_CLOSED, "the stream is closed")
-            if self._worker is None:
-                self._worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="perps-stream")
-            return self._worker.submit(self._next_text_here, _timeout_ms(wait_s))
 
     async def anext(self, timeout: Optional[float] = None) -> Optional[Event]:
         """:meth:`next` for asyncio: the next event, or None when ``timeout`` seconds pass
         first (None: wait until one comes). The event loop never blocks. Cancelling it
-        returns at once; an event that arrives meanwhile goes to the next ``anext``. Raises
-        ``STREAM_CLOSED`` after :meth:`close`; RuntimeError when another ``anext`` is already
-        waiting on this stream."""
+        returns at once; an event that arrives meanwhile goes to the next read (``anext`` or
+        ``next``). Raises ``STREAM_CLOSED`` after :meth:`close`; RuntimeError when another
+        ``anext`` is already waiting on this stream."""
         if timeout is not None:
             _timeout_ms(timeout)  # checks it
-        if self._awaiting:
-            raise RuntimeError("perps: anext() called while another coroutine is already waiting on this stream")
-        self._awaiting = True
-        try:
-            loop = asyncio.get_running_loop()
-            deadline = None if timeout is None else loop.time() + timeout
-            while True:
-                job = self._job
-                if job is None or job.cancelled():
-                    wait = _ASYNC_SLICE_S
-                    if deadline is not None:
-                        wait = min(wait, max(0.0, deadline - loop.time()))
-                    job = self._job = self._submit(wait)
-                try:
-                    text = await asyncio.shield(asyncio.wrap_future(job))
-                except asyncio.CancelledError:
-                    raise  # the slice stays in self._job: what it brings goes to the next anext
-                except BaseException:
-                    self._job = None
-                    raise
-                self._job = None
-                if text is not None:
-                    return _decode(text)
-                if deadline is not None and loop.time() >= deadline:
-                    return None
-        finally:
-            self._awaiting = False
+        text = await self._reads.anext(timeout, _timeout_ms(_ASYNC_SLICE_S))
+        return None if text is None else _decode(text)
 
     async def aiter(self) -> AsyncIterator[Event]:
         """``async for event in stream.aiter():`` (or ``async for event in stream:``) — events

@@ -13,6 +13,7 @@ stopped reaching the binding's code fails rather than passes on nothing."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import dis
 import os
 import random
@@ -247,6 +248,27 @@ def _no_calls_noted(stream) -> None:
     handle._calls = {ref for ref in handle._calls if ref() is not None}
 
 
+def _no_read_left_claimed(owners: list, n: int, seen: int) -> None:
+    """As _no_call_in_flight, and the stream's read slot (perps._reads) is not left claimed by
+    a read that no longer runs: a read still in it ends (a kept one runs out its slice), so
+    later reads are not held behind it for ever."""
+    _no_call_in_flight(owners, n, seen)
+    for owner in owners:
+        read = owner._reads._read
+        assert read is None or concurrent.futures.wait([read], 5).not_done == set(), (
+            f"the stream's read slot stayed claimed after an exception at point {n} of {seen}"
+        )
+
+
+def _quiet(stream) -> None:
+    """Wait for a read left running, then read every event queued: each run starts alike."""
+    read = stream._reads._read
+    if read is not None:
+        concurrent.futures.wait([read], 5)
+    while stream.next_text(0) is not None:
+        pass
+
+
 def test_interrupted_stream_calls_never_stay_in_flight(signed_in):  # noqa: F811
     _, client, session = signed_in
     with client.open_order_stream(session) as orders:
@@ -261,7 +283,16 @@ def test_interrupted_stream_calls_never_stay_in_flight(signed_in):  # noqa: F811
             _no_calls_noted(orders)
             return [orders], lambda: orders.next_text(0)
 
-        assert _interrupt_everywhere(make_next, _no_call_in_flight) >= 25
+        assert _interrupt_everywhere(make_next, _no_read_left_claimed) >= 45
+
+        # A wait on the main thread: a direct look, then a kept read on the stream's worker
+        # that this thread waits for (and leaves running when interrupted).
+        def make_wait():
+            _quiet(orders)
+            _no_calls_noted(orders)
+            return [orders], lambda: orders.next_text(0.05)
+
+        assert _interrupt_everywhere(make_wait, _no_read_left_claimed) >= 90
         assert _closes_at_once(orders)
         assert orders._handle._ptr is None and not orders._handle._closing
 
