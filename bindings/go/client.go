@@ -140,7 +140,7 @@ func (c *Client) Signin(s *Session, chain, walletKey string, expiresSeconds int6
 	err = c.use(s, func(cp *C.perps_client, sp *C.perps_session) error {
 		var a cArgs
 		defer a.free()
-		ch, key := a.str("chain", chain), a.str("walletKey", walletKey)
+		ch, key := a.str("chain", chain), a.secret("walletKey", walletKey)
 		if a.err != nil {
 			return a.err
 		}

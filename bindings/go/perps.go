@@ -70,6 +70,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -216,8 +217,29 @@ func checkCode(code C.enum_perps_code, cerr *C.perps_error) error {
 
 // cArgs holds the C copies of one call's string arguments.
 type cArgs struct {
-	ptrs []*C.char
+	args []cArg
 	err  error
+}
+
+// cArg is one C copy: n bytes, then a NUL. secret is the argument's name when it holds a
+// secret (a key, a token), "" otherwise.
+type cArg struct {
+	p      *C.char
+	n      int
+	secret string
+}
+
+// secretCopyHook is for tests only (export_test.go sets it; outside a test it stays empty,
+// and costs a load and a comparison per secret argument). Every wipe is of C memory no result
+// shows, so the hook is shown each C copy of a secret: "made" once the secret is copied in,
+// "freeing" once free overwrote it, just before it is freed; c is the copy, its NUL included
+// (C memory: read it during the call only). Atomic because tests call from many goroutines.
+var secretCopyHook atomic.Value // func(event, name string, c []byte)
+
+func tellSecretCopy(event string, arg cArg) {
+	if hook, _ := secretCopyHook.Load().(func(string, string, []byte)); hook != nil {
+		hook(event, arg.secret, unsafe.Slice((*byte)(unsafe.Pointer(arg.p)), arg.n+1))
+	}
 }
 
 // str copies s into C memory for the call (freed by free). A NUL byte inside s is refused.
@@ -229,14 +251,26 @@ func (a *cArgs) str(name, s string) *C.char {
 		a.err = argumentError("%s contains a NUL byte", name)
 		return nil
 	}
-	p := C.CString(s)
-	a.ptrs = append(a.ptrs, p)
+	p := C.CString(s) // straight from s into C memory: no Go copy
+	a.args = append(a.args, cArg{p: p, n: len(s)})
+	return p
+}
+
+// secret is str for a secret argument given as a string (which its caller cannot wipe; its C
+// copy is overwritten by free, as every copy is).
+func (a *cArgs) secret(name, s string) *C.char {
+	p := a.str(name, s)
+	if p != nil {
+		a.args[len(a.args)-1].secret = name
+		tellSecretCopy("made", a.args[len(a.args)-1])
+	}
 	return p
 }
 
 // bytes copies b (a secret as UTF-8, which the library checks) into C memory for the call,
-// with a NUL after it (freed, overwritten first, by free). b is only read. A NUL byte inside
-// b is refused, as str refuses one in a string.
+// with a NUL after it (freed, overwritten first, by free). b is only read, and copied
+// nowhere else: no string(b), no Go buffer. A NUL byte inside b is refused, as str refuses
+// one in a string.
 func (a *cArgs) bytes(name string, b []byte) *C.char {
 	if a.err != nil {
 		return nil
@@ -249,10 +283,12 @@ func (a *cArgs) bytes(name string, b []byte) *C.char {
 	if p == nil {
 		panic("perps: out of C memory")
 	}
+	arg := cArg{p: p, n: len(b), secret: name}
+	a.args = append(a.args, arg) // before the copy: from here on free overwrites it
 	c := unsafe.Slice((*byte)(unsafe.Pointer(p)), len(b)+1)
 	copy(c, b)
 	c[len(b)] = 0
-	a.ptrs = append(a.ptrs, p)
+	tellSecretCopy("made", arg)
 	return p
 }
 
@@ -264,13 +300,17 @@ func (a *cArgs) optStr(name, s string) *C.char {
 	return a.str(name, s)
 }
 
-// free overwrites (arguments may be keys or tokens) and frees the copies.
+// free overwrites every copy (arguments may be keys or tokens), its NUL included, then frees
+// it: the length copied, not strlen, so nothing in the copy can stop the wipe short.
 func (a *cArgs) free() {
-	for _, p := range a.ptrs {
-		C.memset(unsafe.Pointer(p), 0, C.strlen(p))
-		C.free(unsafe.Pointer(p))
+	for _, arg := range a.args {
+		C.memset(unsafe.Pointer(arg.p), 0, C.size_t(arg.n+1))
+		if arg.secret != "" {
+			tellSecretCopy("freeing", arg)
+		}
+		C.free(unsafe.Pointer(arg.p))
 	}
-	a.ptrs = nil
+	a.args = nil
 }
 
 // handle is the lifetime of one C handle: calls hold the read lock, Close the write lock,

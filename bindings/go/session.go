@@ -43,7 +43,7 @@ func NewSession() (*Session, error) {
 func SessionFromAPIKey(apiToken, ed25519PrivateKey string) (*Session, error) {
 	var a cArgs
 	defer a.free()
-	token, key := a.str("apiToken", apiToken), a.str("ed25519PrivateKey", ed25519PrivateKey)
+	token, key := a.secret("apiToken", apiToken), a.secret("ed25519PrivateKey", ed25519PrivateKey)
 	if a.err != nil {
 		return nil, a.err
 	}
@@ -281,7 +281,7 @@ func (s *Session) SignBodyInto(body []byte, out *BodySignature) error {
 func WalletAddress(chain, privateKey string) (string, error) {
 	var a cArgs
 	defer a.free()
-	ch, key := a.str("chain", chain), a.str("privateKey", privateKey)
+	ch, key := a.str("chain", chain), a.secret("privateKey", privateKey)
 	if a.err != nil {
 		return "", a.err
 	}
@@ -319,7 +319,7 @@ func WalletSignBytes(chain string, privateKey []byte, payloadJSON string) (strin
 func WalletSign(chain, privateKey, payloadJSON string) (string, error) {
 	var a cArgs
 	defer a.free()
-	ch, key, payload := a.str("chain", chain), a.str("privateKey", privateKey), a.str("payloadJSON", payloadJSON)
+	ch, key, payload := a.str("chain", chain), a.secret("privateKey", privateKey), a.str("payloadJSON", payloadJSON)
 	if a.err != nil {
 		return "", a.err
 	}
