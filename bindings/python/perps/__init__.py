@@ -148,12 +148,12 @@ class Session(_Owner):
         bytes: a ``bytearray`` (or ``memoryview``) you wipe after the call, which only reads
         it; the binding's own copies are wiped before it returns (see ``perps._secrets``)."""
         self = cls.__new__(cls)
-        with _Secrets() as secrets:
-            ptr = _call_handle(
-                _lib.perps_session_from_api_key,
-                secrets.add("api_token", api_token),
-                secrets.add("ed25519_private_key", ed25519_private_key),
-            )
+        secrets = _Secrets()
+        try:  # the one shape of a call with secrets: see perps._secrets
+            token, key = secrets.pack(("api_token", api_token), ("ed25519_private_key", ed25519_private_key))
+            ptr = _call_handle(_lib.perps_session_from_api_key, token, key)
+        finally:
+            secrets.wipe()
         self._handle = _Handle(ptr, _lib.perps_session_free, "session")
         return self
 
@@ -258,9 +258,12 @@ class Client(_Owner):
         ``wallet_key``: a ``str``, or UTF-8 bytes (a ``bytearray`` you wipe after the call,
         which only reads it); the binding's own copy is wiped before it returns."""
         chain, expires_seconds = _arg("chain", chain), _i64("expires_seconds", expires_seconds)
-        with _Secrets() as secrets:
-            key = secrets.add("wallet_key", wallet_key)
+        secrets = _Secrets()
+        try:  # the one shape of a call with secrets: see perps._secrets
+            (key,) = secrets.pack(("wallet_key", wallet_key))
             return _using((self, session), lambda c, s: _call_str(_lib.perps_signin, c, s, chain, key, expires_seconds))
+        finally:
+            secrets.wipe()
 
     def new_order(self, session: Session, order: JsonObject) -> str:
         """Validate the order (JSON text, or a dict whose ``qty``/``price`` may be Decimals),
@@ -424,16 +427,24 @@ def wallet_address(chain: Text, private_key: Secret) -> str:
     ``private_key``: a ``str``, or UTF-8 bytes (a ``bytearray`` you wipe after the call, which
     only reads it); the binding's own copy is wiped before it returns."""
     chain = _arg("chain", chain)
-    with _Secrets() as secrets:
-        return _call_str(_lib.perps_wallet_address, chain, secrets.add("private_key", private_key))
+    secrets = _Secrets()
+    try:  # the one shape of a call with secrets: see perps._secrets
+        (key,) = secrets.pack(("private_key", private_key))
+        return _call_str(_lib.perps_wallet_address, chain, key)
+    finally:
+        secrets.wipe()
 
 
 def wallet_sign(chain: Text, private_key: Secret, payload_json: Text) -> str:
     """The login signature for a sign-in payload (:meth:`Client.prepare_signin`'s text).
     ``private_key``: as for :func:`wallet_address`."""
     chain, payload_json = _arg("chain", chain), _arg("payload_json", payload_json)
-    with _Secrets() as secrets:
-        return _call_str(_lib.perps_wallet_sign, chain, secrets.add("private_key", private_key), payload_json)
+    secrets = _Secrets()
+    try:  # the one shape of a call with secrets: see perps._secrets
+        (key,) = secrets.pack(("private_key", private_key))
+        return _call_str(_lib.perps_wallet_sign, chain, key, payload_json)
+    finally:
+        secrets.wipe()
 
 
 def wallet_wrap_solana_signature(payload_json: Text, address: Text, signature: Union[bytes, bytearray]) -> str:

@@ -4,7 +4,9 @@ the ``str`` form gives — the same result for a good key, the same code and mes
 empty one, one holding a NUL and one the library refuses — and never modify the caller's
 buffer. Bytes that are not UTF-8 are the library's INVALID_ARGUMENT naming the argument. Every
 buffer the binding copies a secret into, whatever its form, is zeros once the call returned,
-failed calls included (``perps._secrets._hook`` shows each one as made and as wiped).
+failed calls included (``perps._secrets._hook`` shows each secret's place in it as it is
+copied; the test reads that place again after the call). A NUL in any argument is refused
+before a secret is copied. (tests/test_interrupts.py: the same wherever an interrupt lands.)
 Independent truths: the test wallet's address, and PyNaCl verifying a body signature of a
 session made from the RFC 8032 key's bytes.
 """
@@ -154,8 +156,10 @@ def test_signed_in_with_a_bytearray_key_places_an_order(sandbox):  # noqa: F811
 
 @contextlib.contextmanager
 def seen_buffers():
+    """What the hook shows of each secret copied: its name, what its place in the buffer held
+    then, and that place (read again once the call returned)."""
     seen = []
-    perps._secrets._hook = lambda event, data: seen.append((event, data))
+    perps._secrets._hook = lambda event, name, arg: seen.append((event, name, arg.raw, arg))
     try:
         yield seen
     finally:
@@ -163,12 +167,13 @@ def seen_buffers():
 
 
 def check_wiped(seen, secrets):
-    """Each secret's buffer was made holding it and wiped to zeros, in order."""
-    assert [e for e, _ in seen] == ["made"] * len(secrets) + ["wiped"] * len(secrets)
-    for i, secret in enumerate(secrets):
-        assert seen[i][1] == secret.encode() + b"\0"
-        wiped = seen[len(secrets) + i][1]
-        assert len(wiped) == len(secret.encode()) + 1 and not any(wiped)
+    """Each secret was copied, in order, holding it and its NUL; each copy is zeros now that
+    the call returned."""
+    assert [(e, name, held) for e, name, held, _ in seen] == [
+        ("made", name, value.encode() + b"\0") for name, value in secrets
+    ]
+    for _, name, held, arg in seen:
+        assert arg.raw == bytes(len(held)), f"{name}'s copy is not zeros after the call: {arg.raw!r}"
 
 
 @pytest.mark.parametrize("form", [str, bytes, bytearray, lambda s: memoryview(bytearray(s.encode()))])
@@ -176,21 +181,27 @@ def test_every_secret_buffer_is_wiped(sandbox, form):  # noqa: F811
     def f(text):
         return form(text.encode()) if form in (bytes, bytearray) else form(text)
 
+    key = [("private_key", WALLET_KEY)]
+    refused = [("private_key", "0x1234")]
+    api = [("api_token", "tok"), ("ed25519_private_key", RFC8032_SEED_B58)]
     cases = [
-        ([WALLET_KEY], True, lambda: perps.wallet_address("bsc", f(WALLET_KEY))),
-        (["0x1234"], False, lambda: perps.wallet_address("bsc", f("0x1234"))),
-        (["tok", RFC8032_SEED_B58], True, lambda: perps.Session.from_api_key(f("tok"), f(RFC8032_SEED_B58)).close()),
-        (["tok", "not-a-key"], False, lambda: perps.Session.from_api_key(f("tok"), f("not-a-key"))),
-        # the key refused for its NUL before its buffer is made: the token's is wiped
-        (["tok"], False, lambda: perps.Session.from_api_key(f("tok"), f(RFC8032_SEED_B58 + "\0"))),
+        (key, True, lambda: perps.wallet_address("bsc", f(WALLET_KEY))),
+        (refused, False, lambda: perps.wallet_address("bsc", f("0x1234"))),
+        (api, True, lambda: perps.Session.from_api_key(f("tok"), f(RFC8032_SEED_B58)).close()),
+        ([api[0], ("ed25519_private_key", "not-a-key")], False, lambda: perps.Session.from_api_key(f("tok"), f("not-a-key"))),
+        # a NUL in either secret is refused before anything is copied
+        ([], False, lambda: perps.Session.from_api_key(f("tok"), f(RFC8032_SEED_B58 + "\0"))),
+        ([], False, lambda: perps.wallet_address("bsc", f(WALLET_KEY[:10] + "\0" + WALLET_KEY[10:]))),
     ]
     with perps.Client(sandbox.base_url, sandbox.perps_url) as client, perps.Session() as session:
         payload = client.prepare_signin(session, "bsc", WALLET_ADDRESS)
         cases += [
-            ([WALLET_KEY], True, lambda: client.signin(session, "bsc", f(WALLET_KEY), 3600)),
-            (["0x1234"], False, lambda: client.signin(session, "bsc", f("0x1234"), 3600)),
-            ([WALLET_KEY], True, lambda: perps.wallet_sign("bsc", f(WALLET_KEY), payload)),
-            ([WALLET_KEY], False, lambda: perps.wallet_sign("bsc", f(WALLET_KEY), "{")),
+            ([("wallet_key", WALLET_KEY)], True, lambda: client.signin(session, "bsc", f(WALLET_KEY), 3600)),
+            ([("wallet_key", "0x1234")], False, lambda: client.signin(session, "bsc", f("0x1234"), 3600)),
+            (key, True, lambda: perps.wallet_sign("bsc", f(WALLET_KEY), payload)),
+            (refused, False, lambda: perps.wallet_sign("bsc", f("0x1234"), payload)),
+            (key, False, lambda: perps.wallet_sign("bsc", f(WALLET_KEY), "{")),  # a bad payload
+            ([], False, lambda: perps.wallet_sign("bsc", f(WALLET_KEY), "{\0}")),  # refused first
         ]
         for secrets, good, call in cases:
             with seen_buffers() as seen:
