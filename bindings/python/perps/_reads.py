@@ -9,7 +9,7 @@ What a caller sees is in ``perps._stream``'s docstring; how it is kept:
   and gives the read up as it returns) or on the stream's worker thread (a *kept* read: the
   main thread's, whose wait a signal's exception may interrupt, and asyncio's, whose wait a
   cancel may end). A kept read's result stays in ``_read`` until a caller takes it, whichever
-  caller, whichever way it reads; only then may another read start. So the event a read
+  caller, whichever way it reads (or ``close()`` drops it); only then may another read start. So the event a read
   brings comes out before any later one: none overtakes another, none is lost or handed out
   twice.
 - The lock is never held across a wait: a caller waits for a read by its future, up to its own
@@ -68,12 +68,17 @@ class _Reads:
         """One look at the slot, holding the lock: (_FREE, None) when no read runs (the caller
         may claim it); (_BUSY, read) while one runs; (_TAKEN, text) once one is done, taken
         here (text None: it found nothing), or its error raised. The slot is freed only after
-        the result is in hand: an interrupt before leaves the result for the next caller."""
+        the result is in hand: an interrupt before leaves the result for the next caller.
+        Once closed, what a read left is dropped, as the library drops the events it held:
+        any call on a closed stream raises STREAM_CLOSED."""
         read = self._read
         if read is None:
             return _FREE, None
         if not read.done():
             return _BUSY, read
+        if self._closed:
+            self._read = None
+            raise PerpsError(Code.STREAM_CLOSED, "the stream is closed")
         if read.cancelled():  # dropped before the worker began it (_start): it read nothing
             self._read = None
             return _TAKEN, None

@@ -13,6 +13,7 @@ that read is known to hold it before the other way reads.
 """
 
 import asyncio
+import concurrent.futures
 import json
 import linecache
 import os
@@ -298,3 +299,48 @@ def test_an_anext_waiting_behind_a_long_read_hooks_it_once_not_at_every_wake_up(
     assert asyncio.run(woken_by_its_end()) == '{"n":1}'
     reader.join(60)
     assert outcome["text"] == '{"n":1}'
+
+
+def test_an_event_a_read_left_running_took_is_not_handed_out_after_close():
+    # A cancelled anext leaves its read running on the worker; the read takes an event that no
+    # caller is waiting for, and the stream is closed. Any call on a closed stream raises
+    # STREAM_CLOSED (as the library's perps_stream_next does: the events it held are dropped);
+    # next() and anext() once gave that event instead. (The library read is a stand-in.)
+    from perps._reads import _Reads
+
+    comes, closed = threading.Event(), threading.Event()
+
+    def read_here(wait_ms):
+        comes.wait(60)
+        if closed.is_set():  # the library's read of a closed stream
+            raise perps.PerpsError(perps.Code.STREAM_CLOSED, "the stream is closed")
+        return '{"n":1}'
+
+    reads = _Reads(read_here)
+
+    async def cancelled_anext():
+        waiting = asyncio.create_task(reads.anext(None, 250))
+        for _ in range(600):
+            if reads._read is not None:
+                break
+            await asyncio.sleep(0.01)
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+
+    asyncio.run(cancelled_anext())
+    left = reads._read
+    assert left is not None and not left.done(), "the cancelled anext left no read running"
+    comes.set()
+    concurrent.futures.wait((left,), 60)
+    assert left.result() == '{"n":1}'
+    closed.set()  # Stream.close(): the library's close, then the reads'
+    reads.close()
+    for name, call in [
+        ("next()", lambda: reads.next(None, False, 250)),
+        ("next() on the main thread", lambda: reads.next(0, True, 250)),
+        ("anext()", lambda: asyncio.run(reads.anext(None, 250))),
+    ]:
+        with pytest.raises(perps.PerpsError) as raised:
+            call()
+        assert raised.value.code is perps.Code.STREAM_CLOSED, name
