@@ -9,7 +9,7 @@ What a caller sees is in ``perps._stream``'s docstring; how it is kept:
   and gives the read up as it returns) or on the stream's worker thread (a *kept* read: the
   main thread's, whose wait a signal's exception may interrupt, and asyncio's, whose wait a
   cancel may end). A kept read's result stays in ``_read`` until a caller takes it, whichever
-  caller, whichever way it reads; only then may another read start. So the event a read
+  caller, whichever way it reads (or ``close()`` drops it); only then may another read start. So the event a read
   brings comes out before any later one: none overtakes another, none is lost or handed out
   twice.
 - The lock is never held across a wait: a caller waits for a read by its future, up to its own
@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import functools
 import math
 import threading
 import time
+import weakref
 from typing import Any, Callable, Optional, Tuple
 
 from ._errors import Code, PerpsError
@@ -51,7 +51,7 @@ class _Reads:
     raises ``PerpsError``. It must not refer to the Stream (a worker's read would keep it
     alive, and a cycle would delay its finaliser)."""
 
-    __slots__ = ("_read_here", "_lock", "_read", "_worker", "_closed", "_awaiting")
+    __slots__ = ("_read_here", "_lock", "_read", "_worker", "_closed", "_awaiting", "_wake")
 
     def __init__(self, read_here: Callable[[Optional[int]], Optional[str]]) -> None:
         self._read_here = read_here
@@ -60,6 +60,7 @@ class _Reads:
         self._worker: Optional[concurrent.futures.ThreadPoolExecutor] = None
         self._closed = False
         self._awaiting = False  # an anext is running (one at a time)
+        self._wake = _LoopWake()  # wakes that anext when the read it waits for ends
 
     # -- under the lock ----------------------------------------------------------------
 
@@ -67,12 +68,17 @@ class _Reads:
         """One look at the slot, holding the lock: (_FREE, None) when no read runs (the caller
         may claim it); (_BUSY, read) while one runs; (_TAKEN, text) once one is done, taken
         here (text None: it found nothing), or its error raised. The slot is freed only after
-        the result is in hand: an interrupt before leaves the result for the next caller."""
+        the result is in hand: an interrupt before leaves the result for the next caller.
+        Once closed, what a read left is dropped, as the library drops the events it held:
+        any call on a closed stream raises STREAM_CLOSED."""
         read = self._read
         if read is None:
             return _FREE, None
         if not read.done():
             return _BUSY, read
+        if self._closed:
+            self._read = None
+            raise PerpsError(Code.STREAM_CLOSED, "the stream is closed")
         if read.cancelled():  # dropped before the worker began it (_start): it read nothing
             self._read = None
             return _TAKEN, None
@@ -185,7 +191,7 @@ class _Reads:
                     continue
                 if value is not own and left == 0:
                     return None
-                await _woken(value, None if value is own else left)
+                await _woken(self._wake, value, None if value is own else left)
         finally:
             if claimed:
                 self._awaiting = False
@@ -206,21 +212,62 @@ def _wait(read: _ReadFuture, left_ms: Optional[int]) -> None:
     concurrent.futures.wait((read,), seconds)
 
 
-async def _woken(read: _ReadFuture, left: Optional[float]) -> None:
+async def _woken(wake: _LoopWake, read: _ReadFuture, left: Optional[float]) -> None:
     """Wait (the loop running) until ``read`` is done, or ``left`` seconds passed, or
     _WAKE_S. Not through ``asyncio.wrap_future``: cancelling what it makes cancels the read,
     and once the loop has closed, a read ending later would report a failed callback."""
-    loop = asyncio.get_running_loop()
-    woken = loop.create_future()
-    read.add_done_callback(functools.partial(_wake, loop, woken))
-    await asyncio.wait((woken,), timeout=_WAKE_S if left is None else min(_WAKE_S, left))
-
-
-def _wake(loop: asyncio.AbstractEventLoop, woken: asyncio.Future[None], _read: _ReadFuture) -> None:
+    woken = wake.arm(read, asyncio.get_running_loop())
     try:
-        loop.call_soon_threadsafe(_settle, woken)
-    except RuntimeError:  # the loop has closed: nothing waits on it any more
-        pass
+        await asyncio.wait((woken,), timeout=_WAKE_S if left is None else min(_WAKE_S, left))
+    finally:
+        wake.disarm(woken)
+
+
+class _LoopWake:
+    """Wakes the anext waiting on its loop (one at a time per stream) when the read in the
+    slot ends, with one done-callback per read however often it is waited for. A read can run
+    for as long as its caller's timeout (a direct ``next()`` on another thread: without
+    limit), and a ``concurrent.futures.Future`` cannot take a callback back: one added at each
+    wait (every _WAKE_S, every anext call) would pile up on it, each holding a loop future,
+    until the read ends. Holds no read (a weak reference) and no loop once the wait is over."""
+
+    __slots__ = ("_lock", "_hooked", "_waiting")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._hooked: Optional[weakref.ref[_ReadFuture]] = None  # the read given the callback
+        self._waiting: Optional[Tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = None
+
+    def arm(self, read: _ReadFuture, loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:
+        """A future of ``loop`` done once ``read`` is (or sooner: a wake-up may be early)."""
+        woken: asyncio.Future[None] = loop.create_future()
+        with self._lock:
+            self._waiting = (loop, woken)
+            hooked = self._hooked is not None and self._hooked() is read
+        if not hooked:
+            read.add_done_callback(self._ended)  # called at once if it is done already
+            # Recorded once added: an interrupt between the two adds it again at worst.
+            self._hooked = weakref.ref(read)
+        elif read.done():  # it ended since it was hooked, maybe before this wait was armed
+            woken.set_result(None)
+        return woken
+
+    def disarm(self, woken: asyncio.Future[None]) -> None:
+        with self._lock:
+            if self._waiting is not None and self._waiting[1] is woken:
+                self._waiting = None
+
+    def _ended(self, _read: _ReadFuture) -> None:
+        """A read ended (on the thread that ended it): wake the anext waiting, if any."""
+        with self._lock:
+            waiting, self._waiting = self._waiting, None
+        if waiting is None:
+            return
+        loop, woken = waiting
+        try:
+            loop.call_soon_threadsafe(_settle, woken)
+        except RuntimeError:  # the loop has closed: nothing waits on it any more
+            pass
 
 
 def _settle(woken: asyncio.Future[None]) -> None:

@@ -13,6 +13,7 @@ that read is known to hold it before the other way reads.
 """
 
 import asyncio
+import concurrent.futures
 import json
 import linecache
 import os
@@ -255,3 +256,91 @@ def test_two_anext_at_once_on_two_loops_one_waits_and_the_other_is_refused(signe
         assert a_held.is_set(), "thread A's anext never reached its check"
         assert isinstance(outcome.get("a"), dict) and response_to(sent["request_id"], False)(outcome["a"]), outcome
         assert isinstance(outcome.get("b"), RuntimeError), f"the second anext was not refused: {outcome}"
+
+
+def test_an_anext_waiting_behind_a_long_read_hooks_it_once_not_at_every_wake_up():
+    # next() on another thread, without a timeout, reads directly for as long as nothing
+    # comes (hours on a quiet order stream). anext calls on a loop wait behind that read in
+    # steps of _WAKE_S, and each step once added a done-callback to it (holding a loop
+    # future), freed only when the read ends: 4 a second for as long as both wait. The read
+    # must be hooked once, whatever the steps and calls; its end still wakes the loop at once.
+    # (The library read is a stand-in: no venue needed.)
+    from perps._reads import _Reads
+
+    release = threading.Event()
+
+    def read_here(wait_ms):
+        release.wait(60)
+        return '{"n":1}'
+
+    reads = _Reads(read_here)
+    outcome = {}
+    reader = threading.Thread(target=lambda: outcome.update(text=reads.next(None, False, 250)))
+    reader.start()
+    for _ in range(600):
+        if reads._read is not None:
+            break
+        time.sleep(0.01)
+    running = reads._read
+    assert running is not None, "next() on the thread claimed no read"
+    hooks = []
+    real = running.add_done_callback
+    running.add_done_callback = lambda fn: (hooks.append(fn), real(fn))
+    for _ in range(3):
+        assert asyncio.run(reads.anext(0.6, 250)) is None
+    assert len(hooks) == 1, f"{len(hooks)} callbacks added to the one read waited for"
+
+    async def woken_by_its_end():
+        waiting = asyncio.create_task(reads.anext(30, 250))
+        await asyncio.sleep(0.3)  # waiting behind the thread's read
+        release.set()
+        return await waiting
+
+    assert asyncio.run(woken_by_its_end()) == '{"n":1}'
+    reader.join(60)
+    assert outcome["text"] == '{"n":1}'
+
+
+def test_an_event_a_read_left_running_took_is_not_handed_out_after_close():
+    # A cancelled anext leaves its read running on the worker; the read takes an event that no
+    # caller is waiting for, and the stream is closed. Any call on a closed stream raises
+    # STREAM_CLOSED (as the library's perps_stream_next does: the events it held are dropped);
+    # next() and anext() once gave that event instead. (The library read is a stand-in.)
+    from perps._reads import _Reads
+
+    comes, closed = threading.Event(), threading.Event()
+
+    def read_here(wait_ms):
+        comes.wait(60)
+        if closed.is_set():  # the library's read of a closed stream
+            raise perps.PerpsError(perps.Code.STREAM_CLOSED, "the stream is closed")
+        return '{"n":1}'
+
+    reads = _Reads(read_here)
+
+    async def cancelled_anext():
+        waiting = asyncio.create_task(reads.anext(None, 250))
+        for _ in range(600):
+            if reads._read is not None:
+                break
+            await asyncio.sleep(0.01)
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+
+    asyncio.run(cancelled_anext())
+    left = reads._read
+    assert left is not None and not left.done(), "the cancelled anext left no read running"
+    comes.set()
+    concurrent.futures.wait((left,), 60)
+    assert left.result() == '{"n":1}'
+    closed.set()  # Stream.close(): the library's close, then the reads'
+    reads.close()
+    for name, call in [
+        ("next()", lambda: reads.next(None, False, 250)),
+        ("next() on the main thread", lambda: reads.next(0, True, 250)),
+        ("anext()", lambda: asyncio.run(reads.anext(None, 250))),
+    ]:
+        with pytest.raises(perps.PerpsError) as raised:
+            call()
+        assert raised.value.code is perps.Code.STREAM_CLOSED, name
