@@ -184,15 +184,25 @@ fn a_venue_429_pauses_the_per_ip_limit_for_every_pacing_client_of_the_host() {
 
 #[test]
 fn requests_of_a_client_that_does_not_pace_count_against_the_per_ip_limit() {
-    let (rogue, venue_refused) = per_ip_limited_venue();
-    // "off" sends 48 requests at once: never paced, never refused…
-    let off = client_at(&rogue.url(), r#"{"rate_limit":"off"}"#);
-    let started = Instant::now();
-    for _ in 0..48 {
-        call(&off, None, "query_symbol_price", Some(r#"{"symbol":"BTC-USD"}"#)).unwrap();
-    }
-    let burst = started.elapsed();
-    assert!(burst < Duration::from_millis(900), "the burst took {burst:?}: too slow a machine for this test");
+    // "off" sends 48 requests at once: never paced, never refused… Judged only on a burst
+    // that fits well in one window (1.1 s, a constant of the library): a slower one has
+    // partly left it. On a loaded machine a burst may take longer, and is then tried again
+    // on a venue (a host, a window) of its own, a few times at most.
+    let mut bursts = Vec::new();
+    let (rogue, venue_refused, off, started) = loop {
+        assert!(bursts.len() < 5, "no burst of 48 fitted in 900 ms: {bursts:?}");
+        let (rogue, venue_refused) = per_ip_limited_venue();
+        let off = client_at(&rogue.url(), r#"{"rate_limit":"off"}"#);
+        let started = Instant::now();
+        for _ in 0..48 {
+            call(&off, None, "query_symbol_price", Some(r#"{"symbol":"BTC-USD"}"#)).unwrap();
+        }
+        let burst = started.elapsed();
+        if burst < Duration::from_millis(900) {
+            break (rogue, venue_refused, off, started);
+        }
+        bursts.push(burst);
+    };
     // …but they fill the host's window: a pacing client of the host finds no room.
     let refuse = client_at(&rogue.url(), r#"{"rate_limit":"refuse"}"#);
     let f = call(&refuse, Some(&session(90)), "query_balance", None).unwrap_err();
@@ -306,11 +316,22 @@ fn burst_with_a_read_sent_again(call: impl Fn(&Client) -> Result<String, Failure
 #[test]
 fn a_read_sent_again_after_the_keep_alive_race_takes_its_place_in_the_per_ip_limit() {
     // 48 in any 1.1 s: the venue sees 48 requests, the one sent again among them — not 49.
+    // Judged only on a burst that fits in one window (1.1 s, a constant of the library): on
+    // a loaded machine a burst may take longer, and is then tried again on a venue (a host,
+    // a window) of its own, a few times at most.
     let price = Some(r#"{"symbol":"BTC-USD"}"#);
-    let (rogue, refusal, took) = burst_with_a_read_sent_again(|client| call(client, None, "query_symbol_price", price));
-    assert!(refusal.message.contains("per-IP"), "{refusal:?}");
-    assert!(took < Duration::from_millis(1000), "the burst must fit in one window to be judged: {took:?}");
-    assert_eq!(rogue.seen().len(), 48, "the venue saw no more than the limit");
+    let mut tooks = Vec::new();
+    for _ in 0..5 {
+        let (rogue, refusal, took) =
+            burst_with_a_read_sent_again(|client| call(client, None, "query_symbol_price", price));
+        assert!(refusal.message.contains("per-IP"), "{refusal:?}");
+        if took < Duration::from_millis(1000) {
+            assert_eq!(rogue.seen().len(), 48, "the venue saw no more than the limit");
+            return;
+        }
+        tooks.push(took);
+    }
+    panic!("no burst fitted in one window: {tooks:?}");
 }
 
 #[test]
@@ -338,17 +359,28 @@ fn a_read_sent_again_after_the_keep_alive_race_takes_its_place_in_the_accounts_b
 fn a_read_pacing_has_no_room_for_is_not_sent_again() {
     // The 48th request of the window meets the race: sending it again would be the 49th. It is
     // not sent again; the call fails as the first send did (the venue may have read it).
-    let rogue = Rogue::start(|_, index| if index == 47 { vec![Step::Close] } else { json(200, ACCEPTED) });
-    let client = client_at(&rogue.url(), r#"{"rate_limit":"refuse"}"#);
+    // Judged only on a burst that fits in one window (1.1 s, a constant of the library): on
+    // a loaded machine a burst may take longer, and is then tried again on a venue (a host,
+    // a window) of its own, a few times at most.
     let price = Some(r#"{"symbol":"BTC-USD"}"#);
-    let started = Instant::now();
-    for _ in 0..47 {
-        call(&client, None, "query_symbol_price", price).unwrap();
+    let mut tooks = Vec::new();
+    for _ in 0..5 {
+        let rogue = Rogue::start(|_, index| if index == 47 { vec![Step::Close] } else { json(200, ACCEPTED) });
+        let client = client_at(&rogue.url(), r#"{"rate_limit":"refuse"}"#);
+        let started = Instant::now();
+        for _ in 0..47 {
+            call(&client, None, "query_symbol_price", price).unwrap();
+        }
+        let f = call(&client, None, "query_symbol_price", price).unwrap_err();
+        let took = started.elapsed();
+        if took < Duration::from_millis(1000) {
+            assert_eq!((f.code, f.may_have_reached_venue), (PERPS_TRANSPORT, true), "{f:?}");
+            assert_eq!((rogue.seen().len(), rogue.accepted()), (48, 1), "not sent again");
+            return;
+        }
+        tooks.push(took);
     }
-    let f = call(&client, None, "query_symbol_price", price).unwrap_err();
-    assert!(started.elapsed() < Duration::from_millis(1000), "the burst must fit in one window to be judged");
-    assert_eq!((f.code, f.may_have_reached_venue), (PERPS_TRANSPORT, true), "{f:?}");
-    assert_eq!((rogue.seen().len(), rogue.accepted()), (48, 1), "not sent again");
+    panic!("no burst fitted in one window: {tooks:?}");
 }
 
 #[test]
