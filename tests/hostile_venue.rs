@@ -91,7 +91,9 @@ fn total_timeout_bounds_a_slowly_drained_upload() {
     // From the connection (the body is signed before it: 8 MiB take seconds in a debug build)
     // to the failure.
     let elapsed = finished - accepted;
-    assert!(elapsed < Duration::from_millis(3500), "a 2 s total limit took {elapsed:?}");
+    // Without the total limit the upload takes minutes; the limit (2 s) leaves a loaded
+    // machine 6 s more.
+    assert!(elapsed < Duration::from_secs(8), "a 2 s total limit took {elapsed:?}");
     assert!(read > 0 && read < body.len(), "the server read part of the body ({read} bytes)");
 }
 
