@@ -38,7 +38,10 @@ fn an_unanswered_order_is_reported_once_at_its_deadline_and_its_late_outcome_sti
     let (first, before) = until(&stream, LONG, "request_timeout", is_status("request_timeout"));
     let took = sent_at.elapsed();
     assert!(took >= Duration::from_millis(400), "reported after {took:?}, before its deadline");
-    assert!(took < Duration::from_millis(2500), "reported after {took:?}: the deadline was not kept");
+    // The defect this catches: a deadline kept only when the I/O thread wakes for another
+    // reason (the idle pings, every 20 s here): 20 s, or never (`until` fails at 10 s). The
+    // deadline (400 ms) plus seconds of slack for a loaded machine.
+    assert!(took < Duration::from_secs(6), "reported after {took:?}: the deadline was not kept");
     assert!(before.iter().all(|e| e["channel"] == "status" && e["state"] != "disconnected"), "{before:#?}");
     assert_eq!(first["stream"], "order");
     assert_eq!(first["request_id"], order["request_id"], "in the order they were sent: {first}");

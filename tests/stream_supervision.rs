@@ -99,7 +99,10 @@ fn a_stalled_connection_is_found_half_open_by_the_idle_timeout_and_replaced() {
     let (down, before) = market.until(WAIT, "disconnected", is_status("disconnected"));
     let detected = stalled_at.elapsed();
     assert!(down["reason"].as_str().unwrap().contains("half-open"), "{down}");
-    assert!(detected >= Duration::from_millis(500) && detected < Duration::from_secs(3), "found after {detected:?}");
+    // Not before the idle timeout (600 ms); after it, with seconds of slack for a loaded
+    // machine: no detection at all fails `until` at 10 s, a detection left to a later timer
+    // the bound.
+    assert!(detected >= Duration::from_millis(500) && detected < Duration::from_secs(8), "found after {detected:?}");
     assert!(before.iter().all(|e| e["channel"] != "status"), "{before:#?}");
     let (up, _) = market.until(WAIT, "reconnected", is_status("reconnected"));
     assert_eq!(up["connection"], 2);
@@ -188,7 +191,7 @@ fn the_venues_lifetime_cap_closes_the_connection_and_the_stream_reconnects() {
 #[test]
 fn connections_are_rotated_before_the_cap_without_a_backoff() {
     let venue = venue();
-    let options = r#"{"stream_rotate_after_ms":500,"stream_reconnect_min_ms":5000,"stream_reconnect_max_ms":5000}"#;
+    let options = r#"{"stream_rotate_after_ms":500,"stream_reconnect_min_ms":30000,"stream_reconnect_max_ms":30000}"#;
     let (client, session) = trader(&venue, options);
     let market = Stream::market(&client, Some(&session), r#"[{"channel":"position"}]"#).unwrap();
     market.until(WAIT, "connected", is_status("connected"));
@@ -197,7 +200,9 @@ fn connections_are_rotated_before_the_cap_without_a_backoff() {
     assert_eq!(down["rotation"], true, "{down}");
     let rotated = Instant::now();
     let (up, between) = market.until(WAIT, "reconnected", is_status("reconnected"));
-    assert!(rotated.elapsed() < Duration::from_secs(3), "a rotation waits no backoff (5 s)");
+    // A rotation that waited the backoff would take 30 s (`until` fails at 10 s first); a
+    // healthy one, one connection's set-up: seconds of slack for a loaded machine.
+    assert!(rotated.elapsed() < Duration::from_secs(8), "a rotation waits no backoff (30 s)");
     assert!(!between.iter().any(is_status("reconnecting")), "{between:#?}");
     assert_eq!(up["connection"], 2);
     wait_until(WAIT, "the old connection closed at the venue", || {
