@@ -694,8 +694,9 @@ char *perps_stream_cancel_order(const struct perps_stream *st, const char *param
 void perps_stream_close(const struct perps_stream *st);
 
 /**
- * Close and free a stream; waits at most about 2 s for its I/O thread (one still busy,
- * e.g. in a TCP connect, finishes alone). NULL is a no-op; must not be called twice,
+ * Close and free a stream; waits at most about 2 s for its I/O thread (one still busy
+ * after that finishes alone; a name lookup, TCP connect or handshake under way is cut short
+ * by the close). NULL is a no-op; must not be called twice,
  * nor while another call on the stream is running.
  */
 void perps_stream_free(struct perps_stream *st);

@@ -191,8 +191,9 @@ pub extern "C" fn perps_stream_close(st: *const perps_stream) {
     }));
 }
 
-/// Close and free a stream; waits at most about 2 s for its I/O thread (one still busy,
-/// e.g. in a TCP connect, finishes alone). NULL is a no-op; must not be called twice,
+/// Close and free a stream; waits at most about 2 s for its I/O thread (one still busy
+/// after that finishes alone; a name lookup, TCP connect or handshake under way is cut short
+/// by the close). NULL is a no-op; must not be called twice,
 /// nor while another call on the stream is running.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_stream_free(st: *mut perps_stream) {

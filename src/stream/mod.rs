@@ -18,6 +18,7 @@
 
 mod auth_answer;
 mod chunked;
+mod connect;
 mod deadline_tcp;
 mod decoders;
 mod depth;
@@ -302,8 +303,9 @@ fn partly_sent(error: &Error, x_request_id: &str, request_id: &orders::RequestId
 }
 
 impl Drop for Stream {
-    /// Close, then wait (bounded) for the I/O thread; one still busy (e.g. in a DNS lookup)
-    /// is left to finish by itself — it holds only its own shared state.
+    /// Close, then wait (bounded) for the I/O thread; one still busy is left to finish by
+    /// itself — it holds only its own shared state. (A name lookup, a TCP connect and a
+    /// handshake all end at the close: `resolve.rs`, `connect.rs`, `Shared::close`.)
     fn drop(&mut self) {
         self.shared.close();
         let thread = self.thread.lock().unwrap_or_else(PoisonError::into_inner).take();

@@ -1,5 +1,6 @@
 //! One WebSocket connection: DNS (bounded, and cut short by `close`: `resolve.rs`), TCP
-//! (TCP_NODELAY), TLS (the client's rustls configuration), the WebSocket handshake, then a
+//! (one deadline across the host's addresses, cut short by `close`: `connect.rs`;
+//! TCP_NODELAY), TLS (the client's rustls configuration), the WebSocket handshake, then a
 //! non-blocking socket that the I/O thread polls and that a caller may write an order frame
 //! to (under the connection's lock).
 //!
@@ -17,7 +18,7 @@ use super::settings::StreamSettings;
 use super::venue_close::MAX_CLOSE_FRAME;
 use crate::error::{Code, Error, Result};
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::TcpStream;
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 use tungstenite::client::IntoClientRequest;
@@ -268,7 +269,7 @@ pub struct WriteFailure {
 /// as it exists, so that `close` from another thread can cut a handshake short.
 /// `closed_signal`: readable once the stream is closing (`Shared::closed_signal`), open for
 /// as long as the connection; it also ends the wait for the host's addresses (`resolver`: the
-/// stream's, which never runs two lookups at once).
+/// stream's, which never runs two lookups at once) and for the TCP connect.
 pub fn connect(
     url: &str,
     settings: &StreamSettings,
@@ -288,7 +289,7 @@ pub fn connect(
     }
 
     let addrs = resolver.resolve(&host, port, settings.connect_timeout, closed_signal)?;
-    let tcp = connect_tcp(&addrs, settings.connect_timeout)?;
+    let tcp = super::connect::connect_tcp(&addrs, settings.connect_timeout, closed_signal)?;
     on_socket(&tcp);
     tcp.set_nodelay(true).map_err(|e| io_error(e, "setting TCP_NODELAY"))?;
     let deadline = Some(Instant::now() + settings.reply_timeout);
@@ -320,20 +321,6 @@ pub fn connect(
     let ws = WebSocket::from_partially_read(socket, leftover, Role::Client, Some(config));
     ws.get_ref().tcp().set_nonblocking(true).map_err(|e| io_error(e, "making the socket non-blocking"))?;
     Ok(Connection { ws, write_timeout: settings.reply_timeout, closed_signal: Some(closed_signal) })
-}
-
-fn connect_tcp(addrs: &[SocketAddr], timeout: Duration) -> Result<TcpStream> {
-    let mut last = None;
-    for addr in addrs {
-        match TcpStream::connect_timeout(addr, timeout) {
-            Ok(tcp) => return Ok(tcp),
-            Err(e) => last = Some(e),
-        }
-    }
-    Err(match last {
-        Some(e) => io_error(e, "connecting"),
-        None => Error::new(Code::Transport, "the stream host resolved to no address"),
-    })
 }
 
 /// What ended a wait for room in the socket.
