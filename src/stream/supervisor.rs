@@ -149,7 +149,10 @@ enum SetupError {
 /// authenticated, or the error that prevented it.
 pub fn start(ctx: Context, proto: Box<dyn Protocol>, shared: Arc<Shared>) -> Result<std::thread::JoinHandle<()>> {
     let settings = ctx.settings();
-    let limit = settings.connect_timeout + settings.reply_timeout * 3 + Duration::from_secs(1);
+    // The name lookup and the TCP connect each have connect_timeout (resolve.rs, connect.rs),
+    // then TLS, the upgrade and the auth answer the reply timeout: beyond all of them, the
+    // first connection's own error has come.
+    let limit = settings.connect_timeout * 2 + settings.reply_timeout * 3 + Duration::from_secs(1);
     let (opened_tx, opened_rx) = mpsc::channel();
     let thread_shared = shared.clone();
     let name = format!("perps-{}-stream", proto.name());
