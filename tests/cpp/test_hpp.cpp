@@ -26,19 +26,7 @@
 // A tiny harness
 // ------------------------------------------------------------------------------------
 
-static int passed = 0;
-static int failed = 0;
-
-static void check_at(bool ok, const char *expr, int line) {
-    if (ok) {
-        ++passed;
-    } else {
-        ++failed;
-        std::cout.flush();
-        std::cerr << "FAIL " << __FILE__ << ":" << line << ": " << expr << "\n";
-    }
-}
-#define CHECK(cond) check_at(static_cast<bool>(cond), #cond, __LINE__)
+#include "check.hpp"
 
 static bool contains(const std::string &haystack, const std::string &needle) {
     return haystack.find(needle) != std::string::npos;
@@ -459,6 +447,5 @@ int main() {
     test_client_offline();
     test_endpoints_offline();
     test_move_semantics();
-    std::cout << passed << " passed, " << failed << " failed\n";
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return perps_test_summary();
 }

@@ -23,18 +23,7 @@
 
 #include "mixed_exceptions.hpp"
 
-static int passed = 0;
-static int failed = 0;
-
-static void check_at(bool ok, const char *expr, int line) {
-    if (ok) {
-        ++passed;
-    } else {
-        ++failed;
-        std::fprintf(stderr, "FAIL tests/cpp/test_mixed_exceptions.cpp:%d: %s\n", line, expr);
-    }
-}
-#define CHECK(cond) check_at(static_cast<bool>(cond), #cond, __LINE__)
+#include "check.hpp"
 
 static const char VALID[] = R"({"symbol":"BTC-USD","side":"buy","order_type":"limit","qty":"0.01","price":"65000",)"
                             R"("time_in_force":"gtc","reduce_only":false})";
@@ -67,6 +56,5 @@ int main() {
     perps::Session session;
     THROWS(session.token(), PERPS_INVALID_STATE);
 
-    std::printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return perps_test_summary();
 }

@@ -95,18 +95,7 @@ void operator delete[](void *block, const std::nothrow_t &) noexcept { operator 
 // Harness
 // ------------------------------------------------------------------------------------
 
-static int passed = 0;
-static int failed = 0;
-
-static void check_at(bool ok, const char *expr, int line) {
-    if (ok) {
-        ++passed;
-    } else {
-        ++failed;
-        std::fprintf(stderr, "FAIL tests/cpp/test_secrets.cpp:%d: %s\n", line, expr);
-    }
-}
-#define CHECK(cond) check_at(static_cast<bool>(cond), #cond, __LINE__)
+#include "check.hpp"
 
 // Run `call`, which may throw perps::Error (`failing`: must), and count the freed blocks
 // that held a secret meanwhile: there must be none.
@@ -185,6 +174,5 @@ int main() {
         CHECK(e.code() == PERPS_INVALID_ARGUMENT);
     }
 
-    std::printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return perps_test_summary();
 }

@@ -14,18 +14,7 @@
 #include <string>
 #include <thread>
 
-static int passed = 0;
-static int failed = 0;
-
-static void check_at(bool ok, const char *expr, int line) {
-    if (ok) {
-        ++passed;
-    } else {
-        ++failed;
-        std::fprintf(stderr, "FAIL tests/cpp/test_stream.cpp:%d: %s\n", line, expr);
-    }
-}
-#define CHECK(cond) check_at(static_cast<bool>(cond), #cond, __LINE__)
+#include "check.hpp"
 
 static bool contains(const std::string &text, const char *needle) { return text.find(needle) != std::string::npos; }
 
@@ -139,6 +128,5 @@ int main(int argc, char **argv) {
             test_orders(url);
         }
     }
-    std::printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return perps_test_summary();
 }
