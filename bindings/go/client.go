@@ -137,27 +137,20 @@ func (c *Client) Login(s *Session, signature string, expiresSeconds int64) (out 
 // Signin does all of sign-in with a wallet key held in-process (address, prepare-signin,
 // challenge verification, wallet signature, login). Returns the login result JSON.
 func (c *Client) Signin(s *Session, chain, walletKey string, expiresSeconds int64) (out string, err error) {
-	err = c.use(s, func(cp *C.perps_client, sp *C.perps_session) error {
-		var a cArgs
-		defer a.free()
-		ch, key := a.str("chain", chain), a.secret("walletKey", walletKey)
-		if a.err != nil {
-			return a.err
-		}
-		var cerr *C.perps_error
-		out, err = takeString(C.perps_signin(cp, sp, ch, key, C.int64_t(expiresSeconds), &cerr), cerr)
-		return err
-	})
-	return out, err
+	return c.signin(s, chain, secretString(walletKey), expiresSeconds)
 }
 
 // SigninBytes is Signin with the wallet key as UTF-8 bytes, which it only reads: wipe them
 // yourself after the call. Its C copy is overwritten before it returns, failure included.
 func (c *Client) SigninBytes(s *Session, chain string, walletKey []byte, expiresSeconds int64) (out string, err error) {
+	return c.signin(s, chain, secretBytes(walletKey), expiresSeconds)
+}
+
+func (c *Client) signin(s *Session, chain string, walletKey secretArg, expiresSeconds int64) (out string, err error) {
 	err = c.use(s, func(cp *C.perps_client, sp *C.perps_session) error {
 		var a cArgs
 		defer a.free()
-		ch, key := a.str("chain", chain), a.bytes("walletKey", walletKey)
+		ch, key := a.str("chain", chain), walletKey(&a, "walletKey")
 		if a.err != nil {
 			return a.err
 		}

@@ -267,6 +267,19 @@ func (a *cArgs) secret(name, s string) *C.char {
 	return p
 }
 
+// secretArg is a secret argument in either of its forms (a string, or UTF-8 bytes its caller
+// can wipe): copied into C memory by cArgs.secret or cArgs.bytes, under the argument's name.
+// The string and []byte variants of a call differ only in it.
+type secretArg func(a *cArgs, name string) *C.char
+
+func secretString(s string) secretArg {
+	return func(a *cArgs, name string) *C.char { return a.secret(name, s) }
+}
+
+func secretBytes(b []byte) secretArg {
+	return func(a *cArgs, name string) *C.char { return a.bytes(name, b) }
+}
+
 // bytes copies b (a secret as UTF-8, which the library checks) into C memory for the call,
 // with a NUL after it (freed, overwritten first, by free). b is only read, and copied
 // nowhere else: no string(b), no Go buffer. A NUL byte inside b is refused, as str refuses

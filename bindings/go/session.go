@@ -41,23 +41,20 @@ func NewSession() (*Session, error) {
 // SessionFromAPIKey makes a session for a web-site API credential (token and Ed25519
 // private key: base58 seed or keypair, or hex); it can place orders at once.
 func SessionFromAPIKey(apiToken, ed25519PrivateKey string) (*Session, error) {
-	var a cArgs
-	defer a.free()
-	token, key := a.secret("apiToken", apiToken), a.secret("ed25519PrivateKey", ed25519PrivateKey)
-	if a.err != nil {
-		return nil, a.err
-	}
-	var cerr *C.perps_error
-	return newSession(C.perps_session_from_api_key(token, key, &cerr), cerr)
+	return sessionFromAPIKey(secretString(apiToken), secretString(ed25519PrivateKey))
 }
 
 // SessionFromAPIKeyBytes is SessionFromAPIKey with the token and key as UTF-8 bytes, which
 // it only reads: wipe them yourself after the call (the session keeps its own copies,
 // zeroized when closed). Its C copies are overwritten before it returns, failure included.
 func SessionFromAPIKeyBytes(apiToken, ed25519PrivateKey []byte) (*Session, error) {
+	return sessionFromAPIKey(secretBytes(apiToken), secretBytes(ed25519PrivateKey))
+}
+
+func sessionFromAPIKey(apiToken, ed25519PrivateKey secretArg) (*Session, error) {
 	var a cArgs
 	defer a.free()
-	token, key := a.bytes("apiToken", apiToken), a.bytes("ed25519PrivateKey", ed25519PrivateKey)
+	token, key := apiToken(&a, "apiToken"), ed25519PrivateKey(&a, "ed25519PrivateKey")
 	if a.err != nil {
 		return nil, a.err
 	}
@@ -279,22 +276,19 @@ func (s *Session) SignBodyInto(body []byte, out *BodySignature) error {
 // WalletAddress is the address that privateKey controls on chain ("bsc": EIP-55;
 // "solana": base58).
 func WalletAddress(chain, privateKey string) (string, error) {
-	var a cArgs
-	defer a.free()
-	ch, key := a.str("chain", chain), a.secret("privateKey", privateKey)
-	if a.err != nil {
-		return "", a.err
-	}
-	var cerr *C.perps_error
-	return takeString(C.perps_wallet_address(ch, key, &cerr), cerr)
+	return walletAddress(chain, secretString(privateKey))
 }
 
 // WalletAddressBytes is WalletAddress with the key as UTF-8 bytes, which it only reads: wipe
 // them yourself after the call. Its C copy is overwritten before it returns, failure included.
 func WalletAddressBytes(chain string, privateKey []byte) (string, error) {
+	return walletAddress(chain, secretBytes(privateKey))
+}
+
+func walletAddress(chain string, privateKey secretArg) (string, error) {
 	var a cArgs
 	defer a.free()
-	ch, key := a.str("chain", chain), a.bytes("privateKey", privateKey)
+	ch, key := a.str("chain", chain), privateKey(&a, "privateKey")
 	if a.err != nil {
 		return "", a.err
 	}
@@ -305,21 +299,18 @@ func WalletAddressBytes(chain string, privateKey []byte) (string, error) {
 // WalletSignBytes is WalletSign with the key as UTF-8 bytes, which it only reads: wipe them
 // yourself after the call. Its C copy is overwritten before it returns, failure included.
 func WalletSignBytes(chain string, privateKey []byte, payloadJSON string) (string, error) {
-	var a cArgs
-	defer a.free()
-	ch, key, payload := a.str("chain", chain), a.bytes("privateKey", privateKey), a.str("payloadJSON", payloadJSON)
-	if a.err != nil {
-		return "", a.err
-	}
-	var cerr *C.perps_error
-	return takeString(C.perps_wallet_sign(ch, key, payload, &cerr), cerr)
+	return walletSign(chain, secretBytes(privateKey), payloadJSON)
 }
 
 // WalletSign is the login signature for a sign-in payload (PrepareSignin's result).
 func WalletSign(chain, privateKey, payloadJSON string) (string, error) {
+	return walletSign(chain, secretString(privateKey), payloadJSON)
+}
+
+func walletSign(chain string, privateKey secretArg, payloadJSON string) (string, error) {
 	var a cArgs
 	defer a.free()
-	ch, key, payload := a.str("chain", chain), a.secret("privateKey", privateKey), a.str("payloadJSON", payloadJSON)
+	ch, key, payload := a.str("chain", chain), privateKey(&a, "privateKey"), a.str("payloadJSON", payloadJSON)
 	if a.err != nil {
 		return "", a.err
 	}
