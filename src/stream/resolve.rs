@@ -37,9 +37,17 @@ pub(super) fn system(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
 /// venue's certificate against the host name: a stale address cannot be impersonated.
 const LAST_ADDRESSES_USABLE_FOR: Duration = Duration::from_secs(10 * 60);
 
+/// How recent the answer of a lookup an earlier attempt gave up on must be to serve a later
+/// attempt: one that came before the stream connected again, and stayed unread through hours
+/// of a healthy connection, is not this attempt's answer (a failure would fail it while the
+/// name server is fine again; a success would pass old addresses off as fresh).
+const GIVEN_UP_ANSWER_SERVES_FOR: Duration = Duration::from_secs(10);
+
 /// One stream's resolutions (owned by its I/O thread, the one that connects).
 pub(super) struct Resolver {
     lookup: Lookup,
+    /// `GIVEN_UP_ANSWER_SERVES_FOR` (a test's shorter time).
+    given_up_answer_serves_for: Duration,
     outstanding: Option<Outstanding>,
     /// The host, port and addresses of the last lookup that succeeded, and when.
     last: Option<(String, u16, Instant, Vec<SocketAddr>)>,
@@ -49,14 +57,15 @@ pub(super) struct Resolver {
 struct Outstanding {
     host: String,
     port: u16,
-    result: mpsc::Receiver<io::Result<Vec<SocketAddr>>>,
+    /// Its answer, and when it came.
+    result: mpsc::Receiver<(Instant, io::Result<Vec<SocketAddr>>)>,
     /// Readable (end of file) once the lookup's thread has sent its result and ended.
     done: UnixStream,
 }
 
 impl Resolver {
     pub(super) fn new(lookup: Lookup) -> Resolver {
-        Resolver { lookup, outstanding: None, last: None }
+        Resolver { lookup, given_up_answer_serves_for: GIVEN_UP_ANSWER_SERVES_FOR, outstanding: None, last: None }
     }
 
     /// The addresses of `host`, within `timeout`; a `Transport` error once it passes, a
@@ -100,9 +109,22 @@ impl Resolver {
     /// within `timeout` or until `closed_signal` is readable.
     fn look_up(&mut self, host: &str, port: u16, timeout: Duration, closed_signal: RawFd) -> Result<Vec<SocketAddr>> {
         let shown = crate::error::excerpt(host);
+        let not_resolved = || Error::new(Code::Transport, format!("the stream host \"{shown}\" could not be resolved"));
         let outstanding = match self.outstanding.take() {
-            // The lookup an earlier attempt gave up on: its answer is this attempt's too.
-            Some(earlier) if earlier.host == host && earlier.port == port => earlier,
+            // The lookup an earlier attempt gave up on: its answer is this attempt's too, when
+            // it is still to come or came lately; an older one is dropped for a new lookup.
+            Some(earlier) if earlier.host == host && earlier.port == port => {
+                if !finished(&earlier) {
+                    earlier
+                } else {
+                    match earlier.result.try_recv() {
+                        Ok((at, answer)) if at.elapsed() < self.given_up_answer_serves_for => {
+                            return answer.map_err(|_| not_resolved());
+                        }
+                        _ => self.start(host, port)?,
+                    }
+                }
+            }
             Some(other) if !finished(&other) => {
                 // Never two lookups at once (a stream's host does not change: not expected).
                 self.outstanding = Some(other);
@@ -125,7 +147,7 @@ impl Resolver {
                 Woken::Neither if left.is_zero() => {
                     self.outstanding = Some(outstanding);
                     return Err(Error::new(
-                        Code::Transport,
+                        Code::Timeout,
                         format!("resolving the stream host \"{shown}\" took longer than {} ms", timeout.as_millis()),
                     ));
                 }
@@ -133,11 +155,10 @@ impl Resolver {
                 Woken::Neither => {}
             }
         }
-        let not_resolved = || Error::new(Code::Transport, format!("the stream host \"{shown}\" could not be resolved"));
         match outstanding.result.try_recv() {
-            Ok(Ok(addrs)) => Ok(addrs),
+            Ok((_, Ok(addrs))) => Ok(addrs),
             // A failed lookup, or its thread gone without an answer (it panicked).
-            Ok(Err(_)) | Err(_) => Err(not_resolved()),
+            Ok((_, Err(_))) | Err(_) => Err(not_resolved()),
         }
     }
 
@@ -151,7 +172,8 @@ impl Resolver {
         std::thread::Builder::new()
             .name("perps-resolve".into())
             .spawn(move || {
-                let _ = result_tx.send(lookup(&name, port));
+                let answer = lookup(&name, port);
+                let _ = result_tx.send((Instant::now(), answer));
                 // The result is in the channel before `done` reads as ended.
                 drop(done_tx);
             })
@@ -238,7 +260,7 @@ mod tests {
         let mut resolver = Resolver::new(gated);
         for attempt in 0..2 {
             let error = resolver.resolve("venue.example", 443, Duration::from_millis(200), closed).unwrap_err();
-            assert_eq!(error.code(), Code::Transport, "{error}");
+            assert_eq!(error.code(), Code::Timeout, "{error}");
             assert!(
                 error.message().contains("resolving the stream host \"venue.example\" took longer than 200 ms"),
                 "{error}"
@@ -301,6 +323,35 @@ mod tests {
         assert_eq!(resolver.resolve("venue.example", 443, long, closed).unwrap(), known);
         assert!(started.elapsed() < Duration::from_secs(20), "waited {:?}", started.elapsed());
         assert_eq!(FLAKY_CALLS.load(Ordering::SeqCst), calls, "no second lookup while one runs");
+    }
+
+    static LATE_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+    /// A name server that answers after 300 ms: a failure the first time, addresses after.
+    fn late(_: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
+        let call = LATE_CALLS.fetch_add(1, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(300));
+        if call == 0 {
+            Err(io::Error::other("name server down"))
+        } else {
+            Ok(vec![SocketAddr::from(([127, 0, 0, 3], port))])
+        }
+    }
+
+    #[test]
+    fn an_old_answer_of_a_lookup_given_up_on_is_not_taken_for_a_fresh_one() {
+        let (_closed_tx, closed_rx) = UnixStream::pair().unwrap();
+        let closed = closed_rx.as_raw_fd();
+        let mut resolver = Resolver::new(late);
+        resolver.given_up_answer_serves_for = Duration::from_millis(100);
+        // Given up on at 50 ms; its failure comes at 300 ms, and nobody reads it.
+        let error = resolver.resolve("venue.example", 443, Duration::from_millis(50), closed).unwrap_err();
+        assert_eq!(error.code(), Code::Timeout, "{error}");
+        std::thread::sleep(Duration::from_secs(2));
+        // Long after it came, that failure is not this attempt's answer: a new lookup is made.
+        let addrs = resolver.resolve("venue.example", 443, Duration::from_secs(30), closed).unwrap();
+        assert_eq!(addrs, [SocketAddr::from(([127, 0, 0, 3], 443))]);
+        assert_eq!(LATE_CALLS.load(Ordering::SeqCst), 2);
     }
 
     #[test]
