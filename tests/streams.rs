@@ -276,7 +276,10 @@ fn a_token_that_expires_ends_the_stream_at_the_next_reconnection() {
 #[test]
 fn close_from_another_thread_wakes_next_at_once_and_drop_is_quick() {
     let server = WsServer::start(Config::default());
-    let stream = Arc::new(market(&server, None, SUBS));
+    // A read timeout (20 s) far beyond the bound below: a next() left to the I/O thread's next
+    // timer would take that long, and fail it.
+    let options = r#"{"read_timeout_ms":20000}"#;
+    let stream = Arc::new(Stream::open_market(client(&server.perps_url(), options), None, SUBS).unwrap());
     until(&stream, LONG, "connected", is_status("connected"));
     let (returned, result) = std::sync::mpsc::channel();
     let waiter = std::thread::spawn({
@@ -288,7 +291,8 @@ fn close_from_another_thread_wakes_next_at_once_and_drop_is_quick() {
     stream.close();
     // Without the wake-up, next(None) would never return: the wait fails the test at 30 s
     // instead of hanging it. The bound separates a wake-up from one left to the I/O thread's
-    // next timer (the read timeout, 2 s here, or the idle pings); a loaded machine gets 5 s.
+    // next timer (the read timeout, 20 s here; this venue does not ping); a loaded machine
+    // gets 5 s.
     let result = result.recv_timeout(Duration::from_secs(30)).expect("next(None) never returned after close");
     waiter.join().unwrap();
     assert!(closed_at.elapsed() < Duration::from_secs(5), "next took {:?} to return", closed_at.elapsed());
