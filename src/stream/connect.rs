@@ -228,13 +228,13 @@ mod tests {
     /// A listener on 127.0.0.1 whose accept queue is full (a backlog of 0, one connection
     /// queued, none ever accepted): Linux drops the SYN of any further connect, which then
     /// waits until its own time-out, as one to a host that does not answer.
-    struct FullBacklog {
+    struct FullAcceptQueue {
         listener: TcpListener,
         _queued: Vec<TcpStream>,
     }
 
-    impl FullBacklog {
-        fn new() -> FullBacklog {
+    impl FullAcceptQueue {
+        fn new() -> FullAcceptQueue {
             let listener = TcpListener::bind("127.0.0.1:0").unwrap();
             // SAFETY: `listen` on a socket this function owns; Linux takes the new backlog.
             assert_eq!(unsafe { libc::listen(listener.as_raw_fd(), 0) }, 0);
@@ -244,7 +244,9 @@ mod tests {
             for _ in 0..16 {
                 match TcpStream::connect_timeout(&addr, Duration::from_secs(1)) {
                     Ok(tcp) => queued.push(tcp),
-                    Err(e) if e.kind() == io::ErrorKind::TimedOut => return FullBacklog { listener, _queued: queued },
+                    Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+                        return FullAcceptQueue { listener, _queued: queued };
+                    }
                     Err(e) => panic!("filling the backlog: {e}"),
                 }
             }
@@ -262,7 +264,7 @@ mod tests {
 
     #[test]
     fn close_ends_a_connect_that_cannot_complete_at_once() {
-        let venue = FullBacklog::new();
+        let venue = FullAcceptQueue::new();
         let (closed_tx, closed_rx) = closed_signal();
         let closer = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(200));
@@ -288,8 +290,8 @@ mod tests {
 
     #[test]
     fn addresses_that_do_not_answer_share_one_connect_timeout() {
-        let venues = [FullBacklog::new(), FullBacklog::new()];
-        SILENT_HOST.set(venues.iter().map(FullBacklog::addr).collect()).unwrap();
+        let venues = [FullAcceptQueue::new(), FullAcceptQueue::new()];
+        SILENT_HOST.set(venues.iter().map(FullAcceptQueue::addr).collect()).unwrap();
         let options = crate::client::options::ClientOptions::parse(Some(r#"{"connect_timeout_ms":2000}"#)).unwrap();
         let perps_url = crate::client::url::check_url("http://127.0.0.1:9", "perps_url", false).unwrap();
         let settings = StreamSettings::new(&perps_url, &options).unwrap();
@@ -327,7 +329,7 @@ mod tests {
 
     #[test]
     fn an_address_that_does_not_answer_holds_the_next_back_only_briefly() {
-        let silent = FullBacklog::new();
+        let silent = FullAcceptQueue::new();
         let venue = TcpListener::bind("127.0.0.1:0").unwrap();
         let (_closed_tx, closed_rx) = closed_signal();
         let addrs = [silent.addr(), refusing(), venue.local_addr().unwrap()];
