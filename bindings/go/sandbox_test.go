@@ -110,12 +110,12 @@ func asPerpsError(t *testing.T, err error, code perps.Code) *perps.Error {
 	return perr
 }
 
-// signedIn starts a sandbox and returns a client and a session signed in to it with the bsc
-// test wallet; all three are closed when the test ends.
-func signedIn(t *testing.T) (*sandbox, *perps.Client, *perps.Session) {
+// connected starts a sandbox and returns a client of it (with optionsJSON) and a new session,
+// not signed in; all three are closed when the test ends.
+func connected(t *testing.T, optionsJSON string) (*sandbox, *perps.Client, *perps.Session) {
 	t.Helper()
 	sb := startSandbox(t)
-	client, err := perps.NewClient(sb.BaseURL, sb.PerpsURL, "")
+	client, err := perps.NewClient(sb.BaseURL, sb.PerpsURL, optionsJSON)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,6 +125,13 @@ func signedIn(t *testing.T) (*sandbox, *perps.Client, *perps.Session) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = session.Close() })
+	return sb, client, session
+}
+
+// signedIn is connected, the session signed in with the bsc test wallet.
+func signedIn(t *testing.T) (*sandbox, *perps.Client, *perps.Session) {
+	t.Helper()
+	sb, client, session := connected(t, "")
 	if _, err := client.Signin(session, "bsc", walletKey, 3600); err != nil {
 		t.Fatal(err)
 	}

@@ -125,17 +125,7 @@ func TestSecretBytesSessionFromAPIKey(t *testing.T) {
 }
 
 func TestSecretBytesSigninAndWalletSign(t *testing.T) {
-	sb := startSandbox(t)
-	client, err := perps.NewClient(sb.BaseURL, sb.PerpsURL, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	session, err := perps.NewSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer session.Close()
+	_, client, session := connected(t, "")
 	payload, err := client.PrepareSignin(session, "bsc", walletAddress)
 	if err != nil {
 		t.Fatal(err)

@@ -84,17 +84,7 @@ func asBytes(t *testing.T, values []string, call func(b [][]byte) error) error {
 }
 
 func TestEverySecretCopyIsWipedBeforeItIsFreed(t *testing.T) {
-	sb := startSandbox(t)
-	client, err := perps.NewClient(sb.BaseURL, sb.PerpsURL, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	payloadSession, err := perps.NewSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer payloadSession.Close()
+	_, client, payloadSession := connected(t, "")
 	payload, err := client.PrepareSignin(payloadSession, "bsc", walletAddress)
 	if err != nil {
 		t.Fatal(err)
