@@ -9,8 +9,9 @@
  *
  * What it adds to the C API, and nothing else:
  *  - Ownership. Client and Session are move-only and free their handle exactly once; a
- *    moved-from object holds no handle (using it throws PERPS_INVALID_ARGUMENT, destroying
- *    it is a no-op). Every char* the library returns is copied into a std::string and freed
+ *    moved-from object holds no handle (using it throws PERPS_INVALID_ARGUMENT; destroying
+ *    it, and Stream::close() on it, do nothing). release() gives the handle up, adopt()
+ *    takes one. Every char* the library returns is copied into a std::string and freed
  *    with perps_string_free (which overwrites it) before the function returns or throws.
  *  - Errors. A failing call throws perps::Error (a std::runtime_error) carrying the code,
  *    message, HTTP status, venue body, may_have_reached_venue flag, the order's cl_ord_id,
@@ -770,6 +771,8 @@ public:
     ~Stream() = default;  // perps_stream_free: closes, then frees
 
     perps_stream *get() const noexcept { return handle_.get(); }
+    /// Give the handle up: the caller closes and frees it with perps_stream_free.
+    perps_stream *release() noexcept { return handle_.release(); }
     explicit operator bool() const noexcept { return handle_ != nullptr; }
 
     /// The next event (one JSON object), or std::nullopt when `timeout` passes first
@@ -809,7 +812,9 @@ public:
         });
     }
 
-    /// Close from any thread; the object stays valid until destroyed. Harmless twice.
+    /// Close from any thread; the object stays valid until destroyed. Harmless twice, and on
+    /// a moved-from Stream it does nothing (it cannot throw: destructors and shutdown paths
+    /// call it).
     void close() const noexcept { perps_stream_close(get()); }
 
 private:
