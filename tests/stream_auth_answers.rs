@@ -10,10 +10,13 @@
 
 #[path = "streams/helpers.rs"]
 mod helpers;
+#[path = "streams/no_more_connections.rs"]
+mod no_more_connections;
 #[path = "streams/scripted_venue.rs"]
 mod scripted_venue;
 
 use helpers::*;
+use no_more_connections::assert_no_connection_beyond;
 use perps::Code;
 use perps::stream::Stream;
 use scripted_venue::*;
@@ -71,8 +74,7 @@ fn a_login_acked_then_refused_ends_the_stream_as_a_refused_login() {
         // The stream has ended: not "reconnecting", which would make an engine wait for it.
         assert_eq!(refused.code(), Code::StreamClosed, "{refused}");
         assert!(refused.message().contains("invalid token") && refused.message().contains("not sent"), "{refused}");
-        std::thread::sleep(Duration::from_millis(200));
-        assert_eq!(connections.load(Ordering::SeqCst), 1, "no reconnect loop");
+        assert_no_connection_beyond(1, || connections.load(Ordering::SeqCst), "no reconnect loop");
     }
 }
 
@@ -112,7 +114,7 @@ fn a_login_acked_then_answered_not_now_replaces_the_connection_after_a_backoff()
     let reason = before[1]["reason"].as_str().unwrap();
     assert!(reason.contains("code 503") && reason.contains("service unavailable"), "{reason}");
     assert!(before[2]["delay_ms"].is_u64(), "{}", before[2]);
-    std::thread::sleep(Duration::from_millis(300));
+    assert_no_connection_beyond(2, || connections.load(Ordering::SeqCst), "the second login's success is silent");
     let after = drain(&stream, Duration::from_millis(200));
     assert!(after.is_empty(), "the second login's success is silent: {after:#?}");
     assert_eq!(connections.load(Ordering::SeqCst), 2);
@@ -316,8 +318,7 @@ fn an_auth_code_not_written_as_a_plain_integer_is_no_login_and_no_reconnect_loop
     let (failed, before) = until(&stream, LONG, "failed", is_status("failed"));
     assert!(!before.iter().any(is_status("reconnected")), "{before:#?}");
     assert!(failed["message"].as_str().unwrap().contains("refused"), "{failed}");
-    std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(connections.load(Ordering::SeqCst), 2, "no reconnect loop");
+    assert_no_connection_beyond(2, || connections.load(Ordering::SeqCst), "no reconnect loop");
 
     // A login acked, then answered with such a code: the stream ends as on a refusal.
     let outcome = |_, id: &str| format!(r#"{{"code":-0,"message":"success","request_id":"{id}"}}"#);
@@ -325,8 +326,7 @@ fn an_auth_code_not_written_as_a_plain_integer_is_no_login_and_no_reconnect_loop
     let stream = Stream::open_orders(client(&url, "{}"), session()).expect("the ack lets the open return");
     let (failed, _) = until(&stream, LONG, "failed", is_status("failed"));
     assert!(failed["message"].as_str().unwrap().contains("auth:login"), "{failed}");
-    std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(connections.load(Ordering::SeqCst), 1, "no reconnect loop");
+    assert_no_connection_beyond(1, || connections.load(Ordering::SeqCst), "no reconnect loop");
 }
 
 /// The events of an order stream whose login is acked, then answered `after` later by `frame`

@@ -12,10 +12,13 @@
 
 #[path = "streams/helpers.rs"]
 mod helpers;
+#[path = "streams/no_more_connections.rs"]
+mod no_more_connections;
 #[path = "streams/scripted_venue.rs"]
 mod scripted_venue;
 
 use helpers::*;
+use no_more_connections::assert_no_connection_beyond;
 use perps::Code;
 use perps::stream::Stream;
 use scripted_venue::*;
@@ -66,8 +69,7 @@ fn a_market_auth_refused_on_another_channel_fails_the_open_with_the_venues_reaso
         assert_eq!(error.code(), Code::ApiError, "{refusal}: {error}");
         let message = error.message();
         assert!(message.contains("refused") && message.contains("token expired"), "{refusal}: {message}");
-        std::thread::sleep(Duration::from_millis(200));
-        assert_eq!(connections.load(Ordering::SeqCst), 1, "{refusal}: not tried again");
+        assert_no_connection_beyond(1, || connections.load(Ordering::SeqCst), &format!("{refusal}: not tried again"));
     }
 }
 
@@ -127,8 +129,7 @@ fn a_market_auth_refused_on_another_channel_at_a_reconnection_ends_the_stream() 
     assert!(failed["message"].as_str().unwrap().contains("token expired"), "{failed}");
     assert!(!before.iter().any(is_status("reconnected")), "{before:#?}");
     assert_eq!(stream.next(Some(SECOND)).unwrap_err().code(), Code::StreamClosed);
-    std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(connections.load(Ordering::SeqCst), 2, "no reconnect loop");
+    assert_no_connection_beyond(2, || connections.load(Ordering::SeqCst), "no reconnect loop");
 }
 
 #[test]
@@ -176,8 +177,7 @@ fn a_login_refused_after_a_welcome_without_its_request_id_ends_the_stream() {
     // contract, it could rarely have caught its breach.
     let refused = stream.new_order(ORDER).unwrap_err();
     assert_eq!(refused.code(), Code::StreamClosed, "{refused}");
-    std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(connections.load(Ordering::SeqCst), 1, "no reconnect loop");
+    assert_no_connection_beyond(1, || connections.load(Ordering::SeqCst), "no reconnect loop");
 }
 
 #[test]
@@ -193,4 +193,23 @@ fn an_auth_answer_naming_its_code_twice_is_no_login_whichever_copy_says_success(
     let error = Stream::open_orders(client(&order_venue(login, vec![]), "{}"), session()).unwrap_err();
     assert_eq!(error.code(), Code::ApiError, "{error}");
     assert!(error.message().contains("auth:login") && error.message().contains("more than once"), "{error}");
+}
+
+#[test]
+#[should_panic(expected = "a reconnect loop is seen")]
+fn the_wait_for_no_more_connections_sees_a_reconnect_loop() {
+    // The negative control of `assert_no_connection_beyond`: a venue that drops every
+    // connection after its auth succeeded makes the stream reconnect without end, which the
+    // wait must see (it would pass wrongly if it were too short for a reconnect).
+    let connections = Arc::new(AtomicUsize::new(0));
+    let counted = connections.clone();
+    let url = venue(move |_, mut ws| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        read_json(&mut ws);
+        send(&mut ws, r#"{"seq":1,"channel":"auth","data":{"code":200,"msg":"success"}}"#);
+    });
+    let stream = Stream::open_market(client(&url, "{}"), Some(session()), ACCOUNT).unwrap();
+    until(&stream, LONG, "reconnected", is_status("reconnected"));
+    let seen = connections.load(Ordering::SeqCst);
+    assert_no_connection_beyond(seen, || connections.load(Ordering::SeqCst), "a reconnect loop is seen");
 }

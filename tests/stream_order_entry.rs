@@ -234,7 +234,15 @@ fn an_order_unanswered_at_a_disconnect_is_listed_never_resent_and_its_late_outco
     let (outcome, _) = until(&stream, LONG, "late outcome", is_channel("order_response"));
     assert_eq!((outcome["final"].as_bool(), outcome["matched"].as_bool()), (Some(true), Some(true)), "{outcome}");
     assert_eq!(outcome["cl_ord_id"], sent["cl_ord_id"]);
-    std::thread::sleep(Duration::from_millis(200));
+    // A request sent after the outcome, awaited at the venue: the connection's frames arrive
+    // in the order written, so an order sent again on the reconnection would be there before
+    // it, however slow the machine (a fixed wait passed wrongly when slower than the send).
+    let cancel: Value = serde_json::from_str(&stream.cancel_order(r#"{"order_id":4294967299}"#).unwrap()).unwrap();
+    let cancel_seen = || {
+        let conns = server.conns();
+        conns.iter().flat_map(|c| c.frames()).any(|f| f["request_id"] == cancel["request_id"])
+    };
+    server.wait_for(LONG, "the later cancel frame", |_| cancel_seen());
     assert_eq!(order_frames(), 1, "the library never sends an unanswered order again");
 }
 

@@ -8,11 +8,16 @@
 mod helpers;
 #[path = "streams/market.rs"]
 mod market;
+#[path = "streams/no_more_connections.rs"]
+mod no_more_connections;
+#[path = "streams/scripted_venue.rs"]
+mod scripted_venue;
 #[path = "common/ws_server.rs"]
 mod ws_server;
 
 use helpers::*;
 use market::{SUBS, market};
+use no_more_connections::assert_no_connection_beyond;
 use perps::Code;
 use perps::session::{Login, Session};
 use perps::stream::Stream;
@@ -111,8 +116,7 @@ fn a_refused_auth_fails_the_open_with_the_venues_message() {
     let e = Stream::open_orders(client(&server.perps_url(), "{}"), session()).unwrap_err();
     assert_eq!(e.code(), Code::ApiError, "{e}");
     assert!(e.message().contains("auth:login") && e.message().contains("invalid token"), "{e}");
-    std::thread::sleep(Duration::from_millis(100));
-    assert_eq!(server.accepted(), 2, "no retry after a refusal");
+    assert_no_connection_beyond(2, || server.accepted(), "no retry after a refusal");
 }
 
 #[test]
@@ -247,8 +251,7 @@ fn an_auth_refused_on_reconnection_ends_the_stream_without_a_reconnect_loop() {
     let e = stream.next(Some(SECOND)).unwrap_err();
     assert_eq!(e.code(), Code::StreamClosed);
     assert!(e.message().contains("token revoked"), "{e}");
-    std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(server.accepted(), 2, "no reconnect loop");
+    assert_no_connection_beyond(2, || server.accepted(), "no reconnect loop");
 }
 
 #[test]

@@ -77,17 +77,7 @@ func TestSigninLoginOrder(t *testing.T) {
 }
 
 func TestSigninOneCallRequestLogout(t *testing.T) {
-	sb := startSandbox(t)
-	client, err := perps.NewClient(sb.BaseURL, sb.PerpsURL, `{"total_timeout_ms":5000}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	session, err := perps.NewSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer session.Close()
+	sb, client, session := connected(t, `{"total_timeout_ms":5000}`)
 
 	if addr, err := perps.WalletAddress("bsc", walletKey); err != nil || addr != walletAddress {
 		t.Fatalf("WalletAddress = %q, %v", addr, err)

@@ -59,6 +59,19 @@ fi
 export GOCACHE="$root/target/go/cache" GOPATH="$root/target/go/path" GOPROXY=off GOFLAGS=-mod=readonly
 export CGO_ENABLED=1
 cd "$here"
-go version
+# cgo's full pointer checks, asked for as GODEBUG=cgocheck=2 (scripts/test.sh does): that
+# form on Go 1.19 and 1.20, GOEXPERIMENT=cgocheck2 from Go 1.21, where GODEBUG=cgocheck=2
+# stops the go command itself at its start (cgocheck.sh). The request is taken out of
+# GODEBUG before any go command runs, and the form for this Go put back.
+source "$here/cgocheck.sh"
+cgocheck2=0
+if go_cgocheck2_take_request; then cgocheck2=1; fi
+version=$(go version)
+echo "$version"
+if ((cgocheck2)); then
+    setting=$(go_cgocheck2_setting "$version")
+    go_cgocheck2_apply "$setting"
+    echo "cgo's full pointer checks: $setting"
+fi
 go vet "${tags[@]}" ./...
 go test "${tags[@]}" -count=1 -v ./... "$@"

@@ -143,12 +143,7 @@ func TestStreamOrderAndAccountEvent(t *testing.T) {
 }
 
 func TestStreamDepthBookSorted(t *testing.T) {
-	sb := startSandbox(t)
-	client, err := perps.NewClient(sb.BaseURL, sb.PerpsURL, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
+	_, client, _ := connected(t, "")
 	// XAG-USD's bids (100.04 … 99.95 around the default mark) sort differently as strings.
 	st, err := client.OpenStream(nil, `[{"channel":"depth_book","symbol":"XAG-USD"}]`)
 	if err != nil {
@@ -282,19 +277,9 @@ func TestStreamNextContextAndClose(t *testing.T) {
 
 func TestStreamPartlyWrittenFrameNamedByItsEnvelopeRequestID(t *testing.T) {
 	ok := okOf(t)
-	sb := startSandbox(t)
 	// A write that finds the socket full waits read_timeout_ms; the stalled venue's silence
 	// must not end the connection first (stream_idle_timeout_ms).
-	client, err := perps.NewClient(sb.BaseURL, sb.PerpsURL, `{"read_timeout_ms":2000,"stream_idle_timeout_ms":120000}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	session, err := perps.NewSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer session.Close()
+	sb, client, session := connected(t, `{"read_timeout_ms":2000,"stream_idle_timeout_ms":120000}`)
 	ok(client.Signin(session, "bsc", walletKey, 3600))
 	bid := farBid(t, client)
 	orders, err := client.OpenOrderStream(session)
