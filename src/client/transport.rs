@@ -8,10 +8,11 @@
 
 use crate::client::deadline_tcp::DeadlineTcp;
 use crate::client::options::ClientOptions;
-use crate::client::resolve::{self, Lookup, RememberingResolver};
+use crate::client::resolve::RememberingResolver;
 use crate::client::sent_tracker::{self, SentTracking};
 use crate::client::write_coalescing::WriteCoalescing;
 use crate::error::{Code, Error, Result};
+use crate::name_lookup::{self, Lookup};
 use std::time::Duration;
 use ureq::http::header::{self, HeaderName};
 use ureq::http::{Method, Request};
@@ -49,7 +50,7 @@ pub struct Transport {
 
 impl Transport {
     pub fn new(options: &ClientOptions) -> Result<Transport> {
-        Transport::with_lookup(options, resolve::system)
+        Transport::with_lookup(options, name_lookup::system)
     }
 
     /// As `new`, with the venue's host looked up by `lookup` (a test's: no real DNS).

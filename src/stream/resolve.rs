@@ -5,37 +5,31 @@
 //! as the system's resolver retries (tens of seconds with several servers), and nothing can
 //! interrupt it. So the lookup runs on a short-lived thread of its own while the I/O thread
 //! waits, in `poll`, for the lookup's end, the stream's close signal or the deadline. A lookup
-//! given up on is not abandoned to pile up: the stream keeps it (`Resolver::outstanding`) and
-//! its next attempt waits for that same lookup rather than starting another, so a stream has
-//! at most one lookup thread at a time; the thread ends when `getaddrinfo` returns, holding
-//! nothing of the stream's but its own end of the pipe that says it is done. When a lookup
-//! fails or does not answer in time, the last addresses that resolved (at most ten minutes
-//! old) serve instead, so a stream reconnects through a name server's outage.
+//! given up on is not abandoned to pile up: the stream keeps it (`Resolver::lookups`) and
+//! its next attempt waits for that same lookup rather than starting another; the thread ends
+//! when `getaddrinfo` returns, holding nothing of the stream's but its own end of the pipe
+//! that says it is done. When a lookup fails or does not answer in time, the last addresses
+//! that resolved (at most ten minutes old) serve instead, so a stream reconnects through a
+//! name server's outage.
+//!
+//! A lookup that never returns (an NSS module stuck on a dead daemon) would hold the stream
+//! off its host for ever: once it has run `name_lookup::presumed_stuck_after`, it is left
+//! behind and the next attempt starts another beside it, up to
+//! `name_lookup::MAX_RUNNING_LOOKUPS` per stream; past that, an attempt with no last addresses
+//! fails at once, saying the lookups are not returning. A late answer of one left behind still
+//! refreshes the last addresses, when no newer lookup's has come.
 //!
 //! REST does the same per client, its lookups shared by the calls that wait for them
-//! (`client/resolve.rs`).
+//! (`client/resolve.rs`); what the two share is in `name_lookup.rs`.
 
 use crate::error::{Code, Error, Result};
+use crate::name_lookup::{self, LAST_ADDRESSES_USABLE_FOR, Lookup, Next, Running};
 use std::io;
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr};
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-
-/// A host's addresses: the system's (`system`), or a test's.
-pub(super) type Lookup = fn(&str, u16) -> io::Result<Vec<SocketAddr>>;
-
-/// The system resolver (`getaddrinfo`).
-pub(super) fn system(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
-    (host, port).to_socket_addrs().map(Iterator::collect)
-}
-
-/// How long the last addresses that resolved stand in when a fresh lookup fails or does not
-/// answer in time: as REST's (`client/resolve.rs`), so a stream reconnects through a name
-/// server's outage to a venue whose addresses were known minutes ago. TLS still checks the
-/// venue's certificate against the host name: a stale address cannot be impersonated.
-const LAST_ADDRESSES_USABLE_FOR: Duration = Duration::from_secs(10 * 60);
 
 /// How recent the answer of a lookup an earlier attempt gave up on must be to serve a later
 /// attempt: one that came before the stream connected again, and stayed unread through hours
@@ -48,9 +42,11 @@ pub(super) struct Resolver {
     lookup: Lookup,
     /// `GIVEN_UP_ANSWER_SERVES_FOR` (a test's shorter time).
     given_up_answer_serves_for: Duration,
-    outstanding: Option<Outstanding>,
-    /// The host, port and addresses of the last lookup that succeeded, and when.
-    last: Option<(String, u16, Instant, Vec<SocketAddr>)>,
+    /// The lookups given up on and not read yet, oldest first: the newest is the one the
+    /// next attempt waits for, the older ones were presumed stuck and left behind.
+    lookups: Running<Outstanding>,
+    /// The last addresses that resolved.
+    last: Option<Last>,
 }
 
 /// A lookup still running, given up on by the attempt that started it.
@@ -63,12 +59,27 @@ struct Outstanding {
     done: UnixStream,
 }
 
+/// The host, port and addresses of the newest lookup that succeeded: when it started (an
+/// older lookup's late answer does not replace them) and when they came.
+struct Last {
+    host: String,
+    port: u16,
+    started: Instant,
+    at: Instant,
+    addrs: Vec<SocketAddr>,
+}
+
 impl Resolver {
     pub(super) fn new(lookup: Lookup) -> Resolver {
-        Resolver { lookup, given_up_answer_serves_for: GIVEN_UP_ANSWER_SERVES_FOR, outstanding: None, last: None }
+        Resolver {
+            lookup,
+            given_up_answer_serves_for: GIVEN_UP_ANSWER_SERVES_FOR,
+            lookups: Running::default(),
+            last: None,
+        }
     }
 
-    /// The addresses of `host`, within `timeout`; a `Transport` error once it passes, a
+    /// The addresses of `host`, within `timeout`; a `Timeout` error once it passes, a
     /// `StreamClosed` one as soon as `closed_signal` is readable. An address needs no lookup.
     /// When the lookup fails or does not answer in time, the last addresses that resolved
     /// serve instead, for `LAST_ADDRESSES_USABLE_FOR`; while a lookup given up on still runs,
@@ -83,25 +94,51 @@ impl Resolver {
         if let Ok(ip) = host.parse::<IpAddr>() {
             return Ok(vec![SocketAddr::new(ip, port)]);
         }
+        self.read_late_answers();
         let stale = self
             .last
             .as_ref()
-            .filter(|(h, p, at, _)| h == host && *p == port && at.elapsed() < LAST_ADDRESSES_USABLE_FOR)
-            .map(|(.., addrs)| addrs.clone());
-        if let (Some(addrs), Some(earlier)) = (&stale, &self.outstanding)
+            .filter(|l| l.host == host && l.port == port && l.at.elapsed() < LAST_ADDRESSES_USABLE_FOR)
+            .map(|l| l.addrs.clone());
+        if let (Some(addrs), Some((_, earlier))) = (&stale, self.lookups.newest())
             && !finished(earlier)
+            && !matches!(self.lookups.next(timeout), Next::Start)
         {
             return Ok(addrs.clone());
         }
-        let fresh = self.look_up(host, port, timeout, closed_signal);
-        match (fresh, stale) {
-            (Ok(addrs), _) => {
-                self.last = Some((host.to_owned(), port, Instant::now(), addrs.clone()));
-                Ok(addrs)
-            }
+        match (self.look_up(host, port, timeout, closed_signal), stale) {
+            (Ok(addrs), _) => Ok(addrs),
             (Err(e), _) if e.code() == Code::StreamClosed => Err(e),
             (Err(_), Some(addrs)) => Ok(addrs),
             (Err(e), None) => Err(e),
+        }
+    }
+
+    /// The lookups left behind that have ended since: each dropped, its addresses kept when
+    /// it succeeded and no newer lookup's are kept.
+    fn read_late_answers(&mut self) {
+        let newest = self.lookups.len().saturating_sub(1);
+        let mut late = Vec::new();
+        let mut index = 0;
+        self.lookups.retain(|started, lookup| {
+            index += 1;
+            if index > newest || !finished(lookup) {
+                return true;
+            }
+            if let Ok((at, Ok(addrs))) = lookup.result.try_recv() {
+                late.push((lookup.host.clone(), lookup.port, started, at, addrs));
+            }
+            false
+        });
+        for (host, port, started, at, addrs) in late {
+            self.keep(Last { host, port, started, at, addrs });
+        }
+    }
+
+    /// `answer` as the last addresses, unless a newer lookup's are there.
+    fn keep(&mut self, answer: Last) {
+        if self.last.as_ref().is_none_or(|last| last.started < answer.started) {
+            self.last = Some(answer);
         }
     }
 
@@ -110,42 +147,57 @@ impl Resolver {
     fn look_up(&mut self, host: &str, port: u16, timeout: Duration, closed_signal: RawFd) -> Result<Vec<SocketAddr>> {
         let shown = crate::error::excerpt(host);
         let not_resolved = || Error::new(Code::Transport, format!("the stream host \"{shown}\" could not be resolved"));
-        let outstanding = match self.outstanding.take() {
-            // The lookup an earlier attempt gave up on: its answer is this attempt's too, when
-            // it is still to come or came lately; an older one is dropped for a new lookup.
-            Some(earlier) if earlier.host == host && earlier.port == port => {
-                if !finished(&earlier) {
-                    earlier
-                } else {
-                    match earlier.result.try_recv() {
-                        Ok((at, answer)) if at.elapsed() < self.given_up_answer_serves_for => {
-                            return answer.map_err(|_| not_resolved());
-                        }
-                        _ => self.start(host, port)?,
-                    }
-                }
+        // The lookup an earlier attempt gave up on, ended: its answer is this attempt's too
+        // when it came lately, and is newer than the last addresses' (it may be a lookup left
+        // behind, older than one that answered since); an older one is dropped for a new lookup.
+        let ended = self.lookups.newest().is_some_and(|(_, earlier)| finished(earlier));
+        if ended
+            && let Some((started, earlier)) = self.lookups.pop_newest()
+            && let Ok((at, answer)) = earlier.result.try_recv()
+            && earlier.host == host
+            && earlier.port == port
+            && self.last.as_ref().is_none_or(|last| last.started < started)
+        {
+            if let Ok(addrs) = &answer {
+                self.keep(Last { host: host.to_owned(), port, started, at, addrs: addrs.clone() });
             }
-            Some(other) if !finished(&other) => {
-                // Never two lookups at once (a stream's host does not change: not expected).
-                self.outstanding = Some(other);
-                return Err(Error::new(
-                    Code::Transport,
-                    format!("resolving the stream host \"{shown}\": another lookup of this stream still runs"),
-                ));
+            if at.elapsed() < self.given_up_answer_serves_for {
+                return answer.map_err(|_| not_resolved());
             }
-            _ => self.start(host, port)?,
+        }
+        if let Some((_, other)) = self.lookups.newest()
+            && (other.host != host || other.port != port)
+        {
+            // Never another host's lookup beside (a stream's host does not change: not expected).
+            return Err(Error::new(
+                Code::Transport,
+                format!("resolving the stream host \"{shown}\": another lookup of this stream still runs"),
+            ));
+        }
+        if let Next::NotReturning = self.lookups.next(timeout) {
+            let why = name_lookup::not_returning(self.lookups.len(), timeout);
+            return Err(Error::new(
+                Code::Transport,
+                format!("the stream host \"{shown}\" could not be resolved: {why}"),
+            ));
+        }
+        if let Next::Start = self.lookups.next(timeout) {
+            let lookup = self.start(host, port)?;
+            self.lookups.started(Instant::now(), lookup);
+        }
+        let Next::Wait(started, waited) = self.lookups.next(timeout) else {
+            // Not reached: a lookup just started has not run long enough to be presumed stuck.
+            return Err(not_resolved());
         };
         let deadline = Instant::now() + timeout;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            match wait(outstanding.done.as_raw_fd(), closed_signal, left) {
+            match wait(waited.done.as_raw_fd(), closed_signal, left) {
                 Woken::Done => break,
                 Woken::Closed => {
-                    self.outstanding = Some(outstanding);
                     return Err(Error::new(Code::StreamClosed, "the stream was closed while its host was resolved"));
                 }
                 Woken::Neither if left.is_zero() => {
-                    self.outstanding = Some(outstanding);
                     return Err(Error::new(
                         Code::Timeout,
                         format!("resolving the stream host \"{shown}\" took longer than {} ms", timeout.as_millis()),
@@ -155,8 +207,13 @@ impl Resolver {
                 Woken::Neither => {}
             }
         }
-        match outstanding.result.try_recv() {
-            Ok((_, Ok(addrs))) => Ok(addrs),
+        let answer = waited.result.try_recv();
+        self.lookups.pop_newest();
+        match answer {
+            Ok((at, Ok(addrs))) => {
+                self.keep(Last { host: host.to_owned(), port, started, at, addrs: addrs.clone() });
+                Ok(addrs)
+            }
             // A failed lookup, or its thread gone without an answer (it panicked).
             Ok((_, Err(_))) | Err(_) => Err(not_resolved()),
         }
@@ -221,6 +278,11 @@ fn wait(done: RawFd, closed_signal: RawFd, timeout: Duration) -> Woken {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The stream's lookups as if `by` had gone by since they started.
+    fn age(resolver: &mut Resolver, by: Duration) {
+        resolver.lookups.age(by);
+    }
     use std::io::Write;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Condvar, Mutex};
@@ -396,5 +458,100 @@ mod tests {
             // A failure is never kept: each attempt asks again.
             assert_eq!(FAILING_CALLS.load(Ordering::SeqCst), calls);
         }
+    }
+
+    /// Lookups started by `stuck`, which answer only when the test opens `STUCK_GATE`.
+    static STUCK_CALLS: AtomicUsize = AtomicUsize::new(0);
+    static STUCK_GATE: (Mutex<bool>, Condvar) = (Mutex::new(false), Condvar::new());
+
+    fn stuck(_: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
+        STUCK_CALLS.fetch_add(1, Ordering::SeqCst);
+        let open = STUCK_GATE.0.lock().unwrap();
+        let _open = STUCK_GATE.1.wait_timeout_while(open, Duration::from_secs(60), |open| !*open).unwrap();
+        Ok(vec![SocketAddr::from(([127, 0, 0, 4], port))])
+    }
+
+    #[test]
+    fn a_lookup_that_never_returns_gives_way_to_another_up_to_a_cap_and_then_says_so() {
+        let (_closed_tx, closed_rx) = UnixStream::pair().unwrap();
+        let closed = closed_rx.as_raw_fd();
+        let mut resolver = Resolver::new(stuck);
+        let brief = Duration::from_millis(100);
+        let calls = || STUCK_CALLS.load(Ordering::SeqCst);
+        assert_eq!(resolver.resolve("venue.example", 443, brief, closed).unwrap_err().code(), Code::Timeout);
+        assert_eq!(calls(), 1);
+        for started in 2..=4 {
+            // The newest lookup has run a minute and more: another starts beside it.
+            age(&mut resolver, Duration::from_secs(61));
+            assert_eq!(resolver.resolve("venue.example", 443, brief, closed).unwrap_err().code(), Code::Timeout);
+            assert_eq!(calls(), started, "a lookup beside the stuck one");
+            // Not yet presumed stuck: waited for, none other started.
+            age(&mut resolver, Duration::from_secs(30));
+            assert_eq!(resolver.resolve("venue.example", 443, brief, closed).unwrap_err().code(), Code::Timeout);
+            assert_eq!(calls(), started);
+        }
+        // Four stuck: no fifth thread, and the error says why, at once.
+        age(&mut resolver, Duration::from_secs(31));
+        let error = resolver.resolve("venue.example", 443, Duration::from_secs(30), closed).unwrap_err();
+        assert_eq!(error.code(), Code::Transport, "{error}");
+        assert!(
+            error.message().contains("\"venue.example\"") && error.message().contains("name lookups are not returning"),
+            "{error}"
+        );
+        assert_eq!(calls(), 4);
+        // They return at last: the host resolves again.
+        *STUCK_GATE.0.lock().unwrap() = true;
+        STUCK_GATE.1.notify_all();
+        let ended = Instant::now() + Duration::from_secs(60);
+        while !resolver.lookups.iter().all(|(_, lookup)| finished(lookup)) && Instant::now() < ended {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let addrs = resolver.resolve("venue.example", 443, Duration::from_secs(30), closed).unwrap();
+        assert_eq!(addrs, [SocketAddr::from(([127, 0, 0, 4], 443))]);
+    }
+
+    static ORDERED_CALLS: AtomicUsize = AtomicUsize::new(0);
+    static FIRST_GATE: (Mutex<bool>, Condvar) = (Mutex::new(false), Condvar::new());
+    static SECOND_GATE: (Mutex<bool>, Condvar) = (Mutex::new(false), Condvar::new());
+
+    fn open(gate: &(Mutex<bool>, Condvar)) {
+        *gate.0.lock().unwrap() = true;
+        gate.1.notify_all();
+    }
+
+    /// The first lookup answers 127.0.0.10 once `FIRST_GATE` opens, the second 127.0.0.11
+    /// once `SECOND_GATE` does; the others fail at once.
+    fn ordered(_: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
+        let (gate, ip) = match ORDERED_CALLS.fetch_add(1, Ordering::SeqCst) {
+            0 => (&FIRST_GATE, [127, 0, 0, 10]),
+            1 => (&SECOND_GATE, [127, 0, 0, 11]),
+            _ => return Err(io::Error::other("name server down")),
+        };
+        let open = gate.0.lock().unwrap();
+        let _open = gate.1.wait_timeout_while(open, Duration::from_secs(60), |open| !*open).unwrap();
+        Ok(vec![SocketAddr::from((ip, port))])
+    }
+
+    #[test]
+    fn a_late_answer_of_a_lookup_left_behind_does_not_replace_a_newer_one() {
+        let (_closed_tx, closed_rx) = UnixStream::pair().unwrap();
+        let closed = closed_rx.as_raw_fd();
+        let mut resolver = Resolver::new(ordered);
+        let brief = Duration::from_millis(100);
+        assert_eq!(resolver.resolve("venue.example", 443, brief, closed).unwrap_err().code(), Code::Timeout);
+        age(&mut resolver, Duration::from_secs(61));
+        open(&SECOND_GATE);
+        // The second lookup, beside the first, answers.
+        let newer = [SocketAddr::from(([127, 0, 0, 11], 443))];
+        assert_eq!(resolver.resolve("venue.example", 443, Duration::from_secs(30), closed).unwrap(), newer);
+        // The first answers at last, with older news: it neither serves nor replaces them.
+        open(&FIRST_GATE);
+        let ended = Instant::now() + Duration::from_secs(60);
+        while !resolver.lookups.iter().all(|(_, lookup)| finished(lookup)) && Instant::now() < ended {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // A new lookup (the third) fails: the newer last addresses serve.
+        assert_eq!(resolver.resolve("venue.example", 443, Duration::from_secs(30), closed).unwrap(), newer);
+        assert_eq!(ORDERED_CALLS.load(Ordering::SeqCst), 3);
     }
 }
