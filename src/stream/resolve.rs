@@ -22,6 +22,7 @@
 //! REST does the same per client, its lookups shared by the calls that wait for them
 //! (`client/resolve.rs`); what the two share is in `name_lookup.rs`.
 
+use super::poll_close::{Woken, poll_with_close};
 use crate::error::{Code, Error, Result};
 use crate::name_lookup::{self, LAST_ADDRESSES_USABLE_FOR, Lookup, Next, Running};
 use std::io;
@@ -189,22 +190,21 @@ impl Resolver {
             // Not reached: a lookup just started has not run long enough to be presumed stuck.
             return Err(not_resolved());
         };
-        let deadline = Instant::now() + timeout;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match wait(waited.done.as_raw_fd(), closed_signal, left) {
-                Woken::Done => break,
-                Woken::Closed => {
-                    return Err(Error::new(Code::StreamClosed, "the stream was closed while its host was resolved"));
-                }
-                Woken::Neither if left.is_zero() => {
-                    return Err(Error::new(
-                        Code::Timeout,
-                        format!("resolving the stream host \"{shown}\" took longer than {} ms", timeout.as_millis()),
-                    ));
-                }
-                // Interrupted by a signal, or the deadline not quite reached: wait on.
-                Woken::Neither => {}
+        let done = [(waited.done.as_raw_fd(), libc::POLLIN)];
+        match poll_with_close(&done, closed_signal, Instant::now() + timeout) {
+            Ok(Woken::Ready(_)) => {}
+            Ok(Woken::Closed) => {
+                return Err(Error::new(Code::StreamClosed, "the stream was closed while its host was resolved"));
+            }
+            Ok(Woken::TimedOut) => {
+                return Err(Error::new(
+                    Code::Timeout,
+                    format!("resolving the stream host \"{shown}\" took longer than {} ms", timeout.as_millis()),
+                ));
+            }
+            Err(e) => {
+                let message = format!("resolving the stream host \"{shown}\": waiting for the lookup failed: {e}");
+                return Err(Error::new(Code::Transport, message));
             }
         }
         let answer = waited.result.try_recv();
@@ -239,40 +239,10 @@ impl Resolver {
     }
 }
 
-/// Whether a lookup's thread has ended (never waits).
+/// Whether a lookup's thread has ended (never waits; a failing `poll` says not yet).
 fn finished(outstanding: &Outstanding) -> bool {
-    wait(outstanding.done.as_raw_fd(), -1, Duration::ZERO) == Woken::Done
-}
-
-#[derive(PartialEq, Eq, Debug)]
-enum Woken {
-    /// The lookup's thread ended.
-    Done,
-    /// The stream is closing.
-    Closed,
-    /// The timeout passed, or a signal interrupted the wait.
-    Neither,
-}
-
-/// Wait until `done` or `closed_signal` is readable, or `timeout` passes. Closing wins.
-fn wait(done: RawFd, closed_signal: RawFd, timeout: Duration) -> Woken {
-    let mut fds = [
-        libc::pollfd { fd: closed_signal, events: libc::POLLIN, revents: 0 },
-        libc::pollfd { fd: done, events: libc::POLLIN, revents: 0 },
-    ];
-    // Rounded up: waking a little early would only spin.
-    let ms = timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
-    // SAFETY: two valid pollfd entries for the duration of the call (a negative fd is ignored).
-    if unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) } <= 0 {
-        return Woken::Neither;
-    }
-    if fds[0].revents != 0 {
-        Woken::Closed
-    } else if fds[1].revents != 0 {
-        Woken::Done
-    } else {
-        Woken::Neither
-    }
+    let done = [(outstanding.done.as_raw_fd(), libc::POLLIN)];
+    matches!(poll_with_close(&done, -1, Instant::now()), Ok(Woken::Ready(_)))
 }
 
 #[cfg(test)]
