@@ -17,6 +17,7 @@ pub mod error;
 mod fields;
 mod json_entries;
 pub mod keys;
+mod name_lookup;
 pub mod order;
 mod os_random;
 pub mod redact;

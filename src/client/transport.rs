@@ -8,10 +8,11 @@
 
 use crate::client::deadline_tcp::DeadlineTcp;
 use crate::client::options::ClientOptions;
-use crate::client::resolve::{self, Lookup, RememberingResolver};
+use crate::client::resolve::{LookupFailed, RememberingResolver};
 use crate::client::sent_tracker::{self, SentTracking};
 use crate::client::write_coalescing::WriteCoalescing;
 use crate::error::{Code, Error, Result};
+use crate::name_lookup::{self, Lookup};
 use std::time::Duration;
 use ureq::http::header::{self, HeaderName};
 use ureq::http::{Method, Request};
@@ -49,7 +50,7 @@ pub struct Transport {
 
 impl Transport {
     pub fn new(options: &ClientOptions) -> Result<Transport> {
-        Transport::with_lookup(options, resolve::system)
+        Transport::with_lookup(options, name_lookup::system)
     }
 
     /// As `new`, with the venue's host looked up by `lookup` (a test's: no real DNS).
@@ -354,6 +355,10 @@ fn map_error(e: ureq::Error, limits: &Limits) -> Error {
         ureq::Error::HostNotFound => (Code::Transport, "the venue's host name could not be resolved".to_owned()),
         // A failed TLS handshake comes out of rustls's `complete_io` as an I/O error that
         // carries the rustls error: it is a TLS failure, and says so in our words.
+        // A failed lookup (`resolve.rs`) names the host and says why, in its own words.
+        ureq::Error::Io(io) if io.get_ref().is_some_and(|inner| inner.is::<LookupFailed>()) => {
+            (Code::Transport, io.get_ref().map(ToString::to_string).unwrap_or_default())
+        }
         ureq::Error::Io(io) => match io.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) {
             Some(tls) => (Code::Transport, tls_failure(&format!("{tls:?}"), sent)),
             None => (Code::Transport, io_failure(io)),
@@ -461,6 +466,26 @@ mod tests {
             "{error}"
         );
         assert!(error.message().ends_with("request not sent"), "{error}");
+        assert!(!error.may_have_reached_venue());
+    }
+
+    fn no_such_name(_: &str, _: u16) -> std::io::Result<Vec<SocketAddr>> {
+        // As glibc's getaddrinfo fails through std (EAI_NONAME).
+        Err(std::io::Error::other("failed to lookup address information: Name or service not known"))
+    }
+
+    #[test]
+    fn a_failed_lookup_says_which_host_and_why() {
+        let transport = Transport::with_lookup(&ClientOptions::default(), no_such_name).unwrap();
+        let error = transport
+            .send_within(Method::GET, "https://venue.test/api/query_order", &[], None, Bounds::default(), &|_| None)
+            .unwrap_err();
+        assert_eq!(error.code(), Code::Transport, "{error}");
+        assert_eq!(
+            error.message(),
+            "could not reach the venue (the venue's host \"venue.test\" could not be resolved: failed to lookup \
+             address information: Name or service not known): request not sent"
+        );
         assert!(!error.may_have_reached_venue());
     }
 }

@@ -15,6 +15,7 @@
 //! while time remains. The addresses are tried in the resolver's order (the system's
 //! preference, RFC 6724).
 
+use super::poll_close::{Woken, poll_with_close};
 use super::transport::io_error;
 use crate::error::{Code, Error, Result};
 use std::io;
@@ -59,12 +60,16 @@ pub(super) fn connect_tcp(addrs: &[SocketAddr], timeout: Duration, closed_signal
         if left.is_zero() {
             return Err(timed_out(timeout, next, addrs.len()));
         }
-        let wait = if next < addrs.len() { left.min(next_start.saturating_duration_since(now)) } else { left };
-        let ready = match wait_for(&pending, closed_signal, wait) {
+        // Until the next address's turn, or the deadline.
+        let until = if next < addrs.len() { deadline.min(next_start) } else { deadline };
+        let connecting: Vec<_> = pending.iter().map(|tcp| (tcp.as_raw_fd(), libc::POLLOUT)).collect();
+        let ready = match poll_with_close(&connecting, closed_signal, until) {
             Ok(Woken::Closed) => {
                 return Err(Error::new(Code::StreamClosed, "the stream was closed while it connected"));
             }
-            Ok(Woken::Sockets(ready)) => ready,
+            // Done connecting, either way.
+            Ok(Woken::Ready(ready)) => ready,
+            Ok(Woken::TimedOut) => continue,
             Err(e) => return Err(io_error(e, "connecting: waiting for the socket")),
         };
         // Highest index first: removing one leaves the indices still to visit in place.
@@ -183,36 +188,6 @@ fn new_socket(family: libc::c_int) -> io::Result<TcpStream> {
         tcp.set_nonblocking(true)?;
     }
     Ok(tcp)
-}
-
-/// What ended a wait for the connects under way.
-enum Woken {
-    /// The stream is closing.
-    Closed,
-    /// The indices (ascending) of the sockets whose connect is done, either way; none when the
-    /// wait timed out or a signal interrupted it.
-    Sockets(Vec<usize>),
-}
-
-/// Wait until one of `pending` is done connecting, `closed_signal` is readable, or `timeout`
-/// passes. Closing wins.
-fn wait_for(pending: &[TcpStream], closed_signal: RawFd, timeout: Duration) -> io::Result<Woken> {
-    let mut fds = Vec::with_capacity(pending.len() + 1);
-    fds.push(libc::pollfd { fd: closed_signal, events: libc::POLLIN, revents: 0 });
-    fds.extend(pending.iter().map(|tcp| libc::pollfd { fd: tcp.as_raw_fd(), events: libc::POLLOUT, revents: 0 }));
-    // Rounded up: waking a little early would only spin.
-    let ms = timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
-    // SAFETY: `fds` holds `fds.len()` valid pollfd entries for the duration of the call.
-    let rc = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
-    if rc < 0 {
-        let error = io::Error::last_os_error();
-        // A signal handled on this thread: the caller works out what is left and waits on.
-        return if error.kind() == io::ErrorKind::Interrupted { Ok(Woken::Sockets(Vec::new())) } else { Err(error) };
-    }
-    if fds[0].revents != 0 {
-        return Ok(Woken::Closed);
-    }
-    Ok(Woken::Sockets((1..fds.len()).filter(|&i| fds[i].revents != 0).map(|i| i - 1).collect()))
 }
 
 #[cfg(test)]

@@ -29,6 +29,7 @@ mod limits;
 mod market;
 mod no_sigpipe;
 mod orders;
+mod poll_close;
 mod push_scan;
 mod push_serde;
 mod queue;

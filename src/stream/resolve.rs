@@ -5,37 +5,32 @@
 //! as the system's resolver retries (tens of seconds with several servers), and nothing can
 //! interrupt it. So the lookup runs on a short-lived thread of its own while the I/O thread
 //! waits, in `poll`, for the lookup's end, the stream's close signal or the deadline. A lookup
-//! given up on is not abandoned to pile up: the stream keeps it (`Resolver::outstanding`) and
-//! its next attempt waits for that same lookup rather than starting another, so a stream has
-//! at most one lookup thread at a time; the thread ends when `getaddrinfo` returns, holding
-//! nothing of the stream's but its own end of the pipe that says it is done. When a lookup
-//! fails or does not answer in time, the last addresses that resolved (at most ten minutes
-//! old) serve instead, so a stream reconnects through a name server's outage.
+//! given up on is not abandoned to pile up: the stream keeps it (`Resolver::lookups`) and
+//! its next attempt waits for that same lookup rather than starting another; the thread ends
+//! when `getaddrinfo` returns, holding nothing of the stream's but its own end of the pipe
+//! that says it is done. When a lookup fails or does not answer in time, the last addresses
+//! that resolved (at most ten minutes old) serve instead, so a stream reconnects through a
+//! name server's outage.
+//!
+//! A lookup that never returns (an NSS module stuck on a dead daemon) would hold the stream
+//! off its host for ever: once it has run `name_lookup::presumed_stuck_after`, it is left
+//! behind and the next attempt starts another beside it, up to
+//! `name_lookup::MAX_RUNNING_LOOKUPS` per stream; past that, an attempt with no last addresses
+//! fails at once, saying the lookups are not returning. A late answer of one left behind still
+//! refreshes the last addresses, when no newer lookup's has come.
 //!
 //! REST does the same per client, its lookups shared by the calls that wait for them
-//! (`client/resolve.rs`).
+//! (`client/resolve.rs`); what the two share is in `name_lookup.rs`.
 
+use super::poll_close::{Woken, poll_with_close};
 use crate::error::{Code, Error, Result};
+use crate::name_lookup::{self, LAST_ADDRESSES_USABLE_FOR, Lookup, Next, Running};
 use std::io;
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr};
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-
-/// A host's addresses: the system's (`system`), or a test's.
-pub(super) type Lookup = fn(&str, u16) -> io::Result<Vec<SocketAddr>>;
-
-/// The system resolver (`getaddrinfo`).
-pub(super) fn system(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
-    (host, port).to_socket_addrs().map(Iterator::collect)
-}
-
-/// How long the last addresses that resolved stand in when a fresh lookup fails or does not
-/// answer in time: as REST's (`client/resolve.rs`), so a stream reconnects through a name
-/// server's outage to a venue whose addresses were known minutes ago. TLS still checks the
-/// venue's certificate against the host name: a stale address cannot be impersonated.
-const LAST_ADDRESSES_USABLE_FOR: Duration = Duration::from_secs(10 * 60);
 
 /// How recent the answer of a lookup an earlier attempt gave up on must be to serve a later
 /// attempt: one that came before the stream connected again, and stayed unread through hours
@@ -48,9 +43,11 @@ pub(super) struct Resolver {
     lookup: Lookup,
     /// `GIVEN_UP_ANSWER_SERVES_FOR` (a test's shorter time).
     given_up_answer_serves_for: Duration,
-    outstanding: Option<Outstanding>,
-    /// The host, port and addresses of the last lookup that succeeded, and when.
-    last: Option<(String, u16, Instant, Vec<SocketAddr>)>,
+    /// The lookups given up on and not read yet, oldest first: the newest is the one the
+    /// next attempt waits for, the older ones were presumed stuck and left behind.
+    lookups: Running<Outstanding>,
+    /// The last addresses that resolved.
+    last: Option<Last>,
 }
 
 /// A lookup still running, given up on by the attempt that started it.
@@ -63,12 +60,27 @@ struct Outstanding {
     done: UnixStream,
 }
 
+/// The host, port and addresses of the newest lookup that succeeded: when it started (an
+/// older lookup's late answer does not replace them) and when they came.
+struct Last {
+    host: String,
+    port: u16,
+    started: Instant,
+    at: Instant,
+    addrs: Vec<SocketAddr>,
+}
+
 impl Resolver {
     pub(super) fn new(lookup: Lookup) -> Resolver {
-        Resolver { lookup, given_up_answer_serves_for: GIVEN_UP_ANSWER_SERVES_FOR, outstanding: None, last: None }
+        Resolver {
+            lookup,
+            given_up_answer_serves_for: GIVEN_UP_ANSWER_SERVES_FOR,
+            lookups: Running::default(),
+            last: None,
+        }
     }
 
-    /// The addresses of `host`, within `timeout`; a `Transport` error once it passes, a
+    /// The addresses of `host`, within `timeout`; a `Timeout` error once it passes, a
     /// `StreamClosed` one as soon as `closed_signal` is readable. An address needs no lookup.
     /// When the lookup fails or does not answer in time, the last addresses that resolved
     /// serve instead, for `LAST_ADDRESSES_USABLE_FOR`; while a lookup given up on still runs,
@@ -83,25 +95,51 @@ impl Resolver {
         if let Ok(ip) = host.parse::<IpAddr>() {
             return Ok(vec![SocketAddr::new(ip, port)]);
         }
+        self.read_late_answers();
         let stale = self
             .last
             .as_ref()
-            .filter(|(h, p, at, _)| h == host && *p == port && at.elapsed() < LAST_ADDRESSES_USABLE_FOR)
-            .map(|(.., addrs)| addrs.clone());
-        if let (Some(addrs), Some(earlier)) = (&stale, &self.outstanding)
+            .filter(|l| l.host == host && l.port == port && l.at.elapsed() < LAST_ADDRESSES_USABLE_FOR)
+            .map(|l| l.addrs.clone());
+        if let (Some(addrs), Some((_, earlier))) = (&stale, self.lookups.newest())
             && !finished(earlier)
+            && !matches!(self.lookups.next(timeout), Next::Start)
         {
             return Ok(addrs.clone());
         }
-        let fresh = self.look_up(host, port, timeout, closed_signal);
-        match (fresh, stale) {
-            (Ok(addrs), _) => {
-                self.last = Some((host.to_owned(), port, Instant::now(), addrs.clone()));
-                Ok(addrs)
-            }
+        match (self.look_up(host, port, timeout, closed_signal), stale) {
+            (Ok(addrs), _) => Ok(addrs),
             (Err(e), _) if e.code() == Code::StreamClosed => Err(e),
             (Err(_), Some(addrs)) => Ok(addrs),
             (Err(e), None) => Err(e),
+        }
+    }
+
+    /// The lookups left behind that have ended since: each dropped, its addresses kept when
+    /// it succeeded and no newer lookup's are kept.
+    fn read_late_answers(&mut self) {
+        let newest = self.lookups.len().saturating_sub(1);
+        let mut late = Vec::new();
+        let mut index = 0;
+        self.lookups.retain(|started, lookup| {
+            index += 1;
+            if index > newest || !finished(lookup) {
+                return true;
+            }
+            if let Ok((at, Ok(addrs))) = lookup.result.try_recv() {
+                late.push((lookup.host.clone(), lookup.port, started, at, addrs));
+            }
+            false
+        });
+        for (host, port, started, at, addrs) in late {
+            self.keep(Last { host, port, started, at, addrs });
+        }
+    }
+
+    /// `answer` as the last addresses, unless a newer lookup's are there.
+    fn keep(&mut self, answer: Last) {
+        if self.last.as_ref().is_none_or(|last| last.started < answer.started) {
+            self.last = Some(answer);
         }
     }
 
@@ -110,53 +148,72 @@ impl Resolver {
     fn look_up(&mut self, host: &str, port: u16, timeout: Duration, closed_signal: RawFd) -> Result<Vec<SocketAddr>> {
         let shown = crate::error::excerpt(host);
         let not_resolved = || Error::new(Code::Transport, format!("the stream host \"{shown}\" could not be resolved"));
-        let outstanding = match self.outstanding.take() {
-            // The lookup an earlier attempt gave up on: its answer is this attempt's too, when
-            // it is still to come or came lately; an older one is dropped for a new lookup.
-            Some(earlier) if earlier.host == host && earlier.port == port => {
-                if !finished(&earlier) {
-                    earlier
-                } else {
-                    match earlier.result.try_recv() {
-                        Ok((at, answer)) if at.elapsed() < self.given_up_answer_serves_for => {
-                            return answer.map_err(|_| not_resolved());
-                        }
-                        _ => self.start(host, port)?,
-                    }
-                }
+        // The lookup an earlier attempt gave up on, ended: its answer is this attempt's too
+        // when it came lately, and is newer than the last addresses' (it may be a lookup left
+        // behind, older than one that answered since); an older one is dropped for a new lookup.
+        let ended = self.lookups.newest().is_some_and(|(_, earlier)| finished(earlier));
+        if ended
+            && let Some((started, earlier)) = self.lookups.pop_newest()
+            && let Ok((at, answer)) = earlier.result.try_recv()
+            && earlier.host == host
+            && earlier.port == port
+            && self.last.as_ref().is_none_or(|last| last.started < started)
+        {
+            if let Ok(addrs) = &answer {
+                self.keep(Last { host: host.to_owned(), port, started, at, addrs: addrs.clone() });
             }
-            Some(other) if !finished(&other) => {
-                // Never two lookups at once (a stream's host does not change: not expected).
-                self.outstanding = Some(other);
-                return Err(Error::new(
-                    Code::Transport,
-                    format!("resolving the stream host \"{shown}\": another lookup of this stream still runs"),
-                ));
-            }
-            _ => self.start(host, port)?,
-        };
-        let deadline = Instant::now() + timeout;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match wait(outstanding.done.as_raw_fd(), closed_signal, left) {
-                Woken::Done => break,
-                Woken::Closed => {
-                    self.outstanding = Some(outstanding);
-                    return Err(Error::new(Code::StreamClosed, "the stream was closed while its host was resolved"));
-                }
-                Woken::Neither if left.is_zero() => {
-                    self.outstanding = Some(outstanding);
-                    return Err(Error::new(
-                        Code::Timeout,
-                        format!("resolving the stream host \"{shown}\" took longer than {} ms", timeout.as_millis()),
-                    ));
-                }
-                // Interrupted by a signal, or the deadline not quite reached: wait on.
-                Woken::Neither => {}
+            if at.elapsed() < self.given_up_answer_serves_for {
+                return answer.map_err(|_| not_resolved());
             }
         }
-        match outstanding.result.try_recv() {
-            Ok((_, Ok(addrs))) => Ok(addrs),
+        if let Some((_, other)) = self.lookups.newest()
+            && (other.host != host || other.port != port)
+        {
+            // Never another host's lookup beside (a stream's host does not change: not expected).
+            return Err(Error::new(
+                Code::Transport,
+                format!("resolving the stream host \"{shown}\": another lookup of this stream still runs"),
+            ));
+        }
+        if let Next::NotReturning = self.lookups.next(timeout) {
+            let why = name_lookup::not_returning(self.lookups.len(), timeout);
+            return Err(Error::new(
+                Code::Transport,
+                format!("the stream host \"{shown}\" could not be resolved: {why}"),
+            ));
+        }
+        if let Next::Start = self.lookups.next(timeout) {
+            let lookup = self.start(host, port)?;
+            self.lookups.started(Instant::now(), lookup);
+        }
+        let Next::Wait(started, waited) = self.lookups.next(timeout) else {
+            // Not reached: a lookup just started has not run long enough to be presumed stuck.
+            return Err(not_resolved());
+        };
+        let done = [(waited.done.as_raw_fd(), libc::POLLIN)];
+        match poll_with_close(&done, closed_signal, Instant::now() + timeout) {
+            Ok(Woken::Ready(_)) => {}
+            Ok(Woken::Closed) => {
+                return Err(Error::new(Code::StreamClosed, "the stream was closed while its host was resolved"));
+            }
+            Ok(Woken::TimedOut) => {
+                return Err(Error::new(
+                    Code::Timeout,
+                    format!("resolving the stream host \"{shown}\" took longer than {} ms", timeout.as_millis()),
+                ));
+            }
+            Err(e) => {
+                let message = format!("resolving the stream host \"{shown}\": waiting for the lookup failed: {e}");
+                return Err(Error::new(Code::Transport, message));
+            }
+        }
+        let answer = waited.result.try_recv();
+        self.lookups.pop_newest();
+        match answer {
+            Ok((at, Ok(addrs))) => {
+                self.keep(Last { host: host.to_owned(), port, started, at, addrs: addrs.clone() });
+                Ok(addrs)
+            }
             // A failed lookup, or its thread gone without an answer (it panicked).
             Ok((_, Err(_))) | Err(_) => Err(not_resolved()),
         }
@@ -182,219 +239,11 @@ impl Resolver {
     }
 }
 
-/// Whether a lookup's thread has ended (never waits).
+/// Whether a lookup's thread has ended (never waits; a failing `poll` says not yet).
 fn finished(outstanding: &Outstanding) -> bool {
-    wait(outstanding.done.as_raw_fd(), -1, Duration::ZERO) == Woken::Done
-}
-
-#[derive(PartialEq, Eq, Debug)]
-enum Woken {
-    /// The lookup's thread ended.
-    Done,
-    /// The stream is closing.
-    Closed,
-    /// The timeout passed, or a signal interrupted the wait.
-    Neither,
-}
-
-/// Wait until `done` or `closed_signal` is readable, or `timeout` passes. Closing wins.
-fn wait(done: RawFd, closed_signal: RawFd, timeout: Duration) -> Woken {
-    let mut fds = [
-        libc::pollfd { fd: closed_signal, events: libc::POLLIN, revents: 0 },
-        libc::pollfd { fd: done, events: libc::POLLIN, revents: 0 },
-    ];
-    // Rounded up: waking a little early would only spin.
-    let ms = timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
-    // SAFETY: two valid pollfd entries for the duration of the call (a negative fd is ignored).
-    if unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) } <= 0 {
-        return Woken::Neither;
-    }
-    if fds[0].revents != 0 {
-        Woken::Closed
-    } else if fds[1].revents != 0 {
-        Woken::Done
-    } else {
-        Woken::Neither
-    }
+    let done = [(outstanding.done.as_raw_fd(), libc::POLLIN)];
+    matches!(poll_with_close(&done, -1, Instant::now()), Ok(Woken::Ready(_)))
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::io::Write;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::{Condvar, Mutex};
-
-    /// Lookups started by `gated`, and the gate that holds them until a test opens it (at
-    /// most a minute: a failed test leaves no thread behind for long).
-    static GATED_CALLS: AtomicUsize = AtomicUsize::new(0);
-    static GATE: (Mutex<bool>, Condvar) = (Mutex::new(false), Condvar::new());
-
-    fn gated(_: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
-        GATED_CALLS.fetch_add(1, Ordering::SeqCst);
-        let open = GATE.0.lock().unwrap();
-        let _open = GATE.1.wait_timeout_while(open, Duration::from_secs(60), |open| !*open).unwrap();
-        Ok(vec![SocketAddr::from(([127, 0, 0, 1], port))])
-    }
-
-    static SLOW_CALLS: AtomicUsize = AtomicUsize::new(0);
-
-    /// A name server that does not answer for a minute.
-    fn slow(_: &str, _: u16) -> io::Result<Vec<SocketAddr>> {
-        SLOW_CALLS.fetch_add(1, Ordering::SeqCst);
-        std::thread::sleep(Duration::from_secs(60));
-        Err(io::Error::other("no answer"))
-    }
-
-    static FAILING_CALLS: AtomicUsize = AtomicUsize::new(0);
-
-    fn failing(_: &str, _: u16) -> io::Result<Vec<SocketAddr>> {
-        FAILING_CALLS.fetch_add(1, Ordering::SeqCst);
-        Err(io::Error::other("no such host"))
-    }
-
-    #[test]
-    fn a_slow_lookup_is_given_up_at_the_timeout_and_never_runs_twice_at_once() {
-        let (_closed_tx, closed_rx) = UnixStream::pair().unwrap();
-        let closed = closed_rx.as_raw_fd();
-        let mut resolver = Resolver::new(gated);
-        for attempt in 0..2 {
-            let error = resolver.resolve("venue.example", 443, Duration::from_millis(200), closed).unwrap_err();
-            assert_eq!(error.code(), Code::Timeout, "{error}");
-            assert!(
-                error.message().contains("resolving the stream host \"venue.example\" took longer than 200 ms"),
-                "{error}"
-            );
-            // The second attempt waited for the first one's lookup: no other was started.
-            assert_eq!(GATED_CALLS.load(Ordering::SeqCst), 1, "attempt {attempt}");
-        }
-        *GATE.0.lock().unwrap() = true;
-        GATE.1.notify_all();
-        // The answer of the lookup given up on serves the attempt that finds it.
-        let addrs = resolver.resolve("venue.example", 443, Duration::from_secs(30), closed).unwrap();
-        assert_eq!(addrs, [SocketAddr::from(([127, 0, 0, 1], 443))]);
-        assert_eq!(GATED_CALLS.load(Ordering::SeqCst), 1);
-        // Used once: the next attempt looks the name up again.
-        resolver.resolve("venue.example", 443, Duration::from_secs(30), closed).unwrap();
-        assert_eq!(GATED_CALLS.load(Ordering::SeqCst), 2);
-    }
-
-    static FLAKY_MODE: AtomicUsize = AtomicUsize::new(0);
-    static FLAKY_CALLS: AtomicUsize = AtomicUsize::new(0);
-
-    /// A name server that answers (mode 0), fails at once (1), or does not answer (2).
-    fn flaky(_: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
-        FLAKY_CALLS.fetch_add(1, Ordering::SeqCst);
-        match FLAKY_MODE.load(Ordering::SeqCst) {
-            0 => Ok(vec![SocketAddr::from(([127, 0, 0, 2], port))]),
-            1 => Err(io::Error::other("name server down")),
-            _ => {
-                std::thread::sleep(Duration::from_secs(60));
-                Err(io::Error::other("no answer"))
-            }
-        }
-    }
-
-    #[test]
-    fn the_last_addresses_serve_while_the_name_server_fails_or_does_not_answer() {
-        let (_closed_tx, closed_rx) = UnixStream::pair().unwrap();
-        let closed = closed_rx.as_raw_fd();
-        let mut resolver = Resolver::new(flaky);
-        let long = Duration::from_secs(30);
-        let known = [SocketAddr::from(([127, 0, 0, 2], 443))];
-        assert_eq!(resolver.resolve("venue.example", 443, long, closed).unwrap(), known);
-        // Failing at once: the last addresses, each attempt asking again.
-        FLAKY_MODE.store(1, Ordering::SeqCst);
-        for calls in 2..=3 {
-            assert_eq!(resolver.resolve("venue.example", 443, long, closed).unwrap(), known);
-            assert_eq!(FLAKY_CALLS.load(Ordering::SeqCst), calls);
-        }
-        // Another host, or another port, has no last addresses: its failure is reported.
-        for (host, port) in [("other.example", 443), ("venue.example", 8443)] {
-            let error = resolver.resolve(host, port, long, closed).unwrap_err();
-            assert!(error.message().contains(&format!("\"{host}\" could not be resolved")), "{error}");
-        }
-        // Not answering: the last addresses once the lookup has had its time; then at once,
-        // without another lookup, while it still runs.
-        FLAKY_MODE.store(2, Ordering::SeqCst);
-        assert_eq!(resolver.resolve("venue.example", 443, Duration::from_millis(200), closed).unwrap(), known);
-        let calls = FLAKY_CALLS.load(Ordering::SeqCst);
-        let started = Instant::now();
-        assert_eq!(resolver.resolve("venue.example", 443, long, closed).unwrap(), known);
-        assert!(started.elapsed() < Duration::from_secs(20), "waited {:?}", started.elapsed());
-        assert_eq!(FLAKY_CALLS.load(Ordering::SeqCst), calls, "no second lookup while one runs");
-    }
-
-    static LATE_CALLS: AtomicUsize = AtomicUsize::new(0);
-
-    /// A name server that answers after 300 ms: a failure the first time, addresses after.
-    fn late(_: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
-        let call = LATE_CALLS.fetch_add(1, Ordering::SeqCst);
-        std::thread::sleep(Duration::from_millis(300));
-        if call == 0 {
-            Err(io::Error::other("name server down"))
-        } else {
-            Ok(vec![SocketAddr::from(([127, 0, 0, 3], port))])
-        }
-    }
-
-    #[test]
-    fn an_old_answer_of_a_lookup_given_up_on_is_not_taken_for_a_fresh_one() {
-        let (_closed_tx, closed_rx) = UnixStream::pair().unwrap();
-        let closed = closed_rx.as_raw_fd();
-        let mut resolver = Resolver::new(late);
-        resolver.given_up_answer_serves_for = Duration::from_millis(100);
-        // Given up on at 50 ms; its failure comes at 300 ms, and nobody reads it.
-        let error = resolver.resolve("venue.example", 443, Duration::from_millis(50), closed).unwrap_err();
-        assert_eq!(error.code(), Code::Timeout, "{error}");
-        std::thread::sleep(Duration::from_secs(2));
-        // Long after it came, that failure is not this attempt's answer: a new lookup is made.
-        let addrs = resolver.resolve("venue.example", 443, Duration::from_secs(30), closed).unwrap();
-        assert_eq!(addrs, [SocketAddr::from(([127, 0, 0, 3], 443))]);
-        assert_eq!(LATE_CALLS.load(Ordering::SeqCst), 2);
-    }
-
-    #[test]
-    fn close_ends_the_wait_for_a_lookup_at_once() {
-        let (closed_tx, closed_rx) = UnixStream::pair().unwrap();
-        let closer = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(100));
-            (&closed_tx).write_all(&[1]).unwrap();
-            closed_tx
-        });
-        let mut resolver = Resolver::new(slow);
-        let started = Instant::now();
-        let error =
-            resolver.resolve("venue.example", 443, Duration::from_secs(120), closed_rx.as_raw_fd()).unwrap_err();
-        // Neither the lookup's failure (after a minute) nor the timeout (two): the close.
-        assert_eq!(error.code(), Code::StreamClosed, "{error}");
-        assert!(started.elapsed() < Duration::from_secs(50), "{:?}", started.elapsed());
-        let _closed_tx = closer.join().unwrap();
-        // Closed already: the next attempt ends at once too, and starts no other lookup.
-        let error =
-            resolver.resolve("venue.example", 443, Duration::from_secs(120), closed_rx.as_raw_fd()).unwrap_err();
-        assert_eq!(error.code(), Code::StreamClosed, "{error}");
-        assert_eq!(SLOW_CALLS.load(Ordering::SeqCst), 1);
-    }
-
-    #[test]
-    fn an_address_needs_no_lookup_and_a_failed_lookup_says_which_host() {
-        let (_closed_tx, closed_rx) = UnixStream::pair().unwrap();
-        let closed = closed_rx.as_raw_fd();
-        let mut resolver = Resolver::new(failing);
-        let second = Duration::from_secs(30);
-        assert_eq!(
-            resolver.resolve("127.0.0.1", 80, second, closed).unwrap(),
-            [SocketAddr::from(([127, 0, 0, 1], 80))]
-        );
-        assert_eq!(resolver.resolve("::1", 443, second, closed).unwrap()[0].to_string(), "[::1]:443");
-        assert_eq!(FAILING_CALLS.load(Ordering::SeqCst), 0);
-        for calls in 1..=2 {
-            let error = resolver.resolve("venue.example", 443, second, closed).unwrap_err();
-            assert_eq!(error.code(), Code::Transport, "{error}");
-            assert!(error.message().contains("\"venue.example\" could not be resolved"), "{error}");
-            // A failure is never kept: each attempt asks again.
-            assert_eq!(FAILING_CALLS.load(Ordering::SeqCst), calls);
-        }
-    }
-}
+mod tests;

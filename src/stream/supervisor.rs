@@ -39,7 +39,7 @@
 use super::events::{self, Queue, Tables};
 use super::limits::{self, Backoff};
 use super::reader::{End, VenueClose, end_reason, read_available};
-use super::resolve::{self, Resolver};
+use super::resolve::Resolver;
 use super::serving::serve;
 use super::settings::StreamSettings;
 use super::shared::{Shared, lock, poll_fds};
@@ -211,7 +211,7 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
     // Since when the last `reconnecting` event said the stream waits for a connection slot.
     let mut waiting_for_a_slot: Option<Instant> = None;
     // The stream's host lookups: at most one at a time, however many attempts give up on one.
-    let mut resolver = Resolver::new(resolve::system);
+    let mut resolver = Resolver::new(crate::name_lookup::system);
     while !shared.is_closing() {
         let token = match &ctx.session {
             Some(session) => {
