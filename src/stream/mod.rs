@@ -12,7 +12,8 @@
 //! and `orders` (the two protocols; `orders/pending`: its requests in flight),
 //! `subscriptions` (the market stream's channels), `auth_answer` (what an auth answer means),
 //! `seq`, `depth`, `push_scan` (with `push_scan/scanner`) and `push_serde` (reading pushes),
-//! `unrecognized` (frames passed on as they are), `events` (event shapes), `queue` (with
+//! `refusals` (a refused subscription, tied to it), `unrecognized` (frames passed on as they
+//! are), `events` (event shapes), `queue` (with
 //! `queue/waiting`) and `watch` (how callers wait), `json`, `decoders` (the two protocols'
 //! reading of frames without a connection, for benchmarks and fuzz targets).
 
@@ -33,6 +34,7 @@ mod push_scan;
 mod push_serde;
 mod queue;
 mod reader;
+mod refusals;
 mod resolve;
 mod rotation;
 mod seq;
