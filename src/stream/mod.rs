@@ -2,7 +2,8 @@
 //! stream (`ws-api`), each served by one background I/O thread and read by the caller
 //! through a poll model (`next` with a timeout). No callback ever runs on a library thread.
 //!
-//! Modules: `settings` (URLs, options, TLS), `tls`, `transport` (one connection),
+//! Modules: `settings` (URLs, options, TLS), `tls`, `transport` (one connection; `fragments`:
+//! whether a fragmented message is in progress),
 //! `resolve` (its host's addresses, bounded), `handshake` (the upgrade; `chunked`: a refusal's
 //! chunked body),
 //! `limits` (the venue's connection limits, backoff), `supervisor` (the I/O thread:
@@ -24,6 +25,7 @@ mod deadline_tcp;
 mod decoders;
 mod depth;
 mod events;
+mod fragments;
 mod handshake;
 mod json;
 mod limits;
