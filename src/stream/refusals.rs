@@ -128,8 +128,7 @@ fn words(frame: &Map<String, Value>) -> Vec<&str> {
 /// hold as a word.
 fn named_in_words(words: &[&str], subs: &[Subscription]) -> Vec<usize> {
     let holds = |word: &str| words.iter().any(|text| holds_word(text, word));
-    let by_symbol: Vec<usize> =
-        (0..subs.len()).filter(|&i| subs[i].symbol.as_deref().is_some_and(|s| holds(s))).collect();
+    let by_symbol: Vec<usize> = (0..subs.len()).filter(|&i| subs[i].symbol.as_deref().is_some_and(&holds)).collect();
     if !by_symbol.is_empty() {
         let both: Vec<usize> = by_symbol.iter().copied().filter(|&i| holds(subs[i].channel)).collect();
         return if both.is_empty() { by_symbol } else { both };
