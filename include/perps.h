@@ -636,7 +636,8 @@ struct perps_stream *perps_order_stream_open(const struct perps_client *c, const
  * `{"channel":"unrecognized","frame",…}` (with `"answers":"auth:login"` for a late answer
  * to a login of an earlier connection); and
  * `{"channel":"status","state":S,…}` with S one of connected, disconnected, reconnecting,
- * reconnect_failed, reconnected, gap, seq_regression, error, overflow, failed, and on the
+ * reconnect_failed, reconnected, gap, seq_regression, error (with `"refused":true` and
+ * `subscription` for a subscription the venue refused), overflow, failed, and on the
  * order stream request_timeout (a request with no outcome `stream_request_timeout_ms` after
  * it was written: its fate unknown).
  * `received_ns` is the receive time in nanoseconds since the Unix epoch. After
@@ -903,7 +904,9 @@ char *perps_query_symbol_price(const struct perps_client *c, const struct perps_
  * "BTC-USD"}` (required), optional `limit` (1..1000, undocumented, passed through).
  * Returns the venue's JSON with the levels sorted best first — `bids` high to low, `asks`
  * low to high — by exact decimal value (the venue sends them unsorted); every level and
- * every other field kept as the venue wrote them. Free the result with `perps_string_free`.
+ * every other field kept as the venue wrote them. The book has both sides, as documented
+ * (an empty one `[]` or null, written `[]`); one missing is `PERPS_BAD_RESPONSE` naming it,
+ * as the stream's `depth_book` push. Free the result with `perps_string_free`.
  */
 char *perps_query_depth_book(const struct perps_client *c, const struct perps_session *s, const char *params_json, struct perps_error **err);
 

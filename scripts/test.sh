@@ -67,7 +67,7 @@ step "streams on one CPU: the stream tests with the I/O threads pinned to the ca
 taskset -c 0 cargo test --test streams --test stream_order_entry --test stream_flows --test stream_reconnect \
   --test stream_hostile_venue --test stream_auth_answers --test stream_connection_limits --test stream_caller_reads \
   --test stream_upgrade_answers --test stream_venue_close --test stream_hostile_floods --test stream_rotation \
-  --test stream_request_timeout --test stream_seq_gaps \
+  --test stream_request_timeout --test stream_seq_gaps --test stream_hostile_subscriptions --test stream_hostile_fragments \
   -- --skip the_account_event_arrives_before_the_ack
 
 # The debug test binaries are done with: their ~1.8 GB leave the disk before the release

@@ -363,13 +363,30 @@ fn depth_levels_are_sorted_by_exact_decimal_value() {
     assert!(bids.windows(2).all(|w| w[0] >= w[1]), "bids high to low");
     assert!(asks.windows(2).all(|w| w[0] <= w[1]), "asks low to high");
     // A book that cannot be sorted is a bad response, not a guess.
-    for bad in [r#"{"asks":[["abc","1"]],"bids":[]}"#, r#"{"asks":"none","bids":[]}"#, r#"{"symbol":"X"}"#] {
+    // A book with one side is refused naming the missing one, as the stream refuses such a
+    // `depth_book` push (the documented book has both; an empty side is `[]` or null).
+    for (bad, words) in [
+        (r#"{"asks":[["abc","1"]],"bids":[]}"#, "price \"abc\""),
+        (r#"{"asks":"none","bids":[]}"#, "array of levels"),
+        (r#"{"symbol":"X"}"#, "no \"bids\" or \"asks\""),
+        (r#"{"asks":[["1","1"]],"symbol":"X"}"#, "the book has no \"bids\""),
+        (r#"{"bids":[["1","1"]],"symbol":"X"}"#, "the book has no \"asks\""),
+        (r#"{"code":0,"data":{"bids":[],"symbol":"X"}}"#, "the book has no \"asks\""),
+    ] {
         let text = bad.to_owned();
         let rogue = Rogue::start(move |_, _| json(200, &text));
         let client = client_at(&rogue.url(), FAST);
         let f = expect(call(&client, None, "query_depth_book", Some(r#"{"symbol":"X"}"#)), PERPS_BAD_RESPONSE, true);
         assert_eq!(f.body.as_deref(), Some(bad));
         assert!(f.message.starts_with("query_depth_book: "), "{f:?}");
+        assert!(f.message.contains(words), "{bad}: {f:?}");
+    }
+    // Empty sides, as `[]` or null, are a book.
+    for empty in [r#"{"asks":[],"bids":null,"symbol":"X"}"#, r#"{"data":{"asks":null,"bids":[["1","1"]]}}"#] {
+        let text = empty.to_owned();
+        let rogue = Rogue::start(move |_, _| json(200, &text));
+        let client = client_at(&rogue.url(), FAST);
+        assert!(call(&client, None, "query_depth_book", Some(r#"{"symbol":"X"}"#)).is_ok(), "{empty}");
     }
 }
 

@@ -23,6 +23,7 @@ use helpers::*;
 use market::{SUBS, market};
 use perps::Code;
 use perps::stream::Stream;
+use scripted_venue::{logged_in, order_venue};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use ws_server::{AckStyle, Config, Out, WsServer};
@@ -306,4 +307,30 @@ fn a_late_order_rejection_without_request_id_before_the_new_login_is_answered_ke
     let (outcome, _) = until(&stream, LONG, "the late outcome", is_channel("order_response"));
     assert_eq!(outcome["request_id"], sent["request_id"]);
     assert_eq!((outcome["final"].as_bool(), outcome["matched"].as_bool()), (Some(true), Some(true)), "{outcome}");
+}
+
+#[test]
+fn replies_echoing_the_request_id_in_upper_case_are_matched_and_name_the_id_as_given() {
+    // RFC 9562: a UUID's hex is case-insensitive. The login's answer in upper case too must
+    // still be the login's (else the open waits out its deadline and fails).
+    for login_upper in [false, true] {
+        let url = order_venue(
+            move |id| logged_in(&if login_upper { id.to_uppercase() } else { id.to_owned() }),
+            vec![
+                r#"{"code":0,"status":"accepted","request_id":"RID_UPPER"}"#.into(),
+                r#"{"code":0,"message":"success","request_id":"RID_UPPER"}"#.into(),
+            ],
+        );
+        let stream = Stream::open_orders(client(&url, "{}"), session()).unwrap();
+        let sent: Value = serde_json::from_str(&stream.new_order(ORDER).unwrap()).unwrap();
+        let given = sent["request_id"].as_str().unwrap();
+        for what in ["ack", "outcome"] {
+            let (reply, _) = until(&stream, LONG, what, is_channel("order_response"));
+            assert_eq!(reply["matched"], true, "{what}: {reply}");
+            assert_eq!(reply["request_id"], given, "{what}: {reply}");
+            assert_eq!(reply["cl_ord_id"], sent["cl_ord_id"], "{what}: {reply}");
+            // The frame as the venue sent it.
+            assert_eq!(reply["frame"]["request_id"], given.to_uppercase(), "{what}: {reply}");
+        }
+    }
 }

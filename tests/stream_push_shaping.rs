@@ -155,6 +155,10 @@ fn a_depth_book_push_that_is_not_a_book_is_an_error_not_data() {
         (r#"{"seq":2,"channel":"depth_book","symbol":"BTC-USD"}"#, "no \"data\""),
         (r#"{"seq":3,"channel":"depth_book","symbol":"BTC-USD","data":{}}"#, "the book has no \"asks\""),
         (r#"{"seq":3,"channel":"depth_book","symbol":"BTC-USD","data":{"asks":[["1","1"]]}}"#, "no \"bids\""),
+        (
+            r#"{"seq":3,"channel":"depth_book","symbol":"BTC-USD","data":{"bids":[["1","1"]]}}"#,
+            "the book has no \"asks\"",
+        ),
         (r#"{"seq":4,"channel":"depth_book","symbol":"BTC-USD","data":{"Asks":[["2","1"],["1","1"]]}}"#, "no \"asks\""),
         (
             r#"{"seq":5,"channel":"depth_book","symbol":"BTC-USD","data":{"asks":[["1","NaN"],["2",null],["3"]],"bids":[["9","-1"]]}}"#,

@@ -1,6 +1,7 @@
 //! The venue's HTTP answer to the WebSocket upgrade, against venues that are not ours (each a
 //! short script on 127.0.0.1): a refusal (401, 403) ends the stream, a "not now" (429, 503)
-//! with `Retry-After` is waited out (without one, 2 s at least: the venue's connection rate),
+//! with `Retry-After` is waited out (without one, or with one asking for less — 0, a date past —
+//! 2 s at least: the venue's connection rate; a huge one capped at a minute and said so),
 //! and a 101 answer is held to RFC 6455 §4.1 — no extension
 //! the client did not ask for, a `Connection` header that may be a token list. Lines may end
 //! in a bare LF (RFC 9112 §2.2); a chunked refusal's body is quoted decoded.
@@ -16,7 +17,8 @@ use perps::stream::Stream;
 use scripted_venue::*;
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 const PRICE: &str = r#"[{"channel":"price","symbol":"BTC-USD"}]"#;
 
@@ -409,5 +411,74 @@ fn a_refusal_whose_chunking_is_malformed_is_quoted_raw() {
         assert_eq!((error.code(), error.http_status()), (Code::HttpStatus, 503), "{raw:?}: {error}");
         assert!(error.message().contains(&format!("\"{quoted}\"")), "{raw:?}: {error}");
         assert_eq!(error.body(), Some(raw), "{raw:?}: {error}");
+    }
+}
+
+/// A venue whose first connection drops after a moment and which refuses every later upgrade
+/// with a 429 and `headers`; when each refused attempt came, as the venue saw it.
+fn refusing_every_reconnection(headers: &'static str) -> (String, Arc<Mutex<Vec<Instant>>>) {
+    let attempts = Arc::new(Mutex::new(Vec::new()));
+    let seen = attempts.clone();
+    let url = raw_venue(move |i, mut tcp| {
+        if i == 0 {
+            let Ok(ws) = tungstenite::accept(tcp) else { return };
+            std::thread::sleep(Duration::from_millis(200));
+            return drop(ws);
+        }
+        seen.lock().unwrap().push(Instant::now());
+        refuse(&mut tcp, "429 Too Many Requests", headers, r#"{"message":"too many connections"}"#);
+    });
+    (url, attempts)
+}
+
+/// `Retry-After` values that ask for no wait (0, a date past, one that is no value): the next
+/// attempt still waits the venue's connection rate (30 a minute: 2 s), as without one — never
+/// only the backoff (50 ms at most here), which would spend the minute's allowance at once.
+fn no_wait_asked_still_waits_the_connection_rate(header: &'static str) {
+    let (url, attempts) = refusing_every_reconnection(header);
+    let stream = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap();
+    for n in 0..2 {
+        let (failed, _) = until(&stream, LONG, "reconnect_failed", is_status("reconnect_failed"));
+        assert_eq!(failed["min_wait_ms"], 2000, "{header} #{n}: {failed}");
+        assert!(failed["delay_ms"].as_u64().unwrap() >= 2000, "{header} #{n}: {failed}");
+        let (waiting, _) = until(&stream, LONG, "reconnecting", is_status("reconnecting"));
+        assert!(waiting["delay_ms"].as_u64().unwrap() >= 2000, "{header} #{n}: {waiting}");
+    }
+    // Two refused attempts, as the venue saw them (both came before their events): 2 s apart
+    // at least, however loaded the machine (a load only widens the gap).
+    let seen = attempts.lock().unwrap().clone();
+    assert!(seen.len() >= 2, "{header}: {seen:?}");
+    assert!(seen[1] - seen[0] >= Duration::from_millis(1990), "{header}: {:?}", seen[1] - seen[0]);
+}
+
+#[test]
+fn a_retry_after_of_zero_does_not_hurry_the_reconnection() {
+    no_wait_asked_still_waits_the_connection_rate("Retry-After: 0\r\n");
+}
+
+#[test]
+fn a_retry_after_date_in_the_past_does_not_hurry_the_reconnection() {
+    no_wait_asked_still_waits_the_connection_rate("Retry-After: Sun, 06 Nov 1994 08:49:37 GMT\r\n");
+}
+
+#[test]
+fn a_negative_or_absent_retry_after_waits_the_connection_rate() {
+    no_wait_asked_still_waits_the_connection_rate("Retry-After: -1\r\n");
+    no_wait_asked_still_waits_the_connection_rate("");
+}
+
+#[test]
+fn a_huge_retry_after_is_capped_at_a_minute_and_reported() {
+    for (header, asked_ms) in
+        [("Retry-After: 86400\r\n", 86_400_000i64), ("Retry-After: 9223372036854775\r\n", 9_223_372_036_854_775_000)]
+    {
+        let (url, _) = refusing_every_reconnection(header);
+        let stream = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap();
+        let (failed, _) = until(&stream, LONG, "reconnect_failed", is_status("reconnect_failed"));
+        assert_eq!(failed["retry_after_ms"], asked_ms, "{failed}");
+        assert_eq!(failed["retry_after_capped"], true, "{failed}");
+        assert_eq!(failed["delay_ms"], 60_000, "{failed}");
+        let (waiting, _) = until(&stream, LONG, "reconnecting", is_status("reconnecting"));
+        assert_eq!(waiting["delay_ms"], 60_000, "{waiting}");
     }
 }

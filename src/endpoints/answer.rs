@@ -341,7 +341,7 @@ type RawEntries<'a> = Vec<(Cow<'a, str>, &'a RawValue)>;
 
 /// `query_depth_book`: the same object with `bids` sorted high to low and `asks` low to
 /// high by price, every other field and every level's text as the venue sent it. The book
-/// may sit at the top or inside a `data` / `result` envelope. Ties keep the venue's order.
+/// (both sides: `write_sorted`) may sit at the top or inside a `data` / `result` envelope. Ties keep the venue's order.
 /// The answer is read once: its `code` is checked here too (as [`check`] does).
 pub fn sort_depth_book(body: &str) -> Result<String, Refusal> {
     let entries: RawEntries<'_> = serde_json::from_str::<Entries<'_>>(body)
@@ -400,10 +400,15 @@ fn push_key(out: &mut String, key: &str) {
     }
 }
 
+/// A book has both sides, as the venue documents it (venue-api.md §2.2, and as the stream
+/// reads a `depth_book` push: `stream/depth.rs`); a side with no level is `[]` (or `null`).
+/// A book with one side is refused naming the missing one, never read as an empty side.
 fn write_sorted(out: &mut String, entries: &RawEntries<'_>) -> Result<(), String> {
-    for side in ["bids", "asks"] {
-        if entries.iter().filter(|(k, _)| k == side).count() > 1 {
-            return Err(crate::book_levels::named_twice(side));
+    for side in ["asks", "bids"] {
+        match entries.iter().filter(|(k, _)| k == side).count() {
+            0 => return Err(format!("the book has no \"{side}\"")),
+            1 => {}
+            _ => return Err(crate::book_levels::named_twice(side)),
         }
     }
     out.push('{');

@@ -98,7 +98,8 @@ pub extern "C" fn perps_order_stream_open(
 /// `{"channel":"unrecognized","frame",…}` (with `"answers":"auth:login"` for a late answer
 /// to a login of an earlier connection); and
 /// `{"channel":"status","state":S,…}` with S one of connected, disconnected, reconnecting,
-/// reconnect_failed, reconnected, gap, seq_regression, error, overflow, failed, and on the
+/// reconnect_failed, reconnected, gap, seq_regression, error (with `"refused":true` and
+/// `subscription` for a subscription the venue refused), overflow, failed, and on the
 /// order stream request_timeout (a request with no outcome `stream_request_timeout_ms` after
 /// it was written: its fate unknown).
 /// `received_ns` is the receive time in nanoseconds since the Unix epoch. After

@@ -342,7 +342,9 @@ pub extern "C" fn perps_query_symbol_price(
 /// "BTC-USD"}` (required), optional `limit` (1..1000, undocumented, passed through).
 /// Returns the venue's JSON with the levels sorted best first — `bids` high to low, `asks`
 /// low to high — by exact decimal value (the venue sends them unsorted); every level and
-/// every other field kept as the venue wrote them. Free the result with `perps_string_free`.
+/// every other field kept as the venue wrote them. The book has both sides, as documented
+/// (an empty one `[]` or null, written `[]`); one missing is `PERPS_BAD_RESPONSE` naming it,
+/// as the stream's `depth_book` push. Free the result with `perps_string_free`.
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_query_depth_book(
     c: *const perps_client,

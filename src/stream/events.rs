@@ -10,7 +10,10 @@
 //!   `outcome_unknown`: an outcome whose code, 5xx or 408 or no plain integer, leaves the
 //!   request's effect unknown — `orders.rs`);
 //! - everything about the connection: `{"channel":"status","state",…,"received_ns"}`, and an
-//!   order-stream request past its deadline: `"state":"request_timeout"` (`orders/deadlines.rs`).
+//!   order-stream request past its deadline: `"state":"request_timeout"` (`orders/deadlines.rs`);
+//! - a push that could not be read: `"state":"error"` with `"subscription":{"channel","symbol"}`
+//!   and `"seq"`; a subscription the venue refused the same, with `"refused":true` (no push
+//!   will come on it until a reconnection subscribes again; `refusals.rs`).
 
 pub use super::queue::{Kind, Queue, Tables};
 use crate::error::Error;
@@ -65,5 +68,14 @@ pub fn bad_push(error: &Error, frame: &str, channel: &str, symbol: Option<&str>,
     let mut fields = error_fields(error, Some(&frame_excerpt(frame)));
     fields["subscription"] = json!({ "channel": channel, "symbol": symbol });
     fields["seq"] = seq;
+    status("error", fields)
+}
+
+/// A subscription the venue refused (`refusals.rs`): `bad_push`'s event with `"refused":true`.
+pub fn refused_subscription(error: &Error, frame: &str, channel: &str, symbol: Option<&str>, seq: Value) -> String {
+    let mut fields = error_fields(error, Some(&frame_excerpt(frame)));
+    fields["subscription"] = json!({ "channel": channel, "symbol": symbol });
+    fields["seq"] = seq;
+    fields["refused"] = true.into();
     status("error", fields)
 }

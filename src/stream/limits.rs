@@ -122,8 +122,14 @@ impl Backoff {
 /// than left alone for hours, and the caller reads the whole ask in `reconnect_failed`.
 const MAX_RETRY_AFTER_WAIT: Duration = WINDOW;
 
-/// After an upgrade refused with 429 or 503 and no `Retry-After`: the venue allows 30 new
-/// connections per minute per IP, so the next attempt waits at least 60 s / 30.
+/// Whether a `Retry-After` of `ms` asks for more than a reconnection waits (it is capped).
+pub fn retry_after_capped(ms: i64) -> bool {
+    ms > MAX_RETRY_AFTER_WAIT.as_millis() as i64
+}
+
+/// After an upgrade refused with 429 or 503 and no `Retry-After`, or one asking for less (0,
+/// a date past): the venue allows 30 new connections per minute per IP, so the next attempt
+/// waits at least 60 s / 30.
 pub(crate) const MIN_WAIT_AFTER_TOO_MANY: Duration = Duration::from_secs(2);
 
 /// The wait before the next connection: the backoff's, or the venue's `Retry-After` (ms)
@@ -170,6 +176,8 @@ mod tests {
         assert_eq!(retry_delay(ms(40), Some(1000)), ms(1000));
         assert_eq!(retry_delay(ms(400), Some(100)), ms(400));
         assert_eq!(retry_delay(ms(40), Some(i64::MAX)), MAX_RETRY_AFTER_WAIT);
+        assert!(retry_after_capped(i64::MAX) && retry_after_capped(60_001));
+        assert!(!retry_after_capped(60_000) && !retry_after_capped(0));
     }
 
     #[test]

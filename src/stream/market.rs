@@ -7,6 +7,7 @@ use super::events::{self, Kind, Queue};
 use super::json::push_str;
 use super::push_scan;
 use super::push_serde::{self, DataSymbol, Envelope, FastData, FastPush, PushSeq, data_symbol};
+use super::refusals::{self, Heard};
 use super::seq::SeqTracker;
 use super::subscriptions::{ACCOUNT_CHANNELS, PUBLIC_CHANNELS, Subscription};
 use super::supervisor::{AuthOutcome, Protocol};
@@ -19,6 +20,10 @@ use serde_json::{Value, json};
 
 pub struct Market {
     subs: Vec<Subscription>,
+    /// What each subscription has had on this connection, to tie a refusal to it.
+    heard: Vec<Heard>,
+    /// How many of `heard` are `Awaited` (a push looks its subscription up only while any is).
+    awaited: usize,
     seq: SeqTracker,
     awaiting_auth: bool,
     impersonate: Option<String>,
@@ -36,6 +41,8 @@ pub struct Market {
 impl Market {
     pub fn new(subs: Vec<Subscription>, impersonate: Option<String>) -> Market {
         Market {
+            heard: vec![Heard::Awaited; subs.len()],
+            awaited: subs.len(),
             subs,
             seq: SeqTracker::default(),
             awaiting_auth: false,
@@ -182,6 +189,9 @@ impl Market {
         let channel = push.channel.and_then(push_serde::text);
         let Some(known) = PUBLIC_CHANNELS.iter().chain(ACCOUNT_CHANNELS).find(|c| Some(**c) == channel.as_deref())
         else {
+            if self.refused(text, queue) {
+                return;
+            }
             return unrecognized::pass_on(text, received_ns, queue, &mut self.seq);
         };
         let in_data = push.data.map_or(DataSymbol::None, data_symbol);
@@ -272,7 +282,51 @@ impl Market {
         // An account push is counted under its data's symbol too, but keeps its envelope.
         let counted_under = symbol.or(in_data);
         self.seq.report(channel, counted_under, seq.counted(), queue);
-        Some(if PUBLIC_CHANNELS.contains(&channel) { counted_under } else { symbol })
+        let named = if PUBLIC_CHANNELS.contains(&channel) { counted_under } else { symbol };
+        if self.awaited > 0 {
+            self.heard_on(channel, if PUBLIC_CHANNELS.contains(&channel) { named } else { None });
+        }
+        Some(named)
+    }
+
+    /// A push came on `channel` / `symbol`: that subscription is no longer awaited.
+    fn heard_on(&mut self, channel: &str, symbol: Option<&str>) {
+        if let Some(i) = self.subs.iter().position(|s| s.channel == channel && s.symbol.as_deref() == symbol)
+            && self.heard[i] == Heard::Awaited
+        {
+            self.heard[i] = Heard::Pushed;
+            self.awaited -= 1;
+        }
+    }
+
+    /// If `text` refuses one of the subscriptions (`refusals.rs`): its `error` event queued,
+    /// its `seq` counted on the connection (as `unrecognized::pass_on` would), and `true`.
+    fn refused(&mut self, text: &str, queue: &Queue) -> bool {
+        let Ok(Value::Object(frame)) = serde_json::from_str::<Value>(text) else { return false };
+        if !refusals::is_refusal(&frame) {
+            return false;
+        }
+        let Some(i) = refusals::tie(&frame, &self.subs, &self.heard) else { return false };
+        let sub = &self.subs[i];
+        let what = match &sub.symbol {
+            Some(symbol) => format!("the subscription to {} {}", sub.channel, crate::error::excerpt(symbol)),
+            None => format!("the subscription to {}", sub.channel),
+        };
+        let error = match super::auth_answer::judge(&frame, &what) {
+            AuthOutcome::Refused(error) | AuthOutcome::Unavailable(error) => error,
+            _ => Error::new(crate::error::Code::ApiError, format!("the venue refused {what}")),
+        };
+        let seq = super::json::lenient_int(frame.get("seq"));
+        if let Some(seq) = seq {
+            self.seq.report_unsubscribed(seq, queue);
+        }
+        let seq = seq.map_or(Value::Null, Value::from);
+        queue.push(Kind::Notice, events::refused_subscription(&error, text, sub.channel, sub.symbol.as_deref(), seq));
+        if self.heard[i] == Heard::Awaited {
+            self.awaited -= 1;
+        }
+        self.heard[i] = Heard::Refused;
+        true
     }
 }
 
@@ -283,6 +337,8 @@ impl Protocol for Market {
 
     fn start(&mut self, conn: &mut Connection, token: Option<&str>) -> Result<bool> {
         self.seq.reset();
+        self.heard.fill(Heard::Awaited);
+        self.awaited = self.subs.len();
         for sub in &self.subs {
             if let Some(symbol) = &sub.symbol {
                 self.seq.reserve(sub.channel, symbol);

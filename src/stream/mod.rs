@@ -2,7 +2,8 @@
 //! stream (`ws-api`), each served by one background I/O thread and read by the caller
 //! through a poll model (`next` with a timeout). No callback ever runs on a library thread.
 //!
-//! Modules: `settings` (URLs, options, TLS), `tls`, `transport` (one connection),
+//! Modules: `settings` (URLs, options, TLS), `tls`, `transport` (one connection; `fragments`:
+//! whether a fragmented message is in progress),
 //! `resolve` (its host's addresses, bounded), `handshake` (the upgrade; `chunked`: a refusal's
 //! chunked body),
 //! `limits` (the venue's connection limits, backoff), `supervisor` (the I/O thread:
@@ -12,7 +13,8 @@
 //! and `orders` (the two protocols; `orders/pending`: its requests in flight),
 //! `subscriptions` (the market stream's channels), `auth_answer` (what an auth answer means),
 //! `seq`, `depth`, `push_scan` (with `push_scan/scanner`) and `push_serde` (reading pushes),
-//! `unrecognized` (frames passed on as they are), `events` (event shapes), `queue` (with
+//! `refusals` (a refused subscription, tied to it), `unrecognized` (frames passed on as they
+//! are), `events` (event shapes), `queue` (with
 //! `queue/waiting`) and `watch` (how callers wait), `json`, `decoders` (the two protocols'
 //! reading of frames without a connection, for benchmarks and fuzz targets).
 
@@ -23,6 +25,7 @@ mod deadline_tcp;
 mod decoders;
 mod depth;
 mod events;
+mod fragments;
 mod handshake;
 mod json;
 mod limits;
@@ -34,6 +37,7 @@ mod push_scan;
 mod push_serde;
 mod queue;
 mod reader;
+mod refusals;
 mod resolve;
 mod rotation;
 mod seq;

@@ -2,7 +2,10 @@
 //! and the venue's replies as `order_response` events.
 //!
 //! A request's envelope `request_id` (a fresh UUID, echoed by the venue's replies) is not
-//! the `x-request-id` of its body signature (another fresh UUID), as live clients do.
+//! the `x-request-id` of its body signature (another fresh UUID), as live clients do. An
+//! echo that writes the UUID otherwise (upper-case hex, no hyphens, braced, `urn:uuid:`)
+//! names the same request (`pending::canonical`); its event carries the id as the caller was
+//! given it.
 //! Replies come in two frames: an "accepted" ack (`final: false`; the word under `status`
 //! or under `message`) and the outcome (`final: true`: success, or a rejection such as
 //! "alo order rejected"). Frames for unknown or finished requests (late acks, results of
@@ -249,7 +252,10 @@ impl Protocol for Orders {
             queue.push_quoting_venue(unrecognized::event(text, received_ns));
             return AuthOutcome::Pending;
         }
-        let request_id = frame.get("request_id").and_then(Value::as_str);
+        let as_sent = frame.get("request_id").and_then(Value::as_str);
+        // A UUID the venue wrote in another form (upper case…) names the same request.
+        let ours = as_sent.and_then(pending::canonical);
+        let request_id = ours.as_deref().or(as_sent);
         // The venue's words: `message` as documented, `msg` as its ws-stream answers write them.
         let message =
             ["message", "msg", "status"].iter().find_map(|key| frame.get(*key).and_then(Value::as_str)).unwrap_or("");
@@ -293,7 +299,9 @@ impl Protocol for Orders {
         let named = request.as_ref().or(first.as_ref());
         let event = json!({
             "channel": "order_response",
-            "request_id": request_id,
+            // The id the caller was given for a request of ours; else the venue's text (the
+            // frame as sent is in `frame` either way).
+            "request_id": if named.is_some() { request_id } else { as_sent.unwrap_or(request_id) },
             "code": frame.get("code").cloned().unwrap_or(Value::Null),
             "message": message,
             "final": !ack,

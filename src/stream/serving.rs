@@ -1,6 +1,7 @@
 //! Serving a live connection (the I/O thread's part while the reader is in the link): read
 //! what no caller reads, ping when the venue is quiet, and end the connection when it is
-//! silent (idle timeout), when the venue has stopped taking our writes (the same bound), or
+//! silent (idle timeout), when the venue has stopped taking our writes (the same bound), when
+//! a message it began stays incomplete (the same bound: `fragments.rs`), or
 //! when it is due for rotation. `supervisor.rs` acts on how it ended.
 
 use super::reader::{Reader, read_served};
@@ -55,7 +56,7 @@ fn serve_reader(shared: &Shared, settings: &StreamSettings) -> Ended {
             note_affinity(&shared.io_cpu);
             affinity_noted = Some(Instant::now());
         }
-        let (fd, last_inbound, unsent_since, timer_due) = {
+        let (fd, last_inbound, unsent_since, timer_due, open_since) = {
             let mut link = shared.link();
             let Link { conn: Some(conn), reader: Some(reader), .. } = &mut *link else {
                 return Ended::lost("the connection was dropped");
@@ -75,7 +76,7 @@ fn serve_reader(shared: &Shared, settings: &StreamSettings) -> Ended {
                 conn.send_ping_now();
             }
             let timer_due = reader.proto.on_timers(Instant::now(), &shared.queue);
-            (conn.fd(), reader.last_inbound, conn.unsent_since(), timer_due)
+            (conn.fd(), reader.last_inbound, conn.unsent_since(), timer_due, conn.ws.get_ref().message_open_since())
         };
         if shared.is_closing() {
             return Ended::lost("closed by the caller");
@@ -99,6 +100,16 @@ fn serve_reader(shared: &Shared, settings: &StreamSettings) -> Ended {
                 options.idle_timeout.as_millis()
             ));
         }
+        // A message begun and not finished for as long as silence is allowed: pings between
+        // its fragments keep `last_inbound` fresh while nothing is delivered (`fragments.rs`).
+        let incomplete_deadline = open_since.map(|since| since + options.idle_timeout);
+        if incomplete_deadline.is_some_and(|deadline| now >= deadline) {
+            return Ended::lost(format!(
+                "a message the venue began {} ms ago is still incomplete (stream_idle_timeout_ms): the connection \
+                 delivers nothing and is presumed broken",
+                options.idle_timeout.as_millis()
+            ));
+        }
         if now >= rotate_at {
             return Ended {
                 reason: format!("rotation after {} ms (before the venue's 24 h cap)", options.rotate_after.as_millis()),
@@ -110,6 +121,7 @@ fn serve_reader(shared: &Shared, settings: &StreamSettings) -> Ended {
         if !more {
             let wake_at = idle_deadline.min(rotate_at).min(ping_due(last_inbound, last_ping).max(now));
             let wake_at = unsent_deadline.map_or(wake_at, |deadline| wake_at.min(deadline));
+            let wake_at = incomplete_deadline.map_or(wake_at, |deadline| wake_at.min(deadline));
             let wake_at = timer_due.map_or(wake_at, |due| wake_at.min(due.max(now)));
             // A caller asleep on the socket reads what wakes it, and one busy-polling `next`
             // on this CPU reads what is there at each call (`ReadForCaller`): the I/O thread

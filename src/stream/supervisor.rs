@@ -291,12 +291,19 @@ fn run(ctx: &Context, mut proto: Box<dyn Protocol>, shared: &Shared, opened: mps
                 let mut wait_ms = error.retry_after_ms();
                 if let Some(ms) = wait_ms {
                     fields["retry_after_ms"] = ms.into();
-                } else if error.code() == Code::HttpStatus && matches!(error.http_status(), 429 | 503) {
-                    // Without one, the venue's connection rate (30 per minute per IP) sets the
-                    // least wait: the backoff alone could spend the minute's allowance at once.
+                    if limits::retry_after_capped(ms) {
+                        fields["retry_after_capped"] = true.into();
+                    }
+                }
+                if error.code() == Code::HttpStatus && matches!(error.http_status(), 429 | 503) {
+                    // Without one, or with one asking for less (`Retry-After: 0`, a date past),
+                    // the venue's connection rate (30 per minute per IP) sets the least wait:
+                    // the backoff alone could spend the minute's allowance at once.
                     let least = limits::MIN_WAIT_AFTER_TOO_MANY.as_millis() as i64;
-                    fields["min_wait_ms"] = least.into();
-                    wait_ms = Some(least);
+                    if wait_ms.is_none_or(|ms| ms < least) {
+                        fields["min_wait_ms"] = least.into();
+                        wait_ms = Some(least);
+                    }
                 }
                 let delay = limits::retry_delay(backoff.next_delay(), wait_ms);
                 fields["delay_ms"] = (delay.as_millis() as u64).into();

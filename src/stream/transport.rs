@@ -13,6 +13,7 @@
 //! short by the stream's `close`.
 
 use super::deadline_tcp::DeadlineTcp;
+use super::fragments::FrameWatch;
 use super::resolve::Resolver;
 use super::settings::StreamSettings;
 use super::venue_close::MAX_CLOSE_FRAME;
@@ -50,6 +51,8 @@ pub struct Socket {
     /// How many bytes the layer below has taken: unchanged over a frame write cut short by
     /// `close`, no byte of that frame can have left (`WriteFailure::nothing_written`).
     taken: u64,
+    /// Whether a fragmented message is in progress (`fragments.rs`).
+    frames: FrameWatch,
 }
 
 /// The last `MAX_CLOSE_FRAME` bytes read.
@@ -77,6 +80,11 @@ impl Tail {
 }
 
 impl Socket {
+    /// When the message the venue is sending began, while it is incomplete (`fragments.rs`).
+    pub fn message_open_since(&self) -> Option<Instant> {
+        self.frames.open_since()
+    }
+
     /// The last bytes read (at most a Close frame's worth).
     pub fn tail(&self) -> &[u8] {
         &self.tail.bytes[..self.tail.len]
@@ -105,6 +113,7 @@ impl Read for Socket {
             Layer::Tls(s) => s.read(buf),
         }?;
         self.tail.keep(&buf[..n]);
+        self.frames.feed(&buf[..n]);
         Ok(n)
     }
 }
@@ -303,10 +312,11 @@ pub fn connect(
     } else {
         Layer::Plain(DeadlineTcp::new(tcp, deadline))
     };
-    let mut socket = Socket { layer, tail: Tail::new(), unsent_since: None, taken: 0 };
+    let mut socket = Socket { layer, tail: Tail::new(), unsent_since: None, taken: 0, frames: FrameWatch::off() };
     // Our own handshake (`handshake.rs`): RFC 6455 §4.1 as written, the venue's refusals
     // read as REST reads them.
     let leftover = super::handshake::client(&mut socket, request)?;
+    socket.frames.start(&leftover);
     socket.set_deadline(None);
     let max = settings.options.max_frame_bytes;
     // The write buffer is bounded too (tungstenite's default is unbounded): a venue that
@@ -384,7 +394,7 @@ mod tests {
         let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (server, _) = listener.accept().unwrap();
         let layer = Layer::Plain(DeadlineTcp::new(client, None));
-        let socket = Socket { layer, tail: Tail::new(), unsent_since: None, taken: 0 };
+        let socket = Socket { layer, tail: Tail::new(), unsent_since: None, taken: 0, frames: FrameWatch::off() };
         let ws = WebSocket::from_raw_socket(socket, Role::Client, None);
         let conn = Connection { ws, write_timeout: Duration::from_secs(1), closed_signal: None };
         (conn, WebSocket::from_raw_socket(server, Role::Server, None))

@@ -63,7 +63,7 @@ pub fn hold(mut ws: WebSocket<TcpStream>, limit: Duration) {
 }
 
 /// An order venue: answers the login with `login(request_id)`, then every order frame with
-/// `replies` (their "RID" replaced by the order's request_id).
+/// `replies` (their "RID" replaced by the order's request_id, "RID_UPPER" by it in upper case).
 pub fn order_venue(login: impl Fn(&str) -> String + Send + Sync + 'static, replies: Vec<String>) -> String {
     order_venue_answering(move |_, id| vec![(Duration::ZERO, login(id))], replies)
 }
@@ -90,7 +90,8 @@ pub fn order_venue_answering(
                 Ok(Message::Text(t)) => {
                     let order: Value = serde_json::from_str(t.as_str()).unwrap();
                     for reply in replies.iter() {
-                        let reply = reply.replace("RID", order["request_id"].as_str().unwrap());
+                        let id = order["request_id"].as_str().unwrap();
+                        let reply = reply.replace("RID_UPPER", &id.to_uppercase()).replace("RID", id);
                         ws.send(Message::text(reply)).unwrap();
                     }
                 }

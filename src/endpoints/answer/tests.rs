@@ -187,8 +187,8 @@ fn depth_levels_are_sorted_by_value_and_keep_their_text() {
     assert_eq!(sort_depth_book(r#"{"code":3,"message":"no"}"#), Err(Refusal::Code(3, "no".into())));
     // Levels as objects, spaces, escaped keys: sorted, kept.
     assert_eq!(
-        sort_depth_book(r#"{"b\u0069ds":[ {"price":"1","qty":"1"} , {"price":2,"qty":"1"} ]}"#).unwrap(),
-        r#"{"bids":[{"price":2,"qty":"1"},{"price":"1","qty":"1"}]}"#
+        sort_depth_book(r#"{"b\u0069ds":[ {"price":"1","qty":"1"} , {"price":2,"qty":"1"} ],"asks":null}"#).unwrap(),
+        r#"{"bids":[{"price":2,"qty":"1"},{"price":"1","qty":"1"}],"asks":[]}"#
     );
 }
 
@@ -211,7 +211,10 @@ fn depth_levels_are_read_as_the_stream_reads_them() {
         (r#"{"asks":[{"price":"1","px":"1","qty":"1"}],"bids":[]}"#, "names its price twice"),
         (r#"{"asks":[["x","-1"]],"bids":[]}"#, r#"level 0 of "asks": price "x" is not a decimal"#),
         (r#"{"asks":[["2","1"]],"asks":[["1","1"]],"bids":[]}"#, r#""asks" is named twice"#),
-        (r#"{"data":{"bids":[],"bids":[["1","1"]]}}"#, r#""bids" is named twice"#),
+        (r#"{"data":{"asks":[],"bids":[],"bids":[["1","1"]]}}"#, r#""bids" is named twice"#),
+        // One side: refused naming the other, as the stream refuses such a push.
+        (r#"{"data":{"bids":[],"symbol":"X"}}"#, r#"the book has no "asks""#),
+        (r#"{"asks":[["1","1"]]}"#, r#"the book has no "bids""#),
     ] {
         match sort_depth_book(book) {
             Err(Refusal::Shape(message)) => assert!(message.contains(words), "{book}: {message}"),

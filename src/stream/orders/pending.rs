@@ -73,6 +73,18 @@ fn key_of(text: &str) -> Option<u128> {
     Some(key)
 }
 
+/// A `request_id` text that is a UUID written otherwise than `RequestId` writes it — its hex
+/// in upper or mixed case (RFC 9562: the hex digits are case-insensitive), without hyphens,
+/// braced, or as a `urn:uuid:` — in our form, so that it is matched to the request (or the
+/// login) it names and the event names the id the caller was given; `None` for our form
+/// itself (no allocation on the usual path) and for any text that is no UUID.
+pub(super) fn canonical(text: &str) -> Option<String> {
+    if key_of(text).is_some() {
+        return None;
+    }
+    uuid::Uuid::try_parse(text).ok().map(|uuid| text_of(uuid.as_u128()))
+}
+
 fn text_of(key: u128) -> String {
     uuid::Uuid::from_u128(key).hyphenated().to_string()
 }

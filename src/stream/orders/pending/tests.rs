@@ -6,7 +6,7 @@ const ACK: Reply = Reply::Ack;
 const DONE: Reply = Reply::Outcome(Verdict::Success);
 
 #[test]
-fn only_the_exact_text_of_a_request_id_matches_it() {
+fn a_request_id_is_keyed_in_our_form_and_a_uuid_written_otherwise_is_put_in_it() {
     let id = RequestId::fresh().unwrap();
     let text = id.as_str();
     assert_eq!(key_of(text), Some(id.key));
@@ -19,6 +19,17 @@ fn only_the_exact_text_of_a_request_id_matches_it() {
         if other != text {
             assert_eq!(key_of(other), None, "{other}");
         }
+    }
+    // The same UUID written otherwise (RFC 9562: its hex is case-insensitive) is put in our
+    // form; our form itself needs nothing, and a text that is no UUID stays unmatched.
+    let urn = format!("urn:uuid:{upper}");
+    let mixed: String =
+        text.chars().enumerate().map(|(i, c)| if i % 2 == 0 { c.to_ascii_uppercase() } else { c }).collect();
+    for other in [upper.as_str(), simple.as_str(), braced.as_str(), urn.as_str(), mixed.as_str()] {
+        assert_eq!(canonical(other).as_deref(), Some(text), "{other}");
+    }
+    for other in [text, moved.as_str(), "", "r1", " 0"] {
+        assert_eq!(canonical(other), None, "{other}");
     }
     // The table: remembered, found by its text, forgotten after the outcome.
     let state = OrderState::new("s".into(), false);
