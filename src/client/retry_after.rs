@@ -4,12 +4,15 @@
 //! carries it, the caller reads it through `perps_error_retry_after_ms`.
 
 /// Milliseconds to wait, from the header's value and the current time (a date in
-/// the past means 0). `None` when the value is neither form.
+/// the past means 0). `None` when the value is neither form. A number of seconds too large
+/// to count in milliseconds is `i64::MAX`: a wait longer than any, as RFC 9111 §1.2.2 has a
+/// cache read an overflowing delta-seconds, not no wait at all (the callers cap what they
+/// wait and say so).
 pub fn millis(value: &str, now_ms: i64) -> Option<i64> {
     let value = value.trim();
     if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
-        let seconds: i64 = value.parse().ok()?;
-        return seconds.checked_mul(1000);
+        let seconds = value.parse::<i64>().unwrap_or(i64::MAX);
+        return Some(seconds.saturating_mul(1000));
     }
     let date_ms = http_date_ms(value, now_ms)?;
     Some((date_ms - now_ms).max(0))
@@ -27,7 +30,8 @@ fn http_date_ms(value: &str, now_ms: i64) -> Option<i64> {
         }
         [weekday, date, time, "GMT"] if weekday.len() > 4 && weekday.ends_with(',') => {
             let [day, month, year] = date.split('-').collect::<Vec<_>>()[..] else { return None };
-            (number(day, 2)?, month, this_century(now_ms) + number(year, 2)?, *time)
+            // The century is settled below, once the rest of the date is known.
+            (number(day, 2)?, month, this_century(now_ms) + 100 + number(year, 2)?, *time)
         }
         // asctime pads a one-digit day with a space (`Nov  6`): an empty part before it.
         [weekday, month, "", day, time, year] if weekday.len() == 3 => {
@@ -46,12 +50,15 @@ fn http_date_ms(value: &str, now_ms: i64) -> Option<i64> {
     }
     let at = |year| (days_from_civil(year, month, day) * 86_400 + h * 3600 + m * 60 + s) * 1000;
     // RFC 9110 §5.6.7: a two-digit year (RFC 850) that would put the date more than 50 years
-    // ahead is the most recent past year with the same last two digits.
+    // ahead is the most recent past year with the same last two digits. Tried from the next
+    // century down, so that near a century's end ("00" in 2099) it is the coming year, not
+    // the one a century ago.
     const FIFTY_YEARS_MS: i64 = 50 * 146_097 / 400 * 86_400_000;
-    match at(year) {
-        ms if parts.len() == 4 && ms > now_ms.saturating_add(FIFTY_YEARS_MS) => Some(at(year - 100)),
-        ms => Some(ms),
+    let mut year = year;
+    while parts.len() == 4 && at(year) > now_ms.saturating_add(FIFTY_YEARS_MS) {
+        year -= 100;
     }
+    Some(at(year))
 }
 
 /// `text` as a number of exactly `digits` ASCII digits.
@@ -95,10 +102,28 @@ mod tests {
             "Sun Nov 6 08:49:37 1994",
             "Sunday, 6-Nov-94 08:49:37 GMT",
             "Sun, 06 Nov 1994 08:49:37 UTC",
-            "99999999999999999999",
         ] {
             assert_eq!(millis(bad, 0), None, "{bad}");
         }
+        // Too many seconds to count in milliseconds: the longest wait, not none (RFC 9111 §1.2.2).
+        assert_eq!(millis("99999999999999999999", 0), Some(i64::MAX));
+        assert_eq!(millis("9223372036854775807", 0), Some(i64::MAX));
+        assert_eq!(millis("9223372036854776", 0), Some(i64::MAX));
+        assert_eq!(millis("9223372036854775", 0), Some(9_223_372_036_854_775_000));
+    }
+
+    #[test]
+    fn a_two_digit_year_near_a_centurys_end_is_the_coming_one() {
+        // 2099-06-01T00:00:00Z: "00" is 2000-11-06 (99 years ago) by the last century's rule
+        // alone; RFC 9110 §5.6.7 makes it 2100-11-06, under 50 years ahead.
+        let now_2099 = 4_083_955_200_000;
+        let wait = millis("Saturday, 06-Nov-00 08:49:37 GMT", now_2099).unwrap();
+        // 2099-06-01 to 2100-11-06 08:49:37: 523 days and a bit.
+        assert_eq!(wait, (523 * 86_400 + 8 * 3600 + 49 * 60 + 37) * 1000);
+        // "48" in 2099 is 2148, under 50 years ahead; "49" would be 2149-11, over 50 years
+        // ahead, so it is 2049, long past: no wait.
+        assert!(millis("Friday, 06-Nov-48 08:49:37 GMT", now_2099).unwrap() > 49 * 365 * 86_400_000);
+        assert_eq!(millis("Saturday, 06-Nov-49 08:49:37 GMT", now_2099), Some(0));
     }
 
     #[test]
