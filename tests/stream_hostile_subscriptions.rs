@@ -100,3 +100,26 @@ fn a_refusal_naming_nothing_is_tied_to_the_only_subscription_still_awaited() {
     refused(&events[1], "depth_book", "ABC-USD");
     assert_eq!(events[2]["channel"], "unrecognized", "{}", events[2]);
 }
+
+#[test]
+fn a_bare_refusal_is_not_blamed_on_a_quiet_account_channel() {
+    // With a session: `order` is asked for in the auth frame (answered), the book by the one
+    // subscribe frame after it. The book pushes; no order is placed, so `order` stays quiet.
+    let url = venue(|_, mut ws| {
+        read_json(&mut ws);
+        send(&mut ws, r#"{"channel":"auth","data":{"code":200,"msg":"success"}}"#);
+        read_json(&mut ws);
+        send(&mut ws, r#"{"seq":1,"channel":"price","symbol":"BTC-USD","data":{"mark_price":"1"}}"#);
+        send(&mut ws, r#"{"seq":2,"channel":"error","data":{"code":500,"msg":"internal error"}}"#);
+        send(&mut ws, r#"{"channel":"price","symbol":"BTC-USD","data":{"mark_price":"closing"}}"#);
+        hold(ws, Duration::from_secs(5));
+    });
+    let subs = r#"[{"channel":"price","symbol":"BTC-USD"},{"channel":"order"}]"#;
+    let stream = Stream::open_market(client(&url, "{}"), Some(session()), subs).unwrap();
+    let (_, before) = until(&stream, LONG, "the closing price push", |e| e["data"]["mark_price"] == "closing");
+    let events: Vec<Value> = before.into_iter().filter(|e| e["state"] != "connected").collect();
+    assert_eq!(events.len(), 2, "{events:#?}");
+    assert_eq!(events[0]["channel"], "price", "{}", events[0]);
+    // Not `"refused":true` on `order`: an engine would take its order channel for dead.
+    assert_eq!(events[1]["channel"], "unrecognized", "{}", events[1]);
+}

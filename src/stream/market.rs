@@ -20,9 +20,14 @@ use serde_json::{Value, json};
 
 pub struct Market {
     subs: Vec<Subscription>,
-    /// What each subscription has had on this connection, to tie a refusal to it.
+    /// What each subscription has had on this connection, to tie a refusal to it (an account
+    /// subscription's changes only when a refusal names it: its pushes are not looked up, as
+    /// no bare refusal is tied to it, `refusals::tie`).
     heard: Vec<Heard>,
-    /// How many of `heard` are `Awaited` (a push looks its subscription up only while any is).
+    /// How many public subscriptions are `Awaited`: a public push looks its subscription up
+    /// only while any is (a scan of the subscriptions per push, ~85 ns with 60 of them). An
+    /// account channel quiet for want of orders would otherwise keep every push scanning for
+    /// the life of the connection.
     awaited: usize,
     seq: SeqTracker,
     awaiting_auth: bool,
@@ -42,7 +47,7 @@ impl Market {
     pub fn new(subs: Vec<Subscription>, impersonate: Option<String>) -> Market {
         Market {
             heard: vec![Heard::Awaited; subs.len()],
-            awaited: subs.len(),
+            awaited: public_count(&subs),
             subs,
             seq: SeqTracker::default(),
             awaiting_auth: false,
@@ -283,13 +288,13 @@ impl Market {
         let counted_under = symbol.or(in_data);
         self.seq.report(channel, counted_under, seq.counted(), queue);
         let named = if PUBLIC_CHANNELS.contains(&channel) { counted_under } else { symbol };
-        if self.awaited > 0 {
-            self.heard_on(channel, if PUBLIC_CHANNELS.contains(&channel) { named } else { None });
+        if self.awaited > 0 && PUBLIC_CHANNELS.contains(&channel) {
+            self.heard_on(channel, named);
         }
         Some(named)
     }
 
-    /// A push came on `channel` / `symbol`: that subscription is no longer awaited.
+    /// A public push came on `channel` / `symbol`: that subscription is no longer awaited.
     fn heard_on(&mut self, channel: &str, symbol: Option<&str>) {
         if let Some(i) = self.subs.iter().position(|s| s.channel == channel && s.symbol.as_deref() == symbol)
             && self.heard[i] == Heard::Awaited
@@ -322,7 +327,7 @@ impl Market {
         }
         let seq = seq.map_or(Value::Null, Value::from);
         queue.push(Kind::Notice, events::refused_subscription(&error, text, sub.channel, sub.symbol.as_deref(), seq));
-        if self.heard[i] == Heard::Awaited {
+        if self.heard[i] == Heard::Awaited && sub.symbol.is_some() {
             self.awaited -= 1;
         }
         self.heard[i] = Heard::Refused;
@@ -338,7 +343,7 @@ impl Protocol for Market {
     fn start(&mut self, conn: &mut Connection, token: Option<&str>) -> Result<bool> {
         self.seq.reset();
         self.heard.fill(Heard::Awaited);
-        self.awaited = self.subs.len();
+        self.awaited = public_count(&self.subs);
         for sub in &self.subs {
             if let Some(symbol) = &sub.symbol {
                 self.seq.reserve(sub.channel, symbol);
@@ -388,6 +393,11 @@ impl Protocol for Market {
     fn on_disconnect(&mut self) -> Value {
         json!({})
     }
+}
+
+/// How many of `subs` are public (subscribed by a subscribe frame of their own).
+fn public_count(subs: &[Subscription]) -> usize {
+    subs.iter().filter(|s| s.symbol.is_some()).count()
 }
 
 /// Queue a push's event, redacted first of the tokens the stream sent, as every frame of the

@@ -12,8 +12,10 @@
 //!   object, or `symbol` in its envelope;
 //! - or its words name it: a subscription's symbol (and channel, to choose between a
 //!   symbol's channels), or a channel alone, as whole words;
-//! - or it names nothing and exactly one subscription is still awaited (has had neither a
-//!   push nor a refusal on this connection).
+//! - or it names nothing and exactly one public subscription is still awaited (has had
+//!   neither a push nor a refusal on this connection). Account channels are asked for in the
+//!   auth frame, whose answer answered them; an account channel with no activity yet (no order
+//!   placed) would otherwise take the blame for any bare refusal once the books are flowing.
 //!
 //! Of the subscriptions so named, the first one sent that is still awaited is the one refused
 //! (the venue answers a connection's frames in order); when none is awaited, only a single
@@ -65,7 +67,8 @@ pub fn tie(frame: &Map<String, Value>, subs: &[Subscription], heard: &[Heard]) -
         if channel.is_some() || symbol.is_some() || !names_nothing(&texts) {
             return None;
         }
-        let mut awaited = (0..subs.len()).filter(|&i| heard[i] == Heard::Awaited);
+        // Only a subscribe frame (a public subscription's) can be left to answer.
+        let mut awaited = (0..subs.len()).filter(|&i| subs[i].symbol.is_some() && heard[i] == Heard::Awaited);
         return match (awaited.next(), awaited.next()) {
             (Some(only), None) => Some(only),
             _ => None,
@@ -232,6 +235,17 @@ mod tests {
         assert_eq!(
             tied(error(json!({"code":400,"msg":"bad request"})), &[Pushed, Pushed, Awaited, Pushed, Pushed]),
             Some(2)
+        );
+        // Nothing named while the only subscription awaited is an account channel's: none.
+        // Account channels are asked for in the auth frame, which its answer answered; only
+        // the subscribe frames sent after it are left for a refusal to answer.
+        assert_eq!(
+            tied(error(json!({"code":400,"msg":"bad request"})), &[Pushed, Pushed, Pushed, Pushed, Awaited]),
+            None
+        );
+        assert_eq!(
+            tied(error(json!({"code":500,"msg":"internal error"})), &[Pushed, Pushed, Pushed, Refused, Awaited]),
+            None
         );
         // Named but none awaited: only a single named one.
         assert_eq!(tied(error(json!({"code":400,"msg":"XYZ-USD delisted"})), &[Pushed; 5]), None);

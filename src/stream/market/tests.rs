@@ -172,3 +172,25 @@ fn the_scanner_the_one_pass_serde_path_and_the_general_path_give_the_same_events
     }
     assert!(read_by_scanner > 5_000, "the scanner read {read_by_scanner} of the frames");
 }
+
+#[test]
+fn pushes_stop_looking_their_subscription_up_once_every_public_one_has_been_heard() {
+    let sub = |channel, symbol: Option<&str>| Subscription { channel, symbol: symbol.map(str::to_owned) };
+    let subs = vec![sub("price", Some("BTC-USD")), sub("order", None), sub("depth_book", Some("ETH-USD"))];
+    let queue = Queue::default();
+    let mut market = Market::new(subs, None);
+    assert_eq!(market.awaited, 2, "the two public subscriptions");
+    market.on_text(r#"{"seq":1,"channel":"price","symbol":"BTC-USD","data":{"mark_price":"1"}}"#, 1, &queue);
+    assert_eq!(market.awaited, 1);
+    let refusal = r#"{"seq":2,"channel":"error","data":{"code":400,"msg":"invalid symbol ETH-USD"}}"#;
+    market.on_text(refusal, 2, &queue);
+    // The account channel, quiet (no order placed), keeps no public push scanning the list.
+    assert_eq!(market.awaited, 0);
+    market.on_text(r#"{"seq":3,"channel":"order","data":{"order_id":1}}"#, 3, &queue);
+    assert_eq!(market.awaited, 0);
+    let events: Vec<Value> = std::iter::from_fn(|| queue.pop(Some(std::time::Duration::ZERO), None).unwrap())
+        .map(|e| serde_json::from_str(&e).unwrap())
+        .collect();
+    assert_eq!(events.len(), 3, "{events:#?}");
+    assert_eq!((events[1]["refused"].as_bool(), &events[1]["subscription"]["symbol"]), (Some(true), &json!("ETH-USD")));
+}
