@@ -17,6 +17,7 @@ use super::wiped_frame::WipedText;
 use crate::error::{Error, Result};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
+use std::time::Instant;
 
 pub struct Market {
     subs: Vec<Subscription>,
@@ -29,6 +30,9 @@ pub struct Market {
     /// account channel quiet for want of orders would otherwise keep every push scanning for
     /// the life of the connection.
     awaited: usize,
+    /// When this connection's subscribe frames were sent: a refusal naming nothing is taken
+    /// for the answer to one only within `refusals::BARE_REFUSAL_WINDOW` of them.
+    subscribed_at: Option<Instant>,
     seq: SeqTracker,
     awaiting_auth: bool,
     impersonate: Option<String>,
@@ -49,6 +53,7 @@ impl Market {
             heard: vec![Heard::Awaited; subs.len()],
             awaited: public_count(&subs),
             subs,
+            subscribed_at: None,
             seq: SeqTracker::default(),
             awaiting_auth: false,
             impersonate,
@@ -311,7 +316,8 @@ impl Market {
         if !refusals::is_refusal(&frame) {
             return false;
         }
-        let Some(i) = refusals::tie(&frame, &self.subs, &self.heard) else { return false };
+        let bare_may_answer = self.subscribed_at.is_some_and(|at| at.elapsed() < refusals::BARE_REFUSAL_WINDOW);
+        let Some(i) = refusals::tie(&frame, &self.subs, &self.heard, bare_may_answer) else { return false };
         let sub = &self.subs[i];
         let what = match &sub.symbol {
             Some(symbol) => format!("the subscription to {} {}", sub.channel, crate::error::excerpt(symbol)),
@@ -342,6 +348,7 @@ impl Protocol for Market {
 
     fn start(&mut self, conn: &mut Connection, token: Option<&str>) -> Result<bool> {
         self.seq.reset();
+        self.subscribed_at = None;
         self.heard.fill(Heard::Awaited);
         self.awaited = public_count(&self.subs);
         for sub in &self.subs {
@@ -365,6 +372,7 @@ impl Protocol for Market {
             .public()
             .map(|s| json!({ "subscribe": { "channel": s.channel, "symbol": s.symbol } }).to_string())
             .collect();
+        self.subscribed_at = Some(Instant::now());
         for frame in frames {
             conn.send_text(frame)?;
         }

@@ -24,6 +24,7 @@
 
 use super::subscriptions::{ACCOUNT_CHANNELS, PUBLIC_CHANNELS, Subscription};
 use serde_json::{Map, Value};
+use std::time::Duration;
 
 /// What a subscription has had on the current connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,8 +50,17 @@ pub fn is_refusal(frame: &Map<String, Value>) -> bool {
     }
 }
 
+/// How long after the subscribe frames a refusal that names nothing may still be taken for
+/// the answer to one. A venue answers a subscribe within a round trip; a quiet public
+/// subscription (`public_trade` of an illiquid symbol) stays awaited for the whole
+/// connection, and a bare error the venue sends an hour later (`{"code":500,"msg":"internal
+/// error"}`) is no answer to it: it stays `unrecognized`, delivered as ever.
+pub const BARE_REFUSAL_WINDOW: Duration = Duration::from_secs(10);
+
 /// The index in `subs` of the subscription `frame` (a refusal) refuses, if it can be told.
-pub fn tie(frame: &Map<String, Value>, subs: &[Subscription], heard: &[Heard]) -> Option<usize> {
+/// `bare_may_answer`: whether a refusal naming nothing may still answer a subscribe (within
+/// `BARE_REFUSAL_WINDOW` of them).
+pub fn tie(frame: &Map<String, Value>, subs: &[Subscription], heard: &[Heard], bare_may_answer: bool) -> Option<usize> {
     let (channel, symbol) = named(frame);
     let texts = words(frame);
     let candidates: Vec<usize> = if channel.is_some() || symbol.is_some() {
@@ -64,7 +74,7 @@ pub fn tie(frame: &Map<String, Value>, subs: &[Subscription], heard: &[Heard]) -
         named_in_words(&texts, subs)
     };
     if candidates.is_empty() {
-        if channel.is_some() || symbol.is_some() || !names_nothing(&texts) {
+        if channel.is_some() || symbol.is_some() || !names_nothing(&texts) || !bare_may_answer {
             return None;
         }
         // Only a subscribe frame (a public subscription's) can be left to answer.
@@ -189,7 +199,7 @@ mod tests {
     fn tied(frame: Value, heard: &[Heard]) -> Option<usize> {
         let frame = frame.as_object().unwrap().clone();
         assert!(is_refusal(&frame), "{frame:?}");
-        tie(&frame, &subs(), heard)
+        tie(&frame, &subs(), heard, true)
     }
 
     #[test]

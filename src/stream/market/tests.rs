@@ -194,3 +194,28 @@ fn pushes_stop_looking_their_subscription_up_once_every_public_one_has_been_hear
     assert_eq!(events.len(), 3, "{events:#?}");
     assert_eq!((events[1]["refused"].as_bool(), &events[1]["subscription"]["symbol"]), (Some(true), &json!("ETH-USD")));
 }
+
+#[test]
+fn a_bare_refusal_answers_a_subscribe_only_soon_after_it() {
+    let sub = |channel, symbol: &str| Subscription { channel, symbol: Some(symbol.to_owned()) };
+    let bare = r#"{"channel":"error","data":{"code":500,"msg":"internal error"}}"#;
+    let state = |events: &[Value]| (events.len(), events[0]["state"].clone(), events[0]["refused"].clone());
+    // Just subscribed, one subscription still awaited (public_trade of a quiet symbol): the
+    // bare refusal is taken for its answer.
+    let queue = Queue::default();
+    let mut market = Market::new(vec![sub("price", "BTC-USD"), sub("public_trade", "XYZ-USD")], None);
+    market.subscribed_at = Some(Instant::now());
+    market.on_text(r#"{"seq":1,"channel":"price","symbol":"BTC-USD","data":{"mark_price":"1"}}"#, 1, &queue);
+    let events = events_of(&mut market, bare, &queue);
+    assert_eq!(state(&events[1..]), (1, json!("error"), json!(true)), "{events:#?}");
+    // The same, the subscribe frames sent longer ago than a venue takes to answer them: the
+    // quiet subscription is not blamed for an error that came later; passed on as it came.
+    let mut market = Market::new(vec![sub("price", "BTC-USD"), sub("public_trade", "XYZ-USD")], None);
+    market.subscribed_at = Instant::now().checked_sub(refusals::BARE_REFUSAL_WINDOW);
+    market.on_text(r#"{"seq":1,"channel":"price","symbol":"BTC-USD","data":{"mark_price":"1"}}"#, 1, &queue);
+    let events = events_of(&mut market, bare, &queue);
+    assert_eq!(events.len(), 2, "{events:#?}");
+    let passed_on: Value = serde_json::from_str(events[1].as_str().unwrap()).unwrap();
+    assert_eq!(passed_on["channel"], "unrecognized", "{passed_on}");
+    assert_eq!(market.heard[1], Heard::Awaited);
+}
