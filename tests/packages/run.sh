@@ -10,7 +10,8 @@
 #   - Python: the wheel into a fresh virtual environment (no environment variable: the library
 #     inside the wheel is loaded), the program checked with mypy --strict, the wheel's
 #     platform tag checked with auditwheel; the wheel installed by pip 19.3.1 (before PEP 600:
-#     through the legacy manylinux2014 alias) and used; the package from source (pip install
+#     through the legacy manylinux2014 alias) and used; its METADATA (check_wheel_metadata.py:
+#     summary, bindings/python/README.md as the Markdown long description, licence expression); the package from source (pip install
 #     bindings/python) in another one: no library until the installed one is on the loader's
 #     path, then that one, by its SONAME;
 #   - Java: the jar on a class path with JNA (no -Djna.library.path: JNA extracts the
@@ -275,6 +276,11 @@ notices "$site/perps-$VERSION.dist-info/licenses/THIRD-PARTY-NOTICES.txt" perps
 grep -qx "License-File: THIRD-PARTY-NOTICES.txt" "$site/perps-$VERSION.dist-info/METADATA" ||
     die "the wheel's METADATA names no License-File THIRD-PARTY-NOTICES.txt"
 ok "the installed wheel's .dist-info/licenses/THIRD-PARTY-NOTICES.txt (a License-File of its METADATA)"
+# What PyPI and `pip show` show: the summary, bindings/python/README.md as the long description
+# (Markdown), the licence expression; in the wheel, and as pip installed it.
+python3 "$HERE/check_wheel_metadata.py" "$WHEEL" || die "the wheel's METADATA (check_wheel_metadata.py)"
+python3 "$HERE/check_wheel_metadata.py" "$site/perps-$VERSION.dist-info/METADATA" ||
+    die "the installed wheel's METADATA (check_wheel_metadata.py)"
 "$TMP/venv-wheel/bin/python" -m pip install "${pip_quiet[@]}" mypy==2.4.1 auditwheel==6.8.2
 (cd "$TMP" && "$TMP/venv-wheel/bin/python" -m mypy --strict --no-incremental signin_order.py) ||
     die "mypy --strict on a program using the installed package"
