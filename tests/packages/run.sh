@@ -2,7 +2,9 @@
 # The packages, installed the way each ecosystem installs a native library, each used by a
 # small program built from the installed package (not the source tree) that signs in and
 # places an order against the sandbox venue of the tarball (bin/perps-sandbox):
-#   - C/C++ tarball unpacked into an empty prefix: the layout and SONAME; the C example built
+#   - C/C++ tarball unpacked into an empty prefix: the layout and SONAME; every path its
+#     share/doc/perps/README.md names installed beside it or marked as the source repository's
+#     (check_doc_links.py); the C example it ships in share/doc/perps/examples-c/ built
 #     with README's pkg-config link line (run path, no LD_LIBRARY_PATH); a CMake project with
 #     find_package(perps CONFIG): perps::perps and perps::perps_static (C, C++; the C++ programs
 #     ask for C++14 and the targets' cxx_std_17 raises them, the C ones stay C11), the version
@@ -153,6 +155,9 @@ notices() {
 }
 notices "$PREFIX/share/doc/perps/THIRD-PARTY-NOTICES.txt" perps perps-sandbox
 ok "the tarball's share/doc/perps/THIRD-PARTY-NOTICES.txt (the library's and the sandbox's crates)"
+# The README installed in share/doc/perps/ (scripts/packaged_readme.py): what it links to is
+# installed beside it (the examples, the sandbox's manual) or marked as the source repository's.
+python3 "$HERE/check_doc_links.py" "$PREFIX" || die "the links of the tarball's share/doc/perps/README.md"
 # The packages are built for glibc 2.17 and newer (scripts/package.sh, PERPS_GLIBC): no symbol of
 # the library or the sandbox may need a newer glibc, or they would not load on RHEL 8 or
 # Ubuntu 20.04 (and the wheel would not install there).
@@ -190,7 +195,7 @@ step "C: README's link line, pkg-config on the unpacked tree (perps.pc is relati
 export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig"
 [[ "$(pkg-config --modversion perps)" == "$VERSION" ]] || die "pkg-config --modversion perps"
 mkdir -p "$TMP/c"
-cp examples-c/signin_order.c "$TMP/c/"
+cp "$PREFIX/share/doc/perps/examples-c/signin_order.c" "$TMP/c/"  # the example the tarball ships
 (
     cd "$TMP/c"
     set -x
@@ -206,7 +211,7 @@ unset PKG_CONFIG_PATH
 step "C/C++: CMake, find_package(perps CONFIG) with CMAKE_PREFIX_PATH=$PREFIX"
 cmake -S "$HERE/cmake" -B "$TMP/cmake" -DCMAKE_PREFIX_PATH="$PREFIX" -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
-    -DPERPS_VERSION="$VERSION" -DPERPS_NEXT_MINOR=$((MINOR + 1)) -DPERPS_EXAMPLES="$ROOT/examples-c" >"$TMP/log" ||
+    -DPERPS_VERSION="$VERSION" -DPERPS_NEXT_MINOR=$((MINOR + 1)) -DPERPS_EXAMPLES="$PREFIX/share/doc/perps/examples-c" >"$TMP/log" ||
     { cat "$TMP/log"; die "cmake configure"; }
 grep -E 'perps|refuse' "$TMP/log"
 cmake --build "$TMP/cmake" -j 2 >"$TMP/log" 2>&1 || { cat "$TMP/log"; die "cmake --build"; }
@@ -252,7 +257,7 @@ ok "perps::perps and perps::perps_static: C++ compiled as C++17 (asked for 14), 
 
 step "C: CMake, a project with C alone (no C++ enabled), perps::perps and perps::perps_static"
 cmake -S "$HERE/cmake_c" -B "$TMP/cmake_c" -DCMAKE_PREFIX_PATH="$PREFIX" -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DPERPS_VERSION="$VERSION" -DPERPS_EXAMPLES="$ROOT/examples-c" \
+    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DPERPS_VERSION="$VERSION" -DPERPS_EXAMPLES="$PREFIX/share/doc/perps/examples-c" \
     >"$TMP/log" 2>&1 || { cat "$TMP/log"; die "cmake configure (C alone)"; }
 cmake --build "$TMP/cmake_c" -j 2 >"$TMP/log" 2>&1 || { cat "$TMP/log"; die "cmake --build (C alone)"; }
 compiled_with "$TMP/cmake_c" signin_order.c -std=c11
