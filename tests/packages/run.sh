@@ -8,7 +8,9 @@
 #     with README's pkg-config link line (run path, no LD_LIBRARY_PATH); a CMake project with
 #     find_package(perps CONFIG): perps::perps and perps::perps_static (C, C++; the C++ programs
 #     ask for C++14 and the targets' cxx_std_17 raises them, the C ones stay C11), the version
-#     rule; a CMake project with C alone enabled, linking both targets;
+#     rule; a CMake project with C alone enabled, linking both targets; README's install into
+#     /usr/local run as written where the loader and pkg-config do not search it, as on
+#     Fedora/RHEL (fedora_route.sh: a private mount namespace; pkg-config, CMake, no run path);
 #   - Python: the wheel into a fresh virtual environment (no environment variable: the library
 #     inside the wheel is loaded), the program checked with mypy --strict, the wheel's
 #     platform tag checked with auditwheel; the wheel installed by pip 19.3.1 (before PEP 600:
@@ -263,6 +265,12 @@ cmake --build "$TMP/cmake_c" -j 2 >"$TMP/log" 2>&1 || { cat "$TMP/log"; die "cma
 compiled_with "$TMP/cmake_c" signin_order.c -std=c11
 run_flow "C alone, perps::perps" "$TMP/cmake_c/signin_order_c_shared" "$BASE_URL" "$PERPS_URL" bsc
 run_flow "C alone, perps::perps_static" "$TMP/cmake_c/signin_order_c_static" "$BASE_URL" "$PERPS_URL" solana
+
+step "C: README's tarball install into /usr/local as on Fedora/RHEL (tests/packages/fedora_route.sh)"
+# As written, in a private mount namespace that hides this machine's /usr/local and takes it out
+# of the loader's configuration and pkg-config's path, as Fedora has them.
+bash "$HERE/fedora_route.sh" "$ROOT/dist" "$BASE_URL" "$PERPS_URL" ||
+    die "README's tarball install into /usr/local on a Fedora-like system (fedora_route.sh)"
 
 # --- Python -------------------------------------------------------------------------------
 pip_quiet=(--disable-pip-version-check -q)
