@@ -3,7 +3,9 @@
 #   perps-<v>-linux-x86_64.tar.gz                  C/C++: the install tree (make install):
 #                                                  include/, lib/ (libperps.so.<v>, SONAME
 #                                                  libperps.so.<soversion>, symlinks, libperps.a,
-#                                                  pkgconfig/perps.pc, cmake/perps/), bin/perps-sandbox
+#                                                  pkgconfig/perps.pc, cmake/perps/), bin/perps-sandbox,
+#                                                  share/doc/perps/ (README.md, examples-c/,
+#                                                  sandbox/README.md: scripts/packaged_readme.py)
 #   perps-<v>-py3-none-manylinux_<glibc>_x86_64.manylinux2014_x86_64.whl
 #                                                  Python: the package with libperps.so inside
 #                                                  (the legacy alias, for pip < 20.3, when <glibc>
@@ -133,7 +135,10 @@ step "C/C++: dist/$name.tar.gz"
 # works wherever it is unpacked (the CMake files are relative to themselves anyway).
 make --no-print-directory "${make_vars[@]}" install PREFIX=/usr/local DESTDIR="$WORK/stage" PC_PREFIX='$${pcfiledir}/../..' >/dev/null
 mv "$WORK/stage/usr/local" "$WORK/$name"
-install -D -m 644 README.md "$WORK/$name/share/doc/perps/README.md"
+# The README with what it links to that belongs in a package beside it (the C/C++ examples, the
+# sandbox's manual), and a note marking its other paths as the source repository's.
+mkdir -p "$WORK/$name/share/doc/perps"
+python3 scripts/packaged_readme.py "$WORK/$name/share/doc/perps"
 # Beside the README, not at the tree's top: the README's install unpacks the tree into /usr/local.
 install -m 644 "$NOTICES_ALL" "$WORK/$name/share/doc/perps/THIRD-PARTY-NOTICES.txt"
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" \

@@ -2,15 +2,20 @@
 # The packages, installed the way each ecosystem installs a native library, each used by a
 # small program built from the installed package (not the source tree) that signs in and
 # places an order against the sandbox venue of the tarball (bin/perps-sandbox):
-#   - C/C++ tarball unpacked into an empty prefix: the layout and SONAME; the C example built
+#   - C/C++ tarball unpacked into an empty prefix: the layout and SONAME; every path its
+#     share/doc/perps/README.md names installed beside it or marked as the source repository's
+#     (check_doc_links.py); the C example it ships in share/doc/perps/examples-c/ built
 #     with README's pkg-config link line (run path, no LD_LIBRARY_PATH); a CMake project with
 #     find_package(perps CONFIG): perps::perps and perps::perps_static (C, C++; the C++ programs
 #     ask for C++14 and the targets' cxx_std_17 raises them, the C ones stay C11), the version
-#     rule; a CMake project with C alone enabled, linking both targets;
+#     rule; a CMake project with C alone enabled, linking both targets; README's install into
+#     /usr/local run as written where the loader and pkg-config do not search it, as on
+#     Fedora/RHEL (fedora_route.sh: a private mount namespace; pkg-config, CMake, no run path);
 #   - Python: the wheel into a fresh virtual environment (no environment variable: the library
 #     inside the wheel is loaded), the program checked with mypy --strict, the wheel's
 #     platform tag checked with auditwheel; the wheel installed by pip 19.3.1 (before PEP 600:
-#     through the legacy manylinux2014 alias) and used; the package from source (pip install
+#     through the legacy manylinux2014 alias) and used; its METADATA (check_wheel_metadata.py:
+#     summary, bindings/python/README.md as the Markdown long description, licence expression); the package from source (pip install
 #     bindings/python) in another one: no library until the installed one is on the loader's
 #     path, then that one, by its SONAME;
 #   - Java: the jar on a class path with JNA (no -Djna.library.path: JNA extracts the
@@ -152,6 +157,9 @@ notices() {
 }
 notices "$PREFIX/share/doc/perps/THIRD-PARTY-NOTICES.txt" perps perps-sandbox
 ok "the tarball's share/doc/perps/THIRD-PARTY-NOTICES.txt (the library's and the sandbox's crates)"
+# The README installed in share/doc/perps/ (scripts/packaged_readme.py): what it links to is
+# installed beside it (the examples, the sandbox's manual) or marked as the source repository's.
+python3 "$HERE/check_doc_links.py" "$PREFIX" || die "the links of the tarball's share/doc/perps/README.md"
 # The packages are built for glibc 2.17 and newer (scripts/package.sh, PERPS_GLIBC): no symbol of
 # the library or the sandbox may need a newer glibc, or they would not load on RHEL 8 or
 # Ubuntu 20.04 (and the wheel would not install there).
@@ -189,7 +197,7 @@ step "C: README's link line, pkg-config on the unpacked tree (perps.pc is relati
 export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig"
 [[ "$(pkg-config --modversion perps)" == "$VERSION" ]] || die "pkg-config --modversion perps"
 mkdir -p "$TMP/c"
-cp examples-c/signin_order.c "$TMP/c/"
+cp "$PREFIX/share/doc/perps/examples-c/signin_order.c" "$TMP/c/"  # the example the tarball ships
 (
     cd "$TMP/c"
     set -x
@@ -205,7 +213,7 @@ unset PKG_CONFIG_PATH
 step "C/C++: CMake, find_package(perps CONFIG) with CMAKE_PREFIX_PATH=$PREFIX"
 cmake -S "$HERE/cmake" -B "$TMP/cmake" -DCMAKE_PREFIX_PATH="$PREFIX" -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
-    -DPERPS_VERSION="$VERSION" -DPERPS_NEXT_MINOR=$((MINOR + 1)) -DPERPS_EXAMPLES="$ROOT/examples-c" >"$TMP/log" ||
+    -DPERPS_VERSION="$VERSION" -DPERPS_NEXT_MINOR=$((MINOR + 1)) -DPERPS_EXAMPLES="$PREFIX/share/doc/perps/examples-c" >"$TMP/log" ||
     { cat "$TMP/log"; die "cmake configure"; }
 grep -E 'perps|refuse' "$TMP/log"
 cmake --build "$TMP/cmake" -j 2 >"$TMP/log" 2>&1 || { cat "$TMP/log"; die "cmake --build"; }
@@ -251,12 +259,18 @@ ok "perps::perps and perps::perps_static: C++ compiled as C++17 (asked for 14), 
 
 step "C: CMake, a project with C alone (no C++ enabled), perps::perps and perps::perps_static"
 cmake -S "$HERE/cmake_c" -B "$TMP/cmake_c" -DCMAKE_PREFIX_PATH="$PREFIX" -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DPERPS_VERSION="$VERSION" -DPERPS_EXAMPLES="$ROOT/examples-c" \
+    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DPERPS_VERSION="$VERSION" -DPERPS_EXAMPLES="$PREFIX/share/doc/perps/examples-c" \
     >"$TMP/log" 2>&1 || { cat "$TMP/log"; die "cmake configure (C alone)"; }
 cmake --build "$TMP/cmake_c" -j 2 >"$TMP/log" 2>&1 || { cat "$TMP/log"; die "cmake --build (C alone)"; }
 compiled_with "$TMP/cmake_c" signin_order.c -std=c11
 run_flow "C alone, perps::perps" "$TMP/cmake_c/signin_order_c_shared" "$BASE_URL" "$PERPS_URL" bsc
 run_flow "C alone, perps::perps_static" "$TMP/cmake_c/signin_order_c_static" "$BASE_URL" "$PERPS_URL" solana
+
+step "C: README's tarball install into /usr/local as on Fedora/RHEL (tests/packages/fedora_route.sh)"
+# As written, in a private mount namespace that hides this machine's /usr/local and takes it out
+# of the loader's configuration and pkg-config's path, as Fedora has them.
+bash "$HERE/fedora_route.sh" "$ROOT/dist" "$BASE_URL" "$PERPS_URL" ||
+    die "README's tarball install into /usr/local on a Fedora-like system (fedora_route.sh)"
 
 # --- Python -------------------------------------------------------------------------------
 pip_quiet=(--disable-pip-version-check -q)
@@ -275,6 +289,11 @@ notices "$site/perps-$VERSION.dist-info/licenses/THIRD-PARTY-NOTICES.txt" perps
 grep -qx "License-File: THIRD-PARTY-NOTICES.txt" "$site/perps-$VERSION.dist-info/METADATA" ||
     die "the wheel's METADATA names no License-File THIRD-PARTY-NOTICES.txt"
 ok "the installed wheel's .dist-info/licenses/THIRD-PARTY-NOTICES.txt (a License-File of its METADATA)"
+# What PyPI and `pip show` show: the summary, bindings/python/README.md as the long description
+# (Markdown), the licence expression; in the wheel, and as pip installed it.
+python3 "$HERE/check_wheel_metadata.py" "$WHEEL" || die "the wheel's METADATA (check_wheel_metadata.py)"
+python3 "$HERE/check_wheel_metadata.py" "$site/perps-$VERSION.dist-info/METADATA" ||
+    die "the installed wheel's METADATA (check_wheel_metadata.py)"
 "$TMP/venv-wheel/bin/python" -m pip install "${pip_quiet[@]}" mypy==2.4.1 auditwheel==6.8.2
 (cd "$TMP" && "$TMP/venv-wheel/bin/python" -m mypy --strict --no-incremental signin_order.py) ||
     die "mypy --strict on a program using the installed package"

@@ -16,6 +16,7 @@ WALLET_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80
 
 def main(base_url: str, perps_url: str) -> int:
     print(f"perps {perps.version()} loaded from {perps.library}")
+    # --- bindings/python/README.md "Quick start" (check_wheel_metadata.py compares them) ---
     with perps.Client(base_url, perps_url) as client, perps.Session() as session:
         client.signin(session, "bsc", WALLET_KEY, 3600)
         order = {
@@ -28,6 +29,7 @@ def main(base_url: str, perps_url: str) -> int:
             "reduce_only": False,
         }
         answer = client.new_order(session, order)
+        # --- end of the README snippet ---
         print(f"order placed: {answer}")
         return 0 if json.loads(answer).get("code") == 0 else 1
 
