@@ -47,18 +47,21 @@ LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
 
 
 def tracked(path: str) -> list[str]:
-    """The files of `path` under git (the files themselves outside a git checkout), without
-    git's own (.gitignore)."""
+    """The files of `path` under git, without git's own (.gitignore). Only git can tell them
+    from what a build left beside them (`make -C examples-c` writes its programs there, which
+    .gitignore keeps out): where git cannot list them (not a checkout, no git, a checkout of
+    another owner), the tarball is not made, rather than made with those."""
     full = os.path.join(ROOT, path)
     if os.path.isfile(full):
         return [path]
     try:
         out = subprocess.run(["git", "-C", ROOT, "ls-files", "-z", "--", path], check=True,
                              capture_output=True, text=True).stdout
-        files = [f for f in out.split("\0") if f and not os.path.basename(f).startswith(".")]
-    except (OSError, subprocess.CalledProcessError):
-        files = [os.path.relpath(os.path.join(d, f), ROOT) for d, _, fs in os.walk(full) for f in fs
-                 if not f.startswith(".")]
+    except (OSError, subprocess.CalledProcessError) as e:
+        why = (getattr(e, "stderr", None) or str(e)).strip().splitlines()
+        sys.exit(f"packaged_readme.py: `git ls-files {path}` failed ({why[0] if why else e}): only git tells "
+                 f"the files of {path} from what a build left there; package from a git checkout")
+    files = [f for f in out.split("\0") if f and not os.path.basename(f).startswith(".")]
     if not files:
         sys.exit(f"packaged_readme.py: {path} has no files to ship")
     return sorted(files)

@@ -35,7 +35,8 @@
 #   - in each package, THIRD-PARTY-NOTICES.txt where its ecosystem keeps licences, naming every
 #     crate `cargo tree` (run here, check_notices.py) lists for what the package ships, each
 #     with its licence text; scripts/third_party_notices.py's own test first
-#     (third_party_notices_test.py: a made-up workspace, a crate without a licence file).
+#     (third_party_notices_test.py: a made-up workspace, a crate without a licence file); and
+#     scripts/packaged_readme.py's (packaged_readme_test.py: only the examples under git ship).
 #
 #   bash tests/packages/run.sh           # runs scripts/package.sh first
 #   PERPS_PACKAGES_REUSE=1 bash tests/packages/run.sh   # uses what is in dist/ already
@@ -89,6 +90,8 @@ fi
 # --- the packages -----------------------------------------------------------------------
 step "scripts/third_party_notices.py: tests/packages/third_party_notices_test.py"
 python3 "$HERE/third_party_notices_test.py" || die "third_party_notices_test.py"
+step "scripts/packaged_readme.py: tests/packages/packaged_readme_test.py"
+python3 "$HERE/packaged_readme_test.py" || die "packaged_readme_test.py"
 
 VERSION=$(sed -n 's/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n 1)
 MAJOR=${VERSION%%.*}
