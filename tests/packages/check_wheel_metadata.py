@@ -5,13 +5,15 @@
 
 Checks: a Summary; the long description is bindings/python/README.md, as Markdown
 (Description-Content-Type: text/markdown), with no relative link (PyPI has none of the
-repository's files to point at); its "Quick start" code is the code of
-tests/packages/python/signin_order.py that tests/packages/run.sh runs; the licence is the
+repository's files to point at); its "Quick start" code is the whole program
+tests/packages/python/signin_order.py (its code after the docstring: imports, key and entry
+point included, so it runs as shown) that tests/packages/run.sh runs; the licence is the
 expression Cargo.toml declares (License-Expression). Exits non-zero naming each miss.
 """
 
 from __future__ import annotations
 
+import ast
 import email.parser
 import os
 import re
@@ -49,13 +51,16 @@ def quick_start(readme: str) -> str:
     return block.group(1) if block else ""
 
 
-def program_snippet() -> str:
-    """The lines of the program between its README markers, unindented by one level."""
+def program_code() -> str:
+    """The program's code after its module docstring: the whole program a reader of the README
+    copies, imports, key and entry point included (a snippet of its body would not run)."""
     with open(PROGRAM, encoding="utf-8") as f:
-        lines = f.read().splitlines()
-    start = next(i for i, line in enumerate(lines) if 'README.md "Quick start"' in line)
-    end = next(i for i, line in enumerate(lines) if "end of the README snippet" in line)
-    return "".join(line.removeprefix("    ") + "\n" for line in lines[start + 1 : end])
+        text = f.read()
+    body = ast.parse(text).body
+    if not (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)):
+        sys.exit(f"{PROGRAM}: no module docstring to begin with")
+    after = text.splitlines(keepends=True)[body[0].end_lineno :]
+    return "".join(after).lstrip("\n")
 
 
 def problems(text: str) -> list[str]:
@@ -74,8 +79,9 @@ def problems(text: str) -> list[str]:
         if not re.match(r"https?://", target):
             found.append(f"{os.path.relpath(README, ROOT)} links to {target!r}: nothing on PyPI is there")
     snippet = quick_start(readme)
-    if not snippet or snippet != program_snippet():
-        found.append(f'the "Quick start" code of the README is not the code of {os.path.relpath(PROGRAM, ROOT)}')
+    if not snippet or snippet != program_code():
+        found.append(f'the "Quick start" code of the README is not the program {os.path.relpath(PROGRAM, ROOT)} '
+                     "(its code after the docstring)")
     declared = cargo_license()
     if meta.get("License-Expression") != declared:
         found.append(f"License-Expression is {meta.get('License-Expression')!r}, Cargo.toml declares {declared!r}")

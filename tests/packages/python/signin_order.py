@@ -3,6 +3,9 @@ fresh virtual environment, and checks it with mypy --strict). Signs in with a pu
 key (Hardhat account #0) and places an order whose quantity and price are Decimals.
 
     python signin_order.py BASE_URL PERPS_URL
+
+Its code after this docstring is the "Quick start" of bindings/python/README.md, the wheel's long
+description (check_wheel_metadata.py compares them): a program a reader can run as shown.
 """
 
 import json
@@ -16,7 +19,6 @@ WALLET_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80
 
 def main(base_url: str, perps_url: str) -> int:
     print(f"perps {perps.version()} loaded from {perps.library}")
-    # --- bindings/python/README.md "Quick start" (check_wheel_metadata.py compares them) ---
     with perps.Client(base_url, perps_url) as client, perps.Session() as session:
         client.signin(session, "bsc", WALLET_KEY, 3600)
         order = {
@@ -29,7 +31,6 @@ def main(base_url: str, perps_url: str) -> int:
             "reduce_only": False,
         }
         answer = client.new_order(session, order)
-        # --- end of the README snippet ---
         print(f"order placed: {answer}")
         return 0 if json.loads(answer).get("code") == 0 else 1
 
