@@ -468,7 +468,10 @@ const char *perps_error_stream_request_id(const struct perps_error *e);
  * How long to wait before asking again, in milliseconds: from the `Retry-After` header of a
  * venue's HTTP 429 or 503 (seconds or an HTTP date; a REST answer, or the answer to a
  * stream's WebSocket upgrade at open), or from the local rate limiter
- * (`PERPS_RATE_LIMITED`). -1 when unknown (or `e` is NULL).
+ * (`PERPS_RATE_LIMITED`). -1 when unknown (or `e` is NULL). A `Retry-After` too long to
+ * count in milliseconds (over `INT64_MAX` / 1000 seconds) gives `INT64_MAX`, the longest
+ * wait: cap the value before converting it to a duration or adding it to a time, where it
+ * would overflow (the library's own waits on it are capped).
  */
 int64_t perps_error_retry_after_ms(const struct perps_error *e);
 

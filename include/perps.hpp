@@ -165,7 +165,9 @@ public:
     /// the x-request-id.
     std::optional<std::string> stream_request_id() const { return value(stream_request_id_); }
     /// How long to wait before asking again (the Retry-After of a 429 or 503, or the local
-    /// rate limiter for PERPS_RATE_LIMITED), in milliseconds; -1 when unknown.
+    /// rate limiter for PERPS_RATE_LIMITED), in milliseconds; -1 when unknown. A Retry-After
+    /// too long to count in milliseconds gives INT64_MAX: cap it before std::chrono
+    /// arithmetic (sleep_for's conversion to nanoseconds would overflow).
     std::int64_t retry_after_ms() const noexcept { return retry_after_ms_; }
 
 private:

@@ -80,7 +80,9 @@ namespace Perps
         /// nor the venue's request_id field.</summary>
         public string XRequestId { get; private set; }
         /// <summary>How long to wait before asking again (the Retry-After of a 429 or 503, or the
-        /// client's rate limiter for RateLimited), in milliseconds; -1 when unknown.</summary>
+        /// client's rate limiter for RateLimited), in milliseconds; -1 when unknown. A Retry-After
+        /// too long to count in milliseconds gives long.MaxValue: cap it before
+        /// TimeSpan.FromMilliseconds, which throws OverflowException on it.</summary>
         public long RetryAfterMs { get; private set; }
         /// <summary>The envelope request_id of an order-stream request (Stream.NewOrder,
         /// Stream.CancelOrder) whose frame may have been partly written when the write failed:

@@ -147,6 +147,8 @@ type Error struct {
 	XRequestID string
 	// RetryAfterMs is how long to wait before asking again (the Retry-After of a 429 or
 	// 503, or the client's rate limiter for RateLimited), in milliseconds; -1 when unknown.
+	// A Retry-After too long to count in milliseconds gives math.MaxInt64: cap it before
+	// time.Duration(RetryAfterMs) * time.Millisecond, which would wrap to a negative wait.
 	RetryAfterMs int64
 	// StreamRequestID is the envelope request_id of an order-stream request
 	// (Stream.NewOrder, Stream.CancelOrder) whose frame may have been partly written when the

@@ -266,7 +266,10 @@ pub extern "C" fn perps_error_stream_request_id(e: *const perps_error) -> *const
 /// How long to wait before asking again, in milliseconds: from the `Retry-After` header of a
 /// venue's HTTP 429 or 503 (seconds or an HTTP date; a REST answer, or the answer to a
 /// stream's WebSocket upgrade at open), or from the local rate limiter
-/// (`PERPS_RATE_LIMITED`). -1 when unknown (or `e` is NULL).
+/// (`PERPS_RATE_LIMITED`). -1 when unknown (or `e` is NULL). A `Retry-After` too long to
+/// count in milliseconds (over `INT64_MAX` / 1000 seconds) gives `INT64_MAX`, the longest
+/// wait: cap the value before converting it to a duration or adding it to a time, where it
+/// would overflow (the library's own waits on it are capped).
 #[unsafe(no_mangle)]
 pub extern "C" fn perps_error_retry_after_ms(e: *const perps_error) -> i64 {
     with_error(e, -1, |e| e.error.retry_after_ms().unwrap_or(-1))

@@ -46,6 +46,8 @@ class PerpsError(Exception):
     (:attr:`Session.request_id`), nor the venue's ``request_id`` field.
     ``retry_after_ms``: how long to wait before asking again (the ``Retry-After`` of a 429 or
     503, or the client's rate limiter for ``RATE_LIMITED``), in milliseconds; -1 when unknown.
+    A ``Retry-After`` too long to count in milliseconds gives ``2**63 - 1``: cap it before
+    ``time.sleep``, which raises ``OverflowError`` on it.
     ``stream_request_id``: the envelope ``request_id`` of an order-stream request
     (:meth:`Stream.new_order`, :meth:`Stream.cancel_order`) whose frame may have been partly
     written when the write failed — the id its ``order_response`` events and the

@@ -90,7 +90,8 @@ public class PerpsException extends RuntimeException {
 
     /**
      * How long to wait before asking again (the Retry-After of a 429 or 503, or the client's
-     * rate limiter for RATE_LIMITED), in milliseconds; -1 when unknown.
+     * rate limiter for RATE_LIMITED), in milliseconds; -1 when unknown. A Retry-After too long
+     * to count in milliseconds gives Long.MAX_VALUE: cap it before adding it to a time.
      */
     public long getRetryAfterMs() {
         return retryAfterMs;
