@@ -12,10 +12,12 @@
 //!   object, or `symbol` in its envelope;
 //! - or its words name it: a subscription's symbol (and channel, to choose between a
 //!   symbol's channels), or a channel alone, as whole words;
-//! - or it names nothing and exactly one public subscription is still awaited (has had
-//!   neither a push nor a refusal on this connection). Account channels are asked for in the
-//!   auth frame, whose answer answered them; an account channel with no activity yet (no order
-//!   placed) would otherwise take the blame for any bare refusal once the books are flowing.
+//! - or it names nothing, came within `BARE_REFUSAL_WINDOW` of the subscribe frames, and
+//!   exactly one public subscription is still awaited (has had neither a push nor a refusal on
+//!   this connection). Account channels are asked for in the auth frame, whose answer answered
+//!   them; an account channel with no activity yet (no order placed) would otherwise take the
+//!   blame for any bare refusal once the books are flowing, and a quiet public one for a bare
+//!   error long after its subscribe.
 //!
 //! Of the subscriptions so named, the first one sent that is still awaited is the one refused
 //! (the venue answers a connection's frames in order); when none is awaited, only a single
