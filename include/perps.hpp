@@ -8,7 +8,7 @@
  *   client.cancel_order(session, R"({"cl_ord_id":"..."})");        // one method per endpoint
  *
  * What it adds to the C API, and nothing else:
- *  - Ownership. Client and Session are move-only and free their handle exactly once; a
+ *  - Ownership. Client, Session and Stream are move-only and free their handle exactly once; a
  *    moved-from object holds no handle (using it throws PERPS_INVALID_ARGUMENT; destroying
  *    it, and Stream::close() on it, do nothing). release() gives the handle up, adopt()
  *    takes one. Every char* the library returns is copied into a std::string and freed
