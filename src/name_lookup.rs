@@ -7,6 +7,8 @@
 
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// A host's addresses: the system's (`system`), or a test's.
@@ -129,9 +131,87 @@ pub(crate) fn not_returning(running: usize, connect_timeout: Duration) -> String
     )
 }
 
+/// The most lookups of one host, presumed stuck, that the whole process keeps running. The cap
+/// of `MAX_RUNNING_LOOKUPS` is per REST client and per stream: an engine whose watchdog closes
+/// and reopens its streams while the resolver hangs would leave up to that many threads behind
+/// with each stream, without end. Past this count, no new lookup of the host starts anywhere
+/// in the process until one of them returns (callers serve the last addresses, or fail at
+/// once saying the lookups are not returning). Lookups that have not run that long never
+/// count: a mass reconnection of many streams with a healthy resolver is never refused.
+pub(crate) const MAX_STUCK_LOOKUPS_PER_PROCESS: usize = 8;
+
+/// Every lookup running in the process: its host and when it started.
+static IN_FLIGHT: Mutex<Vec<(u64, String, Instant)>> = Mutex::new(Vec::new());
+
+/// A lookup counted in `IN_FLIGHT` until dropped (moved into the lookup's thread, dropped when
+/// `getaddrinfo` returns).
+#[derive(Debug)]
+pub(crate) struct InFlight(u64);
+
+impl InFlight {
+    /// Count a lookup of `host` that is about to start, unless `MAX_STUCK_LOOKUPS_PER_PROCESS`
+    /// lookups of it have run longer than `PRESUMED_STUCK_AFTER_AT_LEAST`: then why not.
+    pub(crate) fn begin(host: &str) -> Result<InFlight, String> {
+        InFlight::begin_at(host, Instant::now())
+    }
+
+    pub(crate) fn begin_at(host: &str, now: Instant) -> Result<InFlight, String> {
+        static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+        let mut all = IN_FLIGHT.lock().unwrap_or_else(PoisonError::into_inner);
+        let stuck = all
+            .iter()
+            .filter(|(_, h, started)| {
+                h == host && now.saturating_duration_since(*started) >= PRESUMED_STUCK_AFTER_AT_LEAST
+            })
+            .count();
+        if stuck >= MAX_STUCK_LOOKUPS_PER_PROCESS {
+            return Err(format!(
+                "its name lookups are not returning ({stuck} lookups of it in this process have run for more \
+                 than {} s each without an answer; the system's resolver or one of its NSS modules is stuck)",
+                PRESUMED_STUCK_AFTER_AT_LEAST.as_secs()
+            ));
+        }
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        all.push((id, host.to_owned(), now));
+        Ok(InFlight(id))
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        IN_FLIGHT.lock().unwrap_or_else(PoisonError::into_inner).retain(|(id, ..)| *id != self.0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_process_keeps_at_most_its_cap_of_stuck_lookups_of_a_host_and_never_refuses_fresh_ones() {
+        let host = "process-cap.test";
+        let long_ago = Instant::now();
+        // Many lookups at once that have not run long (a mass reconnection): all start.
+        let fresh: Vec<InFlight> = (0..3 * MAX_STUCK_LOOKUPS_PER_PROCESS)
+            .map(|_| InFlight::begin_at(host, long_ago).expect("a fresh lookup is never refused"))
+            .collect();
+        drop(fresh);
+        let mut stuck: Vec<InFlight> =
+            (0..MAX_STUCK_LOOKUPS_PER_PROCESS).map(|_| InFlight::begin_at(host, long_ago).unwrap()).collect();
+        // Those have now run past the presumption: no more of that host, anywhere in the process.
+        let later = long_ago + PRESUMED_STUCK_AFTER_AT_LEAST;
+        let refused = InFlight::begin_at(host, later).unwrap_err();
+        assert!(refused.contains("8 lookups of it in this process"), "{refused}");
+        // Another host is not affected.
+        drop(InFlight::begin_at("other-host.test", later).unwrap());
+        // One returns: room for one more, the others still counted.
+        stuck.pop();
+        let replacement = InFlight::begin_at(host, later).expect("one returned: room for one");
+        let after = later + PRESUMED_STUCK_AFTER_AT_LEAST;
+        assert!(InFlight::begin_at(host, after).is_err(), "the replacement is stuck too by then");
+        drop((stuck, replacement));
+        assert!(InFlight::begin_at(host, after).is_ok());
+    }
 
     #[test]
     fn a_stuck_lookup_gives_way_to_another_until_the_cap() {

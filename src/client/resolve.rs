@@ -219,12 +219,17 @@ impl RememberingResolver {
         port: u16,
         config: &ureq::config::Config,
     ) -> Result<(), ureq::Error> {
+        // Counted process-wide until it returns: past the process's cap of stuck lookups of
+        // this host, none starts (the caller serves the last addresses, or fails saying so).
+        let in_flight =
+            name_lookup::InFlight::begin(host).map_err(|why| lookup_failed(host, io::ErrorKind::Other, why))?;
         let (shared, lookup, name, family) =
             (Arc::clone(&self.shared), self.lookup, host.to_owned(), config.ip_family());
         std::thread::Builder::new().name("perps-resolve".into()).spawn(move || {
             // A lookup that panicked is a failed one: its entry must not stay "running".
             let found = std::panic::catch_unwind(|| lookup(&name, port))
                 .unwrap_or_else(|_| Err(io::Error::other("the name lookup failed")));
+            drop(in_flight);
             let outcome = match found {
                 Ok(found) => wanted(found, family),
                 Err(e) => Err(Failure { kind: e.kind(), reason: e.to_string() }),

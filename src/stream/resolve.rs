@@ -221,6 +221,13 @@ impl Resolver {
 
     /// Start a lookup of `host` on a thread of its own.
     fn start(&self, host: &str, port: u16) -> Result<Outstanding> {
+        // Counted process-wide until it returns (`name_lookup::MAX_STUCK_LOOKUPS_PER_PROCESS`).
+        let in_flight = name_lookup::InFlight::begin(host).map_err(|why| {
+            Error::new(
+                Code::Transport,
+                format!("the stream host \"{}\" could not be resolved: {why}", crate::error::excerpt(host)),
+            )
+        })?;
         let (done_tx, done) = UnixStream::pair()
             .map_err(|e| Error::new(Code::Transport, format!("cannot create a socket pair to resolve a host: {e}")))?;
         let (result_tx, result) = mpsc::channel();
@@ -230,6 +237,7 @@ impl Resolver {
             .name("perps-resolve".into())
             .spawn(move || {
                 let answer = lookup(&name, port);
+                drop(in_flight);
                 let _ = result_tx.send((Instant::now(), answer));
                 // The result is in the channel before `done` reads as ended.
                 drop(done_tx);

@@ -249,3 +249,28 @@ fn a_late_answer_of_a_lookup_left_behind_does_not_replace_a_newer_one() {
     assert_eq!(&resolver.resolve(&uri, &config, within(0)).unwrap()[..], new);
     assert_eq!((OLD.calls(), NEW.calls()), (1, 1));
 }
+
+static CAPPED: Gate = Gate::new();
+
+#[test]
+fn past_the_process_cap_of_stuck_lookups_of_a_host_no_client_starts_another() {
+    // Eight lookups of the host, begun elsewhere in the process over a minute ago, never
+    // returned (other clients', other streams').
+    let started = Instant::now().checked_sub(name_lookup::presumed_stuck_after(Duration::ZERO)).unwrap();
+    let stuck: Vec<_> = (0..name_lookup::MAX_STUCK_LOOKUPS_PER_PROCESS)
+        .map(|_| name_lookup::InFlight::begin_at("capped.test", started).unwrap())
+        .collect();
+    let resolver = RememberingResolver::new(|_, port| CAPPED.answer(SocketAddr::from(([127, 0, 0, 1], port))));
+    let (uri, config) = (uri("https://capped.test/api/new_order"), config());
+    // A new client's call fails at once, saying why, and starts no thread of its own.
+    let error = resolver.resolve(&uri, &config, within(30_000)).unwrap_err();
+    let text = error.to_string();
+    assert!(text.contains("capped.test") && text.contains("8 lookups of it in this process"), "{text}");
+    assert_eq!(CAPPED.calls(), 0);
+    // One of them returns: the client looks the host up again.
+    drop(stuck);
+    CAPPED.open();
+    let addrs = resolver.resolve(&uri, &config, within(30_000)).unwrap();
+    assert_eq!(&addrs[..], [SocketAddr::from(([127, 0, 0, 1], 443))]);
+    assert_eq!(CAPPED.calls(), 1);
+}

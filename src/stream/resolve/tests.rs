@@ -272,3 +272,31 @@ fn a_late_answer_of_a_lookup_left_behind_does_not_replace_a_newer_one() {
     assert_eq!(resolver.resolve("venue.example", 443, Duration::from_secs(30), closed).unwrap(), newer);
     assert_eq!(ORDERED_CALLS.load(Ordering::SeqCst), 3);
 }
+
+static CAPPED_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+fn capped(_: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
+    CAPPED_CALLS.fetch_add(1, Ordering::SeqCst);
+    Ok(vec![SocketAddr::from(([127, 0, 0, 1], port))])
+}
+
+#[test]
+fn past_the_process_cap_of_stuck_lookups_of_a_host_no_stream_starts_another() {
+    let (_closed_tx, closed_rx) = UnixStream::pair().unwrap();
+    let closed = closed_rx.as_raw_fd();
+    let started = Instant::now().checked_sub(name_lookup::presumed_stuck_after(Duration::ZERO)).unwrap();
+    let stuck: Vec<_> = (0..name_lookup::MAX_STUCK_LOOKUPS_PER_PROCESS)
+        .map(|_| name_lookup::InFlight::begin_at("capped-stream.test", started).unwrap())
+        .collect();
+    let mut resolver = Resolver::new(capped);
+    let error = resolver.resolve("capped-stream.test", 443, Duration::from_secs(30), closed).unwrap_err();
+    assert_eq!(error.code(), Code::Transport, "{error}");
+    assert!(
+        error.message().contains("\"capped-stream.test\" could not be resolved: its name lookups are not returning"),
+        "{error}"
+    );
+    assert_eq!(CAPPED_CALLS.load(Ordering::SeqCst), 0, "no thread started");
+    drop(stuck);
+    let addrs = resolver.resolve("capped-stream.test", 443, Duration::from_secs(30), closed).unwrap();
+    assert_eq!(addrs, [SocketAddr::from(([127, 0, 0, 1], 443))]);
+}
