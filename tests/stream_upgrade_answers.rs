@@ -179,6 +179,20 @@ fn switch_ending(mut tcp: TcpStream, status_line: &str, headers: &str, eol: &str
     tungstenite::WebSocket::from_raw_socket(tcp, tungstenite::protocol::Role::Server, None)
 }
 
+/// A venue whose upgrade answer is `status_line`, `headers` and line ends `eol`, and which
+/// then pushes one price (`seq` 1): the stream opens and delivers it.
+fn a_price_comes_through(status_line: String, headers: &'static str, eol: &'static str) {
+    let url = raw_venue(move |_, tcp| {
+        let mut ws = switch_ending(tcp, &status_line, headers, eol);
+        read_json(&mut ws);
+        send(&mut ws, r#"{"seq":1,"channel":"price","symbol":"BTC-USD","data":{"mark_price":"1"}}"#);
+        hold(ws, Duration::from_secs(3));
+    });
+    let stream = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap();
+    let (price, _) = until(&stream, LONG, "price", is_channel("price"));
+    assert_eq!(price["seq"], 1, "{price}");
+}
+
 #[test]
 fn an_extension_the_client_did_not_ask_for_fails_the_handshake() {
     let url = raw_venue(|_, tcp| {
@@ -195,15 +209,8 @@ fn an_extension_the_client_did_not_ask_for_fails_the_handshake() {
 
 #[test]
 fn a_connection_header_with_a_token_list_is_accepted() {
-    let url = raw_venue(|_, tcp| {
-        let mut ws = switch(tcp, "Upgrade: websocket\r\nConnection: keep-alive, Upgrade\r\n");
-        read_json(&mut ws);
-        send(&mut ws, r#"{"seq":1,"channel":"price","symbol":"BTC-USD","data":{"mark_price":"1"}}"#);
-        hold(ws, Duration::from_secs(3));
-    });
-    let stream = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap();
-    let (price, _) = until(&stream, LONG, "price", is_channel("price"));
-    assert_eq!(price["seq"], 1, "{price}");
+    let switching = "HTTP/1.1 101 Switching Protocols".to_owned();
+    a_price_comes_through(switching, "Upgrade: websocket\r\nConnection: keep-alive, Upgrade\r\n", "\r\n");
 }
 
 #[test]
@@ -278,15 +285,8 @@ fn informational_answers_before_the_upgrade_are_read_past() {
     // 100 Continue and 103 Early Hints (a CDN's) before the 101, in one write and in the
     // same write as the 101: a client must read on to the real answer (RFC 9110 §15.2).
     let interim = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </app.js>; rel=preload\r\n\r\n";
-    let url = raw_venue(move |_, tcp| {
-        let status_line = format!("{interim}HTTP/1.1 101 Switching Protocols");
-        let mut ws = switch_as(tcp, &status_line, "Upgrade: websocket\r\nConnection: Upgrade\r\n");
-        read_json(&mut ws);
-        send(&mut ws, r#"{"seq":1,"channel":"price","symbol":"BTC-USD","data":{"mark_price":"1"}}"#);
-        hold(ws, Duration::from_secs(3));
-    });
-    let stream = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap();
-    until(&stream, LONG, "the push", is_channel("price"));
+    let status_line = format!("{interim}HTTP/1.1 101 Switching Protocols");
+    a_price_comes_through(status_line, "Upgrade: websocket\r\nConnection: Upgrade\r\n", "\r\n");
     // Before a refusal: the refusal is what the error says.
     let url = raw_venue(move |_, mut tcp| {
         tcp.write_all(interim.as_bytes()).unwrap();
@@ -328,15 +328,7 @@ fn an_answer_whose_lines_end_in_a_bare_lf_is_read_as_with_crlf() {
         // Mixed: some lines end in CRLF, the blank line in a bare LF.
         ("Upgrade: websocket\r\nConnection: Upgrade\r\n", "\n"),
     ] {
-        let url = raw_venue(move |_, tcp| {
-            let mut ws = switch_ending(tcp, "HTTP/1.1 101 Switching Protocols", headers, eol);
-            read_json(&mut ws);
-            send(&mut ws, r#"{"seq":1,"channel":"price","symbol":"BTC-USD","data":{"mark_price":"1"}}"#);
-            hold(ws, Duration::from_secs(3));
-        });
-        let stream = Stream::open_market(client(&url, "{}"), None, PRICE).unwrap();
-        let (price, _) = until(&stream, LONG, "price", is_channel("price"));
-        assert_eq!(price["seq"], 1, "{price}");
+        a_price_comes_through("HTTP/1.1 101 Switching Protocols".to_owned(), headers, eol);
     }
     // The header checks are the same: an extension not asked for still fails it.
     let url = raw_venue(|_, tcp| {
