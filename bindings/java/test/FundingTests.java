@@ -19,14 +19,9 @@ final class FundingTests {
     }
 
     static void run() {
-        Map<String, String> credential;
-        try {
-            // A fresh account: the other tests' positions do not reach it.
-            credential = TestJson.flat(PerpsTests.admin("api-key", "{}"));
-        } catch (Exception e) {
-            PerpsTests.test("funding: an API credential from the sandbox", () -> {
-                throw e;
-            });
+        // A fresh account: the other tests' positions do not reach it.
+        Map<String, String> credential = PerpsTests.freshCredential("funding");
+        if (credential == null) {
             return;
         }
         try (Client client = new Client(PerpsTests.baseUrl, PerpsTests.perpsUrl);

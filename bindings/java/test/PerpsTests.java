@@ -353,6 +353,22 @@ public final class PerpsTests {
         return p;
     }
 
+    /**
+     * A fresh API credential (flat JSON: token, private_key, …) from the sandbox's admin
+     * endpoint; or, when it cannot be had, a failed test named "{what}: an API credential from
+     * the sandbox" and null (the caller skips its tests).
+     */
+    static Map<String, String> freshCredential(String what) {
+        try {
+            return TestJson.flat(admin("api-key", "{}"));
+        } catch (Exception e) {
+            test(what + ": an API credential from the sandbox", () -> {
+                throw e;
+            });
+            return null;
+        }
+    }
+
     static String admin(String name, String postJson) throws Exception {
         HttpRequest.Builder req = HttpRequest.newBuilder(URI.create(adminUrl + "/" + name))
                 .timeout(java.time.Duration.ofSeconds(10));

@@ -107,13 +107,8 @@ final class SecretFormsTests {
             }
         });
 
-        Map<String, String> credential;
-        try {
-            credential = TestJson.flat(PerpsTests.admin("api-key", "{}"));
-        } catch (Exception e) {
-            PerpsTests.test("secret forms: an API credential from the sandbox", () -> {
-                throw e;
-            });
+        Map<String, String> credential = PerpsTests.freshCredential("secret forms");
+        if (credential == null) {
             return;
         }
         String token = credential.get("token"), key = credential.get("private_key");
