@@ -200,16 +200,9 @@ impl Market {
         let channel = channel_raw.and_then(push_serde::text);
         let Some(known) = PUBLIC_CHANNELS.iter().chain(ACCOUNT_CHANNELS).find(|c| Some(**c) == channel.as_deref())
         else {
-            // Only a frame on no channel, `error` or `subscribe` can state a refusal
-            // (`auth_answer::states_refusal`): a frame on any other channel is passed on
-            // without the second, full parse `refused` makes (a flood of large unknown pushes).
-            let may_refuse = match (channel_raw, channel.as_deref()) {
-                (None, _) => true,
-                (Some(raw), _) if raw.get() == "null" => true,
-                (_, Some(named)) => named.eq_ignore_ascii_case("error") || named.eq_ignore_ascii_case("subscribe"),
-                (Some(_), None) => false,
-            };
-            if may_refuse && self.refused(text, queue) {
+            // A frame on a channel no refusal comes on is passed on without the second, full
+            // parse `refused` makes (a flood of large unknown pushes).
+            if refusals::channel_may_refuse(channel_raw) && self.refused(text, queue) {
                 return;
             }
             return unrecognized::pass_on(text, received_ns, queue, &mut self.seq);

@@ -25,6 +25,7 @@
 //! (`events::refused_subscription`); any other frame stays `unrecognized`.
 
 use super::subscriptions::{ACCOUNT_CHANNELS, PUBLIC_CHANNELS, Subscription};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::time::Duration;
 
@@ -50,6 +51,20 @@ pub fn is_refusal(frame: &Map<String, Value>) -> bool {
         }
         _ => super::auth_answer::states_refusal(frame),
     }
+}
+
+/// Whether a frame whose envelope's `channel` is `channel` (None: absent) could state a
+/// refusal at all, read from its channel alone, before the frame is parsed whole. It asks
+/// `is_refusal` of a frame with that channel and a refusing code, so which channels a
+/// refusal comes on is decided in one place.
+pub fn channel_may_refuse(channel: Option<&RawValue>) -> bool {
+    let mut probe = Map::new();
+    if let Some(raw) = channel {
+        let Ok(value) = serde_json::from_str::<Value>(raw.get()) else { return true };
+        probe.insert("channel".to_owned(), value);
+    }
+    probe.insert("code".to_owned(), Value::from(400));
+    is_refusal(&probe)
 }
 
 /// How long after the subscribe frames a refusal that names nothing may still be taken for
@@ -202,6 +217,27 @@ mod tests {
         let frame = frame.as_object().unwrap().clone();
         assert!(is_refusal(&frame), "{frame:?}");
         tie(&frame, &subs(), heard, true)
+    }
+
+    #[test]
+    fn a_refusal_can_come_on_no_channel_error_or_subscribe_only() {
+        let on = |channel: Option<&str>| {
+            let raw = channel.map(|text| RawValue::from_string(text.to_owned()).unwrap());
+            channel_may_refuse(raw.as_deref())
+        };
+        for may in [
+            None,
+            Some("null"),
+            Some(r#""error""#),
+            Some(r#""ERROR""#),
+            Some(r#""\u0065rror""#),
+            Some(r#""Subscribe""#),
+        ] {
+            assert!(on(may), "{may:?}");
+        }
+        for may_not in [Some(r#""price""#), Some(r#""notice""#), Some(r#""auth""#), Some("5"), Some("{}")] {
+            assert!(!on(may_not), "{may_not:?}");
+        }
     }
 
     #[test]
